@@ -1,0 +1,47 @@
+"""The `spark-pair` command. Sub-commands live in spark_pair.commands.* and load lazily,
+so that `spark-pair run` starts fast."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from . import __version__
+
+# name -> (module under spark_pair.commands, short help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("run", "Headless: one turn; prints the diff, applies only what flags allow."),
+    "demo": ("demo", "Try spark-pair offline against the built-in simulator (no key)."),
+    "undo": ("undo", "Restore the files of the last applied turn (or --list, --turn ID)."),
+    "config": ("config", "Show the effective settings and where each value came from."),
+    "doctor": ("doctor", "Check base URL, key and model end to end; explain each failure."),
+    "bench": ("bench", "Throughput and error-rate sweep over concurrency."),
+    "stats": ("stats", "Report the request log: tokens, TTFT, tok/s, errors, cost."),
+    "sim": ("sim", "Serve the simulated Spark-class endpoint on loopback."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module = importlib.import_module(f"spark_pair.commands.{COMMANDS[name][0]}")
+        return module.command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_) for name, (_, help_) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True)
+@click.version_option(__version__, prog_name="spark-pair")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """spark-pair: a pair programmer for Spark-class (1000+ tok/s) coding models."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())

@@ -1,0 +1,47 @@
+"""Options and error handling shared by the sub-commands."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from ..errors import SparkPairError
+from ..exitcodes import ExitCode, exit_code_for
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def model_options(func: F) -> F:
+    """--base-url / --model / --transport, on every command that talks to a model."""
+    func = click.option("--transport", type=click.Choice(["auto", "ws", "responses", "chat"]),
+                        help="Transport (overrides config and SPARK_PAIR_TRANSPORT).")(func)
+    func = click.option("--model", help="Model id (overrides config and SPARK_PAIR_MODEL).")(func)
+    func = click.option("--base-url", help="API root URL (overrides SPARK_PAIR_BASE_URL).")(func)
+    return func
+
+
+def flag_overrides(base_url: str | None, model: str | None, transport: str | None) -> dict[str, str]:
+    """The flags given on the command line, as config overrides ("section.field" -> value)."""
+    out = {"model.base_url": base_url, "model.name": model, "session.transport": transport}
+    return {k: v for k, v in out.items() if v}
+
+
+def report_errors(func: F) -> F:
+    """Turn a SparkPairError into a clear message with a hint on stderr and its exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except SparkPairError as exc:
+            click.echo(f"spark-pair: {exc.describe()}", err=True)
+            sys.exit(int(exit_code_for(exc)))
+        except KeyboardInterrupt:
+            click.echo("spark-pair: interrupted", err=True)
+            sys.exit(int(ExitCode.INTERRUPTED))
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,1 @@
+"""Settings: defaults < user file < project file < environment < flags. (Being built.)"""

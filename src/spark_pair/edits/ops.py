@@ -1,0 +1,102 @@
+"""File operations parsed from a model's diff. Plain data; applying lives in edits.apply."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+def content_hash(data: bytes | None) -> str | None:
+    """The base hash an operation is computed against (None: the file did not exist)."""
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+@dataclass(slots=True)
+class Hunk:
+    """One hunk. `lines` keep their marker: ' ' context, '-' removed, '+' added (no newline).
+
+    `old_start` / `new_start` are the model's claims and may be wrong or missing (None).
+    `no_newline_old` / `no_newline_new`: the old/new side ends without a final newline.
+    """
+
+    old_start: int | None
+    old_len: int | None
+    new_start: int | None
+    new_len: int | None
+    lines: list[str] = field(default_factory=list)
+    section: str = ""  # text after the second @@ (function name), display only
+    no_newline_old: bool = False
+    no_newline_new: bool = False
+
+    @property
+    def old_lines(self) -> list[str]:
+        return [ln[1:] for ln in self.lines if ln[:1] in (" ", "-")]
+
+    @property
+    def new_lines(self) -> list[str]:
+        return [ln[1:] for ln in self.lines if ln[:1] in (" ", "+")]
+
+    @property
+    def added(self) -> int:
+        return sum(1 for ln in self.lines if ln[:1] == "+")
+
+    @property
+    def removed(self) -> int:
+        return sum(1 for ln in self.lines if ln[:1] == "-")
+
+
+@dataclass(slots=True)
+class Modify:
+    path: str
+    hunks: list[Hunk]
+    base_hash: str | None = None
+
+    def summary(self) -> str:
+        add = sum(h.added for h in self.hunks)
+        rem = sum(h.removed for h in self.hunks)
+        return f"modify {self.path} · {len(self.hunks)} hunk(s) +{add} -{rem}"
+
+
+@dataclass(slots=True)
+class Create:
+    path: str
+    content: str
+    base_hash: str | None = None  # None: the file must not exist
+
+    def summary(self) -> str:
+        return f"create {self.path} · {self.content.count(chr(10)) + (not self.content.endswith(chr(10)) and bool(self.content))} line(s)"
+
+
+@dataclass(slots=True)
+class Delete:
+    path: str
+    base_hash: str | None = None
+    uncommitted: bool = False  # the file has changes git does not have: the approver must warn
+
+    def summary(self) -> str:
+        warn = " (has uncommitted changes!)" if self.uncommitted else ""
+        return f"DELETE {self.path}{warn}"
+
+
+@dataclass(slots=True)
+class Rename:
+    src: str
+    dst: str
+    hunks: list[Hunk] = field(default_factory=list)
+    base_hash: str | None = None
+
+    @property
+    def path(self) -> str:
+        return self.src
+
+    def summary(self) -> str:
+        edits = f" · {len(self.hunks)} hunk(s)" if self.hunks else ""
+        return f"RENAME {self.src} → {self.dst}{edits}"
+
+
+Operation = Modify | Create | Delete | Rename
+
+
+def op_paths(op: Operation) -> list[str]:
+    """Every repo path an operation touches."""
+    return [op.src, op.dst] if isinstance(op, Rename) else [op.path]

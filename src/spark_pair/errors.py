@@ -1,0 +1,245 @@
+"""One error tree for everything a user can hit. Each error says what is wrong and what to do.
+
+    SparkPairError                 message + hint; never carries the API key
+    ├── ConfigError                config file / flags / environment (file, line, field)
+    ├── UsageError                 bad command-line input
+    ├── ModelError                 anything that went wrong talking to the model
+    │   ├── AuthError              401 / 403: key missing, wrong, whitespace, "Bearer" doubled
+    │   ├── EndpointError          404 / 405: wrong path (/v1 doubled or missing); shows the URL
+    │   ├── ModelNotFound          model id unknown or retired (moves to the next fallback)
+    │   ├── BadRequest             400 / 422: the server refused the request body
+    │   ├── RateLimited            429 (retried; honours Retry-After)
+    │   ├── ServerError            5xx / 504 (retried a bounded number of times)
+    │   ├── ConnectionFailed       refused, DNS, proxy, TLS: a link problem, not the model
+    │   ├── StreamTimeout          no data within the read timeout / stream stalled
+    │   ├── StreamDropped          the connection closed mid-response (retried / reconnected)
+    │   └── ProtocolError          the body is not an OpenAI-shaped response (shows an excerpt)
+    ├── EditError                  turning the diff into file operations
+    │   ├── ParseError             the reply holds no usable diff
+    │   ├── PathRefused            absolute, "..", symlink escape, .git/
+    │   ├── ConflictError          a hunk does not match the file (names the hunk)
+    │   ├── StaleError             the file changed since the request and no longer fits
+    │   └── ApplyError             writing failed (rolled back)
+    ├── PolicyRefused              an operation the approver or flags did not allow
+    ├── UndoError                  undo impossible (file changed since, nothing to undo)
+    └── Cancelled                  the user stopped the turn (Ctrl-C, escape, --timeout)
+
+Third-party exceptions are translated at the boundary: `raise ServerError(...) from exc`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+_BEARER_RE = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
+_KEYLIKE_RE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,})")
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """Remove secrets (and anything key-shaped) from text meant for a human or a log."""
+    for secret in secrets:
+        if secret and secret.strip():
+            text = text.replace(secret, "***").replace(secret.strip(), "***")
+    text = _BEARER_RE.sub(r"\1***", text)
+    return _KEYLIKE_RE.sub("sk-***", text)
+
+
+def excerpt(body: str | bytes, limit: int = 300) -> str:
+    """A short single-paragraph excerpt of a raw response body, for error messages."""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    body = " ".join(body.split())
+    return body if len(body) <= limit else body[:limit] + " …"
+
+
+class SparkPairError(Exception):
+    """Base of every error spark-pair reports to a user."""
+
+    kind = "error"
+    default_hint = ""
+
+    def __init__(self, message: str, *, hint: str | None = None, **details: object) -> None:
+        self.message = redact(message, *_known_keys())
+        self.hint = redact(hint if hint is not None else self.default_hint, *_known_keys())
+        self.details = details
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def describe(self) -> str:
+        """Message and hint, as shown to a user."""
+        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"class": type(self).__name__, "kind": self.kind}
+        out["message"] = self.message
+        if self.hint:
+            out["hint"] = self.hint
+        return out
+
+
+def _known_keys() -> list[str]:
+    """API keys present in this process's environment (to scrub from any message)."""
+    names = {"SPARK_PAIR_API_KEY", "OPENAI_API_KEY"}
+    names.update(v for v in (os.environ.get("SPARK_PAIR_API_KEY_ENV"),) if v)
+    return [os.environ[n] for n in names if len(os.environ.get(n, "").strip()) >= 4]
+
+
+class ConfigError(SparkPairError):
+    kind = "config"
+    default_hint = "run `spark-pair config` to see every effective value and where it came from"
+
+
+class UsageError(SparkPairError):
+    kind = "usage"
+    default_hint = "see `spark-pair --help`"
+
+
+class ModelError(SparkPairError):
+    """Something went wrong talking to the model endpoint."""
+
+    kind = "model"
+    retryable = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        status: int | None = None,
+        url: str | None = None,
+        body: str | None = None,
+        retry_after: float | None = None,
+        **details: object,
+    ) -> None:
+        self.status = status
+        self.url = url
+        self.body = excerpt(body) if body else None
+        self.retry_after = retry_after
+        super().__init__(message, hint=hint, **details)
+
+    def to_dict(self) -> dict[str, object]:
+        out = super().to_dict()
+        for name in ("status", "url", "body", "retry_after"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = redact(value, *_known_keys()) if isinstance(value, str) else value
+        return out
+
+
+class AuthError(ModelError):
+    kind = "auth"
+    default_hint = (
+        "check the key: is the env var exported in this shell, without leading/trailing "
+        "whitespace or a newline, without a 'Bearer ' prefix, not deleted or out of credit?"
+    )
+
+
+class EndpointError(ModelError):
+    kind = "endpoint"
+    default_hint = (
+        "base_url must be the API root (e.g. https://host/api); spark-pair appends /v1/...; "
+        "check for /v1 doubled or missing"
+    )
+
+
+class ModelNotFound(ModelError):
+    kind = "model_not_found"
+    default_hint = (
+        "check the model id for typos or a preview suffix; retired models disappear in batches; "
+        "list what the key can use with `spark-pair doctor`, and set [model] fallbacks"
+    )
+
+
+class BadRequest(ModelError):
+    kind = "bad_request"
+    default_hint = "the server refused the request body; lower max_tokens or check the model id"
+
+
+class RateLimited(ModelError):
+    kind = "rate_limit"
+    retryable = True
+    default_hint = "rate limited: wait, lower concurrency, or use a key with a higher limit"
+
+
+class ServerError(ModelError):
+    kind = "server"
+    retryable = True
+    default_hint = "the server is overloaded or failing: retry later, lower max_tokens or concurrency"
+
+
+class ConnectionFailed(ModelError):
+    kind = "connection"
+    retryable = True
+    default_hint = (
+        "this is a link problem, not the model: is a configured proxy running (HTTP(S)_PROXY)? "
+        "does the host resolve? is the server up on that port?"
+    )
+
+
+class StreamTimeout(ModelError):
+    kind = "timeout"
+    retryable = True
+    default_hint = (
+        "no data arrived in time: a buffering proxy, an overloaded server, or a timeout that is "
+        "too short; raise [request] timeout_ms or try another transport"
+    )
+
+
+class StreamDropped(ModelError):
+    kind = "dropped"
+    retryable = True
+    default_hint = "the connection closed mid-response; spark-pair retries and resends the request"
+
+
+class ProtocolError(ModelError):
+    kind = "protocol"
+    default_hint = (
+        "the response is not an OpenAI-shaped body (an HTML page, a proxy's error page, or the "
+        "wrong endpoint); check base_url and look at the body excerpt"
+    )
+
+
+class EditError(SparkPairError):
+    kind = "edit"
+
+
+class ParseError(EditError):
+    kind = "parse"
+    default_hint = "the model's reply held no usable unified diff; regenerate or rephrase"
+
+
+class PathRefused(EditError):
+    kind = "path"
+    default_hint = "spark-pair only writes inside the repository, never under .git/"
+
+
+class ConflictError(EditError):
+    kind = "conflict"
+    default_hint = "the hunk's context does not match the file; regenerate the turn"
+
+
+class StaleError(EditError):
+    kind = "stale"
+    default_hint = "the file changed on disk after the request; regenerate against the new content"
+
+
+class ApplyError(EditError):
+    kind = "apply"
+    default_hint = "nothing was changed: the turn was rolled back"
+
+
+class PolicyRefused(SparkPairError):
+    kind = "policy"
+    default_hint = "deletes need --allow-delete and renames --allow-rename (or approval in the TUI)"
+
+
+class UndoError(SparkPairError):
+    kind = "undo"
+    default_hint = "use `spark-pair undo --list` to see turns; --force overwrites later changes"
+
+
+class Cancelled(SparkPairError):
+    kind = "cancelled"

@@ -1,0 +1,45 @@
+"""Exit codes of every command, and the one function that maps an error to its code."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from . import errors
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FAILURE = 1  # a check failed (doctor) or an unexpected internal error
+    USAGE = 2  # bad command-line input
+    CONFIG = 3  # the configuration cannot be used
+    MODEL = 4  # the model endpoint failed (after retries and fallbacks)
+    CONFLICT = 5  # a patch conflict or a stale file: nothing was written
+    POLICY = 6  # an operation was refused by policy (flags / approval): nothing was written
+    TIMEOUT = 7  # --timeout ran out
+    UNDO = 8  # undo refused
+    INTERRUPTED = 130  # Ctrl-C
+
+
+_BY_CLASS: list[tuple[type[errors.SparkPairError], ExitCode]] = [
+    (errors.UsageError, ExitCode.USAGE),
+    (errors.ConfigError, ExitCode.CONFIG),
+    (errors.ModelError, ExitCode.MODEL),
+    (errors.ConflictError, ExitCode.CONFLICT),
+    (errors.StaleError, ExitCode.CONFLICT),
+    (errors.ParseError, ExitCode.MODEL),
+    (errors.EditError, ExitCode.CONFLICT),
+    (errors.PolicyRefused, ExitCode.POLICY),
+    (errors.UndoError, ExitCode.UNDO),
+]
+
+
+def exit_code_for(error: BaseException) -> ExitCode:
+    """The documented exit code for an error (the one mapping every front end uses)."""
+    if isinstance(error, errors.Cancelled):
+        return ExitCode.TIMEOUT if error.details.get("timeout") else ExitCode.INTERRUPTED
+    if isinstance(error, KeyboardInterrupt):
+        return ExitCode.INTERRUPTED
+    for cls, code in _BY_CLASS:
+        if isinstance(error, cls):
+            return code
+    return ExitCode.FAILURE

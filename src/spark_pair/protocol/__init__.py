@@ -1,0 +1,1 @@
+"""Model I/O: three transports (chat SSE, responses SSE, responses WebSocket), one event stream."""

@@ -1,0 +1,103 @@
+"""The one event stream every transport yields. Plain dataclasses; no UI types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import ModelError
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One conversation item sent to the model."""
+
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+@dataclass(slots=True)
+class TurnRequest:
+    """What the session asks of the model for one turn.
+
+    `history` + `new_input` is the full conversation. On a live WS connection with a previous
+    response, only `new_input` is sent together with `previous_response_id`; every other path
+    (HTTP transports, a reconnect, a fallback model) sends `instructions` + history + new_input.
+    """
+
+    instructions: str
+    new_input: list[Message]
+    history: list[Message] = field(default_factory=list)
+    max_tokens: int | None = None
+    temperature: float | None = None
+    task: str = "edit"  # free label recorded in the store (edit, smoke, bench, ...)
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    request_id: str
+    transport: str  # "ws" | "responses" | "chat"
+    model: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int
+    output_tokens: int
+    estimated: bool = False  # True when the server sent no usage and we counted ourselves
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    """Timing of one response, computed once by protocol.metrics from the events."""
+
+    ttft_s: float | None
+    duration_s: float
+    output_tokens: int
+    tokens_per_s: float | None  # steady rate: tokens after the first / time after the first
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    response_id: str | None
+    text: str
+    usage: Usage | None
+    metrics: Metrics
+    retries: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    attempt: int
+    delay_s: float
+    reason: str  # error kind, e.g. "rate_limit", "dropped"
+
+
+@dataclass(frozen=True, slots=True)
+class TransportChanged:
+    old: str
+    new: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChanged:
+    """The configured model was not found; moved to the next one in the fallback list."""
+
+    old: str
+    new: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    error: ModelError
+    retries: int = 0
+
+
+Event = Started | TextDelta | Usage | Completed | Retrying | TransportChanged | ModelChanged | Failed

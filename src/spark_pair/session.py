@@ -1,0 +1,1 @@
+"""One turn: context -> request -> stream -> edits -> approvals -> apply. (Being built.)"""
