@@ -1,0 +1,57 @@
+"""`spark-pair sim`: serve the simulated Spark-class endpoint on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+from ._common import report_errors
+
+
+@click.command("sim")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=0, show_default=True, type=int, help="Port (0 picks a free one).")
+@click.option("--tps", default=1200.0, show_default=True, type=float,
+              help="Tokens per second (0 = unthrottled).")
+@click.option("--ttft-ms", default=150.0, show_default=True, type=float,
+              help="Time to first token, in milliseconds.")
+@click.option("--script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help='Replies JSON: {"replies": [{"match": ..., "text": ...}], "default": ...}.')
+@click.option("--api-key", help="Accept only this Bearer key (default: accept any).")
+@click.option("--models", help="Comma-separated model ids to serve.")
+@click.option("--tokens", default=200, show_default=True, type=int,
+              help="Length of generated replies when no script reply matches.")
+@click.option("--fault", "faults", multiple=True, metavar="SPEC",
+              help="Inject a fault, e.g. rate_limit:times=2,retry_after=1 (repeatable).")
+@report_errors
+def command(host: str, port: int, tps: float, ttft_ms: float, script: Path | None,
+            api_key: str | None, models: str | None, tokens: int, faults: tuple[str, ...]) -> None:
+    """Serve a protocol-faithful OpenAI-compatible endpoint (chat SSE, responses SSE, responses
+    WebSocket) with scripted replies, pacing and fault injection. Stop it with Ctrl-C."""
+    from ..sim.faults import FaultSpecError, parse_fault_spec
+    from ..sim.replies import SimConfig, load_script
+    from ..sim.server import serve
+
+    config = SimConfig(tps=tps, ttft_ms=ttft_ms, tokens=tokens, api_key=api_key or None)
+    if models:
+        config.update({"models": models})
+    if script is not None:
+        try:
+            config.replies, config.default = load_script(script)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"cannot read the script {script}: {exc}",
+                             hint='expected {"replies": [{"match": "...", "text": "..."}], '
+                                  '"default": "..."}') from None
+    try:
+        parsed = [parse_fault_spec(spec) for spec in faults]
+    except FaultSpecError as exc:
+        raise UsageError(f"bad --fault: {exc}",
+                         hint="e.g. --fault rate_limit:times=2,retry_after=1") from None
+    try:
+        asyncio.run(serve(config, parsed, host, port))
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                         hint="pick another --port, or 0 for a free one") from None

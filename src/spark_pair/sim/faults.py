@@ -1,0 +1,121 @@
+"""Fault injection: a list of faults, each consumed by the requests it matches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+KINDS = {
+    "rate_limit": {"retry_after": 1},
+    "server_error": {"status": 503},
+    "drop": {"after_tokens": 5},
+    "ws_close": {"after_responses": 1},
+    "stall": {"after_tokens": 0, "seconds": 3600},
+    "html": {"status": 200},
+    "ws_refuse": {},
+    "concurrency_limit": {"max_concurrent": 1},
+}
+TRANSPORTS = {None, "ws", "http", "chat", "responses", "models"}
+# Kinds that fire on the WS handshake; the others fire on a request (HTTP or WS response.create).
+HANDSHAKE_KINDS = {"ws_refuse", "html"}
+
+
+class FaultSpecError(ValueError):
+    pass
+
+
+@dataclass
+class Fault:
+    kind: str
+    times: int = 1
+    transport: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, name: str) -> Any:
+        return self.params.get(name, KINDS[self.kind].get(name))
+
+    def matches(self, transport: str) -> bool:
+        if self.transport is None:
+            return transport != "models"
+        if self.transport == "http":
+            return transport in ("chat", "responses")
+        return self.transport == transport
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "times": self.times, "transport": self.transport, **self.params}
+
+
+def fault_from_dict(data: dict[str, Any]) -> Fault:
+    data = dict(data)
+    kind = data.pop("kind", None)
+    if kind not in KINDS:
+        raise FaultSpecError(f"unknown fault kind {kind!r}; known: {', '.join(sorted(KINDS))}")
+    times = int(data.pop("times", 1))
+    transport = data.pop("transport", None)
+    if transport not in TRANSPORTS:
+        raise FaultSpecError(f"unknown transport {transport!r} in fault {kind}")
+    for name, value in data.items():
+        if name not in KINDS[kind]:
+            raise FaultSpecError(f"fault {kind} has no parameter {name!r}")
+        if not isinstance(value, (int, float)):
+            raise FaultSpecError(f"fault {kind}: {name} must be a number")
+    return Fault(kind, times, transport, data)
+
+
+def parse_fault_spec(spec: str) -> Fault:
+    """`rate_limit:times=2,retry_after=1` -> Fault."""
+    kind, _, rest = spec.strip().partition(":")
+    data: dict[str, Any] = {"kind": kind.strip()}
+    for pair in filter(None, (p.strip() for p in rest.split(","))):
+        name, eq, value = pair.partition("=")
+        if not eq:
+            raise FaultSpecError(f"bad fault parameter {pair!r} (expected name=value)")
+        name, value = name.strip(), value.strip()
+        if name == "transport":
+            data[name] = None if value in ("", "null", "none") else value
+        else:
+            try:
+                data[name] = int(value)
+            except ValueError:
+                try:
+                    data[name] = float(value)
+                except ValueError:
+                    raise FaultSpecError(f"fault parameter {name} must be a number") from None
+    return fault_from_dict(data)
+
+
+class FaultBook:
+    """The active faults. `take()` returns the first fault that fires for a request."""
+
+    def __init__(self, faults: list[Fault] | None = None) -> None:
+        self.faults = list(faults or [])
+
+    def take(self, transport: str, handshake: bool = False) -> Fault | None:
+        for fault in self.faults:
+            if fault.times == 0 or not fault.matches(transport):
+                continue
+            if fault.kind in ("concurrency_limit", "ws_close"):
+                continue
+            if transport == "ws" and (fault.kind in HANDSHAKE_KINDS) != handshake:
+                continue
+            if transport != "ws" and fault.kind == "ws_refuse":
+                continue
+            if fault.times > 0:
+                fault.times -= 1
+            return fault
+        return None
+
+    def peek_ws_close(self, completed: int) -> Fault | None:
+        """A ws_close fault due on a socket that has completed `completed` responses."""
+        for fault in self.faults:
+            if fault.kind == "ws_close" and fault.times != 0 and fault.matches("ws"):
+                if completed >= int(fault.get("after_responses")):
+                    if fault.times > 0:
+                        fault.times -= 1
+                    return fault
+        return None
+
+    def concurrency_limit(self, transport: str) -> int | None:
+        limits = [int(f.get("max_concurrent")) for f in self.faults
+                  if f.kind == "concurrency_limit" and f.matches(transport)]
+        return min(limits) if limits else None

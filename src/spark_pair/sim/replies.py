@@ -1,0 +1,105 @@
+"""Scripted replies, tokenisation and the simulator's settings."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MODELS = ("gpt-5.3-codex-spark", "gpt-5.3-codex")
+TOKEN_CHARS = 4
+
+
+@dataclass
+class SimConfig:
+    tps: float = 1200.0
+    ttft_ms: float = 150.0
+    replies: list[dict[str, str]] = field(default_factory=list)
+    default: str | None = None
+    tokens: int = 200
+    models: list[str] = field(default_factory=lambda: list(DEFAULT_MODELS))
+    api_key: str | None = None
+
+    def copy(self) -> SimConfig:
+        return replace(self, replies=list(self.replies), models=list(self.models))
+
+    def update(self, values: dict[str, Any]) -> None:
+        """Apply a subset of settings (from POST /_sim/config); unknown names raise KeyError."""
+        names = {f.name for f in fields(self)}
+        for name, value in values.items():
+            if name not in names:
+                raise KeyError(name)
+            if name == "models" and isinstance(value, str):
+                value = [m.strip() for m in value.split(",") if m.strip()]
+            setattr(self, name, value)
+
+
+def load_script(path: Path) -> tuple[list[dict[str, str]], str | None]:
+    """Read a script file: {"replies": [{"match": ..., "text": ...}], "default": ...}."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    replies = [{"match": str(r.get("match", "")), "text": str(r["text"])} for r in data.get("replies", [])]
+    return replies, data.get("default")
+
+
+def tokenize(text: str) -> list[str]:
+    """Deterministic tokens of at most four characters."""
+    return [text[i : i + TOKEN_CHARS] for i in range(0, len(text), TOKEN_CHARS)]
+
+
+def generated_text(n_tokens: int) -> str:
+    """Filler text of exactly n_tokens four-character tokens."""
+    return "".join(f"w{i % 100:02d} " for i in range(max(0, n_tokens)))
+
+
+def choose_reply(config: SimConfig, last_user_text: str) -> str:
+    for reply in config.replies:
+        if reply.get("match", "") in last_user_text:
+            return reply["text"]
+    if config.default is not None:
+        return config.default
+    return generated_text(config.tokens)
+
+
+def _text_of(content: Any) -> str:
+    """Text of a message content: a string or a list of typed parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def chat_texts(body: dict[str, Any]) -> tuple[str, int]:
+    """(last user text, total input chars) of a chat completions body."""
+    messages = body.get("messages") or []
+    last, total = "", 0
+    for msg in messages:
+        if not isinstance(msg, dict):
+            continue
+        text = _text_of(msg.get("content"))
+        total += len(text)
+        if msg.get("role") == "user":
+            last = text
+    return last, total
+
+
+def responses_texts(body: dict[str, Any]) -> tuple[str, int]:
+    """(last user text, total input chars) of a responses body (or WS response.create)."""
+    total = len(body.get("instructions") or "")
+    items = body.get("input")
+    if isinstance(items, str):
+        return items, total + len(items)
+    last = ""
+    for item in items or []:
+        if not isinstance(item, dict):
+            continue
+        text = _text_of(item.get("content")) or str(item.get("output", ""))
+        total += len(text)
+        if item.get("role") == "user":
+            last = text
+    return last, total
+
+
+def input_tokens(chars: int) -> int:
+    return chars // 4 + 1

@@ -1,0 +1,105 @@
+"""The aiohttp application: model endpoints under /v1, control endpoints under /_sim."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from typing import Any
+
+from aiohttp import web
+
+from . import http_api, ws_api
+from .faults import Fault, FaultSpecError
+from .replies import SimConfig
+from .state import STATE, SimState
+
+MAX_BODY = 64 * 1024 * 1024
+
+
+def make_app(config: SimConfig, faults: list[Fault] | None = None) -> web.Application:
+    app = web.Application(client_max_size=MAX_BODY)
+    app[STATE] = SimState(config, faults)
+    app.router.add_get("/v1/models", http_api.models)
+    app.router.add_post("/v1/chat/completions", http_api.chat)
+    app.router.add_post("/v1/responses", http_api.responses)
+    app.router.add_get("/v1/responses", ws_api.responses_get)
+    app.router.add_get("/_sim/requests", get_requests)
+    app.router.add_delete("/_sim/requests", clear_requests)
+    app.router.add_post("/_sim/faults", set_faults)
+    app.router.add_post("/_sim/config", set_config)
+    app.router.add_post("/_sim/reset", reset)
+    app.router.add_get("/_sim/stats", stats)
+    return app
+
+
+def _bad(message: str) -> web.Response:
+    return web.json_response({"error": {"message": message}}, status=400)
+
+
+async def get_requests(request: web.Request) -> web.Response:
+    return web.json_response(request.app[STATE].log)
+
+
+async def clear_requests(request: web.Request) -> web.Response:
+    request.app[STATE].log.clear()
+    return web.json_response({"ok": True})
+
+
+async def set_faults(request: web.Request) -> web.Response:
+    data = await _json(request)
+    faults = data.get("faults") if isinstance(data, dict) else None
+    if not isinstance(faults, list):
+        return _bad('expected {"faults": [...]}')
+    try:
+        request.app[STATE].set_faults(faults)
+    except (FaultSpecError, TypeError, ValueError) as exc:
+        return _bad(str(exc))
+    return web.json_response({"ok": True, "faults": [f.to_dict() for f in
+                                                      request.app[STATE].faults.faults]})
+
+
+async def set_config(request: web.Request) -> web.Response:
+    data = await _json(request)
+    if not isinstance(data, dict):
+        return _bad("expected a JSON object")
+    try:
+        request.app[STATE].config.update(data)
+    except KeyError as exc:
+        return _bad(f"unknown setting {exc.args[0]!r}")
+    return web.json_response({"ok": True})
+
+
+async def reset(request: web.Request) -> web.Response:
+    request.app[STATE].reset()
+    return web.json_response({"ok": True})
+
+
+async def stats(request: web.Request) -> web.Response:
+    return web.json_response(request.app[STATE].stats())
+
+
+async def _json(request: web.Request) -> Any:
+    try:
+        return await request.json()
+    except ValueError:
+        return None
+
+
+async def serve(config: SimConfig, faults: list[Fault], host: str, port: int) -> None:
+    """Run until SIGTERM/SIGINT. Prints the listening line first (flushed)."""
+    runner = web.AppRunner(make_app(config, faults), access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, shutdown_timeout=0.5)
+    await site.start()
+    bound = runner.addresses[0]
+    print(f"spark-pair sim listening on http://{host}:{bound[1]}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        sys.stdout.flush()

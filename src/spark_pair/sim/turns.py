@@ -1,0 +1,80 @@
+"""One generated reply: which text, how many tokens, and the paced loop that sends them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .faults import Fault
+from .pacing import Pacer
+from .replies import SimConfig, chat_texts, choose_reply, input_tokens, responses_texts, tokenize
+
+MAX_BATCH = 512  # tokens per write when many are due at once
+
+
+class Dropped(Exception):
+    """The `drop` fault cut the connection after `sent` tokens."""
+
+    def __init__(self, sent: int) -> None:
+        super().__init__(f"dropped after {sent} tokens")
+        self.sent = sent
+
+
+@dataclass
+class Turn:
+    tokens: list[str]
+    input_tokens: int
+    truncated: bool
+
+    @property
+    def text(self) -> str:
+        return "".join(self.tokens)
+
+
+def plan_turn(config: SimConfig, body: dict[str, Any], api: str) -> Turn:
+    """api: "chat" or "responses" (the WS mode uses the responses body)."""
+    if api == "chat":
+        last, chars = chat_texts(body)
+        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+    else:
+        last, chars = responses_texts(body)
+        limit = body.get("max_output_tokens")
+    tokens = tokenize(choose_reply(config, last))
+    truncated = isinstance(limit, int) and limit >= 0 and len(tokens) > limit
+    if truncated:
+        tokens = tokens[:limit]
+    return Turn(tokens, input_tokens(chars), truncated)
+
+
+async def pump(pacer: Pacer, tokens: list[str], emit: Callable[[list[str]], Awaitable[None]],
+               fault: Fault | None, abort: Callable[[], None]) -> int:
+    """Send tokens as they fall due (coalesced), applying a drop/stall fault. Returns count sent."""
+    total = len(tokens)
+    cut = total
+    if fault is not None and fault.kind in ("drop", "stall"):
+        cut = min(total, max(0, int(fault.get("after_tokens"))))
+    sent = await _send_until(pacer, tokens, emit, 0, cut)
+    if fault is not None and fault.kind == "drop":
+        abort()
+        raise Dropped(sent)
+    if fault is not None and fault.kind == "stall":
+        await asyncio.sleep(float(fault.get("seconds")))
+    return await _send_until(pacer, tokens, emit, sent, total)
+
+
+async def _send_until(pacer: Pacer, tokens: list[str],
+                      emit: Callable[[list[str]], Awaitable[None]], sent: int, stop: int) -> int:
+    while sent < stop:
+        due = min(await pacer.next_batch(sent, stop), stop, sent + MAX_BATCH)
+        await emit(tokens[sent:due])
+        sent = due
+    return sent
+
+
+async def wait_all_due(pacer: Pacer, count: int) -> None:
+    """For non-streaming replies: wait until the last token would have been sent."""
+    delay = pacer.due_at(max(0, count - 1)) - pacer.clock()
+    if delay > 0:
+        await asyncio.sleep(delay)

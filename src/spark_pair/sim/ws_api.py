@@ -1,0 +1,216 @@
+"""The Responses API WebSocket mode: GET /v1/responses upgraded; `response.create` messages in,
+the same typed events as the SSE stream out, one JSON text message each."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from . import http_api, wire
+from .faults import Fault
+from .pacing import Pacer
+from .state import STATE, SimState
+from .turns import Dropped, plan_turn, pump
+
+MAX_MESSAGE = 64 * 1024 * 1024
+MAX_REMEMBERED = 1000
+
+
+def ws_error(status: int, code: str | None, message: str, type_: str = "invalid_request_error",
+             param: str | None = None, retry_after: float | None = None) -> dict[str, Any]:
+    event: dict[str, Any] = {"type": "error", "status": status,
+                             "error": {"type": type_, "code": code, "message": message,
+                                       "param": param}}
+    if retry_after is not None:
+        event["headers"] = {"retry-after": f"{retry_after:g}"}
+    return event
+
+
+async def responses_get(request: web.Request) -> web.StreamResponse:
+    state = request.app[STATE]
+    ws = web.WebSocketResponse(max_msg_size=MAX_MESSAGE, autoping=True)
+    if not ws.can_prepare(request).ok:
+        return http_api.error_response(405, "Use POST /v1/responses, or a WebSocket upgrade.",
+                                       "invalid_request_error", None)
+    ok = state.auth_ok(request.headers)
+    refused = _handshake_refusal(state, ok)
+    if refused is not None:
+        entry = state.add_entry(request.path, "ws", state.http_connection_id(request), None, ok)
+        entry["status"], entry["fault"] = refused
+        return _refusal_response(*refused)
+    await ws.prepare(request)
+    session = WsSession(state, ws, state.new_ws_connection(), request)
+    await session.run()
+    return ws
+
+
+def _handshake_refusal(state: SimState, ok: bool) -> tuple[int, str | None] | None:
+    if not ok:
+        return 401, None
+    fault = state.faults.take("ws", handshake=True)
+    if fault is None:
+        return None
+    if fault.kind == "ws_refuse":
+        return 404, fault.kind
+    return int(fault.get("status")), fault.kind
+
+
+def _refusal_response(status: int, fault: str | None) -> web.Response:
+    if status == 401:
+        return http_api.unauthorized()
+    if fault == "html":
+        return web.Response(status=status, text=http_api.HTML_PAGE, content_type="text/html")
+    return http_api.error_response(404, "WebSocket mode is not available here.",
+                                   "invalid_request_error", "not_found")
+
+
+class WsSession:
+    """One socket: responses run one at a time; ids created here can be continued here."""
+
+    def __init__(self, state: SimState, ws: web.WebSocketResponse, conn_id: int,
+                 request: web.Request) -> None:
+        self.state = state
+        self.ws = ws
+        self.conn_id = conn_id
+        self.request = request
+        self.known_ids: list[str] = []
+        self.completed = 0
+        self.task: asyncio.Task[None] | None = None
+
+    async def run(self) -> None:
+        try:
+            async for msg in self.ws:
+                if msg.type != WSMsgType.TEXT:
+                    await self._send(ws_error(400, "invalid_message", "Send JSON text messages."))
+                    continue
+                await self._on_text(msg.data)
+        finally:
+            if self.task is not None and not self.task.done():
+                self.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self.task
+
+    async def _on_text(self, data: str) -> None:
+        try:
+            message = json.loads(data)
+        except json.JSONDecodeError:
+            message = None
+        if not isinstance(message, dict) or message.get("type") != "response.create":
+            await self._send(ws_error(400, "invalid_request_error",
+                                      "Expected a JSON object with type 'response.create'."))
+            return
+        if self.task is not None and not self.task.done():
+            await self._send(ws_error(400, "response_already_in_flight",
+                                      "A response is already in progress on this socket."))
+            return
+        self.task = asyncio.create_task(self._respond(message))
+
+    async def _send(self, event: dict[str, Any]) -> None:
+        await self.ws.send_str(wire.dumps(event))
+
+    async def _respond(self, message: dict[str, Any]) -> None:
+        state = self.state
+        entry = state.add_entry(self.request.path, "ws", self.conn_id, message, True)
+        body = dict(message.get("response") or {}) if isinstance(message.get("response"), dict) \
+            else {k: v for k, v in message.items() if k != "type"}
+        try:
+            status = await self._answer(body, entry)
+        except Dropped as exc:
+            entry["status"], entry["output_tokens"] = 200, exc.sent
+            return
+        except (ConnectionError, asyncio.CancelledError):
+            entry["status"] = 499
+            raise
+        entry["status"] = status
+
+    async def _answer(self, body: dict[str, Any], entry: dict) -> int:
+        state = self.state
+        model = body.get("model")
+        if model not in state.config.models:
+            await self._send(ws_error(404, "model_not_found", f"The model `{model}` does not "
+                                      "exist or you do not have access to it.", param="model"))
+            return 404
+        closing = state.faults.peek_ws_close(self.completed)
+        if closing is not None:
+            entry["fault"] = closing.kind
+            await self._send(ws_error(400, "websocket_connection_limit_reached",
+                                      "Responses websocket connection limit reached. Create a "
+                                      "new websocket connection to continue."))
+            await self.ws.close()
+            return 400
+        previous = body.get("previous_response_id")
+        if previous is not None and previous not in self.known_ids:
+            await self._send(ws_error(400, "previous_response_not_found",
+                                      f"Previous response with id '{previous}' not found.",
+                                      param="previous_response_id"))
+            return 400
+        limit = state.faults.concurrency_limit("ws")
+        if limit is not None and state.in_flight >= limit:
+            entry["fault"] = "concurrency_limit"
+            await self._send(ws_error(429, "rate_limit_exceeded", "Too many concurrent "
+                                      "requests.", type_="requests", retry_after=1))
+            return 429
+        fault = state.faults.take("ws")
+        if fault is not None:
+            entry["fault"] = fault.kind
+            status = await self._fault_event(fault)
+            if status is not None:
+                return status
+        state.in_flight += 1
+        try:
+            return await self._generate(body, model, fault, entry)
+        finally:
+            state.in_flight -= 1
+
+    async def _fault_event(self, fault: Fault) -> int | None:
+        if fault.kind == "rate_limit":
+            retry = float(fault.get("retry_after"))
+            await self._send(ws_error(429, "rate_limit_exceeded", "Rate limit reached for "
+                                      "requests.", type_="requests", retry_after=retry))
+            return 429
+        if fault.kind == "server_error":
+            status = int(fault.get("status"))
+            await self._send(ws_error(status, None, "The server is overloaded or not ready yet.",
+                                      type_="server_error"))
+            return status
+        return None
+
+    async def _generate(self, body: dict[str, Any], model: str, fault: Fault | None,
+                        entry: dict) -> int:
+        stream = wire.ResponseStream(body, model)
+        entry["response_id"] = stream.id
+        send = self.ws.send_str
+        for event in stream.start():
+            await send(wire.dumps(event))
+        if body.get("generate") is False:
+            await send(wire.dumps(stream.complete([], 0, 0)))
+            self._remember(stream.id)
+            return 200
+        turn = plan_turn(self.state.config, body, "responses")
+        pacer = Pacer(self.state.config.tps, self.state.config.ttft_ms)
+        for event in stream.open_message():
+            await send(wire.dumps(event))
+
+        async def emit(tokens: list[str]) -> None:
+            for token in tokens:
+                await send(stream.delta_json(token))
+
+        sent = await pump(pacer, turn.tokens, emit, fault, self._abort)
+        entry["output_tokens"] = sent
+        for event in stream.finish(turn.text, turn.input_tokens, sent, turn.truncated):
+            await send(wire.dumps(event))
+        self._remember(stream.id)
+        return 200
+
+    def _abort(self) -> None:
+        if self.request.transport is not None:
+            self.request.transport.abort()
+
+    def _remember(self, response_id: str) -> None:
+        self.completed += 1
+        self.known_ids.append(response_id)
+        del self.known_ids[:-MAX_REMEMBERED]
