@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import httpx
 import openai
 import pytest
+import websockets
 
 from spark_pair.sim.process import SimProcess
 
@@ -109,3 +111,124 @@ def test_request_log_records_body_transport_and_connection(sim):
     assert sim.stats()["http_connections"] == 1
     sim.clear_requests()
     assert sim.requests() == []
+
+
+# ---- responses (SSE) ----------------------------------------------------------------------
+
+def test_sdk_parses_responses_stream(sim):
+    script(sim)
+    events = list(sdk(sim).responses.create(
+        model=MODEL, stream=True, instructions="be brief",
+        input=[{"role": "user", "content": [{"type": "input_text", "text": "greet me"}]}]))
+    types = [e.type for e in events]
+    assert types[:4] == ["response.created", "response.in_progress",
+                         "response.output_item.added", "response.content_part.added"]
+    assert types[-4:] == ["response.output_text.done", "response.content_part.done",
+                          "response.output_item.done", "response.completed"]
+    text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert text == SCRIPTED
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    final = events[-1].response
+    assert final.output_text == SCRIPTED
+    assert final.usage.output_tokens == -(-len(SCRIPTED) // 4)
+    assert final.usage.input_tokens == len("be briefgreet me") // 4 + 1
+
+
+def test_sdk_stream_helper_accumulates_responses(sim):
+    script(sim)
+    with sdk(sim).responses.stream(model=MODEL, input="greet") as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_response()
+    assert final.output_text == SCRIPTED and final.status == "completed"
+
+
+def test_sdk_parses_non_streaming_responses(sim):
+    script(sim)
+    reply = sdk(sim).responses.create(model=MODEL, input="greet", max_output_tokens=3)
+    assert reply.output_text == SCRIPTED[:12]
+    assert reply.usage.output_tokens == 3
+    assert reply.incomplete_details.reason == "max_output_tokens"
+
+
+# ---- responses WebSocket mode -------------------------------------------------------------
+
+def ws_url(sim: SimProcess) -> str:
+    return sim.base_url.replace("http://", "ws://") + "/v1/responses"
+
+
+def ws_connect(sim: SimProcess, key: str = "test-key"):
+    return websockets.connect(ws_url(sim), additional_headers={"Authorization": f"Bearer {key}"},
+                              proxy=None, open_timeout=5)
+
+
+async def ws_turn(ws, **body) -> list[dict]:
+    """Send one response.create and collect events up to completed/failed/error."""
+    await ws.send(json.dumps({"type": "response.create", "model": MODEL, **body}))
+    events = []
+    for _ in range(100_000):
+        event = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        events.append(event)
+        if event["type"] in ("response.completed", "response.failed", "error"):
+            return events
+    raise AssertionError("no terminal event")
+
+
+def deltas(events: list[dict]) -> str:
+    return "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
+
+
+async def test_ws_turns_prewarm_and_continuation_on_one_socket(sim):
+    script(sim)
+    async with ws_connect(sim) as ws:
+        warm = await ws_turn(ws, generate=False, instructions="be brief", input=[])
+        assert [e["type"] for e in warm] == ["response.created", "response.in_progress",
+                                             "response.completed"]
+        assert warm[-1]["response"]["output"] == []
+        previous = warm[-1]["response"]["id"]
+        for _ in range(3):
+            events = await ws_turn(ws, previous_response_id=previous, input=[
+                {"type": "message", "role": "user",
+                 "content": [{"type": "input_text", "text": "greet"}]}])
+            assert deltas(events) == SCRIPTED
+            final = events[-1]["response"]
+            assert final["output"][0]["content"][0]["text"] == SCRIPTED
+            assert final["previous_response_id"] == previous
+            previous = final["id"]
+    log = sim.requests()
+    assert [e["transport"] for e in log] == ["ws"] * 4
+    assert len({e["connection_id"] for e in log}) == 1
+    assert log[1]["body"]["type"] == "response.create"
+    assert sim.stats()["ws_connections"] == 1
+
+
+async def test_ws_unknown_previous_response_and_model(sim):
+    async with ws_connect(sim) as ws:
+        events = await ws_turn(ws, previous_response_id="resp_unknown", input="x")
+        assert events == [{"type": "error", "status": 400, "error": {
+            "type": "invalid_request_error", "code": "previous_response_not_found",
+            "message": "Previous response with id 'resp_unknown' not found.",
+            "param": "previous_response_id"}}]
+        events = await ws_turn(ws, model="gpt-nope", input="x")
+        assert events[0]["error"]["code"] == "model_not_found"
+        assert deltas(await ws_turn(ws, input="hello"))
+
+
+async def test_ws_previous_response_id_does_not_cross_sockets(sim):
+    async with ws_connect(sim) as ws:
+        first = (await ws_turn(ws, input="hi"))[-1]["response"]["id"]
+    async with ws_connect(sim) as ws:
+        events = await ws_turn(ws, previous_response_id=first, input="x")
+        assert events[-1]["error"]["code"] == "previous_response_not_found"
+    assert sim.stats()["ws_connections"] == 2
+
+
+async def test_ws_wrong_key_refuses_the_handshake(sim):
+    sim.configure(api_key="sk-right-key-123456")
+    with pytest.raises(websockets.InvalidStatus) as info:
+        async with ws_connect(sim, key="sk-wrong-key-654321"):
+            pass
+    assert info.value.response.status_code == 401
+    async with ws_connect(sim, key="sk-right-key-123456") as ws:
+        assert deltas(await ws_turn(ws, input="hi"))
+    assert "sk-" not in json.dumps(sim.requests())
