@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import time
 
 import httpx
 import openai
 import pytest
 import websockets
 
+from spark_pair.errors import ConnectionFailed
+from spark_pair.sim import faults, pacing, replies, turns
 from spark_pair.sim.process import SimProcess
 
 MODEL = "gpt-5.3-codex-spark"
@@ -232,3 +236,286 @@ async def test_ws_wrong_key_refuses_the_handshake(sim):
     async with ws_connect(sim, key="sk-right-key-123456") as ws:
         assert deltas(await ws_turn(ws, input="hi"))
     assert "sk-" not in json.dumps(sim.requests())
+
+
+# ---- faults ----------------------------------------------------------------------------------
+
+CHAT_BODY = {"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+RESP_BODY = {"model": MODEL, "stream": True, "input": "hi"}
+
+
+def http(sim: SimProcess, timeout: float = 5.0) -> httpx.Client:
+    return httpx.Client(base_url=sim.base_url, trust_env=False, timeout=timeout)
+
+
+def wait_until(condition, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.01)
+
+
+def sse_texts(raw: str) -> str:
+    """The text deltas found in a (possibly cut) chat or responses SSE body."""
+    out = []
+    for line in raw.split("\n"):
+        if not line.startswith("data: {"):
+            continue
+        data = json.loads(line[6:])
+        if data.get("type") == "response.output_text.delta":
+            out.append(data["delta"])
+        for choice in data.get("choices", []):
+            out.append(choice["delta"].get("content") or "")
+    return "".join(out)
+
+
+def read_until_error(client: httpx.Client, path: str, body: dict) -> tuple[str, Exception]:
+    raw = ""
+    try:
+        with client.stream("POST", path, json=body) as response:
+            for piece in response.iter_text():
+                raw += piece
+    except httpx.HTTPError as exc:
+        return raw, exc
+    raise AssertionError("the stream ended normally")
+
+
+def test_rate_limit_with_retry_after_then_success(sim):
+    sim.set_faults([{"kind": "rate_limit", "times": 2, "retry_after": 7}])
+    with pytest.raises(openai.RateLimitError) as info:
+        sdk(sim).chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "x"}])
+    assert info.value.response.headers["Retry-After"] == "7"
+    with http(sim) as client:
+        response = client.post("/v1/responses", json=RESP_BODY)
+        assert response.status_code == 429 and response.json()["error"]["code"] == \
+            "rate_limit_exceeded"
+        assert client.post("/v1/responses", json=RESP_BODY).status_code == 200
+    assert [e["fault"] for e in sim.requests()] == ["rate_limit", "rate_limit", None]
+    assert [e["status"] for e in sim.requests()] == [429, 429, 200]
+
+
+async def test_rate_limit_and_server_error_on_ws(sim):
+    sim.set_faults([{"kind": "rate_limit", "transport": "ws", "retry_after": 2},
+                    {"kind": "server_error", "transport": "ws"}])
+    async with ws_connect(sim) as ws:
+        events = await ws_turn(ws, input="x")
+        assert events[0]["status"] == 429 and events[0]["headers"] == {"retry-after": "2"}
+        assert events[0]["error"]["code"] == "rate_limit_exceeded"
+        events = await ws_turn(ws, input="x")
+        assert events[0]["status"] == 503 and events[0]["error"]["type"] == "server_error"
+        assert deltas(await ws_turn(ws, input="x"))
+
+
+def test_server_error_status_and_transport_filter(sim):
+    sim.set_faults([{"kind": "server_error", "status": 502, "transport": "chat", "times": -1}])
+    with http(sim) as client:
+        assert client.post("/v1/responses", json=RESP_BODY).status_code == 200
+        for _ in range(3):
+            assert client.post("/v1/chat/completions", json=CHAT_BODY).status_code == 502
+    with pytest.raises(openai.InternalServerError):
+        sdk(sim).chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "x"}])
+
+
+@pytest.mark.parametrize("path,body", [("/v1/chat/completions", CHAT_BODY),
+                                       ("/v1/responses", RESP_BODY)])
+def test_drop_cuts_the_http_stream_after_k_tokens(sim, path, body):
+    sim.set_faults([{"kind": "drop", "after_tokens": 3}])
+    with http(sim) as client:
+        raw, exc = read_until_error(client, path, body)
+        assert isinstance(exc, httpx.RemoteProtocolError)
+        assert sse_texts(raw) == "w00 w01 w02 "
+        full = client.post(path, json=body).text
+    assert len(sse_texts(full)) == 800
+    assert sim.requests()[0]["fault"] == "drop" and sim.requests()[0]["output_tokens"] == 3
+
+
+async def test_drop_cuts_the_ws_connection(sim):
+    sim.set_faults([{"kind": "drop", "after_tokens": 2}])
+    async with ws_connect(sim) as ws:
+        await ws.send(json.dumps({"type": "response.create", "model": MODEL, "input": "x"}))
+        got = []
+        with pytest.raises(websockets.ConnectionClosedError):
+            for _ in range(100):
+                got.append(json.loads(await asyncio.wait_for(ws.recv(), 5)))
+    assert deltas(got) == "w00 w01 "
+
+
+async def test_ws_close_after_responses(sim):
+    sim.set_faults([{"kind": "ws_close", "after_responses": 2}])
+    async with ws_connect(sim) as ws:
+        for _ in range(2):
+            assert deltas(await ws_turn(ws, input="x"))
+        events = await ws_turn(ws, input="x")
+        assert events[-1]["error"]["code"] == "websocket_connection_limit_reached"
+        with pytest.raises(websockets.ConnectionClosed):
+            await asyncio.wait_for(ws.recv(), 5)
+    async with ws_connect(sim) as ws:  # times=1: a new socket works on
+        for _ in range(3):
+            assert deltas(await ws_turn(ws, input="x"))
+
+
+def test_stall_keeps_the_http_connection_open_without_data(sim):
+    sim.set_faults([{"kind": "stall", "after_tokens": 2}])
+    with http(sim, timeout=0.5) as client:
+        raw, exc = read_until_error(client, "/v1/chat/completions", CHAT_BODY)
+    assert isinstance(exc, httpx.ReadTimeout)
+    assert sse_texts(raw) == "w00 w01 "
+
+
+def test_short_stall_then_the_rest(sim):
+    sim.set_faults([{"kind": "stall", "after_tokens": 1, "seconds": 0.05}])
+    with http(sim) as client:
+        assert len(sse_texts(client.post("/v1/responses", json=RESP_BODY).text)) == 800
+
+
+async def test_stall_on_ws(sim):
+    sim.set_faults([{"kind": "stall", "transport": "ws"}])
+    async with ws_connect(sim) as ws:
+        await ws.send(json.dumps({"type": "response.create", "model": MODEL, "input": "x"}))
+        got = [json.loads(await asyncio.wait_for(ws.recv(), 5)) for _ in range(4)]
+        assert got[-1]["type"] == "response.content_part.added"
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(ws.recv(), 0.3)
+
+
+def test_html_error_page(sim):
+    sim.set_faults([{"kind": "html", "transport": "http"}, {"kind": "html", "status": 502}])
+    with http(sim) as client:
+        response = client.post("/v1/chat/completions", json=CHAT_BODY)
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/html")
+        assert "<html>" in response.text
+        response = client.post("/v1/responses", json=RESP_BODY)
+        assert response.status_code == 502 and "<html>" in response.text
+
+
+async def test_html_and_refusal_on_the_ws_handshake(sim):
+    sim.set_faults([{"kind": "ws_refuse", "times": 1}, {"kind": "html", "transport": "ws"}])
+    for status in (404, 200):
+        with pytest.raises(websockets.InvalidStatus) as info:
+            async with ws_connect(sim):
+                pass
+        assert info.value.response.status_code == status
+    async with ws_connect(sim) as ws:
+        assert deltas(await ws_turn(ws, input="x"))
+    assert [e["fault"] for e in sim.requests()] == ["ws_refuse", "html", None]
+
+
+def test_ws_refuse_does_not_touch_http(sim):
+    sim.set_faults([{"kind": "ws_refuse", "times": -1}])
+    with http(sim) as client:
+        assert client.post("/v1/chat/completions", json=CHAT_BODY).status_code == 200
+
+
+async def test_concurrency_limit(sim):
+    sim.set_faults([{"kind": "concurrency_limit", "max_concurrent": 1},
+                    {"kind": "stall", "transport": "ws"}])
+    async with ws_connect(sim) as ws:
+        await ws.send(json.dumps({"type": "response.create", "model": MODEL, "input": "x"}))
+        await asyncio.wait_for(ws.recv(), 5)  # response.created: it is in flight
+        async with httpx.AsyncClient(base_url=sim.base_url, trust_env=False) as client:
+            busy = await client.post("/v1/responses", json=RESP_BODY)
+            assert busy.status_code == 429 and busy.headers["Retry-After"] == "1"
+    wait_until(lambda: sim.stats()["in_flight"] == 0)  # the stalled socket is gone
+    with http(sim) as client:
+        assert client.post("/v1/responses", json=RESP_BODY).status_code == 200
+    assert "concurrency_limit" in [e["fault"] for e in sim.requests()]
+
+
+# ---- pacing (a fake clock: no timing in tests) ------------------------------------------
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += max(0.0, seconds)
+
+
+async def test_pacing_has_no_drift_and_coalesces_what_is_due(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(pacing.asyncio, "sleep", clock.sleep)
+    pacer = pacing.Pacer(1000, 150, clock=clock)
+    batches = []
+
+    async def emit(tokens):
+        batches.append(len(tokens))
+        clock.now += 0.003  # each write costs 3 ms: later tokens fall due meanwhile
+
+    sent = await turns.pump(pacer, ["tok"] * 2000, emit, None, lambda: None)
+    assert sent == 2000 and sum(batches) == 2000
+    # the last token is due at 0.150 + 1.999 s; one write (3 ms) may still be under way then
+    assert 0.150 + 1.999 + 0.003 <= clock.now - 100.0 <= 0.150 + 1.999 + 0.006 + 1e-6
+    assert max(batches) <= 4 and len(batches) < 2000  # coalesced, never ahead of the clock
+
+
+def test_pacer_unthrottled_releases_everything_after_ttft():
+    clock = FakeClock()
+    pacer = pacing.Pacer(0, 20, clock=clock)
+    assert pacer.due(500) == 0
+    clock.now += 0.02
+    assert pacer.due(500) == 500
+
+
+def test_tokens_are_at_most_four_characters_and_deterministic():
+    text = "def f(x):\n    return x * 2  # ✓\n"
+    tokens = replies.tokenize(text)
+    assert "".join(tokens) == text and all(1 <= len(t) <= 4 for t in tokens)
+    assert tokens == replies.tokenize(text)
+    assert len(replies.tokenize(replies.generated_text(37))) == 37
+
+
+def test_fault_spec_parsing():
+    fault = faults.parse_fault_spec("rate_limit:times=2,retry_after=1.5,transport=ws")
+    assert fault.to_dict() == {"kind": "rate_limit", "times": 2, "transport": "ws",
+                               "retry_after": 1.5}
+    for bad in ("nosuch", "drop:after_tokens", "drop:bogus=1", "stall:seconds=x",
+                "drop:transport=carrier-pigeon"):
+        with pytest.raises(faults.FaultSpecError):
+            faults.parse_fault_spec(bad)
+
+
+def test_control_endpoints_reject_bad_input(sim):
+    with http(sim) as client:
+        assert client.post("/_sim/faults", json={"faults": [{"kind": "nosuch"}]}).status_code == 400
+        assert client.post("/_sim/faults", json=[]).status_code == 400
+        assert client.post("/_sim/config", json={"bogus": 1}).status_code == 400
+    sim.configure(tps=0, models="a,b")
+    assert [m.id for m in sdk(sim).models.list()] == ["a", "b"]
+    sim.reset()
+    assert len(sdk(sim).models.list().data) == 2
+
+
+# ---- the process and the command ---------------------------------------------------------
+
+def test_cli_script_faults_and_api_key(tmp_path):
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"replies": [{"match": "hi", "text": "scripted!"}],
+                                "default": "dflt"}))
+    with SimProcess("--script", str(path), "--api-key", "k-123", "--models", "m1",
+                    "--fault", "rate_limit:times=1,retry_after=3", tps=0, ttft_ms=0) as proc:
+        client = sdk(proc, key="k-123")
+        with pytest.raises(openai.RateLimitError):
+            client.chat.completions.create(model="m1", messages=[{"role": "user", "content": "hi"}])
+        reply = client.chat.completions.create(model="m1", messages=[
+            {"role": "user", "content": "oh hi"}])
+        assert reply.choices[0].message.content == "scripted!"
+        with pytest.raises(openai.AuthenticationError):
+            sdk(proc, key="k-1234").models.list()
+        proc.reset()  # back to the start-up state, command-line fault included
+        with pytest.raises(openai.RateLimitError):
+            client.chat.completions.create(model="m1", messages=[{"role": "user", "content": "x"}])
+        pid = proc.pid
+    assert not proc.alive()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # stopped and reaped: no zombie left
+
+
+def test_a_sim_that_cannot_start_reports_why():
+    with pytest.raises(ConnectionFailed) as info:
+        SimProcess("--fault", "nosuch", tps=0).start()
+    assert "unknown fault kind" in str(info.value)
+    assert "exited with code 2" in str(info.value)

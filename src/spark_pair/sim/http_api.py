@@ -104,6 +104,9 @@ async def _model_request(request: web.Request, api: str) -> web.StreamResponse:
     except Dropped as exc:
         entry["status"], entry["output_tokens"] = 200, exc.sent
         raise _Cut() from None
+    except ConnectionError:  # the client went away mid-stream
+        entry["status"] = 499
+        raise _Cut() from None
     if entry["status"] is None:
         entry["status"] = response.status
     return response

@@ -7,6 +7,8 @@ import math
 import time
 from collections.abc import Callable
 
+EPSILON = 1e-9  # float slack, so a token due exactly now counts as due
+
 
 class Pacer:
     def __init__(self, tps: float, ttft_ms: float, clock: Callable[[], float] = time.monotonic):
@@ -22,7 +24,7 @@ class Pacer:
 
     def due(self, total: int) -> int:
         """How many of `total` tokens are due now."""
-        elapsed = self.clock() - self.start - self.ttft
+        elapsed = self.clock() - self.start - self.ttft + EPSILON
         if elapsed < 0:
             return 0
         if self.tps <= 0:

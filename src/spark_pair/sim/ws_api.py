@@ -123,7 +123,8 @@ class WsSession:
             entry["status"], entry["output_tokens"] = 200, exc.sent
             return
         except (ConnectionError, asyncio.CancelledError):
-            entry["status"] = 499
+            if entry["status"] is None:
+                entry["status"] = 499
             raise
         entry["status"] = status
 
@@ -136,7 +137,7 @@ class WsSession:
             return 404
         closing = state.faults.peek_ws_close(self.completed)
         if closing is not None:
-            entry["fault"] = closing.kind
+            entry["fault"], entry["status"] = closing.kind, 400
             await self._send(ws_error(400, "websocket_connection_limit_reached",
                                       "Responses websocket connection limit reached. Create a "
                                       "new websocket connection to continue."))
