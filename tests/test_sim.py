@@ -362,6 +362,18 @@ def test_stall_keeps_the_http_connection_open_without_data(sim):
     assert sse_texts(raw) == "w00 w01 "
 
 
+def test_a_client_leaving_a_stalled_stream_frees_its_slot(sim):
+    sim.set_faults([{"kind": "stall", "after_tokens": 1},
+                    {"kind": "concurrency_limit", "max_concurrent": 1}])
+    with http(sim, timeout=0.3) as client:
+        raw, exc = read_until_error(client, "/v1/chat/completions", CHAT_BODY)
+        assert isinstance(exc, httpx.ReadTimeout) and sse_texts(raw) == "w00 "
+    wait_until(lambda: sim.stats()["in_flight"] == 0)
+    assert sim.requests()[0]["status"] == 499
+    with http(sim) as client:
+        assert client.post("/v1/chat/completions", json=CHAT_BODY).status_code == 200
+
+
 def test_short_stall_then_the_rest(sim):
     sim.set_faults([{"kind": "stall", "after_tokens": 1, "seconds": 0.05}])
     with http(sim) as client:

@@ -107,6 +107,9 @@ async def _model_request(request: web.Request, api: str) -> web.StreamResponse:
     except ConnectionError:  # the client went away mid-stream
         entry["status"] = 499
         raise _Cut() from None
+    except asyncio.CancelledError:
+        entry["status"] = 499
+        raise
     if entry["status"] is None:
         entry["status"] = response.status
     return response

@@ -88,7 +88,8 @@ async def _json(request: web.Request) -> Any:
 
 async def serve(config: SimConfig, faults: list[Fault], host: str, port: int) -> None:
     """Run until SIGTERM/SIGINT. Prints the listening line first (flushed)."""
-    runner = web.AppRunner(make_app(config, faults), access_log=None, handle_signals=False)
+    runner = web.AppRunner(make_app(config, faults), access_log=None, handle_signals=False,
+                           handler_cancellation=True)  # a client that leaves ends its stall
     await runner.setup()
     site = web.TCPSite(runner, host, port, shutdown_timeout=0.5)
     await site.start()

@@ -20,6 +20,7 @@ class SimState:
         self._initial = (config.copy(), copy.deepcopy(faults or []))
         self._conn_ids = itertools.count(1)
         self._by_transport: dict[int, tuple[Any, int]] = {}
+        self.in_flight = 0  # not reset: responses still running keep counting themselves
         self.reset()
 
     def reset(self) -> None:
@@ -30,7 +31,6 @@ class SimState:
         self._seq = itertools.count(1)
         self.ws_connections = 0
         self.http_connections = 0
-        self.in_flight = 0
 
     def set_faults(self, faults: list[dict[str, Any]]) -> None:
         self.faults = FaultBook([fault_from_dict(f) for f in faults])
