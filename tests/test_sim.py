@@ -206,6 +206,33 @@ async def test_ws_turns_prewarm_and_continuation_on_one_socket(sim):
     assert sim.stats()["ws_connections"] == 1
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # raised inside the SDK's WS client
+def test_sdk_websocket_client_parses_the_ws_mode(sim):
+    script(sim)
+    client = sdk(sim)
+    with client.responses.connect(websocket_connection_options={"proxy": None}) as conn:
+        conn.response.create(model=MODEL, generate=False, input=[])
+        warm = [e for e in _events_until_done(conn)]
+        assert warm[-1].type == "response.completed" and warm[-1].response.output == []
+        conn.response.create(model=MODEL, input="greet", previous_response_id=warm[-1].response.id)
+        events = _events_until_done(conn)
+        assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == SCRIPTED
+        assert events[-1].response.output_text == SCRIPTED
+        conn.response.create(model=MODEL, input="x", previous_response_id="resp_nope")
+        error = _events_until_done(conn)[-1]
+        assert error.type == "error" and error.error.code == "previous_response_not_found"
+        assert error.status == 400
+
+
+def _events_until_done(conn) -> list:
+    events = []
+    for event in conn:
+        events.append(event)
+        if event.type in ("response.completed", "response.failed", "error"):
+            return events
+    raise AssertionError("the socket closed early")
+
+
 async def test_ws_unknown_previous_response_and_model(sim):
     async with ws_connect(sim) as ws:
         events = await ws_turn(ws, previous_response_id="resp_unknown", input="x")
@@ -299,7 +326,8 @@ async def test_rate_limit_and_server_error_on_ws(sim):
                     {"kind": "server_error", "transport": "ws"}])
     async with ws_connect(sim) as ws:
         events = await ws_turn(ws, input="x")
-        assert events[0]["status"] == 429 and events[0]["headers"] == {"retry-after": "2"}
+        assert events[0]["status"] == 429
+        assert events[0]["error"]["headers"] == {"retry-after": "2"}
         assert events[0]["error"]["code"] == "rate_limit_exceeded"
         events = await ws_turn(ws, input="x")
         assert events[0]["status"] == 503 and events[0]["error"]["type"] == "server_error"

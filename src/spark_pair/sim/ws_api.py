@@ -25,8 +25,8 @@ def ws_error(status: int, code: str | None, message: str, type_: str = "invalid_
     event: dict[str, Any] = {"type": "error", "status": status,
                              "error": {"type": type_, "code": code, "message": message,
                                        "param": param}}
-    if retry_after is not None:
-        event["headers"] = {"retry-after": f"{retry_after:g}"}
+    if retry_after is not None:  # the openai SDK's ResponseWsErrorError has `headers`
+        event["error"]["headers"] = {"retry-after": f"{retry_after:g}"}
     return event
 
 
