@@ -1,0 +1,318 @@
+"""Turning operations into file changes: hunk location, stale checks, all-or-nothing writes.
+
+apply_hunks is pure. apply_turn plans every new file content first (nothing written), journals
+the before-images, then writes; any failure rolls the turn back.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ApplyError, ConflictError, EditError, SparkPairError, StaleError
+from . import fsio
+from .journal import FileChange, Journal, _missing_dirs, new_turn_id
+from .ops import Create, Delete, Hunk, Modify, Operation, Rename, content_hash
+from .paths import confine, real_root
+
+# ---- hunks ---------------------------------------------------------------------------------
+
+
+def _split(text: str) -> tuple[list[str], list[str]]:
+    """Lines without endings, and each line's own ending ('\\n', '\\r\\n' or '' for the last)."""
+    if not text:
+        return [], []
+    raw = text.split("\n")
+    last = raw.pop()
+    lines, ends = [], []
+    for ln in raw:
+        if ln.endswith("\r"):
+            lines.append(ln[:-1])
+            ends.append("\r\n")
+        else:
+            lines.append(ln)
+            ends.append("\n")
+    if last:
+        lines.append(last)
+        ends.append("")
+    return lines, ends
+
+
+def _norm(line: str) -> str:
+    return " ".join(line.split())
+
+
+def _hunk_name(hunk: Hunk, path: str) -> str:
+    head = "@@ -{} +{} @@".format(
+        "?" if hunk.old_start is None else f"{hunk.old_start},{hunk.old_len}",
+        "?" if hunk.new_start is None else f"{hunk.new_start},{hunk.new_len}",
+    )
+    first = " | ".join(hunk.lines[:3])
+    return f"{path or 'file'} hunk {head}" + (f" starting {first[:120]!r}" if first else "")
+
+
+def _candidates(lines: list[str], old: list[str], lo: int, key) -> list[int]:
+    want = [key(x) for x in old]
+    n = len(want)
+    have = [key(x) for x in lines]
+    return [i for i in range(lo, len(lines) - n + 1) if have[i:i + n] == want]
+
+
+def _locate(lines: list[str], hunk: Hunk, lo: int, delta: int, path: str) -> int:
+    """Where the hunk's old side starts: the match nearest the stated position, never a guess."""
+    old = hunk.old_lines
+    expected = None
+    if hunk.old_start is not None:
+        expected = max(hunk.old_start - (1 if old else 0), 0) + delta
+    if not old:
+        if not lines:
+            return 0
+        if expected is None:
+            raise ConflictError(f"{_hunk_name(hunk, path)}: only adds lines and gives no position")
+        if not lo <= expected <= len(lines):
+            raise ConflictError(f"{_hunk_name(hunk, path)}: position {expected + 1} is outside the file")
+        return expected
+    for key in (lambda s: s, _norm):
+        found = _candidates(lines, old, lo, key)
+        if not found:
+            continue
+        if len(found) == 1:
+            return found[0]
+        if expected is None:
+            raise ConflictError(f"{_hunk_name(hunk, path)}: matches {len(found)} places "
+                                f"(lines {', '.join(str(i + 1) for i in found[:5])}) and gives no position")
+        found.sort(key=lambda i: abs(i - expected))
+        if abs(found[0] - expected) == abs(found[1] - expected):
+            raise ConflictError(f"{_hunk_name(hunk, path)}: matches lines {found[0] + 1} and "
+                                f"{found[1] + 1} equally well")
+        return found[0]
+    raise ConflictError(f"{_hunk_name(hunk, path)}: its context and removed lines are not in the file")
+
+
+def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "") -> str:
+    """Apply hunks, in order and without overlap, to `text`; keep the file's line endings.
+
+    Raises ConflictError naming the hunk when it matches nowhere or ambiguously.
+    """
+    lines, ends = _split(text)
+    style = "\r\n" if ends and ends[0] == "\r\n" else "\n"
+    final_nl = not ends or ends[-1] != ""
+    out: list[str] = []
+    out_ends: list[str] = []
+    pos = delta = 0
+    for hunk in hunks:
+        if any(ln[:1] not in (" ", "-", "+") for ln in hunk.lines):
+            raise ConflictError(f"{_hunk_name(hunk, path)}: a line without ' ', '-' or '+' marker")
+        at = _locate(lines, hunk, pos, delta, path)
+        out += lines[pos:at]
+        out_ends += ends[pos:at]
+        i = at
+        for ln in hunk.lines:
+            if ln[0] == " ":
+                out.append(lines[i])
+                out_ends.append(ends[i])
+                i += 1
+            elif ln[0] == "-":
+                i += 1
+            else:
+                out.append(ln[1:])
+                out_ends.append(style)
+        if hunk.old_start is not None:
+            delta = at - max(hunk.old_start - (1 if hunk.old_lines else 0), 0)
+        pos = i
+        if i == len(lines) and hunk.no_newline_old != hunk.no_newline_new:
+            final_nl = not hunk.no_newline_new
+    out += lines[pos:]
+    out_ends += ends[pos:]
+    if not out:
+        return ""
+    out_ends = [e or style for e in out_ends]
+    if not final_nl:
+        out_ends[-1] = ""
+    return "".join(a + b for a, b in zip(out, out_ends))
+
+
+# ---- turns ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class AppliedTurn:
+    turn_id: str
+    changed: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+class _Tree:
+    """The repository as the turn's operations see it: disk state plus planned changes."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = real_root(root)
+        self.disk: dict[str, tuple[bytes | None, int | None]] = {}
+        self.state: dict[str, tuple[bytes | None, int | None]] = {}
+
+    def path(self, path: str) -> str:
+        rel, full = confine(self.root, path)
+        if rel not in self.disk:
+            if full.is_dir():
+                raise ConflictError(f"{rel} is a directory, not a file")
+            for parent in list(full.parents)[: len(rel.split("/")) - 1]:
+                if parent.exists() and not parent.is_dir():
+                    raise ConflictError(f"{rel}: {parent.relative_to(self.root)} is a file, not a directory")
+            try:
+                st = os.stat(full)
+                if not stat.S_ISREG(st.st_mode):
+                    raise ConflictError(f"{rel} is not a regular file")
+                self.disk[rel] = (full.read_bytes(), st.st_mode & 0o7777)
+            except FileNotFoundError:
+                self.disk[rel] = (None, None)
+            except OSError as exc:
+                raise ApplyError(f"cannot read {rel}: {exc}") from exc
+            self.state[rel] = self.disk[rel]
+        return rel
+
+
+def _edit(rel: str, data: bytes, hunks: list[Hunk], base_hash: str | None, notes: list[str]) -> bytes:
+    text, encoding = fsio.decode(data, rel)
+    if base_hash is None or content_hash(data) == base_hash:
+        return fsio.encode(apply_hunks(text, hunks, rel), encoding, rel)
+    try:
+        new = apply_hunks(text, hunks, rel)
+    except ConflictError as exc:
+        raise StaleError(f"{rel} changed since the request and its hunks no longer apply: "
+                         f"{exc.message}") from exc
+    notes.append(f"{rel} changed since the request; its hunks still applied cleanly")
+    return fsio.encode(new, encoding, rel)
+
+
+def _plan_op(tree: _Tree, op: Operation, notes: list[str]) -> None:
+    if isinstance(op, Modify):
+        rel = tree.path(op.path)
+        data, mode = tree.state[rel]
+        if data is None:
+            if op.base_hash is not None:
+                raise StaleError(f"{rel} was deleted since the request")
+            raise ConflictError(f"cannot modify {rel}: the file does not exist")
+        tree.state[rel] = (_edit(rel, data, op.hunks, op.base_hash, notes), mode)
+    elif isinstance(op, Create):
+        rel = tree.path(op.path)
+        if tree.state[rel][0] is not None:
+            raise ConflictError(f"cannot create {rel}: it already exists (a create never overwrites)",
+                                hint="regenerate the turn as a modification of the existing file")
+        tree.state[rel] = (op.content.encode("utf-8"), fsio.default_mode())
+    elif isinstance(op, Delete):
+        rel = tree.path(op.path)
+        data, _ = tree.state[rel]
+        if data is None:
+            raise ConflictError(f"cannot delete {rel}: the file does not exist")
+        if op.base_hash is not None and content_hash(data) != op.base_hash:
+            raise StaleError(f"{rel} changed since the request; it is not deleted")
+        tree.state[rel] = (None, None)
+    elif isinstance(op, Rename):
+        src, dst = tree.path(op.src), tree.path(op.dst)
+        data, mode = tree.state[src]
+        if data is None:
+            raise ConflictError(f"cannot rename {src}: the file does not exist")
+        if src != dst and tree.state[dst][0] is not None:
+            raise ConflictError(f"cannot rename {src} to {dst}: {dst} exists (a rename never overwrites)")
+        if op.hunks:
+            data = _edit(src, data, op.hunks, op.base_hash, notes)
+        elif op.base_hash is not None and content_hash(data) != op.base_hash:
+            notes.append(f"{src} changed since the request; it is renamed with its current content")
+        tree.state[src] = (None, None)
+        tree.state[dst] = (data, mode)
+    else:
+        raise ApplyError(f"unknown operation {type(op).__name__}")
+
+
+def _changes(tree: _Tree) -> list[FileChange]:
+    writes, deletes = [], []
+    for rel, after in tree.state.items():
+        before = tree.disk[rel]
+        if after == before:
+            continue
+        dirs = _missing_dirs(tree.root, rel) if after[0] is not None else []
+        change = FileChange(rel, before[0], before[1], after[0], after[1], dirs)
+        (writes if after[0] is not None else deletes).append(change)
+    return writes + deletes  # a rename's destination is written before its source goes
+
+
+def check_ops(root: Path, ops: Sequence[Operation]) -> list[str]:
+    """Every problem (path, conflict, stale, binary) the operations would hit; writes nothing."""
+    tree, notes, problems = _Tree(root), [], []
+    for op in ops:
+        try:
+            _plan_op(tree, op, notes)
+        except EditError as exc:
+            problems.append(exc.message)
+    return problems
+
+
+def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, summary: str = "",
+                  kind: str = "apply", undoes: str | None = None) -> None:
+    """Journal the before-images, write every change, commit; on any failure roll back."""
+    journal.begin(turn_id, changes, summary=summary, kind=kind, undoes=undoes)
+    current = ""
+    try:
+        for ch in changes:
+            current = ch.path
+            _, full = confine(journal.root, ch.path)
+            if ch.after is None:
+                fsio.remove_file(full)
+                continue
+            for d in ch.new_dirs:
+                (journal.root / d).mkdir(exist_ok=True)
+                fsio.fsync_dir((journal.root / d).parent)
+            fsio.atomic_write(full, ch.after, ch.after_mode)
+        journal.commit(turn_id)
+    except BaseException as exc:
+        try:
+            journal.rollback(turn_id)
+        except Exception:  # the journal keeps the turn; the next apply or undo recovers it
+            pass
+        if isinstance(exc, SparkPairError) or not isinstance(exc, Exception):
+            raise
+        raise ApplyError(f"writing {current} failed ({exc}); every file of the turn was restored") from exc
+
+
+def apply_turn(root: Path, ops: Sequence[Operation], *, journal: Journal | None = None,
+               turn_id: str | None = None, summary: str = "") -> AppliedTurn:
+    """Apply all operations of one turn, or none of them. Raises EditError (nothing changed)."""
+    journal = journal or Journal(root)
+    with journal.locked():
+        journal.recover()
+        tree, notes = _Tree(root), []
+        for op in ops:
+            _plan_op(tree, op, notes)
+        changes = _changes(tree)
+        turn_id = turn_id or new_turn_id()
+        if changes:
+            write_changes(journal, turn_id, changes, summary=summary)
+        return AppliedTurn(turn_id, [c.path for c in changes], notes)
+
+
+def flag_uncommitted(root: Path, ops: Sequence[Operation]) -> None:
+    """Mark each Delete whose file git does not hold as committed (modified, untracked, ignored)."""
+    deletes = [op for op in ops if isinstance(op, Delete)]
+    if not deletes:
+        return
+    try:
+        git = ["git", "-C", str(root)]
+        prefix = subprocess.run(git + ["rev-parse", "--show-prefix"], capture_output=True,
+                                text=True, check=True, timeout=20).stdout.strip()
+        out = subprocess.run(git + ["status", "--porcelain=v1", "-z", "--untracked-files=all",
+                                    "--ignored=matching", "--", *[op.path for op in deletes]],
+                             capture_output=True, check=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        for op in deletes:
+            op.uncommitted = True  # no git to vouch for the file
+        return
+    dirty = set()
+    for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+        if len(entry) > 3 and entry[2] == " ":
+            dirty.add(entry[3:])
+    for op in deletes:
+        op.uncommitted = (prefix + op.path.lstrip("./")) in dirty or op.path in dirty

@@ -1,0 +1,268 @@
+"""The undo journal: before-images of every file a turn touches, kept per repository.
+
+Layout under data_dir/journal/<key>/ (key = hash of the real repo path):
+    <turn id>/manifest.json   turn id, time, summary, kind, per file: path, existed, before
+                              (before-image file), mode, after_sha256, after_mode
+    <turn id>/before/<n>      the exact bytes before the turn
+    <turn id>/committed       written once every file of the turn is in place
+    <turn id>/undone          written once an undo of this turn committed
+A turn directory with a manifest but no `committed` marker was interrupted: recover() puts
+its before-images back. The manifest is fsynced before any repository file is touched.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import paths as app_paths
+from ..errors import UndoError
+from . import fsio
+from .paths import confine, real_root
+
+
+@dataclass(slots=True)
+class FileChange:
+    """One file's planned change within a turn (None content: the file is absent)."""
+
+    path: str
+    before: bytes | None
+    before_mode: int | None
+    after: bytes | None
+    after_mode: int | None
+    new_dirs: list[str] = field(default_factory=list)  # parent dirs this change creates
+
+
+@dataclass(slots=True)
+class TurnInfo:
+    turn_id: str
+    time: float
+    summary: str
+    files: list[str]
+    kind: str  # "apply" or "undo"
+    undoes: str | None
+    committed: bool
+    undone: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return {"turn_id": self.turn_id, "time": self.time, "summary": self.summary,
+                "files": self.files, "kind": self.kind, "undoes": self.undoes,
+                "undone": self.undone}
+
+
+def new_turn_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+def _sha(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _write_marker(path: Path) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsio.fsync_dir(path.parent)
+
+
+def _read_state(full: Path) -> tuple[bytes | None, int | None]:
+    try:
+        return full.read_bytes(), os.stat(full).st_mode & 0o7777
+    except FileNotFoundError:
+        return None, None
+
+
+class Journal:
+    """The journal of one repository."""
+
+    def __init__(self, repo_root: Path, data_dir: Path | None = None) -> None:
+        self.root = real_root(repo_root)
+        key = hashlib.sha256(os.fsencode(self.root)).hexdigest()[:20]
+        self.dir = (data_dir or app_paths.data_dir()) / "journal" / key
+
+    # ---- locking and writing ----------------------------------------------------------------
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the repository's journal lock (one turn or undo at a time)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def begin(self, turn_id: str, changes: list[FileChange], *, summary: str = "",
+              kind: str = "apply", undoes: str | None = None) -> Path:
+        """Write the before-images and the manifest, durably, before any file is touched."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        tdir = self.dir / turn_id
+        (tdir / "before").mkdir(parents=True)
+        fsio.fsync_dir(self.dir)
+        files = []
+        for n, ch in enumerate(changes):
+            entry: dict[str, object] = {"path": ch.path, "existed": ch.before is not None,
+                                        "before": None, "mode": ch.before_mode,
+                                        "after_sha256": _sha(ch.after), "after_mode": ch.after_mode,
+                                        "new_dirs": ch.new_dirs}
+            if ch.before is not None:
+                entry["before"] = f"before/{n}"
+                fsio.atomic_write(tdir / "before" / str(n), ch.before, 0o600)
+            files.append(entry)
+        manifest = {"turn_id": turn_id, "time": time.time(), "summary": summary[:500],
+                    "kind": kind, "undoes": undoes, "repo": str(self.root), "files": files}
+        fsio.atomic_write(tdir / "manifest.json", json.dumps(manifest, indent=1).encode(), 0o600)
+        return tdir
+
+    def commit(self, turn_id: str) -> None:
+        _write_marker(self.dir / turn_id / "committed")
+
+    def rollback(self, turn_id: str) -> list[str]:
+        """Put every file of an unfinished turn back to its before-image, then forget the turn."""
+        tdir = self.dir / turn_id
+        manifest = self._manifest(tdir)
+        restored = []
+        if manifest is not None:
+            for entry in manifest["files"]:
+                rel, full = confine(self.root, entry["path"])
+                fsio.clean_temp_files(full)
+                if entry["existed"]:
+                    data = (tdir / entry["before"]).read_bytes()
+                    if _read_state(full) != (data, entry["mode"]):
+                        full.parent.mkdir(parents=True, exist_ok=True)
+                        fsio.atomic_write(full, data, entry["mode"])
+                elif full.exists():
+                    fsio.remove_file(full)
+                restored.append(rel)
+            dirs = {d for entry in manifest["files"] for d in entry.get("new_dirs", [])}
+            for d in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
+                try:
+                    (self.root / d).rmdir()
+                except OSError:
+                    pass
+        self._discard(tdir)
+        return restored
+
+    def _discard(self, tdir: Path) -> None:
+        gone = tdir.with_name(tdir.name + ".discard")
+        os.replace(tdir, gone)
+        fsio.fsync_dir(self.dir)
+        shutil.rmtree(gone, ignore_errors=True)
+
+    # ---- reading -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _manifest(tdir: Path) -> dict | None:
+        try:
+            return json.loads((tdir / "manifest.json").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def _turn_dirs(self) -> list[Path]:
+        if not self.dir.is_dir():
+            return []
+        return [p for p in self.dir.iterdir() if p.is_dir() and not p.name.endswith(".discard")]
+
+    def recover(self) -> list[str]:
+        """Roll back any turn a crash interrupted; finish marking undone turns. Returns paths restored."""
+        restored: list[str] = []
+        if not self.dir.is_dir():
+            return restored
+        for p in self.dir.iterdir():
+            if p.name.endswith(".discard"):
+                shutil.rmtree(p, ignore_errors=True)
+        for tdir in self._turn_dirs():
+            manifest = self._manifest(tdir)
+            if not (tdir / "committed").exists():
+                restored += self.rollback(tdir.name)
+            elif manifest and manifest.get("kind") == "undo" and manifest.get("undoes"):
+                target = self.dir / manifest["undoes"]
+                if target.is_dir() and not (target / "undone").exists():
+                    _write_marker(target / "undone")
+        return restored
+
+    def list_turns(self) -> list[TurnInfo]:
+        """Committed turns, newest first."""
+        out = []
+        for tdir in self._turn_dirs():
+            m = self._manifest(tdir)
+            if m is None or not (tdir / "committed").exists():
+                continue
+            out.append(TurnInfo(m["turn_id"], m["time"], m.get("summary", ""),
+                                [f["path"] for f in m["files"]], m.get("kind", "apply"),
+                                m.get("undoes"), True, (tdir / "undone").exists()))
+        out.sort(key=lambda t: (t.time, t.turn_id), reverse=True)
+        return out
+
+    # ---- undo --------------------------------------------------------------------------------
+
+    def undo(self, turn_id: str | None = None, force: bool = False) -> list[str]:
+        """Restore the files of the last applied turn (or `turn_id`) exactly; returns their paths.
+
+        The undo is itself a journaled turn, so a crash mid-undo is rolled back too.
+        """
+        with self.locked():
+            self.recover()
+            turns = self.list_turns()
+            if turn_id is None:
+                todo = [t for t in turns if t.kind == "apply" and not t.undone]
+                if not todo:
+                    raise UndoError("nothing to undo in this repository",
+                                    hint="`spark-pair undo --list` shows the journaled turns")
+                turn = todo[0]
+            else:
+                found = [t for t in turns if t.turn_id == turn_id]
+                if not found:
+                    raise UndoError(f"no turn {turn_id!r} in this repository's journal")
+                turn = found[0]
+                if turn.undone:
+                    raise UndoError(f"turn {turn_id} was already undone")
+            return self._undo_turn(turn.turn_id, force)
+
+    def _undo_turn(self, turn_id: str, force: bool) -> list[str]:
+        tdir = self.dir / turn_id
+        manifest = self._manifest(tdir) or {"files": []}
+        changes, changed_since = [], []
+        for entry in manifest["files"]:
+            rel, full = confine(self.root, entry["path"])
+            now, mode = _read_state(full)
+            if _sha(now) != entry["after_sha256"] or (now is not None and mode != entry["after_mode"]):
+                changed_since.append(rel)
+            before = (tdir / entry["before"]).read_bytes() if entry["existed"] else None
+            if (now, mode) != (before, entry["mode"] if before is not None else None):
+                changes.append(FileChange(rel, now, mode, before, entry["mode"],
+                                          _missing_dirs(self.root, rel) if before is not None else []))
+        if changed_since and not force:
+            raise UndoError(
+                f"cannot undo turn {turn_id}: changed since the turn: {', '.join(changed_since)}",
+                hint="undo --force overwrites those changes; `spark-pair undo --list` shows turns")
+        from .apply import write_changes  # late import: apply imports this module
+
+        undo_id = new_turn_id()
+        write_changes(self, undo_id, changes, summary=f"undo of {turn_id}", kind="undo",
+                      undoes=turn_id)
+        _write_marker(tdir / "undone")
+        return [e["path"] for e in manifest["files"]]
+
+
+def _missing_dirs(root: Path, rel: str) -> list[str]:
+    """Parent directories of `rel` that do not exist yet (shallowest first)."""
+    out = []
+    parts = rel.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        d = "/".join(parts[:i])
+        if not (root / d).is_dir():
+            out.append(d)
+    return out

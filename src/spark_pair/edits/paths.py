@@ -1,0 +1,74 @@
+"""Path confinement: every path an operation names must stay inside the repository root."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from ..errors import PathRefused
+
+# Names Windows treats as devices (with any extension); refused everywhere so a repo stays portable.
+_DEVICE_RE = re.compile(r"^(con|prn|aux|nul|clock\$|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$",
+                        re.IGNORECASE)
+
+
+def _refuse(path: str, why: str) -> PathRefused:
+    return PathRefused(f"refused path {path!r}: {why}")
+
+
+def clean_rel_path(path: str) -> str:
+    """The normalised repo-relative form of `path` ('a/b.py'), or PathRefused. Pure: no disk access."""
+    if not isinstance(path, str) or not path.strip():
+        raise _refuse(str(path), "empty path")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
+        raise _refuse(path, "control character or NUL byte in the path")
+    if "\\" in path:
+        raise _refuse(path, "backslash in the path")
+    if path.startswith("/") or path.startswith("~") or re.match(r"^[A-Za-z]:", path):
+        raise _refuse(path, "absolute path")
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not parts:
+        raise _refuse(path, "names the repository root itself")
+    for part in parts:
+        if part == "..":
+            raise _refuse(path, "'..' leaves the repository")
+        if part.rstrip(" .").lower() in (".git", "git~1"):
+            raise _refuse(path, "inside .git/")
+        if _DEVICE_RE.match(part) or part != part.rstrip(" ."):
+            raise _refuse(path, f"{part!r} is a device name or ends in a space or dot")
+        if len(part.encode("utf-8", "surrogatepass")) > 255:
+            raise _refuse(path, "a name longer than 255 bytes")
+    return "/".join(parts)
+
+
+def real_root(root: Path) -> Path:
+    """The repository root with every symlink resolved."""
+    try:
+        return Path(os.path.realpath(root, strict=True))
+    except OSError as exc:
+        raise PathRefused(f"repository root {str(root)!r} is not reachable: {exc}") from exc
+
+
+def _inside(child: str, parent: str) -> bool:
+    return child == parent or child.startswith(parent.rstrip(os.sep) + os.sep)
+
+
+def confine(root: Path, path: str) -> tuple[str, Path]:
+    """(clean relative path, absolute path under the real root) or PathRefused.
+
+    Parent directories are resolved through symlinks and must stay inside the root and outside
+    .git/; the last component itself must not be a symlink (it would be replaced or followed).
+    """
+    rel = clean_rel_path(path)
+    base = real_root(root)
+    parts = rel.split("/")
+    parent = os.path.realpath(os.path.join(base, *parts[:-1])) if len(parts) > 1 else str(base)
+    if not _inside(parent, str(base)):
+        raise _refuse(path, "a symlink in the path leads outside the repository")
+    if _inside(parent, os.path.join(base, ".git")):
+        raise _refuse(path, "a symlink in the path leads into .git/")
+    full = Path(parent) / parts[-1]
+    if full.is_symlink():
+        raise _refuse(path, "the file is a symlink")
+    return Path(os.path.relpath(full, base)).as_posix(), full
