@@ -559,3 +559,26 @@ def test_a_sim_that_cannot_start_reports_why():
         SimProcess("--fault", "nosuch", tps=0).start()
     assert "unknown fault kind" in str(info.value)
     assert "exited with code 2" in str(info.value)
+
+
+def test_drop_on_a_non_streaming_request(sim):
+    sim.set_faults([{"kind": "drop"}])
+    with http(sim) as client:
+        with pytest.raises(httpx.RemoteProtocolError):
+            client.post("/v1/responses", json={**RESP_BODY, "stream": False})
+
+
+def test_get_responses_without_upgrade_is_405(sim):
+    with http(sim) as client:
+        assert client.get("/v1/responses").status_code == 405
+
+
+def test_the_command_reports_a_bad_fault_without_a_traceback():
+    from click.testing import CliRunner
+
+    from spark_pair.cli import main
+
+    result = CliRunner().invoke(main, ["sim", "--fault", "drop:after_tokens=x"])
+    assert result.exit_code == 2
+    assert "bad --fault" in result.output and "hint:" in result.output
+    assert "Traceback" not in result.output

@@ -40,7 +40,8 @@ class SimProcess:
         if self._proc is not None:
             return self
         self._stderr = tempfile.TemporaryFile()
-        env = {**os.environ, **(self.env or {}), "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, **(self.env or {}), "PYTHONUNBUFFERED": "1",
+               "SPARK_PAIR_SIM_WATCH_PARENT": "1"}  # it exits if we die without stopping it
         self._proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self._stderr,
                                       stdin=subprocess.DEVNULL, env=env, start_new_session=True)
         atexit.register(self.stop)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 from typing import Any
@@ -15,6 +16,7 @@ from .replies import SimConfig
 from .state import STATE, SimState
 
 MAX_BODY = 64 * 1024 * 1024
+WATCH_PARENT_ENV = "SPARK_PAIR_SIM_WATCH_PARENT"
 
 
 def make_app(config: SimConfig, faults: list[Fault] | None = None) -> web.Application:
@@ -99,8 +101,22 @@ async def serve(config: SimConfig, faults: list[Fault], host: str, port: int) ->
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    watch = None
+    if os.environ.get(WATCH_PARENT_ENV):
+        watch = asyncio.create_task(_stop_when_orphaned(stop, os.getppid()))
     try:
         await stop.wait()
     finally:
+        if watch is not None:
+            watch.cancel()
         await runner.cleanup()
         sys.stdout.flush()
+
+
+async def _stop_when_orphaned(stop: asyncio.Event, parent: int) -> None:
+    """Under SimProcess: exit if the parent dies without stopping us (no stray simulators)."""
+    while not stop.is_set():
+        if os.getppid() != parent:
+            stop.set()
+            return
+        await asyncio.sleep(0.5)
