@@ -153,11 +153,6 @@ class ResponseStream:
         return {"id": self.item_id, "type": "message", "status": "completed",
                 "role": "assistant", "content": [part]}
 
-    def failed(self, code: str, message: str) -> dict:
-        response = dict(self.response, status="failed",
-                        error={"code": code, "message": message})
-        return self._event("response.failed", response=response)
-
 
 def sse(event: dict) -> str:
     return f"event: {event['type']}\ndata: {_dumps(event)}\n\n"
