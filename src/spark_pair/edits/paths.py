@@ -27,6 +27,8 @@ def clean_rel_path(path: str) -> str:
         raise _refuse(path, "backslash in the path")
     if path.startswith("/") or path.startswith("~") or re.match(r"^[A-Za-z]:", path):
         raise _refuse(path, "absolute path")
+    if path.endswith("/"):
+        raise _refuse(path, "names a directory, not a file")
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if not parts:
         raise _refuse(path, "names the repository root itself")

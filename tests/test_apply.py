@@ -1,0 +1,284 @@
+"""Applying hunks and turns: location, conflicts, stale checks, encodings, all-or-nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from spark_pair.edits.apply import apply_hunks, apply_turn, check_ops, flag_uncommitted
+from spark_pair.edits.journal import Journal
+from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename, content_hash
+from spark_pair.errors import ApplyError, ConflictError, PathRefused, StaleError
+
+TEXT = "".join(f"line {i}\n" for i in range(1, 21))
+
+
+def hunk(lines, old_start=None, **kw) -> Hunk:
+    return Hunk(old_start, None, None, None, list(lines), **kw)
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def journal(repo, tmp_path) -> Journal:
+    return Journal(repo, tmp_path / "data")
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    out = {}
+    for dirpath, dirnames, files in os.walk(root):
+        for d in dirnames:
+            out[os.path.relpath(os.path.join(dirpath, d), root) + "/"] = (b"", 0)
+        for f in files:
+            p = os.path.join(dirpath, f)
+            out[os.path.relpath(p, root)] = (Path(p).read_bytes(), os.stat(p).st_mode & 0o7777)
+    return out
+
+
+# ---- apply_hunks -------------------------------------------------------------------------
+
+def test_wrong_line_numbers_find_the_nearest_match():
+    h = hunk([" line 10", "-line 11", "+eleven", " line 12"], old_start=3)
+    assert apply_hunks(TEXT, [h]) == TEXT.replace("line 11\n", "eleven\n")
+
+
+def test_missing_line_numbers_apply_when_the_context_is_unique():
+    h = hunk([" line 4", "-line 5", "+five"])
+    assert "five\nline 6" in apply_hunks(TEXT, [h])
+
+
+def test_repeated_context_picks_the_match_nearest_the_stated_position():
+    text = "x\nsame\ny\n" * 3
+    h = hunk([" same", "-y", "+Y"], old_start=8)
+    assert apply_hunks(text, [h]) == "x\nsame\ny\n" * 2 + "x\nsame\nY\n"
+
+
+def test_equally_near_matches_are_a_conflict_naming_the_hunk():
+    with pytest.raises(ConflictError) as err:
+        apply_hunks("same\ny\nmid\nmid2\nsame\ny\n", [hunk([" same", "-y", "+Y"], old_start=3)], "f.py")
+    assert "f.py" in err.value.message and "same" in err.value.message
+    nearer = apply_hunks("same\ny\nmid\nsame\ny\n", [hunk([" same", "-y", "+Y"], old_start=3)])
+    assert nearer == "same\ny\nmid\nsame\nY\n"
+
+
+def test_ambiguous_without_position_is_a_conflict():
+    with pytest.raises(ConflictError, match="2 places"):
+        apply_hunks("a\nb\na\nb\n", [hunk([" a", "-b", "+c"])], "x.txt")
+
+
+def test_no_match_is_a_conflict_never_a_guess():
+    with pytest.raises(ConflictError, match="not in the file"):
+        apply_hunks(TEXT, [hunk([" line 3", "-line 99", "+z"], old_start=3)], "t.txt")
+
+
+def test_whitespace_only_differences_match_in_a_second_pass_keeping_file_context():
+    text = "def f():\n    x = 1\n    return x\n"
+    h = hunk([" def f():", "-  x = 1", "+    x = 2", "  return  x"])
+    assert apply_hunks(text, [h]) == "def f():\n    x = 2\n    return x\n"
+
+
+def test_hunks_apply_in_order_and_never_overlap():
+    h1 = hunk([" line 1", "-line 2", "+two"], old_start=1)
+    h2 = hunk([" line 1", "-line 2", "+again"], old_start=1)  # its text is consumed by h1
+    with pytest.raises(ConflictError):
+        apply_hunks(TEXT, [h1, h2])
+    h3 = hunk([" line 18", "-line 19", "+nineteen"], old_start=18)
+    out = apply_hunks(TEXT, [h1, h3])
+    assert "two\n" in out and "nineteen\n" in out and out.count("\n") == 20
+
+
+def test_crlf_file_keeps_crlf():
+    text = "a\r\nb\r\nc\r\n"
+    assert apply_hunks(text, [hunk([" a", "-b", "+B", "+B2", " c"])]) == "a\r\nB\r\nB2\r\nc\r\n"
+
+
+def test_final_newline_follows_the_no_newline_flags():
+    assert apply_hunks("a\nb", [hunk([" a", "-b", "+b"], no_newline_old=True)]) == "a\nb\n"
+    assert apply_hunks("a\nb\n", [hunk([" a", "-b", "+b"], no_newline_new=True)]) == "a\nb"
+    both = hunk([" a", "-b", "+c", "+d"], no_newline_old=True, no_newline_new=True)
+    assert apply_hunks("a\nb", [both]) == "a\nc\nd"
+    assert apply_hunks("a\nb", [hunk(["-a", "+A", " b"])]) == "A\nb"  # untouched end keeps its state
+
+
+def test_pure_additions_need_a_position():
+    assert apply_hunks("a\nb\n", [Hunk(1, 0, 2, 1, ["+x"])]) == "a\nx\nb\n"
+    assert apply_hunks("", [Hunk(0, 0, 1, 2, ["+x", "+y"])]) == "x\ny\n"
+    with pytest.raises(ConflictError, match="no position"):
+        apply_hunks("a\n", [hunk(["+x"])])
+
+
+def test_lines_without_a_marker_are_a_conflict():
+    with pytest.raises(ConflictError, match="marker"):
+        apply_hunks("a\n", [hunk(["a"])])
+
+
+# ---- apply_turn ----------------------------------------------------------------------------
+
+def test_turn_applies_modify_create_delete_rename(repo, journal):
+    (repo / "m.py").write_text(TEXT)
+    (repo / "d.txt").write_text("bye\n")
+    (repo / "r.txt").write_text("move me\n")
+    os.chmod(repo / "m.py", 0o755)
+    ops = [Modify("m.py", [hunk([" line 1", "-line 2", "+two"], old_start=1)], content_hash(TEXT.encode())),
+           Create("new/sub/c.txt", "hello\n"), Delete("d.txt", content_hash(b"bye\n")),
+           Rename("r.txt", "moved/r.txt", [hunk(["-move me", "+moved"])])]
+    done = apply_turn(repo, ops, journal=journal)
+    assert sorted(done.changed) == ["d.txt", "m.py", "moved/r.txt", "new/sub/c.txt", "r.txt"]
+    assert (repo / "m.py").read_text().startswith("line 1\ntwo\n")
+    assert os.stat(repo / "m.py").st_mode & 0o777 == 0o755
+    assert (repo / "new/sub/c.txt").read_text() == "hello\n"
+    assert not (repo / "d.txt").exists() and not (repo / "r.txt").exists()
+    assert (repo / "moved/r.txt").read_text() == "moved\n"
+    assert [t.turn_id for t in journal.list_turns()] == [done.turn_id]
+
+
+def test_a_failure_midway_rolls_back_every_file(repo, journal, monkeypatch):
+    (repo / "a.txt").write_text("a\n")
+    (repo / "b.txt").write_text("b\n")
+    before = snapshot(repo)
+    from spark_pair.edits import fsio
+    real, calls = fsio.atomic_write, []
+
+    def flaky(target, data, mode=None):
+        calls.append(target)
+        if str(target).endswith("b.txt"):
+            raise OSError(28, "No space left on device")
+        real(target, data, mode)
+
+    monkeypatch.setattr(fsio, "atomic_write", flaky)
+    ops = [Modify("a.txt", [hunk(["-a", "+A"])]), Create("dir/new.txt", "n\n"),
+           Modify("b.txt", [hunk(["-b", "+B"])])]
+    with pytest.raises(ApplyError, match="No space left") as err:
+        apply_turn(repo, ops, journal=journal)
+    assert "restored" in err.value.message
+    assert any(str(c).endswith("a.txt") for c in calls)
+    assert snapshot(repo) == before
+    assert journal.list_turns() == []
+
+
+def test_conflict_in_one_file_writes_nothing(repo, journal):
+    (repo / "a.txt").write_text("a\n")
+    (repo / "b.txt").write_text("b\n")
+    before = snapshot(repo)
+    with pytest.raises(ConflictError, match="b.txt"):
+        apply_turn(repo, [Modify("a.txt", [hunk(["-a", "+A"])]), Create("c.txt", "c"),
+                          Modify("b.txt", [hunk(["-nope", "+B"])])], journal=journal)
+    assert snapshot(repo) == before
+
+
+def test_stale_file_whose_hunks_still_apply_goes_on_with_a_note(repo, journal):
+    (repo / "f.txt").write_text(TEXT.replace("line 20", "changed"))
+    op = Modify("f.txt", [hunk([" line 1", "-line 2", "+two"], old_start=1)], content_hash(TEXT.encode()))
+    done = apply_turn(repo, [op], journal=journal)
+    assert any("changed since the request" in n for n in done.notes)
+    assert (repo / "f.txt").read_text().endswith("two\n" + "".join(f"line {i}\n" for i in range(3, 20)) + "changed\n")
+
+
+def test_stale_file_whose_hunks_no_longer_apply_is_refused(repo, journal):
+    (repo / "f.txt").write_text(TEXT.replace("line 2\n", "line two\n"))
+    op = Modify("f.txt", [hunk([" line 1", "-line 2", "+two"], old_start=1)], content_hash(TEXT.encode()))
+    with pytest.raises(StaleError, match="f.txt"):
+        apply_turn(repo, [op], journal=journal)
+
+
+def test_delete_of_a_changed_file_is_stale(repo, journal):
+    (repo / "f.txt").write_text("new work\n")
+    with pytest.raises(StaleError):
+        apply_turn(repo, [Delete("f.txt", content_hash(b"old\n"))], journal=journal)
+    assert (repo / "f.txt").read_text() == "new work\n"
+
+
+def test_create_never_overwrites(repo, journal):
+    (repo / "f.txt").write_text("keep\n")
+    with pytest.raises(ConflictError, match="already exists"):
+        apply_turn(repo, [Create("f.txt", "clobber\n")], journal=journal)
+    assert (repo / "f.txt").read_text() == "keep\n"
+
+
+def test_rename_never_overwrites_and_keeps_the_source(repo, journal):
+    (repo / "a.txt").write_text("a\n")
+    (repo / "b.txt").write_text("b\n")
+    with pytest.raises(ConflictError, match="never overwrites"):
+        apply_turn(repo, [Rename("a.txt", "b.txt")], journal=journal)
+    assert (repo / "a.txt").read_text() == "a\n" and (repo / "b.txt").read_text() == "b\n"
+
+
+def test_rename_keeps_mode_bits(repo, journal):
+    (repo / "run.sh").write_text("echo\n")
+    os.chmod(repo / "run.sh", 0o750)
+    apply_turn(repo, [Rename("run.sh", "bin/run.sh")], journal=journal)
+    assert os.stat(repo / "bin/run.sh").st_mode & 0o777 == 0o750
+
+
+@pytest.mark.parametrize("raw,encoding", [
+    ("héllo\nwörld\n".encode("utf-8"), "utf-8"),
+    (b"\xef\xbb\xbf" + "héllo\nwörld\n".encode("utf-8"), "utf-8-sig"),
+    ("héllo\r\nwörld\r\n".encode("latin-1"), "latin-1"),
+])
+def test_encoding_and_bom_are_kept(repo, journal, raw, encoding):
+    (repo / "f.txt").write_bytes(raw)
+    apply_turn(repo, [Modify("f.txt", [hunk([" héllo", "-wörld", "+wörld!"])])], journal=journal)
+    out = (repo / "f.txt").read_bytes()
+    nl = "\r\n" if b"\r\n" in raw else "\n"
+    expected = f"héllo{nl}wörld!{nl}"
+    assert out == (b"\xef\xbb\xbf" + expected.encode() if encoding == "utf-8-sig"
+                   else expected.encode(encoding))
+
+
+def test_binary_targets_are_refused(repo, journal):
+    (repo / "img.bin").write_bytes(b"PNG\x00\x01\n")
+    with pytest.raises(ApplyError, match="binary"):
+        apply_turn(repo, [Modify("img.bin", [hunk(["-PNG", "+x"])])], journal=journal)
+
+
+@pytest.mark.parametrize("bad", ["/etc/passwd", "../x", "a/../../x", ".git/config", "sub/.GIT/hooks/x",
+                                 "a\x00b", "CON", "dir/nul.txt", "", "C:/x", "a\\..\\b", "x/"])
+def test_hostile_paths_are_refused(repo, journal, bad):
+    with pytest.raises(PathRefused):
+        apply_turn(repo, [Create(bad, "pwned\n")], journal=journal)
+
+
+def test_symlink_leading_outside_is_refused(repo, journal, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / "link").symlink_to(outside)
+    (repo / "flink").symlink_to(outside / "f.txt")
+    for path in ("link/f.txt", "flink"):
+        with pytest.raises(PathRefused, match="symlink"):
+            apply_turn(repo, [Create(path, "pwned\n")], journal=journal)
+    assert list(outside.iterdir()) == []
+
+
+def test_check_ops_lists_every_problem_without_writing(repo):
+    (repo / "a.txt").write_text("a\n")
+    problems = check_ops(repo, [Create("a.txt", "x"), Modify("missing.txt", [hunk(["-a"])]),
+                                Create("../out", "x"), Modify("a.txt", [hunk(["-a", "+b"])])])
+    assert len(problems) == 3
+    assert (repo / "a.txt").read_text() == "a\n"
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+
+
+def test_flag_uncommitted_marks_modified_and_untracked_deletes(repo):
+    git(repo, "init", "-q")
+    for name in ("clean.txt", "dirty.txt"):
+        (repo / name).write_text("x\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
+    (repo / "dirty.txt").write_text("changed\n")
+    (repo / "new.txt").write_text("untracked\n")
+    ops = [Delete("clean.txt"), Delete("dirty.txt"), Delete("new.txt")]
+    flag_uncommitted(repo, ops)
+    assert [op.uncommitted for op in ops] == [False, True, True]
