@@ -146,14 +146,18 @@ class Journal:
                 elif full.exists():
                     fsio.remove_file(full)
                 restored.append(rel)
-            dirs = {d for entry in manifest["files"] for d in entry.get("new_dirs", [])}
-            for d in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
-                try:
-                    (self.root / d).rmdir()
-                except OSError:
-                    pass
+            self._remove_new_dirs(manifest)
         self._discard(tdir)
         return restored
+
+    def _remove_new_dirs(self, manifest: dict) -> None:
+        """Remove the directories a turn created, if they are empty again (deepest first)."""
+        dirs = {d for entry in manifest["files"] for d in entry.get("new_dirs", [])}
+        for d in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
+            try:
+                (self.root / d).rmdir()
+            except OSError:
+                pass
 
     def _discard(self, tdir: Path) -> None:
         gone = tdir.with_name(tdir.name + ".discard")
@@ -190,6 +194,7 @@ class Journal:
             elif manifest and manifest.get("kind") == "undo" and manifest.get("undoes"):
                 target = self.dir / manifest["undoes"]
                 if target.is_dir() and not (target / "undone").exists():
+                    self._remove_new_dirs(self._manifest(target) or {"files": []})
                     _write_marker(target / "undone")
         return restored
 
@@ -253,6 +258,7 @@ class Journal:
         undo_id = new_turn_id()
         write_changes(self, undo_id, changes, summary=f"undo of {turn_id}", kind="undo",
                       undoes=turn_id)
+        self._remove_new_dirs(manifest)
         _write_marker(tdir / "undone")
         return [e["path"] for e in manifest["files"]]
 

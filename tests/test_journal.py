@@ -1,0 +1,131 @@
+"""The undo journal: exact restores, refusals, recovery of interrupted turns."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from spark_pair.edits.apply import apply_turn
+from spark_pair.edits.journal import FileChange, Journal
+from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename
+from spark_pair.errors import UndoError
+
+from test_apply import snapshot
+
+
+def hunk(lines) -> Hunk:
+    return Hunk(None, None, None, None, list(lines))
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "m.txt").write_text("one\ntwo\n")
+    (root / "d.txt").write_bytes(b"delete me\r\n")
+    (root / "r.sh").write_text("echo hi\n")
+    os.chmod(root / "r.sh", 0o751)
+    return root
+
+
+@pytest.fixture
+def journal(repo, tmp_path) -> Journal:
+    return Journal(repo, tmp_path / "data")
+
+
+OPS = lambda: [Modify("m.txt", [hunk([" one", "-two", "+TWO"])]), Create("new/dir/c.txt", "c\n"),  # noqa: E731
+               Delete("d.txt"), Rename("r.sh", "bin/r.sh")]
+
+
+def test_undo_restores_the_last_turn_exactly(repo, journal):
+    before = snapshot(repo)
+    apply_turn(repo, OPS(), journal=journal)
+    assert snapshot(repo) != before
+    restored = journal.undo()
+    assert sorted(restored) == sorted(["m.txt", "new/dir/c.txt", "bin/r.sh", "d.txt", "r.sh"])
+    assert snapshot(repo) == before  # bytes, modes, and the created directories are gone
+
+
+def test_undo_walks_back_turn_by_turn_and_never_twice(repo, journal):
+    s0 = snapshot(repo)
+    t1 = apply_turn(repo, [Modify("m.txt", [hunk(["-one", "+1"])])], journal=journal)
+    s1 = snapshot(repo)
+    t2 = apply_turn(repo, [Modify("m.txt", [hunk(["-two", "+2"])])], journal=journal)
+    journal.undo()
+    assert snapshot(repo) == s1
+    journal.undo()
+    assert snapshot(repo) == s0
+    with pytest.raises(UndoError, match="nothing to undo"):
+        journal.undo()
+    with pytest.raises(UndoError, match="already undone"):
+        journal.undo(t1.turn_id)
+    turns = {t.turn_id: t for t in journal.list_turns()}
+    assert turns[t1.turn_id].undone and turns[t2.turn_id].undone
+    assert sum(t.kind == "undo" for t in turns.values()) == 2
+
+
+def test_undo_refuses_when_a_file_changed_since_unless_forced(repo, journal):
+    before = snapshot(repo)
+    turn = apply_turn(repo, OPS(), journal=journal)
+    (repo / "m.txt").write_text("my own later work\n")
+    with pytest.raises(UndoError) as err:
+        journal.undo()
+    assert "m.txt" in err.value.message and "--force" in err.value.hint
+    assert (repo / "m.txt").read_text() == "my own later work\n"
+    journal.undo(turn.turn_id, force=True)
+    assert snapshot(repo) == before
+
+
+def test_undo_of_an_unknown_turn(journal):
+    with pytest.raises(UndoError, match="no turn"):
+        journal.undo("nope")
+
+
+def test_recover_rolls_back_a_turn_without_the_committed_marker(repo, journal):
+    before = snapshot(repo)
+    m = repo / "m.txt"
+    change = FileChange("m.txt", m.read_bytes(), 0o644 & os.stat(m).st_mode, b"half\n", 0o644)
+    new = FileChange("n/x.txt", None, None, b"x\n", 0o644, ["n"])
+    journal.begin("t1", [change, new])
+    m.write_bytes(b"half\n")  # as if the process died after writing this file...
+    (repo / "n").mkdir()
+    (repo / "n/x.txt").write_bytes(b"x\n")
+    (repo / ".m.txt.sp-tmp-dead").write_bytes(b"partial")  # ...leaving a temp file behind
+    assert sorted(journal.recover()) == ["m.txt", "n/x.txt"]
+    assert snapshot(repo) == before
+    assert journal.list_turns() == [] and not any(journal.dir.glob("t1*"))
+
+
+def test_a_half_written_journal_entry_is_discarded(repo, journal):
+    (journal.dir / "t0" / "before").mkdir(parents=True)  # died before the manifest was written
+    before = snapshot(repo)
+    assert journal.recover() == []
+    assert snapshot(repo) == before and not (journal.dir / "t0").exists()
+
+
+def test_manifest_records_before_images_and_after_hashes(repo, journal):
+    turn = apply_turn(repo, OPS(), journal=journal, summary="rename and friends")
+    manifest = json.loads((journal.dir / turn.turn_id / "manifest.json").read_text())
+    files = {f["path"]: f for f in manifest["files"]}
+    assert manifest["summary"] == "rename and friends"
+    assert files["new/dir/c.txt"]["existed"] is False and files["new/dir/c.txt"]["new_dirs"] == ["new", "new/dir"]
+    assert files["d.txt"]["after_sha256"] is None
+    d_before = journal.dir / turn.turn_id / files["d.txt"]["before"]
+    assert d_before.read_bytes() == b"delete me\r\n"
+    assert files["r.sh"]["mode"] == 0o751
+
+
+def test_journals_are_kept_per_repository(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    assert Journal(a, tmp_path / "d").dir != Journal(b, tmp_path / "d").dir
+    (tmp_path / "alias").symlink_to(a)
+    assert Journal(tmp_path / "alias", tmp_path / "d").dir == Journal(a, tmp_path / "d").dir
+
+
+def test_default_location_is_under_the_data_dir(tmp_path, monkeypatch, repo):
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    assert str(Journal(repo).dir).startswith(str(tmp_path / "home" / "data" / "journal"))
