@@ -1,0 +1,142 @@
+"""`spark-pair stats`: the request log as tables (or JSON): tokens, TTFT, tok/s, errors, cost."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+from ._common import report_errors
+
+_AGO_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([mhdw])\s*$")
+_UNIT_S = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_since(text: str | None, now: float | None = None) -> float | None:
+    """`7d`, `12h`, `30m`, `2w` (ago) or a date `YYYY-MM-DD` (local midnight) -> epoch seconds."""
+    if not text or text.strip().lower() == "all":
+        return None
+    now = time.time() if now is None else now
+    match = _AGO_RE.match(text.lower())
+    if match:
+        return now - float(match.group(1)) * _UNIT_S[match.group(2)]
+    try:
+        return datetime.strptime(text.strip(), "%Y-%m-%d").timestamp()
+    except ValueError:
+        raise UsageError(f"--since {text!r} is neither a duration nor a date",
+                         hint="use e.g. --since 7d, --since 12h or --since 2026-01-31") from None
+
+
+def _fmt_num(value: float | int | None, digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    if abs(value) >= 10_000_000:
+        return f"{value / 1_000_000:.1f}M"
+    if abs(value) >= 100_000:
+        return f"{value / 1000:.0f}k"
+    return f"{value:,.{digits}f}"
+
+
+def _fmt_cost(value: float, unpriced: int) -> str:
+    text = f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+    return text + ("*" if unpriced else "")
+
+
+def _table(title: str, groups: list) -> object:
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                  padding=(0, 1))
+    table.add_column(title.split()[-1], overflow="fold", max_width=18)
+    for name in ("reqs", "err%", "in", "out", "TTFT50", "TTFT95", "tok/s50", "tok/s95", "cost"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for g in groups:
+        table.add_row(g.key, str(g.requests), f"{100 * g.error_rate:.0f}",
+                      _fmt_num(g.input_tokens), _fmt_num(g.output_tokens),
+                      _fmt_num(g.ttft_ms.p50), _fmt_num(g.ttft_ms.p95),
+                      _fmt_num(g.tokens_per_s.p50), _fmt_num(g.tokens_per_s.p95),
+                      _fmt_cost(g.cost, g.unpriced))
+    return table
+
+
+def render(report, console) -> None:  # type: ignore[no-untyped-def]
+    total = report.total
+    since = ("all time" if report.since is None
+             else "since " + time.strftime("%Y-%m-%d %H:%M", time.localtime(report.since)))
+    console.print(f"[bold]Requests {since}[/]: {total.requests} "
+                  f"({total.ok} ok, {total.errors} failed, {total.cancelled} cancelled), "
+                  f"{total.retries} retries")
+    console.print(f"Tokens: {total.input_tokens:,} in, {total.output_tokens:,} out; "
+                  f"cost {_fmt_cost(total.cost, total.unpriced)}")
+    if total.ttft_ms.count:
+        console.print(f"TTFT ms: p50 {_fmt_num(total.ttft_ms.p50)}, "
+                      f"p95 {_fmt_num(total.ttft_ms.p95)}, max {_fmt_num(total.ttft_ms.max)}; "
+                      f"tok/s: p50 {_fmt_num(total.tokens_per_s.p50)}, "
+                      f"p95 {_fmt_num(total.tokens_per_s.p95)}, "
+                      f"min {_fmt_num(total.tokens_per_s.min)}")
+    if total.error_classes:
+        classes = ", ".join(f"{k} {v}" for k, v in sorted(total.error_classes.items(),
+                                                          key=lambda kv: -kv[1]))
+        console.print(f"Errors by class: {classes}")
+    turns = report.turns
+    if turns.applied_turns:
+        console.print(f"Applied turns: {turns.applied_turns}; "
+                      f"cost per applied turn {_fmt_cost(turns.cost_per_turn or 0, turns.unpriced)}"
+                      f", tokens per turn {_fmt_num(turns.tokens_per_turn)} "
+                      f"({turns.edit_requests} edit requests)")
+    else:
+        console.print("Applied turns: none recorded yet (cost per turn needs applied edits)")
+    for name, groups in report.groups.items():
+        if groups:
+            console.print()
+            console.print(_table(f"By {name}", groups))
+    if report.missing_prices:
+        console.print(f"* no price for {', '.join(report.missing_prices)}: add it to the "
+                      "[prices] table in config (USD per million input / output tokens)",
+                      style="dim")
+
+
+@click.command("stats")
+@click.option("--since", "since_text", default="30d", show_default=True,
+              help="Only requests newer than this: 7d, 12h, 30m, a date YYYY-MM-DD, or 'all'.")
+@click.option("--by", "by_text", default="model,transport,day", show_default=True,
+              help="Groupings to show: any of model, transport, day, task.")
+@click.option("--task", help="Only requests of this task label (edit, bench, doctor, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Request store file (default: the user data folder).")
+@report_errors
+def command(since_text: str, by_text: str, task: str | None, as_json: bool,
+            db_path: Path | None) -> None:
+    """Report the request log: requests, tokens, TTFT and tok/s, errors, retries, cost."""
+    from .. import stats
+    from ..config import load_settings
+    from ..store import RequestStore
+
+    by = [b.strip() for b in by_text.split(",") if b.strip()]
+    bad = [b for b in by if b not in stats.KEYS]
+    if bad:
+        raise UsageError(f"--by {', '.join(bad)}: unknown grouping",
+                         hint="choose from model, transport, day, task")
+    since = parse_since(since_text)
+    prices = load_settings().prices
+    store = RequestStore(db_path) if db_path else RequestStore()
+    try:
+        records = store.records(since=since)
+    finally:
+        store.close()
+    if task:
+        records = [r for r in records if r.task == task]
+    report = stats.build_report(records, prices, by=by, since=since)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2))
+        return
+    from rich.console import Console
+
+    render(report, Console())

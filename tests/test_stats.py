@@ -1,0 +1,114 @@
+"""stats: aggregation over known records (percentiles, groups, errors, cost, cost per turn)."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_pair.commands.stats import parse_since
+from spark_pair.errors import UsageError
+from spark_pair.stats import Spread, build_report, percentile, record_cost
+from spark_pair.store.records import RequestRecord
+
+DAY1 = 1_767_268_800.0  # 2026-01-01 12:00 UTC
+DAY2 = DAY1 + 86400
+PRICES = {"spark": (1.0, 4.0), "big": (10.0, 40.0)}
+
+
+def rec(**kw) -> RequestRecord:
+    base = dict(ts=DAY1, model="spark", transport="ws", status="ok", input_tokens=1000,
+                output_tokens=500, ttft_ms=100.0, tokens_per_s=1000.0)
+    base.update(kw)
+    return RequestRecord(**base)
+
+
+def known_records() -> list[RequestRecord]:
+    return [
+        rec(ttft_ms=100, tokens_per_s=1000, turn_id="t1"),
+        rec(ttft_ms=200, tokens_per_s=1100, transport="chat", retries=2),
+        rec(ttft_ms=300, tokens_per_s=900, ts=DAY2, turn_id="t2"),
+        rec(status="error", error_class="rate_limit", input_tokens=None, output_tokens=None,
+            ttft_ms=None, tokens_per_s=None, retries=4, ts=DAY2),
+        rec(model="big", input_tokens=2000, output_tokens=1000, ttft_ms=400, tokens_per_s=50,
+            task="bench"),
+        rec(model="mystery", status="error", error_class="server", input_tokens=10,
+            output_tokens=0, ttft_ms=None, tokens_per_s=None),
+    ]
+
+
+def test_percentile_interpolates():
+    assert percentile([], 50) is None
+    assert percentile([5.0], 95) == 5.0
+    assert percentile([1, 2, 3, 4], 50) == 2.5
+    assert percentile([10, 20, 30, 40, 50], 95) == pytest.approx(48.0)
+    assert percentile([3, 1, 2], 0) == 1 and percentile([3, 1, 2], 100) == 3
+
+
+def test_spread_ignores_missing_values():
+    s = Spread.of([None, 100.0, 300.0, None])
+    assert (s.count, s.min, s.max, s.p50) == (2, 100.0, 300.0, 200.0)
+
+
+def test_cost_from_price_table():
+    assert record_cost(rec(), PRICES) == pytest.approx((1000 * 1 + 500 * 4) / 1e6)
+    assert record_cost(rec(model="unknown"), PRICES) is None
+
+
+def test_totals_match_known_records():
+    report = build_report(known_records(), PRICES)
+    t = report.total
+    assert (t.requests, t.ok, t.errors, t.cancelled) == (6, 4, 2, 0)
+    assert t.error_classes == {"rate_limit": 1, "server": 1}
+    assert t.retries == 6
+    assert t.input_tokens == 1000 * 3 + 2000 + 10
+    assert t.output_tokens == 500 * 3 + 1000
+    # TTFT / tok/s only over successful requests: [100, 200, 300, 400] and [1000, 1100, 900, 50]
+    assert t.ttft_ms.p50 == 250 and t.ttft_ms.min == 100 and t.ttft_ms.max == 400
+    assert t.ttft_ms.p95 == pytest.approx(385.0)
+    assert t.tokens_per_s.p50 == 950 and t.tokens_per_s.min == 50
+    spark_cost = 3 * (1000 * 1 + 500 * 4) / 1e6  # the failed spark request has no tokens
+    big_cost = (2000 * 10 + 1000 * 40) / 1e6
+    assert t.cost == pytest.approx(spark_cost + big_cost)
+    assert t.unpriced == 1 and report.missing_prices == ["mystery"]
+
+
+def test_groups_by_model_transport_day():
+    report = build_report(known_records(), PRICES)
+    by_model = {g.key: g for g in report.groups["model"]}
+    assert sorted(by_model) == ["big", "mystery", "spark"]
+    assert by_model["spark"].requests == 4 and by_model["spark"].errors == 1
+    assert by_model["big"].cost == pytest.approx(0.06)
+    by_transport = {g.key: g.requests for g in report.groups["transport"]}
+    assert by_transport == {"chat": 1, "ws": 5}
+    days = report.groups["day"]
+    assert len(days) == 2 and [g.requests for g in days] == [4, 2]
+    assert days[0].key < days[1].key
+
+
+def test_cost_per_applied_turn_counts_all_edit_requests():
+    report = build_report(known_records(), PRICES)
+    turns = report.turns
+    assert turns.applied_turns == 2
+    # edit requests: every record but the bench one (5); the mystery model has no price
+    assert turns.edit_requests == 5 and turns.unpriced == 1
+    assert turns.cost == pytest.approx(3 * 0.003)
+    assert turns.cost_per_turn == pytest.approx(0.0045)
+
+
+def test_no_turns_gives_no_cost_per_turn():
+    report = build_report([rec()], PRICES)
+    assert report.turns.applied_turns == 0 and report.turns.cost_per_turn is None
+    assert report.as_dict()["turns"]["cost_per_turn_usd"] is None
+
+
+def test_unknown_grouping_is_refused():
+    with pytest.raises(ValueError):
+        build_report([], PRICES, by=["colour"])
+
+
+def test_parse_since():
+    assert parse_since("all") is None
+    assert parse_since("2d", now=1000_000.0) == 1000_000.0 - 2 * 86400
+    assert parse_since("90m", now=10_000.0) == 10_000.0 - 5400
+    assert parse_since("2026-01-02") is not None
+    with pytest.raises(UsageError):
+        parse_since("yesterday")
