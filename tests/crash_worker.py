@@ -1,0 +1,79 @@
+"""A process that applies one 10-file turn and, if asked, SIGKILLs itself midway.
+
+    python crash_worker.py ROOT DATA_DIR count     apply fully; print the number of disk steps
+    python crash_worker.py ROOT DATA_DIR kill N    SIGKILL this process just before disk step N
+    python crash_worker.py ROOT DATA_DIR wait      print "ready", apply when stdin gets a line
+
+A disk step is a call to os.write, os.fsync, os.replace, os.unlink, os.mkdir or os.rmdir.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from spark_pair.edits.apply import apply_turn
+from spark_pair.edits.journal import Journal
+from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename, content_hash
+
+BODY = "".join(f"line {i} of the file\n" for i in range(1, 41))
+
+
+def setup(root: Path) -> None:
+    """The tree before the turn."""
+    (root / "pkg").mkdir(parents=True)
+    for i in range(4):
+        (root / "pkg" / f"mod{i}.py").write_text(BODY)
+    (root / "crlf.txt").write_bytes(BODY.replace("\n", "\r\n").encode())
+    (root / "old.txt").write_text("to be deleted\n")
+    (root / "ren1.txt").write_text(BODY)
+    (root / "ren2.sh").write_text("#!/bin/sh\necho hi\n")
+    os.chmod(root / "ren2.sh", 0o755)
+
+
+def edit(n: int) -> Hunk:
+    return Hunk(n, None, None, None, [f" line {n} of the file", f"-line {n + 1} of the file",
+                                      f"+line {n + 1} EDITED", f"+extra line {n}"])
+
+
+def ops() -> list:
+    """The turn: modify 5, create 3, delete 1, rename 2 (one with edits)."""
+    base = content_hash(BODY.encode())
+    out = [Modify(f"pkg/mod{i}.py", [edit(3 + i), edit(30)], base) for i in range(4)]
+    out.append(Modify("crlf.txt", [edit(10)]))
+    out += [Create("pkg/new1.py", "print('one')\n"), Create("new/dir/two.txt", "two\n"),
+            Create("three.md", "# three\n")]
+    out.append(Delete("old.txt", content_hash(b"to be deleted\n")))
+    out += [Rename("ren1.txt", "moved/ren1.txt", [edit(20)]), Rename("ren2.sh", "bin/ren2.sh")]
+    return out
+
+
+def main() -> None:
+    root, data, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    journal = Journal(root, data)
+    steps = [0]
+    kill_at = int(sys.argv[4]) if mode == "kill" else -1
+
+    def counted(fn):
+        def wrapper(*args, **kwargs):
+            steps[0] += 1
+            if steps[0] == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return fn(*args, **kwargs)
+        return wrapper
+
+    for name in ("write", "fsync", "replace", "unlink", "mkdir", "rmdir"):
+        setattr(os, name, counted(getattr(os, name)))
+    if mode == "wait":
+        print("ready", flush=True)
+        sys.stdin.readline()
+    start = time.perf_counter()
+    apply_turn(root, ops(), journal=journal)
+    print(steps[0], time.perf_counter() - start, flush=True)
+
+
+if __name__ == "__main__":
+    main()
