@@ -59,7 +59,8 @@ def _candidates(lines: list[str], old: list[str], lo: int, key) -> list[int]:
     want = [key(x) for x in old]
     n = len(want)
     have = [key(x) for x in lines]
-    return [i for i in range(lo, len(lines) - n + 1) if have[i:i + n] == want]
+    first = want[0]
+    return [i for i in range(lo, len(lines) - n + 1) if have[i] == first and have[i:i + n] == want]
 
 
 def _locate(lines: list[str], hunk: Hunk, lo: int, delta: int, path: str) -> int:
