@@ -129,3 +129,23 @@ def test_journals_are_kept_per_repository(tmp_path):
 def test_default_location_is_under_the_data_dir(tmp_path, monkeypatch, repo):
     monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
     assert str(Journal(repo).dir).startswith(str(tmp_path / "home" / "data" / "journal"))
+
+
+def test_a_journal_that_cannot_be_written_changes_nothing(repo, journal):
+    from spark_pair.errors import ApplyError
+
+    before = snapshot(repo)
+    journal.dir.parent.mkdir(parents=True)
+    journal.dir.write_text("in the way")  # the journal directory cannot be created
+    with pytest.raises(ApplyError) as err:
+        apply_turn(repo, OPS(), journal=journal)
+    assert snapshot(repo) == before and "journal" in err.value.message
+
+
+def test_a_reused_turn_id_is_refused(repo, journal):
+    from spark_pair.errors import ApplyError
+
+    apply_turn(repo, [Create("a.txt", "a\n")], journal=journal, turn_id="same")
+    with pytest.raises(ApplyError, match="already in the journal"):
+        apply_turn(repo, [Create("b.txt", "b\n")], journal=journal, turn_id="same")
+    assert not (repo / "b.txt").exists()

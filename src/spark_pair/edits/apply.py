@@ -255,7 +255,14 @@ def check_ops(root: Path, ops: Sequence[Operation]) -> list[str]:
 def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, summary: str = "",
                   kind: str = "apply", undoes: str | None = None) -> None:
     """Journal the before-images, write every change, commit; on any failure roll back."""
-    journal.begin(turn_id, changes, summary=summary, kind=kind, undoes=undoes)
+    if (journal.dir / turn_id).exists():
+        raise ApplyError(f"turn id {turn_id!r} is already in the journal", hint="nothing was changed")
+    try:
+        journal.begin(turn_id, changes, summary=summary, kind=kind, undoes=undoes)
+    except OSError as exc:
+        journal.discard(turn_id)
+        raise ApplyError(f"could not write the undo journal in {journal.dir} ({exc})",
+                         hint="nothing was changed; free disk space or check permissions") from exc
     current = ""
     try:
         for ch in changes:

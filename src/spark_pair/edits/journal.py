@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths as app_paths
-from ..errors import UndoError
+from ..errors import ApplyError, UndoError
 from . import fsio
 from .paths import confine, real_root
 
@@ -96,8 +96,13 @@ class Journal:
     @contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the repository's journal lock (one turn or undo at a time)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise ApplyError(f"cannot open the undo journal {self.dir} ({exc})",
+                             hint="nothing was changed; check the data dir's permissions and free "
+                                  "space (SPARK_PAIR_HOME relocates it)") from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -158,6 +163,11 @@ class Journal:
                 (self.root / d).rmdir()
             except OSError:
                 pass
+
+    def discard(self, turn_id: str) -> None:
+        """Forget a turn whose journal entry could not be written (no file was touched)."""
+        if (self.dir / turn_id).exists():
+            self._discard(self.dir / turn_id)
 
     def _discard(self, tdir: Path) -> None:
         gone = tdir.with_name(tdir.name + ".discard")
