@@ -282,3 +282,18 @@ def test_flag_uncommitted_marks_modified_and_untracked_deletes(repo):
     ops = [Delete("clean.txt"), Delete("dirty.txt"), Delete("new.txt")]
     flag_uncommitted(repo, ops)
     assert [op.uncommitted for op in ops] == [False, True, True]
+
+
+def test_blank_context_lines_without_their_space_and_stray_cr_are_tolerated():
+    text = "def f():\n\n    return 1\n"
+    assert apply_hunks(text, [hunk([" def f():", "", "-    return 1\r", "+    return 2\r"])]) == \
+        "def f():\n\n    return 2\n"
+
+
+def test_two_operations_on_one_file_chain(repo, journal):
+    (repo / "f.txt").write_text("a\nb\n")
+    apply_turn(repo, [Modify("f.txt", [hunk(["-a", "+A"])]), Modify("./f.txt", [hunk(["-b", "+B"])])],
+               journal=journal)
+    assert (repo / "f.txt").read_text() == "A\nB\n"
+    journal.undo()
+    assert (repo / "f.txt").read_text() == "a\nb\n"

@@ -10,7 +10,7 @@ import os
 import stat
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import ApplyError, ConflictError, EditError, SparkPairError, StaleError
@@ -94,6 +94,12 @@ def _locate(lines: list[str], hunk: Hunk, lo: int, delta: int, path: str) -> int
     raise ConflictError(f"{_hunk_name(hunk, path)}: its context and removed lines are not in the file")
 
 
+def _tidy(hunk: Hunk) -> Hunk:
+    """Blank context lines often lose their leading space, and CR may survive from CRLF diffs."""
+    lines = [(ln or " ").removesuffix("\r") for ln in hunk.lines]
+    return hunk if lines == hunk.lines else replace(hunk, lines=lines)
+
+
 def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "") -> str:
     """Apply hunks, in order and without overlap, to `text`; keep the file's line endings.
 
@@ -106,6 +112,7 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "") -> str:
     out_ends: list[str] = []
     pos = delta = 0
     for hunk in hunks:
+        hunk = _tidy(hunk)
         if any(ln[:1] not in (" ", "-", "+") for ln in hunk.lines):
             raise ConflictError(f"{_hunk_name(hunk, path)}: a line without ' ', '-' or '+' marker")
         at = _locate(lines, hunk, pos, delta, path)
