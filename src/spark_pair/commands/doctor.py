@@ -1,0 +1,89 @@
+"""`spark-pair doctor`: check the set-up end to end and say how to fix each failure."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import click
+
+from ..errors import ConfigError
+from ..exitcodes import ExitCode
+from ._common import flag_overrides, model_options, report_errors
+
+MARKS = {"pass": ("✓", "green"), "fail": ("✗", "bold red"), "skip": ("-", "dim")}
+
+
+def exit_code(report) -> ExitCode:  # type: ignore[no-untyped-def]
+    """0 if every check passed (or did not apply), 3 if the config is unusable, else 1."""
+    failed = report.first_failure
+    if failed is None:
+        return ExitCode.OK
+    return ExitCode.CONFIG if failed.id == "config" else ExitCode.FAILURE
+
+
+def print_result(console, result) -> None:  # type: ignore[no-untyped-def]
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
+    mark, style = MARKS[result.status]
+    row = Table.grid(expand=True, padding=(0, 1))
+    row.add_column(width=1, no_wrap=True)
+    row.add_column(ratio=1)
+    row.add_column(justify="right", no_wrap=True)
+    timing = "" if result.status == "skip" else f"{result.duration_ms:,.0f} ms"
+    row.add_row(Text(mark, style=style), Text(result.title, style="bold"), Text(timing, "dim"))
+    console.print(row)
+    detail_style = "dim" if result.status == "skip" else ""
+    for line in result.detail.splitlines():
+        console.print(Padding(Text(line, style=detail_style), (0, 0, 0, 4)))
+    if result.hint:
+        console.print(Padding(Text("fix: " + result.hint, style="yellow"), (0, 0, 0, 4)))
+
+
+@click.command("doctor")
+@model_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (for scripts).")
+@click.option("--check-timeout", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
+              help="Seconds each check may take before it fails.")
+@report_errors
+def command(base_url: str | None, model: str | None, transport: str | None, as_json: bool,
+            check_timeout: float) -> None:
+    """Check base URL, key and model end to end; explain each failure and how to fix it.
+
+    Runs in order: config, base URL shape, DNS/connect/TLS, key, model list, a plain request,
+    a streaming request, the WebSocket mode, a two-turn memory check and the first fallback.
+    A check whose prerequisite failed is skipped. Exit code 0 only if nothing failed.
+    """
+    from ..config import load_settings
+    from ..doctor import DoctorConfig, config_from_settings, run_doctor
+
+    try:
+        settings = load_settings(overrides=flag_overrides(base_url, model, transport))
+        cfg = config_from_settings(settings, check_timeout_s=check_timeout)
+    except ConfigError as exc:
+        cfg = DoctorConfig(config_error=exc, check_timeout_s=check_timeout)
+
+    if as_json:
+        report = asyncio.run(run_doctor(cfg))
+        out = report.as_dict()
+        out["exit_code"] = int(exit_code(report))
+        click.echo(json.dumps(out, indent=2))
+        sys.exit(out["exit_code"])
+
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    target = " · ".join(x for x in (cfg.base_url, cfg.model) if x)
+    console.print(f"[bold]spark-pair doctor[/]  {target}")
+    report = asyncio.run(run_doctor(cfg, on_result=lambda r: print_result(console, r)))
+    counts = {s: sum(r.status == s for r in report.results) for s in ("pass", "fail", "skip")}
+    summary = f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped"
+    if report.ok:
+        console.print(f"[green]All checks passed[/] ({summary}).")
+    else:
+        failed = report.first_failure
+        console.print(f"[red]Doctor found a problem[/] at '{failed.title}' ({summary}).")
+    sys.exit(int(exit_code(report)))

@@ -1,0 +1,743 @@
+"""The checks behind `spark-pair doctor`: plain results, no UI.
+
+Each check passes, fails (with the error's message and fix hint) or is skipped because a check it
+needs did not pass. Every check is capped in time (`check_timeout_s`), so a stalled stream cannot
+hang the run. The probes talk to the endpoint directly (httpx / websockets) so that each failure
+can be pinned on one step: resolve, connect, authenticate, list models, answer, stream, chain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import ssl
+import time
+import urllib.request
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from . import errors as E
+from .errors import SparkPairError, redact
+
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+MEMORY_NUMBER = "42"
+REMEMBER_PROMPT = f"Remember the number {MEMORY_NUMBER}. Reply only with OK."
+RECALL_PROMPT = "What number did I ask you to remember? Reply with the number only."
+STREAM_PROMPT = "Count from 1 to 60, separated by spaces."
+PING_PROMPT = "Reply with the single word: ready"
+WS_BETA = "responses_websockets=2026-02-06"
+
+
+@dataclass
+class DoctorConfig:
+    """What doctor checks: the effective settings (never printed with the key)."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    api_key_env: str = "SPARK_PAIR_API_KEY"
+    model: str | None = None
+    fallbacks: list[str] = field(default_factory=list)
+    transport: str = "auto"
+    sources: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    config_error: SparkPairError | None = None
+    check_timeout_s: float = 5.0
+    stream_tokens: int = 256
+
+
+def config_from_settings(settings: Any, check_timeout_s: float = 5.0) -> DoctorConfig:
+    """DoctorConfig from `config.load_settings()`'s result."""
+    model = settings.model
+    return DoctorConfig(
+        base_url=model.base_url, api_key=settings.api_key, api_key_env=model.api_key_env,
+        model=model.name, fallbacks=list(model.fallbacks or []),
+        transport=settings.session.transport or "auto", sources=dict(settings.sources),
+        warnings=list(settings.warnings), check_timeout_s=check_timeout_s)
+
+
+@dataclass
+class CheckResult:
+    id: str
+    title: str
+    status: str  # pass | fail | skip
+    duration_ms: float = 0.0
+    detail: str = ""
+    hint: str = ""
+    error_class: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "status": self.status,
+                "duration_ms": round(self.duration_ms, 1), "detail": self.detail,
+                "hint": self.hint, "error_class": self.error_class, "data": self.data}
+
+
+@dataclass
+class DoctorReport:
+    results: list[CheckResult]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.status != FAIL for r in self.results)
+
+    @property
+    def first_failure(self) -> CheckResult | None:
+        return next((r for r in self.results if r.status == FAIL), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        failed = self.first_failure
+        return {"ok": self.ok, "failed_check": failed.id if failed else None,
+                "checks": [r.as_dict() for r in self.results]}
+
+
+class Skip(Exception):
+    """Raised by a check that does not apply (not a failure)."""
+
+
+@dataclass
+class Outcome:
+    detail: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+# ---- URL shape ---------------------------------------------------------------------------
+
+_ENDPOINT_TAILS = ("/chat/completions", "/responses", "/models", "/completions")
+
+
+def url_problems(url: str) -> list[str]:
+    """What is wrong with a base URL (empty list: looks right)."""
+    problems: list[str] = []
+    if url != url.strip():
+        problems.append("it has leading/trailing whitespace")
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https"):
+        problems.append(f"it must start with http:// or https:// (got {parts.scheme or 'none'!r})")
+        return problems
+    if not parts.hostname:
+        problems.append("it has no host name")
+    if parts.query or parts.fragment:
+        problems.append("it carries a query string or fragment (tracking parameters?); drop it")
+    path = parts.path.rstrip("/")
+    for tail in _ENDPOINT_TAILS:
+        if path.endswith(tail):
+            problems.append(f"it ends with an endpoint ({tail}); give the API root only")
+            path = path[: -len(tail)]
+            break
+    if path.endswith("/v1"):
+        problems.append("it ends with /v1, and spark-pair appends /v1/..., so requests would "
+                        "go to .../v1/v1/...; drop the /v1")
+    return problems
+
+
+def api_url(base_url: str, path: str) -> str:
+    return base_url.strip().rstrip("/") + path
+
+
+def ws_url(base_url: str, path: str) -> str:
+    url = api_url(base_url, path)
+    return "wss" + url[5:] if url.startswith("https") else "ws" + url[4:]
+
+
+# ---- HTTP status -> error ---------------------------------------------------------------
+
+def _error_code(body: str) -> tuple[str | None, str]:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None, ""
+    err = data.get("error") if isinstance(data, dict) else None
+    if isinstance(err, dict):
+        return err.get("code"), str(err.get("message") or "")
+    return None, ""
+
+
+def http_error(status: int, body: str, url: str, content_type: str = "",
+               retry_after: str | None = None, auth_hint: str | None = None) -> E.ModelError:
+    """The error a response means, with a diagnosis that fits doctor's output."""
+    code, message = _error_code(body)
+    said = f": {message}" if message else ""
+    if status in (401, 403):
+        return E.AuthError(f"the server refused the key (HTTP {status}){said}", hint=auth_hint,
+                           status=status, url=url)
+    if code == "model_not_found":
+        return E.ModelNotFound(f"model not found (HTTP {status}){said}", status=status, url=url)
+    if status in (404, 405):
+        return E.EndpointError(f"HTTP {status} for {url}: no such endpoint here", status=status,
+                               url=url, body=body)
+    if status == 429:
+        wait = f"; the server asks to wait {retry_after} s" if retry_after else ""
+        return E.RateLimited(f"rate limited (HTTP 429){said}{wait}", status=status, url=url,
+                             retry_after=_float(retry_after))
+    if status >= 500:
+        return E.ServerError(f"server error (HTTP {status}){said}", status=status, url=url,
+                             body=body)
+    if status in (400, 422):
+        return E.BadRequest(f"the server refused the request (HTTP {status}){said}",
+                            status=status, url=url, body=body)
+    kind = content_type.split(";")[0].strip() or "no content type"
+    return E.ProtocolError(f"HTTP {status} from {url} is not an OpenAI-shaped JSON body ({kind}): "
+                           f"{E.excerpt(body, 160)}", status=status, url=url, body=body)
+
+
+def _float(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
+
+
+def _json_body(resp: httpx.Response, url: str) -> dict[str, Any]:
+    ctype = resp.headers.get("content-type", "")
+    try:
+        data = resp.json()
+    except ValueError:
+        data = None
+    if "json" not in ctype or not isinstance(data, dict):
+        raise http_error(resp.status_code, resp.text, url, ctype)
+    return data
+
+
+def _link_error(exc: Exception, url: str) -> E.ModelError:
+    if isinstance(exc, httpx.TimeoutException):
+        return E.StreamTimeout(f"no answer from {url} in time ({type(exc).__name__})", url=url)
+    if isinstance(exc, httpx.ConnectError):
+        return E.ConnectionFailed(f"cannot connect to {url}: {exc}", url=url)
+    return E.StreamDropped(f"the connection to {url} broke: {exc or type(exc).__name__}", url=url)
+
+
+# ---- the run -----------------------------------------------------------------------------
+
+CHECKS: list[tuple[str, str, tuple[str, ...]]] = [
+    # id, title, needs
+    ("config", "config found", ()),
+    ("base_url", "base URL shape", ("config",)),
+    ("connect", "DNS / connect / TLS", ("config",)),
+    ("auth", "API key accepted", ("connect",)),
+    ("models", "model listed (GET /v1/models)", ("auth",)),
+    ("request", "plain request with usage", ("models",)),
+    ("stream", "streaming request", ("models",)),
+    ("ws", "WebSocket handshake and turn", ("models",)),
+    ("memory", "two-turn memory (remember 42)", ("request",)),
+    ("fallback", "switch to the first fallback", ("models",)),
+]
+
+
+async def run_doctor(cfg: DoctorConfig,
+                     on_result: Callable[[CheckResult], None] | None = None) -> DoctorReport:
+    """Run every check in order; `on_result` sees each result as soon as it is known."""
+    return await _Doctor(cfg).run(on_result)
+
+
+class _Doctor:
+    def __init__(self, cfg: DoctorConfig) -> None:
+        self.cfg = cfg
+        self.key = (cfg.api_key or "").strip() or None
+        self.available: list[str] = []
+        self.progress = ""
+        self.ws: Any = None
+        self.http: httpx.AsyncClient | None = None
+
+    async def run(self, on_result: Callable[[CheckResult], None] | None) -> DoctorReport:
+        results: dict[str, CheckResult] = {}
+        timeout = httpx.Timeout(self.cfg.check_timeout_s)
+        try:
+            async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as http:
+                self.http = http
+                for check_id, title, needs in CHECKS:
+                    blocked = [n for n in needs if results[n].status != PASS]
+                    if blocked:
+                        result = CheckResult(check_id, title, SKIP,
+                                             detail=f"skipped: needs '{blocked[0]}' to pass")
+                    else:
+                        result = await self._run_one(check_id, title)
+                    results[check_id] = result
+                    if on_result is not None:
+                        on_result(result)
+        finally:
+            if self.ws is not None:
+                await _close_quietly(self.ws)
+        return DoctorReport(list(results.values()))
+
+    async def _run_one(self, check_id: str, title: str) -> CheckResult:
+        check: Callable[[], Awaitable[Outcome]] = getattr(self, f"check_{check_id}")
+        self.progress = ""
+        start = time.perf_counter()
+        try:
+            outcome = await asyncio.wait_for(check(), self.cfg.check_timeout_s)
+        except Skip as exc:
+            return CheckResult(check_id, title, SKIP, _ms(start), detail=str(exc))
+        except (asyncio.TimeoutError, TimeoutError):
+            err = E.StreamTimeout(f"no complete answer within {self.cfg.check_timeout_s:g} s"
+                                  + (f" ({self.progress})" if self.progress else ""))
+            return self._failed(check_id, title, start, err)
+        except SparkPairError as exc:
+            return self._failed(check_id, title, start, exc)
+        except httpx.HTTPError as exc:
+            return self._failed(check_id, title, start, _link_error(exc, str(exc.request.url)
+                                                                      if _has_request(exc)
+                                                                      else "the server"))
+        return CheckResult(check_id, title, PASS, _ms(start), detail=self._redact(outcome.detail),
+                           data=outcome.data)
+
+    def _failed(self, check_id: str, title: str, start: float,
+                exc: SparkPairError) -> CheckResult:
+        data: dict[str, Any] = {}
+        for name in ("status", "url", "retry_after"):
+            value = getattr(exc, name, None)
+            if value is not None:
+                data[name] = value
+        return CheckResult(check_id, title, FAIL, _ms(start), detail=self._redact(exc.message),
+                           hint=self._redact(exc.hint), error_class=exc.kind, data=data)
+
+    def _redact(self, text: str) -> str:
+        keys = [k for k in (self.cfg.api_key, self.key) if k and len(k.strip()) >= 4]
+        return redact(text, *keys)
+
+    # ---- helpers ------------------------------------------------------------------------
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        return headers
+
+    def auth_hint(self) -> str:
+        """Why a key is refused, judged from what the key looks like."""
+        raw, env = self.cfg.api_key, self.cfg.api_key_env
+        if not raw or not raw.strip():
+            return (f"no key was sent: the env var {env} is empty or not exported in this shell "
+                    f"(`export {env}=...`), or [model] api_key_env names another variable")
+        if raw != raw.strip():
+            return (f"the key in {env} has leading/trailing whitespace or a newline; spark-pair "
+                    "stripped it and the server still refused it: re-copy the key")
+        if raw.lower().startswith("bearer "):
+            return f"the key in {env} starts with 'Bearer '; store only the key itself"
+        return (f"the key from {env} was sent and refused: is it the right key for this base "
+                "URL (not another provider's), not deleted, not out of credit?")
+
+    async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        assert self.http is not None and self.cfg.base_url
+        url = api_url(self.cfg.base_url, path)
+        resp = await self.http.post(url, json=body, headers=self._headers())
+        if resp.status_code != 200:
+            raise http_error(resp.status_code, resp.text, url, resp.headers.get("content-type", ""),
+                             resp.headers.get("retry-after"), self.auth_hint())
+        return _json_body(resp, url)
+
+    def _request_api(self) -> str:
+        return "responses" if self.cfg.transport == "responses" else "chat"
+
+    async def _ask(self, model: str, messages: list[dict[str, str]],
+                   max_tokens: int = 32) -> tuple[str, dict[str, Any] | None]:
+        """One non-streaming request: (text, usage)."""
+        if self._request_api() == "chat":
+            data = await self._post("/v1/chat/completions", {
+                "model": model, "messages": messages, "stream": False,
+                "max_completion_tokens": max_tokens})
+            try:
+                text = data["choices"][0]["message"]["content"] or ""
+            except (KeyError, IndexError, TypeError):
+                raise E.ProtocolError("the chat completion has no choices[0].message.content",
+                                      body=json.dumps(data)) from None
+            return text, data.get("usage")
+        data = await self._post("/v1/responses", {
+            "model": model, "input": messages, "stream": False, "max_output_tokens": max_tokens})
+        return _responses_text(data), data.get("usage")
+
+    # ---- the checks -----------------------------------------------------------------------
+
+    async def check_config(self) -> Outcome:
+        cfg = self.cfg
+        if cfg.config_error is not None:
+            raise cfg.config_error
+        if not cfg.base_url:
+            raise E.ConfigError("no base URL is set", hint="set [model] base_url in "
+                                "~/.config/spark-pair/config.toml or SPARK_PAIR_BASE_URL")
+        if not cfg.model:
+            raise E.ConfigError("no model is set", hint="set [model] name or SPARK_PAIR_MODEL")
+        lines = []
+        for name, value in (("model.base_url", cfg.base_url), ("model.name", cfg.model),
+                            ("model.fallbacks", ", ".join(cfg.fallbacks) or "(none)"),
+                            ("session.transport", cfg.transport)):
+            lines.append(f"{name} = {value}  [{cfg.sources.get(name, 'default')}]")
+        key = cfg.api_key
+        state = (f"set, {len(key.strip())} chars" if key and key.strip() else "not set")
+        lines.append(f"api key from env {cfg.api_key_env}: {state}")
+        lines.extend(f"warning: {w}" for w in cfg.warnings)
+        return Outcome("\n".join(lines), {"sources": dict(cfg.sources),
+                                          "warnings": list(cfg.warnings)})
+
+    async def check_base_url(self) -> Outcome:
+        url = self.cfg.base_url or ""
+        problems = url_problems(url)
+        if problems:
+            raise E.EndpointError(f"base URL {url.strip()!r}: " + "; ".join(problems), url=url)
+        return Outcome(f"{url.strip()} (requests go to {api_url(url, '/v1/...')})")
+
+    async def check_connect(self) -> Outcome:
+        parts = urlsplit((self.cfg.base_url or "").strip())
+        host = parts.hostname
+        if not host or parts.scheme not in ("http", "https"):
+            raise E.ConnectionFailed(f"cannot tell the host from {self.cfg.base_url!r}",
+                                     hint="fix the base URL first")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        target, via = host, ""
+        proxy = _proxy_for(parts.scheme, host)
+        if proxy:
+            p = urlsplit(proxy)
+            target, port, via = p.hostname or "", p.port or 8080, f" via proxy {p.hostname}"
+        loop = asyncio.get_running_loop()
+        t0 = time.perf_counter()
+        try:
+            infos = await loop.getaddrinfo(target, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            raise E.ConnectionFailed(f"cannot resolve {target!r}{via}: {exc.strerror or exc}",
+                                     hint="check the host name for typos, your DNS, VPN or "
+                                          "container network") from exc
+        dns_ms = _ms(t0)
+        address = infos[0][4][0]
+        t1 = time.perf_counter()
+        use_tls = parts.scheme == "https" and not proxy
+        try:
+            ctx = ssl.create_default_context() if use_tls else None
+            reader, writer = await asyncio.open_connection(
+                address, port, ssl=ctx, server_hostname=host if use_tls else None)
+        except ssl.SSLError as exc:
+            raise E.ConnectionFailed(f"TLS handshake with {host}:{port} failed: {exc}",
+                                     hint="a TLS-intercepting proxy or a wrong certificate: "
+                                          "set SSL_CERT_FILE to your CA bundle") from exc
+        except ConnectionRefusedError as exc:
+            raise E.ConnectionFailed(f"connection refused by {target}:{port}{via}: nothing "
+                                     "listens there") from exc
+        except OSError as exc:
+            raise E.ConnectionFailed(f"cannot connect to {target}:{port}{via}: "
+                                     f"{exc.strerror or exc}") from exc
+        connect_ms = _ms(t1)
+        writer.close()
+        try:
+            await asyncio.wait_for(writer.wait_closed(), 1.0)
+        except (OSError, asyncio.TimeoutError, ssl.SSLError):
+            pass
+        del reader
+        tls = " with TLS" if use_tls else ""
+        return Outcome(f"{target} -> {address}:{port}{via}: resolve {dns_ms:.0f} ms, "
+                       f"connect{tls} {connect_ms:.0f} ms",
+                       {"dns_ms": round(dns_ms, 1), "connect_ms": round(connect_ms, 1),
+                        "address": address, "port": port, "tls": use_tls,
+                        "proxy": bool(proxy)})
+
+    async def check_auth(self) -> Outcome:
+        assert self.http is not None and self.cfg.base_url
+        url = api_url(self.cfg.base_url, "/v1/models")
+        resp = await self.http.get(url, headers=self._headers())
+        if resp.status_code != 200:
+            raise http_error(resp.status_code, resp.text, url, resp.headers.get("content-type", ""),
+                             resp.headers.get("retry-after"), self.auth_hint())
+        data = _json_body(resp, url)
+        items = data.get("data")
+        if not isinstance(items, list):
+            raise E.ProtocolError("GET /v1/models has no 'data' list", url=url, body=resp.text)
+        self.available = [str(m.get("id")) for m in items if isinstance(m, dict)]
+        who = f"key from {self.cfg.api_key_env}" if self.key else "no key (none required)"
+        note = ""
+        raw = self.cfg.api_key or ""
+        if self.key and raw != raw.strip():
+            note = "; note: the key has surrounding whitespace (stripped)"
+        return Outcome(f"{who} accepted{note}", {"models": len(self.available)})
+
+    async def check_models(self) -> Outcome:
+        model = self.cfg.model or ""
+        shown = ", ".join(self.available[:8]) + (" ..." if len(self.available) > 8 else "")
+        if model not in self.available:
+            near = [m for m in self.available if model.split("-")[0] in m][:3]
+            raise E.ModelNotFound(
+                f"model {model!r} is not offered here; available: {shown or '(none)'}",
+                hint=(f"set [model] name to one of the listed ids (e.g. {near[0]!r}); "
+                      if near else "") + E.ModelNotFound.default_hint)
+        missing = [f for f in self.cfg.fallbacks if f not in self.available]
+        extra = f"; fallbacks missing: {', '.join(missing)}" if missing else ""
+        return Outcome(f"{model} is listed ({len(self.available)} models){extra}",
+                       {"available": self.available, "missing_fallbacks": missing})
+
+    async def check_request(self) -> Outcome:
+        text, usage = await self._ask(self.cfg.model or "",
+                                      [{"role": "user", "content": PING_PROMPT}])
+        if not usage:
+            raise E.ProtocolError("the answer carries no 'usage': token counts and cost "
+                                  "cannot be tracked", hint="some gateways strip usage; "
+                                  "spark-pair then estimates tokens (costs are approximate)")
+        tin = usage.get("input_tokens", usage.get("prompt_tokens"))
+        tout = usage.get("output_tokens", usage.get("completion_tokens"))
+        return Outcome(f"{self._request_api()}: {len(text)} chars, usage {tin} in / {tout} out",
+                       {"api": self._request_api(), "input_tokens": tin, "output_tokens": tout})
+
+    async def check_stream(self) -> Outcome:
+        api = "chat" if self.cfg.transport == "chat" else "responses"
+        try:
+            stats = await self._stream(api)
+        except E.EndpointError:
+            if self.cfg.transport != "auto" or api == "chat":
+                raise
+            api = "chat"  # no Responses API here: auto uses Chat Completions
+            stats = await self._stream(api)
+        return _judge_stream(api, stats)
+
+    async def _stream(self, api: str) -> dict[str, Any]:
+        assert self.http is not None and self.cfg.base_url
+        messages = [{"role": "user", "content": STREAM_PROMPT}]
+        if api == "chat":
+            path = "/v1/chat/completions"
+            body: dict[str, Any] = {"model": self.cfg.model, "messages": messages, "stream": True,
+                                    "stream_options": {"include_usage": True},
+                                    "max_completion_tokens": self.cfg.stream_tokens}
+        else:
+            path = "/v1/responses"
+            body = {"model": self.cfg.model, "input": messages, "stream": True,
+                    "max_output_tokens": self.cfg.stream_tokens}
+        url = api_url(self.cfg.base_url, path)
+        start = time.perf_counter()
+        times: list[float] = []
+        usage: dict[str, Any] | None = None
+        async with self.http.stream("POST", url, json=body, headers=self._headers()) as resp:
+            ctype = resp.headers.get("content-type", "")
+            if resp.status_code != 200 or "text/event-stream" not in ctype:
+                raw = (await resp.aread()).decode("utf-8", "replace")
+                if resp.status_code == 200 and "json" in ctype:
+                    raise E.ProtocolError("asked for a stream, got one JSON body: the server or "
+                                          "a proxy ignores stream=true", url=url, body=raw)
+                raise http_error(resp.status_code, raw, url, ctype,
+                                 resp.headers.get("retry-after"), self.auth_hint())
+            async for data in _sse_data(resp):
+                event = _parse_event(data, url)
+                if event is None:
+                    break
+                if api == "chat":
+                    choices = event.get("choices") or []
+                    if choices and (choices[0].get("delta") or {}).get("content"):
+                        times.append(time.perf_counter() - start)
+                    if event.get("usage"):
+                        usage = event["usage"]
+                else:
+                    kind = event.get("type")
+                    if kind == "response.output_text.delta":
+                        times.append(time.perf_counter() - start)
+                    elif kind in ("error", "response.failed"):
+                        raise _event_error(event, url)
+                    elif kind == "response.completed":
+                        usage = (event.get("response") or {}).get("usage")
+                        break
+                self.progress = f"{len(times)} deltas received, then nothing"
+        return {"times": times, "usage": usage, "total_s": time.perf_counter() - start}
+
+    async def check_ws(self) -> Outcome:
+        if self.cfg.transport in ("chat", "responses"):
+            raise Skip(f"skipped: transport is {self.cfg.transport} (WebSocket mode not used)")
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import InvalidHandshake, InvalidStatus, WebSocketException
+
+        url = ws_url(self.cfg.base_url or "", "/v1/responses")
+        headers = {"openai-beta": WS_BETA}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        t0 = time.perf_counter()
+        try:
+            self.ws = await connect(url, additional_headers=headers,
+                                    open_timeout=self.cfg.check_timeout_s, max_size=2**24)
+        except InvalidStatus as exc:
+            status = exc.response.status_code
+            body = exc.response.body.decode("utf-8", "replace") if exc.response.body else ""
+            if status in (401, 403):
+                raise http_error(status, body, url, auth_hint=self.auth_hint()) from exc
+            raise E.EndpointError(
+                f"WebSocket mode refused at {url} (HTTP {status})", status=status, url=url,
+                hint="this server does not offer the Responses WebSocket mode; with transport "
+                     "= auto spark-pair falls back to HTTP streaming; set [session] transport "
+                     "= \"responses\" to skip the probe") from exc
+        except (InvalidHandshake, WebSocketException, OSError) as exc:
+            raise E.ConnectionFailed(f"WebSocket handshake with {url} failed: {exc}",
+                                     url=url) from exc
+        handshake_ms = _ms(t0)
+        t1 = time.perf_counter()
+        text, _, ttft = await self._ws_turn(
+            {"input": [{"role": "user", "content": PING_PROMPT}]}, url)
+        turn_ms = _ms(t1)
+        ttft_txt = f", TTFT {ttft * 1000:.0f} ms" if ttft is not None else ""
+        return Outcome(f"handshake {handshake_ms:.0f} ms; turn {turn_ms:.0f} ms{ttft_txt}, "
+                       f"{len(text)} chars",
+                       {"handshake_ms": round(handshake_ms, 1), "turn_ms": round(turn_ms, 1)})
+
+    async def _ws_turn(self, extra: dict[str, Any], url: str,
+                       model: str | None = None) -> tuple[str, str | None, float | None]:
+        """One response.create on the open socket: (text, response id, ttft seconds)."""
+        message = {"type": "response.create", "model": model or self.cfg.model,
+                   "max_output_tokens": 32, **extra}
+        start = time.perf_counter()
+        await self.ws.send(json.dumps(message))
+        parts: list[str] = []
+        ttft = None
+        for _ in range(100_000):  # bounded; the check's timeout bounds the time
+            event = json.loads(await self.ws.recv())
+            kind = event.get("type")
+            if kind == "response.output_text.delta":
+                if ttft is None:
+                    ttft = time.perf_counter() - start
+                parts.append(event.get("delta") or "")
+                self.progress = f"{len(parts)} deltas received, then nothing"
+            elif kind in ("error", "response.failed"):
+                raise _event_error(event, url)
+            elif kind == "response.completed":
+                response = event.get("response") or {}
+                return "".join(parts) or _responses_text(response), response.get("id"), ttft
+        raise E.ProtocolError("the WebSocket turn never completed", url=url)
+
+    async def check_memory(self) -> Outcome:
+        first = {"role": "user", "content": REMEMBER_PROMPT}
+        second = {"role": "user", "content": RECALL_PROMPT}
+        if self.ws is not None:
+            url = ws_url(self.cfg.base_url or "", "/v1/responses")
+            reply1, rid, _ = await self._ws_turn({"input": [first]}, url)
+            if not rid:
+                raise E.ProtocolError("the first WS turn returned no response id", url=url)
+            reply2, _, _ = await self._ws_turn({"input": [second], "previous_response_id": rid},
+                                               url)
+            how = "ws, chained with previous_response_id"
+        else:
+            model = self.cfg.model or ""
+            reply1, _ = await self._ask(model, [first])
+            reply2, _ = await self._ask(model, [first, {"role": "assistant", "content": reply1},
+                                                second])
+            how = f"{self._request_api()}, full history resent"
+        if MEMORY_NUMBER not in reply2:
+            raise E.ProtocolError(
+                f"asked to recall {MEMORY_NUMBER}, the model answered {E.excerpt(reply2, 80)!r}",
+                hint="the second turn did not see the first: the server drops the conversation "
+                     "(previous_response_id not kept?) or the model is too weak for the task")
+        return Outcome(f"{how}: recalled {MEMORY_NUMBER}", {"via": how})
+
+    async def check_fallback(self) -> Outcome:
+        if not self.cfg.fallbacks:
+            raise Skip("skipped: no fallbacks configured ([model] fallbacks)")
+        target = self.cfg.fallbacks[0]
+        if target not in self.available:
+            raise E.ModelNotFound(f"fallback model {target!r} is not offered here",
+                                  hint="fix [model] fallbacks: list ids that GET /v1/models "
+                                       "shows")
+        t0 = time.perf_counter()
+        text, _ = await self._ask(target, [{"role": "user", "content": PING_PROMPT}])
+        return Outcome(f"{target} answered in {_ms(t0):.0f} ms ({len(text)} chars)",
+                       {"model": target})
+
+
+# ---- stream helpers --------------------------------------------------------------------
+
+def _judge_stream(api: str, stats: dict[str, Any]) -> Outcome:
+    times: list[float] = stats["times"]
+    usage = stats["usage"] or {}
+    if not times:
+        raise E.ProtocolError(f"the {api} stream ended without any text", hint=None)
+    ttft, last, total = times[0], times[-1], stats["total_s"]
+    tokens = usage.get("output_tokens", usage.get("completion_tokens")) or len(times)
+    tps = (tokens - 1) / (last - ttft) if last > ttft and tokens > 1 else None
+    data = {"api": api, "ttft_ms": round(ttft * 1000, 1), "tokens": tokens, "deltas": len(times),
+            "tokens_per_s": round(tps, 1) if tps else None, "usage": bool(usage)}
+    spread = last - ttft
+    if len(times) >= 8 and total >= 0.15 and spread < 0.1 * total:
+        raise E.StreamTimeout(
+            f"the stream arrived all at once: {len(times)} deltas within {spread * 1000:.0f} ms, "
+            f"after {ttft * 1000:.0f} ms of silence",
+            hint="something between you and the model buffers the stream (a proxy or gateway): "
+                 "turn response buffering off there, or use the WebSocket transport")
+    rate = f"{tps:,.0f} tok/s" if tps else "too short to rate"
+    note = "" if total >= 0.15 else " (too fast to judge buffering)"
+    no_usage = "" if usage else "; no usage in the stream"
+    return Outcome(f"{api}: TTFT {ttft * 1000:.0f} ms, {tokens} tokens, {rate}, "
+                   f"{len(times)} deltas spread over {spread * 1000:.0f} ms{note}{no_usage}", data)
+
+
+async def _sse_data(resp: httpx.Response):  # type: ignore[no-untyped-def]
+    """The `data:` payloads of an SSE body (multi-line data joined)."""
+    lines: list[str] = []
+    async for line in resp.aiter_lines():
+        if not line:
+            if lines:
+                yield "\n".join(lines)
+                lines = []
+            continue
+        if line.startswith("data:"):
+            lines.append(line[5:].lstrip(" "))
+    if lines:
+        yield "\n".join(lines)
+
+
+def _parse_event(data: str, url: str) -> dict[str, Any] | None:
+    if data.strip() == "[DONE]":
+        return None
+    try:
+        event = json.loads(data)
+    except ValueError:
+        raise E.ProtocolError("a stream event is not JSON", url=url, body=data) from None
+    if not isinstance(event, dict):
+        raise E.ProtocolError("a stream event is not a JSON object", url=url, body=data)
+    if "error" in event and event.get("type") is None:
+        raise _event_error(event, url)
+    return event
+
+
+def _event_error(event: dict[str, Any], url: str) -> E.ModelError:
+    err = event.get("error") or (event.get("response") or {}).get("error") or {}
+    code = err.get("code") if isinstance(err, dict) else None
+    message = err.get("message") if isinstance(err, dict) else str(err)
+    status = event.get("status")
+    if code == "model_not_found":
+        return E.ModelNotFound(f"model not found: {message}", url=url)
+    if code == "rate_limit_exceeded" or status == 429:
+        return E.RateLimited(f"rate limited: {message}", url=url, status=429)
+    if isinstance(status, int) and status >= 500 or (err.get("type") == "server_error"
+                                                      if isinstance(err, dict) else False):
+        return E.ServerError(f"server error: {message}", url=url, status=status)
+    return E.ProtocolError(f"the server sent an error event ({code or 'no code'}): {message}",
+                           url=url)
+
+
+def _responses_text(data: Mapping[str, Any]) -> str:
+    if isinstance(data.get("output_text"), str):
+        return data["output_text"]
+    parts = []
+    for item in data.get("output") or []:
+        for content in (item.get("content") or []) if isinstance(item, dict) else []:
+            if isinstance(content, dict) and content.get("type") == "output_text":
+                parts.append(content.get("text") or "")
+    return "".join(parts)
+
+
+def _proxy_for(scheme: str, host: str) -> str | None:
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(host):
+        return None
+    return proxy
+
+
+def _has_request(exc: httpx.HTTPError) -> bool:
+    try:
+        exc.request  # noqa: B018
+    except RuntimeError:
+        return False
+    return True
+
+
+async def _close_quietly(ws: Any) -> None:
+    try:
+        await asyncio.wait_for(ws.close(), 1.0)
+    except Exception:  # noqa: BLE001 - closing is best effort
+        pass
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000

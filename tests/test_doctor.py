@@ -1,0 +1,192 @@
+"""doctor against the simulator process: healthy, then one test per injected fault."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from spark_pair.commands.doctor import exit_code
+from spark_pair.doctor import DoctorConfig, DoctorReport, run_doctor, url_problems
+from spark_pair.exitcodes import ExitCode
+
+MODEL, FALLBACK = "gpt-5.3-codex-spark", "gpt-5.3-codex"
+ORDER = ["config", "base_url", "connect", "auth", "models", "request", "stream", "ws", "memory",
+         "fallback"]
+
+
+def config(sim, **kw) -> DoctorConfig:
+    base = dict(base_url=sim.base_url, api_key="sk-test-doctor-key", model=MODEL,
+                fallbacks=[FALLBACK], check_timeout_s=3.0)
+    base.update(kw)
+    return DoctorConfig(**base)
+
+
+def by_id(report: DoctorReport) -> dict:
+    return {r.id: r for r in report.results}
+
+
+def assert_fails_at(report: DoctorReport, check: str, error_class: str) -> None:
+    results = by_id(report)
+    assert [r.id for r in report.results] == ORDER
+    assert report.first_failure is not None and report.first_failure.id == check, \
+        [(r.id, r.status, r.detail) for r in report.results]
+    assert results[check].error_class == error_class
+    assert results[check].hint
+    assert exit_code(report) == ExitCode.FAILURE
+
+
+async def test_healthy_simulator_passes_every_check(sim):
+    sim.configure(tps=2000, ttft_ms=10,
+                  replies=[{"match": "What number", "text": "You asked me to remember 42."}])
+    seen = []
+    report = await run_doctor(config(sim), on_result=seen.append)
+    assert [r.id for r in seen] == ORDER
+    assert [r.status for r in report.results] == ["pass"] * len(ORDER), \
+        [(r.id, r.detail, r.hint) for r in report.results]
+    assert report.ok and exit_code(report) == ExitCode.OK
+    stream = by_id(report)["stream"].data
+    assert stream["api"] == "responses" and stream["deltas"] > 8 and stream["usage"]
+    assert "previous_response_id" in by_id(report)["memory"].detail
+    # the memory check really chained on one socket: the second turn named the first
+    ws_bodies = [e["body"] for e in sim.requests() if e["transport"] == "ws" and e["body"]]
+    assert any(b.get("previous_response_id") for b in ws_bodies)
+    assert "sk-test-doctor-key" not in str(report.as_dict())
+
+
+async def test_memory_fails_when_the_answer_lacks_42(sim):
+    report = await run_doctor(config(sim))
+    assert by_id(report)["memory"].status == "fail"
+    assert "42" in by_id(report)["memory"].detail
+
+
+async def test_wrong_key_fails_auth_and_explains(sim):
+    sim.configure(api_key="sk-the-right-key-123")
+    report = await run_doctor(config(sim, api_key="sk-a-wrong-key-456"))
+    assert_fails_at(report, "auth", "auth")
+    auth = by_id(report)["auth"]
+    assert "401" in auth.detail and "refused" in auth.hint
+    assert all(by_id(report)[c].status == "skip" for c in ORDER[4:])
+    assert "sk-a-wrong-key-456" not in str(report.as_dict())
+
+
+async def test_bearer_prefix_in_the_key_is_named(sim):
+    sim.configure(api_key="sk-the-right-key-123")
+    report = await run_doctor(config(sim, api_key="Bearer sk-the-right-key-123"))
+    assert_fails_at(report, "auth", "auth")
+    assert "Bearer" in by_id(report)["auth"].hint
+
+
+async def test_missing_key_names_the_env_var(sim):
+    sim.configure(api_key="sk-the-right-key-123")
+    report = await run_doctor(config(sim, api_key=None, api_key_env="MY_SPARK_KEY"))
+    assert_fails_at(report, "auth", "auth")
+    assert "MY_SPARK_KEY" in by_id(report)["auth"].hint
+
+
+async def test_doubled_v1_fails_the_url_check_and_shows_the_url(sim):
+    report = await run_doctor(config(sim, base_url=sim.base_url + "/v1"))
+    assert_fails_at(report, "base_url", "endpoint")
+    assert "/v1" in by_id(report)["base_url"].detail
+    auth = by_id(report)["auth"]
+    assert auth.status == "fail" and auth.error_class == "endpoint"
+    assert "/v1/v1/models" in auth.detail
+
+
+async def test_unknown_model_fails_models_and_lists_the_ids(sim):
+    report = await run_doctor(config(sim, model="gpt-5.3-codex-sprint"))
+    assert_fails_at(report, "models", "model_not_found")
+    assert MODEL in by_id(report)["models"].detail
+    assert by_id(report)["request"].status == "skip"
+
+
+async def test_rate_limit_fails_the_request_check(sim):
+    sim.set_faults([{"kind": "rate_limit", "transport": "chat", "retry_after": 7}])
+    report = await run_doctor(config(sim))
+    assert_fails_at(report, "request", "rate_limit")
+    result = by_id(report)["request"]
+    assert "429" in result.detail and result.data["retry_after"] == 7
+
+
+async def test_server_error_fails_the_request_check(sim):
+    sim.set_faults([{"kind": "server_error", "transport": "chat"}])
+    report = await run_doctor(config(sim))
+    assert_fails_at(report, "request", "server")
+    assert "503" in by_id(report)["request"].detail
+
+
+async def test_html_error_page_is_shown_as_an_excerpt(sim):
+    sim.set_faults([{"kind": "html", "transport": "models"}])
+    report = await run_doctor(config(sim))
+    assert_fails_at(report, "auth", "protocol")
+    assert "Bad Gateway" in by_id(report)["auth"].detail
+    assert "text/html" in by_id(report)["auth"].detail
+
+
+async def test_connection_refused_is_a_link_problem(sim):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    report = await run_doctor(config(sim, base_url=f"http://127.0.0.1:{port}"))
+    assert_fails_at(report, "connect", "connection")
+    assert "refused" in by_id(report)["connect"].detail
+    assert "link problem" in by_id(report)["connect"].hint
+
+
+async def test_stalled_stream_fails_within_the_check_timeout(sim):
+    sim.set_faults([{"kind": "stall", "transport": "responses", "after_tokens": 3}])
+    report = await run_doctor(config(sim, check_timeout_s=1.0))
+    assert_fails_at(report, "stream", "timeout")
+    stream = by_id(report)["stream"]
+    assert "deltas received" in stream.detail
+    assert stream.duration_ms < 10_000  # bounded by the check timeout, not the 3600 s stall
+
+
+async def test_ws_refused_fails_the_ws_check_only(sim):
+    sim.configure(replies=[{"match": "What number", "text": "42"}])
+    sim.set_faults([{"kind": "ws_refuse", "times": -1}])
+    report = await run_doctor(config(sim))
+    assert_fails_at(report, "ws", "endpoint")
+    assert "falls back" in by_id(report)["ws"].hint
+    assert by_id(report)["memory"].status == "pass"  # over HTTP with the history resent
+    assert by_id(report)["fallback"].status == "pass"
+
+
+async def test_missing_fallback_fails_the_fallback_check(sim):
+    report = await run_doctor(config(sim, fallbacks=["gpt-retired-1"]))
+    assert by_id(report)["fallback"].status == "fail"
+    assert by_id(report)["fallback"].error_class == "model_not_found"
+
+
+async def test_config_error_skips_everything_and_exits_config(sim):
+    from spark_pair.errors import ConfigError
+
+    err = ConfigError("config.toml line 3: unknown field 'modle'", hint="did you mean 'model'?")
+    report = await run_doctor(DoctorConfig(config_error=err))
+    assert report.results[0].status == "fail" and "modle" in report.results[0].detail
+    assert all(r.status == "skip" for r in report.results[1:])
+    assert exit_code(report) == ExitCode.CONFIG
+
+
+async def test_chat_only_transport_skips_ws(sim):
+    sim.configure(replies=[{"match": "What number", "text": "42"}])
+    report = await run_doctor(config(sim, transport="chat"))
+    assert by_id(report)["ws"].status == "skip"
+    assert by_id(report)["stream"].data["api"] == "chat"
+    assert report.ok
+
+
+@pytest.mark.parametrize("url,fragment", [
+    ("https://host/api/v1", "/v1"),
+    ("https://host/api/v1/chat/completions", "endpoint"),
+    ("host/api", "http"),
+    ("https://host/api?utm_source=x", "query"),
+    (" https://host/api\n", "whitespace"),
+])
+def test_url_problems(url, fragment):
+    assert any(fragment in p for p in url_problems(url))
+
+
+def test_good_urls_have_no_problems():
+    assert url_problems("https://gateway.example/api") == []
+    assert url_problems("http://127.0.0.1:8080/") == []
