@@ -48,11 +48,10 @@ def _fmt_cost(value: float, unpriced: int) -> str:
 
 
 def _table(title: str, groups: list) -> object:
-    from rich import box
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                  padding=(0, 1))
+    table = Table(title=title, title_justify="left", box=None, pad_edge=False, padding=(0, 1),
+                  header_style="bold underline")
     table.add_column(title.split()[-1], overflow="fold", max_width=18)
     for name in ("reqs", "err%", "in", "out", "TTFT50", "TTFT95", "tok/s50", "tok/s95", "cost"):
         table.add_column(name, justify="right", no_wrap=True)
@@ -86,9 +85,9 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
         console.print(f"Errors by class: {classes}")
     turns = report.turns
     if turns.applied_turns:
-        console.print(f"Applied turns: {turns.applied_turns}; "
-                      f"cost per applied turn {_fmt_cost(turns.cost_per_turn or 0, turns.unpriced)}"
-                      f", tokens per turn {_fmt_num(turns.tokens_per_turn)} "
+        console.print(f"Applied turns: {turns.applied_turns}; per turn "
+                      f"{_fmt_cost(turns.cost_per_turn or 0, turns.unpriced)} and "
+                      f"{_fmt_num(turns.tokens_per_turn)} tokens "
                       f"({turns.edit_requests} edit requests)")
     else:
         console.print("Applied turns: none recorded yet (cost per turn needs applied edits)")
@@ -98,7 +97,7 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
             console.print(_table(f"By {name}", groups))
     if report.missing_prices:
         console.print(f"* no price for {', '.join(report.missing_prices)}: add it to the "
-                      "[prices] table in config (USD per million input / output tokens)",
+                      "\\[prices] table in config (USD per million input / output tokens)",
                       style="dim")
 
 

@@ -1,0 +1,78 @@
+"""The bench chart (PNG) with matplotlib's Agg backend, imported only when a chart is asked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+COLOURS = {"ws": "#1f77b4", "responses": "#2ca02c", "chat": "#ff7f0e"}
+
+
+def plot_bench(result: Any, path: Path, title: str = "") -> Path:
+    """Write a PNG: throughput and per-request tok/s by concurrency, error rate, and (long mode)
+    time per 1,000 tokens. `result` is a benchmark.BenchResult."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    from matplotlib import pyplot as plt
+
+    long_curves = [lv for lv in result.levels if lv.thousands_s]
+    panels = 3 if long_curves else 2
+    fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 4.4), dpi=100)
+    try:
+        tput, err = axes[0], axes[1]
+        for transport in result.transports:
+            levels = [lv for lv in result.levels if lv.transport == transport]
+            xs = [lv.concurrency for lv in levels]
+            colour = COLOURS.get(transport, "#7f7f7f")
+            tput.plot(xs, [lv.aggregate_tps for lv in levels], "o-", color=colour,
+                      label=f"{transport} aggregate")
+            p50 = [lv.tokens_per_s.p50 or 0 for lv in levels]
+            tput.plot(xs, p50, "s--", color=colour, alpha=0.7, label=f"{transport} per request p50")
+            lows = [lv.tokens_per_s.min or 0 for lv in levels]
+            highs = [lv.tokens_per_s.max or 0 for lv in levels]
+            tput.fill_between(xs, lows, highs, color=colour, alpha=0.12)
+            knee = result.knee(transport)
+            if knee is not None:
+                tput.plot([knee.concurrency], [knee.aggregate_tps], "*", color="#d62728",
+                          markersize=16, zorder=5)
+                tput.annotate(f"knee c={knee.concurrency}", (knee.concurrency, knee.aggregate_tps),
+                              textcoords="offset points", xytext=(6, 8), fontsize=9)
+            err.plot(xs, [100 * lv.error_rate for lv in levels], "o-", color=colour,
+                     label=transport)
+        tput.set_xscale("log", base=2)
+        tput.set_xlabel("concurrency")
+        tput.set_ylabel("tokens / s")
+        tput.set_title("Throughput")
+        tput.grid(True, alpha=0.3)
+        tput.legend(fontsize=8)
+        threshold = 100 * result.plan.max_error_rate
+        err.axhline(threshold, color="#d62728", linestyle=":", label=f"limit {threshold:g}%")
+        err.set_xscale("log", base=2)
+        err.set_xlabel("concurrency")
+        err.set_ylabel("error rate %")
+        err.set_ylim(bottom=0, top=max(10.0, *(100 * lv.error_rate for lv in result.levels)) * 1.1)
+        err.set_title("Errors")
+        err.grid(True, alpha=0.3)
+        err.legend(fontsize=8)
+        for ax in (tput, err):
+            ticks = sorted({lv.concurrency for lv in result.levels})
+            ax.set_xticks(ticks, [str(t) for t in ticks])
+        if long_curves:
+            longp = axes[2]
+            for lv in long_curves:
+                ks = list(range(1, len(lv.thousands_s) + 1))
+                longp.plot(ks, lv.thousands_s, "o-", color=COLOURS.get(lv.transport, "#7f7f7f"),
+                           label=f"{lv.transport} c={lv.concurrency}")
+            longp.set_xlabel("output tokens (thousands)")
+            longp.set_ylabel("seconds since request start")
+            longp.set_title("Long output: cumulative time")
+            longp.grid(True, alpha=0.3)
+            longp.legend(fontsize=8)
+        fig.suptitle(title or "spark-pair bench")
+        fig.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, format="png")
+    finally:
+        plt.close(fig)
+    return path

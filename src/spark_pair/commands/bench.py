@@ -1,0 +1,253 @@
+"""`spark-pair bench`: throughput and error-rate sweep over concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import click
+
+from ..errors import UsageError
+from ..exitcodes import ExitCode
+from ._common import report_errors
+
+TRANSPORTS = ("auto", "ws", "responses", "chat")
+
+
+def parse_levels(text: str) -> list[int]:
+    try:
+        levels = [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        levels = []
+    if not levels or any(n < 1 or n > 256 for n in levels):
+        raise UsageError(f"--concurrency {text!r}: give whole numbers from 1 to 256",
+                         hint="e.g. --concurrency 1,2,4,8")
+    return sorted(set(levels))
+
+
+def parse_transports(text: str | None, default: str) -> list[str]:
+    names = [x.strip() for x in (text or default).split(",") if x.strip()]
+    bad = [n for n in names if n not in TRANSPORTS]
+    if bad or not names:
+        raise UsageError(f"--transport {text!r}: unknown transport {', '.join(bad)}",
+                         hint="choose from ws, responses, chat, auto (comma-separated)")
+    return list(dict.fromkeys(names))
+
+
+def host_of(url: str) -> str:
+    """host[:port] of a URL (never the path, query or credentials)."""
+    parts = urlsplit(url.strip())
+    host = parts.hostname or ""
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+def _n(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def render(result: Any, console: Any) -> None:
+    from rich.table import Table
+
+    plan = result.plan
+    console.print(f"[bold]spark-pair bench[/]  {plan.base_host}  {plan.model}  "
+                  f"{plan.requests} requests/level, max_tokens {plan.max_tokens}"
+                  + ("  (long output)" if plan.long else ""))
+    console.print("per request: TTFT ms (ttft), tok/s (tps p50/p95/min/max); "
+                  "aggr: level tok/s", style="dim")
+    for transport in result.transports:
+        levels = [lv for lv in result.levels if lv.transport == transport]
+        table = Table(title=f"transport {transport}", title_justify="left", box=None,
+                      pad_edge=False, padding=(0, 1), header_style="bold underline")
+        for name in ("conc", "ok", "err%", "ttft50", "ttft95", "tps50", "tps95", "min", "max",
+                     "aggr", "retry"):
+            table.add_column(name, justify="right", no_wrap=True)
+        knee = result.knee(transport)
+        console.print()
+        for lv in levels:
+            mark = "*" if lv is knee else ""
+            table.add_row(f"{lv.concurrency}{mark}", f"{lv.ok}/{lv.requests}",
+                          f"{100 * lv.error_rate:.0f}", _n(lv.ttft_ms.p50), _n(lv.ttft_ms.p95),
+                          _n(lv.tokens_per_s.p50), _n(lv.tokens_per_s.p95),
+                          _n(lv.tokens_per_s.min), _n(lv.tokens_per_s.max),
+                          _n(lv.aggregate_tps), str(lv.retries))
+        console.print(table)
+        for lv in levels:
+            if lv.error_classes:
+                classes = ", ".join(f"{k} {v}" for k, v in sorted(lv.error_classes.items()))
+                console.print(f"  c={lv.concurrency} errors: {classes}")
+            if lv.thousands_s:
+                steps = [lv.thousands_s[0]] + [b - a for a, b in zip(lv.thousands_s,
+                                                                     lv.thousands_s[1:])]
+                console.print(f"  c={lv.concurrency} seconds per 1,000 tokens: "
+                              + " ".join(f"{s:.2f}" for s in steps))
+        limit = f"{100 * plan.max_error_rate:g}%"
+        if knee is not None:
+            console.print(f"  [bold]knee[/] (*): concurrency {knee.concurrency}, "
+                          f"{knee.aggregate_tps:,.0f} tok/s aggregate, error rate "
+                          f"{100 * knee.error_rate:.0f}% (limit {limit})")
+        else:
+            console.print(f"  no level stayed under the {limit} error limit")
+    if result.truncated:
+        console.print(f"[yellow]stopped early: the --max-seconds budget "
+                      f"({plan.max_seconds:g} s) ran out[/]")
+
+
+def render_changes(changes: list[Any], console: Any) -> None:
+    from rich import box
+    from rich.table import Table
+
+    if not changes:
+        console.print("compare: no earlier run with the same model, host and levels")
+        return
+    table = Table(title="Change against the previous run (p50 tok/s, error rate)",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for name in ("transport", "conc", "tok/s before", "after", "err% before", "after", ""):
+        table.add_column(name, justify="right" if name not in ("transport", "") else "left")
+    for ch in changes:
+        flag = f"[red]REGRESSION {ch.reason}[/]" if ch.regression else "[green]ok[/]"
+        table.add_row(ch.transport, str(ch.concurrency), _n(ch.tps_before), _n(ch.tps_after),
+                      f"{100 * ch.errors_before:.0f}", f"{100 * ch.errors_after:.0f}", flag)
+    console.print(table)
+
+
+def _previous_run(store: Any, current: dict[str, Any]) -> dict[str, Any] | None:
+    """The newest stored run for the same model and host."""
+    plan = current["plan"]
+    runs = [r for r in store.bench_runs() if isinstance(r, dict)]
+    same = [r for r in runs if r.get("plan", {}).get("model") == plan["model"]
+            and r.get("plan", {}).get("base_host") == plan["base_host"]
+            and r.get("plan", {}).get("long") == plan["long"]]
+    return max(same, key=lambda r: r.get("started", 0), default=None)
+
+
+@click.command("bench")
+@click.option("--base-url", help="API root URL (overrides SPARK_PAIR_BASE_URL).")
+@click.option("--model", help="Model id (overrides config and SPARK_PAIR_MODEL).")
+@click.option("--transport", "transport_text",
+              help="Transport(s) to measure, comma-separated: ws, responses, chat, auto "
+                   "(default: the configured one).")
+@click.option("--concurrency", "levels_text", default="1,4,8,16", show_default=True,
+              help="Concurrency levels, comma-separated.")
+@click.option("--requests", type=click.IntRange(1, 1000), default=8, show_default=True,
+              help="Requests per level.")
+@click.option("--max-tokens", type=click.IntRange(1, 200_000),
+              help="Output cap per request [default: 1024; 8192 with --long].")
+@click.option("--long", "long_mode", is_flag=True,
+              help="Long-output mode: max_tokens 8192, time per 1,000 tokens (default "
+                   "concurrency 1, 3 requests).")
+@click.option("--max-error-rate", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+              help="Highest error rate (0-1) a level may have to count as the knee.")
+@click.option("--max-retries", type=click.IntRange(0, 20),
+              help="Retries per request (default: the client's).")
+@click.option("--max-seconds", type=click.FloatRange(1, 24 * 3600), default=300.0,
+              show_default=True, help="Time budget for the whole sweep.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON object.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a PNG chart to this file.")
+@click.option("--compare", is_flag=True,
+              help="Compare with the previous stored run; exit 1 on a regression.")
+@click.option("--no-save", is_flag=True, help="Do not store this run.")
+@report_errors
+def command(base_url: str | None, model: str | None, transport_text: str | None,
+            levels_text: str, requests: int, max_tokens: int | None, long_mode: bool,
+            max_error_rate: float, max_retries: int | None, max_seconds: float, as_json: bool,
+            plot: Path | None, compare: bool, no_save: bool) -> None:
+    """Measure TTFT, tok/s, throughput and errors over a concurrency sweep; find the knee.
+
+    Each level runs --requests requests on that many parallel connections. The knee is the
+    level with the highest aggregate throughput whose error rate is under --max-error-rate.
+    Use a separate API key for load tests: a sweep can hit your rate limits.
+    """
+    from ..benchmark import BenchPlan, compare as compare_runs
+    from ..config import load_settings
+    from ..protocol.client import ModelClient
+    from ..store import RequestStore
+    from ._common import flag_overrides
+
+    ctx = click.get_current_context()
+    given = lambda name: ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE  # noqa: E731
+    if long_mode and not given("levels_text"):
+        levels_text = "1"
+    if long_mode and not given("requests"):
+        requests = 3
+    levels = parse_levels(levels_text)
+    settings = load_settings(overrides=flag_overrides(base_url, model, None))
+    transports = parse_transports(transport_text, settings.session.transport or "auto")
+    options = settings.client_options(task="bench")
+    options = dataclasses.replace(options, fallbacks=[])
+    if max_retries is not None:
+        options = dataclasses.replace(options, max_retries=max_retries)
+    plan = BenchPlan(model=options.model, transports=transports, concurrency=levels,
+                     requests=requests,
+                     max_tokens=max_tokens or (8192 if long_mode else 1024), long=long_mode,
+                     max_seconds=max_seconds, max_error_rate=max_error_rate,
+                     base_host=host_of(options.base_url or ""))
+    plan_options = dataclasses.replace(options, max_tokens=plan.max_tokens)
+
+    store = RequestStore()
+    try:
+        def make_client(transport: str) -> Any:
+            return ModelClient(dataclasses.replace(plan_options, transport=transport),
+                               recorder=store)
+
+        result = _run_with_progress(plan, make_client, quiet=as_json)
+        data = result.as_dict()
+        previous = _previous_run(store, data) if compare else None
+        if not no_save:
+            store.save_bench_run(data)
+    finally:
+        store.close()
+
+    changes = compare_runs(data, previous) if previous else []
+    regression = any(ch.regression for ch in changes)
+    if plot is not None:
+        from ..chart import plot_bench
+
+        plot_bench(result, plot, title=f"spark-pair bench: {plan.model} @ {plan.base_host}")
+    if as_json:
+        if compare:
+            data["compare"] = [dataclasses.asdict(ch) for ch in changes]
+            data["regression"] = regression
+        click.echo(json.dumps(data, indent=2))
+    else:
+        from rich.console import Console
+
+        console = Console(highlight=False)
+        render(result, console)
+        if compare:
+            render_changes(changes, console)
+        if plot is not None:
+            console.print(f"chart written to {plot}")
+    if regression:
+        sys.exit(int(ExitCode.FAILURE))
+
+
+def _run_with_progress(plan: Any, make_client: Any, quiet: bool) -> Any:
+    from ..benchmark import run_bench
+
+    if quiet:
+        return asyncio.run(run_bench(plan, make_client))
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(bar_width=20),
+                  MofNCompleteColumn(), TextColumn("{task.fields[info]}"), console=console,
+                  transient=True) as progress:
+        tasks: dict[tuple[str, int], Any] = {}
+
+        def on_progress(p: Any) -> None:
+            key = (p.transport, p.concurrency)
+            if key not in tasks:
+                tasks[key] = progress.add_task(f"{p.transport} c={p.concurrency}",
+                                               total=p.total, info="")
+            rate = p.output_tokens / p.elapsed_s if p.elapsed_s > 0 else 0
+            progress.update(tasks[key], completed=p.done,
+                            info=f"{p.errors} err  {rate:,.0f} tok/s")
+
+        return asyncio.run(run_bench(plan, make_client, on_progress))
