@@ -37,10 +37,13 @@ def plot_bench(result: Any, path: Path, title: str = "") -> Path:
                 tput.plot([knee.concurrency], [knee.aggregate_tps], "*", color="#d62728",
                           markersize=16, zorder=5)
                 tput.annotate(f"knee c={knee.concurrency}", (knee.concurrency, knee.aggregate_tps),
-                              textcoords="offset points", xytext=(6, 8), fontsize=9)
+                              textcoords="offset points", xytext=(0, 12), fontsize=9,
+                              ha="center")
             err.plot(xs, [100 * lv.error_rate for lv in levels], "o-", color=colour,
                      label=transport)
         tput.set_xscale("log", base=2)
+        tput.set_ylim(bottom=0)
+        tput.margins(x=0.08, y=0.15)
         tput.set_xlabel("concurrency")
         tput.set_ylabel("tokens / s")
         tput.set_title("Throughput")
