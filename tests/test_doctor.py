@@ -37,7 +37,7 @@ def assert_fails_at(report: DoctorReport, check: str, error_class: str) -> None:
 
 
 async def test_healthy_simulator_passes_every_check(sim):
-    sim.configure(tps=2000, ttft_ms=10,
+    sim.configure(tps=1000, ttft_ms=10,
                   replies=[{"match": "What number", "text": "You asked me to remember 42."}])
     seen = []
     report = await run_doctor(config(sim), on_result=seen.append)
@@ -47,6 +47,7 @@ async def test_healthy_simulator_passes_every_check(sim):
     assert report.ok and exit_code(report) == ExitCode.OK
     stream = by_id(report)["stream"].data
     assert stream["api"] == "responses" and stream["deltas"] > 8 and stream["usage"]
+    assert "too fast" not in by_id(report)["stream"].detail  # buffering was really judged
     assert "previous_response_id" in by_id(report)["memory"].detail
     # the memory check really chained on one socket: the second turn named the first
     ws_bodies = [e["body"] for e in sim.requests() if e["transport"] == "ws" and e["body"]]
@@ -190,3 +191,43 @@ def test_url_problems(url, fragment):
 def test_good_urls_have_no_problems():
     assert url_problems("https://gateway.example/api") == []
     assert url_problems("http://127.0.0.1:8080/") == []
+
+
+async def test_key_with_a_trailing_newline_is_noted(sim):
+    sim.configure(api_key="sk-the-right-key-123", replies=[{"match": "What number", "text": "42"}])
+    report = await run_doctor(config(sim, api_key="sk-the-right-key-123\n"))
+    auth = by_id(report)["auth"]
+    assert auth.status == "pass" and "whitespace" in auth.detail
+
+
+async def test_a_buffering_proxy_is_detected(sim):
+    """A real proxy on loopback that holds the whole answer back, then sends it at once."""
+    import httpx
+    from aiohttp import web
+
+    sim.configure(tps=1000, ttft_ms=0, tokens=300,
+                  replies=[{"match": "What number", "text": "42"}])
+
+    async def forward(request: web.Request) -> web.Response:
+        async with httpx.AsyncClient(timeout=10) as client:
+            upstream = await client.request(request.method, sim.base_url + request.path,
+                                            content=await request.read(),
+                                            headers={"Content-Type": "application/json"})
+        return web.Response(status=upstream.status_code, body=upstream.content,
+                            headers={"Content-Type": upstream.headers["content-type"]})
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", forward)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    try:
+        report = await run_doctor(config(sim, base_url=f"http://127.0.0.1:{port}",
+                                         transport="responses"))
+    finally:
+        await runner.cleanup()
+    assert_fails_at(report, "stream", "timeout")
+    assert "all at once" in by_id(report)["stream"].detail
+    assert "buffers" in by_id(report)["stream"].hint
