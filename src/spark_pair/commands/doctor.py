@@ -33,12 +33,17 @@ def print_result(console, result) -> None:  # type: ignore[no-untyped-def]
     row.add_column(width=1, no_wrap=True)
     row.add_column(ratio=1)
     row.add_column(justify="right", no_wrap=True)
-    timing = "" if result.status == "skip" else f"{result.duration_ms:,.0f} ms"
-    row.add_row(Text(mark, style=style), Text(result.title, style="bold"), Text(timing, "dim"))
+    if result.status == "skip":
+        reason = result.detail.removeprefix("skipped: ")
+        row.add_row(Text(mark, style=style), Text(result.title, style="dim"),
+                    Text(f"skipped: {reason}", style="dim"))
+        console.print(row)
+        return
+    row.add_row(Text(mark, style=style), Text(result.title, style="bold"),
+                Text(f"{result.duration_ms:,.0f} ms", "dim"))
     console.print(row)
-    detail_style = "dim" if result.status == "skip" else ""
     for line in result.detail.splitlines():
-        console.print(Padding(Text(line, style=detail_style), (0, 0, 0, 4)))
+        console.print(Padding(Text(line), (0, 0, 0, 4)))
     if result.hint:
         console.print(Padding(Text("fix: " + result.hint, style="yellow"), (0, 0, 0, 4)))
 
