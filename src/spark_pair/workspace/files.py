@@ -1,0 +1,165 @@
+"""Git-aware files: the repo root, the listing that respects .gitignore, guarded reads."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+from pathlib import Path
+
+from ..errors import UsageError
+
+ALWAYS_IGNORED = frozenset({".git", ".venv", "node_modules", "__pycache__"})
+MAX_FILE_BYTES = 1_000_000
+_WALK_LIMIT = 100_000  # files listed by the fallback walk, at most
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+    try:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def find_root(cwd: Path | None = None) -> Path:
+    """The git top-level directory of cwd; cwd itself when it is not inside a git repo."""
+    start = Path(cwd or Path.cwd()).resolve()
+    res = _git(start, "rev-parse", "--show-toplevel")
+    if res is not None and res.returncode == 0 and res.stdout.strip():
+        return Path(res.stdout.decode().strip()).resolve()
+    return start
+
+
+def list_files(root: Path) -> list[str]:
+    """Tracked plus untracked-not-ignored files, repo-relative with '/' separators, sorted."""
+    root = Path(root)
+    res = _git(root, "ls-files", "-co", "--exclude-standard", "-z")
+    if res is not None and res.returncode == 0:
+        names = [n for n in res.stdout.decode("utf-8", "replace").split("\0") if n]
+        return sorted(n for n in set(names)
+                      if not _has_always_ignored(n) and (root / n).is_file())
+    return _walk(root)
+
+
+def _has_always_ignored(rel: str) -> bool:
+    return any(part in ALWAYS_IGNORED for part in rel.split("/"))
+
+
+def _read_gitignore(root: Path) -> list[str]:
+    try:
+        lines = (root / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    return [ln.strip() for ln in lines if ln.strip() and not ln.startswith(("#", "!"))]
+
+
+def _match(rel: str, patterns: list[str]) -> bool:
+    """A rough .gitignore match: a pattern hits the path or any of its parent directories."""
+    parts = rel.split("/")
+    for pat in patterns:
+        anchored = pat.startswith("/") or "/" in pat.rstrip("/")
+        pat = pat.strip("/")
+        if anchored:
+            for i in range(1, len(parts) + 1):
+                if fnmatch.fnmatchcase("/".join(parts[:i]), pat):
+                    return True
+        elif any(fnmatch.fnmatchcase(p, pat) for p in parts):
+            return True
+    return False
+
+
+def _walk(root: Path) -> list[str]:
+    patterns = _read_gitignore(root)
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        dirnames[:] = [d for d in dirnames if d not in ALWAYS_IGNORED
+                       and not _match(rel_dir + d, patterns)]
+        for name in filenames:
+            rel = rel_dir + name
+            if not _match(rel, patterns):
+                out.append(rel)
+            if len(out) >= _WALK_LIMIT:
+                return sorted(out)
+    return sorted(out)
+
+
+class IgnoreRules:
+    """Cheap, cached `is_ignored(rel)` decisions for the watcher (git check-ignore, or the rough
+    .gitignore match when git is absent)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+        self._cache: dict[str, bool] = {}
+        self._git = (self.root / ".git").exists() and _git(self.root, "--version") is not None
+        self._patterns = [] if self._git else _read_gitignore(self.root)
+
+    def relative(self, path: str | Path) -> str | None:
+        """The repo-relative '/' path, or None when outside the root."""
+        p = Path(path)
+        if not p.is_absolute():
+            return p.as_posix()
+        try:
+            return p.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            try:
+                return p.relative_to(self.root).as_posix()
+            except ValueError:
+                return None
+
+    def is_ignored(self, rel: str) -> bool:
+        if _has_always_ignored(rel):
+            return True
+        hit = self._cache.get(rel)
+        if hit is None:
+            hit = self._check(rel)
+            if len(self._cache) > 50_000:
+                self._cache.clear()
+            self._cache[rel] = hit
+        return hit
+
+    def is_ignored_many(self, rels: list[str]) -> set[str]:
+        """The ignored subset of rels, asking git once for all unknown ones."""
+        unknown = [r for r in rels if r not in self._cache and not _has_always_ignored(r)]
+        if self._git and unknown:
+            res = _git(self.root, "check-ignore", "--no-index", "-z", *unknown)
+            hits = set()
+            if res is not None and res.returncode in (0, 1):
+                hits = {n for n in res.stdout.decode("utf-8", "replace").split("\0") if n}
+            for r in unknown:
+                self._cache[r] = r in hits
+        return {r for r in rels if self.is_ignored(r)}
+
+    def forget(self) -> None:
+        """Drop cached decisions (after a .gitignore changed)."""
+        self._cache.clear()
+        if not self._git:
+            self._patterns = _read_gitignore(self.root)
+
+    def _check(self, rel: str) -> bool:
+        if not self._git:
+            return _match(rel, self._patterns)
+        res = _git(self.root, "check-ignore", "--no-index", "-q", rel)
+        return res is not None and res.returncode == 0
+
+
+def read_text(root: Path, rel: str, *, max_bytes: int = MAX_FILE_BYTES) -> str | None:
+    """The file's text, or None when it does not exist. Refuses binary or oversized files."""
+    path = Path(root) / rel
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise UsageError(f"{rel} is too large for the context ({size} bytes)",
+                             hint=f"files over {max_bytes} bytes are not sent; name a smaller file")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError as exc:
+        raise UsageError(f"{rel} is a directory", hint="name files, not directories") from exc
+    except OSError as exc:
+        raise UsageError(f"cannot read {rel}: {exc.strerror}",
+                         hint="check the path and its permissions") from exc
+    if b"\0" in data[:8192]:
+        raise UsageError(f"{rel} looks binary", hint="only text files can be sent to the model")
+    return data.decode("utf-8", errors="replace")
