@@ -1,1 +1,419 @@
-"""One turn: context -> request -> stream -> edits -> approvals -> apply. (Being built.)"""
+"""One turn: context -> request -> stream -> incremental parse -> approvals -> apply -> record.
+
+    session = Session(root, client, approver, context=..., journal=..., store=...)
+    async for event in session.turn("rename foo to bar", files=["src/a.py"]):
+        ...   # protocol events, parse events, session_events.*; the last one is TurnFinished
+
+The session never writes without a Decision for every operation, writes all-or-nothing through
+edits.apply_turn (journaled for undo), and keeps whatever arrived when a turn is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from .approval import ACCEPT, REFUSE, SKIP, Approver, Decision, select_hunks
+from .edits.ops import Create, Operation, Rename, content_hash, op_paths
+from .errors import (
+    Cancelled,
+    ConflictError,
+    EditError,
+    ModelError,
+    PathRefused,
+    PolicyRefused,
+    SparkPairError,
+    StaleError,
+)
+from .protocol.events import Completed, Failed, Started, TextDelta, TurnRequest, Usage
+from .session_events import (
+    APPLIED,
+    NOT_APPLIED,
+    Applied,
+    Decided,
+    OperationProposed,
+    Refused,
+    Stale,
+    TurnFinished,
+    TurnResult,
+    TurnStarted,
+)
+from .store.records import Recorder, RequestRecord
+
+_END = object()
+
+
+class Context(Protocol):
+    """What the session needs from the workspace (files, prompt, history, watcher)."""
+
+    def build(self, prompt: str, files: Sequence[str], *, followup: bool) -> tuple[
+            TurnRequest, dict[str, str | None]]:
+        """The request for a turn and the content hash of every file it showed the model."""
+
+    def finish(self, request: TurnRequest, reply: str, applied: Sequence[str]) -> None:
+        """Remember the turn (history) and what the turn itself wrote."""
+
+
+class TurnRecorder:
+    """Holds a turn's request records until the session knows the turn id, then stores them."""
+
+    def __init__(self, store: Recorder | None = None) -> None:
+        self.store = store
+        self.pending: list[RequestRecord] = []
+
+    def record(self, rec: RequestRecord) -> None:
+        self.pending.append(rec)
+
+    def flush(self, turn_id: str | None) -> list[RequestRecord]:
+        records, self.pending = self.pending, []
+        for rec in records:
+            rec.turn_id = turn_id
+            if self.store is not None:
+                self.store.record(rec)
+        return records
+
+
+class Session:
+    """A conversation with one model client over one repository; one turn at a time."""
+
+    def __init__(self, root: Path, client: Any, approver: Approver, *, context: Context,
+                 journal: Any = None, recorder: TurnRecorder | None = None,
+                 watch: Callable[[Callable[[set[str]], None]], Any] | None = None) -> None:
+        self.root = Path(root)
+        self.client = client
+        self.approver = approver
+        self.context = context
+        self.journal = journal
+        self.recorder = recorder
+        self.watch = watch  # watch(on_change) -> async context manager delivering changed paths
+        self.turns = 0
+        self._cancel: asyncio.Event | None = None
+        self._cancel_reason: Cancelled | None = None
+
+    def cancel(self, *, timeout: bool = False, message: str | None = None) -> None:
+        """Stop the turn in flight: what arrived is kept, nothing is written."""
+        text = message or ("the --timeout ran out" if timeout else "the turn was cancelled")
+        self._cancel_reason = Cancelled(text, timeout=timeout,
+                                        hint="nothing was written" if not timeout else
+                                        "nothing was written; raise --timeout or check the endpoint")
+        if self._cancel is not None:
+            self._cancel.set()
+
+    async def turn(self, prompt: str, files: Sequence[str] = ()) -> AsyncIterator[Any]:
+        from .edits.journal import new_turn_id
+
+        turn_id = new_turn_id()
+        self._cancel = asyncio.Event()
+        self._cancel_reason = None
+        followup = self.turns > 0
+        request, hashes = self.context.build(prompt, files, followup=followup)
+        result = TurnResult(turn_id, "failed")
+        yield TurnStarted(turn_id, prompt, sorted(hashes), _estimate_tokens(request), followup)
+        run = _TurnRun(self, request, hashes, result, prompt)
+        try:
+            async for event in run.events():
+                yield event
+        finally:
+            run.stop_deciding()
+            if self.recorder is not None:
+                self.recorder.flush(turn_id if result.status == "applied" else None)
+        self.turns += 1
+        with contextlib.suppress(Exception):
+            self.context.finish(request, result.text, result.changed)
+        yield TurnFinished(result)
+
+
+class _TurnRun:
+    """The state of one turn while it runs."""
+
+    def __init__(self, session: Session, request: TurnRequest, hashes: dict[str, str | None],
+                 result: TurnResult, prompt: str) -> None:
+        self.s = session
+        self.prompt = prompt
+        self.request = request
+        self.hashes = dict(hashes)
+        self.result = result
+        self.ops: list[Operation] = []
+        self.tasks: list[asyncio.Task[Decision]] = []
+        self.decided: list[Decision | None] = []
+        self.reported: int = 0  # decisions already yielded
+        self.stale: set[str] = set()
+        self.stale_queue: list[Any] = []
+        self.writing: str | None = None  # path of the file being parsed now
+
+    # ---- the turn ------------------------------------------------------------------------
+
+    async def events(self) -> AsyncIterator[Any]:
+        from .edits.parser import DiffParser
+
+        parser = DiffParser()
+        cancel = self.s._cancel
+        assert cancel is not None
+        chunks: list[str] = []
+        error: SparkPairError | None = None
+        async with self._watching():
+            queue: asyncio.Queue[Any] = asyncio.Queue()
+            pump = asyncio.create_task(self._pump(queue))
+            stopper = asyncio.create_task(cancel.wait())
+            try:
+                while True:
+                    getter = asyncio.ensure_future(queue.get())
+                    done, _ = await asyncio.wait({getter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                    if getter not in done:
+                        getter.cancel()
+                        error = self.s._cancel_reason or Cancelled("the turn was cancelled")
+                        break
+                    event = getter.result()
+                    if event is _END:
+                        break
+                    if isinstance(event, SparkPairError):
+                        error = event
+                        break
+                    for out in self._take_stale():
+                        yield out
+                    yield event
+                    if isinstance(event, TextDelta):
+                        chunks.append(event.text)
+                        for pe in parser.feed(event.text):
+                            for out in self._on_parse(pe):
+                                yield out
+                    elif isinstance(event, Started):
+                        self.result.model, self.result.transport = event.model, event.transport
+                    elif isinstance(event, Usage):
+                        self.result.usage = event
+                    elif isinstance(event, Completed):
+                        self.result.metrics, self.result.retries = event.metrics, event.retries
+                        self.result.response_id = event.response_id
+                        self.result.usage = event.usage or self.result.usage
+                    elif isinstance(event, Failed):
+                        error = event.error
+                        self.result.retries = event.retries
+                    for out in self._take_decisions():
+                        yield out
+            finally:
+                stopper.cancel()
+                if not pump.done():
+                    pump.cancel()
+                with contextlib.suppress(BaseException):
+                    await pump
+            self.result.text = "".join(chunks)
+            if error is None:
+                for pe in parser.close():
+                    for out in self._on_parse(pe):
+                        yield out
+                if not self.ops and self.result.text.strip():
+                    from .errors import ParseError
+
+                    error = ParseError("the reply holds no unified diff")
+            self.result.operations = list(self.ops)
+            if error is not None:
+                self.stop_deciding()
+                self._finish_error(error)
+                return
+            async for out in self._decide_all():
+                yield out
+            for out in self._take_stale():
+                yield out
+        async for out in self._apply():
+            yield out
+
+    async def _pump(self, queue: asyncio.Queue[Any]) -> None:
+        try:
+            async for event in self.s.client.stream(self.request):
+                await queue.put(event)
+        except Exception as exc:  # a bug below the client: report, never hang the turn
+            await queue.put(exc if isinstance(exc, SparkPairError) else
+                            ModelError(f"the model client failed: {exc!r}"))
+        await queue.put(_END)
+
+    # ---- parse events -> operations --------------------------------------------------------
+
+    def _on_parse(self, pe: Any) -> list[Any]:
+        out: list[Any] = [pe]
+        kind = type(pe).__name__
+        if kind == "FileStarted":
+            self.writing = pe.path
+            if pe.path in self.stale:
+                out.append(Stale(pe.path, None))
+        elif kind == "FileFinished":
+            self.writing = None
+            op = pe.op
+            self._set_base(op)
+            index = len(self.ops)
+            self.ops.append(op)
+            out.append(OperationProposed(index, op))
+            self.decided.append(None)
+            self.tasks.append(asyncio.ensure_future(self.s.approver.decide(op)))
+            if any(p in self.stale for p in op_paths(op)):
+                out.append(Stale(op.path, index))
+        return out
+
+    def _set_base(self, op: Operation) -> None:
+        if isinstance(op, Create) or op.base_hash is not None:
+            return
+        path = op.path
+        if path not in self.hashes:
+            self.hashes[path] = _hash_of(self.s.root / path)
+        op.base_hash = self.hashes[path]
+
+    def _take_decisions(self) -> list[Any]:
+        out = []
+        while self.reported < len(self.tasks) and self.tasks[self.reported].done():
+            i = self.reported
+            decision = _decision_of(self.tasks[i])
+            self.decided[i] = decision
+            out.append(Decided(i, self.ops[i], decision))
+            self.reported += 1
+        return out
+
+    async def _decide_all(self) -> AsyncIterator[Any]:
+        while self.reported < len(self.tasks):
+            cancel = self.s._cancel
+            assert cancel is not None
+            task = self.tasks[self.reported]
+            stopper = asyncio.ensure_future(cancel.wait())
+            await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            stopper.cancel()
+            if not task.done():
+                self.stop_deciding()
+                return
+            for out in self._take_decisions():
+                yield out
+
+    def stop_deciding(self) -> None:
+        for task in self.tasks:
+            if not task.done():
+                task.cancel()
+
+    # ---- staleness -----------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _watching(self) -> AsyncIterator[None]:
+        if self.s.watch is None:
+            yield
+            return
+        async with self.s.watch(self._changed):
+            yield
+
+    def _changed(self, paths: set[str]) -> None:
+        """Called by the watcher with repo-relative paths that changed on disk."""
+        for path in paths:
+            if path in self.stale:
+                continue
+            if path in self.hashes or path == self.writing or any(
+                    path in op_paths(op) for op in self.ops):
+                self.stale.add(path)
+                index = next((i for i, op in enumerate(self.ops) if path in op_paths(op)), None)
+                if index is not None or path == self.writing:
+                    self.stale_queue.append(Stale(path, index))
+            else:
+                self.stale.add(path)  # a later operation on it is stale from the start
+
+    def _take_stale(self) -> list[Any]:
+        out, self.stale_queue = self.stale_queue, []
+        return out
+
+    def _disk_stale(self, op: Operation) -> bool:
+        if isinstance(op, Create):
+            return (self.s.root / op.path).exists()
+        return op.base_hash is not None and _hash_of(self.s.root / op.path) != op.base_hash
+
+    # ---- apply -----------------------------------------------------------------------------
+
+    async def _apply(self) -> AsyncIterator[Any]:
+        from .edits.apply import apply_turn, check_ops
+
+        r = self.result
+        cancelled = self.s._cancel_reason
+        decisions = [d or Decision(SKIP, "no decision") for d in self.decided]
+        r.decisions = list(decisions)
+        r.outcomes = [NOT_APPLIED] * len(self.ops)
+        if cancelled is not None:
+            self._finish_error(cancelled)
+            return
+        refused = [(i, d.reason) for i, d in enumerate(decisions) if d.action == REFUSE]
+        for i, reason in refused:
+            yield Refused(i, self.ops[i], reason, "policy")
+        chosen = [(i, select_hunks(op, d)) for i, (op, d) in enumerate(zip(self.ops, decisions))
+                  if d.action == ACCEPT]
+        chosen = [(i, op) for i, op in chosen if _has_effect(op)]
+        problems: list[tuple[int, SparkPairError]] = []
+        for i, op in chosen:
+            stale = self._disk_stale(op) or any(p in self.stale for p in op_paths(op))
+            if stale and op.path not in self.stale:
+                self.stale.add(op.path)
+                yield Stale(op.path, i)
+            if refused:
+                continue
+            found = check_ops(self.s.root, [op])
+            if found:
+                cls = StaleError if stale else ConflictError
+                problems.append((i, cls(found[0])))
+                yield Refused(i, op, found[0], "stale" if stale else "conflict")
+        if refused:
+            first = refused[0]
+            self._finish_error(PolicyRefused(
+                f"operation {first[0] + 1} refused: {first[1]}; nothing was written"),
+                "refused")
+            return
+        if problems:
+            self._finish_error(problems[0][1], "conflict")
+            return
+        if not chosen:
+            r.status = "dry_run" if any(d.action == SKIP for d in decisions) else (
+                "rejected" if decisions else "no_changes")
+            return
+        try:
+            applied = apply_turn(self.s.root, [op for _, op in chosen], journal=self.s.journal,
+                                 turn_id=r.turn_id, summary=" ".join(self.prompt.split())[:200])
+        except EditError as exc:
+            kind = "stale" if isinstance(exc, StaleError) else (
+                "path" if isinstance(exc, PathRefused) else "conflict")
+            for i, op in chosen:
+                yield Refused(i, op, exc.message, kind)
+            self._finish_error(exc, "conflict")
+            return
+        for i, _ in chosen:
+            r.outcomes[i] = APPLIED
+        r.changed, r.notes, r.status = applied.changed, applied.notes, "applied"
+        yield Applied(applied.turn_id, applied.changed, applied.notes)
+
+    def _finish_error(self, error: SparkPairError, status: str | None = None) -> None:
+        r = self.result
+        r.error = error
+        r.status = status or ("cancelled" if isinstance(error, Cancelled) else "failed")
+        if not r.outcomes:
+            r.outcomes = [NOT_APPLIED] * len(self.ops)
+        if not r.decisions:
+            r.decisions = list(self.decided)
+
+
+def _decision_of(task: asyncio.Task[Decision]) -> Decision:
+    if task.cancelled():
+        return Decision(SKIP, "no decision (cancelled)")
+    exc = task.exception()
+    if exc is not None:
+        return Decision(REFUSE, f"the approver failed: {exc}")
+    return task.result()
+
+
+def _has_effect(op: Operation) -> bool:
+    if isinstance(op, Rename):
+        return True
+    return not hasattr(op, "hunks") or bool(op.hunks)
+
+
+def _hash_of(path: Path) -> str | None:
+    try:
+        return content_hash(path.read_bytes())
+    except OSError:
+        return None
+
+
+def _estimate_tokens(request: TurnRequest) -> int:
+    chars = len(request.instructions) + sum(len(m.content) for m in request.history)
+    chars += sum(len(m.content) for m in request.new_input)
+    return chars // 4 + 1

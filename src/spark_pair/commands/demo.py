@@ -1,0 +1,82 @@
+"""`spark-pair demo`: one real turn, offline, against the built-in simulator in a scratch repo."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from ._common import report_errors
+
+
+def make_repo(parent: Path | None = None) -> Path:
+    """A scratch git repository holding the demo project, committed."""
+    from ..errors import UsageError
+    from ..headless.demo_project import FILES
+
+    root = Path(tempfile.mkdtemp(prefix="spark-pair-demo-", dir=parent))
+    for rel, text in FILES.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    git = ["git", "-c", "user.name=spark-pair demo", "-c", "user.email=demo@localhost",
+           "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
+    try:
+        for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "demo project"]):
+            subprocess.run(git + args, cwd=root, check=True, capture_output=True, timeout=30)
+    except FileNotFoundError:
+        pass  # no git: spark-pair works in a plain folder too
+    except subprocess.SubprocessError as exc:
+        raise UsageError(f"could not make the scratch repository in {root}: {exc}") from exc
+    return root
+
+
+@click.command("demo")
+@click.option("--tps", default=1200.0, show_default=True, type=float,
+              help="Simulated tokens per second.")
+@click.option("--ttft-ms", default=150.0, show_default=True, type=float,
+              help="Simulated time to first token.")
+@click.option("--transport", type=click.Choice(["auto", "ws", "responses", "chat"]),
+              default="auto", show_default=True, help="Transport to the simulator.")
+@click.option("--dir", "parent", type=click.Path(file_okay=False, path_type=Path),
+              help="Make the scratch repository under this folder (default: the temp folder).")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines on stdout, as `run --json`.")
+@report_errors
+def command(tps: float, ttft_ms: float, transport: str, parent: Path | None,
+            as_json: bool) -> None:
+    """Make a scratch git repo with a small project, start the simulated Spark-class endpoint on
+    127.0.0.1 (no key, no network), run one headless turn with the meter on stderr, show the diff
+    and apply it, and print where the repo is. Nothing outside the scratch repo is touched."""
+    from ..headless.demo_project import PROMPT, script
+    from ..headless.runner import RunOptions, main
+    from ..sim.process import SimProcess
+
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True)
+    root = make_repo(parent)
+    script_file = root.parent / (root.name + "-sim.json")
+    script_file.write_text(json.dumps(script()), encoding="utf-8")
+    err = sys.stderr
+    err.write(f"spark-pair demo: scratch repo {root}\n")
+    err.write(f"spark-pair demo: starting the simulator ({tps:g} tok/s, TTFT {ttft_ms:g} ms)\n")
+    try:
+        with SimProcess("--script", str(script_file), tps=tps, ttft_ms=ttft_ms) as sim:
+            err.write(f"spark-pair demo: simulator at {sim.base_url}\n")
+            err.write(f"spark-pair demo: prompt: {PROMPT}\n")
+            err.flush()
+            opts = RunOptions(prompt=PROMPT, files=["inventory.py", "test_inventory.py"],
+                              apply=True, json=as_json, timeout=60.0, cwd=root,
+                              overrides={"model.base_url": sim.base_url,
+                                         "model.name": "gpt-5.3-codex-spark",
+                                         "session.transport": transport},
+                              env={"SPARK_PAIR_API_KEY": "demo-key-not-secret"})
+            code = main(opts)
+    finally:
+        script_file.unlink(missing_ok=True)
+    err.write(f"spark-pair demo: the repo is at {root}\n"
+              f"  cd {root} && git diff        # what the turn changed\n"
+              f"  cd {root} && spark-pair undo # put it back exactly\n")
+    if code:
+        sys.exit(code)

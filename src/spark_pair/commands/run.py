@@ -1,0 +1,49 @@
+"""`spark-pair run`: one headless turn; prints the diff (or JSON lines), applies what flags allow."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ._common import flag_overrides, model_options, report_errors
+
+
+@click.command("run")
+@click.argument("prompt", metavar="PROMPT")
+@click.option("-f", "--file", "files", multiple=True, metavar="PATH",
+              help="A file to put in the context (repeatable).")
+@click.option("--apply", "apply_", is_flag=True,
+              help="Write the changes (default: dry run, print the diff, write nothing).")
+@click.option("--allow-delete", is_flag=True, help="Allow deleting files (with --apply).")
+@click.option("--allow-rename", is_flag=True, help="Allow renaming files (with --apply).")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object per line on stdout (schema: docs/headless.md).")
+@click.option("--deltas", is_flag=True, help="With --json: also a line per text delta.")
+@click.option("--timeout", type=click.FloatRange(min=0.001), metavar="SECONDS",
+              help="Deadline for the whole run; exit code 7 when it runs out.")
+@click.option("--no-meter", is_flag=True, help="No TTFT / tok/s meter line on stderr.")
+@model_options
+@report_errors
+def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: bool,
+            allow_rename: bool, as_json: bool, deltas: bool, timeout: float | None,
+            no_meter: bool, base_url: str | None, model: str | None, transport: str | None) -> None:
+    """Ask for one change to this repository. PROMPT is the instruction, or - to read it from
+    stdin. Exit codes: 0 ok, 2 usage, 3 config, 4 model, 5 conflict or stale file, 6 refused by
+    policy (nothing written), 7 --timeout, 130 interrupted."""
+    from ..errors import UsageError
+    from ..headless.runner import RunOptions, main
+
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    if deltas and not as_json:
+        raise UsageError("--deltas needs --json")
+    if (allow_delete or allow_rename) and not apply_:
+        click.echo("spark-pair: --allow-delete/--allow-rename only matter with --apply "
+                   "(this is a dry run)", err=True)
+    opts = RunOptions(prompt=prompt, files=list(files), apply=apply_, allow_delete=allow_delete,
+                      allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
+                      overrides=flag_overrides(base_url, model, transport), meter=not no_meter)
+    code = main(opts)
+    if code:
+        sys.exit(code)

@@ -1,0 +1,124 @@
+"""Session events -> JSON lines (one object per line on stdout). Schema: headless/schema.json,
+documented in docs/headless.md. Every line has "type" and "t" (seconds since the run began)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, TextIO
+
+from ..errors import SparkPairError, redact
+
+SCHEMA_VERSION = 1
+
+
+def _op_fields(op: Any) -> dict[str, Any]:
+    kind = type(op).__name__.lower()
+    out: dict[str, Any] = {"op": kind, "path": op.path, "new_path": getattr(op, "dst", None)}
+    hunks = getattr(op, "hunks", None) or []
+    out["hunks"] = len(hunks)
+    out["added"] = sum(h.added for h in hunks)
+    out["removed"] = sum(h.removed for h in hunks)
+    if kind == "create":
+        out["added"] = op.content.count("\n") + (bool(op.content) and not op.content.endswith("\n"))
+    out["summary"] = op.summary()
+    return out
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000.0, 1)
+
+
+def error_fields(error: BaseException) -> dict[str, Any]:
+    if isinstance(error, SparkPairError):
+        return error.to_dict()
+    return {"class": type(error).__name__, "kind": "internal", "message": redact(str(error))}
+
+
+def event_to_dict(event: Any, *, deltas: bool = False,
+                  prices: dict[str, tuple[float, float]] | None = None) -> dict[str, Any] | None:
+    """One JSON object for a session event, or None when that event is not reported."""
+    name = type(event).__name__
+    if name == "TurnStarted":
+        return {"type": "turn", "turn_id": event.turn_id, "files": event.files,
+                "context_tokens": event.context_tokens, "followup": event.followup}
+    if name == "Started":
+        return {"type": "request", "request_id": event.request_id, "transport": event.transport,
+                "model": event.model, "url": redact(event.url)}
+    if name == "TextDelta":
+        return {"type": "delta", "text": event.text} if deltas else None
+    if name == "Retrying":
+        return {"type": "retry", "attempt": event.attempt, "delay_s": round(event.delay_s, 3),
+                "reason": event.reason}
+    if name == "TransportChanged":
+        return {"type": "transport_changed", "old": event.old, "new": event.new,
+                "reason": redact(event.reason)}
+    if name == "ModelChanged":
+        return {"type": "model_changed", "old": event.old, "new": event.new,
+                "reason": redact(event.reason)}
+    if name == "Completed":
+        m = event.metrics
+        return {"type": "metrics", "ttft_ms": _ms(m.ttft_s), "duration_ms": _ms(m.duration_s),
+                "output_tokens": m.output_tokens,
+                "tokens_per_s": None if m.tokens_per_s is None else round(m.tokens_per_s, 1),
+                "retries": event.retries, "response_id": event.response_id}
+    if name == "Failed":
+        return {"type": "error", "retries": event.retries, **error_fields(event.error)}
+    if name == "FileStarted":
+        return {"type": "file", "index": event.index, "op": event.op_kind, "path": event.path,
+                "new_path": event.new_path}
+    if name == "HunkStarted":
+        h = event.hunk
+        return {"type": "hunk", "file_index": event.file_index, "old_start": h.old_start,
+                "old_len": h.old_len, "new_start": h.new_start, "new_len": h.new_len,
+                "section": h.section}
+    if name == "Stale":
+        return {"type": "stale", "path": event.path, "index": event.index}
+    if name == "Decided":
+        return {"type": "decision", "index": event.index, "path": event.op.path,
+                "decision": event.decision.action, "reason": event.decision.reason}
+    if name == "Refused":
+        return {"type": "refused", "index": event.index, "path": event.op.path,
+                "reason": redact(event.reason), "kind": event.kind}
+    if name == "Applied":
+        return {"type": "applied", "turn_id": event.turn_id, "changed": event.changed,
+                "notes": event.notes}
+    return None  # Usage (reported in "usage"), LineAdded, FileFinished, OperationProposed
+
+
+def result_lines(result: Any, prices: dict[str, tuple[float, float]] | None = None
+                 ) -> list[dict[str, Any]]:
+    """The per-operation lines (decision and outcome) and the usage line of a finished turn."""
+    lines: list[dict[str, Any]] = []
+    for i, op in enumerate(result.operations):
+        d = result.decisions[i] if i < len(result.decisions) else None
+        lines.append({"type": "operation", "index": i, **_op_fields(op),
+                      "decision": d.action if d else None, "reason": d.reason if d else None,
+                      "outcome": result.outcomes[i] if i < len(result.outcomes) else "not_applied"})
+    u = result.usage
+    if u is not None:
+        lines.append({"type": "usage", "model": result.model, "input_tokens": u.input_tokens,
+                      "output_tokens": u.output_tokens, "estimated": u.estimated,
+                      "cost_usd": cost_usd(prices, result.model, u)})
+    return lines
+
+
+def cost_usd(prices: dict[str, tuple[float, float]] | None, model: str, usage: Any) -> float | None:
+    price = (prices or {}).get(model)
+    if not price:
+        return None
+    return round((usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1e6, 6)
+
+
+class JsonLines:
+    """Writes one compact JSON object per line and flushes it."""
+
+    def __init__(self, out: TextIO, t0: float | None = None) -> None:
+        self.out = out
+        self.t0 = time.monotonic() if t0 is None else t0
+
+    def write(self, obj: dict[str, Any]) -> None:
+        line = {"type": obj["type"], "t": round(time.monotonic() - self.t0, 4)}
+        line.update(obj)
+        self.out.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.out.flush()

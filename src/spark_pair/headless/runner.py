@@ -1,0 +1,230 @@
+"""The headless run: one session turn, machine output on stdout, diagnostics on stderr.
+
+It owns no logic of its own: flags -> settings, client, workspace, PolicyApprover -> Session;
+events -> JSON lines or the diff; the result's error -> exit code (exitcodes.exit_code_for).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from .. import __version__
+from ..errors import Cancelled, SparkPairError, UsageError
+from ..exitcodes import ExitCode, exit_code_for
+from .jsonl import SCHEMA_VERSION, JsonLines, error_fields, event_to_dict, result_lines
+
+
+@dataclass
+class RunOptions:
+    prompt: str
+    files: list[str] = field(default_factory=list)
+    apply: bool = False
+    allow_delete: bool = False
+    allow_rename: bool = False
+    json: bool = False
+    deltas: bool = False
+    timeout: float | None = None
+    overrides: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    meter: bool = True  # the one-line meter on stderr (text mode)
+    env: dict[str, str] | None = None
+
+
+class Diagnostics:
+    """Human-readable progress on stderr (never on stdout)."""
+
+    def __init__(self, err: TextIO, enabled: bool) -> None:
+        self.err = err
+        self.enabled = enabled
+
+    def say(self, text: str) -> None:
+        if self.enabled:
+            self.err.write(f"spark-pair: {text}\n")
+            self.err.flush()
+
+    def event(self, event: Any) -> None:
+        name = type(event).__name__
+        if name == "Retrying":
+            self.say(f"retry {event.attempt} in {event.delay_s:.1f} s ({event.reason})")
+        elif name == "TransportChanged":
+            self.say(f"transport {event.old} -> {event.new}: {event.reason}")
+        elif name == "ModelChanged":
+            self.say(f"model {event.old} not available; using {event.new} ({event.reason})")
+        elif name == "Stale":
+            self.say(f"{event.path} changed on disk during the turn (stale)")
+        elif name == "Refused":
+            self.say(f"refused {event.op.summary()}: {event.reason}")
+        elif name == "Applied":
+            self.say(f"applied turn {event.turn_id}: {', '.join(event.changed) or 'no changes'}"
+                     f" (undo: spark-pair undo --turn {event.turn_id})")
+
+
+def meter_line(result: Any) -> str:
+    m, u = result.metrics, result.usage
+    parts = []
+    if m is not None:
+        parts.append(f"TTFT {m.ttft_s * 1000:.0f} ms" if m.ttft_s is not None else "TTFT -")
+        parts.append(f"{m.tokens_per_s:,.0f} tok/s" if m.tokens_per_s else "- tok/s")
+        parts.append(f"{m.output_tokens:,} tok")
+    if u is not None:
+        parts.append(f"in {u.input_tokens:,} out {u.output_tokens:,}" + (" (est.)" if u.estimated else ""))
+    parts.append(result.transport or "-")
+    parts.append(result.model or "-")
+    parts.append(f"{result.retries} retries")
+    return " │ ".join(parts)
+
+
+async def run(opts: RunOptions, out: TextIO, err: TextIO) -> int:
+    t0 = time.monotonic()
+    jl = JsonLines(out, t0) if opts.json else None
+    diag = Diagnostics(err, True)
+    try:
+        code = await _run(opts, out, err, jl, diag)
+    except SparkPairError as exc:
+        code = int(exit_code_for(exc))
+        diag.say(exc.describe())
+        if jl is not None:
+            jl.write({"type": "error", **error_fields(exc)})
+            jl.write(_end(code, "failed", None, t0))
+    return code
+
+
+def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | None = None
+         ) -> dict[str, Any]:
+    return {"type": "end", "status": status, "exit_code": code, "exit_name": ExitCode(code).name,
+            "turn_id": turn_id, "duration_ms": round((time.monotonic() - t0) * 1000, 1),
+            "message": message}
+
+
+async def _run(opts: RunOptions, out: TextIO, err: TextIO, jl: JsonLines | None,
+               diag: Diagnostics) -> int:
+    from ..approval import PolicyApprover
+    from ..config import load_settings
+    from ..edits.journal import Journal
+    from ..protocol.client import ModelClient
+    from ..session import Session, TurnRecorder
+    from ..store import RequestStore
+    from .context import open_context, repo_root
+
+    t0 = jl.t0 if jl else time.monotonic()
+    if not opts.prompt.strip():
+        raise UsageError("the prompt is empty", hint="spark-pair run 'what to change' [-f FILE]")
+    root = repo_root(opts.cwd)
+    settings = load_settings(cwd=opts.cwd or Path.cwd(), env=opts.env, overrides=opts.overrides)
+    for warning in settings.warnings:
+        diag.say(f"config: {warning}")
+    options = settings.client_options(task="edit")
+    if jl is not None:
+        jl.write({"type": "session", "version": __version__, "schema": SCHEMA_VERSION,
+                  "repo": str(root), "model": options.model, "transport": options.transport,
+                  "apply": opts.apply, "allow_delete": opts.allow_delete,
+                  "allow_rename": opts.allow_rename, "files": list(opts.files),
+                  "prompt_chars": len(opts.prompt), "timeout_s": opts.timeout})
+    store = _open_store(diag)
+    recorder = TurnRecorder(store)
+    approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
+    result = None
+    try:
+        async with ModelClient(options, recorder=recorder) as client:
+            async with open_context(root, settings) as (context, watch):
+                session = Session(root, client, approver, context=context,
+                                  journal=Journal(root), recorder=recorder, watch=watch)
+                result = await _drive(session, opts, jl, diag, settings)
+    finally:
+        if store is not None:
+            store.close()
+    code = 0 if result.error is None else int(exit_code_for(result.error))
+    if result.error is not None:
+        diag.say(result.error.describe())
+    if not opts.json:
+        from ..edits.render import render_ops
+
+        diff = render_ops(result.operations)
+        if diff:
+            out.write(diff if diff.endswith("\n") else diff + "\n")
+            out.flush()
+        if opts.meter and result.metrics is not None:
+            diag.say(meter_line(result))
+        if result.status == "dry_run":
+            diag.say("dry run: nothing was written (use --apply)")
+    else:
+        for line in result_lines(result, getattr(settings, "prices", None)):
+            jl.write(line)
+        if result.error is not None:
+            jl.write({"type": "error", **error_fields(result.error)})
+        jl.write(_end(code, result.status, result.turn_id if result.status == "applied" else None,
+                      t0, result.error.message if result.error else None))
+    return code
+
+
+async def _drive(session: Any, opts: RunOptions, jl: JsonLines | None, diag: Diagnostics,
+                 settings: Any) -> Any:
+    loop = asyncio.get_running_loop()
+    timer = None
+    if opts.timeout is not None:
+        timer = loop.call_later(opts.timeout, lambda: session.cancel(
+            timeout=True, message=f"the run did not finish within --timeout {opts.timeout:g} s"))
+    interrupted = False
+
+    def on_sigint() -> None:
+        nonlocal interrupted
+        interrupted = True
+        session.cancel(message="interrupted (Ctrl-C); nothing was written")
+
+    with _signal(loop, on_sigint):
+        try:
+            result = None
+            async for event in session.turn(opts.prompt, opts.files):
+                if type(event).__name__ == "TurnFinished":
+                    result = event.result
+                    continue
+                diag.event(event)
+                if jl is not None:
+                    obj = event_to_dict(event, deltas=opts.deltas)
+                    if obj is not None:
+                        jl.write(obj)
+        finally:
+            if timer is not None:
+                timer.cancel()
+    assert result is not None
+    return result
+
+
+class _signal:
+    def __init__(self, loop: asyncio.AbstractEventLoop, handler: Any) -> None:
+        self.loop, self.handler, self.installed = loop, handler, False
+
+    def __enter__(self) -> None:
+        try:
+            self.loop.add_signal_handler(signal.SIGINT, self.handler)
+            self.installed = True
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+
+    def __exit__(self, *exc: object) -> None:
+        if self.installed:
+            self.loop.remove_signal_handler(signal.SIGINT)
+
+
+def _open_store(diag: Diagnostics) -> Any:
+    from ..store import RequestStore
+
+    try:
+        return RequestStore()
+    except (OSError, SparkPairError) as exc:
+        diag.say(f"request log unavailable ({exc}); continuing without it")
+        return None
+
+
+def main(opts: RunOptions) -> int:
+    return asyncio.run(run(opts, sys.stdout, sys.stderr))
+
+
+__all__ = ["RunOptions", "run", "main", "meter_line", "Cancelled", "os"]

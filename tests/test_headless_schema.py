@@ -1,0 +1,82 @@
+"""JSON lines: every kind of line the writer produces validates against schema.json."""
+
+from __future__ import annotations
+
+import io
+import json
+from importlib import resources
+
+import jsonschema
+import pytest
+
+from spark_pair.approval import Decision
+from spark_pair.edits.ops import Create, Delete, Hunk, Modify
+from spark_pair.errors import PolicyRefused, RateLimited
+from spark_pair.headless.jsonl import JsonLines, event_to_dict, result_lines
+from spark_pair.protocol import events as pe
+from spark_pair.session_events import Applied, Decided, Refused, Stale, TurnResult, TurnStarted
+
+
+def schema() -> dict:
+    return json.loads(resources.files("spark_pair.headless").joinpath("schema.json").read_text())
+
+
+def validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema())
+
+
+MOD = Modify("a.py", [Hunk(3, 2, 3, 2, [" a", "-b", "+c"])], base_hash="0" * 64)
+EVENTS = [
+    TurnStarted("t1", "do it", ["a.py"], 120, False),
+    pe.Started("r1", "ws", "gpt-5.3-codex-spark", "ws://127.0.0.1:1/v1/responses"),
+    pe.TextDelta("--- a/a.py\n"),
+    pe.Retrying(1, 0.5, "dropped"),
+    pe.TransportChanged("ws", "responses", "reconnect budget used"),
+    pe.ModelChanged("m1", "m2", "model_not_found"),
+    pe.Completed("resp_1", "text", pe.Usage(10, 20), pe.Metrics(0.1, 0.5, 20, 1000.0), 1),
+    pe.Failed(RateLimited("slow down", status=429, retry_after=1.0), retries=4),
+    Stale("a.py", None),
+    Stale("a.py", 0),
+    Decided(0, MOD, Decision("accept", "allowed by flags")),
+    Refused(1, Delete("b.py"), "delete needs --allow-delete", "policy"),
+    Applied("t1", ["a.py"], []),
+]
+
+
+def test_every_event_line_validates() -> None:
+    v = validator()
+    out = io.StringIO()
+    writer = JsonLines(out)
+    for event in EVENTS:
+        obj = event_to_dict(event, deltas=True)
+        assert obj is not None, event
+        writer.write(obj)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert len(lines) == len(EVENTS)
+    for line in lines:
+        v.validate(line)
+    assert [line["type"] for line in lines][:3] == ["turn", "request", "delta"]
+
+
+def test_deltas_only_when_asked() -> None:
+    assert event_to_dict(pe.TextDelta("x")) is None
+
+
+def test_result_lines_validate_and_cost_is_computed() -> None:
+    result = TurnResult("t1", "refused", operations=[MOD, Create("n.py", "x\ny\n"), Delete("b.py")],
+                        decisions=[Decision("accept"), Decision("accept"), Decision("refuse", "no")],
+                        outcomes=["not_applied"] * 3, usage=pe.Usage(1000, 2000), model="m",
+                        error=PolicyRefused("refused"))
+    lines = result_lines(result, {"m": (1.0, 10.0)})
+    for line in lines:
+        validator().validate({"t": 0.0, **line})
+    assert [ln["op"] for ln in lines[:3]] == ["modify", "create", "delete"]
+    assert lines[1]["added"] == 2
+    assert lines[-1]["cost_usd"] == pytest.approx(0.021)
+
+
+def test_schema_rejects_unknown_fields_and_types() -> None:
+    v = validator()
+    assert not v.is_valid({"type": "stale", "t": 0, "path": "a", "index": None, "extra": 1})
+    assert not v.is_valid({"type": "nonsense", "t": 0})
+    assert v.is_valid({"type": "stale", "t": 0, "path": "a", "index": None})
