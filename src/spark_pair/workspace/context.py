@@ -1,0 +1,103 @@
+"""`Workspace`: the session's view of the working tree (context, history, follow-up diffs)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..edits.ops import content_hash
+from ..protocol.events import Message, TurnRequest
+from .prompt import (
+    SYSTEM_PROMPT,
+    Context,
+    ContextSnapshot,
+    History,
+    build_context,
+    followup_input,
+    user_message,
+)
+from .watcher import Watcher
+
+
+def _disk_hash(root: Path, rel: str) -> str | None:
+    try:
+        return content_hash((root / rel).read_bytes())
+    except OSError:
+        return None
+
+
+class Workspace:
+    """Builds each turn's request and remembers what the model has seen.
+
+    `chained()` says whether the next request continues the previous response on a live
+    connection (WS with `previous_response_id`): then a follow-up turn sends only the new
+    instruction, the diffs of files changed on disk since the model saw them, and the files it
+    has not seen yet; `history` carries the full earlier messages for a client that has to
+    resend. Otherwise every turn sends fresh file context plus the trimmed history.
+    """
+
+    def __init__(self, root: Path, *, budget_tokens: int = 8000, history_turns: int = 6,
+                 watcher: Watcher | None = None, chained: Callable[[], bool] | None = None,
+                 max_tokens: int | None = None, temperature: float | None = None,
+                 system_prompt: str = SYSTEM_PROMPT) -> None:
+        self.root = Path(root)
+        self.budget_tokens = budget_tokens
+        self.history = History(history_turns)
+        self.snapshot = ContextSnapshot()
+        self.watcher = watcher
+        self.chained = chained or (lambda: False)
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.system_prompt = system_prompt
+        self.last_context: Context | None = None
+        self._pending: tuple[str, str] | None = None  # (instruction, sent) of the turn in flight
+
+    def changed_files(self) -> set[str]:
+        """Files changed on disk since the last turn (from the watcher; empty without one)."""
+        return self.watcher.mark_turn() if self.watcher is not None else set()
+
+    def build(self, prompt: str, files: Sequence[str], *, followup: bool) -> tuple[
+            TurnRequest, dict[str, str | None]]:
+        changed = self.changed_files()
+        chain = (followup and len(self.history) > 0 and self.chained()
+                 and len(self.history) < self.history.max_turns)
+        if chain:
+            # Files the model saw: only what changed; files it did not see: in full.
+            if self.watcher is None:
+                changed = set(self.snapshot.paths())  # no watcher: compare every seen file
+            diffs = followup_input(self.root, changed, self.snapshot)
+            new_files = [f for f in files if f not in self.snapshot]
+            ctx = build_context(self.root, new_files, self.budget_tokens, query=prompt)
+            sent = (diffs + "\n" if diffs else "") + user_message(prompt, ctx)
+            history = self.history.messages(full=True)
+        else:
+            ctx = build_context(self.root, files, self.budget_tokens, query=prompt)
+            self.snapshot.clear()
+            sent = user_message(prompt, ctx)
+            history = self.history.messages()
+        self.snapshot.update(ctx.texts)
+        self.last_context = ctx
+        self._pending = (prompt, sent)
+        hashes = {rel: _disk_hash(self.root, rel) for rel in self.snapshot.paths()}
+        request = TurnRequest(self.system_prompt, [Message("user", sent)], history,
+                              max_tokens=self.max_tokens, temperature=self.temperature)
+        return request, hashes
+
+    def finish(self, request: TurnRequest, reply: str, applied: Sequence[str]) -> None:
+        """Remember the turn; files the turn wrote count as seen in their new state."""
+        instruction, sent = self._pending or ("", request.new_input[-1].content)
+        self._pending = None
+        self.history.add(instruction, reply, sent=sent)
+        for rel in applied:
+            try:
+                text = (self.root / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = None
+            self.snapshot.update({rel: text})
+        # The watcher will also report these writes; their diff against the snapshot is empty,
+        # so the next follow-up leaves them out.
+
+    def reset(self) -> None:
+        """Forget history and snapshots (e.g. after the client lost its chain)."""
+        self.history.clear()
+        self.snapshot.clear()

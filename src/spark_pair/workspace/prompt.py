@@ -1,0 +1,287 @@
+"""The system prompt, file context within a token budget, history and follow-up diffs."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import SparkPairError
+from ..protocol.events import Message
+from .aicomments import find_ai_comments
+from .files import read_text
+
+SYSTEM_PROMPT = """\
+You are a pair programmer editing files in a git repository.
+
+Rules:
+- Only modify the files explicitly requested. Do not touch any other file.
+- Never delete or rename a file unless the instruction asks for it.
+- Output only a unified diff, nothing else: no prose, no explanations, no code fences.
+- Each file starts with `--- a/PATH` and `+++ b/PATH` (use `--- /dev/null` to create a file and
+  `+++ /dev/null` to delete one); changes go in `@@ -l,n +l,n @@` hunks with 3 lines of
+  unchanged context before and after each change, copied exactly from the file.
+- Line numbers shown in the context as `N| ` are not part of the file; never copy them.
+- If the request cannot be done as a diff, output nothing.
+"""
+
+CHARS_PER_TOKEN = 4
+REGION_RADIUS = (8, 3, 0)  # lines around a hit, tried in order until the region fits
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+_STOP = frozenset({"this", "that", "with", "from", "into", "make", "file", "files", "function",
+                   "change", "please", "should", "would", "could", "when", "then", "also",
+                   "them", "there", "where", "which", "what", "have", "only", "each", "every"})
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap token estimate: characters / 4, rounded up."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+@dataclass
+class Context:
+    """File context for one turn, and what went in and what did not."""
+
+    text: str = ""
+    tokens: int = 0
+    whole: list[str] = field(default_factory=list)  # files sent in full
+    partial: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # 1-based regions
+    missing: list[str] = field(default_factory=list)  # requested, not on disk (may be created)
+    omitted: dict[str, str] = field(default_factory=dict)  # path -> why it was left out
+    texts: dict[str, str | None] = field(default_factory=dict)  # full text of every shown file
+
+    @property
+    def shown(self) -> list[str]:
+        return [*self.whole, *self.partial, *self.missing]
+
+    def summary(self) -> str:
+        parts = [f"{len(self.whole)} whole", f"{len(self.partial)} partial"]
+        if self.missing:
+            parts.append(f"{len(self.missing)} new")
+        if self.omitted:
+            parts.append(f"{len(self.omitted)} omitted")
+        return f"context: {', '.join(parts)}, ~{self.tokens} tokens"
+
+
+def _whole_block(rel: str, text: str) -> str:
+    body = text if text.endswith("\n") or not text else text + "\n"
+    return f"### {rel}\n```\n{body}```\n"
+
+
+def _region_block(rel: str, lines: list[str], regions: list[tuple[int, int]]) -> str:
+    spans = ", ".join(f"{a}-{b}" for a, b in regions)
+    out = [f"### {rel} (lines {spans} of {len(lines)}; other lines omitted)\n```\n"]
+    width = len(str(len(lines)))
+    for i, (a, b) in enumerate(regions):
+        if i:
+            out.append("...\n")
+        out.extend(f"{n:>{width}}| {lines[n - 1]}\n" for n in range(a, b + 1))
+    out.append("```\n")
+    return "".join(out)
+
+
+def query_words(query: str) -> set[str]:
+    """Identifier-like words of an instruction, used to find relevant regions."""
+    return {w for w in _WORD.findall(query) if w.lower() not in _STOP}
+
+
+def _hits(rel: str, text: str, lines: list[str], words: set[str],
+          focus: Iterable[int]) -> list[int]:
+    hits = set(focus)
+    hits.update(c.line for c in find_ai_comments(rel, text))
+    if words:
+        pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+        hits.update(n for n, line in enumerate(lines, 1) if pattern.search(line))
+    return sorted(h for h in hits if 1 <= h <= len(lines))
+
+
+def _regions(hits: list[int], radius: int, n_lines: int) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for h in hits:
+        a, b = max(1, h - radius), min(n_lines, h + radius)
+        if out and a <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _fit_regions(rel: str, text: str, hits: list[int], budget: int) -> tuple[str, list]:
+    """The largest region block of this file that fits `budget` tokens ('' if none)."""
+    lines = text.splitlines()
+    if not lines:
+        return "", []
+    if not hits:
+        hits = list(range(1, min(len(lines), 40) + 1))  # nothing relevant: the file's head
+    for radius in REGION_RADIUS:
+        regions = _regions(hits, radius, len(lines))
+        while regions:
+            block = _region_block(rel, lines, regions)
+            if estimate_tokens(block) <= budget:
+                return block, regions
+            if len(regions) == 1:
+                a, b = regions[0]
+                if b == a:
+                    break
+                regions = [(a, a + (b - a) // 2)]  # halve the last region
+            else:
+                regions = regions[:-1]
+    return "", []
+
+
+def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query: str = "",
+                  focus: Mapping[str, Iterable[int]] | None = None) -> Context:
+    """Context for `files` within `budget_tokens` (never over it).
+
+    Small files go in whole. A file too large for its share of the budget is sent as the regions
+    around lines that mention words of `query`, hold AI comments or are listed in `focus`
+    (e.g. lines changed on disk), with line numbers. Unreadable files are reported in `omitted`.
+    """
+    ctx = Context()
+    texts: dict[str, str] = {}
+    for rel in dict.fromkeys(files):
+        try:
+            text = read_text(root, rel)
+        except SparkPairError as exc:
+            ctx.omitted[rel] = exc.message
+            continue
+        if text is None:
+            block = f"### {rel} (does not exist yet)\n"
+            if estimate_tokens(block) <= budget_tokens - ctx.tokens:
+                ctx.missing.append(rel)
+                ctx.texts[rel] = None
+                ctx.tokens += estimate_tokens(block)
+                texts[rel] = block
+            else:
+                ctx.omitted[rel] = "over the token budget"
+            continue
+        texts[rel] = text
+    pending = [r for r in texts if r not in ctx.missing]
+    blocks: dict[str, str] = {r: texts[r] for r in ctx.missing}
+    words = query_words(query)
+    left = budget_tokens - ctx.tokens
+    # Smallest first, each taking at most its fair share of what is left.
+    for i, rel in enumerate(sorted(pending, key=lambda r: len(texts[r]))):
+        share = left // (len(pending) - i)
+        text = texts[rel]
+        block = _whole_block(rel, text)
+        if estimate_tokens(block) <= share:
+            ctx.whole.append(rel)
+        else:
+            lines = text.splitlines()
+            block, regions = _fit_regions(rel, text, _hits(rel, text, lines, words,
+                                                            (focus or {}).get(rel, ())), share)
+            if not block:
+                ctx.omitted[rel] = "over the token budget"
+                continue
+            ctx.partial[rel] = regions
+        ctx.texts[rel] = text
+        blocks[rel] = block
+        left -= estimate_tokens(block)
+    ctx.text = "".join(blocks[r] for r in texts if r in blocks)
+    ctx.tokens = sum(estimate_tokens(b) for b in blocks.values())
+    return ctx
+
+
+def user_message(instruction: str, context: Context) -> str:
+    """The user turn: the file context, then the instruction."""
+    head = "Files:\n\n" + context.text + "\n" if context.text else ""
+    return f"{head}Instruction:\n{instruction.strip()}\n"
+
+
+# --- history -------------------------------------------------------------------------------
+@dataclass
+class Turn:
+    instruction: str  # what the user asked (no file context)
+    sent: str  # the full user message as sent
+    reply: str
+
+
+class History:
+    """The last `max_turns` turns (user text + assistant reply)."""
+
+    def __init__(self, max_turns: int = 6) -> None:
+        self.max_turns = max(0, max_turns)
+        self.turns: list[Turn] = []
+
+    def add(self, instruction: str, reply: str, *, sent: str | None = None) -> None:
+        self.turns.append(Turn(instruction, sent if sent is not None else instruction, reply))
+        if len(self.turns) > self.max_turns:
+            del self.turns[: len(self.turns) - self.max_turns]
+
+    def messages(self, *, full: bool = False) -> list[Message]:
+        """Alternating user/assistant messages; `full` uses the user messages as sent."""
+        out: list[Message] = []
+        for t in self.turns:
+            out.append(Message("user", t.sent if full else t.instruction))
+            out.append(Message("assistant", t.reply))
+        return out
+
+    def clear(self) -> None:
+        self.turns.clear()
+
+    def __len__(self) -> int:
+        return len(self.turns)
+
+
+# --- follow-up diffs -----------------------------------------------------------------------
+class ContextSnapshot:
+    """The text of each file as the model last saw it (None: it did not exist)."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str | None] = {}
+
+    def update(self, texts: Mapping[str, str | None]) -> None:
+        self.texts.update(texts)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self.texts
+
+    def get(self, rel: str) -> str | None:
+        return self.texts.get(rel)
+
+    def paths(self) -> list[str]:
+        return sorted(self.texts)
+
+    def clear(self) -> None:
+        self.texts.clear()
+
+
+def file_diff(rel: str, old: str | None, new: str | None) -> str:
+    """A unified diff (3 lines of context) from old to new; '' when equal."""
+    if old == new:
+        return ""
+    a = (old or "").splitlines(keepends=True)
+    b = (new or "").splitlines(keepends=True)
+    for lines in (a, b):
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n\\ No newline at end of file\n"
+    src = "/dev/null" if old is None else f"a/{rel}"
+    dst = "/dev/null" if new is None else f"b/{rel}"
+    return "".join(difflib.unified_diff(a, b, src, dst, n=3))
+
+
+def followup_input(root: Path, changed_files: Iterable[str], snapshots: ContextSnapshot,
+                   *, max_bytes: int | None = None) -> str:
+    """What changed on disk since the model last saw each file, as unified diffs against its
+    snapshot ('' when nothing it saw changed). The snapshot is moved on to the current text."""
+    parts: list[str] = []
+    for rel in sorted(set(changed_files)):
+        if rel not in snapshots:
+            continue  # the model never saw it
+        try:
+            now = read_text(root, rel) if max_bytes is None else read_text(root, rel,
+                                                                            max_bytes=max_bytes)
+        except SparkPairError as exc:
+            parts.append(f"# {rel}: changed on disk, not shown ({exc.message})\n")
+            continue
+        diff = file_diff(rel, snapshots.get(rel), now)
+        if diff:
+            parts.append(diff)
+        snapshots.update({rel: now})
+    if not parts:
+        return ""
+    return ("Files changed on disk since your last reply (unified diffs against what you "
+            "saw):\n\n" + "".join(parts))
