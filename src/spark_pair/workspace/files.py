@@ -14,9 +14,11 @@ MAX_FILE_BYTES = 1_000_000
 _WALK_LIMIT = 100_000  # files listed by the fallback walk, at most
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+def _git(root: Path, *args: str,
+         stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes] | None:
     try:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=10)
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=10,
+                              input=stdin)
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -123,7 +125,8 @@ class IgnoreRules:
         """The ignored subset of rels, asking git once for all unknown ones."""
         unknown = [r for r in rels if r not in self._cache and not _has_always_ignored(r)]
         if self._git and unknown:
-            res = _git(self.root, "check-ignore", "--no-index", "-z", *unknown)
+            res = _git(self.root, "check-ignore", "--no-index", "-z", "--stdin",
+                       stdin="\0".join(unknown).encode())
             hits = set()
             if res is not None and res.returncode in (0, 1):
                 hits = {n for n in res.stdout.decode("utf-8", "replace").split("\0") if n}
