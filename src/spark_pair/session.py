@@ -54,7 +54,7 @@ class Context(Protocol):
         """The request for a turn and the content hash of every file it showed the model."""
 
     def finish(self, request: TurnRequest, reply: str, applied: Sequence[str]) -> None:
-        """Remember the turn (history) and what the turn itself wrote."""
+        """Remember a completed turn (history) and what the turn itself wrote."""
 
 
 class TurnRecorder:
@@ -121,7 +121,7 @@ class Session:
             if self.recorder is not None:
                 self.recorder.flush(turn_id if result.status == "applied" else None)
         self.turns += 1
-        with contextlib.suppress(Exception):
+        if result.metrics is not None:  # the model answered: the turn joins the history
             self.context.finish(request, result.text, result.changed)
         yield TurnFinished(result)
 
@@ -236,6 +236,8 @@ class _TurnRun:
         kind = type(pe).__name__
         if kind == "FileStarted":
             self.writing = pe.path
+            if pe.op_kind != "create" and pe.path not in self.hashes:
+                self.hashes[pe.path] = _hash_of(self.s.root / pe.path)
             if pe.path in self.stale:
                 out.append(Stale(pe.path, None))
         elif kind == "FileFinished":
@@ -303,6 +305,8 @@ class _TurnRun:
         for path in paths:
             if path in self.stale:
                 continue
+            if path in self.hashes and _hash_of(self.s.root / path) == self.hashes[path]:
+                continue  # touched but not changed (or a late event for an earlier write)
             if path in self.hashes or path == self.writing or any(
                     path in op_paths(op) for op in self.ops):
                 self.stale.add(path)

@@ -133,7 +133,7 @@ async def _run(opts: RunOptions, out: TextIO, err: TextIO, jl: JsonLines | None,
     result = None
     try:
         async with ModelClient(options, recorder=recorder) as client:
-            async with open_context(root, settings) as (context, watch):
+            async with open_context(root, settings, client) as (context, watch):
                 session = Session(root, client, approver, context=context,
                                   journal=Journal(root), recorder=recorder, watch=watch)
                 result = await _drive(session, opts, jl, diag, settings)
