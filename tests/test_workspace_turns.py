@@ -1,0 +1,76 @@
+"""Workspace.build/finish: full context, chained follow-ups with diffs, history, hashes."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from spark_pair.edits.ops import content_hash
+from spark_pair.workspace import SYSTEM_PROMPT, Watcher, Workspace
+
+pytestmark = pytest.mark.timeout(20)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "a.py").write_text("".join(f"a{i} = {i}\n" for i in range(60)))
+    (tmp_path / "b.py").write_text("b = 1\n")
+    return tmp_path
+
+
+def test_unchained_turns_resend_context_and_trimmed_history(repo: Path) -> None:
+    ws = Workspace(repo, history_turns=2)
+    req, hashes = ws.build("rename a5", ["a.py"], followup=False)
+    assert req.instructions == SYSTEM_PROMPT and req.history == []
+    assert "a59 = 59" in req.new_input[0].content and "rename a5" in req.new_input[0].content
+    assert hashes == {"a.py": content_hash((repo / "a.py").read_bytes())}
+    ws.finish(req, "--- a/a.py\n+++ b/a.py\n", [])
+    for i in range(3):
+        req, _ = ws.build(f"ask {i}", ["a.py", "b.py"], followup=True)
+        ws.finish(req, f"reply {i}", [])
+    req, _ = ws.build("last", ["b.py"], followup=True)
+    assert [m.content for m in req.history] == ["ask 1", "reply 1", "ask 2", "reply 2"]
+    assert "b = 1" in req.new_input[0].content and "a59" not in req.new_input[0].content
+
+
+async def test_chained_followup_sends_only_what_changed(repo: Path) -> None:
+    queue: asyncio.Queue = asyncio.Queue()
+    async with Watcher(repo, debounce_ms=30) as watcher:
+        watcher.subscribe(queue.put_nowait)
+        ws = Workspace(repo, watcher=watcher, chained=lambda: True)
+        req1, _ = ws.build("change a3", ["a.py"], followup=False)
+        first = req1.new_input[0].content
+        assert "a59 = 59" in first
+        # The turn writes a.py; that is the model's own change, not news for it.
+        (repo / "a.py").write_text((repo / "a.py").read_text().replace("a3 = 3", "a3 = 33"))
+        ws.finish(req1, "diff 1", ["a.py"])
+        # The user edits a.py by hand and adds b.py to the next request.
+        (repo / "a.py").write_text((repo / "a.py").read_text().replace("a40 = 40", "a40 = 4"))
+        seen: set[str] = set()
+        while True:
+            seen |= await asyncio.wait_for(queue.get(), 5.0)
+            if "a.py" in seen and "a40 = 4\n" in (repo / "a.py").read_text():
+                break
+        req2, hashes = ws.build("now b too", ["a.py", "b.py"], followup=True)
+    text = req2.new_input[0].content
+    assert "-a40 = 40\n+a40 = 4\n" in text
+    assert "a3 = 3" not in text and "a3 = 33" not in text  # the turn's own write is not resent
+    assert "a10 = 10" not in text  # no whole-file resend
+    assert "b = 1" in text and "now b too" in text
+    assert [m.content for m in req2.history] == [first, "diff 1"]
+    assert hashes["a.py"] == content_hash((repo / "a.py").read_bytes())
+    assert set(hashes) == {"a.py", "b.py"}
+
+
+def test_chained_without_watcher_compares_every_seen_file(repo: Path) -> None:
+    ws = Workspace(repo, chained=lambda: True)
+    req, _ = ws.build("x", ["a.py", "b.py"], followup=False)
+    ws.finish(req, "r", [])
+    (repo / "b.py").write_text("b = 2\n")
+    req, _ = ws.build("y", [], followup=True)
+    text = req.new_input[0].content
+    assert "-b = 1\n+b = 2\n" in text and "a.py" not in text
