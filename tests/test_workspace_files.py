@@ -55,8 +55,10 @@ def test_listing_without_git_reads_gitignore_roughly(repo: Path) -> None:
 
 def test_is_ignored_and_its_cache(repo: Path) -> None:
     rules = IgnoreRules(repo)
+    assert not rules.is_ignored_cached("run.log")  # unknown yet: the cheap check never runs git
+    assert rules.is_ignored_cached(".git/index")
     assert rules.is_ignored("build/out.js")
-    assert rules.is_ignored("run.log")
+    assert rules.is_ignored("run.log") and rules.is_ignored_cached("run.log")
     assert rules.is_ignored("secret.txt")
     assert rules.is_ignored(".git/HEAD") and rules.is_ignored("a/__pycache__/m.pyc")
     assert rules.is_ignored(".venv/lib/x.py") and rules.is_ignored("node_modules/m.js")

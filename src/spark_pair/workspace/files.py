@@ -121,6 +121,14 @@ class IgnoreRules:
             self._cache[rel] = hit
         return hit
 
+    def is_ignored_cached(self, rel: str) -> bool:
+        """True only when already known to be ignored (never runs git)."""
+        if _has_always_ignored(rel):
+            return True
+        if self._git:
+            return self._cache.get(rel, False)
+        return self.is_ignored(rel)
+
     def is_ignored_many(self, rels: list[str]) -> set[str]:
         """The ignored subset of rels, asking git once for all unknown ones."""
         unknown = [r for r in rels if r not in self._cache and not _has_always_ignored(r)]

@@ -136,8 +136,9 @@ class Watcher:
             self._ready.set()
 
     def _keep(self, change: watchfiles.Change, path: str) -> bool:
+        # Cheap checks only (no subprocess on the event loop per path); git decides per batch.
         rel = self.rules.relative(path)
-        return rel is not None and rel != "" and not self.rules.is_ignored(rel)
+        return rel is not None and rel != "" and not self.rules.is_ignored_cached(rel)
 
     def _handle(self, abs_paths: set[str]) -> None:
         rels = set()
