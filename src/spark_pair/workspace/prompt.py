@@ -28,7 +28,8 @@ Rules:
 """
 
 CHARS_PER_TOKEN = 4
-REGION_RADIUS = (8, 3, 0)  # lines around a hit, tried in order until the region fits
+MAX_HITS = 200  # relevant lines per file, at most
+REGION_RADIUS = (40, 20, 8, 3, 0)  # lines around a hit, tried in order until the region fits
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 _STOP = frozenset({"this", "that", "with", "from", "into", "make", "file", "files", "function",
                    "change", "please", "should", "would", "could", "when", "then", "also",
@@ -89,12 +90,17 @@ def query_words(query: str) -> set[str]:
 
 def _hits(rel: str, text: str, lines: list[str], words: set[str],
           focus: Iterable[int]) -> list[int]:
-    hits = set(focus)
-    hits.update(c.line for c in find_ai_comments(rel, text))
+    """Relevant line numbers: focus lines and AI comments first, then lines naming a word."""
+    hits = dict.fromkeys(h for h in focus if 1 <= h <= len(lines))
+    hits.update(dict.fromkeys(c.line for c in find_ai_comments(rel, text)))
     if words:
         pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
-        hits.update(n for n, line in enumerate(lines, 1) if pattern.search(line))
-    return sorted(h for h in hits if 1 <= h <= len(lines))
+        for n, line in enumerate(lines, 1):
+            if len(hits) >= MAX_HITS:
+                break
+            if pattern.search(line):
+                hits[n] = None
+    return sorted(hits)[:MAX_HITS]
 
 
 def _regions(hits: list[int], radius: int, n_lines: int) -> list[tuple[int, int]]:
