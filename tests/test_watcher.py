@@ -100,3 +100,22 @@ def test_find_ai_comments_styles() -> None:
     got = [(c.line, c.kind, c.text) for c in find_ai_comments("f", text)]
     assert got == [(1, "do", "make this faster"), (2, "ask", "why is this here"),
                    (3, "do", "rename the column"), (4, "do", "sort the keys")]
+
+
+async def test_a_failing_callback_does_not_stop_the_watcher(repo: Path) -> None:
+    queue: asyncio.Queue = asyncio.Queue()
+
+    def broken(paths: set[str]) -> None:
+        raise RuntimeError("boom")
+
+    async def async_cb(paths: set[str]) -> None:
+        await queue.put(paths)
+
+    async with Watcher(repo, debounce_ms=30) as w:
+        w.subscribe(broken)
+        w.subscribe(async_cb)
+        for text in ("x = 5\n", "x = 6\n"):
+            (repo / "a.py").write_text(text)
+            seen: set[str] = set()
+            while "a.py" not in seen:
+                seen |= await next_batch(queue)

@@ -176,10 +176,21 @@ class Watcher:
         return [c for c in self._ai_comments_of(rel) if c.key not in before]
 
 
+_tasks: set[asyncio.Task[Any]] = set()  # keeps async callbacks alive until they finish
+
+
 def _call(cb: Callable[[Any], Any], arg: Any) -> None:
     try:
         res = cb(arg)
         if asyncio.iscoroutine(res):
-            asyncio.ensure_future(res)
+            task = asyncio.ensure_future(res)
+            _tasks.add(task)
+            task.add_done_callback(_done)
     except Exception:  # noqa: BLE001
         log.exception("a watcher callback failed")
+
+
+def _done(task: asyncio.Task[Any]) -> None:
+    _tasks.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.error("a watcher callback failed: %r", task.exception())
