@@ -40,19 +40,17 @@ class Watcher:
         self._ai = ai_comments
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
-        self._ready: asyncio.Event | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
         if self._task is not None:
             return
         self._stop = asyncio.Event()
-        self._ready = asyncio.Event()
         self._task = asyncio.create_task(self._run(), name="spark-pair-watcher")
-        # awatch sets up the OS watch on its first step; give it a bounded moment to do so.
-        ready = asyncio.ensure_future(self._ready.wait())
-        await asyncio.wait({self._task, ready}, timeout=2.0, return_when=asyncio.FIRST_COMPLETED)
-        ready.cancel()
+        # awatch sets up the OS watches synchronously in the task's first step, before its first
+        # real await; yielding to the loop a few times lets that step run.
+        for _ in range(3):
+            await asyncio.sleep(0)
 
     async def stop(self) -> None:
         if self._task is None:
@@ -120,20 +118,17 @@ class Watcher:
 
     # --- internals -----------------------------------------------------------------------
     async def _run(self) -> None:
-        assert self._stop is not None and self._ready is not None
+        assert self._stop is not None
         try:
             watch = watchfiles.awatch(self.root, stop_event=self._stop, debounce=self.debounce_ms,
                                       step=min(50, max(10, self.debounce_ms)),
                                       watch_filter=self._keep, recursive=True,
                                       yield_on_timeout=True, rust_timeout=200)
             async for batch in watch:
-                self._ready.set()
                 if batch:
                     self._handle({p for _, p in batch})
         except Exception:  # noqa: BLE001 - a broken watcher must not crash the session
             log.exception("the file watcher stopped")
-        finally:
-            self._ready.set()
 
     def _keep(self, change: watchfiles.Change, path: str) -> bool:
         # Cheap checks only (no subprocess on the event loop per path); git decides per batch.
