@@ -1,0 +1,165 @@
+"""The streaming diff parser: shapes models emit, streaming events, the Codex envelope."""
+
+from __future__ import annotations
+
+import unidiff
+
+from spark_pair.edits.apply import apply_hunks
+from spark_pair.edits.ops import Create, Delete, Modify, Rename
+from spark_pair.edits.parser import DiffParser, FileFinished, FileStarted, HunkStarted, LineAdded, parse_diff
+
+GIT = """diff --git a/src/app.py b/src/app.py
+index 3b18e51..a9c2f1e 100644
+--- a/src/app.py
++++ b/src/app.py
+@@ -1,4 +1,4 @@ def main():
+ import os
+-x = 1
++x = 2
+ y = 3
+ z = 4
+@@ -10,3 +10,4 @@
+ a
+ b
++c
+ d
+"""
+
+
+def stream(text: str, size: int = 1) -> tuple[list, DiffParser]:
+    p = DiffParser()
+    events = []
+    for i in range(0, len(text), size):
+        events += p.feed(text[i:i + size])
+    events += p.close()
+    return events, p
+
+
+def test_git_diff_matches_unidiff() -> None:
+    ops = parse_diff(GIT)
+    assert len(ops) == 1 and isinstance(ops[0], Modify) and ops[0].path == "src/app.py"
+    ref = unidiff.PatchSet(GIT)[0]
+    assert len(ops[0].hunks) == len(ref)
+    for mine, theirs in zip(ops[0].hunks, ref):
+        assert (mine.old_start, mine.old_len, mine.new_start, mine.new_len) == (
+            theirs.source_start, theirs.source_length, theirs.target_start, theirs.target_length)
+        assert mine.lines == [str(ln).rstrip("\n") for ln in theirs]
+    assert ops[0].hunks[0].section == "def main():"
+
+
+def test_events_arrive_as_lines_complete() -> None:
+    p = DiffParser()
+    assert p.feed("--- a/f.txt\n+++ b/f.txt\n") == []  # header complete only once '@@' is known
+    ev = p.feed("@@ -1,2 +1,2 @@\n")
+    assert [type(e) for e in ev] == [FileStarted, HunkStarted]
+    assert ev[0].path == "f.txt" and ev[0].op_kind == "modify"
+    assert p.feed("-old") == [] and p.partial_line == "-old"
+    ev = p.feed("\n+new\n")
+    assert [e.line for e in ev if isinstance(e, LineAdded)] == ["-old", "+new"]
+    ev = p.feed(" ctx\n") + p.close()
+    assert isinstance(ev[-1], FileFinished) and ev[-1].op.hunks[0].lines == ["-old", "+new", " ctx"]
+
+
+def test_one_char_chunks_equal_whole() -> None:
+    whole, _ = stream(GIT, len(GIT))
+    for size in (1, 3, 7):
+        events, p = stream(GIT, size)
+        assert events == whole
+        assert p.operations() == parse_diff(GIT)
+
+
+def test_prose_and_fences_and_two_blocks() -> None:
+    reply = ("Sure! Here is the change:\n\n```diff\n--- a/a.txt\n+++ b/a.txt\n@@ ... @@\n-1\n+one\n```\n"
+             "And another one:\n```diff\n--- b.txt\n+++ b.txt\n@@\n two\n-2\n+deux\n\n```\nHope that helps.\n")
+    ops = parse_diff(reply)
+    assert [op.path for op in ops] == ["a.txt", "b.txt"]
+    assert ops[0].hunks[0].lines == ["-1", "+one"]
+    assert ops[1].hunks[0].lines == [" two", "-2", "+deux"]  # the trailing blank is not context
+    assert ops[0].hunks[0].old_start is None
+
+
+def test_prose_only_gives_no_operations() -> None:
+    assert parse_diff("I could not find that function.\n--- \nThanks!\n@@ nothing\n") == []
+    assert parse_diff("") == []
+
+
+def test_create_delete_rename() -> None:
+    text = ("diff --git a/new.txt b/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/new.txt\n"
+            "@@ -0,0 +1,2 @@\n+hello\n+world\n\\ No newline at end of file\n"
+            "diff --git a/old.txt b/old.txt\ndeleted file mode 100644\nindex 1..0\n"
+            "diff --git a/x.py b/y.py\nsimilarity index 90%\nrename from x.py\nrename to y.py\n"
+            "--- a/x.py\n+++ b/y.py\n@@ -1 +1 @@\n-a\n+b\n"
+            "diff --git a/p.py b/q.py\nsimilarity index 100%\nrename from p.py\nrename to q.py\n")
+    ops = parse_diff(text)
+    assert ops == [Create("new.txt", "hello\nworld"), Delete("old.txt"),
+                   Rename("x.py", "y.py", ops[2].hunks), Rename("p.py", "q.py", [])]
+    assert ops[2].hunks[0].lines == ["-a", "+b"]
+
+
+def test_dev_null_headers_and_timestamps() -> None:
+    text = ("--- /dev/null\t2024-01-01 10:00:00.000000000 +0000\n+++ b/n.py 2024-01-01 10:00:00\n"
+            "@@ -0,0 +1 @@\n+x\n--- a/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-y\n")
+    assert parse_diff(text) == [Create("n.py", "x\n"), Delete("gone.py")]
+
+
+def test_removed_double_dash_and_added_double_plus_lines() -> None:
+    # counts say these are lines, not a new file header
+    text = "--- a/c.sql\n+++ b/c.sql\n@@ -1,2 +1,2 @@\n--- comment\n+++ counter\n x\n"
+    [op] = parse_diff(text)
+    assert op.hunks[0].lines == ["--- comment", "+++ counter", " x"]
+    assert apply_hunks("-- comment\nx\n", op.hunks) == "++ counter\nx\n"
+
+
+def test_wrong_counts_do_not_swallow_next_file() -> None:
+    text = ("--- a/a.txt\n+++ b/a.txt\n@@ -1,9 +1,9 @@\n-a\n+b\n"
+            "--- a/b.txt\n+++ b/b.txt\n@@ -1,1 +1,1 @@\n-c\n+d\n")
+    ops = parse_diff(text)
+    assert [op.path for op in ops] == ["a.txt", "b.txt"]
+    assert ops[0].hunks[0].lines == ["-a", "+b"]
+
+
+def test_undercounted_hunk_keeps_its_lines() -> None:
+    text = "--- a/a\n+++ b/a\n@@ -1 +1 @@\n x\n-y\n+z\n w\n"
+    [op] = parse_diff(text)
+    assert op.hunks[0].lines == [" x", "-y", "+z", " w"]
+
+
+def test_crlf_reply_and_blank_context() -> None:
+    text = "--- a/w.txt\r\n+++ b/w.txt\r\n@@ -1,3 +1,3 @@\r\n a\r\n\r\n-b\r\n+c\r\n"
+    [op] = parse_diff(text)
+    assert op.path == "w.txt" and op.hunks[0].lines == [" a", " ", "-b", "+c"]
+
+
+def test_no_newline_markers() -> None:
+    text = "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+a\n"
+    [op] = parse_diff(text)
+    assert op.hunks[0].no_newline_old and not op.hunks[0].no_newline_new
+    assert apply_hunks("a", op.hunks) == "a\n"
+
+
+def test_codex_envelope() -> None:
+    text = ("I'll apply this patch.\n*** Begin Patch\n*** Add File: docs/new.md\n+# Title\n+\n+body\n"
+            "*** Update File: src/m.py\n*** Move to: src/n.py\n@@ class A:\n     def f(self):\n"
+            "-        return 1\n+        return 2\n*** Update File: README\n@@\n-old\n+new\n"
+            "*** End of File\n*** Delete File: junk.txt\n*** End Patch\nDone.\n")
+    events, p = stream(text)
+    ops = p.operations()
+    assert ops[0] == Create("docs/new.md", "# Title\n\nbody\n")
+    assert isinstance(ops[1], Rename) and (ops[1].src, ops[1].dst) == ("src/m.py", "src/n.py")
+    assert ops[1].hunks[0].section == "class A:"
+    assert ops[1].hunks[0].lines == ["     def f(self):", "-        return 1", "+        return 2"]
+    assert isinstance(ops[2], Modify) and ops[2].hunks[0].lines == ["-old", "+new"]
+    assert ops[3] == Delete("junk.txt")
+    kinds = [(e.op_kind, e.path) for e in events if isinstance(e, FileStarted)]
+    assert kinds == [("create", "docs/new.md"), ("rename", "src/m.py"), ("modify", "README"),
+                     ("delete", "junk.txt")]
+
+
+def test_feed_after_close_is_a_parse_error() -> None:
+    from spark_pair.errors import ParseError
+    import pytest
+
+    p = DiffParser()
+    p.close()
+    with pytest.raises(ParseError):
+        p.feed("x")
