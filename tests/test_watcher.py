@@ -119,3 +119,27 @@ async def test_a_failing_callback_does_not_stop_the_watcher(repo: Path) -> None:
             seen: set[str] = set()
             while "a.py" not in seen:
                 seen |= await next_batch(queue)
+
+
+async def test_ignored_dirs_get_no_watch_and_new_dirs_are_picked_up(repo: Path) -> None:
+    (repo / "src").mkdir()
+    (repo / "node_modules").mkdir()
+    queue: asyncio.Queue = asyncio.Queue()
+    async with Watcher(repo, debounce_ms=30) as w:
+        assert w._dirs == ["src"]  # build/ is in .gitignore, node_modules/ always ignored
+        w.subscribe(queue.put_nowait)
+        (repo / "src" / "m.py").write_text("m = 1\n")
+        seen: set[str] = set()
+        while "src/m.py" not in seen:
+            seen |= await next_batch(queue)
+        (repo / "lib" / "deep").mkdir(parents=True)
+        (repo / "lib" / "deep" / "n.py").write_text("n = 1\n")
+        seen = set()
+        while "lib/deep/n.py" not in seen:
+            seen |= await next_batch(queue)
+        assert "lib" in w._dirs
+        assert "lib" not in seen and "lib/deep" not in seen  # directories are not "files"
+        (repo / "lib" / "deep" / "n.py").write_text("n = 2\n")
+        seen = set()
+        while "lib/deep/n.py" not in seen:
+            seen |= await next_batch(queue)

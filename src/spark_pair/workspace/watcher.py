@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import watchfiles
 
 from .aicomments import AIComment, find_ai_comments
-from .files import IgnoreRules, read_text
+from .files import ALWAYS_IGNORED, IgnoreRules, read_text
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,9 @@ class Watcher:
         self._ai_seen: dict[str, set[tuple[str, str, str]]] = {}
         self._ai = ai_comments
         self._stop: asyncio.Event | None = None
+        self._inner: asyncio.Task[None] | None = None
+        self._inner_stop = asyncio.Event()
+        self._dirs: list[str] = []
         self._task: asyncio.Task[None] | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -118,17 +122,52 @@ class Watcher:
 
     # --- internals -----------------------------------------------------------------------
     async def _run(self) -> None:
+        """Two watches: the root itself (not recursive) and every top-level directory that is
+        not ignored (recursive), so .venv/, node_modules/ and the like never cost OS watches."""
         assert self._stop is not None
+        self._dirs = self._top_dirs()
+        self._restart_inner()
+        await self._watch([self.root], recursive=False, stop=self._stop)
+        self._inner_stop.set()
+        if self._inner is not None:
+            await asyncio.gather(self._inner, return_exceptions=True)
+
+    def _top_dirs(self) -> list[str]:
         try:
-            watch = watchfiles.awatch(self.root, stop_event=self._stop, debounce=self.debounce_ms,
+            names = sorted(e.name for e in os.scandir(self.root)
+                           if e.is_dir(follow_symlinks=False) and e.name not in ALWAYS_IGNORED)
+        except OSError:
+            return []
+        ignored = self.rules.is_ignored_many(names)
+        return [n for n in names if n not in ignored]
+
+    def _restart_inner(self) -> None:
+        if self._inner is not None:
+            self._inner_stop.set()
+        self._inner_stop = asyncio.Event()
+        paths = [self.root / d for d in self._dirs]
+        self._inner = (asyncio.create_task(self._watch(paths, recursive=True,
+                                                       stop=self._inner_stop))
+                       if paths else None)
+
+    async def _watch(self, paths: list[Path], *, recursive: bool, stop: asyncio.Event) -> None:
+        try:
+            watch = watchfiles.awatch(*paths, stop_event=stop, debounce=self.debounce_ms,
                                       step=min(50, max(10, self.debounce_ms)),
-                                      watch_filter=self._keep, recursive=True,
-                                      yield_on_timeout=True, rust_timeout=200)
+                                      watch_filter=self._keep, recursive=recursive)
             async for batch in watch:
-                if batch:
-                    self._handle({p for _, p in batch})
+                self._handle({p for _, p in batch})
         except Exception:  # noqa: BLE001 - a broken watcher must not crash the session
             log.exception("the file watcher stopped")
+
+    def _new_top_dirs(self, rels: set[str]) -> list[str]:
+        new = [r for r in rels if "/" not in r and r not in self._dirs
+               and (self.root / r).is_dir() and not (self.root / r).is_symlink()]
+        new = [r for r in new if r not in self.rules.is_ignored_many(new)]
+        if new:
+            self._dirs = sorted({*self._dirs, *new})
+            self._restart_inner()
+        return new
 
     def _keep(self, change: watchfiles.Change, path: str) -> bool:
         # Cheap checks only (no subprocess on the event loop per path); git decides per batch.
@@ -136,11 +175,10 @@ class Watcher:
         return rel is not None and rel != "" and not self.rules.is_ignored_cached(rel)
 
     def _handle(self, abs_paths: set[str]) -> None:
-        rels = set()
-        for p in abs_paths:
-            rel = self.rules.relative(p)
-            if rel and not (self.root / rel).is_dir():
-                rels.add(rel)
+        rels = {rel for p in abs_paths if (rel := self.rules.relative(p))}
+        for d in self._new_top_dirs(rels):  # files made before its watch existed count too
+            rels |= {f"{d}/{f}" for f in _walk_files(self.root / d)}
+        rels = {r for r in rels if not (self.root / r).is_dir()}
         if any(r.endswith(".gitignore") for r in rels):
             self.rules.forget()
         rels -= self.rules.is_ignored_many(sorted(rels))
@@ -169,6 +207,17 @@ class Watcher:
     def _new_ai_comments(self, rel: str) -> list[AIComment]:
         before = self._ai_seen.get(rel, set())
         return [c for c in self._ai_comments_of(rel) if c.key not in before]
+
+
+def _walk_files(top: Path, limit: int = 2000) -> list[str]:
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = [d for d in dirnames if d not in ALWAYS_IGNORED]
+        rel = Path(dirpath).relative_to(top).as_posix()
+        out += [n if rel == "." else f"{rel}/{n}" for n in filenames]
+        if len(out) >= limit:
+            break
+    return out[:limit]
 
 
 _tasks: set[asyncio.Task[Any]] = set()  # keeps async callbacks alive until they finish
