@@ -141,7 +141,7 @@ class _TurnRun:
         self.decided: list[Decision | None] = []
         self.reported: int = 0  # decisions already yielded
         self.stale: set[str] = set()
-        self.stale_queue: list[Any] = []
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()  # stream events and watcher reports
         self.writing: str | None = None  # path of the file being parsed now
 
     # ---- the turn ------------------------------------------------------------------------
@@ -155,7 +155,7 @@ class _TurnRun:
         chunks: list[str] = []
         error: SparkPairError | None = None
         async with self._watching():
-            queue: asyncio.Queue[Any] = asyncio.Queue()
+            queue = self.queue
             pump = asyncio.create_task(self._pump(queue))
             stopper = asyncio.create_task(cancel.wait())
             try:
@@ -172,8 +172,6 @@ class _TurnRun:
                     if isinstance(event, SparkPairError):
                         error = event
                         break
-                    for out in self._take_stale():
-                        yield out
                     yield event
                     if isinstance(event, TextDelta):
                         chunks.append(event.text)
@@ -312,12 +310,17 @@ class _TurnRun:
                 self.stale.add(path)
                 index = next((i for i, op in enumerate(self.ops) if path in op_paths(op)), None)
                 if index is not None or path == self.writing:
-                    self.stale_queue.append(Stale(path, index))
+                    self.queue.put_nowait(Stale(path, index))
             else:
                 self.stale.add(path)  # a later operation on it is stale from the start
 
     def _take_stale(self) -> list[Any]:
-        out, self.stale_queue = self.stale_queue, []
+        """Stale reports that came in after the stream ended."""
+        out = []
+        while not self.queue.empty():
+            item = self.queue.get_nowait()
+            if isinstance(item, Stale):
+                out.append(item)
         return out
 
     def _disk_stale(self, op: Operation) -> bool:

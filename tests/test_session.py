@@ -1,0 +1,249 @@
+"""Session turns with the real parser, apply, journal and workspace; the model client is a
+scripted stand-in here (the end-to-end tests use the real client against the simulator)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from spark_pair.approval import ACCEPT, REJECT, Decision, PolicyApprover
+from spark_pair.edits.journal import Journal
+from spark_pair.errors import Cancelled, PolicyRefused, ServerError, StaleError
+from spark_pair.exitcodes import ExitCode, exit_code_for
+from spark_pair.protocol import events as pe
+from spark_pair.session import Session, TurnRecorder
+from spark_pair.session_events import (
+    Applied,
+    Decided,
+    OperationProposed,
+    Refused,
+    Stale,
+    TurnFinished,
+    TurnStarted,
+)
+from spark_pair.store.records import RequestRecord
+from spark_pair.workspace import Watcher, Workspace
+
+A = "one\ntwo\nthree\nfour\n"
+B = "alpha\nbeta\n"
+DIFF = ("--- a/a.txt\n+++ b/a.txt\n@@ -1,4 +1,4 @@\n one\n-two\n+TWO\n three\n four\n"
+        "--- /dev/null\n+++ b/c.txt\n@@ -0,0 +1,1 @@\n+new\n"
+        "--- a/b.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-alpha\n-beta\n")
+
+
+class ScriptedClient:
+    """Yields the protocol events of one reply; can pause after a given chunk."""
+
+    def __init__(self, text: str, *, chunk: int = 7, pause_after: int | None = None,
+                 fail: Exception | None = None, model_changed: bool = False) -> None:
+        self.text, self.chunk, self.pause_after = text, chunk, pause_after
+        self.fail, self.model_changed = fail, model_changed
+        self.resume = asyncio.Event()
+        self.paused = asyncio.Event()
+        self.requests: list[pe.TurnRequest] = []
+        self.recorder: TurnRecorder | None = None
+        self.transport = "ws"
+        self.closed = False
+
+    async def stream(self, request: pe.TurnRequest):
+        self.requests.append(request)
+        try:
+            if self.model_changed:
+                yield pe.ModelChanged("old-model", "m", "model_not_found")
+            yield pe.Started("req_1", "ws", "m", "ws://127.0.0.1:1/v1/responses")
+            if self.fail is not None:
+                yield pe.Failed(self.fail, retries=2)
+                return
+            pieces = [self.text[i:i + self.chunk] for i in range(0, len(self.text), self.chunk)]
+            for n, piece in enumerate(pieces):
+                pause = self.pause_after is not None and n == self.pause_after
+                if pause:
+                    self.paused.set()
+                yield pe.TextDelta(piece)
+                if pause:
+                    await asyncio.wait_for(self.resume.wait(), 30)
+            usage = pe.Usage(100, len(pieces))
+            yield usage
+            if self.recorder is not None:
+                self.recorder.record(RequestRecord(0.0, "m", "ws", "ok"))
+            yield pe.Completed("resp_1", self.text, usage, pe.Metrics(0.01, 0.1, len(pieces), 900.0))
+        finally:
+            self.closed = True
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.txt").write_text(A)
+    (root / "b.txt").write_text(B)
+    return root
+
+
+def make(repo: Path, client: ScriptedClient, approver, tmp_path: Path, **kw) -> Session:
+    recorder = TurnRecorder(kw.pop("store", None))
+    client.recorder = recorder
+    return Session(repo, client, approver, context=Workspace(repo, chained=lambda: True),
+                   recorder=recorder,
+                   journal=Journal(repo, data_dir=tmp_path / "data"), **kw)
+
+
+async def collect(session: Session, prompt: str = "edit", files=("a.txt", "b.txt"), on=None):
+    events = []
+    async for ev in session.turn(prompt, files):
+        events.append(ev)
+        if on is not None:
+            await on(ev)
+    return events
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(root.iterdir()) if p.is_file()}
+
+
+async def test_dry_run_parses_decides_and_writes_nothing(repo: Path, tmp_path: Path) -> None:
+    before = snapshot(repo)
+    client = ScriptedClient(DIFF)
+    events = await collect(make(repo, client, PolicyApprover(), tmp_path))
+    assert isinstance(events[0], TurnStarted) and events[0].files == ["a.txt", "b.txt"]
+    proposed = [e for e in events if isinstance(e, OperationProposed)]
+    assert [type(e.op).__name__ for e in proposed] == ["Modify", "Create", "Delete"]
+    assert all(e.decision.action == "skip" for e in events if isinstance(e, Decided))
+    result = events[-1].result
+    assert isinstance(events[-1], TurnFinished) and result.status == "dry_run" and result.ok
+    assert result.text == DIFF and result.model == "m" and result.response_id == "resp_1"
+    assert snapshot(repo) == before
+    # the request showed the model both files and carried their base hashes
+    assert "two" in client.requests[0].new_input[-1].content
+    assert proposed[0].op.base_hash is not None
+
+
+async def test_refused_delete_writes_nothing_at_all(repo: Path, tmp_path: Path) -> None:
+    before = snapshot(repo)
+    events = await collect(make(repo, ScriptedClient(DIFF), PolicyApprover(apply=True), tmp_path))
+    refused = [e for e in events if isinstance(e, Refused)]
+    assert [(e.op.path, e.kind) for e in refused] == [("b.txt", "policy")]
+    result = events[-1].result
+    assert result.status == "refused" and isinstance(result.error, PolicyRefused)
+    assert exit_code_for(result.error) == ExitCode.POLICY
+    assert result.outcomes == ["not_applied"] * 3
+    assert snapshot(repo) == before
+
+
+async def test_apply_all_journals_records_and_undoes(repo: Path, tmp_path: Path) -> None:
+    before = snapshot(repo)
+    stored: list[RequestRecord] = []
+
+    class Store:
+        def record(self, rec: RequestRecord) -> None:
+            stored.append(rec)
+
+    session = make(repo, ScriptedClient(DIFF), PolicyApprover(True, True, True), tmp_path,
+                   store=Store())
+    events = await collect(session)
+    result = events[-1].result
+    assert result.status == "applied", result.error
+    applied = [e for e in events if isinstance(e, Applied)]
+    assert len(applied) == 1 and set(applied[0].changed) == {"a.txt", "b.txt", "c.txt"}
+    assert snapshot(repo) == {"a.txt": b"one\nTWO\nthree\nfour\n", "c.txt": b"new\n"}
+    assert [r.turn_id for r in stored] == [result.turn_id]
+    Journal(repo, data_dir=tmp_path / "data").undo(result.turn_id)
+    assert snapshot(repo) == before
+
+
+async def test_rejected_hunk_and_rejected_file_are_left_out(repo: Path, tmp_path: Path) -> None:
+    class Picky:
+        async def decide(self, op):
+            await asyncio.sleep(0)  # a person takes a moment
+            return Decision(ACCEPT) if op.path == "a.txt" else Decision(REJECT, "no thanks")
+
+    events = await collect(make(repo, ScriptedClient(DIFF), Picky(), tmp_path))
+    result = events[-1].result
+    assert result.status == "applied"
+    assert result.outcomes == ["applied", "not_applied", "not_applied"]
+    assert (repo / "b.txt").read_text() == B and not (repo / "c.txt").exists()
+
+
+async def test_cancel_mid_stream_keeps_text_and_writes_nothing(repo: Path, tmp_path: Path) -> None:
+    before = snapshot(repo)
+    client = ScriptedClient(DIFF, pause_after=3)
+    session = make(repo, client, PolicyApprover(True, True, True), tmp_path)
+
+    async def on(ev) -> None:
+        if isinstance(ev, pe.TextDelta) and client.paused.is_set():
+            session.cancel()
+
+    events = await collect(session, on=on)
+    result = events[-1].result
+    assert result.status == "cancelled" and isinstance(result.error, Cancelled)
+    assert exit_code_for(result.error) == ExitCode.INTERRUPTED
+    assert result.text == DIFF[:28]  # four chunks of 7 arrived and are kept
+    assert client.closed
+    assert snapshot(repo) == before
+
+
+async def test_timeout_cancel_maps_to_the_timeout_exit_code(repo: Path, tmp_path: Path) -> None:
+    client = ScriptedClient(DIFF, pause_after=0)
+    session = make(repo, client, PolicyApprover(), tmp_path)
+
+    async def on(ev) -> None:
+        if isinstance(ev, pe.TextDelta):
+            session.cancel(timeout=True)
+
+    result = (await collect(session, on=on))[-1].result
+    assert exit_code_for(result.error) == ExitCode.TIMEOUT and "--timeout" in result.error.message
+
+
+async def test_failed_stream_reports_the_model_error(repo: Path, tmp_path: Path) -> None:
+    client = ScriptedClient(DIFF, fail=ServerError("overloaded", status=503), model_changed=True)
+    events = await collect(make(repo, client, PolicyApprover(True), tmp_path))
+    assert any(isinstance(e, pe.ModelChanged) for e in events)
+    result = events[-1].result
+    assert result.status == "failed" and exit_code_for(result.error) == ExitCode.MODEL
+
+
+async def test_edit_during_stream_is_stale_and_never_overwritten(repo: Path, tmp_path: Path) -> None:
+    # pause once the next file's header has arrived, so a.txt's operation is complete
+    client = ScriptedClient(DIFF, pause_after=DIFF.index("@@ -0,0") // 7 + 1)
+    mine = "one\nmy own two\nthree\nfour\n"
+    async with Watcher(repo, debounce_ms=20) as watcher:
+        session = make(repo, client, PolicyApprover(True, True, True), tmp_path,
+                       watch=watcher.watch)
+        seen_stale = asyncio.Event()
+
+        async def on(ev) -> None:
+            if isinstance(ev, pe.TextDelta) and client.paused.is_set() and not seen_stale.is_set():
+                if (repo / "a.txt").read_text() != mine:
+                    (repo / "a.txt").write_text(mine)
+                    # the stream stays paused until the watcher reports the change
+                    asyncio.get_running_loop().call_later(10, client.resume.set)
+            if isinstance(ev, Stale):
+                seen_stale.set()
+                client.resume.set()
+
+        events = await collect(session, on=on)
+    stale = [e for e in events if isinstance(e, Stale)]
+    assert stale and stale[0].path == "a.txt" and stale[0].index == 0
+    # reported while the turn was still streaming, before it completed
+    assert events.index(stale[0]) < next(i for i, e in enumerate(events)
+                                         if isinstance(e, pe.Completed))
+    result = events[-1].result
+    assert result.status == "conflict" and isinstance(result.error, StaleError)
+    assert [e.kind for e in events if isinstance(e, Refused)] == ["stale"]
+    assert (repo / "a.txt").read_text() == mine and (repo / "b.txt").read_text() == B
+
+
+async def test_follow_up_turn_sends_only_changes(repo: Path, tmp_path: Path) -> None:
+    client = ScriptedClient(DIFF)
+    session = make(repo, client, PolicyApprover(True, True, True), tmp_path)
+    await collect(session)
+    (repo / "a.txt").write_text("one\nTWO\nthree\nfour\nfive\n")
+    client.text = ""
+    events = await collect(session, prompt="and now?", files=("a.txt",))
+    assert isinstance(events[0], TurnStarted) and events[0].followup
+    second = client.requests[1]
+    assert "+five" in second.new_input[-1].content and "alpha" not in second.new_input[-1].content
+    assert len(second.history) == 2 and second.history[1].content == DIFF
+    assert events[-1].result.status == "no_changes"
