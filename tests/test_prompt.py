@@ -124,3 +124,13 @@ def test_followup_sends_only_diffs_against_what_was_seen(repo: Path) -> None:
     (repo / "small.py").unlink()
     assert "+++ /dev/null" in followup_input(repo, {"small.py"}, snap)
 
+
+
+def test_changed_lines_point_into_the_new_text() -> None:
+    from spark_pair.workspace.prompt import changed_lines
+
+    assert changed_lines("a\nb\nc\n", "a\nB\nc\n") == [2]
+    assert changed_lines("a\nb\n", "a\nb\nx\ny\n") == [3, 4]
+    assert changed_lines("a\nb\nc\n", "a\nc\n") == [2]
+    assert changed_lines(None, "q\n") == [1]
+    assert changed_lines("same\n", "same\n") == []

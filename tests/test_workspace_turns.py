@@ -74,3 +74,22 @@ def test_chained_without_watcher_compares_every_seen_file(repo: Path) -> None:
     req, _ = ws.build("y", [], followup=True)
     text = req.new_input[0].content
     assert "-b = 1\n+b = 2\n" in text and "a.py" not in text
+
+
+async def test_unchained_turn_focuses_large_files_on_lines_changed_on_disk(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    big = tmp_path / "big.py"
+    big.write_text("".join(f"v{i} = {i}\n" for i in range(3000)))
+    queue: asyncio.Queue = asyncio.Queue()
+    async with Watcher(tmp_path, debounce_ms=30) as watcher:
+        watcher.subscribe(queue.put_nowait)
+        ws = Workspace(tmp_path, budget_tokens=600, watcher=watcher)
+        req, _ = ws.build("tidy", ["big.py"], followup=False)
+        ws.finish(req, "r", [])
+        assert "edited_by_hand" not in req.new_input[0].content
+        big.write_text(big.read_text().replace("v2100 = 2100\n", "v2100 = 'edited_by_hand'\n"))
+        while "big.py" not in await asyncio.wait_for(queue.get(), 5.0):
+            pass
+        req, _ = ws.build("tidy again", ["big.py"], followup=True)
+    assert "2101| v2100 = 'edited_by_hand'" in req.new_input[0].content
+    assert ws.last_context is not None and ws.last_context.tokens <= 600

@@ -20,12 +20,13 @@ Public API (plain Python; no textual or rich):
         Context.text/.tokens/.whole/.partial{path: [(a, b)]}/.missing/.omitted{path: why}/.texts
     user_message(instruction, context) -> str
     History(max_turns).add(instruction, reply, sent=None); .messages(full=False) -> [Message]
-    ContextSnapshot(); file_diff(rel, old, new) -> str
+    ContextSnapshot(); file_diff(rel, old, new) -> str; changed_lines(old, new) -> [int]
     followup_input(root, changed_files, snapshots) -> str   diffs vs what the model saw
     Workspace(root, *, budget_tokens=8000, history_turns=6, watcher=None, chained=None,
               max_tokens=None, temperature=None)
         .build(prompt, files, *, followup) -> (TurnRequest, {path: content hash})
         .finish(request, reply, applied_paths)    the session's `Context` protocol
+        .last_context -> Context; .history; .snapshot; .reset()
 """
 
 from .aicomments import AIComment, find_ai_comments
@@ -37,6 +38,7 @@ from .prompt import (
     ContextSnapshot,
     History,
     build_context,
+    changed_lines,
     estimate_tokens,
     file_diff,
     followup_input,
@@ -46,6 +48,6 @@ from .watcher import Watcher
 
 __all__ = [
     "AIComment", "Context", "ContextSnapshot", "History", "IgnoreRules", "SYSTEM_PROMPT",
-    "Watcher", "Workspace", "build_context", "estimate_tokens", "file_diff", "find_ai_comments",
+    "Watcher", "Workspace", "build_context", "changed_lines", "estimate_tokens", "file_diff", "find_ai_comments",
     "find_root", "followup_input", "list_files", "read_text", "user_message",
 ]

@@ -6,6 +6,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..edits.ops import content_hash
+from ..errors import SparkPairError
+from .files import read_text
 from ..protocol.events import Message, TurnRequest
 from .prompt import (
     SYSTEM_PROMPT,
@@ -13,6 +15,7 @@ from .prompt import (
     ContextSnapshot,
     History,
     build_context,
+    changed_lines,
     followup_input,
     user_message,
 )
@@ -23,6 +26,13 @@ def _disk_hash(root: Path, rel: str) -> str | None:
     try:
         return content_hash((root / rel).read_bytes())
     except OSError:
+        return None
+
+
+def _read(root: Path, rel: str) -> str | None:
+    try:
+        return read_text(root, rel)
+    except SparkPairError:
         return None
 
 
@@ -71,7 +81,9 @@ class Workspace:
             sent = (diffs + "\n" if diffs else "") + user_message(prompt, ctx)
             history = self.history.messages(full=True)
         else:
-            ctx = build_context(self.root, files, self.budget_tokens, query=prompt)
+            focus = {rel: changed_lines(self.snapshot.get(rel), _read(self.root, rel))
+                     for rel in changed if rel in self.snapshot}
+            ctx = build_context(self.root, files, self.budget_tokens, query=prompt, focus=focus)
             self.snapshot.clear()
             sent = user_message(prompt, ctx)
             history = self.history.messages()

@@ -269,6 +269,16 @@ def file_diff(rel: str, old: str | None, new: str | None) -> str:
     return "".join(difflib.unified_diff(a, b, src, dst, n=3))
 
 
+def changed_lines(old: str | None, new: str | None) -> list[int]:
+    """1-based line numbers in `new` that differ from `old` (for context focus)."""
+    a, b = (old or "").splitlines(), (new or "").splitlines()
+    out: list[int] = []
+    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            out.extend(range(j1 + 1, max(j2, j1 + 1) + 1))
+    return [n for n in out if n <= len(b)]
+
+
 def followup_input(root: Path, changed_files: Iterable[str], snapshots: ContextSnapshot,
                    *, max_bytes: int | None = None) -> str:
     """What changed on disk since the model last saw each file, as unified diffs against its

@@ -63,8 +63,8 @@ class Watcher:
         self._stop.set()
         try:
             await asyncio.wait_for(self._task, timeout=5.0)
-        except (asyncio.TimeoutError, asyncio.CancelledError):
-            self._task.cancel()
+        except asyncio.TimeoutError:
+            pass  # wait_for has cancelled the task
         except Exception:  # noqa: BLE001 - already logged by _run
             pass
         self._task = None
