@@ -1,0 +1,4 @@
+def shout(text):
+    return text.upper() + "!"
+
+

@@ -1,0 +1,5 @@
+def helper():
+    return 10
+
+
+VALUE = 2

@@ -1,0 +1,2 @@
+NAME = 'new'
+OTHER = 1

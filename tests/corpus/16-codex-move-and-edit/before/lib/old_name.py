@@ -1,0 +1,2 @@
+NAME = 'old'
+OTHER = 1

@@ -1,0 +1,4 @@
+int main(void) {
+    puts("hi");
+    return 0;
+}

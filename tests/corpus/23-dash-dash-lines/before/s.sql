@@ -1,0 +1,4 @@
+-- schema
+-- version 1
+CREATE TABLE t (id int);
+++ not sql

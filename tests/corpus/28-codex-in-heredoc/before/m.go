@@ -1,0 +1,5 @@
+package m
+
+func F() int {
+	return 1
+}
