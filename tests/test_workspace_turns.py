@@ -93,3 +93,14 @@ async def test_unchained_turn_focuses_large_files_on_lines_changed_on_disk(tmp_p
         req, _ = ws.build("tidy again", ["big.py"], followup=True)
     assert "2101| v2100 = 'edited_by_hand'" in req.new_input[0].content
     assert ws.last_context is not None and ws.last_context.tokens <= 600
+
+
+async def test_chained_followup_sees_an_edit_the_watcher_has_not_reported_yet(repo: Path) -> None:
+    async with Watcher(repo, debounce_ms=1000) as watcher:
+        ws = Workspace(repo, watcher=watcher, chained=lambda: True)
+        req, _ = ws.build("x", ["b.py"], followup=False)
+        ws.finish(req, "r", [])
+        (repo / "b.py").write_text("b = 3\n")
+        req, hashes = ws.build("y", ["b.py"], followup=True)
+    assert "-b = 1\n+b = 3\n" in req.new_input[0].content
+    assert hashes == {"b.py": content_hash(b"b = 3\n")}

@@ -73,8 +73,9 @@ class Workspace:
                  and len(self.history) < self.history.max_turns)
         if chain:
             # Files the model saw: only what changed; files it did not see: in full.
-            if self.watcher is None:
-                changed = set(self.snapshot.paths())  # no watcher: compare every seen file
+            # Every seen file is compared, not only those the watcher reported yet: an edit
+            # made just before this call may still sit in the watcher's debounce window.
+            changed |= set(self.snapshot.paths())
             diffs = followup_input(self.root, changed, self.snapshot)
             new_files = [f for f in files if f not in self.snapshot]
             ctx = build_context(self.root, new_files, self.budget_tokens, query=prompt)
