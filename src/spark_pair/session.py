@@ -154,14 +154,15 @@ class _TurnRun:
         assert cancel is not None
         chunks: list[str] = []
         error: SparkPairError | None = None
-        async with self._watching():
-            queue = self.queue
-            pump = asyncio.create_task(self._pump(queue))
-            stopper = asyncio.create_task(cancel.wait())
-            try:
+        # the request goes out first; the watcher starts while it is on its way
+        pump = asyncio.create_task(self._pump(self.queue))
+        stopper = asyncio.create_task(cancel.wait())
+        try:
+            async with self._watching():
                 while True:
-                    getter = asyncio.ensure_future(queue.get())
-                    done, _ = await asyncio.wait({getter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                    getter = asyncio.ensure_future(self.queue.get())
+                    done, _ = await asyncio.wait({getter, stopper},
+                                                 return_when=asyncio.FIRST_COMPLETED)
                     if getter not in done:
                         getter.cancel()
                         error = self.s._cancel_reason or Cancelled("the turn was cancelled")
@@ -175,48 +176,63 @@ class _TurnRun:
                     yield event
                     if isinstance(event, TextDelta):
                         chunks.append(event.text)
-                        for pe in parser.feed(event.text):
+                        try:
+                            parsed = parser.feed(event.text)
+                        except SparkPairError as exc:
+                            error = exc
+                            break
+                        for pe in parsed:
                             for out in self._on_parse(pe):
                                 yield out
-                    elif isinstance(event, Started):
-                        self.result.model, self.result.transport = event.model, event.transport
-                    elif isinstance(event, Usage):
-                        self.result.usage = event
-                    elif isinstance(event, Completed):
-                        self.result.metrics, self.result.retries = event.metrics, event.retries
-                        self.result.response_id = event.response_id
-                        self.result.usage = event.usage or self.result.usage
-                    elif isinstance(event, Failed):
-                        error = event.error
-                        self.result.retries = event.retries
+                    else:
+                        error = self._on_protocol(event) or error
                     for out in self._take_decisions():
                         yield out
-            finally:
                 stopper.cancel()
                 if not pump.done():
                     pump.cancel()
-                with contextlib.suppress(BaseException):
-                    await pump
-            self.result.text = "".join(chunks)
-            if error is None:
-                for pe in parser.close():
-                    for out in self._on_parse(pe):
-                        yield out
-                if not self.ops and self.result.text.strip():
+                await asyncio.gather(pump, return_exceptions=True)
+                self.result.text = "".join(chunks)
+                if error is None:
+                    try:
+                        for pe in parser.close():
+                            for out in self._on_parse(pe):
+                                yield out
+                    except SparkPairError as exc:
+                        error = exc
+                if error is None and not self.ops and self.result.text.strip():
                     from .errors import ParseError
 
                     error = ParseError("the reply holds no unified diff")
-            self.result.operations = list(self.ops)
-            if error is not None:
-                self.stop_deciding()
-                self._finish_error(error)
-                return
-            async for out in self._decide_all():
-                yield out
-            for out in self._take_stale():
-                yield out
+                self.result.operations = list(self.ops)
+                if error is not None:
+                    self.stop_deciding()
+                    self._finish_error(error)
+                    return
+                async for out in self._decide_all():
+                    yield out
+                for out in self._take_stale():
+                    yield out
+        finally:
+            stopper.cancel()
+            if not pump.done():
+                pump.cancel()
         async for out in self._apply():
             yield out
+
+    def _on_protocol(self, event: Any) -> SparkPairError | None:
+        r = self.result
+        if isinstance(event, Started):
+            r.model, r.transport = event.model, event.transport
+        elif isinstance(event, Usage):
+            r.usage = event
+        elif isinstance(event, Completed):
+            r.metrics, r.retries, r.response_id = event.metrics, event.retries, event.response_id
+            r.usage = event.usage or r.usage
+        elif isinstance(event, Failed):
+            r.retries = event.retries
+            return event.error
+        return None
 
     async def _pump(self, queue: asyncio.Queue[Any]) -> None:
         try:

@@ -26,5 +26,7 @@ async def open_context(root: Path, settings: Any, client: Any) -> AsyncIterator[
     workspace = Workspace(root, watcher=watcher, chained=lambda: client.transport == "ws",
                           **({"budget_tokens": int(budget)} if budget else {}),
                           **({"history_turns": int(turns)} if turns else {}))
-    async with watcher:
-        yield workspace, watcher.watch
+    try:
+        yield workspace, watcher.watch  # the session starts it once its request is on the way
+    finally:
+        await watcher.stop()

@@ -7,7 +7,6 @@ events -> JSON lines or the diff; the result's error -> exit code (exitcodes.exi
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 import time
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .. import __version__
-from ..errors import Cancelled, SparkPairError, UsageError
+from ..errors import SparkPairError, UsageError
 from ..exitcodes import ExitCode, exit_code_for
 from .jsonl import SCHEMA_VERSION, JsonLines, error_fields, event_to_dict, result_lines
 
@@ -146,7 +145,7 @@ async def _run(opts: RunOptions, out: TextIO, err: TextIO, jl: JsonLines | None,
     if not opts.json:
         from ..edits.render import render_ops
 
-        diff = render_ops(result.operations)
+        diff = render_ops(result.operations, None if result.changed else _bases(root, result))
         if diff:
             out.write(diff if diff.endswith("\n") else diff + "\n")
             out.flush()
@@ -197,6 +196,17 @@ async def _drive(session: Any, opts: RunOptions, jl: JsonLines | None, diag: Dia
     return result
 
 
+def _bases(root: Path, result: Any) -> dict[str, str]:
+    """The current text of the files the operations edit (for exact @@ line numbers)."""
+    out = {}
+    for op in result.operations:
+        try:
+            out[op.path] = (root / op.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
+
+
 class _signal:
     def __init__(self, loop: asyncio.AbstractEventLoop, handler: Any) -> None:
         self.loop, self.handler, self.installed = loop, handler, False
@@ -226,5 +236,3 @@ def _open_store(diag: Diagnostics) -> Any:
 def main(opts: RunOptions) -> int:
     return asyncio.run(run(opts, sys.stdout, sys.stderr))
 
-
-__all__ = ["RunOptions", "run", "main", "meter_line", "Cancelled", "os"]
