@@ -104,3 +104,14 @@ async def test_chained_followup_sees_an_edit_the_watcher_has_not_reported_yet(re
         req, hashes = ws.build("y", ["b.py"], followup=True)
     assert "-b = 1\n+b = 3\n" in req.new_input[0].content
     assert hashes == {"b.py": content_hash(b"b = 3\n")}
+
+
+def test_chained_followup_resends_regions_of_a_large_file_for_the_new_instruction(
+        tmp_path: Path) -> None:
+    (tmp_path / "big.py").write_text("".join(f"v{i} = {i}\n" for i in range(3000)))
+    ws = Workspace(tmp_path, budget_tokens=600, chained=lambda: True)
+    req, _ = ws.build("look at v10", ["big.py"], followup=False)
+    ws.finish(req, "r", [])
+    assert "v2500 = 2500" not in req.new_input[0].content
+    req, _ = ws.build("now fix v2500", ["big.py"], followup=True)
+    assert "2501| v2500 = 2500" in req.new_input[0].content

@@ -60,6 +60,7 @@ class Workspace:
         self.temperature = temperature
         self.system_prompt = system_prompt
         self.last_context: Context | None = None
+        self._whole: set[str] = set()  # files the model has seen in full
         self._pending: tuple[str, str] | None = None  # (instruction, sent) of the turn in flight
 
     def changed_files(self) -> set[str]:
@@ -77,7 +78,8 @@ class Workspace:
             # made just before this call may still sit in the watcher's debounce window.
             changed |= set(self.snapshot.paths())
             diffs = followup_input(self.root, changed, self.snapshot)
-            new_files = [f for f in files if f not in self.snapshot]
+            # Files not seen in full (new, or large ones shown as regions) get context again.
+            new_files = [f for f in files if f not in self._whole]
             ctx = build_context(self.root, new_files, self.budget_tokens, query=prompt)
             sent = (diffs + "\n" if diffs else "") + user_message(prompt, ctx)
             history = self.history.messages(full=True)
@@ -86,9 +88,11 @@ class Workspace:
                      for rel in changed if rel in self.snapshot}
             ctx = build_context(self.root, files, self.budget_tokens, query=prompt, focus=focus)
             self.snapshot.clear()
+            self._whole.clear()
             sent = user_message(prompt, ctx)
             history = self.history.messages()
         self.snapshot.update(ctx.texts)
+        self._whole.update(ctx.whole, ctx.missing)
         self.last_context = ctx
         self._pending = (prompt, sent)
         hashes = {rel: _disk_hash(self.root, rel) for rel in self.snapshot.paths()}
@@ -114,3 +118,4 @@ class Workspace:
         """Forget history and snapshots (e.g. after the client lost its chain)."""
         self.history.clear()
         self.snapshot.clear()
+        self._whole.clear()
