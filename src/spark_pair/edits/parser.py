@@ -117,6 +117,10 @@ class DiffParser:
         return self._parts[0].rstrip("\r") if self._parts else ""
 
     def feed(self, delta: str) -> list[ParseEvent]:
+        if "\n" not in delta and not self._closed:  # the common case when streaming tokens
+            if delta:
+                self._parts.append(delta)
+            return []
         if self._closed:
             raise ParseError("the diff parser was fed after close()")
         try:
