@@ -134,3 +134,10 @@ def test_changed_lines_point_into_the_new_text() -> None:
     assert changed_lines("a\nb\nc\n", "a\nc\n") == [2]
     assert changed_lines(None, "q\n") == [1]
     assert changed_lines("same\n", "same\n") == []
+
+
+def test_query_words_keep_short_identifiers_and_drop_filler() -> None:
+    from spark_pair.workspace.prompt import query_words
+
+    assert query_words("Fix the bug in add_one and v10 now, use foo") == {
+        "bug", "add_one", "v10", "foo"}

@@ -30,10 +30,12 @@ Rules:
 CHARS_PER_TOKEN = 4
 MAX_HITS = 200  # relevant lines per file, at most
 REGION_RADIUS = (40, 20, 8, 3, 0)  # lines around a hit, tried in order until the region fits
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _STOP = frozenset({"this", "that", "with", "from", "into", "make", "file", "files", "function",
                    "change", "please", "should", "would", "could", "when", "then", "also",
-                   "them", "there", "where", "which", "what", "have", "only", "each", "every"})
+                   "them", "there", "where", "which", "what", "have", "only", "each", "every",
+                   "the", "and", "for", "fix", "add", "use", "all", "any", "not", "but", "can",
+                   "new", "now", "too", "its", "out", "via", "one", "two", "are", "was", "you"})
 
 
 def estimate_tokens(text: str) -> int:
