@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .approval import ACCEPT, REFUSE, SKIP, Approver, Decision, select_hunks
-from .edits.ops import Create, Operation, Rename, content_hash, op_paths
+from .edits.ops import Create, Delete, Operation, Rename, content_hash, op_paths
 from .errors import (
     Cancelled,
     ConflictError,
@@ -258,6 +258,10 @@ class _TurnRun:
             self.writing = None
             op = pe.op
             self._set_base(op)
+            if isinstance(op, Delete):
+                from .edits.apply import flag_uncommitted
+
+                flag_uncommitted(self.s.root, [op])  # the approver warns about unsaved work
             index = len(self.ops)
             self.ops.append(op)
             out.append(OperationProposed(index, op))
