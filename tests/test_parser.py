@@ -163,3 +163,16 @@ def test_feed_after_close_is_a_parse_error() -> None:
     p.close()
     with pytest.raises(ParseError):
         p.feed("x")
+
+
+def test_codex_stacked_anchors_make_one_hunk() -> None:
+    text = ("*** Begin Patch\n*** Update File: b.py\n@@ class Base\n@@     def method():\n"
+            "         x = 1\n-        return x\n+        return x + 1\n*** End Patch\n")
+    [op] = parse_diff(text)
+    assert len(op.hunks) == 1 and op.hunks[0].section == "class Base def method():"
+    assert op.hunks[0].lines == ["         x = 1", "-        return x", "+        return x + 1"]
+
+
+def test_empty_hunks_are_dropped() -> None:
+    [op] = parse_diff("--- a/f\n+++ b/f\n@@ -1 +1 @@\n@@ -3 +3 @@\n-a\n+b\n")
+    assert len(op.hunks) == 1 and op.hunks[0].lines == ["-a", "+b"]

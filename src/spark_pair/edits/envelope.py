@@ -67,6 +67,11 @@ def line(parser: DiffParser, state: EnvelopeState, text: str) -> bool:
     if state.mode != "update":
         return True
     if text.startswith("@@"):
+        h = parser._hunk
+        if h is not None and not h.lines:  # stacked anchors: '@@ class A' then '@@ def f():'
+            extra = text[2:].strip()
+            h.section = f"{h.section} {extra}".strip() if extra else h.section
+            return True
         hunk = parse_hunk_header(text)
         if hunk.old_start is None:
             hunk.section = text[2:].strip()

@@ -254,7 +254,7 @@ class DiffParser:
     def _build(self, f: _File) -> Operation | None:
         kind = self._kind(f)
         src, dst = self._names(f)
-        hunks = f.hunks or []
+        hunks = [h for h in f.hunks or [] if h.lines]
         if kind == "create":
             if not dst:
                 return None
