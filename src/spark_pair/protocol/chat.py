@@ -1,0 +1,71 @@
+"""Chat Completions over SSE: POST {base}/v1/chat/completions with stream=true."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from ..errors import ProtocolError
+from . import errors_map
+from .events import TurnRequest, Usage
+from .http_common import messages_of, post_sse
+from .metrics import estimate_tokens
+
+
+def chat_body(request: TurnRequest, model: str, max_tokens: int | None,
+              temperature: float | None) -> dict[str, Any]:
+    messages = [{"role": "system", "content": request.instructions}] if request.instructions else []
+    body: dict[str, Any] = {"model": model, "messages": messages + messages_of(request),
+                            "stream": True, "stream_options": {"include_usage": True}}
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    if temperature is not None:
+        body["temperature"] = temperature
+    return body
+
+
+async def stream_chat(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
+                      api_key: str | None, model: str, read_timeout_s: float
+                      ) -> AsyncIterator[tuple[str, Any]]:
+    """Yield ("delta", str), ("usage", Usage), ("done", response_id)."""
+    response_id = None
+    usage = None
+    chars = 0
+    finished = False
+    loads = json.loads
+    async for data in post_sse(http, url, body, api_key=api_key, model=model,
+                               read_timeout_s=read_timeout_s):
+        if data == "[DONE]":
+            finished = True
+            break
+        try:
+            chunk = loads(data)
+        except ValueError:
+            raise ProtocolError(f"{url} sent a stream chunk that is not JSON: {data[:200]}",
+                                url=url, body=data) from None
+        if "error" in chunk and isinstance(chunk["error"], dict):
+            raise errors_map.error_from_event(chunk["error"], url, model=model, api_key=api_key)
+        response_id = response_id or chunk.get("id")
+        for choice in chunk.get("choices") or ():
+            text = (choice.get("delta") or {}).get("content")
+            if text:
+                chars += len(text)
+                yield "delta", text
+            if choice.get("finish_reason"):
+                finished = True
+        u = chunk.get("usage")
+        if u:
+            usage = Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0))
+    if not finished:
+        raise errors_map.dropped(url, "the stream ended before the reply finished")
+    if usage is None:
+        sent = sum(len(m["content"]) for m in body["messages"])
+        usage = Usage(sent // 4 + 1, max(0, (chars + 3) // 4), estimated=True)
+    yield "usage", usage
+    yield "done", response_id
+
+
+__all__ = ["chat_body", "stream_chat", "estimate_tokens"]

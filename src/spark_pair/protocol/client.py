@@ -1,0 +1,355 @@
+"""ModelClient: one event stream over three transports, with retries and fallbacks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+import uuid
+from contextlib import aclosing
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from ..errors import EndpointError, ModelError, ModelNotFound
+from ..store.records import Recorder, RequestRecord
+from . import errors_map
+from .chat import chat_body, stream_chat
+from .events import (Completed, Event, Failed, ModelChanged, Retrying, Started, TextDelta,
+                     TransportChanged, TurnRequest, Usage)
+from .metrics import Stopwatch, estimate_tokens
+from .responses_sse import responses_body, stream_responses
+from .responses_ws import WsRefused, WsSession
+from .retry import retry_delay
+
+TRANSPORTS = ("ws", "responses", "chat")
+
+
+@dataclass
+class ClientOptions:
+    base_url: str
+    api_key: str | None
+    model: str
+    fallbacks: list[str] = field(default_factory=list)
+    transport: str = "auto"  # auto | ws | responses | chat
+    timeout_s: float = 60.0  # read timeout: no data for this long = StreamTimeout
+    connect_timeout_s: float = 10.0
+    max_tokens: int | None = 4096
+    temperature: float | None = 0.2
+    reconnect_attempts: int = 3  # WS reconnects before the sticky fall back to HTTP SSE
+    max_retries: int = 4  # per request, for 429/5xx/timeouts/drops
+    retry_deadline_s: float = 60.0  # total time budget for retries of one request
+    persistent_ws: bool = True
+    task: str = "edit"
+
+    def __repr__(self) -> str:  # never show the key
+        key = "set" if self.api_key else "none"
+        return (f"ClientOptions(base_url={self.base_url!r}, api_key=<{key}>, "
+                f"model={self.model!r}, transport={self.transport!r})")
+
+
+class ModelClient:
+    """`async with ModelClient(opts) as c: async for ev in c.stream(req): ...`"""
+
+    def __init__(self, options: ClientOptions, *, recorder: Recorder | None = None,
+                 transport_cache: Path | None = None) -> None:
+        if options.transport not in ("auto", *TRANSPORTS):
+            raise ValueError(f"unknown transport {options.transport!r}")
+        self.options = options
+        self.recorder = recorder
+        self.transport_cache = transport_cache
+        self.base_url = options.base_url.rstrip("/")
+        self._models = [options.model, *[m for m in options.fallbacks if m != options.model]]
+        self._model_index = 0
+        self._auto = options.transport == "auto"
+        self._candidates = list(TRANSPORTS) if self._auto else [options.transport]
+        if self._auto:
+            cached = self._read_cache().get(self.base_url)
+            if cached in TRANSPORTS:
+                self._candidates = list(TRANSPORTS[TRANSPORTS.index(cached):])
+        self._ws_failures = 0
+        self._rng = random.Random()
+        self._retry_base_s = 1.0
+        self._http: httpx.AsyncClient | None = None
+        self._ws = WsSession(self.base_url, options.api_key,
+                             connect_timeout_s=options.connect_timeout_s,
+                             read_timeout_s=options.timeout_s)
+
+    def __repr__(self) -> str:
+        return f"ModelClient({self.options!r}, transport={self.transport!r})"
+
+    # ---- public state ----------------------------------------------------------------
+
+    @property
+    def transport(self) -> str:
+        return self._candidates[0]
+
+    @property
+    def model(self) -> str:
+        return self._models[self._model_index]
+
+    @property
+    def connection_count(self) -> int:
+        return self._ws.opened
+
+    def reset_chain(self) -> None:
+        self._ws.previous_id = None
+
+    # ---- life cycle ------------------------------------------------------------------
+
+    async def __aenter__(self) -> ModelClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._ws.close()
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._http is None:
+            o = self.options
+            timeout = httpx.Timeout(connect=o.connect_timeout_s, read=o.timeout_s,
+                                    write=o.timeout_s, pool=o.connect_timeout_s)
+            self._http = httpx.AsyncClient(timeout=timeout)
+        return self._http
+
+    # ---- requests --------------------------------------------------------------------
+
+    async def list_models(self) -> list[str]:
+        url = f"{self.base_url}/v1/models"
+        headers = {"Authorization": f"Bearer {self.options.api_key}"} \
+            if self.options.api_key else {}
+        try:
+            resp = await self._client().get(url, headers=headers)
+        except httpx.TimeoutException as exc:
+            raise errors_map.connection_failed(exc, url) from None
+        except httpx.HTTPError as exc:
+            raise errors_map.connection_failed(exc, url) from None
+        if resp.status_code != 200:
+            raise errors_map.error_from_response(resp.status_code, resp.text, url,
+                                                 api_key=self.options.api_key,
+                                                 headers=resp.headers,
+                                                 content_type=resp.headers.get("content-type", ""))
+        try:
+            return [m["id"] for m in resp.json()["data"]]
+        except (ValueError, KeyError, TypeError):
+            raise errors_map.not_openai_body(url, resp.text,
+                                             resp.headers.get("content-type", "")) from None
+
+    async def prewarm(self, request: TurnRequest) -> None:
+        """Open the WS socket and send generate:false; a no-op for the HTTP transports."""
+        if self.transport != "ws":
+            return
+        try:
+            async for _ in self._ws.run(request, self.model, self.options.max_tokens,
+                                        self._temperature(request), chain=False,
+                                        generate=False):
+                pass
+        except WsRefused:
+            if self._auto and len(self._candidates) > 1:
+                self._candidates.pop(0)
+        except ModelError:
+            pass  # prewarm is best effort; the turn reports real problems
+
+    async def complete(self, request: TurnRequest) -> Completed:
+        result: Completed | None = None
+        async for event in self.stream(request):
+            if isinstance(event, Completed):
+                result = event
+            elif isinstance(event, Failed):
+                raise event.error
+        assert result is not None
+        return result
+
+    async def stream(self, request: TurnRequest) -> AsyncIterator[Event]:
+        """Yield events; ends with Completed or Failed. Never raises ModelError."""
+        o = self.options
+        rec = RequestRecord(ts=time.time(), model=self.model, transport=self.transport,
+                            status="cancelled", task=request.task or o.task,
+                            base_host=urlsplit(self.base_url).netloc,
+                            request_id=uuid.uuid4().hex[:16])
+        watch = Stopwatch()
+        t_start = time.monotonic()
+        emitted = 0
+        retries = 0
+        tried = [self.model]
+        started = False
+        try:
+            while True:
+                transport, model = self.transport, self.model
+                parts: list[str] = []
+                length = 0
+                usage: Usage | None = None
+                response_id = None
+                try:
+                    async with aclosing(self._attempt(transport, model, request)) as items:
+                        async for kind, value in items:
+                            if kind == "delta":
+                                before = length
+                                length += len(value)
+                                parts.append(value)
+                                if length > emitted:
+                                    new = value[max(0, emitted - before):]
+                                    emitted = length
+                                    watch.first()
+                                    yield TextDelta(new)
+                            elif kind == "open":
+                                if not started:
+                                    started = True
+                                    yield Started(rec.request_id or "", transport, model, value)
+                            elif kind == "usage":
+                                usage = value
+                            elif kind == "done":
+                                response_id = value
+                except ModelError as err:
+                    rec.http_status = err.status
+                    change = self._on_error(err, transport, tried)
+                    if change is not None:
+                        yield change
+                        if isinstance(change, ModelChanged):
+                            tried.append(self.model)
+                        continue
+                    if isinstance(err, ModelNotFound) and len(tried) > 1:
+                        err = ModelNotFound(f"none of the models was found: {', '.join(tried)}",
+                                            status=err.status, url=err.url)
+                    retries += 1
+                    delay = None
+                    if retries <= o.max_retries:
+                        delay = retry_delay(err, retries, time.monotonic() - t_start,
+                                            o.retry_deadline_s, self._rng, self._retry_base_s)
+                    if delay is None:
+                        self._fill_record(rec, watch, None, None, retries - 1, err)
+                        yield Failed(err, retries=retries - 1)
+                        return
+                    yield Retrying(retries, delay, err.kind)
+                    await asyncio.sleep(delay)
+                    continue
+                watch.done()
+                text = "".join(parts)
+                if usage is None:
+                    usage = Usage(0, estimate_tokens(text), estimated=True)
+                if transport == "ws":
+                    self._ws_failures = 0
+                self._remember(transport)
+                rec.model, rec.transport = model, transport
+                metrics = watch.metrics(usage.output_tokens)
+                done = Completed(response_id, text, usage, metrics, retries=retries)
+                self._fill_record(rec, watch, done, usage, retries, None)
+                yield usage
+                yield done
+                return
+        finally:
+            self._record(rec)
+
+    # ---- internals -------------------------------------------------------------------
+
+    def _temperature(self, request: TurnRequest) -> float | None:
+        return request.temperature if request.temperature is not None else self.options.temperature
+
+    def _attempt(self, transport: str, model: str, request: TurnRequest
+                 ) -> AsyncIterator[tuple[str, Any]]:
+        o = self.options
+        max_tokens = request.max_tokens if request.max_tokens is not None else o.max_tokens
+        temperature = self._temperature(request)
+        if transport == "ws":
+            return self._ws.run(request, model, max_tokens, temperature,
+                                chain=o.persistent_ws)
+        if transport == "responses":
+            url = f"{self.base_url}/v1/responses"
+            body = responses_body(request, model, max_tokens, temperature)
+            return _with_open(url, stream_responses(self._client(), url, body,
+                                                    api_key=o.api_key, model=model,
+                                                    read_timeout_s=o.timeout_s))
+        url = f"{self.base_url}/v1/chat/completions"
+        body = chat_body(request, model, max_tokens, temperature)
+        return _with_open(url, stream_chat(self._client(), url, body, api_key=o.api_key,
+                                           model=model, read_timeout_s=o.timeout_s))
+
+    def _on_error(self, err: ModelError, transport: str, tried: list[str]) -> Event | None:
+        """A model or transport switch for this error, or None (retry or fail)."""
+        if isinstance(err, ModelNotFound) and self._model_index + 1 < len(self._models):
+            old = self.model
+            self._model_index += 1
+            self.reset_chain()
+            return ModelChanged(old, self.model, f"model {old!r} not found")
+        not_here = isinstance(err, WsRefused) or (
+            transport == "responses" and isinstance(err, EndpointError)
+            and err.status in (404, 405))
+        if self._auto and not_here and len(self._candidates) > 1:
+            self._candidates.pop(0)
+            return TransportChanged(transport, self.transport, f"{transport} not supported here")
+        if transport == "ws" and err.retryable and "responses" in TRANSPORTS:
+            self._ws_failures += 1
+            if self._ws_failures > self.options.reconnect_attempts:
+                self._candidates = ["responses"]
+                return TransportChanged("ws", "responses",
+                                        f"WebSocket failed {self._ws_failures} times ({err.kind})")
+        return None
+
+    def _fill_record(self, rec: RequestRecord, watch: Stopwatch, done: Completed | None,
+                     usage: Usage | None, retries: int, err: ModelError | None) -> None:
+        rec.retries = retries
+        if done is not None:
+            m = done.metrics
+            rec.status = "ok"
+            rec.response_id = done.response_id
+            rec.ttft_ms = None if m.ttft_s is None else m.ttft_s * 1000
+            rec.duration_ms = m.duration_s * 1000
+            rec.tokens_per_s = m.tokens_per_s
+        else:
+            rec.status = "error"
+            rec.duration_ms = watch.metrics(0).duration_s * 1000
+        if usage is not None:
+            rec.input_tokens, rec.output_tokens = usage.input_tokens, usage.output_tokens
+            rec.usage_estimated = usage.estimated
+        if err is not None:
+            rec.error_class = err.kind
+            rec.http_status = err.status
+        rec.model, rec.transport = self.model, self.transport
+
+    def _record(self, rec: RequestRecord) -> None:
+        if self.recorder is not None:
+            try:
+                self.recorder.record(rec)
+            except Exception:  # noqa: BLE001 - a broken store must not break the turn
+                pass
+
+    def _read_cache(self) -> dict[str, str]:
+        if self.transport_cache is None:
+            return {}
+        try:
+            data = json.loads(self.transport_cache.read_text())
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def _remember(self, transport: str) -> None:
+        if not self._auto or self.transport_cache is None:
+            return
+        data = self._read_cache()
+        if data.get(self.base_url) == transport:
+            return
+        data[self.base_url] = transport
+        try:
+            self.transport_cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.transport_cache.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data, indent=1))
+            tmp.replace(self.transport_cache)
+        except OSError:
+            pass
+
+
+async def _with_open(url: str, items: AsyncIterator[tuple[str, Any]]
+                     ) -> AsyncIterator[tuple[str, Any]]:
+    yield "open", url
+    async for item in items:
+        yield item

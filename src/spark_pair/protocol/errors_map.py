@@ -1,0 +1,124 @@
+"""Translate HTTP statuses, bodies and socket failures into the error tree in errors.py."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+
+from ..errors import (AuthError, BadRequest, ConnectionFailed, EndpointError, ModelError,
+                      ModelNotFound, ProtocolError, RateLimited, ServerError, StreamDropped,
+                      StreamTimeout, redact)
+
+
+def _parse_error_body(body: str) -> tuple[str | None, str | None]:
+    """(code, message) from an OpenAI error JSON body, or (None, None)."""
+    try:
+        data = json.loads(body)
+    except (ValueError, TypeError):
+        return None, None
+    err = data.get("error") if isinstance(data, dict) else None
+    if isinstance(err, dict):
+        return err.get("code") or err.get("type"), err.get("message")
+    if isinstance(err, str):
+        return None, err
+    return None, None
+
+
+def retry_after_of(headers: Mapping[str, str] | None) -> float | None:
+    if not headers:
+        return None
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def auth_cause(api_key: str | None) -> str:
+    """Which of the usual 401 causes this key looks like."""
+    if not api_key:
+        return "no API key was sent: the key env var is not set or not exported in this shell"
+    if api_key != api_key.strip() or "\n" in api_key:
+        return "the key has leading/trailing whitespace or a newline (check how it was pasted)"
+    if api_key.lower().startswith("bearer"):
+        return "the key starts with 'Bearer': it is added for you, so it is doubled"
+    return "the key was refused: wrong, deleted or out of credit"
+
+
+def error_from_response(status: int, body: str, url: str, *, api_key: str | None = None,
+                        headers: Mapping[str, str] | None = None, model: str = "",
+                        content_type: str = "") -> ModelError:
+    code, message = _parse_error_body(body)
+    safe_url = redact(url, api_key)
+    detail = redact(message or "", api_key)
+    kw = dict(status=status, url=safe_url, body=redact(body, api_key))
+    if code == "model_not_found":
+        return ModelNotFound(f"model {model!r} was not found at {safe_url} ({detail})", **kw)
+    if status in (401, 403):
+        return AuthError(f"HTTP {status} from {safe_url}: {auth_cause(api_key)}", **kw)
+    if status == 429:
+        return RateLimited(f"rate limited (429) at {safe_url}: {detail}",
+                           retry_after=retry_after_of(headers), **kw)
+    if status >= 500:
+        return ServerError(f"server error {status} at {safe_url}: {detail}",
+                           retry_after=retry_after_of(headers), **kw)
+    if code is None and message is None and status != 404 and status < 500:
+        return ProtocolError(f"HTTP {status} from {safe_url} is not an OpenAI-shaped body"
+                             f" ({content_type or 'no content type'}): {_short(body)}", **kw)
+    if status in (404, 405):
+        doubled = "/v1/v1" in url
+        note = " — /v1 is doubled: remove /v1 from base_url" if doubled else ""
+        return EndpointError(f"HTTP {status} for {safe_url}{note}", **kw)
+    if status in (400, 422):
+        return BadRequest(f"HTTP {status} from {safe_url}: {detail}", **kw)
+    return ProtocolError(f"unexpected HTTP {status} from {safe_url}: {detail or _short(body)}",
+                         **kw)
+
+
+def not_openai_body(url: str, body: str, content_type: str, status: int = 200) -> ProtocolError:
+    return ProtocolError(f"{url} answered with {content_type or 'no content type'}, not an "
+                         f"event stream: {_short(body)}", status=status, url=url, body=body)
+
+
+def error_from_event(err: Mapping, url: str, *, status: int | None = None, model: str = "",
+                     api_key: str | None = None) -> ModelError:
+    """An `error` / `response.failed` event (SSE or WebSocket) as a ModelError."""
+    code = err.get("code") or err.get("type")
+    message = redact(str(err.get("message") or code or "error"), api_key)
+    retry_after = retry_after_of(err.get("headers") if isinstance(err.get("headers"), Mapping)
+                                 else None)
+    if code == "model_not_found":
+        return ModelNotFound(f"model {model!r} was not found at {url} ({message})",
+                             status=status or 404, url=url)
+    if status in (401, 403) or code == "invalid_api_key":
+        return AuthError(f"{url}: {auth_cause(api_key)}", status=status or 401, url=url)
+    if status == 429 or code in ("rate_limit_exceeded", "rate_limit"):
+        return RateLimited(f"rate limited at {url}: {message}", status=429, url=url,
+                           retry_after=retry_after)
+    if (status or 0) >= 500 or err.get("type") == "server_error" or code == "server_error":
+        return ServerError(f"server error at {url}: {message}", status=status, url=url,
+                           retry_after=retry_after)
+    return BadRequest(f"{url} refused the request: {message}", status=status, url=url,
+                      code=code)
+
+
+def connection_failed(exc: BaseException, url: str) -> ConnectionFailed:
+    proxy = [n for n in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY")
+             if os.environ.get(n)]
+    note = f"; a proxy is set ({', '.join(proxy)}): is it running?" if proxy else ""
+    return ConnectionFailed(f"could not connect to {url}: {type(exc).__name__}: {exc} — a link "
+                            f"problem, not the model{note}", url=url)
+
+
+def timeout(url: str, seconds: float) -> StreamTimeout:
+    return StreamTimeout(f"no data from {url} for {seconds:g} s", url=url)
+
+
+def dropped(url: str, why: str = "the connection closed mid-response") -> StreamDropped:
+    return StreamDropped(f"{why} ({url})", url=url)
+
+
+def _short(body: str, limit: int = 200) -> str:
+    text = " ".join(body.split())
+    return text if len(text) <= limit else text[:limit] + " …"

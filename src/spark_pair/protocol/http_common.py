@@ -1,0 +1,50 @@
+"""One streaming POST over httpx: status/body checks and error mapping, yielding SSE data."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from ..errors import ModelError
+from . import errors_map
+from .sse import iter_sse_data
+
+
+def messages_of(request) -> list[dict[str, str]]:
+    return [{"role": m.role, "content": m.content} for m in (*request.history, *request.new_input)]
+
+
+async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
+                   api_key: str | None, model: str, read_timeout_s: float
+                   ) -> AsyncIterator[str]:
+    """POST `body` as JSON and yield each SSE data payload; raise a ModelError on failure."""
+    headers = {"Accept": "text/event-stream"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    try:
+        async with http.stream("POST", url, json=body, headers=headers) as resp:
+            ctype = resp.headers.get("content-type", "")
+            if resp.status_code != 200:
+                raw = (await resp.aread()).decode("utf-8", "replace")
+                raise errors_map.error_from_response(resp.status_code, raw, url, api_key=api_key,
+                                                     headers=resp.headers, model=model,
+                                                     content_type=ctype)
+            if "text/event-stream" not in ctype:
+                raw = (await resp.aread()).decode("utf-8", "replace")
+                raise errors_map.not_openai_body(url, raw, ctype)
+            async for data in iter_sse_data(resp.aiter_bytes()):
+                yield data
+    except ModelError:
+        raise
+    except httpx.TimeoutException as exc:
+        if isinstance(exc, httpx.ConnectTimeout):
+            raise errors_map.connection_failed(exc, url) from None
+        raise errors_map.timeout(url, read_timeout_s) from None
+    except httpx.ConnectError as exc:
+        raise errors_map.connection_failed(exc, url) from None
+    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+        raise errors_map.dropped(url, f"the connection closed mid-response: {exc}") from None
+    except httpx.HTTPError as exc:
+        raise errors_map.connection_failed(exc, url) from None

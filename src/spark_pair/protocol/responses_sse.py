@@ -1,0 +1,82 @@
+"""Responses API over SSE: POST {base}/v1/responses with stream=true, typed events."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from ..errors import ModelError, ProtocolError
+from . import errors_map
+from .events import TurnRequest, Usage
+from .http_common import messages_of, post_sse
+
+
+def responses_body(request: TurnRequest, model: str, max_tokens: int | None,
+                   temperature: float | None, *, full: bool = True) -> dict[str, Any]:
+    """The create body. full=False sends only the new input (for previous_response_id)."""
+    items = messages_of(request) if full else [
+        {"role": m.role, "content": m.content} for m in request.new_input]
+    body: dict[str, Any] = {"model": model, "input": items}
+    if request.instructions:
+        body["instructions"] = request.instructions
+    if max_tokens is not None:
+        body["max_output_tokens"] = max_tokens
+    if temperature is not None:
+        body["temperature"] = temperature
+    return body
+
+
+def handle_event(event: dict[str, Any], url: str, model: str, api_key: str | None
+                 ) -> tuple[str, Any] | None:
+    """One typed Responses event -> an internal item, None to skip; raises on errors."""
+    kind = event.get("type")
+    if kind == "response.output_text.delta":
+        return "delta", event.get("delta") or ""
+    if kind == "response.created":
+        return "id", (event.get("response") or {}).get("id")
+    if kind == "response.completed":
+        resp = event.get("response") or {}
+        u = resp.get("usage")
+        usage = Usage(int(u.get("input_tokens") or 0), int(u.get("output_tokens") or 0)) \
+            if u else None
+        return "completed", (resp.get("id"), usage)
+    if kind == "error":
+        err = event.get("error") if isinstance(event.get("error"), dict) else event
+        raise errors_map.error_from_event(err, url, status=event.get("status"), model=model,
+                                          api_key=api_key)
+    if kind in ("response.failed", "response.incomplete"):
+        resp = event.get("response") or {}
+        err = resp.get("error") or {"message": kind, "type": "server_error"}
+        raise errors_map.error_from_event(err, url, model=model, api_key=api_key)
+    return None
+
+
+async def stream_responses(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
+                           api_key: str | None, model: str, read_timeout_s: float
+                           ) -> AsyncIterator[tuple[str, Any]]:
+    """Yield ("id", rid), ("delta", str), ("usage", Usage|None), ("done", rid)."""
+    body = {**body, "stream": True}
+    loads = json.loads
+    async for data in post_sse(http, url, body, api_key=api_key, model=model,
+                               read_timeout_s=read_timeout_s):
+        try:
+            event = loads(data)
+        except ValueError:
+            raise ProtocolError(f"{url} sent an event that is not JSON: {data[:200]}",
+                                url=url, body=data) from None
+        item = handle_event(event, url, model, api_key)
+        if item is None:
+            continue
+        if item[0] == "completed":
+            rid, usage = item[1]
+            yield "usage", usage
+            yield "done", rid
+            return
+        yield item
+    raise errors_map.dropped(url, "the stream ended before response.completed")
+
+
+__all__ = ["responses_body", "stream_responses", "handle_event", "ModelError"]

@@ -1,0 +1,183 @@
+"""Responses API WebSocket mode: one persistent socket, previous_response_id chaining."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from contextlib import aclosing
+from collections.abc import AsyncIterator
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+
+from ..errors import EndpointError, ModelError, ProtocolError
+from . import errors_map
+from .responses_sse import handle_event, responses_body
+
+BETA_HEADER = ("openai-beta", "responses_websockets=2026-02-06")
+QUIET_REOPENS = 3  # an idle socket closed by the server is reopened this many times per turn
+
+
+class WsRefused(EndpointError):
+    """The server refused the WebSocket upgrade: WS mode is not offered here."""
+
+    default_hint = "this endpoint has no Responses WebSocket mode; use transport = responses or auto"
+
+
+def ws_url(base_url: str) -> str:
+    base = base_url.rstrip("/")
+    if base.startswith("https://"):
+        base = "wss://" + base[len("https://"):]
+    elif base.startswith("http://"):
+        base = "ws://" + base[len("http://"):]
+    return base + "/v1/responses"
+
+
+class WsSession:
+    """One socket, reopened when needed. `previous_id` is the chain on the current socket."""
+
+    def __init__(self, base_url: str, api_key: str | None, *, connect_timeout_s: float,
+                 read_timeout_s: float) -> None:
+        self.url = ws_url(base_url)
+        self.api_key = api_key
+        self.connect_timeout_s = connect_timeout_s
+        self.read_timeout_s = read_timeout_s
+        self.ws: ClientConnection | None = None
+        self.previous_id: str | None = None
+        self.opened = 0
+
+    async def open(self) -> None:
+        headers = [BETA_HEADER]
+        if self.api_key:
+            headers.append(("Authorization", f"Bearer {self.api_key}"))
+        try:
+            self.ws = await connect(self.url, additional_headers=headers, max_size=None,
+                                    compression=None, open_timeout=self.connect_timeout_s,
+                                    proxy=None)
+        except InvalidStatus as exc:
+            resp = exc.response
+            body = bytes(resp.body or b"").decode("utf-8", "replace")
+            status = resp.status_code
+            if status in (401, 403, 429) or status >= 500:
+                raise errors_map.error_from_response(status, body, self.url,
+                                                     api_key=self.api_key,
+                                                     headers=dict(resp.headers)) from None
+            raise WsRefused(f"the WebSocket upgrade to {self.url} was refused (HTTP {status})",
+                            status=status, url=self.url, body=body) from None
+        except InvalidHandshake as exc:
+            raise WsRefused(f"the WebSocket handshake with {self.url} failed: {exc}",
+                            url=self.url) from None
+        except TimeoutError as exc:
+            raise errors_map.connection_failed(exc, self.url) from None
+        except OSError as exc:
+            raise errors_map.connection_failed(exc, self.url) from None
+        self.opened += 1
+        self.previous_id = None
+
+    async def close(self) -> None:
+        ws, self.ws = self.ws, None
+        self.previous_id = None
+        if ws is not None:
+            try:
+                await asyncio.wait_for(ws.close(), 1.0)
+            except Exception:  # noqa: BLE001 - closing a broken socket may fail any way
+                pass
+
+    def _alive(self) -> bool:
+        return self.ws is not None and self.ws.close_code is None and \
+            self.ws.state.name == "OPEN"
+
+    async def run(self, request, model: str, max_tokens: int | None, temperature: float | None,
+                  *, chain: bool = True, generate: bool = True
+                  ) -> AsyncIterator[tuple[str, Any]]:
+        """One turn. Yields ("open", url), ("id", rid), ("delta", s), ("usage", u), ("done", rid)."""
+        for _ in range(QUIET_REOPENS + 1):
+            if not self._alive():
+                await self.close()
+                await self.open()
+            use_chain = chain and self.previous_id is not None and bool(request.history)
+            body = responses_body(request, model, max_tokens, temperature, full=not use_chain)
+            if use_chain:
+                body["previous_response_id"] = self.previous_id
+            if not generate:
+                body["generate"] = False
+            message = json.dumps({"type": "response.create", **body})
+            assert self.ws is not None
+            try:
+                await self.ws.send(message)
+            except ConnectionClosed:
+                await self.close()
+                continue
+            yield "open", self.url
+            outcome = None
+            async with aclosing(self._receive(model)) as items:
+                async for item in items:
+                    if item[0] == "quiet_reopen":
+                        outcome = item[1]
+                        break
+                    yield item
+                    if item[0] == "done":
+                        return
+            if outcome == "chain_lost":
+                self.previous_id = None
+                continue
+            await self.close()
+        raise errors_map.dropped(self.url, "the server kept closing the WebSocket")
+
+    async def _receive(self, model: str) -> AsyncIterator[tuple[str, Any]]:
+        ws = self.ws
+        assert ws is not None
+        started = False
+        done = False
+        try:
+            while True:
+                try:
+                    raw = await asyncio.wait_for(ws.recv(), self.read_timeout_s)
+                except TimeoutError:
+                    raise errors_map.timeout(self.url, self.read_timeout_s) from None
+                except ConnectionClosed:
+                    if not started:
+                        done = True
+                        yield "quiet_reopen", "closed"
+                        return
+                    raise errors_map.dropped(self.url) from None
+                try:
+                    event = json.loads(raw)
+                except ValueError:
+                    raise ProtocolError(f"{self.url} sent a message that is not JSON",
+                                        url=self.url, body=str(raw)) from None
+                if event.get("type") == "error":
+                    code = (event.get("error") or {}).get("code")
+                    if code == "websocket_connection_limit_reached" and not started:
+                        done = True
+                        yield "quiet_reopen", "limit"
+                        return
+                    if code == "previous_response_not_found" and not started:
+                        done = True
+                        yield "quiet_reopen", "chain_lost"
+                        return
+                    if code == "websocket_connection_limit_reached":
+                        raise errors_map.dropped(self.url, "the server closed the WebSocket")
+                    done = True  # an error event ends the response; the socket stays usable
+                item = handle_event(event, self.url, model, self.api_key)
+                if item is None:
+                    continue
+                if item[0] == "id":
+                    started = True
+                    yield item
+                elif item[0] == "completed":
+                    rid, usage = item[1]
+                    self.previous_id = rid
+                    done = True
+                    yield "usage", usage
+                    yield "done", rid
+                    return
+                else:
+                    started = True
+                    yield item
+        except ModelError:
+            raise
+        finally:
+            if not done:  # cancelled, dropped or timed out mid-response: the socket is spent
+                await self.close()
