@@ -1,0 +1,55 @@
+"""bench against the simulator process, through the real model client."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_pair.benchmark import BenchPlan, run_bench
+from spark_pair.protocol.client import ClientOptions, ModelClient
+
+MODEL = "gpt-5.3-codex-spark"
+
+
+def factory(sim, **kw):
+    def make(transport: str) -> ModelClient:
+        options = ClientOptions(base_url=sim.base_url, api_key=None, model=MODEL,
+                                transport=transport, **kw)
+        return ModelClient(options)
+    return make
+
+
+@pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
+async def test_tok_s_at_concurrency_1_matches_the_set_rate(sim, transport):
+    sim.configure(tps=800, ttft_ms=20, tokens=240)
+    plan = BenchPlan(model=MODEL, transports=[transport], concurrency=[1], requests=2,
+                     max_tokens=1000)
+    result = await run_bench(plan, factory(sim))
+    (level,) = result.levels
+    assert level.transport == transport
+    assert level.ok == 2 and level.errors == 0
+    assert level.tokens_per_s.p50 == pytest.approx(800, rel=0.05)
+    assert level.tokens_per_s.min == pytest.approx(800, rel=0.05)
+    assert level.ttft_ms.p50 is not None and level.ttft_ms.p50 >= 20
+
+
+async def test_finds_the_knee_below_the_concurrency_limit(sim):
+    sim.configure(tps=2000, ttft_ms=10, tokens=100)
+    sim.set_faults([{"kind": "concurrency_limit", "max_concurrent": 4}])
+    seen = []
+    plan = BenchPlan(model=MODEL, transports=["chat"], concurrency=[1, 2, 8], requests=8,
+                     max_tokens=1000)
+    result = await run_bench(plan, factory(sim, max_retries=0), on_progress=seen.append)
+    by_c = {lv.concurrency: lv for lv in result.levels}
+    assert by_c[1].errors == 0 and by_c[2].errors == 0
+    assert by_c[8].errors >= 4 and by_c[8].error_classes == {"rate_limit": by_c[8].errors}
+    assert result.knee("chat").concurrency == 2
+    assert seen[-1].done == 8 and seen[-1].concurrency == 8
+
+
+async def test_time_budget_stops_the_sweep(sim):
+    sim.configure(tps=200, ttft_ms=0, tokens=400)  # 2 s per request
+    plan = BenchPlan(model=MODEL, transports=["chat"], concurrency=[1, 2], requests=5,
+                     max_tokens=1000, max_seconds=0.5)
+    result = await run_bench(plan, factory(sim))
+    assert result.truncated and result.wall_s < 5
+    assert all(lv.errors == 0 for lv in result.levels)
