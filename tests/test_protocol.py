@@ -1,0 +1,286 @@
+"""ModelClient against the simulator running as a real process on 127.0.0.1."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_pair.errors import (AuthError, ModelNotFound, ProtocolError, StreamDropped,
+                               StreamTimeout)
+from spark_pair.protocol.client import ClientOptions, ModelClient
+from spark_pair.protocol.events import (Completed, Failed, Message, ModelChanged, Retrying,
+                                        Started, TextDelta, TransportChanged, TurnRequest)
+from spark_pair.store.records import RequestRecord
+
+MODEL = "gpt-5.3-codex-spark"
+TEXT = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-print('hi')\n+print('hello, wörld')\n" * 8
+pytestmark = pytest.mark.timeout(30)
+
+
+class ListRecorder:
+    def __init__(self) -> None:
+        self.records: list[RequestRecord] = []
+
+    def record(self, rec: RequestRecord) -> None:
+        self.records.append(rec)
+
+
+def client(sim, transport: str = "ws", **kw) -> ModelClient:
+    recorder = kw.pop("recorder", None) or ListRecorder()
+    opts = ClientOptions(base_url=sim.base_url, api_key=kw.pop("api_key", "test-key-123"),
+                         model=kw.pop("model", MODEL), transport=transport, **kw)
+    c = ModelClient(opts, recorder=recorder)
+    c._retry_base_s = 0.01  # backoff shape is tested in test_retry; keep these tests fast
+    return c
+
+
+def turn(text: str = "change x", history: list[Message] | None = None) -> TurnRequest:
+    return TurnRequest("You edit code.", [Message("user", text)], history=list(history or []))
+
+
+async def run(c: ModelClient, req: TurnRequest | None = None) -> list:
+    return [e async for e in c.stream(req or turn())]
+
+
+def streamed(events: list) -> str:
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+@pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
+async def test_each_transport_streams_the_exact_text(sim, transport):
+    sim.configure(default=TEXT)
+    rec = ListRecorder()
+    async with client(sim, transport, recorder=rec) as c:
+        events = await run(c)
+    assert isinstance(events[0], Started) and events[0].transport == transport
+    done = events[-1]
+    assert isinstance(done, Completed)
+    assert done.text == TEXT and streamed(events) == TEXT
+    assert done.usage is not None and done.usage.output_tokens == sim.requests()[-1][
+        "output_tokens"]
+    assert done.metrics.ttft_s is not None and done.metrics.duration_s >= done.metrics.ttft_s
+    assert [r.status for r in rec.records] == ["ok"] and rec.records[0].transport == transport
+
+
+@pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
+async def test_rate_limit_honours_retry_after(sim, transport):
+    sim.set_faults([{"kind": "rate_limit", "retry_after": 1}])
+    async with client(sim, transport) as c:
+        events = await run(c)
+    retrying = [e for e in events if isinstance(e, Retrying)]
+    assert [(r.delay_s, r.reason) for r in retrying] == [(1.0, "rate_limit")]
+    assert isinstance(events[-1], Completed) and events[-1].retries == 1
+    log = [r for r in sim.requests() if r["transport"] != "models"]
+    assert log[0]["status"] == 429 and log[-1]["status"] == 200
+    assert log[-1]["time"] - log[0]["time"] >= 1.0
+
+
+@pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
+async def test_server_error_is_retried(sim, transport):
+    sim.set_faults([{"kind": "server_error", "status": 503}])
+    async with client(sim, transport) as c:
+        events = await run(c)
+    assert [e.reason for e in events if isinstance(e, Retrying)] == ["server"]
+    assert isinstance(events[-1], Completed)
+
+
+@pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
+async def test_drop_mid_stream_yields_the_full_text_once(sim, transport):
+    sim.configure(default=TEXT)
+    sim.set_faults([{"kind": "drop", "after_tokens": 7}])
+    async with client(sim, transport) as c:
+        events = await run(c)
+        conns = c.connection_count
+    assert isinstance(events[-1], Completed) and events[-1].text == TEXT
+    assert streamed(events) == TEXT
+    assert [e.reason for e in events if isinstance(e, Retrying)] == ["dropped"]
+    if transport == "ws":
+        assert conns == 2
+        second = sim.requests()[-1]["body"]
+        assert "previous_response_id" not in second
+        assert second["input"] == [{"role": "user", "content": "change x"}]
+
+
+async def test_ws_drop_resends_full_input_not_the_chain(sim):
+    history = [Message("user", "first"), Message("assistant", "ok")]
+    async with client(sim, "ws") as c:
+        first = await run(c)
+        sim.set_faults([{"kind": "drop", "after_tokens": 3}])
+        events = await run(c, turn("second", history))
+    assert isinstance(first[-1], Completed) and isinstance(events[-1], Completed)
+    bodies = [r["body"] for r in sim.requests()]
+    assert bodies[1]["previous_response_id"] == first[-1].response_id
+    assert "previous_response_id" not in bodies[2]
+    assert [m["content"] for m in bodies[2]["input"]] == ["first", "ok", "second"]
+
+
+async def test_ws_close_after_responses_reopens_quietly(sim):
+    sim.set_faults([{"kind": "ws_close", "after_responses": 2}])
+    async with client(sim, "ws") as c:
+        results = [await run(c) for _ in range(4)]
+        conns = c.connection_count
+    for events in results:
+        assert isinstance(events[-1], Completed)
+        assert not [e for e in events if isinstance(e, (Retrying, TransportChanged, Failed))]
+    assert conns == 2
+
+
+async def test_ten_ws_turns_use_one_connection_and_chain(sim):
+    before = sim.stats()["ws_connections"]
+    history: list[Message] = []
+    async with client(sim, "ws") as c:
+        for i in range(10):
+            events = await run(c, turn(f"step {i}", history))
+            done = events[-1]
+            assert isinstance(done, Completed)
+            history += [Message("user", f"step {i}"), Message("assistant", done.text)]
+        assert c.connection_count == 1
+    assert sim.stats()["ws_connections"] - before == 1
+    log = sim.requests()
+    assert len(log) == 10 and len({r["connection_id"] for r in log}) == 1
+    assert "previous_response_id" not in log[0]["body"]
+    for prev, entry in zip(log, log[1:]):
+        assert entry["body"]["previous_response_id"] == prev["response_id"]
+        assert entry["body"]["input"] == [{"role": "user", "content": entry["body"]["input"][0]
+                                           ["content"]}]
+    assert [r["body"]["input"][0]["content"] for r in log] == [f"step {i}" for i in range(10)]
+
+
+@pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
+async def test_stall_times_out_then_retries(sim, transport):
+    sim.configure(default=TEXT)
+    sim.set_faults([{"kind": "stall", "after_tokens": 2, "seconds": 20}])
+    async with client(sim, transport, timeout_s=0.3) as c:
+        events = await run(c)
+    assert [e.reason for e in events if isinstance(e, Retrying)] == ["timeout"]
+    assert isinstance(events[-1], Completed) and events[-1].text == TEXT
+
+
+async def test_stall_fails_bounded(sim):
+    sim.set_faults([{"kind": "stall", "times": -1, "seconds": 20}])
+    async with client(sim, "responses", timeout_s=0.2, max_retries=2) as c:
+        events = await run(c)
+    assert isinstance(events[-1], Failed) and isinstance(events[-1].error, StreamTimeout)
+    assert events[-1].retries == 2
+    assert len(sim.requests()) == 3
+
+
+@pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
+async def test_wrong_key_is_attempted_once_and_never_leaks(sim, transport):
+    sim.configure(api_key="the-right-key")
+    secret = "sk-wrongwrongwrong123"
+    rec = ListRecorder()
+    async with client(sim, transport, api_key=secret, recorder=rec) as c:
+        events = await run(c)
+        assert secret not in repr(c)
+    failed = events[-1]
+    assert isinstance(failed, Failed) and isinstance(failed.error, AuthError)
+    assert secret not in failed.error.describe() and secret not in str(failed.error.to_dict())
+    assert secret not in repr(rec.records)
+    assert len([r for r in sim.requests() if r["transport"] != "models"]) <= 1
+    assert not [e for e in events if isinstance(e, Retrying)]
+
+
+async def test_wrong_key_on_http_is_logged_once(sim):
+    sim.configure(api_key="the-right-key")
+    async with client(sim, "chat", api_key="nope") as c:
+        await run(c)
+    log = sim.requests()
+    assert len(log) == 1 and log[0]["auth_ok"] is False and log[0]["status"] == 401
+
+
+@pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
+async def test_model_not_found_moves_to_the_fallback(sim, transport):
+    async with client(sim, transport, model="gpt-retired", fallbacks=[MODEL]) as c:
+        events = await run(c)
+        assert c.model == MODEL
+    changes = [e for e in events if isinstance(e, ModelChanged)]
+    assert [(e.old, e.new) for e in changes] == [("gpt-retired", MODEL)]
+    assert isinstance(events[-1], Completed)
+
+
+async def test_all_models_missing_names_each(sim):
+    async with client(sim, "responses", model="gone-a", fallbacks=["gone-b"]) as c:
+        events = await run(c)
+    err = events[-1].error
+    assert isinstance(err, ModelNotFound) and "gone-a" in err.message and "gone-b" in err.message
+
+
+async def test_html_page_is_a_protocol_error_with_excerpt(sim):
+    sim.set_faults([{"kind": "html", "times": -1}])
+    async with client(sim, "chat") as c:
+        events = await run(c)
+    err = events[-1].error
+    assert isinstance(err, ProtocolError) and "html" in err.message.lower()
+    assert err.body and "<" in err.body
+    assert len(sim.requests()) == 1
+
+
+async def test_auto_falls_back_to_sse_when_ws_is_refused(sim, tmp_path):
+    sim.set_faults([{"kind": "ws_refuse", "times": -1}])
+    cache = tmp_path / "transport_cache.json"
+    opts = ClientOptions(base_url=sim.base_url, api_key="k", model=MODEL)
+    async with ModelClient(opts, transport_cache=cache) as c:
+        events = await run(c)
+        assert c.transport == "responses"
+    changes = [e for e in events if isinstance(e, TransportChanged)]
+    assert [(e.old, e.new) for e in changes] == [("ws", "responses")]
+    assert isinstance(events[-1], Completed)
+    async with ModelClient(opts, transport_cache=cache) as c:
+        assert c.transport == "responses"  # remembered per base URL
+
+
+async def test_ws_failures_fall_back_to_http_for_good(sim):
+    sim.configure(default=TEXT)
+    sim.set_faults([{"kind": "drop", "times": -1, "transport": "ws", "after_tokens": 2}])
+    async with client(sim, "ws", reconnect_attempts=2) as c:
+        events = await run(c)
+        assert c.transport == "responses"
+        again = await run(c)
+    changes = [e for e in events if isinstance(e, TransportChanged)]
+    assert [(e.old, e.new) for e in changes] == [("ws", "responses")]
+    assert isinstance(events[-1], Completed) and streamed(events) == TEXT
+    assert isinstance(again[-1], Completed) and again[0].transport == "responses"
+
+
+async def test_breaking_out_cancels_and_next_turn_works(sim):
+    sim.configure(tokens=2000)
+    rec = ListRecorder()
+    async with client(sim, "ws", recorder=rec) as c:
+        async for event in c.stream(turn()):
+            if isinstance(event, TextDelta):
+                break
+        events = await run(c)
+    assert isinstance(events[-1], Completed)
+    assert [r.status for r in rec.records] == ["cancelled", "ok"]
+
+
+async def test_prewarm_and_list_models(sim):
+    async with client(sim, "ws") as c:
+        await c.prewarm(turn())
+        assert c.connection_count == 1
+        assert MODEL in await c.list_models()
+        events = await run(c)
+        assert c.connection_count == 1
+    assert isinstance(events[-1], Completed)
+    assert sim.requests()[0]["body"].get("generate") is False
+
+
+async def test_complete_raises_the_model_error(sim):
+    async with client(sim, "chat", model="gone") as c:
+        with pytest.raises(ModelNotFound):
+            await c.complete(turn())
+
+
+async def test_connection_refused_is_a_link_problem():
+    opts = ClientOptions(base_url="http://127.0.0.1:9", api_key="k", model=MODEL,
+                         transport="chat", max_retries=0)
+    async with ModelClient(opts) as c:
+        events = await run(c)
+    assert events[-1].error.kind == "connection" and "link problem" in events[-1].error.message
+
+
+async def test_unexpected_close_is_dropped_error(sim):
+    sim.set_faults([{"kind": "drop", "times": -1, "after_tokens": 1}])
+    async with client(sim, "chat", max_retries=1) as c:
+        events = await run(c)
+    assert isinstance(events[-1].error, StreamDropped) and events[-1].retries == 1
