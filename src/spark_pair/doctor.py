@@ -23,6 +23,7 @@ import httpx
 
 from . import errors as E
 from .errors import SparkPairError, redact
+from .protocol import errors_map
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 MEMORY_NUMBER = "42"
@@ -146,50 +147,15 @@ def ws_url(base_url: str, path: str) -> str:
 
 # ---- HTTP status -> error ---------------------------------------------------------------
 
-def _error_code(body: str) -> tuple[str | None, str]:
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return None, ""
-    err = data.get("error") if isinstance(data, dict) else None
-    if isinstance(err, dict):
-        return err.get("code"), str(err.get("message") or "")
-    return None, ""
-
-
-def http_error(status: int, body: str, url: str, content_type: str = "",
-               retry_after: str | None = None, auth_hint: str | None = None) -> E.ModelError:
-    """The error a response means, with a diagnosis that fits doctor's output."""
-    code, message = _error_code(body)
-    said = f": {message}" if message else ""
-    if status in (401, 403):
-        return E.AuthError(f"the server refused the key (HTTP {status}){said}", hint=auth_hint,
-                           status=status, url=url)
-    if code == "model_not_found":
-        return E.ModelNotFound(f"model not found (HTTP {status}){said}", status=status, url=url)
-    if status in (404, 405):
-        return E.EndpointError(f"HTTP {status} for {url}: no such endpoint here", status=status,
-                               url=url, body=body)
-    if status == 429:
-        wait = f"; the server asks to wait {retry_after} s" if retry_after else ""
-        return E.RateLimited(f"rate limited (HTTP 429){said}{wait}", status=status, url=url,
-                             retry_after=_float(retry_after))
-    if status >= 500:
-        return E.ServerError(f"server error (HTTP {status}){said}", status=status, url=url,
-                             body=body)
-    if status in (400, 422):
-        return E.BadRequest(f"the server refused the request (HTTP {status}){said}",
-                            status=status, url=url, body=body)
-    kind = content_type.split(";")[0].strip() or "no content type"
-    return E.ProtocolError(f"HTTP {status} from {url} is not an OpenAI-shaped JSON body ({kind}): "
-                           f"{E.excerpt(body, 160)}", status=status, url=url, body=body)
-
-
-def _float(text: str | None) -> float | None:
-    try:
-        return float(text) if text else None
-    except ValueError:
-        return None
+def http_error(resp_status: int, body: str, url: str, content_type: str = "",
+               headers: Mapping[str, str] | None = None, api_key: str | None = None,
+               model: str = "", auth_hint: str | None = None) -> E.ModelError:
+    """The error a response means (the client's mapping), with doctor's fuller 401 hint."""
+    err = errors_map.error_from_response(resp_status, body, url, api_key=api_key,
+                                         headers=headers, model=model, content_type=content_type)
+    if isinstance(err, E.AuthError) and auth_hint:
+        err.hint = auth_hint
+    return err
 
 
 def _json_body(resp: httpx.Response, url: str) -> dict[str, Any]:
@@ -199,7 +165,7 @@ def _json_body(resp: httpx.Response, url: str) -> dict[str, Any]:
     except ValueError:
         data = None
     if "json" not in ctype or not isinstance(data, dict):
-        raise http_error(resp.status_code, resp.text, url, ctype)
+        raise errors_map.not_openai_body(url, resp.text, ctype, resp.status_code)
     return data
 
 
@@ -326,9 +292,25 @@ class _Doctor:
         url = api_url(self.cfg.base_url, path)
         resp = await self.http.post(url, json=body, headers=self._headers())
         if resp.status_code != 200:
-            raise http_error(resp.status_code, resp.text, url, resp.headers.get("content-type", ""),
-                             resp.headers.get("retry-after"), self.auth_hint())
+            raise self._http_error(resp, resp.text, url, body.get("model", ""))
         return _json_body(resp, url)
+
+    def _http_error(self, resp: httpx.Response, body: str, url: str,
+                    model: str = "") -> E.ModelError:
+        return http_error(resp.status_code, body, url, resp.headers.get("content-type", ""),
+                          resp.headers, self.cfg.api_key, model or self.cfg.model or "",
+                          self.auth_hint())
+
+    def _event_error(self, event: dict[str, Any], url: str) -> E.ModelError:
+        err = event.get("error") or (event.get("response") or {}).get("error") or {}
+        if not isinstance(err, dict):
+            err = {"message": str(err)}
+        status = event.get("status") if isinstance(event.get("status"), int) else None
+        out = errors_map.error_from_event(err, url, status=status, model=self.cfg.model or "",
+                                          api_key=self.cfg.api_key)
+        if isinstance(out, E.AuthError):
+            out.hint = self.auth_hint()
+        return out
 
     def _request_api(self) -> str:
         return "responses" if self.cfg.transport == "responses" else "chat"
@@ -437,8 +419,7 @@ class _Doctor:
         url = api_url(self.cfg.base_url, "/v1/models")
         resp = await self.http.get(url, headers=self._headers())
         if resp.status_code != 200:
-            raise http_error(resp.status_code, resp.text, url, resp.headers.get("content-type", ""),
-                             resp.headers.get("retry-after"), self.auth_hint())
+            raise self._http_error(resp, resp.text, url)
         data = _json_body(resp, url)
         items = data.get("data")
         if not isinstance(items, list):
@@ -511,12 +492,13 @@ class _Doctor:
                 if resp.status_code == 200 and "json" in ctype:
                     raise E.ProtocolError("asked for a stream, got one JSON body: the server or "
                                           "a proxy ignores stream=true", url=url, body=raw)
-                raise http_error(resp.status_code, raw, url, ctype,
-                                 resp.headers.get("retry-after"), self.auth_hint())
+                raise self._http_error(resp, raw, url)
             async for data in _sse_data(resp):
                 event = _parse_event(data, url)
                 if event is None:
                     break
+                if "error" in event and event.get("type") is None:
+                    raise self._event_error(event, url)
                 if api == "chat":
                     choices = event.get("choices") or []
                     if choices and (choices[0].get("delta") or {}).get("content"):
@@ -528,7 +510,7 @@ class _Doctor:
                     if kind == "response.output_text.delta":
                         times.append(time.perf_counter() - start)
                     elif kind in ("error", "response.failed"):
-                        raise _event_error(event, url)
+                        raise self._event_error(event, url)
                     elif kind == "response.completed":
                         usage = (event.get("response") or {}).get("usage")
                         break
@@ -553,7 +535,8 @@ class _Doctor:
             status = exc.response.status_code
             body = exc.response.body.decode("utf-8", "replace") if exc.response.body else ""
             if status in (401, 403):
-                raise http_error(status, body, url, auth_hint=self.auth_hint()) from exc
+                raise http_error(status, body, url, api_key=self.cfg.api_key,
+                                 auth_hint=self.auth_hint()) from exc
             raise E.EndpointError(
                 f"WebSocket mode refused at {url} (HTTP {status})", status=status, url=url,
                 hint="this server does not offer the Responses WebSocket mode; with transport "
@@ -590,7 +573,7 @@ class _Doctor:
                 parts.append(event.get("delta") or "")
                 self.progress = f"{len(parts)} deltas received, then nothing"
             elif kind in ("error", "response.failed"):
-                raise _event_error(event, url)
+                raise self._event_error(event, url)
             elif kind == "response.completed":
                 response = event.get("response") or {}
                 return "".join(parts) or _responses_text(response), response.get("id"), ttft
@@ -684,25 +667,7 @@ def _parse_event(data: str, url: str) -> dict[str, Any] | None:
         raise E.ProtocolError("a stream event is not JSON", url=url, body=data) from None
     if not isinstance(event, dict):
         raise E.ProtocolError("a stream event is not a JSON object", url=url, body=data)
-    if "error" in event and event.get("type") is None:
-        raise _event_error(event, url)
     return event
-
-
-def _event_error(event: dict[str, Any], url: str) -> E.ModelError:
-    err = event.get("error") or (event.get("response") or {}).get("error") or {}
-    code = err.get("code") if isinstance(err, dict) else None
-    message = err.get("message") if isinstance(err, dict) else str(err)
-    status = event.get("status")
-    if code == "model_not_found":
-        return E.ModelNotFound(f"model not found: {message}", url=url)
-    if code == "rate_limit_exceeded" or status == 429:
-        return E.RateLimited(f"rate limited: {message}", url=url, status=429)
-    if isinstance(status, int) and status >= 500 or (err.get("type") == "server_error"
-                                                      if isinstance(err, dict) else False):
-        return E.ServerError(f"server error: {message}", url=url, status=status)
-    return E.ProtocolError(f"the server sent an error event ({code or 'no code'}): {message}",
-                           url=url)
 
 
 def _responses_text(data: Mapping[str, Any]) -> str:
