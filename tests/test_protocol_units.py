@@ -1,0 +1,93 @@
+"""Units of the protocol package: SSE parsing, error mapping, metrics."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_pair.errors import (AuthError, ConnectionFailed, EndpointError, ModelNotFound,
+                               ProtocolError, RateLimited, ServerError)
+from spark_pair.protocol import errors_map
+from spark_pair.protocol.client import ClientOptions
+from spark_pair.protocol.metrics import Stopwatch
+from spark_pair.protocol.sse import iter_sse_data
+
+
+async def parse(chunks: list[bytes]) -> list[str]:
+    async def gen():
+        for c in chunks:
+            yield c
+    return [d async for d in iter_sse_data(gen())]
+
+
+async def test_sse_split_anywhere_gives_the_same_events():
+    raw = (b'event: x\ndata: {"a": 1}\n\n: comment\ndata: two\ndata: lines\n\n'
+           b'data:{"b":"\xc3\xa9"}\r\n\r\ndata: [DONE]\n\n')
+    expected = ['{"a": 1}', "two\nlines", '{"b":"é"}', "[DONE]"]
+    assert await parse([raw]) == expected
+    for cut in range(1, len(raw)):
+        assert await parse([raw[:cut], raw[cut:]]) == expected
+    assert await parse([raw[i:i + 1] for i in range(len(raw))]) == expected
+
+
+async def test_sse_last_event_without_blank_line():
+    assert await parse([b"data: a\n\ndata: tail"]) == ["a", "tail"]
+
+
+URL = "http://h/v1/chat/completions"
+
+
+@pytest.mark.parametrize("key, words", [
+    (None, "not exported"), (" sk-abcdefgh\n", "whitespace"),
+    ("Bearer sk-abcdefgh", "doubled"), ("sk-abcdefghij", "refused")])
+def test_401_names_the_likely_cause(key, words):
+    err = errors_map.error_from_response(401, '{"error":{"code":"invalid_api_key"}}', URL,
+                                         api_key=key)
+    assert isinstance(err, AuthError) and words in err.message
+    if key:
+        assert key.strip() not in err.describe()
+
+
+def test_404_shows_url_and_notices_doubled_v1():
+    err = errors_map.error_from_response(404, '{"error":{"message":"no"}}',
+                                         "http://h/v1/v1/responses")
+    assert isinstance(err, EndpointError) and "http://h/v1/v1/responses" in err.message
+    assert "doubled" in err.message
+
+
+def test_model_not_found_and_rate_limit_and_5xx():
+    body = '{"error":{"code":"model_not_found","message":"nope"}}'
+    assert isinstance(errors_map.error_from_response(404, body, URL, model="m"), ModelNotFound)
+    rl = errors_map.error_from_response(429, '{"error":{"message":"slow"}}', URL,
+                                        headers={"retry-after": "2"})
+    assert isinstance(rl, RateLimited) and rl.retry_after == 2.0
+    assert isinstance(errors_map.error_from_response(503, "", URL), ServerError)
+
+
+def test_html_body_is_protocol_error_with_excerpt():
+    err = errors_map.error_from_response(403, "<html><body>Blocked by proxy</body></html>", URL,
+                                         content_type="text/html")
+    assert isinstance(err, AuthError)  # 403 is still about access
+    err = errors_map.error_from_response(400, "<html><body>Bad gateway page</body></html>", URL,
+                                         content_type="text/html")
+    assert isinstance(err, ProtocolError) and "Bad gateway page" in err.message
+
+
+def test_connection_failed_mentions_proxy(monkeypatch):
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
+    err = errors_map.connection_failed(OSError("refused"), URL)
+    assert isinstance(err, ConnectionFailed) and "proxy" in err.message
+    assert "link problem" in err.message
+
+
+def test_options_repr_hides_the_key():
+    opts = ClientOptions(base_url="http://h", api_key="sk-secretsecret", model="m")
+    assert "secret" not in repr(opts)
+
+
+def test_stopwatch_steady_rate_excludes_ttft():
+    ticks = iter([0.0, 0.5, 1.5])
+    watch = Stopwatch(clock=lambda: next(ticks))
+    watch.first()
+    watch.done()
+    m = watch.metrics(101)
+    assert m.ttft_s == 0.5 and m.duration_s == 1.5 and m.tokens_per_s == 100.0
