@@ -297,8 +297,11 @@ class DiffParser:
     def _hunk_line(self, line: str) -> bool:
         """Take a line into the current hunk; False when the hunk is over."""
         m = line[:1]
-        if line == "" or line.strip() == "":
-            self._held.append(line)  # context, if more hunk lines follow
+        if line.strip() == "":
+            if self._left is not None and min(self._left) > 0 and not self._held:
+                self._add(line or " ")  # the counts expect more lines: a blank is context
+            else:
+                self._held.append(line)  # context, if more hunk lines follow
             return True
         if m == "\\":
             self._add(line)
