@@ -176,3 +176,9 @@ def test_codex_stacked_anchors_make_one_hunk() -> None:
 def test_empty_hunks_are_dropped() -> None:
     [op] = parse_diff("--- a/f\n+++ b/f\n@@ -1 +1 @@\n@@ -3 +3 @@\n-a\n+b\n")
     assert len(op.hunks) == 1 and op.hunks[0].lines == ["-a", "+b"]
+
+
+def test_missing_hunk_header_line() -> None:
+    [op] = parse_diff("```diff\n--- a/k.txt\n+++ b/k.txt\n k1\n-k2\n+K2\n```\n")
+    assert op.path == "k.txt" and op.hunks[0].lines == [" k1", "-k2", "+K2"]
+    assert op.hunks[0].old_start is None

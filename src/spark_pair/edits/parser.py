@@ -91,6 +91,7 @@ class _File:
     hunks: list[Hunk] | None = None
     started: bool = False
     create_lines: list[str] | None = None  # envelope "Add File" content
+    headed: bool = False  # saw the ---/+++ pair
 
 
 class DiffParser:
@@ -380,6 +381,8 @@ class DiffParser:
         else:
             self._end_file()
             self._begin(_File(old=old, new=new))
+        assert self._file is not None
+        self._file.headed = True
         self._fix_prefixes()
 
     def _fix_prefixes(self) -> None:
@@ -407,6 +410,10 @@ class DiffParser:
                 self._start_hunk(parse_hunk_header(line))
             return
         if f is None:
+            return
+        if f.headed and not f.hunks and line[:1] in (" ", "+", "-") and line.strip():
+            self._start_hunk(Hunk(None, None, None, None))  # the model left out the '@@' line
+            self._add(line)
             return
         if line.startswith("new file mode"):
             f.created = True
