@@ -133,7 +133,8 @@ class WsSession:
         try:
             while True:
                 try:
-                    raw = await asyncio.wait_for(ws.recv(), self.read_timeout_s)
+                    async with asyncio.timeout(self.read_timeout_s):  # no task per message
+                        raw = await ws.recv()
                 except TimeoutError:
                     raise errors_map.timeout(self.url, self.read_timeout_s) from None
                 except ConnectionClosed:
