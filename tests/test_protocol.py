@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import aclosing
+
 import pytest
 
 from spark_pair.errors import (AuthError, ModelNotFound, ProtocolError, StreamDropped,
@@ -246,12 +248,31 @@ async def test_breaking_out_cancels_and_next_turn_works(sim):
     sim.configure(tokens=2000)
     rec = ListRecorder()
     async with client(sim, "ws", recorder=rec) as c:
-        async for event in c.stream(turn()):
+        async with aclosing(c.stream(turn())) as events:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    break
+        assert [r.status for r in rec.records] == ["cancelled"]
+        sim.configure(default=TEXT)
+        events = await run(c)
+    assert isinstance(events[-1], Completed) and events[-1].text == TEXT
+    assert streamed(events) == TEXT
+    assert [r.status for r in rec.records] == ["cancelled", "ok"]
+
+
+async def test_abandoned_stream_does_not_leak_into_the_next_turn(sim):
+    sim.configure(tokens=3000)
+    async with client(sim, "ws") as c:
+        abandoned = c.stream(turn())
+        async for event in abandoned:
             if isinstance(event, TextDelta):
                 break
+        sim.configure(default=TEXT)
         events = await run(c)
-    assert isinstance(events[-1], Completed)
-    assert [r.status for r in rec.records] == ["cancelled", "ok"]
+        await abandoned.aclose()
+        again = await run(c)
+    assert isinstance(events[-1], Completed) and streamed(events) == TEXT
+    assert isinstance(again[-1], Completed) and streamed(again) == TEXT
 
 
 async def test_prewarm_and_list_models(sim):

@@ -46,6 +46,7 @@ class WsSession:
         self.ws: ClientConnection | None = None
         self.previous_id: str | None = None
         self.opened = 0
+        self.busy = False  # a response is in flight on self.ws
 
     async def open(self) -> None:
         headers = [BETA_HEADER]
@@ -75,9 +76,11 @@ class WsSession:
         self.opened += 1
         self.previous_id = None
 
-    async def close(self) -> None:
-        ws, self.ws = self.ws, None
-        self.previous_id = None
+    async def close(self, only: ClientConnection | None = None) -> None:
+        """Close the socket (or `only` that one, if it is still current or already replaced)."""
+        ws = only or self.ws
+        if ws is self.ws:
+            self.ws, self.previous_id, self.busy = None, None, False
         if ws is not None:
             try:
                 await asyncio.wait_for(ws.close(), 1.0)
@@ -93,6 +96,8 @@ class WsSession:
                   ) -> AsyncIterator[tuple[str, Any]]:
         """One turn. Yields ("open", url), ("id", rid), ("delta", s), ("usage", u), ("done", rid)."""
         for _ in range(QUIET_REOPENS + 1):
+            if self.busy:  # an earlier stream was abandoned mid-response: its socket is spent
+                await self.close()
             if not self._alive():
                 await self.close()
                 await self.open()
@@ -105,6 +110,7 @@ class WsSession:
             message = json.dumps({"type": "response.create", **body})
             assert self.ws is not None
             try:
+                self.busy = True
                 await self.ws.send(message)
             except ConnectionClosed:
                 await self.close()
@@ -181,4 +187,6 @@ class WsSession:
             raise
         finally:
             if not done:  # cancelled, dropped or timed out mid-response: the socket is spent
-                await self.close()
+                await self.close(ws)
+            elif ws is self.ws:
+                self.busy = False
