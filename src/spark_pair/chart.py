@@ -21,7 +21,9 @@ def plot_bench(result: Any, path: Path, title: str = "") -> Path:
     fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 4.4), dpi=100)
     try:
         tput, err = axes[0], axes[1]
-        for transport in result.transports:
+        limit = result.plan.max_error_rate
+        knees: list[str] = []
+        for index, transport in enumerate(result.transports):
             levels = [lv for lv in result.levels if lv.transport == transport]
             xs = [lv.concurrency for lv in levels]
             colour = COLOURS.get(transport, "#7f7f7f")
@@ -32,15 +34,23 @@ def plot_bench(result: Any, path: Path, title: str = "") -> Path:
             lows = [lv.tokens_per_s.min or 0 for lv in levels]
             highs = [lv.tokens_per_s.max or 0 for lv in levels]
             tput.fill_between(xs, lows, highs, color=colour, alpha=0.12)
+            over = [lv for lv in levels if lv.error_rate >= limit]
+            if over:
+                tput.plot([lv.concurrency for lv in over], [lv.aggregate_tps for lv in over],
+                          "x", color="#d62728", markersize=11, zorder=6,
+                          label="error rate over the limit" if index == 0 else None)
             knee = result.knee(transport)
             if knee is not None:
                 tput.plot([knee.concurrency], [knee.aggregate_tps], "*", color="#d62728",
                           markersize=16, zorder=5)
-                tput.annotate(f"knee c={knee.concurrency}", (knee.concurrency, knee.aggregate_tps),
-                              textcoords="offset points", xytext=(0, 12), fontsize=9,
-                              ha="center")
+                knees.append(f"{transport} knee: c={knee.concurrency}, "
+                             f"{knee.aggregate_tps:,.0f} tok/s")
             err.plot(xs, [100 * lv.error_rate for lv in levels], "o-", color=colour,
                      label=transport)
+        if knees:
+            tput.text(0.98, 0.03, "\n".join(knees), transform=tput.transAxes, ha="right",
+                      va="bottom", fontsize=9, color="#d62728",
+                      bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
         tput.set_xscale("log", base=2)
         tput.set_ylim(bottom=0)
         tput.margins(x=0.08, y=0.15)
@@ -48,8 +58,8 @@ def plot_bench(result: Any, path: Path, title: str = "") -> Path:
         tput.set_ylabel("tokens / s")
         tput.set_title("Throughput")
         tput.grid(True, alpha=0.3)
-        tput.legend(fontsize=8)
-        threshold = 100 * result.plan.max_error_rate
+        tput.legend(fontsize=7, loc="upper left")
+        threshold = 100 * limit
         err.axhline(threshold, color="#d62728", linestyle=":", label=f"limit {threshold:g}%")
         err.set_xscale("log", base=2)
         err.set_xlabel("concurrency")

@@ -54,11 +54,11 @@ def render(result: Any, console: Any) -> None:
     from rich.table import Table
 
     plan = result.plan
-    console.print(f"[bold]spark-pair bench[/]  {plan.base_host}  {plan.model}  "
-                  f"{plan.requests} requests/level, max_tokens {plan.max_tokens}"
-                  + ("  (long output)" if plan.long else ""))
-    console.print("per request: TTFT ms (ttft), tok/s (tps p50/p95/min/max); "
-                  "aggr: level tok/s", style="dim")
+    console.print(f"[bold]spark-pair bench[/]  {plan.base_host}  {plan.model}")
+    console.print(f"{plan.requests} requests per level, max_tokens {plan.max_tokens}"
+                  + (", long output" if plan.long else "")
+                  + "; per request: TTFT ms (ttft), tok/s (tps p50/p95/min/max); aggr: the "
+                  "level's total tok/s", style="dim")
     for transport in result.transports:
         levels = [lv for lv in result.levels if lv.transport == transport]
         table = Table(title=f"transport {transport}", title_justify="left", box=None,
