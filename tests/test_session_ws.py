@@ -1,0 +1,78 @@
+"""A WS session of five turns against the simulator process: one connection, chained responses,
+follow-ups carrying only what changed on disk (read from the simulator's request log)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from spark_pair.approval import PolicyApprover
+from spark_pair.edits.journal import Journal
+from spark_pair.protocol.client import ClientOptions, ModelClient
+from spark_pair.session import Session
+from spark_pair.session_events import TurnFinished
+from spark_pair.sim.process import SimProcess
+from spark_pair.workspace import Watcher, Workspace
+
+BIG = "".join(f"BIGFILE line {i}: nothing here changes\n" for i in range(60))
+
+
+def counter_diff(n: int) -> str:
+    return (f"--- a/counter.py\n+++ b/counter.py\n@@ -1,3 +1,3 @@\n # counter\n"
+            f"-COUNT = {n}\n+COUNT = {n + 1}\n # end\n")
+
+
+async def wait_for_change(watcher: Watcher, path: str, timeout: float = 10.0) -> None:
+    seen = asyncio.Event()
+    unsubscribe = watcher.subscribe(lambda paths: seen.set() if path in paths else None)
+    try:
+        await asyncio.wait_for(seen.wait(), timeout)
+    finally:
+        unsubscribe()
+
+
+async def test_five_ws_turns_chain_on_one_connection(sim: SimProcess, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "big.txt").write_text(BIG)
+    (repo / "counter.py").write_text("# counter\nCOUNT = 0\n# end\n")
+    (repo / "notes.txt").write_text("notes\n")
+    sim.configure(replies=[{"match": f"TURN{i} ", "text": counter_diff(i)} for i in range(5)])
+    options = ClientOptions(base_url=sim.base_url, api_key="sk-ws-test-key",
+                            model="gpt-5.3-codex-spark", transport="ws")
+    files = ["big.txt", "counter.py", "notes.txt"]
+    results = []
+    async with ModelClient(options) as client, Watcher(repo, debounce_ms=20) as watcher:
+        workspace = Workspace(repo, watcher=watcher, chained=lambda: client.transport == "ws")
+        session = Session(repo, client, PolicyApprover(apply=True), context=workspace,
+                          journal=Journal(repo, data_dir=tmp_path / "data"), watch=watcher.watch)
+        for i in range(5):
+            if i:
+                changed = wait_for_change(watcher, "notes.txt")
+                task = asyncio.ensure_future(changed)
+                await asyncio.sleep(0)
+                with (repo / "notes.txt").open("a") as f:
+                    f.write(f"user note {i}\n")
+                await task
+            async for event in session.turn(f"TURN{i} bump the counter", files):
+                if isinstance(event, TurnFinished):
+                    results.append(event.result)
+    assert [r.status for r in results] == ["applied"] * 5, [r.error for r in results]
+    assert (repo / "counter.py").read_text() == "# counter\nCOUNT = 5\n# end\n"
+
+    log = [e for e in sim.requests() if e["transport"] == "ws" and e.get("body")]
+    creates = [e for e in log if e["body"].get("generate", True) is not False]
+    assert len(creates) == 5
+    assert len({e["connection_id"] for e in log}) == 1
+    first = json.dumps(creates[0]["body"])
+    assert "BIGFILE line 59" in first and "previous_response_id" not in creates[0]["body"]
+    for prev, entry in zip(creates, creates[1:]):
+        body = entry["body"]
+        assert body["previous_response_id"] == prev["response_id"]
+        text = json.dumps(body)
+        assert "BIGFILE" not in text  # the unchanged file is not sent again
+        assert "COUNT =" not in text  # nor the file the turns themselves edited
+        assert "+user note" in text  # only the user's change on disk, as a diff
+    assert "+user note 4" in json.dumps(creates[4]["body"])
+    assert "+user note 3" not in json.dumps(creates[4]["body"])  # old changes are not resent
