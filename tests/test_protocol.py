@@ -305,3 +305,11 @@ async def test_unexpected_close_is_dropped_error(sim):
     async with client(sim, "chat", max_retries=1) as c:
         events = await run(c)
     assert isinstance(events[-1].error, StreamDropped) and events[-1].retries == 1
+
+
+async def test_non_persistent_ws_opens_a_socket_per_turn(sim):
+    async with client(sim, "ws", persistent_ws=False) as c:
+        for _ in range(3):
+            assert isinstance((await run(c))[-1], Completed)
+        assert c.connection_count == 3
+    assert not any("previous_response_id" in r["body"] for r in sim.requests())

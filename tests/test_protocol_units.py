@@ -91,3 +91,78 @@ def test_stopwatch_steady_rate_excludes_ttft():
     watch.done()
     m = watch.metrics(101)
     assert m.ttft_s == 0.5 and m.duration_s == 1.5 and m.tokens_per_s == 100.0
+
+
+# ---- client over httpx.MockTransport: endpoint shapes the simulator does not offer ----------
+
+import httpx  # noqa: E402
+
+from spark_pair.protocol.client import ModelClient  # noqa: E402
+from spark_pair.protocol.events import (Completed, Failed, Message, TransportChanged,  # noqa: E402
+                                        TurnRequest)
+
+CHAT_SSE = (b'data: {"id":"c1","choices":[{"delta":{"content":"Hello"}}]}\n\n'
+            b'data: {"id":"c1","choices":[{"delta":{"content":", world"},'
+            b'"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+
+
+def mock_client(handler, transport="auto", **kw) -> ModelClient:
+    opts = ClientOptions(base_url="http://mock", api_key="k", model="m", transport=transport,
+                         **kw)
+    c = ModelClient(opts)
+    c._candidates = [t for t in c._candidates if t != "ws"]  # no socket server here
+    c._http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    return c
+
+
+def turn() -> TurnRequest:
+    return TurnRequest("sys", [Message("user", "hi there")])
+
+
+async def test_chat_without_usage_counts_tokens_itself():
+    def handler(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                              content=CHAT_SSE)
+
+    async with mock_client(handler, "chat") as c:
+        done = await c.complete(turn())
+    assert done.text == "Hello, world" and done.usage.estimated
+    assert done.usage.output_tokens == 3 and done.usage.input_tokens > 0
+
+
+async def test_auto_moves_to_chat_when_responses_is_404():
+    seen = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        seen.append(req.url.path)
+        if req.url.path == "/v1/responses":
+            return httpx.Response(404, json={"error": {"message": "Not found"}})
+        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                              content=CHAT_SSE)
+
+    async with mock_client(handler) as c:
+        events = [e async for e in c.stream(turn())]
+        assert c.transport == "chat"
+    assert [(e.old, e.new) for e in events if isinstance(e, TransportChanged)] == [
+        ("responses", "chat")]
+    assert isinstance(events[-1], Completed) and seen == ["/v1/responses", "/v1/chat/completions"]
+
+
+async def test_explicit_transport_404_fails_with_the_url():
+    def handler(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(404, json={"error": {"message": "Not found"}})
+
+    async with mock_client(handler, "responses") as c:
+        events = [e async for e in c.stream(turn())]
+    assert isinstance(events[-1], Failed) and isinstance(events[-1].error, EndpointError)
+    assert "http://mock/v1/responses" in events[-1].error.message
+
+
+async def test_stream_cut_before_done_is_a_drop():
+    def handler(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                              content=CHAT_SSE[:60])
+
+    async with mock_client(handler, "chat", max_retries=0) as c:
+        events = [e async for e in c.stream(turn())]
+    assert events[-1].error.kind == "dropped"

@@ -239,6 +239,8 @@ class ModelClient:
                     usage = Usage(0, estimate_tokens(text), estimated=True)
                 if transport == "ws":
                     self._ws_failures = 0
+                    if not o.persistent_ws:
+                        await self._ws.close()
                 self._remember(transport)
                 rec.model, rec.transport = model, transport
                 metrics = watch.metrics(usage.output_tokens)

@@ -25,6 +25,11 @@ def _parse_error_body(body: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _secret(api_key: str | None) -> str | None:
+    """The key to scrub from text; keys under 4 characters would scrub ordinary letters."""
+    return api_key if api_key and len(api_key.strip()) >= 4 else None
+
+
 def retry_after_of(headers: Mapping[str, str] | None) -> float | None:
     if not headers:
         return None
@@ -50,9 +55,9 @@ def error_from_response(status: int, body: str, url: str, *, api_key: str | None
                         headers: Mapping[str, str] | None = None, model: str = "",
                         content_type: str = "") -> ModelError:
     code, message = _parse_error_body(body)
-    safe_url = redact(url, api_key)
-    detail = redact(message or "", api_key)
-    kw = dict(status=status, url=safe_url, body=redact(body, api_key))
+    safe_url = redact(url, _secret(api_key))
+    detail = redact(message or "", _secret(api_key))
+    kw = dict(status=status, url=safe_url, body=redact(body, _secret(api_key)))
     if code == "model_not_found":
         return ModelNotFound(f"model {model!r} was not found at {safe_url} ({detail})", **kw)
     if status in (401, 403):
@@ -85,7 +90,7 @@ def error_from_event(err: Mapping, url: str, *, status: int | None = None, model
                      api_key: str | None = None) -> ModelError:
     """An `error` / `response.failed` event (SSE or WebSocket) as a ModelError."""
     code = err.get("code") or err.get("type")
-    message = redact(str(err.get("message") or code or "error"), api_key)
+    message = redact(str(err.get("message") or code or "error"), _secret(api_key))
     retry_after = retry_after_of(err.get("headers") if isinstance(err.get("headers"), Mapping)
                                  else None)
     if code == "model_not_found":
