@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .. import __version__
-from ..errors import SparkPairError, UsageError
+from ..errors import Cancelled, SparkPairError, UsageError
 from ..exitcodes import ExitCode, exit_code_for
 from .jsonl import SCHEMA_VERSION, JsonLines, error_fields, event_to_dict, result_lines
+
+
+CLOSE_GRACE_S = 3.0
 
 
 @dataclass
@@ -84,14 +87,30 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO) -> int:
     t0 = time.monotonic()
     jl = JsonLines(out, t0) if opts.json else None
     diag = Diagnostics(err, True)
+    reports: list[_Reporter] = []
     try:
-        code = await _run(opts, out, err, jl, diag)
-    except SparkPairError as exc:
-        code = int(exit_code_for(exc))
-        diag.say(exc.describe())
-        if jl is not None:
-            jl.write({"type": "error", **error_fields(exc)})
-            jl.write(_end(code, "failed", None, t0))
+        work = _run(opts, out, jl, diag, t0, reports)
+        if opts.timeout is None:
+            return await work
+        # the session stops itself at the deadline; this is the backstop for closing hangs
+        return await asyncio.wait_for(work, opts.timeout + CLOSE_GRACE_S)
+    except asyncio.TimeoutError:
+        if reports and reports[0].code is not None:
+            diag.say("closing the connection took too long; exiting")
+            return reports[0].code
+        exc: SparkPairError = Cancelled(f"the run did not finish within --timeout "
+                                        f"{opts.timeout:g} s", timeout=True)
+    except SparkPairError as error:
+        if reports and reports[0].code is not None:
+            diag.say(f"while closing: {error}")
+            return reports[0].code
+        exc = error
+    code = int(exit_code_for(exc))
+    diag.say(exc.describe())
+    if jl is not None:
+        jl.write({"type": "error", **error_fields(exc)})
+        jl.write(_end(code, "cancelled" if isinstance(exc, Cancelled) else "failed", None, t0,
+                      exc.message))
     return code
 
 
@@ -102,8 +121,8 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
             "message": message}
 
 
-async def _run(opts: RunOptions, out: TextIO, err: TextIO, jl: JsonLines | None,
-               diag: Diagnostics) -> int:
+async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
+               t0: float, reports: list[_Reporter]) -> int:
     from ..approval import PolicyApprover
     from ..config import load_settings
     from ..edits.journal import Journal
@@ -112,7 +131,6 @@ async def _run(opts: RunOptions, out: TextIO, err: TextIO, jl: JsonLines | None,
     from ..store import RequestStore
     from .context import open_context, repo_root
 
-    t0 = jl.t0 if jl else time.monotonic()
     if not opts.prompt.strip():
         raise UsageError("the prompt is empty", hint="spark-pair run 'what to change' [-f FILE]")
     root = repo_root(opts.cwd)
@@ -129,60 +147,78 @@ async def _run(opts: RunOptions, out: TextIO, err: TextIO, jl: JsonLines | None,
     store = _open_store(diag)
     recorder = TurnRecorder(store)
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
-    result = None
+    report = _Reporter(opts, out, jl, diag, root, settings, t0)
+    reports.append(report)
     try:
         async with ModelClient(options, recorder=recorder) as client:
             async with open_context(root, settings, client) as (context, watch):
                 session = Session(root, client, approver, context=context,
                                   journal=Journal(root), recorder=recorder, watch=watch)
-                result = await _drive(session, opts, jl, diag, settings)
+                await _drive(session, opts, jl, diag, report)
+    except OSError as exc:
+        if report.code is None:
+            raise
+        diag.say(f"while closing: {exc}")  # the result is already out
     finally:
         if store is not None:
             store.close()
-    code = 0 if result.error is None else int(exit_code_for(result.error))
-    if result.error is not None:
-        diag.say(result.error.describe())
-    if not opts.json:
-        from ..edits.render import render_ops
+    assert report.code is not None
+    return report.code
 
-        diff = render_ops(result.operations, None if result.changed else _bases(root, result))
-        if diff:
-            out.write(diff if diff.endswith("\n") else diff + "\n")
-            out.flush()
-        if opts.meter and result.metrics is not None:
-            diag.say(meter_line(result))
-        if result.status == "dry_run":
-            diag.say("dry run: nothing was written (use --apply)")
-    else:
-        for line in result_lines(result, getattr(settings, "prices", None)):
-            jl.write(line)
+
+class _Reporter:
+    """Writes a finished turn's result at once (before connections and the watcher close)."""
+
+    def __init__(self, opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
+                 root: Path, settings: Any, t0: float) -> None:
+        self.opts, self.out, self.jl, self.diag = opts, out, jl, diag
+        self.root, self.settings, self.t0 = root, settings, t0
+        self.code: int | None = None
+
+    def __call__(self, result: Any) -> None:
+        opts, out, jl, diag = self.opts, self.out, self.jl, self.diag
+        code = 0 if result.error is None else int(exit_code_for(result.error))
         if result.error is not None:
-            jl.write({"type": "error", **error_fields(result.error)})
-        jl.write(_end(code, result.status, result.turn_id if result.status == "applied" else None,
-                      t0, result.error.message if result.error else None))
-    return code
+            diag.say(result.error.describe())
+        if jl is None:
+            from ..edits.render import render_ops
+
+            bases = None if result.changed else _bases(self.root, result)
+            diff = render_ops(result.operations, bases)
+            if diff:
+                out.write(diff if diff.endswith("\n") else diff + "\n")
+                out.flush()
+            if opts.meter and result.metrics is not None:
+                diag.say(meter_line(result))
+            if result.status == "dry_run":
+                diag.say("dry run: nothing was written (use --apply)")
+        else:
+            for line in result_lines(result, getattr(self.settings, "prices", None)):
+                jl.write(line)
+            if result.error is not None:
+                jl.write({"type": "error", **error_fields(result.error)})
+            jl.write(_end(code, result.status,
+                          result.turn_id if result.status == "applied" else None, self.t0,
+                          result.error.message if result.error else None))
+        self.code = code
 
 
 async def _drive(session: Any, opts: RunOptions, jl: JsonLines | None, diag: Diagnostics,
-                 settings: Any) -> Any:
+                 report: _Reporter) -> None:
     loop = asyncio.get_running_loop()
     timer = None
     if opts.timeout is not None:
-        timer = loop.call_later(opts.timeout, lambda: session.cancel(
+        left = max(0.0, opts.timeout - (time.monotonic() - report.t0))
+        timer = loop.call_later(left, lambda: session.cancel(
             timeout=True, message=f"the run did not finish within --timeout {opts.timeout:g} s"))
-    interrupted = False
-
     def on_sigint() -> None:
-        nonlocal interrupted
-        interrupted = True
         session.cancel(message="interrupted (Ctrl-C); nothing was written")
 
     with _signal(loop, on_sigint):
         try:
-            result = None
             async for event in session.turn(opts.prompt, opts.files):
                 if type(event).__name__ == "TurnFinished":
-                    result = event.result
+                    report(event.result)
                     continue
                 diag.event(event)
                 if jl is not None:
@@ -192,8 +228,6 @@ async def _drive(session: Any, opts: RunOptions, jl: JsonLines | None, diag: Dia
         finally:
             if timer is not None:
                 timer.cancel()
-    assert result is not None
-    return result
 
 
 def _bases(root: Path, result: Any) -> dict[str, str]:
