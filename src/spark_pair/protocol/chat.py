@@ -12,7 +12,6 @@ from ..errors import ProtocolError
 from . import errors_map
 from .events import TurnRequest, Usage
 from .http_common import messages_of, post_sse
-from .metrics import estimate_tokens
 
 
 def chat_body(request: TurnRequest, model: str, max_tokens: int | None,
@@ -67,5 +66,3 @@ async def stream_chat(http: httpx.AsyncClient, url: str, body: dict[str, Any], *
     yield "usage", usage
     yield "done", response_id
 
-
-__all__ = ["chat_body", "stream_chat", "estimate_tokens"]

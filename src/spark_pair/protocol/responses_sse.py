@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from ..errors import ModelError, ProtocolError
+from ..errors import ProtocolError
 from . import errors_map
 from .events import TurnRequest, Usage
 from .http_common import messages_of, post_sse
@@ -78,5 +78,3 @@ async def stream_responses(http: httpx.AsyncClient, url: str, body: dict[str, An
         yield item
     raise errors_map.dropped(url, "the stream ended before response.completed")
 
-
-__all__ = ["responses_body", "stream_responses", "handle_event", "ModelError"]

@@ -22,7 +22,8 @@ QUIET_REOPENS = 3  # an idle socket closed by the server is reopened this many t
 class WsRefused(EndpointError):
     """The server refused the WebSocket upgrade: WS mode is not offered here."""
 
-    default_hint = "this endpoint has no Responses WebSocket mode; use transport = responses or auto"
+    default_hint = ("this endpoint has no Responses WebSocket mode; "
+                    "use transport = responses or auto")
 
 
 def ws_url(base_url: str) -> str:
@@ -94,7 +95,7 @@ class WsSession:
     async def run(self, request, model: str, max_tokens: int | None, temperature: float | None,
                   *, chain: bool = True, generate: bool = True
                   ) -> AsyncIterator[tuple[str, Any]]:
-        """One turn. Yields ("open", url), ("id", rid), ("delta", s), ("usage", u), ("done", rid)."""
+        """One turn: ("open", url), ("id", rid), ("delta", s), ("usage", u), ("done", rid)."""
         for _ in range(QUIET_REOPENS + 1):
             if self.busy:  # an earlier stream was abandoned mid-response: its socket is spent
                 await self.close()
