@@ -303,6 +303,7 @@ class ModelClient:
         if done is not None:
             m = done.metrics
             rec.status = "ok"
+            rec.http_status = 200
             rec.response_id = done.response_id
             rec.ttft_ms = None if m.ttft_s is None else m.ttft_s * 1000
             rec.duration_ms = m.duration_s * 1000
