@@ -76,3 +76,22 @@ async def test_five_ws_turns_chain_on_one_connection(sim: SimProcess, tmp_path: 
         assert "+user note" in text  # only the user's change on disk, as a diff
     assert "+user note 4" in json.dumps(creates[4]["body"])
     assert "+user note 3" not in json.dumps(creates[4]["body"])  # old changes are not resent
+
+
+async def test_model_not_found_moves_to_the_fallback_and_says_so(sim: SimProcess,
+                                                                  tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "counter.py").write_text("# counter\nCOUNT = 0\n# end\n")
+    sim.configure(replies=[{"match": "TURN0 ", "text": counter_diff(0)}])
+    options = ClientOptions(base_url=sim.base_url, api_key=None, model="gpt-4-retired",
+                            fallbacks=["gpt-5.3-codex-spark"], transport="responses")
+    async with ModelClient(options) as client:
+        session = Session(repo, client, PolicyApprover(apply=True), context=Workspace(repo),
+                          journal=Journal(repo, data_dir=tmp_path / "data"))
+        events = [e async for e in session.turn("TURN0 bump", ["counter.py"])]
+    changed = [e for e in events if type(e).__name__ == "ModelChanged"]
+    assert [(e.old, e.new) for e in changed] == [("gpt-4-retired", "gpt-5.3-codex-spark")]
+    result = events[-1].result
+    assert result.status == "applied" and result.model == "gpt-5.3-codex-spark"
+    assert (repo / "counter.py").read_text() == "# counter\nCOUNT = 1\n# end\n"

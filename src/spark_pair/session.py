@@ -28,7 +28,16 @@ from .errors import (
     SparkPairError,
     StaleError,
 )
-from .protocol.events import Completed, Failed, Started, TextDelta, TurnRequest, Usage
+from .protocol.events import (
+    Completed,
+    Failed,
+    ModelChanged,
+    Started,
+    TextDelta,
+    TransportChanged,
+    TurnRequest,
+    Usage,
+)
 from .session_events import (
     APPLIED,
     NOT_APPLIED,
@@ -224,6 +233,10 @@ class _TurnRun:
         r = self.result
         if isinstance(event, Started):
             r.model, r.transport = event.model, event.transport
+        elif isinstance(event, ModelChanged):
+            r.model = event.new
+        elif isinstance(event, TransportChanged):
+            r.transport = event.new
         elif isinstance(event, Usage):
             r.usage = event
         elif isinstance(event, Completed):
