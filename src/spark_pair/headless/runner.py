@@ -124,17 +124,15 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
                t0: float, reports: list[_Reporter]) -> int:
     from ..approval import PolicyApprover
-    from ..config import load_settings
     from ..edits.journal import Journal
     from ..protocol.client import ModelClient
     from ..session import Session, TurnRecorder
-    from ..store import RequestStore
     from .context import open_context, repo_root
 
     if not opts.prompt.strip():
         raise UsageError("the prompt is empty", hint="spark-pair run 'what to change' [-f FILE]")
     root = repo_root(opts.cwd)
-    settings = load_settings(cwd=opts.cwd or Path.cwd(), env=opts.env, overrides=opts.overrides)
+    settings = _load_settings(opts)
     for warning in settings.warnings:
         diag.say(f"config: {warning}")
     options = settings.client_options(task="edit")
@@ -257,12 +255,24 @@ class _signal:
             self.loop.remove_signal_handler(signal.SIGINT)
 
 
+def _load_settings(opts: RunOptions) -> Any:
+    try:
+        from ..config import load_settings
+    except ImportError:  # config module not available: environment and flags only
+        from .envsettings import load_env_settings as load_settings
+    return load_settings(cwd=opts.cwd or Path.cwd(), env=opts.env, overrides=opts.overrides)
+
+
 def _open_store(diag: Diagnostics) -> Any:
-    from ..store import RequestStore
+    import sqlite3
 
     try:
+        from ..store import RequestStore
+    except ImportError:
+        return None
+    try:
         return RequestStore()
-    except (OSError, SparkPairError) as exc:
+    except (OSError, sqlite3.Error, SparkPairError) as exc:
         diag.say(f"request log unavailable ({exc}); continuing without it")
         return None
 

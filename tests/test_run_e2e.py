@@ -1,0 +1,228 @@
+"""`spark-pair run` end to end: a real process against the simulator process, in a real git repo."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from spark_pair.exitcodes import ExitCode
+from spark_pair.sim.process import SimProcess
+
+A_PY = "def greet(name):\n    return 'hello ' + name\n\n\ndef unused():\n    pass\n"
+A_NEW = "def greet(name):\n    return f'hello {name}'\n\n\ndef unused():\n    pass\n"
+OLD_PY = "# no longer needed\nLEGACY = True\n"
+UTIL_PY = "def helper():\n    return 42\n"
+NEW_PY = "from a import greet\n\nprint(greet('world'))\n"
+
+MULTI_DIFF = """I changed four files:
+
+```diff
+--- a/a.py
++++ b/a.py
+@@ -1,3 +1,3 @@
+ def greet(name):
+-    return 'hello ' + name
++    return f'hello {name}'
+ 
+--- /dev/null
++++ b/main.py
+@@ -0,0 +1,3 @@
++from a import greet
++
++print(greet('world'))
+--- a/old.py
++++ /dev/null
+@@ -1,2 +0,0 @@
+-# no longer needed
+-LEGACY = True
+diff --git a/util.py b/helpers.py
+similarity index 100%
+rename from util.py
+rename to helpers.py
+```
+"""
+
+
+def _cli() -> list[str]:
+    script = Path(sys.executable).parent / "spark-pair"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from spark_pair.cli import main; main()"]
+
+
+def make_repo(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        (root / rel).write_text(text)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "base"]):
+        subprocess.run(git + args, cwd=root, check=True, capture_output=True, timeout=30)
+    return root
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(root).parts}
+
+
+def env_for(home: Path, sim: SimProcess) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_PAIR_", "OPENAI_"))}
+    env.update(SPARK_PAIR_HOME=str(home), SPARK_PAIR_BASE_URL=sim.base_url,
+               SPARK_PAIR_MODEL="gpt-5.3-codex-spark", SPARK_PAIR_API_KEY="sk-test-e2e-secret-key",
+               PYTHONUNBUFFERED="1")
+    return env
+
+
+def run(repo: Path, home: Path, sim: SimProcess, *args: str, stdin: str | None = None,
+        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(_cli() + ["run", *args], cwd=repo, env=env_for(home, sim), input=stdin,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def lines_of(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+_VALIDATOR = jsonschema.Draft202012Validator(
+    json.loads(resources.files("spark_pair.headless").joinpath("schema.json").read_text()))
+
+
+def check_schema(lines: list[dict]) -> None:
+    for line in lines:
+        _VALIDATOR.validate(line)
+    assert lines[0]["type"] == "session" and lines[-1]["type"] == "end"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"a.py": A_PY, "old.py": OLD_PY, "util.py": UTIL_PY})
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def test_multi_file_turn_dry_run_refusal_apply_and_undo(sim: SimProcess, repo: Path,
+                                                        home: Path) -> None:
+    sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
+    before = tree(repo)
+
+    dry = run(repo, home, sim, "MULTI change", "-f", "a.py", "-f", "old.py")
+    assert dry.returncode == 0, dry.stderr
+    assert "+++ b/main.py" in dry.stdout and "-    return 'hello ' + name" in dry.stdout
+    assert tree(repo) == before
+
+    refused = run(repo, home, sim, "MULTI change", "-f", "a.py", "--apply", "--json")
+    assert refused.returncode == ExitCode.POLICY, refused.stderr
+    lines = lines_of(refused.stdout)
+    check_schema(lines)
+    assert tree(repo) == before
+    assert {ln["path"] for ln in lines if ln["type"] == "refused"} == {"old.py", "util.py"}
+    assert lines[-1]["status"] == "refused" and lines[-1]["exit_name"] == "POLICY"
+    assert "allow-delete" in refused.stderr
+
+    done = run(repo, home, sim, "MULTI change", "-f", "a.py", "--apply", "--allow-delete",
+               "--allow-rename", "--json")
+    assert done.returncode == 0, done.stderr
+    lines = lines_of(done.stdout)
+    check_schema(lines)
+    ops = [ln for ln in lines if ln["type"] == "operation"]
+    assert [(o["op"], o["outcome"]) for o in ops] == [
+        ("modify", "applied"), ("create", "applied"), ("delete", "applied"), ("rename", "applied")]
+    assert tree(repo) == {"a.py": A_NEW.encode(), "main.py": NEW_PY.encode(),
+                          "helpers.py": UTIL_PY.encode()}
+    assert "sk-test-e2e-secret-key" not in done.stdout + done.stderr
+
+    undo = subprocess.run(_cli() + ["undo"], cwd=repo, env=env_for(home, sim),
+                          capture_output=True, text=True, timeout=60)
+    assert undo.returncode == 0, undo.stderr
+    assert tree(repo) == before
+
+
+def test_prompt_from_stdin_and_empty_prompt(sim: SimProcess, repo: Path, home: Path) -> None:
+    sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
+    res = run(repo, home, sim, "-", stdin="please MULTI\n")
+    assert res.returncode == 0, res.stderr
+    assert "+++ b/main.py" in res.stdout
+    empty = run(repo, home, sim, "-", stdin="  \n")
+    assert empty.returncode == ExitCode.USAGE
+    assert "prompt is empty" in empty.stderr and empty.stdout == ""
+
+
+def test_drop_mid_stream_retries_and_applies_once(sim: SimProcess, repo: Path, home: Path) -> None:
+    sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
+    sim.set_faults([{"kind": "drop", "after_tokens": 10, "times": 1}])
+    res = run(repo, home, sim, "MULTI change", "--apply", "--allow-delete", "--allow-rename",
+              "--json", "--transport", "responses")
+    assert res.returncode == 0, res.stderr
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    assert [ln["reason"] for ln in lines if ln["type"] == "retry"] == ["dropped"]
+    assert [ln["type"] for ln in lines].count("request") == 1  # retries show as retry lines
+    assert len([e for e in sim.requests() if e["transport"] == "responses"]) == 2
+    assert (repo / "a.py").read_text() == A_NEW and (repo / "main.py").read_text() == NEW_PY
+    assert len([ln for ln in lines if ln["type"] == "applied"]) == 1
+
+
+def test_hung_endpoint_ends_at_timeout(sim: SimProcess, repo: Path, home: Path) -> None:
+    sim.set_faults([{"kind": "stall", "after_tokens": 2, "seconds": 3600, "times": -1}])
+    before = tree(repo)
+    res = run(repo, home, sim, "anything", "--apply", "--json", "--timeout", "1.5")
+    assert res.returncode == ExitCode.TIMEOUT
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    assert lines[-1]["status"] == "cancelled" and lines[-1]["exit_name"] == "TIMEOUT"
+    assert "--timeout" in res.stderr
+    assert tree(repo) == before
+
+
+def test_file_edited_during_the_stream_is_stale_and_kept(sim: SimProcess, repo: Path,
+                                                         home: Path) -> None:
+    padding = "".join(f"+line {i}\n" for i in range(150))
+    diff = ("--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
+            "-    return 'hello ' + name\n+    return f'hello {name}'\n"
+            f"--- /dev/null\n+++ b/pad.txt\n@@ -0,0 +1,150 @@\n{padding}")
+    sim.configure(replies=[{"match": "STALE", "text": diff}], tps=400, ttft_ms=0)
+    mine = "def greet(name):\n    return 'hi ' + name.upper()\n"
+    proc = subprocess.Popen(_cli() + ["run", "STALE", "-f", "a.py", "--apply", "--json"],
+                            cwd=repo, env=env_for(home, sim), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        lines, edited = [], False
+        deadline = time.monotonic() + 60
+        assert proc.stdout is not None
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            while time.monotonic() < deadline:
+                if not sel.select(timeout=1.0):
+                    continue
+                raw = proc.stdout.readline()
+                if not raw:
+                    break
+                line = json.loads(raw)
+                lines.append(line)
+                if not edited and line["type"] == "file" and line["path"] == "pad.txt":
+                    (repo / "a.py").write_text(mine)  # the user edits a.py while the turn streams
+                    edited = True
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert edited
+    check_schema(lines)
+    assert code == ExitCode.CONFLICT
+    assert any(ln["type"] == "stale" and ln["path"] == "a.py" for ln in lines)
+    assert any(ln["type"] == "refused" and ln["kind"] == "stale" for ln in lines)
+    assert (repo / "a.py").read_text() == mine
+    assert not (repo / "pad.txt").exists()
