@@ -1,1 +1,319 @@
-"""Settings: defaults < user file < project file < environment < flags. (Being built.)"""
+"""Settings: defaults < user file < project file < environment < flags.
+
+Every effective value remembers where it came from (`Settings.sources`), so `spark-pair config`
+can say which config is in effect. Errors name the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import subprocess
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import paths
+from .errors import ConfigError
+from .urls import diagnose_key, normalize_base_url
+
+if TYPE_CHECKING:
+    from .protocol.client import ClientOptions
+
+PROJECT_FILE = ".spark-pair.toml"
+TRANSPORTS = ("auto", "ws", "responses", "chat")
+ENV_OVERRIDES = {
+    "SPARK_PAIR_BASE_URL": "model.base_url",
+    "SPARK_PAIR_MODEL": "model.name",
+    "SPARK_PAIR_TRANSPORT": "session.transport",
+    "SPARK_PAIR_API_KEY_ENV": "model.api_key_env",
+}
+_INTERP = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass
+class ModelSettings:
+    name: str = "gpt-5.3-codex-spark"
+    """Model id sent with every request (the least stable value: keep fallbacks)."""
+    base_url: str = ""
+    """API root, e.g. https://host/api; spark-pair appends /v1/... itself."""
+    api_key_env: str = "SPARK_PAIR_API_KEY"
+    """Name of the environment variable that holds the key (keys never live in files)."""
+    api_key: str = ""
+    """Only as "${ENV_NAME}": an alternative way to name the key's variable."""
+    fallbacks: list[str] = field(default_factory=list)
+    """Models to move to, in order, when the model is not found (retired, typo)."""
+    stronger: str = ""
+    """A stronger model to escalate complex turns to."""
+
+
+@dataclass
+class RequestSettings:
+    timeout_ms: int = 60000
+    """Read timeout: no data for this long ends the attempt."""
+    max_tokens: int = 4096
+    """Output cap; small patches need hundreds, and a large cap can slow the first token."""
+    temperature: float = 0.2
+    """Sampling temperature."""
+
+
+@dataclass
+class SessionSettings:
+    transport: str = "auto"
+    """auto | ws | responses | chat (auto tries WS, then Responses SSE, then Chat)."""
+    reconnect_attempts: int = 3
+    """WebSocket reconnects before falling back to HTTP for the rest of the session."""
+    persistent_ws: bool = True
+    """Keep one WebSocket open across turns and chain them with previous_response_id."""
+    history_turns: int = 6
+    """Turns of conversation kept and resent."""
+    context_tokens: int = 24000
+    """Budget for file context in a request."""
+
+
+SECTIONS: dict[str, type] = {"model": ModelSettings, "request": RequestSettings,
+                             "session": SessionSettings}
+
+
+@dataclass
+class Settings:
+    model: ModelSettings = field(default_factory=ModelSettings)
+    request: RequestSettings = field(default_factory=RequestSettings)
+    session: SessionSettings = field(default_factory=SessionSettings)
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """USD per million (input, output) tokens, by model id."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """"section.field" -> where the effective value came from."""
+    warnings: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    """The config files found and read, lowest precedence first."""
+    env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
+
+    @property
+    def key_env(self) -> str:
+        """The environment variable the key is read from."""
+        match = _INTERP.fullmatch(self.model.api_key.strip())
+        return match.group(1) if match else self.model.api_key_env
+
+    @property
+    def api_key(self) -> str | None:
+        key, _ = diagnose_key(self.env.get(self.key_env), self.key_env)
+        return key
+
+    def value(self, dotted: str) -> Any:
+        section, name = dotted.split(".", 1)
+        return getattr(getattr(self, section), name)
+
+    def client_options(self, task: str = "edit") -> ClientOptions:
+        from .protocol.client import ClientOptions
+
+        base_url, _ = normalize_base_url(self.model.base_url)
+        timeout_s = self.request.timeout_ms / 1000
+        return ClientOptions(
+            base_url=base_url, api_key=self.api_key, model=self.model.name,
+            fallbacks=list(self.model.fallbacks), transport=self.session.transport,
+            timeout_s=timeout_s, max_tokens=self.request.max_tokens,
+            temperature=self.request.temperature,
+            reconnect_attempts=self.session.reconnect_attempts,
+            retry_deadline_s=max(timeout_s, 30.0),
+            persistent_ws=self.session.persistent_ws, task=task)
+
+
+def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None,
+                  overrides: Mapping[str, str] | None = None) -> Settings:
+    """The effective settings for a command run in `cwd`."""
+    env = os.environ if env is None else env
+    settings = Settings(env=env)
+    for section, cls in SECTIONS.items():
+        for f in fields(cls):
+            settings.sources[f"{section}.{f.name}"] = "default"
+    user = paths.user_config_file()
+    project = find_project_file(cwd or Path.cwd())
+    for path, label in ((user, "user file"), (project, "project file")):
+        if path is not None and path.is_file():
+            _apply_file(settings, path, label, env)
+            settings.files.append(path)
+    for var, dotted in ENV_OVERRIDES.items():
+        if env.get(var, "").strip():
+            _set(settings, dotted, env[var].strip(), f"env {var}", None)
+    for dotted, value in (overrides or {}).items():
+        if value is not None and value != "":
+            _set(settings, dotted, value, f"flag --{dotted.split('.')[1].replace('_', '-')}", None)
+    _check(settings)
+    return settings
+
+
+def find_project_file(start: Path) -> Path | None:
+    """.spark-pair.toml in `start` or the nearest parent, not above the git root."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def _apply_file(settings: Settings, path: Path, label: str, env: Mapping[str, str]) -> None:
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"cannot load {path}: {exc}",
+                          hint="fix the TOML syntax at that line (strings need quotes, "
+                               "sections look like [model])") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
+    lines = _line_index(text)
+    for section, table in data.items():
+        where = f"{path}:{lines.get((section, None), 1)}"
+        if section == "prices":
+            _apply_prices(settings, table, path, lines)
+            continue
+        if section not in SECTIONS:
+            raise ConfigError(f"{where}: unknown section [{section}]{_did_you_mean(section, [*SECTIONS, 'prices'])}",
+                              hint=f"sections are {', '.join(f'[{s}]' for s in [*SECTIONS, 'prices'])}")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where}: {section} must be a table like [{section}]")
+        names = [f.name for f in fields(SECTIONS[section])]
+        for name, value in table.items():
+            line = lines.get((section, name), lines.get((section, None), 1))
+            if name not in names:
+                raise ConfigError(
+                    f"{path}:{line}: unknown field {name!r} in [{section}]"
+                    f"{_did_you_mean(name, names)}",
+                    hint=f"[{section}] takes: {', '.join(names)} (remove or rename the field)")
+            value = _interpolate(value, env, f"{path}:{line}", section, name)
+            _set(settings, f"{section}.{name}", value, f"{label} {path}:{line}", f"{path}:{line}")
+            if section == "model" and name == "api_key":
+                _check_literal_key(settings, path, line, value)
+
+
+def _apply_prices(settings: Settings, table: Any, path: Path, lines: dict) -> None:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [prices] must hold tables like [prices.\"model-id\"]")
+    for model, entry in table.items():
+        line = lines.get((f"prices.{model}", None), lines.get(("prices", None), 1))
+        try:
+            settings.prices[model] = (float(entry["input_per_m"]), float(entry["output_per_m"]))
+        except (TypeError, KeyError, ValueError) as exc:
+            raise ConfigError(f"{path}:{line}: [prices.\"{model}\"] needs numbers input_per_m "
+                              "and output_per_m (USD per million tokens)") from exc
+        settings.sources[f"prices.{model}"] = f"{path}:{line}"
+
+
+def _set(settings: Settings, dotted: str, value: Any, source: str, where: str | None) -> None:
+    section, name = dotted.split(".", 1)
+    target = getattr(settings, section)
+    default = getattr(target, name)
+    place = where or source
+    if isinstance(default, bool):
+        value = _to_bool(value, place, dotted)
+    elif isinstance(default, int):
+        value = _to_number(int, value, place, dotted)
+    elif isinstance(default, float):
+        value = _to_number(float, value, place, dotted)
+    elif isinstance(default, list):
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{place}: {dotted} must be a list of strings, like [\"a\", \"b\"]")
+    elif not isinstance(value, str):
+        raise ConfigError(f"{place}: {dotted} must be a string (in quotes)")
+    setattr(target, name, value)
+    settings.sources[dotted] = source
+
+
+def _to_bool(value: Any, place: str, dotted: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return value.lower() in ("1", "true", "yes", "on")
+    raise ConfigError(f"{place}: {dotted} must be true or false, not {value!r}")
+
+
+def _to_number(kind: type, value: Any, place: str, dotted: str) -> Any:
+    if isinstance(value, bool) or (kind is int and isinstance(value, float)):
+        raise ConfigError(f"{place}: {dotted} must be a whole number, not {value!r}")
+    try:
+        return kind(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{place}: {dotted} must be a number, not {value!r}") from exc
+
+
+def _interpolate(value: Any, env: Mapping[str, str], place: str, section: str, name: str) -> Any:
+    if isinstance(value, list):
+        return [_interpolate(v, env, place, section, name) for v in value]
+    if not isinstance(value, str) or (section == "model" and name == "api_key"):
+        return value
+
+    def sub(match: re.Match[str]) -> str:
+        var = match.group(1)
+        if var not in env:
+            raise ConfigError(f"{place}: {section}.{name} uses ${{{var}}} but {var} is not set",
+                              hint=f"export {var} in this shell, or change the value")
+        return env[var]
+
+    return _INTERP.sub(sub, value)
+
+
+def _check_literal_key(settings: Settings, path: Path, line: int, value: str) -> None:
+    if _INTERP.fullmatch(value.strip()):
+        return
+    settings.model.api_key = ""
+    tracked = _git_tracks(path)
+    where = "a file git tracks (it is, or will be, committed!)" if tracked else "a file"
+    settings.warnings.append(
+        f"{path}:{line}: api_key holds a literal key in {where}; it is ignored. Keys live in "
+        "environment variables: set api_key = \"${ENV_NAME}\" or api_key_env, and rotate the key")
+
+
+def _git_tracks(path: Path) -> bool:
+    try:
+        out = subprocess.run(["git", "ls-files", "--error-unmatch", path.name], cwd=path.parent,
+                             capture_output=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0
+
+
+def _check(settings: Settings) -> None:
+    transport = settings.session.transport.strip().lower()
+    if transport not in TRANSPORTS:
+        raise ConfigError(f"{settings.sources['session.transport']}: session.transport is "
+                          f"{settings.session.transport!r}{_did_you_mean(transport, TRANSPORTS)}",
+                          hint=f"use one of: {', '.join(TRANSPORTS)}")
+    settings.session.transport = transport
+    if not settings.model.name.strip():
+        raise ConfigError("no model is configured", hint="set [model] name or SPARK_PAIR_MODEL")
+    if settings.model.base_url.strip():
+        settings.model.base_url, notes = normalize_base_url(settings.model.base_url)
+        settings.warnings.extend(notes)
+    _, notes = diagnose_key(settings.env.get(settings.key_env), settings.key_env)
+    settings.warnings.extend(notes)
+
+
+def _line_index(text: str) -> dict[tuple[str, str | None], int]:
+    """(section, field) -> line number, read from the raw TOML text (1-based)."""
+    out: dict[tuple[str, str | None], int] = {}
+    section = ""
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        header = re.match(r"^\[\s*([^\]]+?)\s*\]", stripped)
+        if header:
+            section = header.group(1).replace('"', "").replace("'", "")
+            out.setdefault((section, None), number)
+            continue
+        key = re.match(r"^([A-Za-z0-9_\-]+)\s*=", stripped)
+        if key:
+            out.setdefault((section, key.group(1)), number)
+    return out
+
+
+def _did_you_mean(word: str, choices: Any) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -1,0 +1,86 @@
+"""SQLite store for request records and bench runs. Embedded, no server; WAL for safe reads."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from ..errors import ConfigError
+from .records import RequestRecord
+
+SCHEMA_VERSION = 1
+_COLUMNS = [f.name for f in fields(RequestRecord)]
+
+
+class RequestStore:
+    """Keeps RequestRecords (a Recorder) and bench runs."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or paths.data_dir() / "requests.sqlite3"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=5, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._create()
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"cannot open the request store {self.path}: {exc}",
+                              hint="check the data dir is writable, or set SPARK_PAIR_HOME") from exc
+
+    def _create(self) -> None:
+        cols = ", ".join(f"{name}" for name in _COLUMNS)
+        self._db.executescript(
+            f"CREATE TABLE IF NOT EXISTS requests (id INTEGER PRIMARY KEY, {cols});"
+            "CREATE INDEX IF NOT EXISTS requests_ts ON requests(ts);"
+            "CREATE TABLE IF NOT EXISTS bench_runs (id INTEGER PRIMARY KEY, ts REAL, data TEXT);"
+            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER);")
+        if self._db.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 0:
+            self._db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+
+    def record(self, rec: RequestRecord) -> None:
+        row = [getattr(rec, name) for name in _COLUMNS]
+        row[_COLUMNS.index("extra")] = json.dumps(rec.extra or {})
+        row[_COLUMNS.index("usage_estimated")] = int(rec.usage_estimated)
+        marks = ", ".join("?" for _ in _COLUMNS)
+        self._db.execute(f"INSERT INTO requests ({', '.join(_COLUMNS)}) VALUES ({marks})", row)
+
+    def records(self, since: float | None = None, until: float | None = None,
+                model: str | None = None) -> list[RequestRecord]:
+        where, args = ["1=1"], []
+        for clause, value in (("ts >= ?", since), ("ts < ?", until), ("model = ?", model)):
+            if value is not None:
+                where.append(clause)
+                args.append(value)
+        query = f"SELECT {', '.join(_COLUMNS)} FROM requests WHERE {' AND '.join(where)} ORDER BY ts, id"
+        out = []
+        for row in self._db.execute(query, args):
+            data = dict(zip(_COLUMNS, row))
+            data["extra"] = json.loads(data["extra"] or "{}")
+            data["usage_estimated"] = bool(data["usage_estimated"])
+            out.append(RequestRecord(**data))
+        return out
+
+    def save_bench_run(self, data: dict[str, Any]) -> int:
+        cur = self._db.execute("INSERT INTO bench_runs (ts, data) VALUES (?, ?)",
+                               (time.time(), json.dumps(data)))
+        return int(cur.lastrowid or 0)
+
+    def bench_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest runs first."""
+        rows = self._db.execute("SELECT id, ts, data FROM bench_runs ORDER BY id DESC LIMIT ?",
+                                (limit,))
+        return [{"id": i, "ts": ts, **json.loads(data)} for i, ts, data in rows]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> RequestStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,97 @@
+"""Base-URL and key hygiene: the set-up mistakes users make most, noticed and explained."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+from .errors import ConfigError
+
+_API_SUFFIXES = ("/chat/completions", "/responses", "/completions", "/models")
+_LOCAL_HOSTS = ("localhost", "127.", "0.0.0.0", "[::1]")
+
+
+def normalize_base_url(raw: str) -> tuple[str, list[str]]:
+    """The API root to use for `raw`, and a warning for each thing that had to be fixed.
+
+    spark-pair appends `/v1/...` itself, so a `/v1` (or a whole endpoint path) in the value is
+    stripped; so are whitespace, a trailing slash, a pasted query string and a fragment.
+    """
+    warnings: list[str] = []
+    url = raw.strip()
+    if url != raw:
+        warnings.append("base_url had leading/trailing whitespace or a newline; removed it")
+    if not url:
+        raise ConfigError("no base URL is configured",
+                          hint="set [model] base_url in .spark-pair.toml, SPARK_PAIR_BASE_URL, "
+                               "or pass --base-url (the API root, e.g. https://host/api)")
+    if "://" not in url:
+        scheme = "http" if url.startswith(_LOCAL_HOSTS) else "https"
+        warnings.append(f"base_url has no scheme; assuming {scheme}://")
+        url = f"{scheme}://{url}"
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme in ("ws", "wss"):
+        scheme = "http" if scheme == "ws" else "https"
+        warnings.append(f"base_url is a WebSocket URL; using {scheme}:// (WS is derived from it)")
+    if scheme not in ("http", "https"):
+        raise ConfigError(f"base_url has an unsupported scheme {parts.scheme!r}",
+                          hint="use http:// or https://")
+    if not parts.hostname:
+        raise ConfigError(f"base_url {raw.strip()!r} has no host name",
+                          hint="the API root looks like https://host/api")
+    if parts.query or parts.fragment:
+        warnings.append("base_url had a query string or fragment (tracking parameters?); "
+                        "removed it")
+    path = parts.path.rstrip("/")
+    if parts.path.endswith("/") and parts.path != "/":
+        warnings.append("base_url had a trailing slash; removed it")
+    path = _strip_endpoint(path, warnings)
+    if re.search(r"/api/api(/|$)", path):
+        warnings.append("base_url has /api twice; requests will probably 404")
+    return urlunsplit((scheme, parts.netloc, path, "", "")), warnings
+
+
+def _strip_endpoint(path: str, warnings: list[str]) -> str:
+    for suffix in _API_SUFFIXES:
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+            warnings.append(f"base_url ended with the endpoint path {suffix}; "
+                            "spark-pair appends it itself, removed it")
+            break
+    count = 0
+    while path.endswith("/v1"):
+        path = path[:-3]
+        count += 1
+    if count > 1:
+        warnings.append("base_url had /v1 twice (requests would go to /v1/v1/... and 404); "
+                        "removed both: base_url is the API root")
+    elif count == 1:
+        warnings.append("base_url ended with /v1; spark-pair appends /v1/... itself, removed it")
+    return path
+
+
+def diagnose_key(raw: str | None, env_name: str) -> tuple[str | None, list[str]]:
+    """The key to send and warnings about its shape. Never returns the key inside a message."""
+    if raw is None or not raw.strip():
+        return None, []
+    warnings: list[str] = []
+    key = raw.strip()
+    if key != raw:
+        warnings.append(f"the key in ${env_name} has leading/trailing whitespace or a newline; "
+                        "stripped it (fix the variable: a 401 often comes from this)")
+    if key.lower().startswith("bearer "):
+        key = key[7:].strip()
+        warnings.append(f"the key in ${env_name} starts with 'Bearer '; spark-pair adds that "
+                        "itself, removed it")
+    if any(c.isspace() for c in key):
+        warnings.append(f"the key in ${env_name} contains whitespace inside it; it is probably "
+                        "two values pasted together")
+    return key, warnings
+
+
+def host_of(base_url: str) -> str:
+    """host[:port] of a URL, for records (never the path, query or credentials)."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    return f"{host}:{parts.port}" if parts.port else host
