@@ -29,7 +29,12 @@ def normalize_base_url(raw: str) -> tuple[str, list[str]]:
         scheme = "http" if url.startswith(_LOCAL_HOSTS) else "https"
         warnings.append(f"base_url has no scheme; assuming {scheme}://")
         url = f"{scheme}://{url}"
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError as exc:
+        raise ConfigError(f"base_url {url!r} is not a valid URL: {exc}",
+                          hint="the API root looks like https://host/api") from exc
     scheme = parts.scheme.lower()
     if scheme in ("ws", "wss"):
         scheme = "http" if scheme == "ws" else "https"

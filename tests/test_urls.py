@@ -1,0 +1,62 @@
+import pytest
+from hypothesis import given, strategies as st
+
+from spark_pair.errors import ConfigError
+from spark_pair.urls import diagnose_key, host_of, normalize_base_url
+
+
+@pytest.mark.parametrize(
+    "raw, expected, warns",
+    [
+        ("https://gw.example/api", "https://gw.example/api", 0),
+        ("https://gw.example/api/v1", "https://gw.example/api", 1),
+        ("https://gw.example/api/v1/v1", "https://gw.example/api", 1),
+        ("https://gw.example/api/", "https://gw.example/api", 1),
+        ("https://gw.example/api?utm_source=x#frag", "https://gw.example/api", 1),
+        ("  https://gw.example/api\n", "https://gw.example/api", 1),
+        ("https://gw.example/v1/chat/completions", "https://gw.example", 2),
+        ("localhost:8000", "http://localhost:8000", 1),
+        ("gw.example/api", "https://gw.example/api", 1),
+        ("ws://127.0.0.1:9/v1", "http://127.0.0.1:9", 2),
+    ],
+)
+def test_normalize_base_url(raw, expected, warns):
+    url, warnings = normalize_base_url(raw)
+    assert url == expected
+    assert len(warnings) == warns, warnings
+
+
+def test_doubled_v1_is_named():
+    _, warnings = normalize_base_url("https://gw.example/v1/v1")
+    assert any("/v1 twice" in w for w in warnings)
+
+
+@pytest.mark.parametrize("raw", ["", "   ", "ftp://x/y", "https:///nohost"])
+def test_unusable_base_urls_are_config_errors(raw):
+    with pytest.raises(ConfigError) as info:
+        normalize_base_url(raw)
+    assert info.value.hint
+
+
+@given(st.text(max_size=60))
+def test_normalize_never_raises_anything_else_and_is_idempotent(raw):
+    try:
+        url, _ = normalize_base_url(raw)
+    except ConfigError:
+        return
+    again, warnings = normalize_base_url(url)
+    assert again == url and warnings == []
+    assert not url.endswith("/v1") and "?" not in url and not url.endswith("/")
+
+
+def test_key_diagnosis_strips_and_explains_without_showing_the_key():
+    key, warnings = diagnose_key("  Bearer sk-abcdef123456\n", "MY_KEY")
+    assert key == "sk-abcdef123456"
+    assert len(warnings) == 2
+    assert all("sk-abcdef123456" not in w for w in warnings)
+    assert diagnose_key("   ", "K") == (None, [])
+    assert diagnose_key("sk-good", "K") == ("sk-good", [])
+
+
+def test_host_of_keeps_only_host_and_port():
+    assert host_of("https://user:pw@gw.example:8443/api?k=v") == "gw.example:8443"
