@@ -85,13 +85,24 @@ async def test_missing_key_names_the_env_var(sim):
     assert "MY_SPARK_KEY" in by_id(report)["auth"].hint
 
 
-async def test_doubled_v1_fails_the_url_check_and_shows_the_url(sim):
-    report = await run_doctor(config(sim, base_url=sim.base_url + "/v1"))
+async def test_doubled_v1_fails_the_url_check_and_shows_the_fix(sim):
+    sim.configure(replies=[{"match": "What number", "text": "42"}])
+    report = await run_doctor(config(sim, base_url=sim.base_url + "/v1/v1"))
     assert_fails_at(report, "base_url", "endpoint")
-    assert "/v1" in by_id(report)["base_url"].detail
-    auth = by_id(report)["auth"]
-    assert auth.status == "fail" and auth.error_class == "endpoint"
-    assert "/v1/v1/models" in auth.detail
+    url_check = by_id(report)["base_url"]
+    assert "/v1 twice" in url_check.detail
+    assert f"this run uses {sim.base_url}" in url_check.hint
+    # the rest probes the corrected URL, like the client does
+    assert [r.status for r in report.results[2:]] == ["pass"] * (len(ORDER) - 2)
+
+
+async def test_a_url_the_loader_corrected_still_fails_the_url_check(sim):
+    sim.configure(replies=[{"match": "What number", "text": "42"}])
+    warning = "base_url ended with /v1; spark-pair appends /v1/... itself, removed it"
+    report = await run_doctor(config(sim, warnings=[warning],
+                                     sources={"model.base_url": "env SPARK_PAIR_BASE_URL"}))
+    assert_fails_at(report, "base_url", "endpoint")
+    assert "env SPARK_PAIR_BASE_URL" in by_id(report)["base_url"].hint
 
 
 async def test_unknown_model_fails_models_and_lists_the_ids(sim):

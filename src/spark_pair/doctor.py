@@ -24,6 +24,7 @@ import httpx
 from . import errors as E
 from .errors import SparkPairError, redact
 from .protocol import errors_map
+from .urls import normalize_base_url
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 MEMORY_NUMBER = "42"
@@ -55,7 +56,7 @@ def config_from_settings(settings: Any, check_timeout_s: float = 5.0) -> DoctorC
     """DoctorConfig from `config.load_settings()`'s result."""
     model = settings.model
     return DoctorConfig(
-        base_url=model.base_url, api_key=settings.api_key, api_key_env=model.api_key_env,
+        base_url=model.base_url, api_key=settings.api_key, api_key_env=settings.key_env,
         model=model.name, fallbacks=list(model.fallbacks or []),
         transport=settings.session.transport or "auto", sources=dict(settings.sources),
         warnings=list(settings.warnings), check_timeout_s=check_timeout_s)
@@ -108,32 +109,22 @@ class Outcome:
 
 # ---- URL shape ---------------------------------------------------------------------------
 
-_ENDPOINT_TAILS = ("/chat/completions", "/responses", "/models", "/completions")
-
-
 def url_problems(url: str) -> list[str]:
-    """What is wrong with a base URL (empty list: looks right)."""
-    problems: list[str] = []
-    if url != url.strip():
-        problems.append("it has leading/trailing whitespace")
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https"):
-        problems.append(f"it must start with http:// or https:// (got {parts.scheme or 'none'!r})")
-        return problems
-    if not parts.hostname:
-        problems.append("it has no host name")
-    if parts.query or parts.fragment:
-        problems.append("it carries a query string or fragment (tracking parameters?); drop it")
-    path = parts.path.rstrip("/")
-    for tail in _ENDPOINT_TAILS:
-        if path.endswith(tail):
-            problems.append(f"it ends with an endpoint ({tail}); give the API root only")
-            path = path[: -len(tail)]
-            break
-    if path.endswith("/v1"):
-        problems.append("it ends with /v1, and spark-pair appends /v1/..., so requests would "
-                        "go to .../v1/v1/...; drop the /v1")
-    return problems
+    """What is wrong with a configured base URL (empty list: looks right). A trailing slash is
+    harmless and not reported."""
+    try:
+        _, notes = normalize_base_url(url)
+    except SparkPairError as exc:
+        return [exc.message]
+    return [n for n in notes if "trailing slash" not in n]
+
+
+def probe_url(url: str) -> str:
+    """The URL the client really uses (normalized), or the value as given if it cannot be."""
+    try:
+        return normalize_base_url(url)[0]
+    except SparkPairError:
+        return url.strip()
 
 
 def api_url(base_url: str, path: str) -> str:
@@ -204,6 +195,7 @@ class _Doctor:
     def __init__(self, cfg: DoctorConfig) -> None:
         self.cfg = cfg
         self.key = (cfg.api_key or "").strip() or None
+        self.base = probe_url(cfg.base_url or "")  # what the client uses
         self.available: list[str] = []
         self.progress = ""
         self.ws: Any = None
@@ -276,6 +268,9 @@ class _Doctor:
     def auth_hint(self) -> str:
         """Why a key is refused, judged from what the key looks like."""
         raw, env = self.cfg.api_key, self.cfg.api_key_env
+        noted = self._key_notes()
+        if noted:
+            return noted[0] + "; if that is not it: is it the right key for this base URL?"
         if not raw or not raw.strip():
             return (f"no key was sent: the env var {env} is empty or not exported in this shell "
                     f"(`export {env}=...`), or [model] api_key_env names another variable")
@@ -287,9 +282,13 @@ class _Doctor:
         return (f"the key from {env} was sent and refused: is it the right key for this base "
                 "URL (not another provider's), not deleted, not out of credit?")
 
+    def _key_notes(self) -> list[str]:
+        """The config loader's warnings about the key's shape (whitespace, 'Bearer ')."""
+        return [w for w in self.cfg.warnings if w.startswith("the key")]
+
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        assert self.http is not None and self.cfg.base_url
-        url = api_url(self.cfg.base_url, path)
+        assert self.http is not None
+        url = api_url(self.base, path)
         resp = await self.http.post(url, json=body, headers=self._headers())
         if resp.status_code != 200:
             raise self._http_error(resp, resp.text, url, body.get("model", ""))
@@ -357,13 +356,19 @@ class _Doctor:
 
     async def check_base_url(self) -> Outcome:
         url = self.cfg.base_url or ""
-        problems = url_problems(url)
+        # the config loader may have corrected the value already and left a warning
+        problems = url_problems(url) + [w for w in self.cfg.warnings
+                                        if w.startswith("base_url") and "trailing slash" not in w]
         if problems:
-            raise E.EndpointError(f"base URL {url.strip()!r}: " + "; ".join(problems), url=url)
-        return Outcome(f"{url.strip()} (requests go to {api_url(url, '/v1/...')})")
+            where = self.cfg.sources.get("model.base_url", "the config")
+            raise E.EndpointError(
+                f"base URL {url.strip()!r}: " + "; ".join(dict.fromkeys(problems)), url=url,
+                hint=f"fix model.base_url in {where}: give the API root (e.g. "
+                     f"https://host/api), spark-pair appends /v1/...; this run uses {self.base}")
+        return Outcome(f"{self.base} (requests go to {api_url(self.base, '/v1/...')})")
 
     async def check_connect(self) -> Outcome:
-        parts = urlsplit((self.cfg.base_url or "").strip())
+        parts = urlsplit(self.base)
         host = parts.hostname
         if not host or parts.scheme not in ("http", "https"):
             raise E.ConnectionFailed(f"cannot tell the host from {self.cfg.base_url!r}",
@@ -415,8 +420,8 @@ class _Doctor:
                         "proxy": bool(proxy)})
 
     async def check_auth(self) -> Outcome:
-        assert self.http is not None and self.cfg.base_url
-        url = api_url(self.cfg.base_url, "/v1/models")
+        assert self.http is not None
+        url = api_url(self.base, "/v1/models")
         resp = await self.http.get(url, headers=self._headers())
         if resp.status_code != 200:
             raise self._http_error(resp, resp.text, url)
@@ -430,6 +435,8 @@ class _Doctor:
         raw = self.cfg.api_key or ""
         if self.key and raw != raw.strip():
             note = "; note: the key has surrounding whitespace (stripped)"
+        for warning in self._key_notes():
+            note += f"; note: {warning}"
         return Outcome(f"{who} accepted{note}", {"models": len(self.available)})
 
     async def check_models(self) -> Outcome:
@@ -470,7 +477,7 @@ class _Doctor:
         return _judge_stream(api, stats)
 
     async def _stream(self, api: str) -> dict[str, Any]:
-        assert self.http is not None and self.cfg.base_url
+        assert self.http is not None
         messages = [{"role": "user", "content": STREAM_PROMPT}]
         if api == "chat":
             path = "/v1/chat/completions"
@@ -481,7 +488,7 @@ class _Doctor:
             path = "/v1/responses"
             body = {"model": self.cfg.model, "input": messages, "stream": True,
                     "max_output_tokens": self.cfg.stream_tokens}
-        url = api_url(self.cfg.base_url, path)
+        url = api_url(self.base, path)
         start = time.perf_counter()
         times: list[float] = []
         usage: dict[str, Any] | None = None
@@ -523,7 +530,7 @@ class _Doctor:
         from websockets.asyncio.client import connect
         from websockets.exceptions import InvalidHandshake, InvalidStatus, WebSocketException
 
-        url = ws_url(self.cfg.base_url or "", "/v1/responses")
+        url = ws_url(self.base, "/v1/responses")
         headers = {"openai-beta": WS_BETA}
         if self.key:
             headers["Authorization"] = f"Bearer {self.key}"
@@ -583,7 +590,7 @@ class _Doctor:
         first = {"role": "user", "content": REMEMBER_PROMPT}
         second = {"role": "user", "content": RECALL_PROMPT}
         if self.ws is not None:
-            url = ws_url(self.cfg.base_url or "", "/v1/responses")
+            url = ws_url(self.base, "/v1/responses")
             reply1, rid, _ = await self._ws_turn({"input": [first]}, url)
             if not rid:
                 raise E.ProtocolError("the first WS turn returned no response id", url=url)

@@ -1,0 +1,76 @@
+"""`spark-pair doctor` end to end: config from a real project file and env, JSON, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from spark_pair.cli import main
+
+KEY = "sk-doctor-cli-key-0001"
+
+
+@pytest.fixture
+def project(sim, tmp_path, monkeypatch):
+    """A project folder with a config file; the base URL and key come from the environment."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SPARK_PAIR_BASE_URL", sim.base_url)
+    monkeypatch.setenv("SPARK_PAIR_API_KEY", KEY)
+    for name in ("SPARK_PAIR_MODEL", "SPARK_PAIR_TRANSPORT", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / ".spark-pair.toml").write_text(
+        '[model]\nname = "gpt-5.3-codex-spark"\nfallbacks = ["gpt-5.3-codex"]\n')
+    sim.configure(api_key=KEY, replies=[{"match": "What number", "text": "42"}])
+    return tmp_path
+
+
+def run(*args: str, env: dict[str, str] | None = None):
+    return CliRunner().invoke(main, ["doctor", "--check-timeout", "3", *args], env=env)
+
+
+def test_json_on_a_healthy_set_up(project):
+    result = run("--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["ok"] is True and data["exit_code"] == 0 and data["failed_check"] is None
+    config = data["checks"][0]
+    assert config["id"] == "config" and config["status"] == "pass"
+    assert ".spark-pair.toml" in config["detail"]  # where the model name came from
+    assert "SPARK_PAIR_BASE_URL" in config["detail"]
+    assert KEY not in result.output
+
+
+def test_text_output_fits_80_columns(project):
+    result = run(env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert sum(line.startswith("✓") for line in lines) == 10
+    assert "All checks passed" in result.stdout
+
+
+def test_wrong_key_exits_1_with_the_hint(project, monkeypatch):
+    monkeypatch.setenv("SPARK_PAIR_API_KEY", "sk-not-the-right-one-9")
+    result = run()
+    assert result.exit_code == 1
+    assert "✗ API key accepted" in result.stdout and "fix:" in result.stdout
+    assert "sk-not-the-right-one-9" not in result.output
+
+
+def test_model_flag_overrides_the_file(project):
+    result = run("--json", "--model", "gpt-0-unknown")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["failed_check"] == "models"
+
+
+def test_broken_config_file_exits_3(project):
+    (project / ".spark-pair.toml").write_text("[model\nname = 'x'\n")
+    result = run("--json")
+    assert result.exit_code == 3, result.output
+    data = json.loads(result.stdout)
+    assert data["failed_check"] == "config"
+    assert ".spark-pair.toml" in data["checks"][0]["detail"]
