@@ -8,7 +8,6 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import click
 
@@ -37,13 +36,6 @@ def parse_transports(text: str | None, default: str) -> list[str]:
         raise UsageError(f"--transport {text!r}: unknown transport {', '.join(bad)}",
                          hint="choose from ws, responses, chat, auto (comma-separated)")
     return list(dict.fromkeys(names))
-
-
-def host_of(url: str) -> str:
-    """host[:port] of a URL (never the path, query or credentials)."""
-    parts = urlsplit(url.strip())
-    host = parts.hostname or ""
-    return f"{host}:{parts.port}" if parts.port else host
 
 
 def _n(value: float | None, digits: int = 0) -> str:
@@ -167,6 +159,7 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
     from ..config import load_settings
     from ..protocol.client import ModelClient
     from ..store import RequestStore
+    from ..urls import host_of
     from ._common import flag_overrides
 
     ctx = click.get_current_context()
