@@ -1,0 +1,65 @@
+"""`spark-pair stats` end to end: known records in a real store, prices from a real config file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from spark_pair.cli import main
+from spark_pair.stats import build_report
+from spark_pair.store import RequestStore
+
+from test_stats import PRICES, known_records
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    for name in ("SPARK_PAIR_MODEL", "SPARK_PAIR_BASE_URL", "SPARK_PAIR_TRANSPORT"):
+        monkeypatch.delenv(name, raising=False)
+    config = tmp_path / "home" / "config" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("".join(f'[prices."{model}"]\ninput_per_m = {inp}\noutput_per_m = {out}\n'
+                              for model, (inp, out) in PRICES.items()))
+    store = RequestStore(tmp_path / "home" / "data" / "requests.sqlite3")
+    for rec in known_records():
+        store.record(rec)
+    store.close()
+    return tmp_path
+
+
+def test_json_matches_the_store(home):
+    result = CliRunner().invoke(main, ["stats", "--since", "all", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    expected = build_report(known_records(), PRICES).as_dict()
+    assert data["total"] == expected["total"]
+    assert data["by"] == expected["by"]
+    assert data["turns"] == expected["turns"]
+    assert data["total"]["requests"] == 6 and data["total"]["cost_usd"] == pytest.approx(0.069)
+    assert data["missing_prices"] == ["mystery"]
+
+
+def test_task_filter_and_since(home):
+    result = CliRunner().invoke(main, ["stats", "--since", "all", "--task", "bench", "--json"])
+    assert json.loads(result.stdout)["total"]["requests"] == 1
+    recent = CliRunner().invoke(main, ["stats", "--since", "7d", "--json"])  # records are old
+    assert json.loads(recent.stdout)["total"]["requests"] == 0
+
+
+def test_table_at_80_columns(home):
+    result = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "By model" in result.stdout and "By day" in result.stdout
+    assert "per turn $0.0045" in result.stdout
+    assert "rate_limit 1" in result.stdout
+
+
+def test_bad_option_is_a_usage_error(home):
+    result = CliRunner().invoke(main, ["stats", "--by", "colour"])
+    assert result.exit_code == 2 and "colour" in result.output
