@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -112,9 +114,7 @@ class Session:
             self._cancel.set()
 
     async def turn(self, prompt: str, files: Sequence[str] = ()) -> AsyncIterator[Any]:
-        from .edits.journal import new_turn_id
-
-        turn_id = new_turn_id()
+        turn_id = _new_turn_id()
         self._cancel = asyncio.Event()
         self._cancel_reason = None
         followup = self.turns > 0
@@ -156,16 +156,17 @@ class _TurnRun:
     # ---- the turn ------------------------------------------------------------------------
 
     async def events(self) -> AsyncIterator[Any]:
-        from .edits.parser import DiffParser
-
-        parser = DiffParser()
         cancel = self.s._cancel
         assert cancel is not None
         chunks: list[str] = []
         error: SparkPairError | None = None
-        # the request goes out first; the watcher starts while it is on its way
+        # the request goes out first; the parser and the watcher get ready while it travels
         pump = asyncio.create_task(self._pump(self.queue))
         stopper = asyncio.create_task(cancel.wait())
+        await asyncio.sleep(0)
+        from .edits.parser import DiffParser
+
+        parser = DiffParser()
         try:
             async with self._watching():
                 while True:
@@ -429,6 +430,11 @@ class _TurnRun:
             r.outcomes = [NOT_APPLIED] * len(self.ops)
         if not r.decisions:
             r.decisions = list(self.decided)
+
+
+def _new_turn_id() -> str:
+    """Sortable and unique: UTC time plus random hex (the journal's turn id format)."""
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
 
 
 def _decision_of(task: asyncio.Task[Decision]) -> Decision:

@@ -124,7 +124,6 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
                t0: float, reports: list[_Reporter]) -> int:
     from ..approval import PolicyApprover
-    from ..edits.journal import Journal
     from ..protocol.client import ModelClient
     from ..session import Session, TurnRecorder
     from .context import open_context, repo_root
@@ -142,7 +141,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
                   "apply": opts.apply, "allow_delete": opts.allow_delete,
                   "allow_rename": opts.allow_rename, "files": list(opts.files),
                   "prompt_chars": len(opts.prompt), "timeout_s": opts.timeout})
-    store = _open_store(diag)
+    store = _LazyStore(diag)  # opened when the turn's record is written, not before the request
     recorder = TurnRecorder(store)
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
     report = _Reporter(opts, out, jl, diag, root, settings, t0)
@@ -151,15 +150,14 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
         async with ModelClient(options, recorder=recorder) as client:
             async with open_context(root, settings, client) as (context, watch):
                 session = Session(root, client, approver, context=context,
-                                  journal=Journal(root), recorder=recorder, watch=watch)
+                                  recorder=recorder, watch=watch)  # default journal of root
                 await _drive(session, opts, jl, diag, report)
     except OSError as exc:
         if report.code is None:
             raise
         diag.say(f"while closing: {exc}")  # the result is already out
     finally:
-        if store is not None:
-            store.close()
+        store.close()
     assert report.code is not None
     return report.code
 
@@ -263,18 +261,41 @@ def _load_settings(opts: RunOptions) -> Any:
     return load_settings(cwd=opts.cwd or Path.cwd(), env=opts.env, overrides=opts.overrides)
 
 
-def _open_store(diag: Diagnostics) -> Any:
-    import sqlite3
+class _LazyStore:
+    """The request store, opened on the first record; a broken store never fails the run."""
 
-    try:
-        from ..store import RequestStore
-    except ImportError:
-        return None
-    try:
-        return RequestStore()
-    except (OSError, sqlite3.Error, SparkPairError) as exc:
-        diag.say(f"request log unavailable ({exc}); continuing without it")
-        return None
+    def __init__(self, diag: Diagnostics) -> None:
+        self.diag = diag
+        self.store: Any = None
+        self.failed = False
+
+    def record(self, rec: Any) -> None:
+        if self.store is None and not self.failed:
+            self.store = self._open()
+        if self.store is not None:
+            try:
+                self.store.record(rec)
+            except Exception as exc:  # noqa: BLE001 - the log is not worth failing a turn
+                self.diag.say(f"could not write the request log ({exc})")
+
+    def _open(self) -> Any:
+        import sqlite3
+
+        try:
+            from ..store import RequestStore
+        except ImportError:
+            self.failed = True
+            return None
+        try:
+            return RequestStore()
+        except (OSError, sqlite3.Error, SparkPairError) as exc:
+            self.failed = True
+            self.diag.say(f"request log unavailable ({exc}); continuing without it")
+            return None
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
 
 
 def main(opts: RunOptions) -> int:
