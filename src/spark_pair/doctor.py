@@ -357,12 +357,14 @@ class _Doctor:
     async def check_base_url(self) -> Outcome:
         url = self.cfg.base_url or ""
         # the config loader may have corrected the value already and left a warning
-        problems = url_problems(url) + [w for w in self.cfg.warnings
-                                        if w.startswith("base_url") and "trailing slash" not in w]
+        own = url_problems(url)
+        problems = own + [w for w in self.cfg.warnings
+                          if w.startswith("base_url") and "trailing slash" not in w]
         if problems:
             where = self.cfg.sources.get("model.base_url", "the config")
+            text = "; ".join(dict.fromkeys(problems))
             raise E.EndpointError(
-                f"base URL {url.strip()!r}: " + "; ".join(dict.fromkeys(problems)), url=url,
+                f"base URL {url.strip()!r}: {text}" if own else text, url=url,
                 hint=f"fix model.base_url in {where}: give the API root (e.g. "
                      f"https://host/api), spark-pair appends /v1/...; this run uses {self.base}")
         return Outcome(f"{self.base} (requests go to {api_url(self.base, '/v1/...')})")
