@@ -226,3 +226,25 @@ def test_file_edited_during_the_stream_is_stale_and_kept(sim: SimProcess, repo: 
     assert any(ln["type"] == "refused" and ln["kind"] == "stale" for ln in lines)
     assert (repo / "a.py").read_text() == mine
     assert not (repo / "pad.txt").exists()
+
+
+def test_deltas_rebuild_the_reply_and_need_json(sim: SimProcess, repo: Path, home: Path) -> None:
+    sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
+    res = run(repo, home, sim, "MULTI change", "--json", "--deltas")
+    assert res.returncode == 0, res.stderr
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    assert "".join(ln["text"] for ln in lines if ln["type"] == "delta") == MULTI_DIFF
+    assert [ln["decision"] for ln in lines if ln["type"] == "decision"] == ["skip"] * 4
+    assert lines[-1]["status"] == "dry_run" and lines[-1]["exit_code"] == 0
+    usage = run(repo, home, sim, "MULTI change", "--deltas")
+    assert usage.returncode == ExitCode.USAGE and "--deltas needs --json" in usage.stderr
+
+
+def test_reply_without_a_diff_is_a_model_failure(sim: SimProcess, repo: Path, home: Path) -> None:
+    sim.configure(default="Sorry, I cannot help with that.")
+    res = run(repo, home, sim, "anything", "--apply", "--json")
+    assert res.returncode == ExitCode.MODEL
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    assert lines[-2]["type"] == "error" and lines[-2]["class"] == "ParseError"
