@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import string
 from urllib.parse import urlsplit, urlunsplit
 
 from .errors import ConfigError
@@ -45,10 +46,13 @@ def normalize_base_url(raw: str) -> tuple[str, list[str]]:
     if not parts.hostname:
         raise ConfigError(f"base_url {raw.strip()!r} has no host name",
                           hint="the API root looks like https://host/api")
+    if re.search(r"\s", parts.netloc):
+        raise ConfigError(f"base_url {raw.strip()!r} has whitespace in its host name",
+                          hint="the API root looks like https://host/api")
     if parts.query or parts.fragment:
         warnings.append("base_url had a query string or fragment (tracking parameters?); "
                         "removed it")
-    path = parts.path.rstrip("/")
+    path = parts.path.rstrip("/" + string.whitespace)
     if parts.path.endswith("/") and parts.path != "/":
         warnings.append("base_url had a trailing slash; removed it")
     path = _strip_endpoint(path, warnings)
