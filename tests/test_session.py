@@ -247,3 +247,16 @@ async def test_follow_up_turn_sends_only_changes(repo: Path, tmp_path: Path) -> 
     assert "+five" in second.new_input[-1].content and "alpha" not in second.new_input[-1].content
     assert len(second.history) == 2 and second.history[1].content == DIFF
     assert events[-1].result.status == "no_changes"
+
+
+async def test_conflicting_hunk_refuses_the_turn_and_names_the_file(repo: Path,
+                                                                    tmp_path: Path) -> None:
+    before = snapshot(repo)
+    bad = ("--- /dev/null\n+++ b/c.txt\n@@ -0,0 +1,1 @@\n+new\n"
+           "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-not in the file\n+x\n")
+    events = await collect(make(repo, ScriptedClient(bad), PolicyApprover(True), tmp_path))
+    refused = [e for e in events if isinstance(e, Refused)]
+    assert [(e.index, e.op.path, e.kind) for e in refused] == [(1, "a.txt", "conflict")]
+    result = events[-1].result
+    assert result.status == "conflict" and exit_code_for(result.error) == ExitCode.CONFLICT
+    assert snapshot(repo) == before

@@ -22,7 +22,6 @@ from .approval import ACCEPT, REFUSE, SKIP, Approver, Decision, select_hunks
 from .edits.ops import Create, Delete, Operation, Rename, content_hash, op_paths
 from .errors import (
     Cancelled,
-    ConflictError,
     EditError,
     ModelError,
     PathRefused,
@@ -387,13 +386,12 @@ class _TurnRun:
             if stale and op.path not in self.stale:
                 self.stale.add(op.path)
                 yield Stale(op.path, i)
-            if refused:
-                continue
-            found = check_ops(self.s.root, [op])
+            if refused or not stale:
+                continue  # fresh operations are checked together by apply_turn
+            found = check_ops(self.s.root, [op])  # re-check against the newer file
             if found:
-                cls = StaleError if stale else ConflictError
-                problems.append((i, cls(found[0])))
-                yield Refused(i, op, found[0], "stale" if stale else "conflict")
+                problems.append((i, StaleError(found[0])))
+                yield Refused(i, op, found[0], "stale")
         if refused:
             first = refused[0]
             self._finish_error(PolicyRefused(
@@ -413,8 +411,9 @@ class _TurnRun:
         except EditError as exc:
             kind = "stale" if isinstance(exc, StaleError) else (
                 "path" if isinstance(exc, PathRefused) else "conflict")
-            for i, op in chosen:
-                yield Refused(i, op, exc.message, kind)
+            i, op = next(((i, op) for i, op in chosen
+                          if any(p in exc.message for p in op_paths(op))), chosen[0])
+            yield Refused(i, op, exc.message, kind)
             self._finish_error(exc, "conflict")
             return
         for i, _ in chosen:
