@@ -48,9 +48,12 @@ def render(result: Any, console: Any) -> None:
     plan = result.plan
     console.print(f"[bold]spark-pair bench[/]  {plan.base_host}  {plan.model}")
     console.print(f"{plan.requests} requests per level, max_tokens {plan.max_tokens}"
-                  + (", long output" if plan.long else "")
-                  + "; per request: TTFT ms (ttft), tok/s (tps p50/p95/min/max); aggr: the "
-                  "level's total tok/s", style="dim")
+                  + (", long output" if plan.long else ""), style="dim")
+    console.print("ttft = TTFT ms and tps = tok/s per request; aggr = the level's total tok/s",
+                  style="dim")
+    if any(c > plan.requests for c in plan.concurrency):
+        console.print(f"note: levels above {plan.requests} run only {plan.requests} at once "
+                      "(raise --requests)", style="yellow")
     for transport in result.transports:
         levels = [lv for lv in result.levels if lv.transport == transport]
         table = Table(title=f"transport {transport}", title_justify="left", box=None,
@@ -90,15 +93,15 @@ def render(result: Any, console: Any) -> None:
 
 
 def render_changes(changes: list[Any], console: Any) -> None:
-    from rich import box
     from rich.table import Table
 
     if not changes:
-        console.print("compare: no earlier run with the same model, host and levels")
+        console.print("compare: no earlier run with the same model, host, max_tokens and levels")
         return
-    table = Table(title="Change against the previous run (p50 tok/s, error rate)",
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for name in ("transport", "conc", "tok/s before", "after", "err% before", "after", ""):
+    table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold underline")
+    console.print()
+    console.print("[bold]Change against the previous run[/] (p50 tok/s per request, error rate)")
+    for name in ("transport", "conc", "tps before", "after", "err% before", "after", ""):
         table.add_column(name, justify="right" if name not in ("transport", "") else "left")
     for ch in changes:
         flag = f"[red]REGRESSION {ch.reason}[/]" if ch.regression else "[green]ok[/]"
@@ -113,7 +116,8 @@ def _previous_run(store: Any, current: dict[str, Any]) -> dict[str, Any] | None:
     runs = [r for r in store.bench_runs() if isinstance(r, dict)]
     same = [r for r in runs if r.get("plan", {}).get("model") == plan["model"]
             and r.get("plan", {}).get("base_host") == plan["base_host"]
-            and r.get("plan", {}).get("long") == plan["long"]]
+            and r.get("plan", {}).get("long") == plan["long"]
+            and r.get("plan", {}).get("max_tokens") == plan["max_tokens"]]
     return max(same, key=lambda r: r.get("started", 0), default=None)
 
 
