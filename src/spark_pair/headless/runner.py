@@ -254,10 +254,8 @@ class _signal:
 
 
 def _load_settings(opts: RunOptions) -> Any:
-    try:
-        from ..config import load_settings
-    except ImportError:  # config module not available: environment and flags only
-        from .envsettings import load_env_settings as load_settings
+    from ..config import load_settings
+
     return load_settings(cwd=opts.cwd or Path.cwd(), env=opts.env, overrides=opts.overrides)
 
 
@@ -281,11 +279,8 @@ class _LazyStore:
     def _open(self) -> Any:
         import sqlite3
 
-        try:
-            from ..store import RequestStore
-        except ImportError:
-            self.failed = True
-            return None
+        from ..store import RequestStore
+
         try:
             return RequestStore()
         except (OSError, sqlite3.Error, SparkPairError) as exc:
