@@ -248,3 +248,29 @@ def test_reply_without_a_diff_is_a_model_failure(sim: SimProcess, repo: Path, ho
     lines = lines_of(res.stdout)
     check_schema(lines)
     assert lines[-2]["type"] == "error" and lines[-2]["class"] == "ParseError"
+
+
+def test_fallback_model_price_and_request_record(sim: SimProcess, repo: Path, home: Path) -> None:
+    from spark_pair.store import RequestStore
+
+    (repo / ".spark-pair.toml").write_text(
+        '[model]\nfallbacks = ["gpt-5.3-codex-spark"]\n\n'
+        '[prices."gpt-5.3-codex-spark"]\ninput_per_m = 1.0\noutput_per_m = 10.0\n')
+    sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
+    res = run(repo, home, sim, "MULTI change", "--apply", "--allow-delete", "--allow-rename",
+              "--json", "--model", "gpt-4-retired", "--transport", "chat")
+    assert res.returncode == 0, res.stderr
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    changed = [ln for ln in lines if ln["type"] == "model_changed"]
+    assert [(c["old"], c["new"]) for c in changed] == [("gpt-4-retired", "gpt-5.3-codex-spark")]
+    assert "gpt-4-retired not available; using gpt-5.3-codex-spark" in res.stderr
+    usage = next(ln for ln in lines if ln["type"] == "usage")
+    assert usage["model"] == "gpt-5.3-codex-spark" and usage["cost_usd"] > 0
+    store = RequestStore(home / "data" / "requests.sqlite3")
+    try:
+        records = store.records()
+    finally:
+        store.close()
+    assert [r.turn_id for r in records] == [lines[-1]["turn_id"]]
+    assert records[0].model == "gpt-5.3-codex-spark" and records[0].status == "ok"
