@@ -42,7 +42,17 @@ def _fmt_num(value: float | int | None, digits: int = 0) -> str:
     return f"{value:,.{digits}f}"
 
 
+def _fmt_tokens(value: int) -> str:
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:.1f}M"
+    if value >= 10_000:
+        return f"{value / 1000:.1f}k"
+    return f"{value:,}"
+
+
 def _fmt_cost(value: float, unpriced: int) -> str:
+    if unpriced and not value:
+        return "-"
     text = f"${value:.4f}" if value < 1 else f"${value:,.2f}"
     return text + ("*" if unpriced else "")
 
@@ -50,14 +60,14 @@ def _fmt_cost(value: float, unpriced: int) -> str:
 def _table(title: str, groups: list) -> object:
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left", box=None, pad_edge=False, padding=(0, 1),
-                  header_style="bold underline")
-    table.add_column(title.split()[-1], overflow="fold", max_width=18)
-    for name in ("reqs", "err%", "in", "out", "TTFT50", "TTFT95", "tok/s50", "tok/s95", "cost"):
+    table = Table(title=title, title_justify="left", box=None, pad_edge=False,
+                  padding=(0, 0, 0, 1), header_style="bold underline")
+    table.add_column(title.split()[-1], overflow="fold", max_width=22)
+    for name in ("reqs", "err%", "in", "out", "ttft50", "ttft95", "tps50", "tps95", "cost"):
         table.add_column(name, justify="right", no_wrap=True)
     for g in groups:
         table.add_row(g.key, str(g.requests), f"{100 * g.error_rate:.0f}",
-                      _fmt_num(g.input_tokens), _fmt_num(g.output_tokens),
+                      _fmt_tokens(g.input_tokens), _fmt_tokens(g.output_tokens),
                       _fmt_num(g.ttft_ms.p50), _fmt_num(g.ttft_ms.p95),
                       _fmt_num(g.tokens_per_s.p50), _fmt_num(g.tokens_per_s.p95),
                       _fmt_cost(g.cost, g.unpriced))
@@ -73,6 +83,8 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
                   f"{total.retries} retries")
     console.print(f"Tokens: {total.input_tokens:,} in, {total.output_tokens:,} out; "
                   f"cost {_fmt_cost(total.cost, total.unpriced)}")
+    console.print("ttft = TTFT ms, tps = tok/s per request (p50 / p95); * = some requests "
+                  "unpriced", style="dim")
     if total.ttft_ms.count:
         console.print(f"TTFT ms: p50 {_fmt_num(total.ttft_ms.p50)}, "
                       f"p95 {_fmt_num(total.ttft_ms.p95)}, max {_fmt_num(total.ttft_ms.max)}; "
@@ -96,9 +108,10 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
             console.print()
             console.print(_table(f"By {name}", groups))
     if report.missing_prices:
-        console.print(f"* no price for {', '.join(report.missing_prices)}: add it to the "
-                      "\\[prices] table in config (USD per million input / output tokens)",
-                      style="dim")
+        first = report.missing_prices[0]
+        console.print(f"* no price for {', '.join(report.missing_prices)}", style="dim")
+        console.print(f'  add to config: \\[prices."{first}"] input_per_m = ..., '
+                      "output_per_m = ... (USD)", style="dim")
 
 
 @click.command("stats")
