@@ -166,3 +166,51 @@ async def test_stream_cut_before_done_is_a_drop():
     async with mock_client(handler, "chat", max_retries=0) as c:
         events = [e async for e in c.stream(turn())]
     assert events[-1].error.kind == "dropped"
+
+
+def _chat_sse(*pieces: str) -> bytes:
+    import json as _json
+
+    out = b"".join(b"data: " + _json.dumps({"id": "c", "choices": [{"delta": {"content": p}}]}).encode()
+                   + b"\n\n" for p in pieces)
+    return out + b"data: [DONE]\n\n"
+
+
+async def _stream_with_a_cut_first_attempt(second: bytes) -> list:
+    calls = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        body = _chat_sse("--- a/x\n", "+++ b/x\n", "@@ old\n") if len(calls) == 1 else second
+        if len(calls) == 1:
+            body = body[: body.rindex(b"data: [DONE]")]  # cut before [DONE]: a drop
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    async with mock_client(handler, "chat") as c:
+        c._retry_base_s = 0.001
+        return [e async for e in c.stream(turn())]
+
+
+async def test_a_retry_that_replays_the_same_text_continues_without_rewind():
+    from spark_pair.protocol.events import Rewound, TextDelta
+
+    events = await _stream_with_a_cut_first_attempt(
+        _chat_sse("--- a/x\n+++ b/x\n", "@@ old\n", "-a\n"))
+    shown = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert not any(isinstance(e, Rewound) for e in events)
+    assert shown == events[-1].text == "--- a/x\n+++ b/x\n@@ old\n-a\n"
+
+
+async def test_a_retry_that_answers_differently_rewinds_what_was_shown():
+    from spark_pair.protocol.events import Rewound, TextDelta
+
+    events = await _stream_with_a_cut_first_attempt(_chat_sse("--- a/x\n+++ b/x\n", "@@ new\n+b\n"))
+    rewinds = [e for e in events if isinstance(e, Rewound)]
+    assert [r.keep for r in rewinds] == [len("--- a/x\n+++ b/x\n@@ ")]
+    shown = ""
+    for e in events:  # a consumer that honours Rewound ends with exactly the final text
+        if isinstance(e, TextDelta):
+            shown += e.text
+        elif isinstance(e, Rewound):
+            shown = shown[: e.keep]
+    assert shown == events[-1].text == "--- a/x\n+++ b/x\n@@ new\n+b\n"

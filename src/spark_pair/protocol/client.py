@@ -20,8 +20,8 @@ from ..errors import EndpointError, ModelError, ModelNotFound
 from ..store.records import Recorder, RequestRecord
 from . import errors_map
 from .chat import chat_body, stream_chat
-from .events import (Completed, Event, Failed, ModelChanged, Retrying, Started, TextDelta,
-                     TransportChanged, TurnRequest, Usage)
+from .events import (Completed, Event, Failed, ModelChanged, Retrying, Rewound, Started,
+                     TextDelta, TransportChanged, TurnRequest, Usage)
 from .metrics import Stopwatch, estimate_tokens
 from .responses_sse import responses_body, stream_responses
 from .responses_ws import WsRefused, WsSession
@@ -180,6 +180,7 @@ class ModelClient:
         watch = Stopwatch()
         t_start = time.monotonic()
         emitted = 0
+        shown = ""  # the text yielded so far, kept only while a retry replays it
         retries = 0
         tried = [self.model]
         started = False
@@ -197,6 +198,13 @@ class ModelClient:
                                 before = length
                                 length += len(value)
                                 parts.append(value)
+                                if before < emitted:  # a retry replays text already yielded
+                                    same = _common_prefix(value, shown[before:emitted])
+                                    if same < min(len(value), emitted - before):
+                                        emitted = before + same
+                                        shown = shown[:emitted]
+                                        yield Rewound(emitted, "the retried response differs "
+                                                               "from the text already shown")
                                 if length > emitted:
                                     new = value[max(0, emitted - before):]
                                     emitted = length
@@ -212,6 +220,9 @@ class ModelClient:
                                 response_id = value
                 except ModelError as err:
                     rec.http_status = err.status
+                    text = "".join(parts)
+                    if len(text) >= emitted:  # else this attempt replayed only part of `shown`
+                        shown = text[:emitted]
                     change = self._on_error(err, transport, tried)
                     if change is not None:
                         yield change
@@ -356,3 +367,18 @@ async def _with_open(url: str, items: AsyncIterator[tuple[str, Any]]
     yield "open", url
     async for item in items:
         yield item
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix of a and b."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

@@ -79,6 +79,15 @@ class Retrying:
 
 
 @dataclass(frozen=True, slots=True)
+class Rewound:
+    """A retried response differs from the text already yielded: keep only the first `keep`
+    characters (consumers drop what came after and re-parse); new deltas follow."""
+
+    keep: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class TransportChanged:
     old: str
     new: str
@@ -100,4 +109,5 @@ class Failed:
     retries: int = 0
 
 
-Event = Started | TextDelta | Usage | Completed | Retrying | TransportChanged | ModelChanged | Failed
+Event = (Started | TextDelta | Usage | Completed | Retrying | Rewound | TransportChanged
+         | ModelChanged | Failed)
