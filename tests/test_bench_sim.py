@@ -53,3 +53,14 @@ async def test_time_budget_stops_the_sweep(sim):
     result = await run_bench(plan, factory(sim))
     assert result.truncated and result.wall_s < 5
     assert all(lv.errors == 0 for lv in result.levels)
+
+
+async def test_long_mode_records_time_per_thousand_tokens(sim):
+    sim.configure(tps=20000, ttft_ms=0, tokens=3000)
+    plan = BenchPlan(model=MODEL, transports=["responses"], concurrency=[1], requests=1,
+                     max_tokens=8192, long=True)
+    result = await run_bench(plan, factory(sim))
+    (level,) = result.levels
+    assert level.ok == 1 and len(level.thousands_s) == 3
+    assert level.thousands_s == sorted(level.thousands_s)
+    assert sim.requests()[-1]["body"]["max_output_tokens"] == 8192

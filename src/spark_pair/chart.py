@@ -52,8 +52,10 @@ def plot_bench(result: Any, path: Path, title: str = "") -> Path:
                       va="bottom", fontsize=9, color="#d62728",
                       bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
         tput.set_xscale("log", base=2)
-        tput.set_ylim(bottom=0)
-        tput.margins(x=0.08, y=0.15)
+        top = max([lv.aggregate_tps for lv in result.levels]
+                  + [lv.tokens_per_s.max or 0 for lv in result.levels] + [1.0])
+        tput.set_ylim(0, top * 1.15)
+        tput.margins(x=0.08)
         tput.set_xlabel("concurrency")
         tput.set_ylabel("tokens / s")
         tput.set_title("Throughput")
@@ -77,6 +79,8 @@ def plot_bench(result: Any, path: Path, title: str = "") -> Path:
                 ks = list(range(1, len(lv.thousands_s) + 1))
                 longp.plot(ks, lv.thousands_s, "o-", color=COLOURS.get(lv.transport, "#7f7f7f"),
                            label=f"{lv.transport} c={lv.concurrency}")
+            longp.set_ylim(bottom=0)
+            longp.set_xlim(left=0)
             longp.set_xlabel("output tokens (thousands)")
             longp.set_ylabel("seconds since request start")
             longp.set_title("Long output: cumulative time")

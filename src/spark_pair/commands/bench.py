@@ -80,6 +80,8 @@ def render(result: Any, console: Any) -> None:
                                                                      lv.thousands_s[1:])]
                 console.print(f"  c={lv.concurrency} seconds per 1,000 tokens: "
                               + " ".join(f"{s:.2f}" for s in steps))
+                console.print(f"  c={lv.concurrency} cumulative seconds at each 1,000: "
+                              + " ".join(f"{s:.2f}" for s in lv.thousands_s))
         limit = f"{100 * plan.max_error_rate:g}%"
         if knee is not None:
             console.print(f"  [bold]knee[/] (*): concurrency {knee.concurrency}, "
