@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .approval import ACCEPT, REFUSE, SKIP, Approver, Decision, select_hunks
 from .edits.ops import Create, Delete, Operation, Rename, content_hash, op_paths
@@ -51,7 +51,9 @@ from .session_events import (
     TurnResult,
     TurnStarted,
 )
-from .store.records import Recorder, RequestRecord
+
+if TYPE_CHECKING:  # the store package opens SQLite; not needed before the request
+    from .store.records import Recorder, RequestRecord
 
 _END = object()
 
@@ -433,7 +435,7 @@ class _TurnRun:
 
 def _new_turn_id() -> str:
     """Sortable and unique: UTC time plus random hex (the journal's turn id format)."""
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
 
 
 def _decision_of(task: asyncio.Task[Decision]) -> Decision:
