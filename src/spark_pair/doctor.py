@@ -231,8 +231,9 @@ class _Doctor:
         except Skip as exc:
             return CheckResult(check_id, title, SKIP, _ms(start), detail=str(exc))
         except (asyncio.TimeoutError, TimeoutError):
-            err = E.StreamTimeout(f"no complete answer within {self.cfg.check_timeout_s:g} s"
-                                  + (f" ({self.progress})" if self.progress else ""))
+            limit = f"{self.cfg.check_timeout_s:g} s"
+            err = E.StreamTimeout(f"the stream stalled: {self.progress} until the {limit} limit"
+                                  if self.progress else f"no complete answer within {limit}")
             return self._failed(check_id, title, start, err)
         except SparkPairError as exc:
             return self._failed(check_id, title, start, exc)
@@ -523,7 +524,7 @@ class _Doctor:
                     elif kind == "response.completed":
                         usage = (event.get("response") or {}).get("usage")
                         break
-                self.progress = f"{len(times)} deltas received, then nothing"
+                self.progress = f"{len(times)} deltas arrived, then nothing"
         return {"times": times, "usage": usage, "total_s": time.perf_counter() - start}
 
     async def check_ws(self) -> Outcome:
@@ -580,7 +581,7 @@ class _Doctor:
                 if ttft is None:
                     ttft = time.perf_counter() - start
                 parts.append(event.get("delta") or "")
-                self.progress = f"{len(parts)} deltas received, then nothing"
+                self.progress = f"{len(parts)} deltas arrived, then nothing"
             elif kind in ("error", "response.failed"):
                 raise self._event_error(event, url)
             elif kind == "response.completed":
