@@ -274,3 +274,33 @@ def test_fallback_model_price_and_request_record(sim: SimProcess, repo: Path, ho
         store.close()
     assert [r.turn_id for r in records] == [lines[-1]["turn_id"]]
     assert records[0].model == "gpt-5.3-codex-spark" and records[0].status == "ok"
+
+
+def test_ctrl_c_mid_stream_writes_nothing_and_exits_130(sim: SimProcess, repo: Path,
+                                                        home: Path) -> None:
+    import signal
+
+    padding = "".join(f"+line {i}\n" for i in range(150))
+    diff = f"--- /dev/null\n+++ b/pad.txt\n@@ -0,0 +1,150 @@\n{padding}"
+    sim.configure(replies=[{"match": "SLOW", "text": diff}], tps=300, ttft_ms=0)
+    before = tree(repo)
+    proc = subprocess.Popen(_cli() + ["run", "SLOW", "--apply", "--json"], cwd=repo,
+                            env=env_for(home, sim), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        lines, sent = [], False
+        for raw in proc.stdout:  # ends when the process closes stdout (bounded by the sim reply)
+            lines.append(json.loads(raw))
+            if lines[-1]["type"] == "file" and not sent:
+                proc.send_signal(signal.SIGINT)  # Ctrl-C while the reply streams
+                sent = True
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    check_schema(lines)
+    assert code == ExitCode.INTERRUPTED
+    assert lines[-1]["status"] == "cancelled" and lines[-1]["exit_name"] == "INTERRUPTED"
+    assert tree(repo) == before
