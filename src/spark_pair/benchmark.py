@@ -268,7 +268,8 @@ def _summarize(transport: str, concurrency: int, results: list[RequestResult],
         transport=used if transport == "auto" else transport, concurrency=concurrency,
         requests=len(results), ok=len(ok), errors=len(done) - len(ok), error_classes=classes,
         retries=sum(r.retries for r in results),
-        ttft_ms=Spread.of(r.ttft_ms for r in ok), tokens_per_s=Spread.of(r.tokens_per_s for r in ok),
+        ttft_ms=Spread.of(r.ttft_ms for r in ok),
+        tokens_per_s=Spread.of(r.tokens_per_s for r in ok),
         aggregate_tps=sum(r.output_tokens for r in ok) / wall if wall > 0 else 0.0,
         wall_s=wall, cut=len(results) - len(done), thousands_s=mean_curve)
 

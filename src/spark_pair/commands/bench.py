@@ -169,10 +169,11 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
     from ._common import flag_overrides
 
     ctx = click.get_current_context()
-    given = lambda name: ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE  # noqa: E731
-    if long_mode and not given("levels_text"):
+    defaulted = {name for name in ("levels_text", "requests")
+                 if ctx.get_parameter_source(name) != click.core.ParameterSource.COMMANDLINE}
+    if long_mode and "levels_text" in defaulted:
         levels_text = "1"
-    if long_mode and not given("requests"):
+    if long_mode and "requests" in defaulted:
         requests = 3
     levels = parse_levels(levels_text)
     settings = load_settings(overrides=flag_overrides(base_url, model, None))
