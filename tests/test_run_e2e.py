@@ -304,3 +304,16 @@ def test_ctrl_c_mid_stream_writes_nothing_and_exits_130(sim: SimProcess, repo: P
     assert code == ExitCode.INTERRUPTED
     assert lines[-1]["status"] == "cancelled" and lines[-1]["exit_name"] == "INTERRUPTED"
     assert tree(repo) == before
+
+
+def test_config_error_is_a_clear_json_error_with_exit_3(sim: SimProcess, repo: Path,
+                                                         home: Path) -> None:
+    (repo / ".spark-pair.toml").write_text("[model]\nnmae = 'typo'\n")
+    res = run(repo, home, sim, "anything", "--json")
+    assert res.returncode == ExitCode.CONFIG
+    lines = lines_of(res.stdout)
+    for line in lines:
+        _VALIDATOR.validate(line)
+    assert [ln["type"] for ln in lines] == ["error", "end"]
+    assert lines[0]["class"] == "ConfigError" and ".spark-pair.toml" in lines[0]["message"]
+    assert "Traceback" not in res.stderr

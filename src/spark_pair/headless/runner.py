@@ -42,14 +42,12 @@ class RunOptions:
 class Diagnostics:
     """Human-readable progress on stderr (never on stdout)."""
 
-    def __init__(self, err: TextIO, enabled: bool) -> None:
+    def __init__(self, err: TextIO) -> None:
         self.err = err
-        self.enabled = enabled
 
     def say(self, text: str) -> None:
-        if self.enabled:
-            self.err.write(f"spark-pair: {text}\n")
-            self.err.flush()
+        self.err.write(f"spark-pair: {text}\n")
+        self.err.flush()
 
     def event(self, event: Any) -> None:
         name = type(event).__name__
@@ -86,7 +84,7 @@ def meter_line(result: Any) -> str:
 async def run(opts: RunOptions, out: TextIO, err: TextIO) -> int:
     t0 = time.monotonic()
     jl = JsonLines(out, t0) if opts.json else None
-    diag = Diagnostics(err, True)
+    diag = Diagnostics(err)
     reports: list[_Reporter] = []
     try:
         work = _run(opts, out, jl, diag, t0, reports)
@@ -105,6 +103,11 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO) -> int:
             diag.say(f"while closing: {error}")
             return reports[0].code
         exc = error
+    except Exception as error:  # a bug: say so plainly, never a traceback
+        if reports and reports[0].code is not None:
+            return reports[0].code
+        exc = SparkPairError(f"internal error: {type(error).__name__}: {error}",
+                             hint="please report it with the command you ran")
     code = int(exit_code_for(exc))
     diag.say(exc.describe())
     if jl is not None:
