@@ -159,17 +159,19 @@ def test_prompt_from_stdin_and_empty_prompt(sim: SimProcess, repo: Path, home: P
     assert "prompt is empty" in empty.stderr and empty.stdout == ""
 
 
-def test_drop_mid_stream_retries_and_applies_once(sim: SimProcess, repo: Path, home: Path) -> None:
+@pytest.mark.parametrize("transport", ["responses", "ws"])
+def test_drop_mid_stream_retries_and_applies_once(sim: SimProcess, repo: Path, home: Path,
+                                                  transport: str) -> None:
     sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
     sim.set_faults([{"kind": "drop", "after_tokens": 10, "times": 1}])
     res = run(repo, home, sim, "MULTI change", "--apply", "--allow-delete", "--allow-rename",
-              "--json", "--transport", "responses")
+              "--json", "--transport", transport)
     assert res.returncode == 0, res.stderr
     lines = lines_of(res.stdout)
     check_schema(lines)
     assert [ln["reason"] for ln in lines if ln["type"] == "retry"] == ["dropped"]
     assert [ln["type"] for ln in lines].count("request") == 1  # retries show as retry lines
-    assert len([e for e in sim.requests() if e["transport"] == "responses"]) == 2
+    assert len([e for e in sim.requests() if e["transport"] == transport and e["body"]]) == 2
     assert (repo / "a.py").read_text() == A_NEW and (repo / "main.py").read_text() == NEW_PY
     assert len([ln for ln in lines if ln["type"] == "applied"]) == 1
 
