@@ -10,9 +10,9 @@ from spark_pair.protocol.client import ClientOptions, ModelClient
 MODEL = "gpt-5.3-codex-spark"
 
 
-def factory(sim, **kw):
+def factory(sim, api_key: str | None = None, **kw):
     def make(transport: str) -> ModelClient:
-        options = ClientOptions(base_url=sim.base_url, api_key=None, model=MODEL,
+        options = ClientOptions(base_url=sim.base_url, api_key=api_key, model=MODEL,
                                 transport=transport, **kw)
         return ModelClient(options)
     return make
@@ -64,3 +64,13 @@ async def test_long_mode_records_time_per_thousand_tokens(sim):
     assert level.ok == 1 and len(level.thousands_s) == 3
     assert level.thousands_s == sorted(level.thousands_s)
     assert sim.requests()[-1]["body"]["max_output_tokens"] == 8192
+
+
+async def test_a_set_up_failure_stops_the_sweep(sim):
+    sim.configure(api_key="sk-the-right-key-42")
+    plan = BenchPlan(model=MODEL, transports=["chat", "ws"], concurrency=[1, 4], requests=2,
+                     max_tokens=100)
+    result = await run_bench(plan, factory(sim, api_key="sk-a-wrong-key-43"))
+    assert len(result.levels) == 1 and result.levels[0].error_classes == {"auth": 2}
+    assert "every request failed on chat" in result.aborted
+    assert "sk-a-wrong-key-43" not in result.aborted

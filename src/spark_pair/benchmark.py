@@ -26,6 +26,8 @@ BENCH_PROMPT = ("Write a Python module with ten small, documented utility functi
 LONG_PROMPT = ("Write a complete, long technical tutorial (at least 6,000 words) on building "
                "a text editor in Python, with full code listings for every step.")
 DEFAULT_CONCURRENCY = (1, 4, 8, 16)
+# error classes that more load cannot fix: a level where every request fails so ends the sweep
+SETUP_ERRORS = {"auth", "endpoint", "model_not_found", "bad_request", "connection", "protocol"}
 LONG_MAX_TOKENS = 8192
 REGRESSION_DROP = 0.10  # a tok/s drop larger than this against the baseline is a regression
 
@@ -61,6 +63,7 @@ class RequestResult:
     tokens_per_s: float | None = None
     retries: int = 0
     cut: bool = False  # stopped by the time budget (not an error)
+    error: str = ""  # the error's message and hint, for a failed request
     # long mode: seconds from the request start at which each 1,000 output tokens were reached
     thousands_s: list[float] = field(default_factory=list)
 
@@ -80,6 +83,7 @@ class LevelResult:
     wall_s: float
     cut: int = 0
     thousands_s: list[float] = field(default_factory=list)  # long mode: mean per 1,000 tokens
+    first_error: str = ""
 
     @property
     def error_rate(self) -> float:
@@ -101,6 +105,7 @@ class BenchResult:
     started: float
     wall_s: float
     truncated: bool = False  # the time budget ran out before every level finished
+    aborted: str = ""  # why the sweep stopped early (every request failed for a set-up reason)
 
     def knee(self, transport: str) -> LevelResult | None:
         """Highest aggregate throughput with an error rate under the plan's threshold."""
@@ -121,6 +126,7 @@ class BenchResult:
         plan = asdict(self.plan)
         plan.pop("prompt", None)
         return {"started": self.started, "wall_s": self.wall_s, "truncated": self.truncated,
+                "aborted": self.aborted or None,
                 "plan": plan, "levels": [lv.as_dict() for lv in self.levels], "knee": knees}
 
 
@@ -144,7 +150,7 @@ async def run_bench(plan: BenchPlan, make_client: ClientFactory,
     started, t0 = time.time(), time.monotonic()
     deadline = t0 + plan.max_seconds
     levels: list[LevelResult] = []
-    truncated = False
+    truncated, aborted = False, ""
     for transport in plan.transports:
         for concurrency in plan.concurrency:
             if time.monotonic() >= deadline:
@@ -154,7 +160,13 @@ async def run_bench(plan: BenchPlan, make_client: ClientFactory,
                                      on_progress)
             levels.append(level)
             truncated = truncated or level.cut > 0 or level.ok + level.errors < plan.requests
-    return BenchResult(plan, levels, started, time.monotonic() - t0, truncated)
+            if level.errors and not level.ok and set(level.error_classes) <= SETUP_ERRORS:
+                aborted = f"every request failed on {transport} at concurrency " \
+                          f"{concurrency}: {level.first_error}"
+                break
+        if aborted:
+            break
+    return BenchResult(plan, levels, started, time.monotonic() - t0, truncated, aborted)
 
 
 async def _run_level(plan: BenchPlan, transport: str, concurrency: int,
@@ -215,12 +227,13 @@ async def _one_request(client: Any, plan: BenchPlan, transport: str) -> RequestR
             elif isinstance(event, Failed):
                 return RequestResult(ok=False, transport=used, error_class=event.error.kind,
                                      retries=max(retries, event.retries),
-                                     duration_ms=(time.monotonic() - t0) * 1000)
+                                     duration_ms=(time.monotonic() - t0) * 1000,
+                                     error=event.error.describe())
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - a client bug must not end the whole sweep
-        return RequestResult(ok=False, transport=used, error_class=f"internal:{type(exc).__name__}",
-                             retries=retries)
+        return RequestResult(ok=False, transport=used, retries=retries, error=str(exc),
+                             error_class=f"internal:{type(exc).__name__}")
     return RequestResult(ok=False, transport=used, error_class="protocol", retries=retries)
 
 
@@ -271,7 +284,8 @@ def _summarize(transport: str, concurrency: int, results: list[RequestResult],
         ttft_ms=Spread.of(r.ttft_ms for r in ok),
         tokens_per_s=Spread.of(r.tokens_per_s for r in ok),
         aggregate_tps=sum(r.output_tokens for r in ok) / wall if wall > 0 else 0.0,
-        wall_s=wall, cut=len(results) - len(done), thousands_s=mean_curve)
+        wall_s=wall, cut=len(results) - len(done), thousands_s=mean_curve,
+        first_error=next((r.error for r in done if not r.ok and r.error), ""))
 
 
 # ---- comparison against a stored run ------------------------------------------------------

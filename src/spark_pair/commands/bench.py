@@ -89,6 +89,9 @@ def render(result: Any, console: Any) -> None:
                           f"{100 * knee.error_rate:.0f}% (limit {limit})")
         else:
             console.print(f"  no level stayed under the {limit} error limit")
+    if result.aborted:
+        console.print(f"[red]bench stopped:[/] {result.aborted}")
+        console.print("run `spark-pair doctor` to check the set-up", style="yellow")
     if result.truncated:
         console.print(f"[yellow]stopped early: the --max-seconds budget "
                       f"({plan.max_seconds:g} s) ran out[/]")
@@ -198,7 +201,7 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
         result = _run_with_progress(plan, make_client, quiet=as_json)
         data = result.as_dict()
         previous = _previous_run(store, data) if compare else None
-        if not no_save:
+        if not no_save and not result.aborted:
             store.save_bench_run(data)
     finally:
         store.close()
@@ -223,6 +226,8 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
             render_changes(changes, console)
         if plot is not None:
             console.print(f"chart written to {plot}")
+    if result.aborted:
+        sys.exit(int(ExitCode.MODEL))
     if regression:
         sys.exit(int(ExitCode.FAILURE))
 
