@@ -64,7 +64,8 @@ def test_deltas_only_when_asked() -> None:
 
 def test_result_lines_validate_and_cost_is_computed() -> None:
     result = TurnResult("t1", "refused", operations=[MOD, Create("n.py", "x\ny\n"), Delete("b.py")],
-                        decisions=[Decision("accept"), Decision("accept"), Decision("refuse", "no")],
+                        decisions=[Decision("accept"), Decision("accept"),
+                                   Decision("refuse", "no")],
                         outcomes=["not_applied"] * 3, usage=pe.Usage(1000, 2000), model="m",
                         error=PolicyRefused("refused"))
     lines = result_lines(result, {"m": (1.0, 10.0)})

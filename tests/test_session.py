@@ -68,7 +68,8 @@ class ScriptedClient:
             yield usage
             if self.recorder is not None:
                 self.recorder.record(RequestRecord(0.0, "m", "ws", "ok"))
-            yield pe.Completed("resp_1", self.text, usage, pe.Metrics(0.01, 0.1, len(pieces), 900.0))
+            metrics = pe.Metrics(0.01, 0.1, len(pieces), 900.0)
+            yield pe.Completed("resp_1", self.text, usage, metrics)
         finally:
             self.closed = True
 
@@ -204,7 +205,8 @@ async def test_failed_stream_reports_the_model_error(repo: Path, tmp_path: Path)
     assert result.status == "failed" and exit_code_for(result.error) == ExitCode.MODEL
 
 
-async def test_edit_during_stream_is_stale_and_never_overwritten(repo: Path, tmp_path: Path) -> None:
+async def test_edit_during_stream_is_stale_and_never_overwritten(repo: Path,
+                                                                 tmp_path: Path) -> None:
     # pause once the next file's header has arrived, so a.txt's operation is complete
     client = ScriptedClient(DIFF, pause_after=DIFF.index("@@ -0,0") // 7 + 1)
     mine = "one\nmy own two\nthree\nfour\n"

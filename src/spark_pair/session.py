@@ -108,9 +108,10 @@ class Session:
     def cancel(self, *, timeout: bool = False, message: str | None = None) -> None:
         """Stop the turn in flight: what arrived is kept, nothing is written."""
         text = message or ("the --timeout ran out" if timeout else "the turn was cancelled")
-        self._cancel_reason = Cancelled(text, timeout=timeout,
-                                        hint="nothing was written" if not timeout else
-                                        "nothing was written; raise --timeout or check the endpoint")
+        hint = "nothing was written"
+        if timeout:
+            hint += "; raise --timeout or check the endpoint"
+        self._cancel_reason = Cancelled(text, timeout=timeout, hint=hint)
         if self._cancel is not None:
             self._cancel.set()
 

@@ -63,7 +63,8 @@ NOT_APPLIED = "not_applied"  # skipped (dry run), rejected, or the turn wrote no
 @dataclass(slots=True)
 class TurnResult:
     turn_id: str
-    status: str  # applied | dry_run | rejected | no_changes | refused | conflict | cancelled | failed
+    # applied | dry_run | rejected | no_changes | refused | conflict | cancelled | failed
+    status: str
     text: str = ""
     operations: list[Operation] = field(default_factory=list)
     decisions: list[Decision | None] = field(default_factory=list)

@@ -1,4 +1,4 @@
-"""`spark-pair run`: one headless turn; prints the diff (or JSON lines), applies what flags allow."""
+"""`spark-pair run`: one headless turn: prints the diff or JSON lines; writes what flags allow."""
 
 from __future__ import annotations
 

@@ -74,7 +74,8 @@ def meter_line(result: Any) -> str:
         parts.append(f"{m.tokens_per_s:,.0f} tok/s" if m.tokens_per_s else "- tok/s")
         parts.append(f"{m.output_tokens:,} tok")
     if u is not None:
-        parts.append(f"in {u.input_tokens:,} out {u.output_tokens:,}" + (" (est.)" if u.estimated else ""))
+        est = " (est.)" if u.estimated else ""
+        parts.append(f"in {u.input_tokens:,} out {u.output_tokens:,}{est}")
     parts.append(result.transport or "-")
     parts.append(result.model or "-")
     parts.append(f"{result.retries} retries")
