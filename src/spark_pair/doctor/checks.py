@@ -1,10 +1,4 @@
-"""The checks behind `spark-pair doctor`: plain results, no UI.
-
-Each check passes, fails (with the error's message and fix hint) or is skipped because a check it
-needs did not pass. Every check is capped in time (`check_timeout_s`), so a stalled stream cannot
-hang the run. The probes talk to the endpoint directly (httpx / websockets) so that each failure
-can be pinned on one step: resolve, connect, authenticate, list models, answer, stream, chain.
-"""
+"""The ten checks of `spark-pair doctor`, run in order with a time cap each."""
 
 from __future__ import annotations
 
@@ -13,159 +7,26 @@ import json
 import socket
 import ssl
 import time
-import urllib.request
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from . import errors as E
-from .errors import SparkPairError, redact
-from .protocol import errors_map
-from .urls import normalize_base_url
+from .. import errors as E
+from ..errors import SparkPairError, redact
+from ..protocol import errors_map
+from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
+from .wire import (api_url, close_quietly, has_request, http_error, json_body, judge_stream,
+                   link_error, ms, parse_event, probe_url, proxy_for, responses_text,
+                   sse_data, url_problems, ws_url)
 
-PASS, FAIL, SKIP = "pass", "fail", "skip"
 MEMORY_NUMBER = "42"
 REMEMBER_PROMPT = f"Remember the number {MEMORY_NUMBER}. Reply only with OK."
 RECALL_PROMPT = "What number did I ask you to remember? Reply with the number only."
 STREAM_PROMPT = "Count from 1 to 60, separated by spaces."
 PING_PROMPT = "Reply with the single word: ready"
 WS_BETA = "responses_websockets=2026-02-06"
-
-
-@dataclass
-class DoctorConfig:
-    """What doctor checks: the effective settings (never printed with the key)."""
-
-    base_url: str | None = None
-    api_key: str | None = None
-    api_key_env: str = "SPARK_PAIR_API_KEY"
-    model: str | None = None
-    fallbacks: list[str] = field(default_factory=list)
-    transport: str = "auto"
-    sources: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    config_error: SparkPairError | None = None
-    check_timeout_s: float = 5.0
-    stream_tokens: int = 256
-
-
-def config_from_settings(settings: Any, check_timeout_s: float = 5.0) -> DoctorConfig:
-    """DoctorConfig from `config.load_settings()`'s result."""
-    model = settings.model
-    return DoctorConfig(
-        base_url=model.base_url, api_key=settings.api_key, api_key_env=settings.key_env,
-        model=model.name, fallbacks=list(model.fallbacks or []),
-        transport=settings.session.transport or "auto", sources=dict(settings.sources),
-        warnings=list(settings.warnings), check_timeout_s=check_timeout_s)
-
-
-@dataclass
-class CheckResult:
-    id: str
-    title: str
-    status: str  # pass | fail | skip
-    duration_ms: float = 0.0
-    detail: str = ""
-    hint: str = ""
-    error_class: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "status": self.status,
-                "duration_ms": round(self.duration_ms, 1), "detail": self.detail,
-                "hint": self.hint, "error_class": self.error_class, "data": self.data}
-
-
-@dataclass
-class DoctorReport:
-    results: list[CheckResult]
-
-    @property
-    def ok(self) -> bool:
-        return all(r.status != FAIL for r in self.results)
-
-    @property
-    def first_failure(self) -> CheckResult | None:
-        return next((r for r in self.results if r.status == FAIL), None)
-
-    def as_dict(self) -> dict[str, Any]:
-        failed = self.first_failure
-        return {"ok": self.ok, "failed_check": failed.id if failed else None,
-                "checks": [r.as_dict() for r in self.results]}
-
-
-class Skip(Exception):
-    """Raised by a check that does not apply (not a failure)."""
-
-
-@dataclass
-class Outcome:
-    detail: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-# ---- URL shape ---------------------------------------------------------------------------
-
-def url_problems(url: str) -> list[str]:
-    """What is wrong with a configured base URL (empty list: looks right). A trailing slash is
-    harmless and not reported."""
-    try:
-        _, notes = normalize_base_url(url)
-    except SparkPairError as exc:
-        return [exc.message]
-    return [n for n in notes if "trailing slash" not in n]
-
-
-def probe_url(url: str) -> str:
-    """The URL the client really uses (normalized), or the value as given if it cannot be."""
-    try:
-        return normalize_base_url(url)[0]
-    except SparkPairError:
-        return url.strip()
-
-
-def api_url(base_url: str, path: str) -> str:
-    return base_url.strip().rstrip("/") + path
-
-
-def ws_url(base_url: str, path: str) -> str:
-    url = api_url(base_url, path)
-    return "wss" + url[5:] if url.startswith("https") else "ws" + url[4:]
-
-
-# ---- HTTP status -> error ---------------------------------------------------------------
-
-def http_error(resp_status: int, body: str, url: str, content_type: str = "",
-               headers: Mapping[str, str] | None = None, api_key: str | None = None,
-               model: str = "", auth_hint: str | None = None) -> E.ModelError:
-    """The error a response means (the client's mapping), with doctor's fuller 401 hint."""
-    err = errors_map.error_from_response(resp_status, body, url, api_key=api_key,
-                                         headers=headers, model=model, content_type=content_type)
-    if isinstance(err, E.AuthError) and auth_hint:
-        err.hint = auth_hint
-    return err
-
-
-def _json_body(resp: httpx.Response, url: str) -> dict[str, Any]:
-    ctype = resp.headers.get("content-type", "")
-    try:
-        data = resp.json()
-    except ValueError:
-        data = None
-    if "json" not in ctype or not isinstance(data, dict):
-        raise errors_map.not_openai_body(url, resp.text, ctype, resp.status_code)
-    return data
-
-
-def _link_error(exc: Exception, url: str) -> E.ModelError:
-    if isinstance(exc, httpx.TimeoutException):
-        return E.StreamTimeout(f"no answer from {url} in time ({type(exc).__name__})", url=url)
-    if isinstance(exc, httpx.ConnectError):
-        return E.ConnectionFailed(f"cannot connect to {url}: {exc}", url=url)
-    return E.StreamDropped(f"the connection to {url} broke: {exc or type(exc).__name__}", url=url)
 
 
 # ---- the run -----------------------------------------------------------------------------
@@ -219,7 +80,7 @@ class _Doctor:
                         on_result(result)
         finally:
             if self.ws is not None:
-                await _close_quietly(self.ws)
+                await close_quietly(self.ws)
         return DoctorReport(list(results.values()))
 
     async def _run_one(self, check_id: str, title: str) -> CheckResult:
@@ -229,7 +90,7 @@ class _Doctor:
         try:
             outcome = await asyncio.wait_for(check(), self.cfg.check_timeout_s)
         except Skip as exc:
-            return CheckResult(check_id, title, SKIP, _ms(start), detail=str(exc))
+            return CheckResult(check_id, title, SKIP, ms(start), detail=str(exc))
         except (asyncio.TimeoutError, TimeoutError):
             limit = f"{self.cfg.check_timeout_s:g} s"
             err = E.StreamTimeout(f"the stream stalled: {self.progress} until the {limit} limit"
@@ -238,10 +99,10 @@ class _Doctor:
         except SparkPairError as exc:
             return self._failed(check_id, title, start, exc)
         except httpx.HTTPError as exc:
-            return self._failed(check_id, title, start, _link_error(exc, str(exc.request.url)
-                                                                      if _has_request(exc)
+            return self._failed(check_id, title, start, link_error(exc, str(exc.request.url)
+                                                                      if has_request(exc)
                                                                       else "the server"))
-        return CheckResult(check_id, title, PASS, _ms(start), detail=self._redact(outcome.detail),
+        return CheckResult(check_id, title, PASS, ms(start), detail=self._redact(outcome.detail),
                            data=outcome.data)
 
     def _failed(self, check_id: str, title: str, start: float,
@@ -251,7 +112,7 @@ class _Doctor:
             value = getattr(exc, name, None)
             if value is not None:
                 data[name] = value
-        return CheckResult(check_id, title, FAIL, _ms(start), detail=self._redact(exc.message),
+        return CheckResult(check_id, title, FAIL, ms(start), detail=self._redact(exc.message),
                            hint=self._redact(exc.hint), error_class=exc.kind, data=data)
 
     def _redact(self, text: str) -> str:
@@ -293,7 +154,7 @@ class _Doctor:
         resp = await self.http.post(url, json=body, headers=self._headers())
         if resp.status_code != 200:
             raise self._http_error(resp, resp.text, url, body.get("model", ""))
-        return _json_body(resp, url)
+        return json_body(resp, url)
 
     def _http_error(self, resp: httpx.Response, body: str, url: str,
                     model: str = "") -> E.ModelError:
@@ -330,7 +191,7 @@ class _Doctor:
             return text, data.get("usage")
         data = await self._post("/v1/responses", {
             "model": model, "input": messages, "stream": False, "max_output_tokens": max_tokens})
-        return _responses_text(data), data.get("usage")
+        return responses_text(data), data.get("usage")
 
     # ---- the checks -----------------------------------------------------------------------
 
@@ -378,7 +239,7 @@ class _Doctor:
                                      hint="fix the base URL first")
         port = parts.port or (443 if parts.scheme == "https" else 80)
         target, via = host, ""
-        proxy = _proxy_for(parts.scheme, host)
+        proxy = proxy_for(parts.scheme, host)
         if proxy:
             p = urlsplit(proxy)
             target, port, via = p.hostname or "", p.port or 8080, f" via proxy {p.hostname}"
@@ -390,7 +251,7 @@ class _Doctor:
             raise E.ConnectionFailed(f"cannot resolve {target!r}{via}: {exc.strerror or exc}",
                                      hint="check the host name for typos, your DNS, VPN or "
                                           "container network") from exc
-        dns_ms = _ms(t0)
+        dns_ms = ms(t0)
         address = infos[0][4][0]
         t1 = time.perf_counter()
         use_tls = parts.scheme == "https" and not proxy
@@ -408,7 +269,7 @@ class _Doctor:
         except OSError as exc:
             raise E.ConnectionFailed(f"cannot connect to {target}:{port}{via}: "
                                      f"{exc.strerror or exc}") from exc
-        connect_ms = _ms(t1)
+        connect_ms = ms(t1)
         writer.close()
         try:
             await asyncio.wait_for(writer.wait_closed(), 1.0)
@@ -428,7 +289,7 @@ class _Doctor:
         resp = await self.http.get(url, headers=self._headers())
         if resp.status_code != 200:
             raise self._http_error(resp, resp.text, url)
-        data = _json_body(resp, url)
+        data = json_body(resp, url)
         items = data.get("data")
         if not isinstance(items, list):
             raise E.ProtocolError("GET /v1/models has no 'data' list", url=url, body=resp.text)
@@ -477,7 +338,7 @@ class _Doctor:
                 raise
             api = "chat"  # no Responses API here: auto uses Chat Completions
             stats = await self._stream(api)
-        return _judge_stream(api, stats)
+        return judge_stream(api, stats)
 
     async def _stream(self, api: str) -> dict[str, Any]:
         assert self.http is not None
@@ -503,8 +364,8 @@ class _Doctor:
                     raise E.ProtocolError("asked for a stream, got one JSON body: the server or "
                                           "a proxy ignores stream=true", url=url, body=raw)
                 raise self._http_error(resp, raw, url)
-            async for data in _sse_data(resp):
-                event = _parse_event(data, url)
+            async for data in sse_data(resp):
+                event = parse_event(data, url)
                 if event is None:
                     break
                 if "error" in event and event.get("type") is None:
@@ -555,11 +416,11 @@ class _Doctor:
         except (InvalidHandshake, WebSocketException, OSError) as exc:
             raise E.ConnectionFailed(f"WebSocket handshake with {url} failed: {exc}",
                                      url=url) from exc
-        handshake_ms = _ms(t0)
+        handshake_ms = ms(t0)
         t1 = time.perf_counter()
         text, _, ttft = await self._ws_turn(
             {"input": [{"role": "user", "content": PING_PROMPT}]}, url)
-        turn_ms = _ms(t1)
+        turn_ms = ms(t1)
         ttft_txt = f", TTFT {ttft * 1000:.0f} ms" if ttft is not None else ""
         return Outcome(f"handshake {handshake_ms:.0f} ms; turn {turn_ms:.0f} ms{ttft_txt}, "
                        f"{len(text)} chars",
@@ -586,7 +447,7 @@ class _Doctor:
                 raise self._event_error(event, url)
             elif kind == "response.completed":
                 response = event.get("response") or {}
-                return "".join(parts) or _responses_text(response), response.get("id"), ttft
+                return "".join(parts) or responses_text(response), response.get("id"), ttft
         raise E.ProtocolError("the WebSocket turn never completed", url=url)
 
     async def check_memory(self) -> Outcome:
@@ -623,96 +484,5 @@ class _Doctor:
                                        "shows")
         t0 = time.perf_counter()
         text, _ = await self._ask(target, [{"role": "user", "content": PING_PROMPT}])
-        return Outcome(f"{target} answered in {_ms(t0):.0f} ms ({len(text)} chars)",
+        return Outcome(f"{target} answered in {ms(t0):.0f} ms ({len(text)} chars)",
                        {"model": target})
-
-
-# ---- stream helpers --------------------------------------------------------------------
-
-def _judge_stream(api: str, stats: dict[str, Any]) -> Outcome:
-    times: list[float] = stats["times"]
-    usage = stats["usage"] or {}
-    if not times:
-        raise E.ProtocolError(f"the {api} stream ended without any text", hint=None)
-    ttft, last, total = times[0], times[-1], stats["total_s"]
-    tokens = usage.get("output_tokens", usage.get("completion_tokens")) or len(times)
-    tps = (tokens - 1) / (last - ttft) if last > ttft and tokens > 1 else None
-    data = {"api": api, "ttft_ms": round(ttft * 1000, 1), "tokens": tokens, "deltas": len(times),
-            "tokens_per_s": round(tps, 1) if tps else None, "usage": bool(usage)}
-    spread = last - ttft
-    if len(times) >= 8 and total >= 0.15 and spread < 0.1 * total:
-        raise E.StreamTimeout(
-            f"the stream arrived all at once: {len(times)} deltas within {spread * 1000:.0f} ms, "
-            f"after {ttft * 1000:.0f} ms of silence",
-            hint="something between you and the model buffers the stream (a proxy or gateway): "
-                 "turn response buffering off there, or use the WebSocket transport")
-    rate = f"{tps:,.0f} tok/s" if tps else "too short to rate"
-    note = "" if total >= 0.15 else " (too fast to judge buffering)"
-    no_usage = "" if usage else "; no usage in the stream"
-    return Outcome(f"{api}: TTFT {ttft * 1000:.0f} ms, {tokens} tokens, {rate}, "
-                   f"{len(times)} deltas spread over {spread * 1000:.0f} ms{note}{no_usage}", data)
-
-
-async def _sse_data(resp: httpx.Response):  # type: ignore[no-untyped-def]
-    """The `data:` payloads of an SSE body (multi-line data joined)."""
-    lines: list[str] = []
-    async for line in resp.aiter_lines():
-        if not line:
-            if lines:
-                yield "\n".join(lines)
-                lines = []
-            continue
-        if line.startswith("data:"):
-            lines.append(line[5:].lstrip(" "))
-    if lines:
-        yield "\n".join(lines)
-
-
-def _parse_event(data: str, url: str) -> dict[str, Any] | None:
-    if data.strip() == "[DONE]":
-        return None
-    try:
-        event = json.loads(data)
-    except ValueError:
-        raise E.ProtocolError("a stream event is not JSON", url=url, body=data) from None
-    if not isinstance(event, dict):
-        raise E.ProtocolError("a stream event is not a JSON object", url=url, body=data)
-    return event
-
-
-def _responses_text(data: Mapping[str, Any]) -> str:
-    if isinstance(data.get("output_text"), str):
-        return data["output_text"]
-    parts = []
-    for item in data.get("output") or []:
-        for content in (item.get("content") or []) if isinstance(item, dict) else []:
-            if isinstance(content, dict) and content.get("type") == "output_text":
-                parts.append(content.get("text") or "")
-    return "".join(parts)
-
-
-def _proxy_for(scheme: str, host: str) -> str | None:
-    proxies = urllib.request.getproxies()
-    proxy = proxies.get(scheme) or proxies.get("all")
-    if not proxy or urllib.request.proxy_bypass(host):
-        return None
-    return proxy
-
-
-def _has_request(exc: httpx.HTTPError) -> bool:
-    try:
-        exc.request  # noqa: B018
-    except RuntimeError:
-        return False
-    return True
-
-
-async def _close_quietly(ws: Any) -> None:
-    try:
-        await asyncio.wait_for(ws.close(), 1.0)
-    except Exception:  # noqa: BLE001 - closing is best effort
-        pass
-
-
-def _ms(start: float) -> float:
-    return (time.perf_counter() - start) * 1000

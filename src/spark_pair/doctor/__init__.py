@@ -1,0 +1,14 @@
+"""The checks behind `spark-pair doctor`: plain results, no UI.
+
+Each check passes, fails (with the error's message and fix hint) or is skipped because a check it
+needs did not pass. Every check is capped in time (`check_timeout_s`), so a stalled stream cannot
+hang the run. The probes talk to the endpoint directly (httpx / websockets) so that each failure
+can be pinned on one step: resolve, connect, authenticate, list models, answer, stream, chain.
+"""
+
+from .checks import CHECKS, run_doctor
+from .results import CheckResult, DoctorConfig, DoctorReport, config_from_settings
+from .wire import url_problems
+
+__all__ = ["CHECKS", "CheckResult", "DoctorConfig", "DoctorReport", "config_from_settings",
+           "run_doctor", "url_problems"]

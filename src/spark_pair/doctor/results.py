@@ -1,0 +1,83 @@
+"""What doctor checks and what it finds: plain data, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import SparkPairError
+
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+
+
+
+@dataclass
+class DoctorConfig:
+    """What doctor checks: the effective settings (never printed with the key)."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    api_key_env: str = "SPARK_PAIR_API_KEY"
+    model: str | None = None
+    fallbacks: list[str] = field(default_factory=list)
+    transport: str = "auto"
+    sources: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    config_error: SparkPairError | None = None
+    check_timeout_s: float = 5.0
+    stream_tokens: int = 256
+
+
+def config_from_settings(settings: Any, check_timeout_s: float = 5.0) -> DoctorConfig:
+    """DoctorConfig from `config.load_settings()`'s result."""
+    model = settings.model
+    return DoctorConfig(
+        base_url=model.base_url, api_key=settings.api_key, api_key_env=settings.key_env,
+        model=model.name, fallbacks=list(model.fallbacks or []),
+        transport=settings.session.transport or "auto", sources=dict(settings.sources),
+        warnings=list(settings.warnings), check_timeout_s=check_timeout_s)
+
+
+@dataclass
+class CheckResult:
+    id: str
+    title: str
+    status: str  # pass | fail | skip
+    duration_ms: float = 0.0
+    detail: str = ""
+    hint: str = ""
+    error_class: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "status": self.status,
+                "duration_ms": round(self.duration_ms, 1), "detail": self.detail,
+                "hint": self.hint, "error_class": self.error_class, "data": self.data}
+
+
+@dataclass
+class DoctorReport:
+    results: list[CheckResult]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.status != FAIL for r in self.results)
+
+    @property
+    def first_failure(self) -> CheckResult | None:
+        return next((r for r in self.results if r.status == FAIL), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        failed = self.first_failure
+        return {"ok": self.ok, "failed_check": failed.id if failed else None,
+                "checks": [r.as_dict() for r in self.results]}
+
+
+class Skip(Exception):
+    """Raised by a check that does not apply (not a failure)."""
+
+
+@dataclass
+class Outcome:
+    detail: str
+    data: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,169 @@
+"""Doctor's wire helpers: URL shape, status mapping, SSE parsing and stream judging."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from .. import errors as E
+from ..errors import SparkPairError
+from ..protocol import errors_map
+from ..urls import normalize_base_url
+from .results import Outcome
+
+
+# ---- URL shape ---------------------------------------------------------------------------
+
+def url_problems(url: str) -> list[str]:
+    """What is wrong with a configured base URL (empty list: looks right). A trailing slash is
+    harmless and not reported."""
+    try:
+        _, notes = normalize_base_url(url)
+    except SparkPairError as exc:
+        return [exc.message]
+    return [n for n in notes if "trailing slash" not in n]
+
+
+def probe_url(url: str) -> str:
+    """The URL the client really uses (normalized), or the value as given if it cannot be."""
+    try:
+        return normalize_base_url(url)[0]
+    except SparkPairError:
+        return url.strip()
+
+
+def api_url(base_url: str, path: str) -> str:
+    return base_url.strip().rstrip("/") + path
+
+
+def ws_url(base_url: str, path: str) -> str:
+    url = api_url(base_url, path)
+    return "wss" + url[5:] if url.startswith("https") else "ws" + url[4:]
+
+
+# ---- HTTP status -> error ---------------------------------------------------------------
+
+def http_error(resp_status: int, body: str, url: str, content_type: str = "",
+               headers: Mapping[str, str] | None = None, api_key: str | None = None,
+               model: str = "", auth_hint: str | None = None) -> E.ModelError:
+    """The error a response means (the client's mapping), with doctor's fuller 401 hint."""
+    err = errors_map.error_from_response(resp_status, body, url, api_key=api_key,
+                                         headers=headers, model=model, content_type=content_type)
+    if isinstance(err, E.AuthError) and auth_hint:
+        err.hint = auth_hint
+    return err
+
+
+def json_body(resp: httpx.Response, url: str) -> dict[str, Any]:
+    ctype = resp.headers.get("content-type", "")
+    try:
+        data = resp.json()
+    except ValueError:
+        data = None
+    if "json" not in ctype or not isinstance(data, dict):
+        raise errors_map.not_openai_body(url, resp.text, ctype, resp.status_code)
+    return data
+
+
+def link_error(exc: Exception, url: str) -> E.ModelError:
+    if isinstance(exc, httpx.TimeoutException):
+        return E.StreamTimeout(f"no answer from {url} in time ({type(exc).__name__})", url=url)
+    if isinstance(exc, httpx.ConnectError):
+        return E.ConnectionFailed(f"cannot connect to {url}: {exc}", url=url)
+    return E.StreamDropped(f"the connection to {url} broke: {exc or type(exc).__name__}", url=url)
+
+
+# ---- stream helpers --------------------------------------------------------------------
+
+def judge_stream(api: str, stats: dict[str, Any]) -> Outcome:
+    times: list[float] = stats["times"]
+    usage = stats["usage"] or {}
+    if not times:
+        raise E.ProtocolError(f"the {api} stream ended without any text", hint=None)
+    ttft, last, total = times[0], times[-1], stats["total_s"]
+    tokens = usage.get("output_tokens", usage.get("completion_tokens")) or len(times)
+    tps = (tokens - 1) / (last - ttft) if last > ttft and tokens > 1 else None
+    data = {"api": api, "ttft_ms": round(ttft * 1000, 1), "tokens": tokens, "deltas": len(times),
+            "tokens_per_s": round(tps, 1) if tps else None, "usage": bool(usage)}
+    spread = last - ttft
+    if len(times) >= 8 and total >= 0.15 and spread < 0.1 * total:
+        raise E.StreamTimeout(
+            f"the stream arrived all at once: {len(times)} deltas within {spread * 1000:.0f} ms, "
+            f"after {ttft * 1000:.0f} ms of silence",
+            hint="something between you and the model buffers the stream (a proxy or gateway): "
+                 "turn response buffering off there, or use the WebSocket transport")
+    rate = f"{tps:,.0f} tok/s" if tps else "too short to rate"
+    note = "" if total >= 0.15 else " (too fast to judge buffering)"
+    no_usage = "" if usage else "; no usage in the stream"
+    return Outcome(f"{api}: TTFT {ttft * 1000:.0f} ms, {tokens} tokens, {rate}, "
+                   f"{len(times)} deltas spread over {spread * 1000:.0f} ms{note}{no_usage}", data)
+
+
+async def sse_data(resp: httpx.Response):  # type: ignore[no-untyped-def]
+    """The `data:` payloads of an SSE body (multi-line data joined)."""
+    lines: list[str] = []
+    async for line in resp.aiter_lines():
+        if not line:
+            if lines:
+                yield "\n".join(lines)
+                lines = []
+            continue
+        if line.startswith("data:"):
+            lines.append(line[5:].lstrip(" "))
+    if lines:
+        yield "\n".join(lines)
+
+
+def parse_event(data: str, url: str) -> dict[str, Any] | None:
+    if data.strip() == "[DONE]":
+        return None
+    try:
+        event = json.loads(data)
+    except ValueError:
+        raise E.ProtocolError("a stream event is not JSON", url=url, body=data) from None
+    if not isinstance(event, dict):
+        raise E.ProtocolError("a stream event is not a JSON object", url=url, body=data)
+    return event
+
+
+def responses_text(data: Mapping[str, Any]) -> str:
+    if isinstance(data.get("output_text"), str):
+        return data["output_text"]
+    parts = []
+    for item in data.get("output") or []:
+        for content in (item.get("content") or []) if isinstance(item, dict) else []:
+            if isinstance(content, dict) and content.get("type") == "output_text":
+                parts.append(content.get("text") or "")
+    return "".join(parts)
+
+
+def proxy_for(scheme: str, host: str) -> str | None:
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(host):
+        return None
+    return proxy
+
+
+def has_request(exc: httpx.HTTPError) -> bool:
+    try:
+        exc.request  # noqa: B018
+    except RuntimeError:
+        return False
+    return True
+
+
+async def close_quietly(ws: Any) -> None:
+    try:
+        await asyncio.wait_for(ws.close(), 1.0)
+    except Exception:  # noqa: BLE001 - closing is best effort
+        pass
+
+
+def ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
