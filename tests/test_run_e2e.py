@@ -319,3 +319,20 @@ def test_config_error_is_a_clear_json_error_with_exit_3(sim: SimProcess, repo: P
     assert [ln["type"] for ln in lines] == ["error", "end"]
     assert lines[0]["class"] == "ConfigError" and ".spark-pair.toml" in lines[0]["message"]
     assert "Traceback" not in res.stderr
+
+
+def test_files_outside_the_repo_are_refused(sim: SimProcess, repo: Path, home: Path,
+                                            tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("do not send\n")
+    for name in (str(tmp_path / "secret.txt"), "../secret.txt", ".git/config"):
+        res = run(repo, home, sim, "anything", "-f", name)
+        assert res.returncode == ExitCode.USAGE, (name, res.stderr)
+        assert "-f" in res.stderr and res.stdout == ""
+    assert not sim.requests()  # nothing was sent
+    (repo / "sub").mkdir()
+    (repo / "sub" / "x.py").write_text("x = 1\n")
+    res = subprocess.run(_cli() + ["run", "anything", "-f", "x.py", "-f", str(repo / "a.py"),
+                                   "--json"], cwd=repo / "sub", env=env_for(home, sim),
+                         capture_output=True, text=True, timeout=60)
+    turn = next(ln for ln in lines_of(res.stdout) if ln["type"] == "turn")
+    assert turn["files"] == ["a.py", "sub/x.py"]

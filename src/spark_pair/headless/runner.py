@@ -135,6 +135,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
     if not opts.prompt.strip():
         raise UsageError("the prompt is empty", hint="spark-pair run 'what to change' [-f FILE]")
     root = repo_root(opts.cwd)
+    files = repo_paths(root, opts.cwd or Path.cwd(), opts.files)
     settings = _load_settings(opts)
     for warning in settings.warnings:
         diag.say(f"config: {warning}")
@@ -155,7 +156,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
             async with open_context(root, settings, client) as (context, watch):
                 session = Session(root, client, approver, context=context,
                                   recorder=recorder, watch=watch)  # default journal of root
-                await _drive(session, opts, jl, diag, report)
+                await _drive(session, opts, files, jl, diag, report)
     except OSError as exc:
         if report.code is None:
             raise
@@ -203,8 +204,8 @@ class _Reporter:
         self.code = code
 
 
-async def _drive(session: Any, opts: RunOptions, jl: JsonLines | None, diag: Diagnostics,
-                 report: _Reporter) -> None:
+async def _drive(session: Any, opts: RunOptions, files: list[str], jl: JsonLines | None,
+                 diag: Diagnostics, report: _Reporter) -> None:
     loop = asyncio.get_running_loop()
     timer = None
     if opts.timeout is not None:
@@ -216,7 +217,7 @@ async def _drive(session: Any, opts: RunOptions, jl: JsonLines | None, diag: Dia
 
     with _signal(loop, on_sigint):
         try:
-            async for event in session.turn(opts.prompt, opts.files):
+            async for event in session.turn(opts.prompt, files):
                 if type(event).__name__ == "TurnFinished":
                     report(event.result)
                     continue
@@ -228,6 +229,27 @@ async def _drive(session: Any, opts: RunOptions, jl: JsonLines | None, diag: Dia
         finally:
             if timer is not None:
                 timer.cancel()
+
+
+def repo_paths(root: Path, cwd: Path, files: list[str]) -> list[str]:
+    """-f paths (relative to cwd, or absolute) as repo paths; anything outside is refused."""
+    import os
+
+    real_root = root.resolve()
+    out = []
+    for name in files:
+        full = Path(os.path.abspath(cwd / name))
+        full = full.resolve() if full.exists() else full
+        try:
+            rel = full.relative_to(real_root).as_posix()
+        except ValueError:
+            raise UsageError(f"-f {name}: outside the repository {root}",
+                             hint="only files inside the repository go into the context") from None
+        if rel in ("", ".") or rel == ".git" or rel.startswith(".git/"):
+            raise UsageError(f"-f {name}: not a file of the repository",
+                             hint="name files inside the repository, not .git or the root")
+        out.append(rel)
+    return out
 
 
 def _bases(root: Path, result: Any) -> dict[str, str]:
