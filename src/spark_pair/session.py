@@ -1,11 +1,20 @@
 """One turn: context -> request -> stream -> incremental parse -> approvals -> apply -> record.
 
-    session = Session(root, client, approver, context=..., journal=..., store=...)
+    session = Session(root, client, approver, context=workspace, journal=None,
+                      recorder=TurnRecorder(store), watch=watcher.watch)
     async for event in session.turn("rename foo to bar", files=["src/a.py"]):
-        ...   # protocol events, parse events, session_events.*; the last one is TurnFinished
+        ...
+    session.cancel(timeout=False)   # from anywhere: stop the turn; keeps what arrived
 
-The session never writes without a Decision for every operation, writes all-or-nothing through
-edits.apply_turn (journaled for undo), and keeps whatever arrived when a turn is cancelled.
+A turn yields, in order: TurnStarted; the client's events (Started, TextDelta, Usage,
+Retrying, TransportChanged, ModelChanged, Completed | Failed) interleaved with the parser's
+(FileStarted, HunkStarted, LineAdded, FileFinished) and the session's OperationProposed,
+Decided and Stale; then Refused / Stale / Applied from the apply step; last TurnFinished(result).
+
+The approver is asked about each operation as soon as it is parsed (decisions run alongside
+the stream). Nothing is written without a Decision for every operation; a REFUSE, a conflict
+or a stale file that no longer fits means nothing at all is written. Writes go through
+edits.apply_turn (all-or-nothing, journaled for undo). A cancelled or failed turn writes nothing.
 """
 
 from __future__ import annotations
