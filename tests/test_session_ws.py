@@ -95,3 +95,26 @@ async def test_model_not_found_moves_to_the_fallback_and_says_so(sim: SimProcess
     result = events[-1].result
     assert result.status == "applied" and result.model == "gpt-5.3-codex-spark"
     assert (repo / "counter.py").read_text() == "# counter\nCOUNT = 1\n# end\n"
+
+
+async def test_http_follow_up_resends_trimmed_history_and_fresh_context(sim: SimProcess,
+                                                                        tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "counter.py").write_text("# counter\nCOUNT = 0\n# end\n")
+    sim.configure(replies=[{"match": f"TURN{i} ", "text": counter_diff(i)} for i in range(3)])
+    options = ClientOptions(base_url=sim.base_url, api_key=None, model="gpt-5.3-codex-spark",
+                            transport="responses")
+    async with ModelClient(options) as client:
+        workspace = Workspace(repo, history_turns=1, chained=lambda: client.transport == "ws")
+        session = Session(repo, client, PolicyApprover(apply=True), context=workspace,
+                          journal=Journal(repo, data_dir=tmp_path / "data"))
+        for i in range(3):
+            async for event in session.turn(f"TURN{i} bump", ["counter.py"]):
+                if isinstance(event, TurnFinished):
+                    assert event.result.status == "applied", event.result.error
+    bodies = [e["body"] for e in sim.requests() if e["transport"] == "responses"]
+    assert len(bodies) == 3 and all("previous_response_id" not in b for b in bodies)
+    last = json.dumps(bodies[2])
+    assert "COUNT = 2" in last  # the file as it is now, in full
+    assert "TURN1 bump" in last and "TURN0 bump" not in last  # history trimmed to one turn
