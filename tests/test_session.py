@@ -262,3 +262,34 @@ async def test_conflicting_hunk_refuses_the_turn_and_names_the_file(repo: Path,
     result = events[-1].result
     assert result.status == "conflict" and exit_code_for(result.error) == ExitCode.CONFLICT
     assert snapshot(repo) == before
+
+
+class RewindingClient(ScriptedClient):
+    """Streams a first attempt that deletes b.txt, then a retry that answers differently."""
+
+    async def stream(self, request: pe.TurnRequest):
+        self.requests.append(request)
+        first = "--- a/a.txt\n+++ b/a.txt\n@@ -1,4 +1,4 @@\n one\n-two\n+TWO\n three\n four\n" \
+                "--- a/b.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-alpha\n"
+        keep = first.index("+TWO")
+        final = first[:keep] + "+2\n three\n four\n"
+        yield pe.Started("req_1", "ws", "m", "ws://127.0.0.1:1/v1/responses")
+        yield pe.TextDelta(first)
+        yield pe.Retrying(1, 0.0, "dropped")
+        yield pe.Rewound(keep, "the retried response differs from the text already shown")
+        yield pe.TextDelta(final[keep:])
+        usage = pe.Usage(10, 5)
+        yield usage
+        yield pe.Completed("resp_2", final, usage, pe.Metrics(0.01, 0.1, 5, 900.0), retries=1)
+
+
+async def test_rewound_reply_is_reparsed_and_only_the_final_text_applies(repo: Path,
+                                                                         tmp_path: Path) -> None:
+    approver = PolicyApprover(apply=True, allow_delete=True)
+    events = await collect(make(repo, RewindingClient(""), approver, tmp_path))
+    result = events[-1].result
+    assert result.status == "applied", result.error
+    assert [type(op).__name__ for op in result.operations] == ["Modify"]
+    assert (repo / "a.txt").read_text() == "one\n2\nthree\nfour\n"
+    assert (repo / "b.txt").read_text() == B  # the delete lived only in the discarded text
+    assert any(isinstance(e, pe.Rewound) for e in events)

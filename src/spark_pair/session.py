@@ -42,6 +42,7 @@ from .protocol.events import (
     Completed,
     Failed,
     ModelChanged,
+    Rewound,
     Started,
     TextDelta,
     TransportChanged,
@@ -205,6 +206,15 @@ class _TurnRun:
                         for pe in parsed:
                             for out in self._on_parse(pe):
                                 yield out
+                    elif isinstance(event, Rewound):
+                        # a retry answered differently: forget what came after `keep`, re-parse
+                        text = "".join(chunks)[: event.keep]
+                        chunks = [text]
+                        parser = DiffParser()
+                        self._forget_operations()
+                        for pe in parser.feed(text):
+                            for out in self._on_parse(pe):
+                                yield out
                     else:
                         error = self._on_protocol(event) or error
                     for out in self._take_decisions():
@@ -327,6 +337,12 @@ class _TurnRun:
                 return
             for out in self._take_decisions():
                 yield out
+
+    def _forget_operations(self) -> None:
+        """Drop every operation parsed so far (their text was rewound) and their decisions."""
+        self.stop_deciding()
+        self.ops, self.tasks, self.decided, self.reported = [], [], [], 0
+        self.writing = None
 
     def stop_deciding(self) -> None:
         for task in self.tasks:

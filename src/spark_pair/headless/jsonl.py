@@ -50,6 +50,8 @@ def event_to_dict(event: Any, *, deltas: bool = False,
     if name == "Retrying":
         return {"type": "retry", "attempt": event.attempt, "delay_s": round(event.delay_s, 3),
                 "reason": event.reason}
+    if name == "Rewound":
+        return {"type": "rewind", "keep": event.keep, "reason": event.reason}
     if name == "TransportChanged":
         return {"type": "transport_changed", "old": event.old, "new": event.new,
                 "reason": redact(event.reason)}

@@ -53,6 +53,8 @@ class Diagnostics:
         name = type(event).__name__
         if name == "Retrying":
             self.say(f"retry {event.attempt} in {event.delay_s:.1f} s ({event.reason})")
+        elif name == "Rewound":
+            self.say(f"the retried reply differs after {event.keep} chars; re-reading it from there")
         elif name == "TransportChanged":
             self.say(f"transport {event.old} -> {event.new}: {event.reason}")
         elif name == "ModelChanged":
