@@ -82,3 +82,21 @@ def test_read_text_guards(repo: Path) -> None:
         read_text(repo, "big.txt", max_bytes=100)
     with pytest.raises(UsageError, match="directory"):
         read_text(repo, "src")
+
+
+def test_read_text_refuses_paths_outside_the_repo_and_git(tmp_path):
+    import pytest
+
+    from spark_pair.errors import PathRefused
+    from spark_pair.workspace.files import read_text
+
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]\n")
+    (tmp_path / "secret.txt").write_text("outside\n")
+    (root / "link.txt").symlink_to(tmp_path / "secret.txt")
+    (root / "ok.txt").write_text("inside\n")
+    assert read_text(root, "ok.txt") == "inside\n"
+    for bad in ("../secret.txt", str(tmp_path / "secret.txt"), "link.txt", ".git/config"):
+        with pytest.raises(PathRefused):
+            read_text(root, bad)

@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import PathRefused, UsageError
 
 ALWAYS_IGNORED = frozenset({".git", ".venv", "node_modules", "__pycache__"})
 MAX_FILE_BYTES = 1_000_000
@@ -156,8 +156,15 @@ class IgnoreRules:
 
 
 def read_text(root: Path, rel: str, *, max_bytes: int = MAX_FILE_BYTES) -> str | None:
-    """The file's text, or None when it does not exist. Refuses binary or oversized files."""
-    path = Path(root) / rel
+    """The file's text, or None when it does not exist. Refuses binary or oversized files, and
+    anything that resolves outside the repository or into .git/ (never sent to a model)."""
+    base = os.path.realpath(root)
+    path = Path(os.path.realpath(os.path.join(base, rel)))
+    git_dir = os.path.join(base, ".git")
+    if not str(path).startswith(base.rstrip(os.sep) + os.sep) or (
+            str(path) == git_dir or str(path).startswith(git_dir + os.sep)):
+        raise PathRefused(f"{rel} is outside the repository (or inside .git/)",
+                          hint="only files inside the repository are sent to the model")
     try:
         size = path.stat().st_size
         if size > max_bytes:
