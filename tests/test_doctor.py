@@ -55,10 +55,22 @@ async def test_healthy_simulator_passes_every_check(sim):
     assert "sk-test-doctor-key" not in str(report.as_dict())
 
 
+@pytest.mark.parametrize("transport", ["auto", "responses", "chat"])
+async def test_plain_simulator_passes_memory_by_really_keeping_the_conversation(sim, transport):
+    # no script: the simulator recalls 42 only from the history or the chain it was given
+    report = await run_doctor(config(sim, transport=transport))
+    memory = by_id(report)["memory"]
+    assert memory.status == "pass", (memory.detail, memory.hint)
+    assert ("previous_response_id" in memory.detail) == (transport == "auto")
+
+
 async def test_memory_fails_when_the_answer_lacks_42(sim):
+    # as a server that lost the conversation answers
+    sim.configure(replies=[{"match": "What number", "text": "I don't know."}])
     report = await run_doctor(config(sim))
     assert by_id(report)["memory"].status == "fail"
     assert "42" in by_id(report)["memory"].detail
+    assert "I don't know" in by_id(report)["memory"].detail
 
 
 async def test_wrong_key_fails_auth_and_explains(sim):

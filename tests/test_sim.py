@@ -582,3 +582,112 @@ def test_the_command_reports_a_bad_fault_without_a_traceback():
     assert result.exit_code == 2
     assert "bad --fault" in result.output and "hint:" in result.output
     assert "Traceback" not in result.output
+
+
+# ---- conversation memory ("remember N" / "what number ...?") -------------------------------
+
+REMEMBER = "Remember the number 42. Reply only with OK."
+RECALL = "What number did I ask you to remember? Reply with the number only."
+
+
+def test_chat_recalls_from_the_history_it_is_sent(sim):
+    with http(sim) as client:
+        def ask(messages: list[dict], stream: bool = False) -> str:
+            resp = client.post("/v1/chat/completions", json={
+                "model": MODEL, "messages": messages, "stream": stream})
+            assert resp.status_code == 200
+            return sse_texts(resp.text) if stream else \
+                resp.json()["choices"][0]["message"]["content"]
+
+        ack = ask([{"role": "user", "content": REMEMBER}])
+        assert ack == "OK, I will remember 42."
+        history = [{"role": "user", "content": "remember 7"}, {"role": "assistant", "content": "ok"},
+                   {"role": "user", "content": REMEMBER}, {"role": "assistant", "content": ack}]
+        assert ask([*history, {"role": "user", "content": RECALL}]) == "42"
+        assert ask([*history, {"role": "user", "content": "Which number was it?"}], True) == "42"
+        # the same question without the history: nothing to recall
+        assert ask([{"role": "user", "content": RECALL}]) == "I don't know."
+        # the assistant saying "remember 42" is not the user asking for it
+        assert ask([{"role": "assistant", "content": ack},
+                    {"role": "user", "content": RECALL}]) == "I don't know."
+
+
+def test_responses_sse_recalls_through_previous_response_id_only(sim):
+    with http(sim) as client:
+        def turn(**body) -> tuple[str, str]:
+            resp = client.post("/v1/responses", json={"model": MODEL, "stream": True, **body})
+            assert resp.status_code == 200, resp.text
+            done = [json.loads(line[6:]) for line in resp.text.split("\n")
+                    if line.startswith("data: {") and "response.completed" in line]
+            return sse_texts(resp.text), done[-1]["response"]["id"]
+
+        ack, first = turn(input=REMEMBER)
+        assert ack == "OK, I will remember 42."
+        _, second = turn(input="unrelated", previous_response_id=first)
+        assert turn(input=RECALL, previous_response_id=second)[0] == "42"
+        assert turn(input=RECALL)[0] == "I don't know."  # no history, no chain
+        # store=false responses cannot be continued over HTTP; unknown ids are refused
+        _, unstored = turn(input=REMEMBER, store=False)
+        for rid in (unstored, "resp_nope"):
+            resp = client.post("/v1/responses", json={"model": MODEL, "input": RECALL,
+                                                      "previous_response_id": rid})
+            assert resp.status_code == 400
+            assert resp.json()["error"]["code"] == "previous_response_not_found"
+        # a non-streaming continuation works the same way
+        resp = client.post("/v1/responses", json={"model": MODEL, "input": RECALL,
+                                                  "previous_response_id": first})
+        assert resp.json()["output"][0]["content"][0]["text"] == "42"
+    sim.reset()  # reset forgets the stored responses
+    with http(sim) as client:
+        resp = client.post("/v1/responses", json={"model": MODEL, "input": RECALL,
+                                                  "previous_response_id": first})
+        assert resp.status_code == 400
+
+
+async def test_ws_recalls_only_along_the_chain_on_its_socket(sim):
+    async with ws_connect(sim) as ws:
+        warm = await ws_turn(ws, generate=False, input=[{"role": "user", "content": REMEMBER}])
+        first = await ws_turn(ws, input=[{"role": "user", "content": "remember 5"}])
+        assert deltas(first) == "OK, I will remember 5."
+        # chained to the pre-warm response, whose input asked to remember 42
+        recalled = await ws_turn(ws, input=[{"role": "user", "content": RECALL}],
+                                 previous_response_id=warm[-1]["response"]["id"])
+        assert deltas(recalled) == "42"
+        again = await ws_turn(ws, input=[{"role": "user", "content": "Can you recall it?"}],
+                              previous_response_id=recalled[-1]["response"]["id"])
+        assert deltas(again).startswith("w00 w01")  # no "number": generated text as usual
+        chained = await ws_turn(ws, input=[{"role": "user", "content": "recall the number"}],
+                                previous_response_id=first[-1]["response"]["id"])
+        assert deltas(chained) == "5"
+        # same socket, no previous_response_id and no history: the conversation is lost
+        lost = await ws_turn(ws, input=[{"role": "user", "content": RECALL}])
+        assert deltas(lost) == "I don't know."
+
+
+def test_a_scripted_reply_wins_over_the_memory_rule(sim):
+    sim.configure(replies=[{"match": "What number", "text": "scripted"}], default="dflt")
+    with http(sim) as client:
+        resp = client.post("/v1/responses", json={"model": MODEL, "input": [
+            {"role": "user", "content": REMEMBER}, {"role": "user", "content": RECALL}]})
+        assert resp.json()["output"][0]["content"][0]["text"] == "scripted"
+        resp = client.post("/v1/responses", json={"model": MODEL, "input": "remember 9"})
+        assert resp.json()["output"][0]["content"][0]["text"] == "OK, I will remember 9."
+        resp = client.post("/v1/responses", json={"model": MODEL, "input": "hello"})
+        assert resp.json()["output"][0]["content"][0]["text"] == "dflt"
+
+
+def test_memory_rule_and_response_store_units():
+    from spark_pair.sim.memory import ResponseStore, memory_reply
+
+    assert memory_reply("hello", []) is None
+    assert memory_reply("Please remember -3 for me", []) == "OK, I will remember -3."
+    assert memory_reply(RECALL, [("user", REMEMBER), ("user", "remember 8"),
+                                 ("assistant", "remember 9")]) == "8"
+    assert memory_reply("Remember the number 1 and then 2?", []) == "OK, I will remember 1."
+    store = ResponseStore(limit=2)
+    store.put("a", None, [("user", "remember 1")])
+    store.put("b", "a", [("user", "x")])
+    assert store.history("b") == [("user", "remember 1"), ("user", "x")]
+    store.put("c", "b", [("user", "y")])
+    assert "a" not in store and len(store) == 2
+    assert store.history("c") == [("user", "x"), ("user", "y")]  # the chain is cut at "a"

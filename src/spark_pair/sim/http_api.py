@@ -141,15 +141,24 @@ async def _serve(request: web.Request, state: SimState, api: str, body: Any, ok:
         answer = fault_response(fault)
         if answer is not None:
             return answer
-    turn = plan_turn(state.config, body, api)
+    previous = body.get("previous_response_id") if api == "responses" else None
+    if previous is not None and previous not in state.responses:
+        return error_response(400, f"Previous response with id '{previous}' not found.",
+                              "invalid_request_error", "previous_response_not_found",
+                              "previous_response_id")
+    turn = plan_turn(state.config, body, api, state.responses.history(previous))
     pacer = Pacer(state.config.tps, state.config.ttft_ms)
     state.in_flight += 1
     try:
         if body.get("stream"):
             if api == "chat":
                 return await _stream_chat(request, body, model, turn, pacer, fault, entry)
-            return await _stream_responses(request, body, model, turn, pacer, fault, entry)
-        return await _whole(request, body, api, model, turn, pacer, fault, entry)
+            response = await _stream_responses(request, body, model, turn, pacer, fault, entry)
+        else:
+            response = await _whole(request, body, api, model, turn, pacer, fault, entry)
+        if api == "responses" and body.get("store", True) is not False:
+            state.responses.put(entry["response_id"], previous, turn.stored())
+        return response
     finally:
         state.in_flight -= 1
 

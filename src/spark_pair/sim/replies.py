@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
+
+from .memory import Item, memory_reply
 
 DEFAULT_MODELS = ("gpt-5.3-codex-spark", "gpt-5.3-codex")
 TOKEN_CHARS = 4
@@ -52,10 +55,17 @@ def generated_text(n_tokens: int) -> str:
     return "".join(f"w{i % 100:02d} " for i in range(max(0, n_tokens)))
 
 
-def choose_reply(config: SimConfig, last_user_text: str) -> str:
+def choose_reply(config: SimConfig, last_user_text: str,
+                 conversation: Sequence[Item] | None = None) -> str:
+    """A scripted reply, else the memory rule (remember N / what number?) over the
+    conversation, else the default, else generated text."""
     for reply in config.replies:
         if reply.get("match", "") in last_user_text:
             return reply["text"]
+    if conversation is not None:
+        remembered = memory_reply(last_user_text, conversation)
+        if remembered is not None:
+            return remembered
     if config.default is not None:
         return config.default
     return generated_text(config.tokens)
@@ -99,6 +109,22 @@ def responses_texts(body: dict[str, Any]) -> tuple[str, int]:
         if item.get("role") == "user":
             last = text
     return last, total
+
+
+def chat_items(body: dict[str, Any]) -> list[Item]:
+    """(role, text) of each chat message."""
+    return [(str(m.get("role", "")), _text_of(m.get("content")))
+            for m in body.get("messages") or [] if isinstance(m, dict)]
+
+
+def responses_items(body: dict[str, Any]) -> list[Item]:
+    """(role, text) of each responses input item; a plain string input is one user item."""
+    items = body.get("input")
+    if isinstance(items, str):
+        return [("user", items)]
+    return [(str(i.get("role") or i.get("type", "")),
+             _text_of(i.get("content")) or str(i.get("output", "")))
+            for i in items or [] if isinstance(i, dict)]
 
 
 def input_tokens(chars: int) -> int:

@@ -10,9 +10,11 @@ from typing import Any
 from aiohttp import web
 
 from .faults import Fault, FaultBook, fault_from_dict
+from .memory import ResponseStore
 from .replies import SimConfig
 
 MAX_LOG = 10_000
+MAX_STORED = 1000  # HTTP responses kept for previous_response_id
 
 
 class SimState:
@@ -28,6 +30,7 @@ class SimState:
         self.config = config.copy()
         self.faults = FaultBook(copy.deepcopy(faults))
         self.log: list[dict[str, Any]] = []
+        self.responses = ResponseStore(MAX_STORED)  # HTTP /v1/responses, all connections
         self._seq = itertools.count(1)
         self.ws_connections = 0
         self.http_connections = 0

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .faults import Fault
 from .pacing import Pacer
-from .replies import SimConfig, chat_texts, choose_reply, input_tokens, responses_texts, tokenize
+from .memory import Item
+from .replies import (SimConfig, chat_items, chat_texts, choose_reply, input_tokens,
+                      responses_items, responses_texts, tokenize)
 
 MAX_BATCH = 512  # tokens per write when many are due at once
 
@@ -27,25 +29,34 @@ class Turn:
     tokens: list[str]
     input_tokens: int
     truncated: bool
+    items: list[Item] = field(default_factory=list)  # this request's own input items
 
     @property
     def text(self) -> str:
         return "".join(self.tokens)
 
+    def stored(self) -> list[Item]:
+        """What a response store keeps: the input items and the reply."""
+        return [*self.items, ("assistant", self.text)]
 
-def plan_turn(config: SimConfig, body: dict[str, Any], api: str) -> Turn:
-    """api: "chat" or "responses" (the WS mode uses the responses body)."""
+
+def plan_turn(config: SimConfig, body: dict[str, Any], api: str,
+              history: list[Item] | None = None) -> Turn:
+    """api: "chat" or "responses" (the WS mode uses the responses body). `history`: the
+    stored conversation of the previous_response_id chain, oldest first."""
     if api == "chat":
         last, chars = chat_texts(body)
+        items = chat_items(body)
         limit = body.get("max_completion_tokens") or body.get("max_tokens")
     else:
         last, chars = responses_texts(body)
+        items = responses_items(body)
         limit = body.get("max_output_tokens")
-    tokens = tokenize(choose_reply(config, last))
+    tokens = tokenize(choose_reply(config, last, (history or []) + items))
     truncated = isinstance(limit, int) and limit >= 0 and len(tokens) > limit
     if truncated:
         tokens = tokens[:limit]
-    return Turn(tokens, input_tokens(chars), truncated)
+    return Turn(tokens, input_tokens(chars), truncated, items)
 
 
 async def pump(pacer: Pacer, tokens: list[str], emit: Callable[[list[str]], Awaitable[None]],

@@ -12,7 +12,9 @@ from aiohttp import WSMsgType, web
 
 from . import http_api, wire
 from .faults import Fault
+from .memory import ResponseStore
 from .pacing import Pacer
+from .replies import responses_items
 from .state import STATE, SimState
 from .turns import Dropped, plan_turn, pump
 
@@ -77,7 +79,7 @@ class WsSession:
         self.ws = ws
         self.conn_id = conn_id
         self.request = request
-        self.known_ids: list[str] = []
+        self.stored = ResponseStore(MAX_REMEMBERED)  # this socket's responses, for chaining
         self.completed = 0
         self.task: asyncio.Task[None] | None = None
 
@@ -144,7 +146,7 @@ class WsSession:
             await self.ws.close()
             return 400
         previous = body.get("previous_response_id")
-        if previous is not None and previous not in self.known_ids:
+        if previous is not None and previous not in self.stored:
             await self._send(ws_error(400, "previous_response_not_found",
                                       f"Previous response with id '{previous}' not found.",
                                       param="previous_response_id"))
@@ -189,9 +191,10 @@ class WsSession:
             await send(wire.dumps(event))
         if body.get("generate") is False:
             await send(wire.dumps(stream.complete([], 0, 0)))
-            self._remember(stream.id)
+            self._remember(stream.id, body, responses_items(body))
             return 200
-        turn = plan_turn(self.state.config, body, "responses")
+        previous = body.get("previous_response_id")
+        turn = plan_turn(self.state.config, body, "responses", self.stored.history(previous))
         pacer = Pacer(self.state.config.tps, self.state.config.ttft_ms)
         for event in stream.open_message():
             await send(wire.dumps(event))
@@ -204,14 +207,13 @@ class WsSession:
         entry["output_tokens"] = sent
         for event in stream.finish(turn.text, turn.input_tokens, sent, turn.truncated):
             await send(wire.dumps(event))
-        self._remember(stream.id)
+        self._remember(stream.id, body, turn.stored())
         return 200
 
     def _abort(self) -> None:
         if self.request.transport is not None:
             self.request.transport.abort()
 
-    def _remember(self, response_id: str) -> None:
+    def _remember(self, response_id: str, body: dict[str, Any], items: list) -> None:
         self.completed += 1
-        self.known_ids.append(response_id)
-        del self.known_ids[:-MAX_REMEMBERED]
+        self.stored.put(response_id, body.get("previous_response_id"), items)
