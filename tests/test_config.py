@@ -32,7 +32,7 @@ def test_precedence_defaults_user_project_env_flags(home, tmp_path):
     write(project / ".spark-pair.toml", '[model]\nname = "proj-model"\n\n[session]\ntransport = "chat"\n')
     env = {"SPARK_PAIR_TRANSPORT": "responses"}
     s = load_settings(cwd=project, env=env, overrides={"model.name": "flag-model"})
-    assert s.model.name == "flag-model" and s.sources["model.name"] == "flag --name"
+    assert s.model.name == "flag-model" and s.sources["model.name"] == "flag --model"
     assert s.model.base_url == "https://user.example/api"
     assert s.sources["model.base_url"].startswith("user file") and s.sources["model.base_url"].endswith(":3")
     assert s.session.transport == "responses" and s.sources["session.transport"] == "env SPARK_PAIR_TRANSPORT"
@@ -113,7 +113,7 @@ def test_config_command_shows_sources_and_never_the_key(home, tmp_path):
                   {"SPARK_PAIR_API_KEY": "sk-very-secret-key-42"})
     assert out.returncode == 0, out.stderr
     assert "sk-very-secret" not in out.stdout + out.stderr
-    assert "flag --name" in out.stdout and "m2" in out.stdout
+    assert "flag --model" in out.stdout and "m2" in out.stdout
     assert ".spark-pair.toml:2" in out.stdout
     assert "ended with /v1" in out.stderr
     data = json.loads(run_cli(["config", "--json"], tmp_path, home,

@@ -184,10 +184,12 @@ async def test_wrong_key_is_attempted_once_and_never_leaks(sim, transport):
 
 async def test_wrong_key_on_http_is_logged_once(sim):
     sim.configure(api_key="the-right-key")
-    async with client(sim, "chat", api_key="nope") as c:
-        await run(c)
+    async with client(sim, "chat", api_key="nope", key_source="$TEAM_KEY") as c:
+        events = await run(c)
     log = sim.requests()
     assert len(log) == 1 and log[0]["auth_ok"] is False and log[0]["status"] == 401
+    assert "[credential used: API key from $TEAM_KEY]" in events[-1].error.message
+    assert "OAuth" in events[-1].error.hint
 
 
 @pytest.mark.parametrize("transport", ["ws", "responses", "chat"])

@@ -31,6 +31,8 @@ ENV_OVERRIDES = {
     "SPARK_PAIR_TRANSPORT": "session.transport",
     "SPARK_PAIR_API_KEY_ENV": "model.api_key_env",
 }
+FLAGS = {"model.name": "--model", "model.base_url": "--base-url",
+         "session.transport": "--transport"}
 _INTERP = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -119,7 +121,8 @@ class Settings:
             temperature=self.request.temperature,
             reconnect_attempts=self.session.reconnect_attempts,
             retry_deadline_s=max(timeout_s, 30.0),
-            persistent_ws=self.session.persistent_ws, task=task)
+            persistent_ws=self.session.persistent_ws, task=task,
+            key_source=f"${self.key_env}" + ("" if self.api_key else " (not set)"))
 
 
 def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None,
@@ -141,7 +144,8 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None,
             _set(settings, dotted, env[var].strip(), f"env {var}", None)
     for dotted, value in (overrides or {}).items():
         if value is not None and value != "":
-            _set(settings, dotted, value, f"flag --{dotted.split('.')[1].replace('_', '-')}", None)
+            flag = FLAGS.get(dotted, "--" + dotted.split(".")[1].replace("_", "-"))
+            _set(settings, dotted, value, f"flag {flag}", None)
     _check(settings)
     return settings
 

@@ -133,7 +133,8 @@ class AuthError(ModelError):
     kind = "auth"
     default_hint = (
         "check the key: is the env var exported in this shell, without leading/trailing "
-        "whitespace or a newline, without a 'Bearer ' prefix, not deleted or out of credit?"
+        "whitespace or a newline, without a 'Bearer ' prefix, not deleted or out of credit? "
+        "spark-pair uses API-key mode only: an OAuth / login token is not an API key"
     )
 
 

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..errors import EndpointError, ModelError, ModelNotFound
+from ..errors import AuthError, EndpointError, ModelError, ModelNotFound
 from ..store.records import Recorder, RequestRecord
 from . import errors_map
 from .chat import chat_body, stream_chat
@@ -46,6 +46,7 @@ class ClientOptions:
     retry_deadline_s: float = 60.0  # total time budget for retries of one request
     persistent_ws: bool = True
     task: str = "edit"
+    key_source: str = ""  # where the key came from, e.g. "$SPARK_PAIR_API_KEY" (for messages)
 
     def __repr__(self) -> str:  # never show the key
         key = "set" if self.api_key else "none"
@@ -241,6 +242,8 @@ class ModelClient:
                                             o.retry_deadline_s, self._rng, self._retry_base_s)
                     if delay is None:
                         self._fill_record(rec, watch, None, None, retries - 1, err)
+                        if isinstance(err, AuthError) and o.key_source:
+                            err.message += f" [credential used: API key from {o.key_source}]"
                         yield Failed(err, retries=retries - 1)
                         return
                     yield Retrying(retries, delay, err.kind)
