@@ -51,7 +51,9 @@ def command(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> Non
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t.time))
             state = "undone" if t.undone else ("undo of " + str(t.undoes) if t.kind == "undo" else "applied")
             files = ", ".join(t.files[:4]) + (f" (+{len(t.files) - 4})" if len(t.files) > 4 else "")
-            click.echo(f"{t.turn_id}  {when}  {state:<30}  {files}")
+            click.echo(f"{t.turn_id}  {when}  {state}  {files}")
+            if t.summary and t.kind != "undo":
+                click.echo(f"    {t.summary[:100]}")
         return
     restored = journal.undo(turn_id, force=force)
     if as_json:
