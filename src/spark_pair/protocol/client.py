@@ -11,10 +11,8 @@ from contextlib import aclosing
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from ..errors import AuthError, EndpointError, ModelError, ModelNotFound
 from ..store.records import Recorder, RequestRecord
@@ -26,6 +24,9 @@ from .metrics import Stopwatch, estimate_tokens
 from .responses_sse import responses_body, stream_responses
 from .responses_ws import WsRefused, WsSession
 from .retry import retry_delay
+
+if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never needs it)
+    import httpx
 
 TRANSPORTS = ("ws", "responses", "chat")
 
@@ -117,6 +118,8 @@ class ModelClient:
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
+            import httpx
+
             o = self.options
             timeout = httpx.Timeout(connect=o.connect_timeout_s, read=o.timeout_s,
                                     write=o.timeout_s, pool=o.connect_timeout_s)
@@ -128,6 +131,8 @@ class ModelClient:
     # ---- requests --------------------------------------------------------------------
 
     async def list_models(self) -> list[str]:
+        import httpx
+
         url = f"{self.base_url}/v1/models"
         headers = {"Authorization": f"Bearer {self.options.api_key}"} \
             if self.options.api_key else {}

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError
 from . import errors_map
 from .sse import iter_sse_data
+
+if TYPE_CHECKING:  # httpx loads with the first HTTP client (never on the WS path)
+    import httpx
 
 
 def messages_of(request) -> list[dict[str, str]]:
@@ -20,6 +21,8 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                    api_key: str | None, model: str, read_timeout_s: float
                    ) -> AsyncIterator[str]:
     """POST `body` as JSON and yield each SSE data payload; raise a ModelError on failure."""
+    import httpx
+
     headers = {"Accept": "text/event-stream"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"

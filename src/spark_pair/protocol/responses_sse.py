@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ProtocolError
 from . import errors_map
 from .events import TurnRequest, Usage
 from .http_common import messages_of, post_sse
+
+if TYPE_CHECKING:
+    import httpx
 
 
 def responses_body(request: TurnRequest, model: str, max_tokens: int | None,

@@ -6,14 +6,14 @@ import asyncio
 import json
 from contextlib import aclosing
 from collections.abc import AsyncIterator
-from typing import Any
-
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EndpointError, ModelError, ProtocolError
 from . import errors_map
 from .responses_sse import handle_event, responses_body
+
+if TYPE_CHECKING:  # websockets loads when a socket opens (the HTTP transports never need it)
+    from websockets.asyncio.client import ClientConnection
 
 BETA_HEADER = ("openai-beta", "responses_websockets=2026-02-06")
 QUIET_REOPENS = 3  # an idle socket closed by the server is reopened this many times per turn
@@ -50,6 +50,9 @@ class WsSession:
         self.busy = False  # a response is in flight on self.ws
 
     async def open(self) -> None:
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import InvalidHandshake, InvalidStatus
+
         headers = [BETA_HEADER]
         if self.api_key:
             headers.append(("Authorization", f"Bearer {self.api_key}"))
@@ -96,6 +99,8 @@ class WsSession:
                   *, chain: bool = True, generate: bool = True
                   ) -> AsyncIterator[tuple[str, Any]]:
         """One turn: ("open", url), ("id", rid), ("delta", s), ("usage", u), ("done", rid)."""
+        from websockets.exceptions import ConnectionClosed
+
         for _ in range(QUIET_REOPENS + 1):
             if self.busy:  # an earlier stream was abandoned mid-response: its socket is spent
                 await self.close()
@@ -133,6 +138,8 @@ class WsSession:
         raise errors_map.dropped(self.url, "the server kept closing the WebSocket")
 
     async def _receive(self, model: str) -> AsyncIterator[tuple[str, Any]]:
+        from websockets.exceptions import ConnectionClosed
+
         ws = self.ws
         assert ws is not None
         started = False

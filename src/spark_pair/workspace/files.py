@@ -94,8 +94,16 @@ class IgnoreRules:
     def __init__(self, root: Path) -> None:
         self.root = Path(root).resolve()
         self._cache: dict[str, bool] = {}
-        self._git = (self.root / ".git").exists() and _git(self.root, "--version") is not None
-        self._patterns = [] if self._git else _read_gitignore(self.root)
+        self._use_git: bool | None = None  # decided on first use (it runs git once)
+        self._patterns: list[str] = []
+
+    @property
+    def _uses_git(self) -> bool:
+        if self._use_git is None:
+            self._use_git = (self.root / ".git").exists() and \
+                _git(self.root, "--version") is not None
+            self._patterns = [] if self._use_git else _read_gitignore(self.root)
+        return self._use_git
 
     def relative(self, path: str | Path) -> str | None:
         """The repo-relative '/' path, or None when outside the root."""
@@ -125,14 +133,14 @@ class IgnoreRules:
         """True only when already known to be ignored (never runs git)."""
         if _has_always_ignored(rel):
             return True
-        if self._git:
+        if self._uses_git:
             return self._cache.get(rel, False)
         return self.is_ignored(rel)
 
     def is_ignored_many(self, rels: list[str]) -> set[str]:
         """The ignored subset of rels, asking git once for all unknown ones."""
         unknown = [r for r in rels if r not in self._cache and not _has_always_ignored(r)]
-        if self._git and unknown:
+        if self._uses_git and unknown:
             res = _git(self.root, "check-ignore", "--no-index", "-z", "--stdin",
                        stdin="\0".join(unknown).encode())
             hits = set()
@@ -145,11 +153,11 @@ class IgnoreRules:
     def forget(self) -> None:
         """Drop cached decisions (after a .gitignore changed)."""
         self._cache.clear()
-        if not self._git:
+        if not self._uses_git:
             self._patterns = _read_gitignore(self.root)
 
     def _check(self, rel: str) -> bool:
-        if not self._git:
+        if not self._uses_git:
             return _match(rel, self._patterns)
         res = _git(self.root, "check-ignore", "--no-index", "-q", rel)
         return res is not None and res.returncode == 0

@@ -8,12 +8,13 @@ import logging
 import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
-
-import watchfiles
+from typing import TYPE_CHECKING, Any
 
 from .aicomments import AIComment, find_ai_comments
 from .files import ALWAYS_IGNORED, IgnoreRules, read_text
+
+if TYPE_CHECKING:  # watchfiles (and anyio) load when the watcher starts
+    import watchfiles
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +153,8 @@ class Watcher:
 
     async def _watch(self, paths: list[Path], *, recursive: bool, stop: asyncio.Event) -> None:
         try:
+            import watchfiles
+
             watch = watchfiles.awatch(*paths, stop_event=stop, debounce=self.debounce_ms,
                                       step=min(50, max(10, self.debounce_ms)),
                                       watch_filter=self._keep, recursive=recursive)
