@@ -65,7 +65,8 @@ from .session_events import (
 if TYPE_CHECKING:  # the store package opens SQLite; not needed before the request
     from .store.records import Recorder, RequestRecord
 
-_END = object()
+_END = object()  # the stream ended
+_WAKE = object()  # the turn was cancelled: look at the queue again
 
 
 class Context(Protocol):
@@ -175,6 +176,7 @@ class _TurnRun:
         # the request goes out first; the parser and the watcher get ready while it travels
         pump = asyncio.create_task(self._pump(self.queue))
         stopper = asyncio.create_task(cancel.wait())
+        stopper.add_done_callback(self._wake)  # a cancel wakes the loop waiting on the queue
         await asyncio.sleep(0)
         from .edits.parser import DiffParser
 
@@ -182,14 +184,15 @@ class _TurnRun:
         try:
             async with self._watching():
                 while True:
-                    getter = asyncio.ensure_future(self.queue.get())
-                    done, _ = await asyncio.wait({getter, stopper},
-                                                 return_when=asyncio.FIRST_COMPLETED)
-                    if getter not in done:
-                        getter.cancel()
+                    # what is already queued is handled first; a cancel takes effect once the
+                    # queue is empty. get() returns at once when an event is queued: the loop
+                    # waits (one future, no task) only when there is nothing to do
+                    if cancel.is_set() and self.queue.empty():
                         error = self.s._cancel_reason or Cancelled("the turn was cancelled")
                         break
-                    event = getter.result()
+                    event = await self.queue.get()
+                    if event is _WAKE:
+                        continue
                     if event is _END:
                         break
                     if isinstance(event, SparkPairError):
@@ -268,6 +271,10 @@ class _TurnRun:
             r.retries = event.retries
             return event.error
         return None
+
+    def _wake(self, stopper: asyncio.Task[Any]) -> None:
+        if not stopper.cancelled():
+            self.queue.put_nowait(_WAKE)
 
     async def _pump(self, queue: asyncio.Queue[Any]) -> None:
         try:
