@@ -13,16 +13,17 @@ from ._common import report_errors
 
 @click.command("sim")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=0, show_default=True, type=int, help="Port (0 picks a free one).")
-@click.option("--tps", default=1200.0, show_default=True, type=float,
+@click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535),
+              help="Port (0 picks a free one).")
+@click.option("--tps", default=1200.0, show_default=True, type=click.FloatRange(min=0),
               help="Tokens per second (0 = unthrottled).")
-@click.option("--ttft-ms", default=150.0, show_default=True, type=float,
+@click.option("--ttft-ms", default=150.0, show_default=True, type=click.FloatRange(min=0),
               help="Time to first token, in milliseconds.")
 @click.option("--script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help='Replies JSON: {"replies": [{"match": ..., "text": ...}], "default": ...}.')
 @click.option("--api-key", help="Accept only this Bearer key (default: accept any).")
 @click.option("--models", help="Comma-separated model ids to serve.")
-@click.option("--tokens", default=200, show_default=True, type=int,
+@click.option("--tokens", default=200, show_default=True, type=click.IntRange(min=1),
               help="Length of generated replies when no script reply matches.")
 @click.option("--fault", "faults", multiple=True, metavar="SPEC",
               help="Inject a fault, e.g. rate_limit:times=2,retry_after=1 (repeatable).")
