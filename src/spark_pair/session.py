@@ -20,6 +20,7 @@ edits.apply_turn (all-or-nothing, journaled for undo). A cancelled or failed tur
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import os
 import time
@@ -66,7 +67,7 @@ if TYPE_CHECKING:  # the store package opens SQLite; not needed before the reque
     from .store.records import Recorder, RequestRecord
 
 _END = object()  # the stream ended
-_WAKE = object()  # the turn was cancelled: look at the queue again
+_WAKE = object()  # the turn was cancelled: look at the inbox again
 
 
 class Context(Protocol):
@@ -148,6 +149,27 @@ class Session:
         yield TurnFinished(result)
 
 
+class _Inbox:
+    """The turn's incoming events (stream, watcher, wake-ups), in order. `put` never waits;
+    the turn loop takes from `items` and waits only when it is empty."""
+
+    def __init__(self) -> None:
+        self.items: collections.deque[Any] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, item: Any) -> None:
+        self.items.append(item)
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self) -> None:
+        """Return once something is in `items`."""
+        while not self.items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+
+
 class _TurnRun:
     """The state of one turn while it runs."""
 
@@ -163,7 +185,7 @@ class _TurnRun:
         self.decided: list[Decision | None] = []
         self.reported: int = 0  # decisions already yielded
         self.stale: set[str] = set()
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()  # stream events and watcher reports
+        self.inbox = _Inbox()  # stream events and watcher reports
         self.writing: str | None = None  # path of the file being parsed now
 
     # ---- the turn ------------------------------------------------------------------------
@@ -173,24 +195,30 @@ class _TurnRun:
         assert cancel is not None
         chunks: list[str] = []
         error: SparkPairError | None = None
-        # the request goes out first; the parser and the watcher get ready while it travels
-        pump = asyncio.create_task(self._pump(self.queue))
+        # the request goes out first; the parser gets ready while it travels and the
+        # watcher starts with the first event
+        pump = asyncio.create_task(self._pump())
         stopper = asyncio.create_task(cancel.wait())
-        stopper.add_done_callback(self._wake)  # a cancel wakes the loop waiting on the queue
+        stopper.add_done_callback(self._wake)  # a cancel wakes the loop waiting on the inbox
         await asyncio.sleep(0)
         from .edits.parser import DiffParser
 
         parser = DiffParser()
         try:
-            async with self._watching():
+            async with contextlib.AsyncExitStack() as watching:
+                items = self.inbox.items
+                watch = self.s.watch is not None
                 while True:
                     # what is already queued is handled first; a cancel takes effect once the
-                    # queue is empty. get() returns at once when an event is queued: the loop
-                    # waits (one future, no task) only when there is nothing to do
-                    if cancel.is_set() and self.queue.empty():
-                        error = self.s._cancel_reason or Cancelled("the turn was cancelled")
-                        break
-                    event = await self.queue.get()
+                    # inbox is empty. The loop waits (one future, no task) only when there is
+                    # nothing to do
+                    if not items:
+                        if cancel.is_set():
+                            error = self.s._cancel_reason or Cancelled("the turn was cancelled")
+                            break
+                        await self.inbox.wait()
+                        continue
+                    event = items.popleft()
                     if event is _WAKE:
                         continue
                     if event is _END:
@@ -199,6 +227,9 @@ class _TurnRun:
                         error = event
                         break
                     yield event
+                    if watch:  # after the first event: the request is out, so the watcher's
+                        watch = False  # start-up work (imports, git) does not delay it
+                        await watching.enter_async_context(self.s.watch(self._changed))
                     if isinstance(event, TextDelta):
                         chunks.append(event.text)
                         try:
@@ -220,8 +251,9 @@ class _TurnRun:
                                 yield out
                     else:
                         error = self._on_protocol(event) or error
-                    for out in self._take_decisions():
-                        yield out
+                    if self.reported < len(self.tasks):
+                        for out in self._take_decisions():
+                            yield out
                 stopper.cancel()
                 if not pump.done():
                     pump.cancel()
@@ -274,16 +306,17 @@ class _TurnRun:
 
     def _wake(self, stopper: asyncio.Task[Any]) -> None:
         if not stopper.cancelled():
-            self.queue.put_nowait(_WAKE)
+            self.inbox.put(_WAKE)
 
-    async def _pump(self, queue: asyncio.Queue[Any]) -> None:
+    async def _pump(self) -> None:
+        put = self.inbox.put
         try:
             async for event in self.s.client.stream(self.request):
-                await queue.put(event)
+                put(event)
         except Exception as exc:  # a bug below the client: report, never hang the turn
-            await queue.put(exc if isinstance(exc, SparkPairError) else
-                            ModelError(f"the model client failed: {exc!r}"))
-        await queue.put(_END)
+            put(exc if isinstance(exc, SparkPairError) else
+                ModelError(f"the model client failed: {exc!r}"))
+        put(_END)
 
     # ---- parse events -> operations --------------------------------------------------------
 
@@ -358,14 +391,6 @@ class _TurnRun:
 
     # ---- staleness -----------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def _watching(self) -> AsyncIterator[None]:
-        if self.s.watch is None:
-            yield
-            return
-        async with self.s.watch(self._changed):
-            yield
-
     def _changed(self, paths: set[str]) -> None:
         """Called by the watcher with repo-relative paths that changed on disk."""
         for path in paths:
@@ -378,15 +403,16 @@ class _TurnRun:
                 self.stale.add(path)
                 index = next((i for i, op in enumerate(self.ops) if path in op_paths(op)), None)
                 if index is not None or path == self.writing:
-                    self.queue.put_nowait(Stale(path, index))
+                    self.inbox.put(Stale(path, index))
             else:
                 self.stale.add(path)  # a later operation on it is stale from the start
 
     def _take_stale(self) -> list[Any]:
         """Stale reports that came in after the stream ended."""
         out = []
-        while not self.queue.empty():
-            item = self.queue.get_nowait()
+        items = self.inbox.items
+        while items:
+            item = items.popleft()
             if isinstance(item, Stale):
                 out.append(item)
         return out
