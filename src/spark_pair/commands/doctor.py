@@ -33,15 +33,14 @@ def print_result(console, result) -> None:  # type: ignore[no-untyped-def]
     row.add_column(width=1, no_wrap=True)
     row.add_column(ratio=1)
     row.add_column(justify="right", no_wrap=True)
-    if result.status == "skip":
-        reason = result.detail.removeprefix("skipped: ")
-        row.add_row(Text(mark, style=style), Text(result.title, style="dim"),
-                    Text(f"skipped: {reason}", style="dim"))
-        console.print(row)
-        return
-    row.add_row(Text(mark, style=style), Text(result.title, style="bold"),
-                Text(f"{result.duration_ms:,.0f} ms", "dim"))
+    skipped = result.status == "skip"
+    row.add_row(Text(mark, style=style), Text(result.title, style="dim" if skipped else "bold"),
+                Text("skipped" if skipped else f"{result.duration_ms:,.0f} ms", "dim"))
     console.print(row)
+    if skipped:
+        reason = result.detail.removeprefix("skipped: ")
+        console.print(Padding(Text(reason, style="dim"), (0, 0, 0, 4)))
+        return
     for line in result.detail.splitlines():
         console.print(Padding(Text(line), (0, 0, 0, 4)))
     if result.hint:

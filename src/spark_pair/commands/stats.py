@@ -110,8 +110,9 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
     if report.missing_prices:
         first = report.missing_prices[0]
         console.print(f"* no price for {', '.join(report.missing_prices)}", style="dim")
-        console.print(f'  add to config: \\[prices."{first}"] input_per_m = ..., '
-                      "output_per_m = ... (USD)", style="dim")
+        console.print("  add to config (USD per million tokens):", style="dim")
+        console.print(f'  \\[prices."{first}"] input_per_m = ..., output_per_m = ...',
+                      style="dim")
 
 
 @click.command("stats")
