@@ -252,6 +252,17 @@ def test_reply_without_a_diff_is_a_model_failure(sim: SimProcess, repo: Path, ho
     assert lines[-2]["type"] == "error" and lines[-2]["class"] == "ParseError"
 
 
+def test_missing_key_is_named_up_front(sim: SimProcess, repo: Path, home: Path) -> None:
+    env = env_for(home, sim)
+    del env["SPARK_PAIR_API_KEY"]
+    sim.configure(default="no diff here")
+    res = subprocess.run(_cli() + ["run", "anything"], cwd=repo, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert "$SPARK_PAIR_API_KEY is not set" in res.stderr
+    keyed = run(repo, home, sim, "anything")
+    assert "is not set" not in keyed.stderr
+
+
 def test_fallback_model_price_and_request_record(sim: SimProcess, repo: Path, home: Path) -> None:
     from spark_pair.store import RequestStore
 
@@ -336,3 +347,19 @@ def test_files_outside_the_repo_are_refused(sim: SimProcess, repo: Path, home: P
                          capture_output=True, text=True, timeout=60)
     turn = next(ln for ln in lines_of(res.stdout) if ln["type"] == "turn")
     assert turn["files"] == ["a.py", "sub/x.py"]
+
+
+def test_a_folder_means_its_files_and_a_missing_file_is_noted(sim: SimProcess, repo: Path,
+                                                             home: Path) -> None:
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "m.py").write_text("m = 1\n")
+    (repo / "pkg" / "n.py").write_text("n = 2\n")
+    (repo / ".gitignore").write_text("*.log\n")
+    (repo / "pkg" / "run.log").write_text("noise\n")
+    res = run(repo, home, sim, "anything", "-f", "pkg", "-f", "new.py", "--json")
+    turn = next(ln for ln in lines_of(res.stdout) if ln["type"] == "turn")
+    assert sorted(turn["files"]) == ["new.py", "pkg/m.py", "pkg/n.py"]
+    assert "new.py does not exist yet" in res.stderr
+    (repo / "empty").mkdir()
+    res = run(repo, home, sim, "anything", "-f", "empty")
+    assert res.returncode == ExitCode.USAGE and "holds no files" in res.stderr

@@ -12,7 +12,7 @@ from ._common import flag_overrides, model_options, report_errors
 @click.command("run")
 @click.argument("prompt", metavar="PROMPT")
 @click.option("-f", "--file", "files", multiple=True, metavar="PATH",
-              help="A file to put in the context (repeatable).")
+              help="A file to put in the context, or a folder for its files (repeatable).")
 @click.option("--apply", "apply_", is_flag=True,
               help="Write the changes (default: dry run, print the diff, write nothing).")
 @click.option("--allow-delete", is_flag=True, help="Allow deleting files (with --apply).")

@@ -139,9 +139,15 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
     root = repo_root(opts.cwd)
     files = repo_paths(root, opts.cwd or Path.cwd(), opts.files)
     settings = _load_settings(opts)
+    for rel in files:
+        if not (root / rel).exists():
+            diag.say(f"note: {rel} does not exist yet; the model is told so and may create it")
     for warning in settings.warnings:
         diag.say(f"config: {warning}")
     options = settings.client_options(task="edit")
+    if not options.api_key:
+        diag.say(f"note: ${settings.key_env} is not set, so requests carry no API key (only "
+                 "a local server accepts that)")
     if jl is not None:
         jl.write({"type": "session", "version": __version__, "schema": SCHEMA_VERSION,
                   "repo": str(root), "model": options.model, "transport": options.transport,
@@ -233,8 +239,12 @@ async def _drive(session: Any, opts: RunOptions, files: list[str], jl: JsonLines
                 timer.cancel()
 
 
+MAX_FOLDER_FILES = 200
+
+
 def repo_paths(root: Path, cwd: Path, files: list[str]) -> list[str]:
-    """-f paths (relative to cwd, or absolute) as repo paths; anything outside is refused."""
+    """-f paths (relative to cwd, or absolute) as repo paths, a folder as the files under it;
+    anything outside the repository is refused."""
     import os
 
     real_root = root.resolve()
@@ -247,11 +257,29 @@ def repo_paths(root: Path, cwd: Path, files: list[str]) -> list[str]:
         except ValueError:
             raise UsageError(f"-f {name}: outside the repository {root}",
                              hint="only files inside the repository go into the context") from None
-        if rel in ("", ".") or rel == ".git" or rel.startswith(".git/"):
+        if rel == ".git" or rel.startswith(".git/"):
             raise UsageError(f"-f {name}: not a file of the repository",
-                             hint="name files inside the repository, not .git or the root")
-        out.append(rel)
-    return out
+                             hint="name files inside the repository, not .git")
+        if full.is_dir():
+            out.extend(_files_under(root, rel, name))
+        else:
+            out.append(rel)
+    return list(dict.fromkeys(out))
+
+
+def _files_under(root: Path, rel: str, name: str) -> list[str]:
+    """The listed (not ignored) files under a folder given to -f."""
+    from ..workspace.files import list_files
+
+    prefix = "" if rel in ("", ".") else rel + "/"
+    found = [f for f in list_files(root) if f.startswith(prefix)]
+    if not found:
+        raise UsageError(f"-f {name}: the folder holds no files spark-pair may read",
+                         hint="ignored files (.gitignore) are left out; name files instead")
+    if len(found) > MAX_FOLDER_FILES:
+        raise UsageError(f"-f {name}: the folder holds {len(found)} files (limit "
+                         f"{MAX_FOLDER_FILES})", hint="name a smaller folder or the files themselves")
+    return found
 
 
 def _bases(root: Path, result: Any) -> dict[str, str]:
