@@ -72,6 +72,11 @@ def test_missing_interpolated_variable_names_file_line_and_variable(home, tmp_pa
         ('[session]\ntransport = "websocket"\n', "transport"),
         ('[session]\npersistent_ws = "maybe"\n', "true or false"),
         ('[model\nname = "x"\n', "line 1"),
+        ('[request]\ntimeout_ms = 0\n', "at least 1"),
+        ('[request]\nmax_tokens = -1\n', "at least 1"),
+        ('[request]\ntemperature = nan\n', "from 0 to 2"),
+        ('[request]\ntemperature = 99\n', "from 0 to 2"),
+        ('[session]\nreconnect_attempts = -2\n', "from 0 to 100"),
     ],
 )
 def test_bad_files_name_the_problem(home, tmp_path, text, needle):
@@ -90,6 +95,25 @@ def test_literal_key_in_a_tracked_project_file_warns_and_is_ignored(home, tmp_pa
     assert s.api_key is None
     assert any("git tracks" in w for w in s.warnings)
     assert all("sk-literal-secret-999" not in w for w in s.warnings)
+
+
+def test_a_key_pasted_as_the_variable_name_is_ignored_and_never_shown(home, tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    write(tmp_path / ".spark-pair.toml", '[model]\napi_key_env = "gsk-LEAKED987654"\n')
+    subprocess.run(["git", "add", ".spark-pair.toml"], cwd=tmp_path, check=True)
+    s = load_settings(cwd=tmp_path, env={"SPARK_PAIR_API_KEY": "sk-real-123456"})
+    assert s.key_env == "SPARK_PAIR_API_KEY" and s.api_key == "sk-real-123456"
+    assert any("git tracks" in w and ".spark-pair.toml:2" in w for w in s.warnings)
+    s = load_settings(cwd=tmp_path, env={"SPARK_PAIR_API_KEY_ENV": "sk-proj-LEAKED987654"})
+    assert s.key_env == "SPARK_PAIR_API_KEY"
+    assert all("LEAKED" not in w for w in s.warnings) and len(s.warnings) == 2
+    out = run_cli(["config", "--json"], tmp_path, home, {"SPARK_PAIR_API_KEY_ENV": "xLEAKED-987"})
+    assert out.returncode == 0 and "LEAKED" not in out.stdout + out.stderr
+
+
+def test_a_file_with_a_bom_loads(home, tmp_path):
+    (tmp_path / ".spark-pair.toml").write_bytes('\ufeff[model]\nname = "bom-model"\n'.encode())
+    assert load_settings(cwd=tmp_path, env={}).model.name == "bom-model"
 
 
 def test_project_file_search_stops_at_the_git_root(home, tmp_path):

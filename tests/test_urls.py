@@ -18,6 +18,8 @@ from spark_pair.urls import diagnose_key, host_of, normalize_base_url
         ("localhost:8000", "http://localhost:8000", 1),
         ("gw.example/api", "https://gw.example/api", 1),
         ("ws://127.0.0.1:9/v1", "http://127.0.0.1:9", 2),
+        ("https://gw.example/api/V1", "https://gw.example/api", 1),
+        ("https://gw.example/api?next=a@b", "https://gw.example/api", 1),
     ],
 )
 def test_normalize_base_url(raw, expected, warns):
@@ -31,7 +33,8 @@ def test_doubled_v1_is_named():
     assert any("/v1 twice" in w for w in warnings)
 
 
-@pytest.mark.parametrize("raw", ["", "   ", "ftp://x/y", "https:///nohost"])
+@pytest.mark.parametrize("raw", ["", "   ", "ftp://x/y", "https:///nohost", "https:/gw.example/api",
+                                 "http:gw.example"])
 def test_unusable_base_urls_are_config_errors(raw):
     with pytest.raises(ConfigError) as info:
         normalize_base_url(raw)
@@ -60,3 +63,18 @@ def test_key_diagnosis_strips_and_explains_without_showing_the_key():
 
 def test_host_of_keeps_only_host_and_port():
     assert host_of("https://user:pw@gw.example:8443/api?k=v") == "gw.example:8443"
+
+
+@pytest.mark.parametrize("raw", ["https://me:tok-PASSWORD42@gw.example/api",
+                                 "http://tok-PASSWORD42@127.0.0.1:9", "http://u:tok-PASSWORD42@/x"])
+def test_credentials_in_the_url_are_refused_and_never_shown(raw):
+    with pytest.raises(ConfigError) as info:
+        normalize_base_url(raw)
+    assert "PASSWORD42" not in info.value.message + (info.value.hint or "")
+
+
+@pytest.mark.parametrize("raw", ["sk-abc\ndef123", "sk-abc\u2019def", "sk-\x00abc"])
+def test_a_key_that_cannot_go_in_a_header_is_a_config_error(raw):
+    with pytest.raises(ConfigError) as info:
+        diagnose_key(raw, "MY_KEY")
+    assert "MY_KEY" in info.value.message and "def" not in info.value.message

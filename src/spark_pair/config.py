@@ -7,6 +7,7 @@ can say which config is in effect. Errors name the file, the line and the field.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 import subprocess
@@ -34,6 +35,13 @@ ENV_OVERRIDES = {
 FLAGS = {"model.name": "--model", "model.base_url": "--base-url",
          "session.transport": "--transport"}
 _INTERP = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FIX_HINT = "fix the value where it is set (the file and line, variable or flag named)"
+RANGES: dict[str, tuple[float, float]] = {
+    "request.timeout_ms": (1, math.inf), "request.max_tokens": (1, math.inf),
+    "request.temperature": (0, 2), "session.reconnect_attempts": (0, 100),
+    "session.history_turns": (0, 1000), "session.context_tokens": (100, math.inf),
+}
 
 
 @dataclass
@@ -164,7 +172,7 @@ def find_project_file(start: Path) -> Path | None:
 
 def _apply_file(settings: Settings, path: Path, label: str, env: Mapping[str, str]) -> None:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM some editors add is fine
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"cannot load {path}: {exc}",
@@ -225,11 +233,25 @@ def _set(settings: Settings, dotted: str, value: Any, source: str, where: str | 
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{place}: {dotted} must be a list of strings, like [\"a\", \"b\"]")
+            raise ConfigError(f"{place}: {dotted} must be a list of strings, like [\"a\", \"b\"]",
+                              hint=_FIX_HINT)
     elif not isinstance(value, str):
-        raise ConfigError(f"{place}: {dotted} must be a string (in quotes)")
-    setattr(target, name, value)
+        raise ConfigError(f"{place}: {dotted} must be a string (in quotes)", hint=_FIX_HINT)
+    if dotted in RANGES:
+        _check_range(value, place, dotted)
+    if dotted == "model.api_key_env" and not _ENV_NAME.fullmatch(value.strip()):
+        _ignore_key_in_place(settings, place, where, "api_key_env is not an environment "
+                                                    "variable name (is it the key itself?)")
+        return
+    setattr(target, name, value.strip() if dotted == "model.api_key_env" else value)
     settings.sources[dotted] = source
+
+
+def _check_range(value: Any, place: str, dotted: str) -> None:
+    low, high = RANGES[dotted]
+    if not (math.isfinite(value) and low <= value <= high):
+        span = f"from {low:g} to {high:g}" if high != math.inf else f"at least {low:g}"
+        raise ConfigError(f"{place}: {dotted} is {value!r}; it must be {span}", hint=_FIX_HINT)
 
 
 def _to_bool(value: Any, place: str, dotted: str) -> bool:
@@ -237,16 +259,18 @@ def _to_bool(value: Any, place: str, dotted: str) -> bool:
         return value
     if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
         return value.lower() in ("1", "true", "yes", "on")
-    raise ConfigError(f"{place}: {dotted} must be true or false, not {value!r}")
+    raise ConfigError(f"{place}: {dotted} must be true or false, not {value!r}", hint=_FIX_HINT)
 
 
 def _to_number(kind: type, value: Any, place: str, dotted: str) -> Any:
     if isinstance(value, bool) or (kind is int and isinstance(value, float)):
-        raise ConfigError(f"{place}: {dotted} must be a whole number, not {value!r}")
+        raise ConfigError(f"{place}: {dotted} must be a whole number, not {value!r}",
+                          hint=_FIX_HINT)
     try:
         return kind(value)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{place}: {dotted} must be a number, not {value!r}") from exc
+        raise ConfigError(f"{place}: {dotted} must be a number, not {value!r}",
+                          hint=_FIX_HINT) from exc
 
 
 def _interpolate(value: Any, env: Mapping[str, str], place: str, section: str, name: str) -> Any:
@@ -269,11 +293,18 @@ def _check_literal_key(settings: Settings, path: Path, line: int, value: str) ->
     if _INTERP.fullmatch(value.strip()):
         return
     settings.model.api_key = ""
-    tracked = _git_tracks(path)
-    where = "a file git tracks (it is, or will be, committed!)" if tracked else "a file"
+    _ignore_key_in_place(settings, f"{path}:{line}", f"{path}:{line}",
+                         "api_key holds a literal key")
+
+
+def _ignore_key_in_place(settings: Settings, place: str, where: str | None, what: str) -> None:
+    """A key where only a variable's name belongs: ignored, never echoed, and warned about."""
+    path = Path(where.rsplit(":", 1)[0]) if where else None
+    tracked = " in a file git tracks (it is, or will be, committed!)" if (
+        path is not None and _git_tracks(path)) else ""
     settings.warnings.append(
-        f"{path}:{line}: api_key holds a literal key in {where}; it is ignored. Keys live in "
-        "environment variables: set api_key = \"${ENV_NAME}\" or api_key_env, and rotate the key")
+        f"{place}: {what}{tracked}; it is ignored and not shown. Keys live in environment "
+        "variables: api_key_env = \"NAME\" (or api_key = \"${NAME}\"); rotate a leaked key")
 
 
 def _git_tracks(path: Path) -> bool:

@@ -32,8 +32,8 @@ from __future__ import annotations
 import os
 import re
 
-_BEARER_RE = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
-_KEYLIKE_RE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,})")
+_BEARER_RE = re.compile(r"(Bearer\s+)(?=[A-Za-z0-9])\S+", re.IGNORECASE)
+_KEYLIKE_RE = re.compile(r"\b(sk|gsk|xai|rk|pk)([-_])[A-Za-z0-9_\-]{6,}")
 
 
 def redact(text: str, *secrets: str | None) -> str:
@@ -42,7 +42,7 @@ def redact(text: str, *secrets: str | None) -> str:
         if secret and secret.strip():
             text = text.replace(secret, "***").replace(secret.strip(), "***")
     text = _BEARER_RE.sub(r"\1***", text)
-    return _KEYLIKE_RE.sub("sk-***", text)
+    return _KEYLIKE_RE.sub(r"\1\2***", text)
 
 
 def excerpt(body: str | bytes, limit: int = 300) -> str:

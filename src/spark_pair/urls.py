@@ -26,10 +26,18 @@ def normalize_base_url(raw: str) -> tuple[str, list[str]]:
         raise ConfigError("no base URL is configured",
                           hint="set [model] base_url in .spark-pair.toml, SPARK_PAIR_BASE_URL, "
                                "or pass --base-url (the API root, e.g. https://host/api)")
+    if "://" not in url and re.match(r"(?i)(https?|wss?):/*(?!\d)", url):
+        raise ConfigError("base_url's scheme is malformed (it needs '://', e.g. https://host)",
+                          hint="the API root looks like https://host/api")
     if "://" not in url:
         scheme = "http" if url.startswith(_LOCAL_HOSTS) else "https"
         warnings.append(f"base_url has no scheme; assuming {scheme}://")
         url = f"{scheme}://{url}"
+    if "@" in re.split(r"[/?#]", url.split("://", 1)[1], maxsplit=1)[0]:
+        raise ConfigError("base_url holds a user name or password (user:secret@host); "
+                          "it is not used and not shown",
+                          hint="remove it from the URL; the key goes in the variable named by "
+                               "[model] api_key_env (SPARK_PAIR_API_KEY by default)")
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises on a bad port
@@ -69,7 +77,7 @@ def _strip_endpoint(path: str, warnings: list[str]) -> str:
                             "spark-pair appends it itself, removed it")
             break
     count = 0
-    while path.endswith("/v1"):
+    while path.lower().endswith("/v1"):
         path = path[:-3]
         count += 1
     if count > 1:
@@ -93,6 +101,11 @@ def diagnose_key(raw: str | None, env_name: str) -> tuple[str | None, list[str]]
         key = key[7:].strip()
         warnings.append(f"the key in ${env_name} starts with 'Bearer '; spark-pair adds that "
                         "itself, removed it")
+    if any(ord(c) < 32 or ord(c) > 126 for c in key):
+        raise ConfigError(f"the key in ${env_name} holds a character that cannot be sent in an "
+                          "HTTP header (a line break inside it, or a pasted smart quote or other "
+                          "non-ASCII character); it is not shown",
+                          hint=f"export {env_name} again, copying only the key itself")
     if any(c.isspace() for c in key):
         warnings.append(f"the key in ${env_name} contains whitespace inside it; it is probably "
                         "two values pasted together")

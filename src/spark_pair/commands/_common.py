@@ -38,7 +38,9 @@ def report_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except SparkPairError as exc:
-            click.echo(f"spark-pair: {exc.describe()}", err=True)
+            from ..termwrap import say
+
+            say(sys.stderr, exc.describe())
             sys.exit(int(exit_code_for(exc)))
         except KeyboardInterrupt:
             click.echo("spark-pair: interrupted", err=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import fields
 from pathlib import Path
 
@@ -54,12 +55,22 @@ def _print_text(report: dict) -> None:
     width = max(len(k) for k in report["settings"])
     for dotted, entry in report["settings"].items():
         value = entry["value"]
-        shown = ", ".join(value) if isinstance(value, list) else str(value)
-        click.echo(f"{dotted:<{width}}  {shown or '(empty)'}  [{entry['source']}]")
+        if isinstance(value, bool):
+            shown = "true" if value else "false"
+        else:
+            shown = ", ".join(value) if isinstance(value, list) else str(value)
+        line = f"{dotted:<{width}}  {shown or '(empty)'}"
+        source = f"[{entry['source']}]"
+        if len(line) + 2 + len(source) > 80:  # the source on its own line, under the value
+            click.echo(f"{line}\n{'':<{width}}  {source}")
+        else:
+            click.echo(f"{line}  {source}")
     key = report["api_key"]
     state = f"set, {key['length']} chars" if key["set"] else "NOT SET"
     click.echo(f"{'api key':<{width}}  ${key['env']}: {state} (never shown)")
     for model, price in report["prices"].items():
         click.echo(f"price {model}: ${price['input_per_m']}/M in, ${price['output_per_m']}/M out")
+    from ..termwrap import say
+
     for warning in report["warnings"]:
-        click.echo(f"warning: {warning}", err=True)
+        say(sys.stderr, warning, prefix="warning: ")

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from .. import __version__
 from ..errors import Cancelled, SparkPairError, UsageError
+from ..termwrap import say
 from ..exitcodes import ExitCode, exit_code_for
 from .jsonl import SCHEMA_VERSION, JsonLines, error_fields, event_to_dict, result_lines
 
@@ -46,8 +47,7 @@ class Diagnostics:
         self.err = err
 
     def say(self, text: str) -> None:
-        self.err.write(f"spark-pair: {text}\n")
-        self.err.flush()
+        say(self.err, text)
 
     def event(self, event: Any) -> None:
         name = type(event).__name__
