@@ -518,6 +518,38 @@ def test_fault_spec_parsing():
             faults.parse_fault_spec(bad)
 
 
+@pytest.mark.parametrize("spec, words", [
+    ("server_error:status=99999", "between 500 and 599"),
+    ("server_error:status=200", "between 500 and 599"),
+    ("html:status=99", "between 200 and 599"),
+    ("server_error:status=502.5", "whole number"),
+    ("stall:seconds=-1", "between 0"),
+    ("stall:seconds=nan", "must be a number"),
+    ("rate_limit:retry_after=-2", "between 0"),
+    ("drop:after_tokens=1.5", "whole number"),
+    ("concurrency_limit:max_concurrent=0", "between 1"),
+    ("drop:times=2.5", "times must be a whole number"),
+    ("drop:times=-2", "times must be a whole number"),
+])
+def test_fault_spec_rejects_impossible_values(spec, words):
+    with pytest.raises(faults.FaultSpecError) as info:
+        faults.parse_fault_spec(spec)
+    assert words in str(info.value)
+
+
+def test_fault_spec_accepts_the_edges():
+    for spec in ("server_error:status=500", "server_error:status=599", "html:status=502",
+                 "stall:seconds=0", "drop:times=-1", "drop:times=0", "ws_close:after_responses=0"):
+        faults.parse_fault_spec(spec)
+
+
+def test_control_endpoint_rejects_an_impossible_status(sim):
+    with http(sim) as client:
+        resp = client.post("/_sim/faults",
+                           json={"faults": [{"kind": "server_error", "status": 99999}]})
+    assert resp.status_code == 400 and "between 500 and 599" in resp.text
+
+
 def test_control_endpoints_reject_bad_input(sim):
     with http(sim) as client:
         assert client.post("/_sim/faults", json={"faults": [{"kind": "nosuch"}]}).status_code == 400
@@ -581,6 +613,16 @@ def test_the_command_reports_a_bad_fault_without_a_traceback():
     result = CliRunner().invoke(main, ["sim", "--fault", "drop:after_tokens=x"])
     assert result.exit_code == 2
     assert "bad --fault" in result.output and "hint:" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_the_command_reports_an_impossible_fault_value_without_a_traceback():
+    from click.testing import CliRunner
+
+    from spark_pair.cli import main
+
+    result = CliRunner().invoke(main, ["sim", "--fault", "server_error:status=99999"])
+    assert result.exit_code == 2 and "between 500 and 599" in result.output
     assert "Traceback" not in result.output
 
 

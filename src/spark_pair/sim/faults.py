@@ -18,6 +18,15 @@ KINDS = {
 TRANSPORTS = {None, "ws", "http", "chat", "responses", "models"}
 # Kinds that fire on the WS handshake; the others fire on a request (HTTP or WS response.create).
 HANDSHAKE_KINDS = {"ws_refuse", "html"}
+# name -> (lowest, highest, whole numbers only); `status` depends on the kind
+LIMITS: dict[str, tuple[float, float, bool]] = {
+    "retry_after": (0, 86400, False),
+    "after_tokens": (0, 10**9, True),
+    "after_responses": (0, 10**6, True),
+    "seconds": (0, 86400, False),
+    "max_concurrent": (1, 10**6, True),
+}
+STATUS_LIMITS = {"server_error": (500, 599), "html": (200, 599)}
 
 
 class FaultSpecError(ValueError):
@@ -50,16 +59,38 @@ def fault_from_dict(data: dict[str, Any]) -> Fault:
     kind = data.pop("kind", None)
     if kind not in KINDS:
         raise FaultSpecError(f"unknown fault kind {kind!r}; known: {', '.join(sorted(KINDS))}")
-    times = int(data.pop("times", 1))
+    times = data.pop("times", 1)
+    if not _whole(times) or times < -1:
+        raise FaultSpecError(f"fault {kind}: times must be a whole number >= 0, or -1 for "
+                             f"always (got {times!r})")
     transport = data.pop("transport", None)
     if transport not in TRANSPORTS:
         raise FaultSpecError(f"unknown transport {transport!r} in fault {kind}")
     for name, value in data.items():
         if name not in KINDS[kind]:
             raise FaultSpecError(f"fault {kind} has no parameter {name!r}")
-        if not isinstance(value, (int, float)):
-            raise FaultSpecError(f"fault {kind}: {name} must be a number")
-    return Fault(kind, times, transport, data)
+        _check_value(kind, name, value)
+    return Fault(kind, int(times), transport, data)
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_value(kind: str, name: str, value: Any) -> None:
+    """Raise FaultSpecError for a value the fault cannot honour."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise FaultSpecError(f"fault {kind}: {name} must be a number (got {value!r})")
+    if name == "status":
+        low, high = STATUS_LIMITS[kind]
+        whole = True
+    else:
+        low, high, whole = LIMITS[name]
+    if whole and not _whole(value):
+        raise FaultSpecError(f"fault {kind}: {name} must be a whole number (got {value!r})")
+    if not low <= value <= high:
+        raise FaultSpecError(f"fault {kind}: {name} must be between {low:g} and {high:g} "
+                             f"(got {value!r})")
 
 
 def parse_fault_spec(spec: str) -> Fault:
@@ -80,7 +111,8 @@ def parse_fault_spec(spec: str) -> Fault:
                 try:
                     data[name] = float(value)
                 except ValueError:
-                    raise FaultSpecError(f"fault parameter {name} must be a number") from None
+                    raise FaultSpecError(f"fault parameter {name} must be a number "
+                                         f"(got {value!r})") from None
     return fault_from_dict(data)
 
 
