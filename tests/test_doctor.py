@@ -121,6 +121,7 @@ async def test_unknown_model_fails_models_and_lists_the_ids(sim):
     report = await run_doctor(config(sim, model="gpt-5.3-codex-sprint"))
     assert_fails_at(report, "models", "model_not_found")
     assert MODEL in by_id(report)["models"].detail
+    assert "spark-pair doctor" not in by_id(report)["models"].hint  # we are in doctor
     assert by_id(report)["request"].status == "skip"
 
 
@@ -130,6 +131,7 @@ async def test_rate_limit_fails_the_request_check(sim):
     assert_fails_at(report, "request", "rate_limit")
     result = by_id(report)["request"]
     assert "429" in result.detail and result.data["retry_after"] == 7
+    assert "Retry-After: 7 s" in result.detail
 
 
 async def test_server_error_fails_the_request_check(sim):
@@ -142,9 +144,50 @@ async def test_server_error_fails_the_request_check(sim):
 async def test_html_error_page_is_shown_as_an_excerpt(sim):
     sim.set_faults([{"kind": "html", "transport": "models"}])
     report = await run_doctor(config(sim))
-    assert_fails_at(report, "auth", "protocol")
-    assert "Bad Gateway" in by_id(report)["auth"].detail
-    assert "text/html" in by_id(report)["auth"].detail
+    assert_fails_at(report, "models", "protocol")
+    models = by_id(report)["models"]
+    assert "Bad Gateway" in models.detail and "text/html" in models.detail
+    assert "event stream" not in models.detail and "HTML page" in models.hint
+    auth = by_id(report)["auth"]  # an HTML page says nothing about the key
+    assert auth.status == "skip" and "nothing about the key" in auth.detail
+
+
+async def test_html_on_the_plain_request_is_not_called_an_event_stream(sim):
+    sim.set_faults([{"kind": "html", "transport": "chat"}])
+    report = await run_doctor(config(sim))
+    assert_fails_at(report, "request", "protocol")
+    request = by_id(report)["request"]
+    assert "HTML page" in request.detail and "event stream" not in request.detail
+    assert "base_url" in request.hint
+
+
+async def test_wrong_path_fails_the_models_check_not_the_key(sim):
+    report = await run_doctor(config(sim, base_url=sim.base_url + "/api"))
+    assert_fails_at(report, "models", "endpoint")
+    assert by_id(report)["auth"].status == "skip"
+    assert "404" in by_id(report)["models"].detail
+    assert "API root" in by_id(report)["models"].hint
+
+
+@pytest.mark.parametrize("fault,error_class", [
+    ({"kind": "rate_limit", "transport": "models", "retry_after": 7}, "rate_limit"),
+    ({"kind": "server_error", "transport": "models"}, "server"),
+])
+async def test_models_list_failures_are_not_blamed_on_the_key(sim, fault, error_class):
+    sim.set_faults([fault])
+    report = await run_doctor(config(sim))
+    assert_fails_at(report, "models", error_class)
+    assert by_id(report)["auth"].status == "skip"
+    assert "refused" not in by_id(report)["models"].hint
+    if error_class == "rate_limit":
+        assert "Retry-After: 7 s" in by_id(report)["models"].detail
+
+
+async def test_a_wrong_key_still_fails_the_key_check_when_models_has_a_fault(sim):
+    sim.configure(api_key="sk-the-right-key-123")
+    sim.set_faults([{"kind": "server_error", "transport": "models"}])
+    report = await run_doctor(config(sim, api_key="sk-a-wrong-key-456"))
+    assert_fails_at(report, "auth", "auth")
 
 
 async def test_connection_refused_is_a_link_problem(sim):
@@ -164,6 +207,31 @@ async def test_stalled_stream_fails_within_the_check_timeout(sim):
     stream = by_id(report)["stream"]
     assert "stalled: 3 deltas arrived" in stream.detail
     assert stream.duration_ms < 10_000  # bounded by the check timeout, not the 3600 s stall
+    assert "--check-timeout" in stream.hint
+
+
+@pytest.mark.parametrize("fault", [
+    {"kind": "stall", "transport": "ws", "after_tokens": 3},
+    {"kind": "ws_close"},
+])
+async def test_a_ws_fault_does_not_break_the_memory_check(sim, fault):
+    sim.set_faults([fault])
+    report = await run_doctor(config(sim, check_timeout_s=1.0))
+    memory = by_id(report)["memory"]
+    assert memory.status == "pass", (memory.detail, memory.hint)
+    if fault["kind"] == "stall":
+        assert by_id(report)["ws"].status == "fail"
+        assert "--check-timeout" in by_id(report)["ws"].hint
+        assert "history resent" in memory.detail  # over HTTP, not the stuck socket
+    else:
+        assert by_id(report)["ws"].status == "pass"
+        assert "reconnected" in memory.detail
+
+
+async def test_https_to_a_plain_http_port_suggests_http(sim):
+    report = await run_doctor(config(sim, base_url=sim.base_url.replace("http://", "https://")))
+    assert_fails_at(report, "connect", "connection")
+    assert "http://127.0.0.1" in by_id(report)["connect"].hint
 
 
 async def test_ws_refused_fails_the_ws_check_only(sim):
@@ -180,6 +248,14 @@ async def test_missing_fallback_fails_the_fallback_check(sim):
     report = await run_doctor(config(sim, fallbacks=["gpt-retired-1"]))
     assert by_id(report)["fallback"].status == "fail"
     assert by_id(report)["fallback"].error_class == "model_not_found"
+
+
+async def test_any_missing_fallback_fails_and_sets_the_exit_code(sim):
+    sim.configure(replies=[{"match": "What number", "text": "42"}])
+    report = await run_doctor(config(sim, fallbacks=[FALLBACK, "gpt-retired-2"]))
+    assert_fails_at(report, "fallback", "model_not_found")
+    assert "gpt-retired-2" in by_id(report)["fallback"].detail
+    assert not report.ok
 
 
 async def test_config_error_skips_everything_and_exits_config(sim):

@@ -17,7 +17,7 @@ from .. import errors as E
 from ..errors import SparkPairError, redact
 from ..protocol import errors_map
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
-from .wire import (api_url, close_quietly, has_request, http_error, json_body, judge_stream,
+from .wire import (api_url, has_request, http_error, judge_stream,
                    link_error, ms, parse_event, probe_url, proxy_for, responses_text,
                    sse_data, url_problems, ws_url)
 
@@ -27,6 +27,13 @@ RECALL_PROMPT = "What number did I ask you to remember? Reply with the number on
 STREAM_PROMPT = "Count from 1 to 60, separated by spaces."
 PING_PROMPT = "Reply with the single word: ready"
 WS_BETA = "responses_websockets=2026-02-06"
+MODEL_HINT = ("check the id for typos or a preview suffix; set [model] name to an id that "
+              "GET /v1/models lists (shown above), and list others in [model] fallbacks")
+# what OpenSSL says when the other end answers a TLS hello in plain HTTP
+PLAIN_HTTP_REASONS = {"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "HTTP_REQUEST",
+                      "PACKET_LENGTH_TOO_LONG"}
+HTML_HINT = ("an HTML page is a web site, a login page or a proxy's error page, not the API: "
+             "base_url must be the API root (e.g. https://host/api); check any proxy")
 
 
 # ---- the run -----------------------------------------------------------------------------
@@ -60,6 +67,8 @@ class _Doctor:
         self.available: list[str] = []
         self.progress = ""
         self.ws: Any = None
+        self.ws_ok = False  # the WS check passed: the memory check uses a fresh socket
+        self.models_error: SparkPairError | None = None  # GET /v1/models failed, not the key
         self.http: httpx.AsyncClient | None = None
 
     async def run(self, on_result: Callable[[CheckResult], None] | None) -> DoctorReport:
@@ -68,20 +77,37 @@ class _Doctor:
         try:
             async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as http:
                 self.http = http
+                stopped: set[str] = set()  # failed, or skipped because a need did not pass
                 for check_id, title, needs in CHECKS:
-                    blocked = [n for n in needs if results[n].status != PASS]
+                    blocked = [n for n in needs if n in stopped]
                     if blocked:
+                        stopped.add(check_id)
                         result = CheckResult(check_id, title, SKIP,
                                              detail=f"skipped: needs '{blocked[0]}' to pass")
                     else:
                         result = await self._run_one(check_id, title)
+                        if result.status == FAIL:
+                            stopped.add(check_id)
+                    if check_id == "ws" and result.status != PASS:
+                        await self._drop_ws()  # the memory check must not reuse a stuck socket
                     results[check_id] = result
                     if on_result is not None:
                         on_result(result)
         finally:
-            if self.ws is not None:
-                await close_quietly(self.ws)
+            await self._drop_ws()
         return DoctorReport(list(results.values()))
+
+    async def _drop_ws(self) -> None:
+        """Close the open WebSocket (bounded), or drop it if it does not close in time."""
+        ws, self.ws = self.ws, None
+        if ws is None:
+            return
+        try:
+            await asyncio.wait_for(ws.close(), 1.0)
+        except Exception:  # noqa: BLE001 - closing is best effort
+            transport = getattr(ws, "transport", None)
+            if transport is not None:
+                transport.abort()
 
     async def _run_one(self, check_id: str, title: str) -> CheckResult:
         check: Callable[[], Awaitable[Outcome]] = getattr(self, f"check_{check_id}")
@@ -93,8 +119,12 @@ class _Doctor:
             return CheckResult(check_id, title, SKIP, ms(start), detail=str(exc))
         except (asyncio.TimeoutError, TimeoutError):
             limit = f"{self.cfg.check_timeout_s:g} s"
-            err = E.StreamTimeout(f"the stream stalled: {self.progress} until the {limit} limit"
-                                  if self.progress else f"no complete answer within {limit}")
+            err = E.StreamTimeout(
+                f"the stream stalled: {self.progress} until the {limit} limit"
+                if self.progress else f"no complete answer within {limit}",
+                hint=f"nothing arrived within doctor's --check-timeout ({limit}): a stalled "
+                     "server, or a proxy that buffers; if the server is just slow, raise "
+                     "--check-timeout")
             return self._failed(check_id, title, start, err)
         except SparkPairError as exc:
             return self._failed(check_id, title, start, exc)
@@ -112,8 +142,13 @@ class _Doctor:
             value = getattr(exc, name, None)
             if value is not None:
                 data[name] = value
-        return CheckResult(check_id, title, FAIL, ms(start), detail=self._redact(exc.message),
-                           hint=self._redact(exc.hint), error_class=exc.kind, data=data)
+        detail, hint = exc.message, exc.hint
+        if data.get("retry_after") is not None and "Retry-After" not in detail:
+            detail += f" (Retry-After: {data['retry_after']:g} s)"
+        if isinstance(exc, E.ModelNotFound) and "spark-pair doctor" in hint:
+            hint = MODEL_HINT
+        return CheckResult(check_id, title, FAIL, ms(start), detail=self._redact(detail),
+                           hint=self._redact(hint), error_class=exc.kind, data=data)
 
     def _redact(self, text: str) -> str:
         keys = [k for k in (self.cfg.api_key, self.key) if k and len(k.strip()) >= 4]
@@ -154,10 +189,34 @@ class _Doctor:
         resp = await self.http.post(url, json=body, headers=self._headers())
         if resp.status_code != 200:
             raise self._http_error(resp, resp.text, url, body.get("model", ""))
-        return json_body(resp, url)
+        return self._json(resp, url)
+
+    def _json(self, resp: httpx.Response, url: str) -> dict[str, Any]:
+        """The JSON object of a 200 answer; an HTML page or other body is a clear error."""
+        ctype = resp.headers.get("content-type", "")
+        if "html" in ctype.lower():
+            raise self._html_error(resp, url)
+        try:
+            data = resp.json()
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise E.ProtocolError(f"{url} answered with {ctype or 'no content type'}, not a "
+                                  f"JSON object: {E.excerpt(resp.text, 200)}", url=url,
+                                  status=resp.status_code, body=resp.text)
+        return data
+
+    def _html_error(self, resp: httpx.Response, url: str) -> E.ProtocolError:
+        return E.ProtocolError(
+            f"{url} answered HTTP {resp.status_code} with an HTML page "
+            f"({resp.headers.get('content-type', '')}), not JSON: {E.excerpt(resp.text, 200)}",
+            url=url, status=resp.status_code, body=resp.text, hint=HTML_HINT)
 
     def _http_error(self, resp: httpx.Response, body: str, url: str,
                     model: str = "") -> E.ModelError:
+        ctype = resp.headers.get("content-type", "").lower()
+        if "html" in ctype and resp.status_code not in (401, 403, 429) and resp.status_code < 500:
+            return self._html_error(resp, url)
         return http_error(resp.status_code, body, url, resp.headers.get("content-type", ""),
                           resp.headers, self.cfg.api_key, model or self.cfg.model or "",
                           self.auth_hint())
@@ -260,9 +319,13 @@ class _Doctor:
             reader, writer = await asyncio.open_connection(
                 address, port, ssl=ctx, server_hostname=host if use_tls else None)
         except ssl.SSLError as exc:
+            plain = getattr(exc, "reason", "") in PLAIN_HTTP_REASONS
+            hint = (f"the server speaks plain HTTP on port {port}, not TLS: use "
+                    f"http://{parts.netloc} in base_url" if plain else
+                    "a TLS-intercepting proxy or a wrong certificate: set SSL_CERT_FILE to "
+                    "your CA bundle")
             raise E.ConnectionFailed(f"TLS handshake with {host}:{port} failed: {exc}",
-                                     hint="a TLS-intercepting proxy or a wrong certificate: "
-                                          "set SSL_CERT_FILE to your CA bundle") from exc
+                                     hint=hint) from exc
         except ConnectionRefusedError as exc:
             raise E.ConnectionFailed(f"connection refused by {target}:{port}{via}: nothing "
                                      "listens there") from exc
@@ -287,12 +350,20 @@ class _Doctor:
         assert self.http is not None
         url = api_url(self.base, "/v1/models")
         resp = await self.http.get(url, headers=self._headers())
-        if resp.status_code != 200:
-            raise self._http_error(resp, resp.text, url)
-        data = json_body(resp, url)
-        items = data.get("data")
-        if not isinstance(items, list):
-            raise E.ProtocolError("GET /v1/models has no 'data' list", url=url, body=resp.text)
+        try:
+            if resp.status_code != 200:
+                raise self._http_error(resp, resp.text, url)
+            data = self._json(resp, url)
+            items = data.get("data")
+            if not isinstance(items, list):
+                raise E.ProtocolError("GET /v1/models has no 'data' list", url=url,
+                                      body=resp.text)
+        except E.AuthError:
+            raise
+        except SparkPairError as exc:  # the answer says nothing about the key
+            self.models_error = exc
+            raise Skip(f"skipped: GET /v1/models answered HTTP {resp.status_code}, which says "
+                       "nothing about the key (see the next check)") from None
         self.available = [str(m.get("id")) for m in items if isinstance(m, dict)]
         who = f"key from {self.cfg.api_key_env}" if self.key else "no key (none required)"
         note = ""
@@ -304,6 +375,8 @@ class _Doctor:
         return Outcome(f"{who} accepted{note}", {"models": len(self.available)})
 
     async def check_models(self) -> Outcome:
+        if self.models_error is not None:
+            raise self.models_error
         model = self.cfg.model or ""
         shown = ", ".join(self.available[:8]) + (" ..." if len(self.available) > 8 else "")
         if model not in self.available:
@@ -311,7 +384,7 @@ class _Doctor:
             raise E.ModelNotFound(
                 f"model {model!r} is not offered here; available: {shown or '(none)'}",
                 hint=(f"set [model] name to one of the listed ids (e.g. {near[0]!r}); "
-                      if near else "") + E.ModelNotFound.default_hint)
+                      if near else "") + MODEL_HINT)
         missing = [f for f in self.cfg.fallbacks if f not in self.available]
         extra = f"; fallbacks missing: {', '.join(missing)}" if missing else ""
         return Outcome(f"{model} is listed ({len(self.available)} models){extra}",
@@ -391,17 +464,12 @@ class _Doctor:
     async def check_ws(self) -> Outcome:
         if self.cfg.transport in ("chat", "responses"):
             raise Skip(f"skipped: transport is {self.cfg.transport} (WebSocket mode not used)")
-        from websockets.asyncio.client import connect
         from websockets.exceptions import InvalidHandshake, InvalidStatus, WebSocketException
 
         url = ws_url(self.base, "/v1/responses")
-        headers = {"openai-beta": WS_BETA}
-        if self.key:
-            headers["Authorization"] = f"Bearer {self.key}"
         t0 = time.perf_counter()
         try:
-            self.ws = await connect(url, additional_headers=headers,
-                                    open_timeout=self.cfg.check_timeout_s, max_size=2**24)
+            await self._ws_connect(url)
         except InvalidStatus as exc:
             status = exc.response.status_code
             body = exc.response.body.decode("utf-8", "replace") if exc.response.body else ""
@@ -421,10 +489,21 @@ class _Doctor:
         text, _, ttft = await self._ws_turn(
             {"input": [{"role": "user", "content": PING_PROMPT}]}, url)
         turn_ms = ms(t1)
+        await self._drop_ws()  # the memory check opens its own connection
+        self.ws_ok = True
         ttft_txt = f", TTFT {ttft * 1000:.0f} ms" if ttft is not None else ""
         return Outcome(f"handshake {handshake_ms:.0f} ms; turn {turn_ms:.0f} ms{ttft_txt}, "
                        f"{len(text)} chars",
                        {"handshake_ms": round(handshake_ms, 1), "turn_ms": round(turn_ms, 1)})
+
+    async def _ws_connect(self, url: str) -> None:
+        from websockets.asyncio.client import connect
+
+        headers = {"openai-beta": WS_BETA}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        self.ws = await connect(url, additional_headers=headers,
+                                open_timeout=self.cfg.check_timeout_s, max_size=2**24)
 
     async def _ws_turn(self, extra: dict[str, Any], url: str,
                        model: str | None = None) -> tuple[str, str | None, float | None]:
@@ -453,14 +532,8 @@ class _Doctor:
     async def check_memory(self) -> Outcome:
         first = {"role": "user", "content": REMEMBER_PROMPT}
         second = {"role": "user", "content": RECALL_PROMPT}
-        if self.ws is not None:
-            url = ws_url(self.base, "/v1/responses")
-            reply1, rid, _ = await self._ws_turn({"input": [first]}, url)
-            if not rid:
-                raise E.ProtocolError("the first WS turn returned no response id", url=url)
-            reply2, _, _ = await self._ws_turn({"input": [second], "previous_response_id": rid},
-                                               url)
-            how = "ws, chained with previous_response_id"
+        if self.ws_ok:
+            reply2, how = await self._ws_memory(first, second)
         else:
             model = self.cfg.model or ""
             reply1, _ = await self._ask(model, [first])
@@ -474,14 +547,48 @@ class _Doctor:
                      "(previous_response_id not kept?) or the model is too weak for the task")
         return Outcome(f"{how}: recalled {MEMORY_NUMBER}", {"via": how})
 
+
+    async def _ws_memory(self, first: dict[str, str],
+                         second: dict[str, str]) -> tuple[str, str]:
+        """Two turns on a fresh socket, chained; if the server closes the socket after the
+        first turn, reconnect once and resend the history (as the client does)."""
+        from websockets.exceptions import ConnectionClosed
+
+        url = ws_url(self.base, "/v1/responses")
+        try:
+            await self._ws_connect(url)
+            reply1, rid, _ = await self._ws_turn({"input": [first]}, url)
+            if not rid:
+                raise E.ProtocolError("the first WS turn returned no response id", url=url)
+            try:
+                reply2, _, _ = await self._ws_turn(
+                    {"input": [second], "previous_response_id": rid}, url)
+                return reply2, "ws, chained with previous_response_id"
+            except (ConnectionClosed, E.BadRequest) as exc:
+                if isinstance(exc, E.BadRequest) and "connection" not in exc.message.lower():
+                    raise
+            await self._drop_ws()
+            await self._ws_connect(url)
+            history = [first, {"role": "assistant", "content": reply1}, second]
+            reply2, _, _ = await self._ws_turn({"input": history}, url)
+            return reply2, "ws, the server closed the socket after one turn; reconnected, " \
+                           "history resent"
+        except ConnectionClosed as exc:
+            raise E.StreamDropped(f"the server closed the WebSocket during the memory check "
+                                  f"({exc})", url=url) from exc
+        finally:
+            await self._drop_ws()
     async def check_fallback(self) -> Outcome:
         if not self.cfg.fallbacks:
             raise Skip("skipped: no fallbacks configured ([model] fallbacks)")
         target = self.cfg.fallbacks[0]
-        if target not in self.available:
-            raise E.ModelNotFound(f"fallback model {target!r} is not offered here",
-                                  hint="fix [model] fallbacks: list ids that GET /v1/models "
-                                       "shows")
+        missing = [f for f in self.cfg.fallbacks if f not in self.available]
+        if missing:  # any missing fallback fails: the switch would fail when it is needed
+            names = ", ".join(repr(f) for f in missing)
+            raise E.ModelNotFound(f"fallback model{'s' if len(missing) > 1 else ''} {names} "
+                                  f"not offered here",
+                                  hint="fix [model] fallbacks: list only ids that "
+                                       "GET /v1/models shows")
         t0 = time.perf_counter()
         text, _ = await self._ask(target, [{"role": "user", "content": PING_PROMPT}])
         return Outcome(f"{target} answered in {ms(t0):.0f} ms ({len(text)} chars)",
