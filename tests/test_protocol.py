@@ -207,6 +207,22 @@ async def test_all_models_missing_names_each(sim):
         events = await run(c)
     err = events[-1].error
     assert isinstance(err, ModelNotFound) and "gone-a" in err.message and "gone-b" in err.message
+    assert f"{sim.base_url}/v1/responses" in err.message
+
+
+@pytest.mark.parametrize("transport, path", [("responses", "/v1/responses"),
+                                             ("chat", "/v1/chat/completions"),
+                                             ("ws", "/v1/responses")])
+@pytest.mark.parametrize("status", [502, 404])
+async def test_an_html_error_page_shows_an_excerpt_and_the_url(sim, transport, path, status):
+    sim.set_faults([{"kind": "html", "times": -1, "status": status}])
+    async with client(sim, transport, max_retries=0) as c:
+        events = await run(c)
+    err = events[-1].error
+    scheme_url = sim.base_url.replace("http://", "ws://") if transport == "ws" else sim.base_url
+    assert f"{scheme_url}{path}" in err.message
+    assert "502 Bad Gateway Bad Gateway The proxy received an invalid response." in err.message
+    assert "<" not in err.message
 
 
 async def test_html_page_is_a_protocol_error_with_excerpt(sim):

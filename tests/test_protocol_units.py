@@ -72,6 +72,34 @@ def test_html_body_is_protocol_error_with_excerpt():
     assert isinstance(err, ProtocolError) and "Bad gateway page" in err.message
 
 
+PAGE = ("<!DOCTYPE html><html><head><title>502 Bad Gateway</title><style>p {color: red}</style>"
+        "</head><body><h1>Bad   Gateway</h1>\n<p>The proxy &amp; the model</p></body></html>")
+
+
+@pytest.mark.parametrize("status, cls", [(502, ServerError), (503, ServerError),
+                                         (404, EndpointError), (405, EndpointError),
+                                         (401, AuthError), (403, AuthError),
+                                         (429, RateLimited), (400, ProtocolError),
+                                         (418, ProtocolError)])
+def test_every_non_json_error_body_shows_an_excerpt_and_the_url(status, cls):
+    err = errors_map.error_from_response(status, PAGE, URL, content_type="text/html")
+    assert isinstance(err, cls) and URL in err.message
+    assert "502 Bad Gateway Bad Gateway The proxy & the model" in err.message
+    assert "<" not in err.message and "color" not in err.message
+
+
+def test_the_excerpt_is_short_and_an_empty_body_is_named():
+    err = errors_map.error_from_response(502, "x" * 5000, URL)
+    assert "x" * 200 + " …" in err.message and "x" * 201 not in err.message
+    assert "(empty body)" in errors_map.error_from_response(503, "", URL).message
+    assert "(empty body)" in errors_map.error_from_response(404, " \n", URL).message
+
+
+def test_a_json_error_message_is_shown_for_404_too():
+    err = errors_map.error_from_response(404, '{"error":{"message":"no such route"}}', URL)
+    assert isinstance(err, EndpointError) and "no such route" in err.message
+
+
 def test_connection_failed_mentions_proxy(monkeypatch):
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
     err = errors_map.connection_failed(OSError("refused"), URL)

@@ -238,8 +238,9 @@ class ModelClient:
                             tried.append(self.model)
                         continue
                     if isinstance(err, ModelNotFound) and len(tried) > 1:
-                        err = ModelNotFound(f"none of the models was found: {', '.join(tried)}",
-                                            status=err.status, url=err.url)
+                        where = err.url or self.base_url
+                        err = ModelNotFound(f"none of the models was found at {where}: "
+                                            f"{', '.join(tried)}", status=err.status, url=where)
                     retries += 1
                     delay = None
                     if retries <= o.max_retries:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 from collections.abc import Mapping
 
 from ..errors import (AuthError, BadRequest, ConnectionFailed, EndpointError, ModelError,
@@ -55,35 +57,38 @@ def error_from_response(status: int, body: str, url: str, *, api_key: str | None
                         headers: Mapping[str, str] | None = None, model: str = "",
                         content_type: str = "") -> ModelError:
     code, message = _parse_error_body(body)
-    safe_url = redact(url, _secret(api_key))
-    detail = redact(message or "", _secret(api_key))
-    kw = dict(status=status, url=safe_url, body=redact(body, _secret(api_key)))
+    secret = _secret(api_key)
+    safe_url = redact(url, secret)
+    shaped = code is not None or message is not None  # an OpenAI-style JSON error body
+    # what the server said: its JSON message, else an excerpt of the raw body
+    detail = redact(message or "", secret) if shaped else redact(body_excerpt(body), secret)
+    kw = dict(status=status, url=safe_url, body=redact(body, secret))
     if code == "model_not_found":
         return ModelNotFound(f"model {model!r} was not found at {safe_url} ({detail})", **kw)
     if status in (401, 403):
-        return AuthError(f"HTTP {status} from {safe_url}: {auth_cause(api_key)}", **kw)
+        said = "" if shaped else f" (the server said: {detail})"
+        return AuthError(f"HTTP {status} from {safe_url}: {auth_cause(api_key)}{said}", **kw)
     if status == 429:
         return RateLimited(f"rate limited (429) at {safe_url}: {detail}",
                            retry_after=retry_after_of(headers), **kw)
     if status >= 500:
         return ServerError(f"server error {status} at {safe_url}: {detail}",
                            retry_after=retry_after_of(headers), **kw)
-    if code is None and message is None and status != 404 and status < 500:
+    if not shaped and status not in (404, 405):
         return ProtocolError(f"HTTP {status} from {safe_url} is not an OpenAI-shaped body"
-                             f" ({content_type or 'no content type'}): {_short(body)}", **kw)
+                             f" ({content_type or 'no content type'}): {detail}", **kw)
     if status in (404, 405):
         doubled = "/v1/v1" in url
         note = " — /v1 is doubled: remove /v1 from base_url" if doubled else ""
-        return EndpointError(f"HTTP {status} for {safe_url}{note}", **kw)
+        return EndpointError(f"HTTP {status} for {safe_url}{note}: {detail}", **kw)
     if status in (400, 422):
         return BadRequest(f"HTTP {status} from {safe_url}: {detail}", **kw)
-    return ProtocolError(f"unexpected HTTP {status} from {safe_url}: {detail or _short(body)}",
-                         **kw)
+    return ProtocolError(f"unexpected HTTP {status} from {safe_url}: {detail}", **kw)
 
 
 def not_openai_body(url: str, body: str, content_type: str, status: int = 200) -> ProtocolError:
     return ProtocolError(f"{url} answered with {content_type or 'no content type'}, not an "
-                         f"event stream: {_short(body)}", status=status, url=url, body=body)
+                         f"event stream: {body_excerpt(body)}", status=status, url=url, body=body)
 
 
 def error_from_event(err: Mapping, url: str, *, status: int | None = None, model: str = "",
@@ -124,6 +129,15 @@ def dropped(url: str, why: str = "the connection closed mid-response") -> Stream
     return StreamDropped(f"{why} ({url})", url=url)
 
 
-def _short(body: str, limit: int = 200) -> str:
-    text = " ".join(body.split())
+_TAG_RE = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>", re.I | re.S)
+
+
+def body_excerpt(body: str, limit: int = 200) -> str:
+    """The first `limit` characters of a raw body: HTML tags stripped, whitespace collapsed."""
+    text = body
+    if "<" in text:
+        text = html.unescape(_TAG_RE.sub(" ", text))
+    text = " ".join(text.split())
+    if not text:
+        return "(empty body)"
     return text if len(text) <= limit else text[:limit] + " …"

@@ -68,7 +68,8 @@ class WsSession:
                 raise errors_map.error_from_response(status, body, self.url,
                                                      api_key=self.api_key,
                                                      headers=dict(resp.headers)) from None
-            raise WsRefused(f"the WebSocket upgrade to {self.url} was refused (HTTP {status})",
+            raise WsRefused(f"the WebSocket upgrade to {self.url} was refused (HTTP {status}): "
+                            f"{errors_map.body_excerpt(body)}",
                             status=status, url=self.url, body=body) from None
         except InvalidHandshake as exc:
             raise WsRefused(f"the WebSocket handshake with {self.url} failed: {exc}",
