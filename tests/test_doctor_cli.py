@@ -74,3 +74,32 @@ def test_broken_config_file_exits_3(project):
     data = json.loads(result.stdout)
     assert data["failed_check"] == "config"
     assert ".spark-pair.toml" in data["checks"][0]["detail"]
+
+
+def test_text_that_is_not_ours_is_never_read_as_markup(project):
+    result = run("--model", "nope[/b]", env={"COLUMNS": "80"})
+    assert result.exit_code == 1, result.output
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception,
+                                                                     SystemExit)
+    assert "nope[/b]" in result.stdout and "[model] name" in result.stdout
+
+
+def test_a_failure_at_80_columns_wraps_with_an_indent(project):
+    result = run("--base-url", "http://127.0.0.1:9/api/deeper/path/for/a/long/line",
+                 env={"COLUMNS": "80"})
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for line in lines[1:]:  # a check row, its indented lines, or the summary
+        assert line[:1] in ("✓", "✗", "-", " ") or line.startswith("Doctor found"), line
+    assert not any(line.strip().startswith(("ms", "s)")) for line in lines)
+    assert "Doctor found a problem at 'DNS / connect / TLS'" in result.stdout
+
+
+def test_wrap_keeps_a_number_with_its_unit():
+    from spark_pair.commands.doctor import wrap
+
+    text = "responses: TTFT 10 ms, 200 tokens, 5,411 tok/s, 200 deltas spread over 165 ms"
+    lines = wrap(text, 78, "    ", "      ")
+    assert lines[-1].strip() == "165 ms"
+    assert all(len(line) <= 78 for line in lines)

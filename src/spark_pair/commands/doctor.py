@@ -23,8 +23,19 @@ def exit_code(report) -> ExitCode:  # type: ignore[no-untyped-def]
     return ExitCode.CONFIG if failed.id == "config" else ExitCode.FAILURE
 
 
+def wrap(text: str, width: int, indent: str, more: str) -> list[str]:
+    """`text` in lines of at most `width` columns, `indent` before the first, `more` before
+    the others; a number stays on the line of its unit ("165 ms")."""
+    import re
+    import textwrap
+
+    glued = re.sub(r"(\d) (?=[A-Za-z/%]+)", "\\1\xa0", text.strip())  # textwrap keeps \xa0
+    lines = textwrap.wrap(glued, width, initial_indent=indent, subsequent_indent=more,
+                          break_on_hyphens=False)
+    return [line.replace("\xa0", " ") for line in lines]
+
+
 def print_result(console, result) -> None:  # type: ignore[no-untyped-def]
-    from rich.padding import Padding
     from rich.table import Table
     from rich.text import Text
 
@@ -37,14 +48,18 @@ def print_result(console, result) -> None:  # type: ignore[no-untyped-def]
     row.add_row(Text(mark, style=style), Text(result.title, style="dim" if skipped else "bold"),
                 Text("skipped" if skipped else f"{result.duration_ms:,.0f} ms", "dim"))
     console.print(row)
+    width = max(console.width, 40)
     if skipped:
         reason = result.detail.removeprefix("skipped: ")
-        console.print(Padding(Text(reason, style="dim"), (0, 0, 0, 4)))
+        for line in wrap(reason, width, "    ", "      "):
+            console.print(Text(line, style="dim"), soft_wrap=True)
         return
-    for line in result.detail.splitlines():
-        console.print(Padding(Text(line), (0, 0, 0, 4)))
+    for detail in result.detail.splitlines():
+        for line in wrap(detail, width, "    ", "      "):
+            console.print(Text(line), soft_wrap=True)
     if result.hint:
-        console.print(Padding(Text("fix: " + result.hint, style="yellow"), (0, 0, 0, 4)))
+        for line in wrap("fix: " + result.hint, width, "    ", "         "):
+            console.print(Text(line, style="yellow"), soft_wrap=True)
 
 
 @click.command("doctor")
@@ -79,15 +94,26 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
 
     from rich.console import Console
 
+    from rich.text import Text
+
     console = Console(highlight=False)
     target = " · ".join(x for x in (cfg.base_url, cfg.model) if x)
-    console.print(f"[bold]spark-pair doctor[/]  {target}")
+    for i, line in enumerate(wrap(f"spark-pair doctor  {target}", console.width, "", "  ")):
+        text = Text(line)  # plain text, never markup
+        if i == 0:
+            text.stylize("bold", 0, len("spark-pair doctor"))
+        console.print(text, soft_wrap=True)
     report = asyncio.run(run_doctor(cfg, on_result=lambda r: print_result(console, r)))
     counts = {s: sum(r.status == s for r in report.results) for s in ("pass", "fail", "skip")}
-    summary = f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped"
+    summary = f"({counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped)."
     if report.ok:
-        console.print(f"[green]All checks passed[/] ({summary}).")
+        head = Text.assemble(("All checks passed", "green"))
     else:
-        failed = report.first_failure
-        console.print(f"[red]Doctor found a problem[/] at '{failed.title}' ({summary}).")
+        head = Text.assemble(("Doctor found a problem", "red"),
+                             f" at '{report.first_failure.title}'")
+    if head.cell_len + 1 + len(summary) <= console.width:
+        console.print(Text.assemble(head, " ", summary), soft_wrap=True)
+    else:
+        console.print(head, soft_wrap=True)
+        console.print(Text("  " + summary), soft_wrap=True)
     sys.exit(int(exit_code(report)))
