@@ -71,6 +71,46 @@ async def test_a_set_up_failure_stops_the_sweep(sim):
     plan = BenchPlan(model=MODEL, transports=["chat", "ws"], concurrency=[1, 4], requests=2,
                      max_tokens=100)
     result = await run_bench(plan, factory(sim, api_key="sk-a-wrong-key-43"))
-    assert len(result.levels) == 1 and result.levels[0].error_classes == {"auth": 2}
-    assert "every request failed on chat" in result.aborted
+    assert len(result.levels) == 1 and result.levels[0].error_classes == {"auth": 1}
+    assert "a request on chat at concurrency 1 failed" in result.aborted
     assert "sk-a-wrong-key-43" not in result.aborted
+    assert "key" in result.abort_hint
+
+
+async def test_a_set_up_failure_stops_after_the_first_failing_request(sim):
+    sim.configure(api_key="sk-the-right-key-42")
+    plan = BenchPlan(model=MODEL, transports=["chat"], concurrency=[4, 8], requests=8,
+                     max_tokens=100)
+    result = await run_bench(plan, factory(sim, api_key="sk-a-wrong-key-43"))
+    assert len(result.levels) == 1 and result.aborted
+    assert len(sim.requests()) <= 4  # not a whole level of 8
+
+
+async def test_a_refused_connection_stops_the_sweep(sim):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    def make(transport: str) -> ModelClient:
+        return ModelClient(ClientOptions(base_url=f"http://127.0.0.1:{port}", api_key=None,
+                                         model=MODEL,
+                                         transport=transport, max_retries=0))
+
+    plan = BenchPlan(model=MODEL, transports=["chat", "ws"], concurrency=[1, 4], requests=8,
+                     max_tokens=100)
+    result = await run_bench(plan, make)
+    assert len(result.levels) == 1 and result.levels[0].requests == 1
+    assert result.levels[0].error_classes == {"connection": 1}
+    assert result.aborted and result.abort_hint
+
+
+async def test_a_level_runs_at_least_its_concurrency_in_requests(sim):
+    sim.configure(tps=0, ttft_ms=0, tokens=20)
+    plan = BenchPlan(model=MODEL, transports=["chat"], concurrency=[1, 4], requests=2,
+                     max_tokens=100)
+    result = await run_bench(plan, factory(sim))
+    assert [(lv.concurrency, lv.requests, lv.ok) for lv in result.levels] == [(1, 2, 2),
+                                                                             (4, 4, 4)]
+    assert not result.truncated

@@ -45,6 +45,11 @@ class BenchPlan:
     base_host: str = ""
     prompt: str = ""
 
+    def requests_at(self, concurrency: int) -> int:
+        """Requests a level runs: --requests, but at least the level's concurrency (so every
+        parallel slot gets a request)."""
+        return max(self.requests, concurrency)
+
     def turn_request(self) -> TurnRequest:
         prompt = self.prompt or (LONG_PROMPT if self.long else BENCH_PROMPT)
         return TurnRequest(instructions="You are a helpful coding assistant.",
@@ -63,7 +68,8 @@ class RequestResult:
     tokens_per_s: float | None = None
     retries: int = 0
     cut: bool = False  # stopped by the time budget (not an error)
-    error: str = ""  # the error's message and hint, for a failed request
+    error: str = ""  # the error's message, for a failed request
+    hint: str = ""  # and its hint
     # long mode: seconds from the request start at which each 1,000 output tokens were reached
     thousands_s: list[float] = field(default_factory=list)
 
@@ -84,6 +90,7 @@ class LevelResult:
     cut: int = 0
     thousands_s: list[float] = field(default_factory=list)  # long mode: mean per 1,000 tokens
     first_error: str = ""
+    first_hint: str = ""
 
     @property
     def error_rate(self) -> float:
@@ -105,7 +112,8 @@ class BenchResult:
     started: float
     wall_s: float
     truncated: bool = False  # the time budget ran out before every level finished
-    aborted: str = ""  # why the sweep stopped early (every request failed for a set-up reason)
+    aborted: str = ""  # why the sweep stopped early (a request failed for a set-up reason)
+    abort_hint: str = ""  # how to fix that
 
     def knee(self, transport: str) -> LevelResult | None:
         """Highest aggregate throughput with an error rate under the plan's threshold."""
@@ -126,7 +134,7 @@ class BenchResult:
         plan = asdict(self.plan)
         plan.pop("prompt", None)
         return {"started": self.started, "wall_s": self.wall_s, "truncated": self.truncated,
-                "aborted": self.aborted or None,
+                "aborted": self.aborted or None, "abort_hint": self.abort_hint or None,
                 "plan": plan, "levels": [lv.as_dict() for lv in self.levels], "knee": knees}
 
 
@@ -150,7 +158,7 @@ async def run_bench(plan: BenchPlan, make_client: ClientFactory,
     started, t0 = time.time(), time.monotonic()
     deadline = t0 + plan.max_seconds
     levels: list[LevelResult] = []
-    truncated, aborted = False, ""
+    truncated, aborted, hint = False, "", ""
     for transport in plan.transports:
         for concurrency in plan.concurrency:
             if time.monotonic() >= deadline:
@@ -159,14 +167,16 @@ async def run_bench(plan: BenchPlan, make_client: ClientFactory,
             level = await _run_level(plan, transport, concurrency, make_client, deadline,
                                      on_progress)
             levels.append(level)
-            truncated = truncated or level.cut > 0 or level.ok + level.errors < plan.requests
             if level.errors and not level.ok and set(level.error_classes) <= SETUP_ERRORS:
-                aborted = f"every request failed on {transport} at concurrency " \
-                          f"{concurrency}: {level.first_error}"
+                aborted = f"a request on {transport} at concurrency {concurrency} failed: " \
+                          f"{level.first_error}"
+                hint = level.first_hint
                 break
+            truncated = (truncated or level.cut > 0
+                         or level.ok + level.errors < plan.requests_at(concurrency))
         if aborted:
             break
-    return BenchResult(plan, levels, started, time.monotonic() - t0, truncated, aborted)
+    return BenchResult(plan, levels, started, time.monotonic() - t0, truncated, aborted, hint)
 
 
 async def _run_level(plan: BenchPlan, transport: str, concurrency: int,
@@ -174,18 +184,20 @@ async def _run_level(plan: BenchPlan, transport: str, concurrency: int,
                      on_progress: Callable[[Progress], None] | None) -> LevelResult:
     results: list[RequestResult] = []
     next_index = 0
+    total = plan.requests_at(concurrency)
     start = time.monotonic()
+    tasks: list[asyncio.Task[None]] = []
 
     def report() -> None:
         if on_progress is not None:
-            on_progress(Progress(transport, concurrency, len(results), plan.requests,
+            on_progress(Progress(transport, concurrency, len(results), total,
                                  sum(not r.ok and not r.cut for r in results),
                                  sum(r.output_tokens for r in results if r.ok),
                                  time.monotonic() - start))
 
     async def worker(client: Any) -> None:
         nonlocal next_index
-        while next_index < plan.requests and time.monotonic() < deadline:
+        while next_index < total and time.monotonic() < deadline:
             next_index += 1
             left = deadline - time.monotonic()
             try:
@@ -194,13 +206,21 @@ async def _run_level(plan: BenchPlan, transport: str, concurrency: int,
                 result = RequestResult(ok=False, transport=transport, cut=True)
             results.append(result)
             report()
+            if (result.error_class in SETUP_ERRORS
+                    and not any(r.ok for r in results)):  # the set-up is broken: stop now
+                next_index = total
+                for task in tasks:
+                    if task is not asyncio.current_task():
+                        task.cancel()
+                return
 
     report()
     async with AsyncExitStack() as stack:
         clients = [await stack.enter_async_context(make_client(transport))
-                   for _ in range(min(concurrency, plan.requests))]
+                   for _ in range(min(concurrency, total))]
         start = time.monotonic()
-        await asyncio.gather(*(worker(c) for c in clients))
+        tasks.extend(asyncio.ensure_future(worker(c)) for c in clients)
+        await asyncio.gather(*tasks, return_exceptions=True)
         wall = time.monotonic() - start
     return _summarize(transport, concurrency, results, wall)
 
@@ -228,7 +248,7 @@ async def _one_request(client: Any, plan: BenchPlan, transport: str) -> RequestR
                 return RequestResult(ok=False, transport=used, error_class=event.error.kind,
                                      retries=max(retries, event.retries),
                                      duration_ms=(time.monotonic() - t0) * 1000,
-                                     error=event.error.describe())
+                                     error=event.error.message, hint=event.error.hint)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - a client bug must not end the whole sweep
@@ -285,10 +305,30 @@ def _summarize(transport: str, concurrency: int, results: list[RequestResult],
         tokens_per_s=Spread.of(r.tokens_per_s for r in ok),
         aggregate_tps=sum(r.output_tokens for r in ok) / wall if wall > 0 else 0.0,
         wall_s=wall, cut=len(results) - len(done), thousands_s=mean_curve,
-        first_error=next((r.error for r in done if not r.ok and r.error), ""))
+        first_error=next((r.error for r in done if not r.ok and r.error), ""),
+        first_hint=next((r.hint for r in done if not r.ok and r.error), ""))
 
 
 # ---- comparison against a stored run ------------------------------------------------------
+
+def baseline_run(runs: list[dict[str, Any]], current: dict[str, Any]) -> dict[str, Any] | None:
+    """The stored run (as_dict() form) to compare `current` with: the newest one with the same
+    model, host, long mode and max_tokens that was set with --set-baseline, or was complete
+    and not itself a regression. A regressed run never becomes the baseline by itself."""
+    plan = current["plan"]
+    keys = ("model", "base_host", "long", "max_tokens")
+
+    def eligible(run: dict[str, Any]) -> bool:
+        other = run.get("plan") or {}
+        if any(other.get(k) != plan.get(k) for k in keys) or run.get("aborted"):
+            return False
+        if run.get("set_baseline"):
+            return True
+        return not run.get("regression") and not run.get("truncated")
+
+    good = [r for r in runs if isinstance(r, dict) and eligible(r)]
+    return max(good, key=lambda r: (r.get("started") or 0, r.get("id") or 0), default=None)
+
 
 @dataclass
 class Change:

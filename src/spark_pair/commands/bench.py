@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,18 +43,28 @@ def _n(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+def say(console: Any, text: str, style: str = "", indent: str = "", more: str = "  ") -> None:
+    """Print plain text (never markup) wrapped to the console width, continuation indented."""
+    from rich.text import Text
+
+    from .doctor import wrap
+
+    for line in wrap(text, console.width, indent, more) or [""]:
+        console.print(Text(line, style=style), soft_wrap=True)
+
+
 def render(result: Any, console: Any) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     plan = result.plan
-    console.print(f"[bold]spark-pair bench[/]  {plan.base_host}  {plan.model}")
-    console.print(f"{plan.requests} requests per level, max_tokens {plan.max_tokens}"
-                  + (", long output" if plan.long else ""), style="dim")
-    console.print("ttft = TTFT ms and tps = tok/s per request; aggr = the level's total tok/s",
-                  style="dim")
-    if any(c > plan.requests for c in plan.concurrency):
-        console.print(f"note: levels above {plan.requests} run only {plan.requests} at once "
-                      "(raise --requests)", style="yellow")
+    head = Text.assemble(("spark-pair bench", "bold"), f"  {plan.base_host}  {plan.model}")
+    console.print(head)
+    say(console, f"{plan.requests} requests per level (at least the level's concurrency), "
+                 f"max_tokens {plan.max_tokens}" + (", long output" if plan.long else ""),
+        style="dim")
+    say(console, "ttft = TTFT ms and tps = tok/s per request; aggr = the level's total tok/s",
+        style="dim")
     for transport in result.transports:
         levels = [lv for lv in result.levels if lv.transport == transport]
         table = Table(title=f"transport {transport}", title_justify="left", box=None,
@@ -65,8 +76,10 @@ def render(result: Any, console: Any) -> None:
         console.print()
         for lv in levels:
             mark = "*" if lv is knee else ""
-            table.add_row(f"{lv.concurrency}{mark}", f"{lv.ok}/{lv.requests}",
-                          f"{100 * lv.error_rate:.0f}", _n(lv.ttft_ms.p50), _n(lv.ttft_ms.p95),
+            done = lv.ok + lv.errors
+            err = f"{100 * lv.error_rate:.0f}" if done else "-"
+            table.add_row(f"{lv.concurrency}{mark}", f"{lv.ok}/{lv.requests}", err,
+                          _n(lv.ttft_ms.p50), _n(lv.ttft_ms.p95),
                           _n(lv.tokens_per_s.p50), _n(lv.tokens_per_s.p95),
                           _n(lv.tokens_per_s.min), _n(lv.tokens_per_s.max),
                           _n(lv.aggregate_tps), str(lv.retries))
@@ -74,56 +87,73 @@ def render(result: Any, console: Any) -> None:
         for lv in levels:
             if lv.error_classes:
                 classes = ", ".join(f"{k} {v}" for k, v in sorted(lv.error_classes.items()))
-                console.print(f"  c={lv.concurrency} errors: {classes}")
+                say(console, f"  c={lv.concurrency} errors: {classes}", more="    ")
+            if lv.cut:
+                say(console, f"  c={lv.concurrency}: {lv.cut} request(s) cut by the "
+                             f"--max-seconds budget (not counted in err%)", style="yellow",
+                    more="    ")
             if lv.thousands_s:
                 steps = [lv.thousands_s[0]] + [b - a for a, b in zip(lv.thousands_s,
                                                                      lv.thousands_s[1:])]
-                console.print(f"  c={lv.concurrency} seconds per 1,000 tokens: "
-                              + " ".join(f"{s:.2f}" for s in steps))
-                console.print(f"  c={lv.concurrency} cumulative seconds at each 1,000: "
-                              + " ".join(f"{s:.2f}" for s in lv.thousands_s))
+                say(console, f"  c={lv.concurrency} seconds per 1,000 tokens: "
+                             + " ".join(f"{s:.2f}" for s in steps), more="    ")
+                say(console, f"  c={lv.concurrency} cumulative seconds at each 1,000: "
+                             + " ".join(f"{s:.2f}" for s in lv.thousands_s), more="    ")
         limit = f"{100 * plan.max_error_rate:g}%"
         if knee is not None:
-            console.print(f"  [bold]knee[/] (*): concurrency {knee.concurrency}, "
-                          f"{knee.aggregate_tps:,.0f} tok/s aggregate, error rate "
-                          f"{100 * knee.error_rate:.0f}% (limit {limit})")
+            say(console, f"  knee (*): concurrency {knee.concurrency}, "
+                         f"{knee.aggregate_tps:,.0f} tok/s aggregate, error rate "
+                         f"{100 * knee.error_rate:.0f}% (limit {limit})", more="    ")
         else:
-            console.print(f"  no level stayed under the {limit} error limit")
+            say(console, f"  no level stayed under the {limit} error limit", more="    ")
     if result.aborted:
-        console.print(f"[red]bench stopped:[/] {result.aborted}")
-        console.print("run `spark-pair doctor` to check the set-up", style="yellow")
+        say(console, f"bench stopped: {result.aborted}", style="red")
+        if result.abort_hint:
+            say(console, f"fix: {result.abort_hint}", style="yellow", indent="  ",
+                more="       ")
+        say(console, "run `spark-pair doctor` to check the whole set-up", style="yellow",
+            indent="  ", more="    ")
     if result.truncated:
-        console.print(f"[yellow]stopped early: the --max-seconds budget "
-                      f"({plan.max_seconds:g} s) ran out[/]")
+        say(console, f"stopped early: the --max-seconds budget ({plan.max_seconds:g} s) ran "
+                     "out before every request was done; raise --max-seconds", style="yellow")
 
 
-def render_changes(changes: list[Any], console: Any) -> None:
+def render_changes(changes: list[Any], console: Any, baseline: dict[str, Any] | None) -> None:
     from rich.table import Table
+    from rich.text import Text
 
-    if not changes:
-        console.print("compare: no earlier run with the same model, host, max_tokens and levels")
+    if baseline is None:
+        say(console, "compare: no baseline yet (no earlier run with the same model, host and "
+                     "max_tokens); this run becomes the baseline")
         return
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold underline")
     console.print()
-    console.print("[bold]Change against the previous run[/] (p50 tok/s per request, error rate)")
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(baseline.get("started") or 0))
+    console.print(Text.assemble(("Change against the baseline", "bold"), f" (run of {when})"))
+    say(console, "p50 tok/s per request and error rate; the baseline is the newest earlier run "
+                 "that was not a regression, or one set with --set-baseline", style="dim")
     for name in ("transport", "conc", "tps before", "after", "err% before", "after", ""):
         table.add_column(name, justify="right" if name not in ("transport", "") else "left")
     for ch in changes:
-        flag = f"[red]REGRESSION {ch.reason}[/]" if ch.regression else "[green]ok[/]"
+        flag = (Text(f"REGRESSION {ch.reason}", style="red") if ch.regression
+                else Text("ok", style="green"))
         table.add_row(ch.transport, str(ch.concurrency), _n(ch.tps_before), _n(ch.tps_after),
                       f"{100 * ch.errors_before:.0f}", f"{100 * ch.errors_after:.0f}", flag)
     console.print(table)
 
 
-def _previous_run(store: Any, current: dict[str, Any]) -> dict[str, Any] | None:
-    """The newest stored run for the same model and host."""
-    plan = current["plan"]
-    runs = [r for r in store.bench_runs() if isinstance(r, dict)]
-    same = [r for r in runs if r.get("plan", {}).get("model") == plan["model"]
-            and r.get("plan", {}).get("base_host") == plan["base_host"]
-            and r.get("plan", {}).get("long") == plan["long"]
-            and r.get("plan", {}).get("max_tokens") == plan["max_tokens"]]
-    return max(same, key=lambda r: r.get("started", 0), default=None)
+def check_plot_path(path: Path) -> None:
+    """Fail before the sweep if the chart could not be written there."""
+    existed = path.exists()
+    try:
+        with open(path, "ab"):
+            pass
+        if not existed:
+            path.unlink()
+    except OSError as exc:
+        raise UsageError(f"--plot {path}: cannot write there ({exc.strerror or exc})",
+                         hint="give a file in a folder you can write to, e.g. "
+                              "--plot bench.png") from exc
 
 
 @click.command("bench")
@@ -135,7 +165,7 @@ def _previous_run(store: Any, current: dict[str, Any]) -> dict[str, Any] | None:
 @click.option("--concurrency", "levels_text", default="1,4,8,16", show_default=True,
               help="Concurrency levels, comma-separated.")
 @click.option("--requests", type=click.IntRange(1, 1000), default=8, show_default=True,
-              help="Requests per level.")
+              help="Requests per level; a level runs at least as many as its concurrency.")
 @click.option("--max-tokens", type=click.IntRange(1, 200_000),
               help="Output cap per request [default: 1024; 8192 with --long].")
 @click.option("--long", "long_mode", is_flag=True,
@@ -151,20 +181,31 @@ def _previous_run(store: Any, current: dict[str, Any]) -> dict[str, Any] | None:
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a PNG chart to this file.")
 @click.option("--compare", is_flag=True,
-              help="Compare with the previous stored run; exit 1 on a regression.")
+              help="Show the change against the baseline run; exit 1 on a regression.")
+@click.option("--set-baseline", is_flag=True,
+              help="Make this run the baseline, even if it is slower (accept a change).")
 @click.option("--no-save", is_flag=True, help="Do not store this run.")
 @report_errors
 def command(base_url: str | None, model: str | None, transport_text: str | None,
             levels_text: str, requests: int, max_tokens: int | None, long_mode: bool,
             max_error_rate: float, max_retries: int | None, max_seconds: float, as_json: bool,
-            plot: Path | None, compare: bool, no_save: bool) -> None:
+            plot: Path | None, compare: bool, set_baseline: bool, no_save: bool) -> None:
     """Measure TTFT, tok/s, throughput and errors over a concurrency sweep; find the knee.
 
-    Each level runs --requests requests on that many parallel connections. The knee is the
-    level with the highest aggregate throughput whose error rate is under --max-error-rate.
-    Use a separate API key for load tests: a sweep can hit your rate limits.
+    Each level runs --requests requests (at least its concurrency) on that many parallel
+    connections. The knee is the level with the highest aggregate throughput whose error rate
+    is under --max-error-rate. A request that fails for a set-up reason (key, URL, model,
+    connection) stops the sweep at once. Use a separate API key for load tests.
+
+    \b
+    Baseline: every stored run is compared with the baseline, the newest earlier complete run
+    (same model, host and max_tokens) that was not a regression; a regressed run is stored,
+    marked, and never becomes the baseline. --set-baseline makes this run the baseline.
+    Regression: p50 tok/s more than 10% lower, or a higher error rate, at some level.
+    Exit codes: 1 on a regression (with --compare) or a sweep cut short by --max-seconds,
+    4 when a set-up error stopped the sweep.
     """
-    from ..benchmark import BenchPlan, compare as compare_runs
+    from ..benchmark import BenchPlan, baseline_run, compare as compare_runs
     from ..config import load_settings
     from ..protocol.client import ModelClient
     from ..store import RequestStore
@@ -191,6 +232,8 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
                      max_seconds=max_seconds, max_error_rate=max_error_rate,
                      base_host=host_of(options.base_url or ""))
     plan_options = dataclasses.replace(options, max_tokens=plan.max_tokens)
+    if plot is not None:
+        check_plot_path(plot)
 
     store = RequestStore()
     try:
@@ -200,22 +243,31 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
 
         result = _run_with_progress(plan, make_client, quiet=as_json)
         data = result.as_dict()
-        previous = _previous_run(store, data) if compare else None
+        baseline = baseline_run(store.bench_runs(limit=500), data)
+        changes = compare_runs(data, baseline) if baseline else []
+        regression = any(ch.regression for ch in changes)
+        data["regression"] = regression
+        data["set_baseline"] = set_baseline
+        data["baseline_started"] = baseline.get("started") if baseline else None
         if not no_save and not result.aborted:
             store.save_bench_run(data)
     finally:
         store.close()
 
-    changes = compare_runs(data, previous) if previous else []
-    regression = any(ch.regression for ch in changes)
+    plot_error = None
     if plot is not None:
         from ..chart import plot_bench
 
-        plot_bench(result, plot, title=f"spark-pair bench: {plan.model} @ {plan.base_host}")
+        try:
+            plot_bench(result, plot, title=f"spark-pair bench: {plan.model} @ {plan.base_host}")
+        except OSError as exc:
+            plot_error = UsageError(f"--plot {plot}: the chart could not be written "
+                                    f"({exc.strerror or exc})",
+                                    hint="the results above are stored; give a writable path "
+                                         "to --plot")
     if as_json:
         if compare:
             data["compare"] = [dataclasses.asdict(ch) for ch in changes]
-            data["regression"] = regression
         click.echo(json.dumps(data, indent=2))
     else:
         from rich.console import Console
@@ -223,12 +275,14 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
         console = Console(highlight=False)
         render(result, console)
         if compare:
-            render_changes(changes, console)
-        if plot is not None:
-            console.print(f"chart written to {plot}")
+            render_changes(changes, console, baseline)
+        if plot is not None and plot_error is None:
+            say(console, f"chart written to {plot}")
+    if plot_error is not None:
+        raise plot_error
     if result.aborted:
         sys.exit(int(ExitCode.MODEL))
-    if regression:
+    if (compare and regression) or result.truncated:
         sys.exit(int(ExitCode.FAILURE))
 
 
