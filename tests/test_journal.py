@@ -94,9 +94,41 @@ def test_recover_rolls_back_a_turn_without_the_committed_marker(repo, journal):
     (repo / "n").mkdir()
     (repo / "n/x.txt").write_bytes(b"x\n")
     (repo / ".m.txt.sp-tmp-dead").write_bytes(b"partial")  # ...leaving a temp file behind
-    assert sorted(journal.recover()) == ["m.txt", "n/x.txt"]
+    [rec] = journal.recover()
+    assert sorted(rec.restored) == ["m.txt", "n/x.txt"] and not rec.kept
     assert snapshot(repo) == before
     assert journal.list_turns() == [] and not any(journal.dir.glob("t1*"))
+
+
+def test_recovery_keeps_a_file_the_user_changed_after_the_crash(repo, journal):
+    m, d = repo / "m.txt", repo / "d.txt"
+    old_m, old_d = m.read_bytes(), d.read_bytes()
+    journal.begin("t2", [FileChange("m.txt", old_m, 0o644, b"turn\n", 0o644),
+                         FileChange("d.txt", old_d, 0o644, b"turn d\n", 0o644)])
+    m.write_bytes(b"turn\n")  # the turn wrote both files, then died before committing
+    d.write_bytes(b"turn d\n")
+    m.write_bytes(b"turn\nplus important user work\n")  # the user went on working
+    [rec] = journal.recover()
+    assert rec.restored == ["d.txt"] and d.read_bytes() == old_d
+    assert m.read_bytes() == b"turn\nplus important user work\n"
+    assert rec.kept and rec.kept[0].startswith("m.txt") and "m.txt" in rec.describe()
+    assert (rec.saved / "before" / "0").read_bytes() == old_m  # the before-image is not lost
+    assert journal.recover() == [] and journal.list_turns() == []
+
+
+def test_recovery_leaves_a_file_that_became_a_symlink_and_is_not_stuck(repo, journal, tmp_path):
+    m = repo / "m.txt"
+    journal.begin("t3", [FileChange("m.txt", m.read_bytes(), 0o644, b"turn\n", 0o644)])
+    m.unlink()
+    (tmp_path / "elsewhere.txt").write_text("outside\n")
+    m.symlink_to(tmp_path / "elsewhere.txt")
+    [rec] = journal.recover()
+    assert rec.restored == [] and rec.kept and "symlink" in rec.kept[0]
+    assert (tmp_path / "elsewhere.txt").read_text() == "outside\n" and m.is_symlink()
+    m.unlink()
+    m.write_text("fresh\n")
+    turn = apply_turn(repo, [Modify("m.txt", [hunk(["-fresh", "+FRESH"])])], journal=journal)
+    assert turn.changed == ["m.txt"] and m.read_text() == "FRESH\n"
 
 
 def test_a_half_written_journal_entry_is_discarded(repo, journal):

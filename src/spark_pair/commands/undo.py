@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import click
 
 from ..errors import UsageError
+from ..termwrap import say
 from ._common import report_errors
 
 
@@ -37,9 +39,11 @@ def command(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> Non
     if list_ and (turn_id or force):
         raise UsageError("--list cannot be combined with --turn or --force")
     journal = Journal(repo_root())
+    with journal.locked():
+        recovered = journal.recover()
+    for rec in recovered:  # a crash interrupted a turn: say what was put back
+        say(sys.stderr, rec.describe())
     if list_:
-        with journal.locked():
-            journal.recover()
         turns = journal.list_turns()
         if as_json:
             click.echo(json.dumps({"repo": str(journal.root),

@@ -284,13 +284,16 @@ def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, 
             fsio.atomic_write(full, ch.after, ch.after_mode)
         journal.commit(turn_id)
     except BaseException as exc:
+        outcome = "every file of the turn was restored"
         try:
-            journal.rollback(turn_id)
+            back = journal.rollback(turn_id)
+            if back.kept:
+                outcome = back.describe()
         except Exception:  # the journal keeps the turn; the next apply or undo recovers it
-            pass
+            outcome = "the next spark-pair command restores the files of the turn"
         if isinstance(exc, SparkPairError) or not isinstance(exc, Exception):
             raise
-        raise ApplyError(f"writing {current} failed ({exc}); every file of the turn was restored") from exc
+        raise ApplyError(f"writing {current} failed ({exc}); {outcome}") from exc
 
 
 def apply_turn(root: Path, ops: Sequence[Operation], *, journal: Journal | None = None,
@@ -298,8 +301,8 @@ def apply_turn(root: Path, ops: Sequence[Operation], *, journal: Journal | None 
     """Apply all operations of one turn, or none of them. Raises EditError (nothing changed)."""
     journal = journal or Journal(root)
     with journal.locked():
-        journal.recover()
-        tree, notes = _Tree(root), []
+        notes = [r.describe() for r in journal.recover()]
+        tree = _Tree(root)
         for op in ops:
             _plan_op(tree, op, notes)
         changes = _changes(tree)

@@ -7,7 +7,8 @@ Layout under data_dir/journal/<key>/ (key = hash of the real repo path):
     <turn id>/committed       written once every file of the turn is in place
     <turn id>/undone          written once an undo of this turn committed
 A turn directory with a manifest but no `committed` marker was interrupted: recover() puts
-its before-images back. The manifest is fsynced before any repository file is touched.
+back the before-image of each file that still holds what the turn wrote, and keeps (and names)
+a file changed since. The manifest is fsynced before any repository file is touched.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths as app_paths
-from ..errors import ApplyError, UndoError
+from ..errors import ApplyError, EditError, UndoError
 from . import fsio
 from .paths import confine, real_root
 
@@ -57,6 +58,23 @@ class TurnInfo:
         return {"turn_id": self.turn_id, "time": self.time, "summary": self.summary,
                 "files": self.files, "kind": self.kind, "undoes": self.undoes,
                 "undone": self.undone}
+
+
+@dataclass(slots=True)
+class Recovery:
+    """What rolling back an interrupted turn did."""
+
+    turn_id: str
+    restored: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # "path (why)": left as they are
+    saved: Path | None = None  # where the before-images stay when a file was kept
+
+    def describe(self) -> str:
+        text = f"turn {self.turn_id} was interrupted; "
+        text += f"restored {', '.join(self.restored)}" if self.restored else "nothing to restore"
+        if self.kept:
+            text += (f"; kept {', '.join(self.kept)}; its before-images are in {self.saved}")
+        return text
 
 
 def new_turn_id() -> str:
@@ -134,26 +152,50 @@ class Journal:
     def commit(self, turn_id: str) -> None:
         _write_marker(self.dir / turn_id / "committed")
 
-    def rollback(self, turn_id: str) -> list[str]:
-        """Put every file of an unfinished turn back to its before-image, then forget the turn."""
+    def rollback(self, turn_id: str) -> Recovery:
+        """Put the files of an unfinished turn back to their before-images, then forget the turn.
+
+        Only a file still holding what the turn wrote (or its before-image) is touched; one that
+        changed since (the user went on working after a crash) is kept as it is, and the turn's
+        before-images are then kept in `<turn>.interrupted` for the user to take from.
+        """
         tdir = self.dir / turn_id
         manifest = self._manifest(tdir)
-        restored = []
+        out = Recovery(turn_id)
         if manifest is not None:
             for entry in manifest["files"]:
-                rel, full = confine(self.root, entry["path"])
-                fsio.clean_temp_files(full)
-                if entry["existed"]:
-                    data = (tdir / entry["before"]).read_bytes()
-                    if _read_state(full) != (data, entry["mode"]):
-                        full.parent.mkdir(parents=True, exist_ok=True)
-                        fsio.atomic_write(full, data, entry["mode"])
-                elif full.exists():
-                    fsio.remove_file(full)
-                restored.append(rel)
+                self._roll_back_file(tdir, entry, out)
             self._remove_new_dirs(manifest)
-        self._discard(tdir)
-        return restored
+        if out.kept:
+            out.saved = tdir.with_name(tdir.name + ".interrupted")
+            os.replace(tdir, out.saved)
+            fsio.fsync_dir(self.dir)
+        else:
+            self._discard(tdir)
+        return out
+
+    def _roll_back_file(self, tdir: Path, entry: dict, out: Recovery) -> None:
+        try:
+            rel, full = confine(self.root, entry["path"])
+            fsio.clean_temp_files(full)
+            now, _ = _read_state(full)
+        except (EditError, OSError) as exc:
+            out.kept.append(f"{entry['path']} ({getattr(exc, 'message', exc)})")
+            return
+        before = (tdir / entry["before"]).read_bytes() if entry["existed"] else None
+        if now == before:
+            if before is not None and os.stat(full).st_mode & 0o7777 != entry["mode"]:
+                os.chmod(full, entry["mode"])
+            return
+        if _sha(now) != entry["after_sha256"]:
+            out.kept.append(f"{rel} (changed after the interrupted turn; kept as it is)")
+            return
+        if before is None:
+            fsio.remove_file(full)
+        else:
+            full.parent.mkdir(parents=True, exist_ok=True)
+            fsio.atomic_write(full, before, entry["mode"])
+        out.restored.append(rel)
 
     def _remove_new_dirs(self, manifest: dict) -> None:
         """Remove the directories a turn created, if they are empty again (deepest first)."""
@@ -187,26 +229,27 @@ class Journal:
     def _turn_dirs(self) -> list[Path]:
         if not self.dir.is_dir():
             return []
-        return [p for p in self.dir.iterdir() if p.is_dir() and not p.name.endswith(".discard")]
+        return [p for p in self.dir.iterdir()
+                if p.is_dir() and not p.name.endswith((".discard", ".interrupted"))]
 
-    def recover(self) -> list[str]:
-        """Roll back any turn a crash interrupted; finish marking undone turns. Returns paths restored."""
-        restored: list[str] = []
+    def recover(self) -> list[Recovery]:
+        """Roll back any turn a crash interrupted; finish marking undone turns."""
+        done: list[Recovery] = []
         if not self.dir.is_dir():
-            return restored
+            return done
         for p in self.dir.iterdir():
             if p.name.endswith(".discard"):
                 shutil.rmtree(p, ignore_errors=True)
         for tdir in self._turn_dirs():
             manifest = self._manifest(tdir)
             if not (tdir / "committed").exists():
-                restored += self.rollback(tdir.name)
+                done.append(self.rollback(tdir.name))
             elif manifest and manifest.get("kind") == "undo" and manifest.get("undoes"):
                 target = self.dir / manifest["undoes"]
                 if target.is_dir() and not (target / "undone").exists():
                     self._remove_new_dirs(self._manifest(target) or {"files": []})
                     _write_marker(target / "undone")
-        return restored
+        return [r for r in done if r.restored or r.kept]
 
     def list_turns(self) -> list[TurnInfo]:
         """Committed turns, newest first."""
