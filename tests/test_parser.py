@@ -96,6 +96,16 @@ def test_create_delete_rename() -> None:
     assert ops[2].hunks[0].lines == ["-a", "+b"]
 
 
+def test_a_bare_delete_header_followed_by_another_file_is_kept() -> None:
+    for gap in ("", "\n"):
+        text = f"--- a/b.txt\n+++ /dev/null\n{gap}--- a/a.txt\n+++ b/a.txt\n@@\n-A0\n+A1\n"
+        ops = parse_diff(text)
+        assert [type(op) for op in ops] == [Delete, Modify], gap
+        assert ops[0].path == "b.txt" and ops[1].path == "a.txt"
+    ops = parse_diff("--- /dev/null\n+++ b/n.txt\n--- a/a.txt\n+++ b/a.txt\n@@\n-A0\n+A1\n")
+    assert [type(op) for op in ops] == [Create, Modify]
+
+
 def test_dev_null_headers_and_timestamps() -> None:
     text = ("--- /dev/null\t2024-01-01 10:00:00.000000000 +0000\n+++ b/n.py 2024-01-01 10:00:00\n"
             "@@ -0,0 +1 @@\n+x\n--- a/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-y\n")

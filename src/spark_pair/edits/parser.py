@@ -376,7 +376,7 @@ class DiffParser:
         old, new = clean_path(minus[4:]), clean_path(plus[4:])
         self._end_hunk()
         f = self._file
-        if f is not None and not f.hunks and not f.started:
+        if f is not None and not f.headed and not f.hunks and not f.started:
             f.old, f.new = old, new  # the ---/+++ lines after a 'diff --git' header
         else:
             self._end_file()
