@@ -112,3 +112,14 @@ def test_parse_since():
     assert parse_since("2026-01-02") is not None
     with pytest.raises(UsageError):
         parse_since("yesterday")
+
+
+def test_tiny_replies_are_left_out_of_the_tok_s_percentiles():
+    records = [rec(output_tokens=3, tokens_per_s=15.0) for _ in range(8)]
+    records += [rec(output_tokens=800, tokens_per_s=1200.0), rec(output_tokens=50,
+                                                                tokens_per_s=1000.0)]
+    report = build_report(records, PRICES)
+    tps = report.total.tokens_per_s
+    assert (tps.count, tps.min, tps.p50) == (2, 1000.0, 1100.0)
+    assert report.total.ok == 10 and report.total.ttft_ms.count == 10  # still counted there
+    assert report.as_dict()["tps_min_output_tokens"] == 50

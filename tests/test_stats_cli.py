@@ -63,3 +63,49 @@ def test_table_at_80_columns(home):
 def test_bad_option_is_a_usage_error(home):
     result = CliRunner().invoke(main, ["stats", "--by", "colour"])
     assert result.exit_code == 2 and "colour" in result.output
+
+
+def test_db_flag_with_a_missing_file_says_so_and_creates_nothing(home):
+    missing = home / "elsewhere" / "requests.sqlite3"
+    result = CliRunner().invoke(main, ["stats", "--db", str(missing)])
+    assert result.exit_code == 2, result.output
+    assert "no request store" in result.output and str(missing) in result.output
+    assert not missing.exists() and not missing.parent.exists()
+
+
+def test_db_flag_reads_an_existing_store(home):
+    path = home / "home" / "data" / "requests.sqlite3"
+    result = CliRunner().invoke(main, ["stats", "--since", "all", "--json", "--db", str(path)])
+    assert result.exit_code == 0 and json.loads(result.stdout)["total"]["requests"] == 6
+
+
+def test_model_ids_are_plain_text_and_the_price_hint_fits(home):
+    from test_stats import rec
+
+    model = "a-rather-long/model-identifier-[/b]-preview"  # sorts first
+    with RequestStore(home / "home" / "data" / "requests.sqlite3") as store:
+        store.record(rec(model=model))
+    result = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert f'    [prices."{model}"]' in lines  # whole, on its own line: copyable
+    assert "    output_per_m = ..." in lines
+    assert "50+ output tokens" in result.stdout  # the legend says what tps leaves out
+
+
+@pytest.mark.parametrize("table,fragment", [
+    ("input_per_m = -1\noutput_per_m = 4\n", "negative"),
+    ("input_per_m = 1\noutput_per_m = 4\ncurrency = 'EUR'\n", "unknown field 'currency'"),
+])
+def test_bad_price_tables_are_config_errors(home, table, fragment):
+    config = home / "home" / "config" / "config.toml"
+    config.write_text(f'[prices."spark"]\n{table}')
+    result = CliRunner().invoke(main, ["stats", "--since", "all"])
+    assert result.exit_code == 3, result.output
+    assert fragment in result.output and "config.toml" in result.output
+
+
+def test_task_help_names_only_recorded_tasks():
+    result = CliRunner().invoke(main, ["stats", "--help"])
+    assert "bench" in result.output and "doctor" not in result.output

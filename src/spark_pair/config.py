@@ -210,11 +210,23 @@ def _apply_prices(settings: Settings, table: Any, path: Path, lines: dict) -> No
         raise ConfigError(f"{path}: [prices] must hold tables like [prices.\"model-id\"]")
     for model, entry in table.items():
         line = lines.get((f"prices.{model}", None), lines.get(("prices", None), 1))
+        known = ("input_per_m", "output_per_m")
+        unknown = [k for k in entry if k not in known] if isinstance(entry, dict) else []
+        if unknown:
+            raise ConfigError(f"{path}:{line}: unknown field {unknown[0]!r} in [prices.\"{model}\"]"
+                              f"{_did_you_mean(unknown[0], list(known))}",
+                              hint="a price table takes only input_per_m and output_per_m "
+                                   "(USD per million tokens)")
         try:
-            settings.prices[model] = (float(entry["input_per_m"]), float(entry["output_per_m"]))
+            price = (float(entry["input_per_m"]), float(entry["output_per_m"]))
         except (TypeError, KeyError, ValueError) as exc:
             raise ConfigError(f"{path}:{line}: [prices.\"{model}\"] needs numbers input_per_m "
                               "and output_per_m (USD per million tokens)") from exc
+        if any(p < 0 or p != p or p == float("inf") for p in price):
+            raise ConfigError(f"{path}:{line}: [prices.\"{model}\"] has a negative or "
+                              "non-finite price",
+                              hint="prices are USD per million tokens, 0 or more")
+        settings.prices[model] = price
         settings.sources[f"prices.{model}"] = f"{path}:{line}"
 
 

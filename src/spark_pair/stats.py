@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from .store.records import RequestRecord
 
 Prices = Mapping[str, tuple[float, float]]  # model -> (USD per million input, per million output)
+# replies shorter than this have no steady rate (TTFT and start-up dominate): they are left out
+# of the tok/s percentiles
+TPS_MIN_OUTPUT_TOKENS = 50
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -112,7 +115,8 @@ def summarize_group(key: str, records: Sequence[RequestRecord], prices: Prices) 
             group.cost += cost
     ok = [r for r in records if r.status == "ok"]
     group.ttft_ms = Spread.of(r.ttft_ms for r in ok)
-    group.tokens_per_s = Spread.of(r.tokens_per_s for r in ok)
+    group.tokens_per_s = Spread.of(r.tokens_per_s for r in ok
+                                   if (r.output_tokens or 0) >= TPS_MIN_OUTPUT_TOKENS)
     return group
 
 
@@ -195,7 +199,8 @@ class StatsReport:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "since": self.since, "total": self.total.as_dict(),
+            "since": self.since, "tps_min_output_tokens": TPS_MIN_OUTPUT_TOKENS,
+            "total": self.total.as_dict(),
             "by": {name: [g.as_dict() for g in groups] for name, groups in self.groups.items()},
             "turns": self.turns.as_dict(), "missing_prices": list(self.missing_prices),
         }

@@ -49,7 +49,9 @@ def say(console: Any, text: str, style: str = "", indent: str = "", more: str = 
 
     from .doctor import wrap
 
-    for line in wrap(text, console.width, indent, more) or [""]:
+    body = text.lstrip(" ")
+    indent = indent or text[:len(text) - len(body)]
+    for line in wrap(body, console.width, indent, more) or [""]:
         console.print(Text(line, style=style), soft_wrap=True)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from .. import stats
 from ..errors import UsageError
 from ._common import report_errors
 
@@ -59,6 +60,7 @@ def _fmt_cost(value: float, unpriced: int) -> str:
 
 def _table(title: str, groups: list) -> object:
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=title, title_justify="left", box=None, pad_edge=False,
                   padding=(0, 0, 0, 1), header_style="bold underline")
@@ -66,7 +68,7 @@ def _table(title: str, groups: list) -> object:
     for name in ("reqs", "err%", "in", "out", "ttft50", "ttft95", "tps50", "tps95", "cost"):
         table.add_column(name, justify="right", no_wrap=True)
     for g in groups:
-        table.add_row(g.key, str(g.requests), f"{100 * g.error_rate:.0f}",
+        table.add_row(Text(g.key), str(g.requests), f"{100 * g.error_rate:.0f}",
                       _fmt_tokens(g.input_tokens), _fmt_tokens(g.output_tokens),
                       _fmt_num(g.ttft_ms.p50), _fmt_num(g.ttft_ms.p95),
                       _fmt_num(g.tokens_per_s.p50), _fmt_num(g.tokens_per_s.p95),
@@ -74,19 +76,34 @@ def _table(title: str, groups: list) -> object:
     return table
 
 
+def say(console, text: str, style: str = "", more: str = "  ") -> None:  # type: ignore[no-untyped-def]
+    """Plain text (never markup: model ids are not ours), wrapped with an indent."""
+    from rich.text import Text
+
+    from .doctor import wrap
+
+    body = text.lstrip(" ")
+    indent = text[:len(text) - len(body)]
+    for line in wrap(body, console.width, indent, indent + more) or [""]:
+        console.print(Text(line, style=style), soft_wrap=True)
+
+
 def render(report, console) -> None:  # type: ignore[no-untyped-def]
+    from rich.text import Text
+
     total = report.total
     since = ("all time" if report.since is None
              else "since " + time.strftime("%Y-%m-%d %H:%M", time.localtime(report.since)))
-    console.print(f"[bold]Requests {since}[/]: {total.requests} "
-                  f"({total.ok} ok, {total.errors} failed, {total.cancelled} cancelled), "
-                  f"{total.retries} retries")
-    console.print(f"Tokens: {total.input_tokens:,} in, {total.output_tokens:,} out; "
-                  f"cost {_fmt_cost(total.cost, total.unpriced)}")
-    console.print("ttft = TTFT ms, tps = tok/s per request (p50 / p95); * = some requests "
-                  "unpriced", style="dim")
+    console.print(Text.assemble((f"Requests {since}", "bold"),
+                                f": {total.requests} ({total.ok} ok, {total.errors} failed, "
+                                f"{total.cancelled} cancelled), {total.retries} retries"))
+    say(console, f"Tokens: {total.input_tokens:,} in, {total.output_tokens:,} out; "
+                 f"cost {_fmt_cost(total.cost, total.unpriced)}")
+    say(console, "ttft = TTFT ms, tps = tok/s per request (p50 / p95), from replies of "
+                 f"{stats.TPS_MIN_OUTPUT_TOKENS}+ output tokens (shorter ones have no steady "
+                 "rate); * = some requests unpriced", style="dim")
     if total.ttft_ms.count:
-        console.print(f"TTFT ms: p50 {_fmt_num(total.ttft_ms.p50)}, "
+        say(console, f"TTFT ms: p50 {_fmt_num(total.ttft_ms.p50)}, "
                       f"p95 {_fmt_num(total.ttft_ms.p95)}, max {_fmt_num(total.ttft_ms.max)}; "
                       f"tok/s: p50 {_fmt_num(total.tokens_per_s.p50)}, "
                       f"p95 {_fmt_num(total.tokens_per_s.p95)}, "
@@ -94,25 +111,25 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
     if total.error_classes:
         classes = ", ".join(f"{k} {v}" for k, v in sorted(total.error_classes.items(),
                                                           key=lambda kv: -kv[1]))
-        console.print(f"Errors by class: {classes}")
+        say(console, f"Errors by class: {classes}")
     turns = report.turns
     if turns.applied_turns:
-        console.print(f"Applied turns: {turns.applied_turns}; per turn "
+        say(console, f"Applied turns: {turns.applied_turns}; per turn "
                       f"{_fmt_cost(turns.cost_per_turn or 0, turns.unpriced)} and "
                       f"{_fmt_num(turns.tokens_per_turn)} tokens "
                       f"({turns.edit_requests} edit requests)")
     else:
-        console.print("Applied turns: none recorded yet (cost per turn needs applied edits)")
+        say(console, "Applied turns: none recorded yet (cost per turn needs applied edits)")
     for name, groups in report.groups.items():
         if groups:
             console.print()
             console.print(_table(f"By {name}", groups))
     if report.missing_prices:
         first = report.missing_prices[0]
-        console.print(f"* no price for {', '.join(report.missing_prices)}", style="dim")
-        console.print("  add to config (USD per million tokens):", style="dim")
-        console.print(f'  \\[prices."{first}"] input_per_m = ..., output_per_m = ...',
-                      style="dim")
+        say(console, f"* no price for {', '.join(report.missing_prices)}", style="dim")
+        say(console, "  add to config (USD per million tokens), e.g.:", style="dim")
+        for line in (f'[prices."{first}"]', "input_per_m = ...", "output_per_m = ..."):
+            console.print(Text("    " + line, style="dim"), soft_wrap=True)  # copyable TOML
 
 
 @click.command("stats")
@@ -120,7 +137,8 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
               help="Only requests newer than this: 7d, 12h, 30m, a date YYYY-MM-DD, or 'all'.")
 @click.option("--by", "by_text", default="model,transport,day", show_default=True,
               help="Groupings to show: any of model, transport, day, task.")
-@click.option("--task", help="Only requests of this task label (edit, bench, doctor, ...).")
+@click.option("--task", help="Only requests of this task label: edit (turns of run and the TUI) "
+                             "or bench.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Request store file (default: the user data folder).")
@@ -128,7 +146,6 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
 def command(since_text: str, by_text: str, task: str | None, as_json: bool,
             db_path: Path | None) -> None:
     """Report the request log: requests, tokens, TTFT and tok/s, errors, retries, cost."""
-    from .. import stats
     from ..config import load_settings
     from ..store import RequestStore
 
@@ -139,7 +156,7 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
                          hint="choose from model, transport, day, task")
     since = parse_since(since_text)
     prices = load_settings().prices
-    store = RequestStore(db_path) if db_path else RequestStore()
+    store = RequestStore(db_path, must_exist=True) if db_path else RequestStore()
     try:
         records = store.records(since=since)
     finally:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..errors import ConfigError
+from ..errors import ConfigError, UsageError
 from .records import RequestRecord
 
 SCHEMA_VERSION = 1
@@ -20,8 +20,13 @@ _COLUMNS = [f.name for f in fields(RequestRecord)]
 class RequestStore:
     """Keeps RequestRecords (a Recorder) and bench runs."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, must_exist: bool = False) -> None:
+        """Open (or create) the store; with `must_exist`, a missing file is an error."""
         self.path = path or paths.data_dir() / "requests.sqlite3"
+        if must_exist and not self.path.is_file():
+            raise UsageError(f"there is no request store at {self.path}",
+                             hint="spark-pair writes one when it makes requests; check the "
+                                  "path, or leave out --db for the default store")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=5, isolation_level=None)
