@@ -363,3 +363,16 @@ def test_a_folder_means_its_files_and_a_missing_file_is_noted(sim: SimProcess, r
     (repo / "empty").mkdir()
     res = run(repo, home, sim, "anything", "-f", "empty")
     assert res.returncode == ExitCode.USAGE and "holds no files" in res.stderr
+
+
+def test_a_reply_naming_a_device_or_a_fifo_never_reads_it(sim: SimProcess, repo: Path,
+                                                           home: Path) -> None:
+    os.mkfifo(repo / "pipe")  # opening it for reading would block for ever
+    for target in ("/dev/zero", "pipe"):
+        sim.configure(default=f"--- {target}\n+++ {target}\n@@ -1 +1 @@\n-a\n+b\n")
+        res = run(repo, home, sim, "anything", "--apply", "--json", timeout=30)
+        lines = lines_of(res.stdout)
+        check_schema(lines)
+        assert res.returncode not in (0, 1), (target, res.stderr)
+        assert "internal error" not in res.stderr and "Traceback" not in res.stderr
+    assert (repo / "pipe").is_fifo()

@@ -326,7 +326,7 @@ class _TurnRun:
         if kind == "FileStarted":
             self.writing = pe.path
             if pe.op_kind != "create" and pe.path not in self.hashes:
-                self.hashes[pe.path] = _hash_of(self.s.root / pe.path)
+                self.hashes[pe.path] = _hash_of(self.s.root, pe.path)
             if pe.path in self.stale:
                 out.append(Stale(pe.path, None))
         elif kind == "FileFinished":
@@ -351,7 +351,7 @@ class _TurnRun:
             return
         path = op.path
         if path not in self.hashes:
-            self.hashes[path] = _hash_of(self.s.root / path)
+            self.hashes[path] = _hash_of(self.s.root, path)
         op.base_hash = self.hashes[path]
 
     def _take_decisions(self) -> list[Any]:
@@ -396,7 +396,7 @@ class _TurnRun:
         for path in paths:
             if path in self.stale:
                 continue
-            if path in self.hashes and _hash_of(self.s.root / path) == self.hashes[path]:
+            if path in self.hashes and _hash_of(self.s.root, path) == self.hashes[path]:
                 continue  # touched but not changed (or a late event for an earlier write)
             if path in self.hashes or path == self.writing or any(
                     path in op_paths(op) for op in self.ops):
@@ -420,7 +420,7 @@ class _TurnRun:
     def _disk_stale(self, op: Operation) -> bool:
         if isinstance(op, Create):
             return (self.s.root / op.path).exists()
-        return op.base_hash is not None and _hash_of(self.s.root / op.path) != op.base_hash
+        return op.base_hash is not None and _hash_of(self.s.root, op.path) != op.base_hash
 
     # ---- apply -----------------------------------------------------------------------------
 
@@ -512,11 +512,12 @@ def _has_effect(op: Operation) -> bool:
     return not hasattr(op, "hunks") or bool(op.hunks)
 
 
-def _hash_of(path: Path) -> str | None:
-    try:
-        return content_hash(path.read_bytes())
-    except OSError:
-        return None
+def _hash_of(root: Path, rel: str) -> str | None:
+    """The content hash of a regular file inside the repository, else None."""
+    from .edits.paths import read_regular
+
+    data = read_regular(root, rel)
+    return None if data is None else content_hash(data)
 
 
 def _estimate_tokens(request: TurnRequest) -> int:

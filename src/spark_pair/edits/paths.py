@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 from ..errors import PathRefused
@@ -74,3 +75,20 @@ def confine(root: Path, path: str) -> tuple[str, Path]:
     if full.is_symlink():
         raise _refuse(path, "the file is a symlink")
     return Path(os.path.relpath(full, base)).as_posix(), full
+
+
+MAX_READ_BYTES = 64 * 1024 * 1024
+
+
+def read_regular(root: Path, rel: str, max_bytes: int = MAX_READ_BYTES) -> bytes | None:
+    """The bytes of `rel` if it is a regular file inside the repository (not a symlink, device
+    or FIFO, not over `max_bytes`), else None. For paths a model names: never followed outside
+    the repo, never a read that blocks or has no end."""
+    try:
+        _, full = confine(root, rel)
+        info = os.stat(full, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+            return None
+        return full.read_bytes()
+    except (OSError, PathRefused):
+        return None

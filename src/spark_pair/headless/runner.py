@@ -284,11 +284,15 @@ def _files_under(root: Path, rel: str, name: str) -> list[str]:
 
 def _bases(root: Path, result: Any) -> dict[str, str]:
     """The current text of the files the operations edit (for exact @@ line numbers)."""
+    from ..edits.paths import read_regular
+
     out = {}
     for op in result.operations:
+        data = read_regular(root, op.path)
         try:
-            out[op.path] = (root / op.path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            if data is not None:
+                out[op.path] = data.decode("utf-8")
+        except UnicodeDecodeError:
             continue
     return out
 

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..edits.ops import content_hash
+from ..edits.paths import read_regular
 from ..errors import SparkPairError
 from .files import read_text
 from ..protocol.events import Message, TurnRequest
@@ -23,10 +24,8 @@ from .watcher import Watcher
 
 
 def _disk_hash(root: Path, rel: str) -> str | None:
-    try:
-        return content_hash((root / rel).read_bytes())
-    except OSError:
-        return None
+    data = read_regular(root, rel)
+    return None if data is None else content_hash(data)
 
 
 def _read(root: Path, rel: str) -> str | None:
@@ -106,10 +105,8 @@ class Workspace:
         self._pending = None
         self.history.add(instruction, reply, sent=sent)
         for rel in applied:
-            try:
-                text = (self.root / rel).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                text = None
+            data = read_regular(self.root, rel)
+            text = None if data is None else data.decode("utf-8", errors="replace")
             self.snapshot.update({rel: text})
         # The watcher will also report these writes; their diff against the snapshot is empty,
         # so the next follow-up leaves them out.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -174,7 +175,13 @@ def read_text(root: Path, rel: str, *, max_bytes: int = MAX_FILE_BYTES) -> str |
         raise PathRefused(f"{rel} is outside the repository (or inside .git/)",
                           hint="only files inside the repository are sent to the model")
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(rel)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"{rel} is not a regular file (a device, FIFO or socket)",
+                             hint="only regular text files are sent to the model")
+        size = info.st_size
         if size > max_bytes:
             raise UsageError(f"{rel} is too large for the context ({size} bytes)",
                              hint=f"files over {max_bytes} bytes are not sent; name a smaller file")
