@@ -199,11 +199,11 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
     is under --max-error-rate. A request that fails for a set-up reason (key, URL, model,
     connection) stops the sweep at once. Use a separate API key for load tests.
 
-    \b
     Baseline: every stored run is compared with the baseline, the newest earlier complete run
     (same model, host and max_tokens) that was not a regression; a regressed run is stored,
     marked, and never becomes the baseline. --set-baseline makes this run the baseline.
-    Regression: p50 tok/s more than 10% lower, or a higher error rate, at some level.
+    A regression: p50 tok/s more than 10% lower, or a higher error rate, at some level.
+
     Exit codes: 1 on a regression (with --compare) or a sweep cut short by --max-seconds,
     4 when a set-up error stopped the sweep.
     """
