@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import socket
 from contextlib import aclosing
 
 import pytest
 
-from spark_pair.errors import (AuthError, ModelNotFound, ProtocolError, StreamDropped,
-                               StreamTimeout)
+from spark_pair.errors import (AuthError, ConnectionFailed, ModelNotFound, ProtocolError,
+                               RateLimited, StreamDropped, StreamTimeout)
 from spark_pair.protocol.client import ClientOptions, ModelClient
 from spark_pair.protocol.events import (Completed, Failed, Message, ModelChanged, Retrying,
                                         Started, TextDelta, TransportChanged, TurnRequest)
+from spark_pair.sim.process import SimProcess
 from spark_pair.store.records import RequestRecord
 
 MODEL = "gpt-5.3-codex-spark"
@@ -310,12 +312,83 @@ async def test_complete_raises_the_model_error(sim):
             await c.complete(turn())
 
 
-async def test_connection_refused_is_a_link_problem():
-    opts = ClientOptions(base_url="http://127.0.0.1:9", api_key="k", model=MODEL,
-                         transport="chat", max_retries=0)
-    async with ModelClient(opts) as c:
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("transport", ["auto", "ws", "responses", "chat"])
+async def test_connection_refused_fails_at_once_as_a_link_problem(transport, tmp_path):
+    opts = ClientOptions(base_url=f"http://127.0.0.1:{closed_port()}", api_key="k", model=MODEL,
+                         transport=transport)
+    async with ModelClient(opts, transport_cache=tmp_path / "cache.json") as c:
+        c._retry_base_s = 0.01
+        await c.prewarm(turn())
         events = await run(c)
-    assert events[-1].error.kind == "connection" and "link problem" in events[-1].error.message
+    kinds = [type(e).__name__ for e in events if not isinstance(e, Started)]
+    assert kinds == ["Failed"]  # no retry, no fall back to HTTP
+    err = events[-1].error
+    assert isinstance(err, ConnectionFailed) and events[-1].retries == 0
+    assert "link problem" in err.message and "is the server up on that port" in err.hint
+    assert "WebSocket failed" not in err.message
+
+
+async def test_a_ws_connect_timeout_is_a_timeout_and_retried():
+    with socket.socket() as silent:  # accepts TCP (the kernel's backlog) but never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        base = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        opts = ClientOptions(base_url=base, api_key="k", model=MODEL, transport="ws",
+                             connect_timeout_s=0.2, max_retries=1)
+        async with ModelClient(opts) as c:
+            c._retry_base_s = 0.01
+            events = await run(c)
+    assert [e.reason for e in events if isinstance(e, Retrying)] == ["timeout"]
+    err = events[-1].error
+    assert isinstance(err, StreamTimeout) and events[-1].retries == 1
+    assert "within 0.2 s (connect timeout)" in err.message
+
+
+async def test_a_drop_then_a_refused_reconnect_fails_once_naming_both():
+    with SimProcess(tps=200, ttft_ms=0) as own:
+        own.configure(tokens=2000)
+        opts = ClientOptions(base_url=own.base_url, api_key="k", model=MODEL, transport="chat")
+        events = []
+        async with ModelClient(opts) as c:
+            c._retry_base_s = 0.01
+            async with aclosing(c.stream(turn())) as stream:
+                async for event in stream:
+                    events.append(event)
+                    if isinstance(event, TextDelta) and own.alive():
+                        own.stop()  # the server goes away mid-response
+    assert [e.reason for e in events if isinstance(e, Retrying)] == ["dropped"]
+    failed = events[-1]
+    assert isinstance(failed, Failed) and isinstance(failed.error, ConnectionFailed)
+    assert failed.retries == 1 and "link problem" in failed.error.message
+    assert "while retrying after: the connection closed mid-response" in failed.error.message
+
+
+async def test_retry_after_past_the_deadline_says_what_the_server_asked(sim):
+    sim.set_faults([{"kind": "rate_limit", "retry_after": 30}])
+    async with client(sim, "chat", retry_deadline_s=5) as c:
+        events = await run(c)
+    assert not [e for e in events if isinstance(e, Retrying)]
+    err = events[-1].error
+    assert isinstance(err, RateLimited) and "the server asked to wait 30 s" in err.message
+    assert "5 s retry deadline" in err.message
+
+
+async def test_a_retry_near_the_deadline_is_cut_at_the_deadline(sim):
+    sim.set_faults([{"kind": "server_error", "status": 503},
+                    {"kind": "stall", "after_tokens": 0, "seconds": 60}])
+    async with client(sim, "responses", timeout_s=60, retry_deadline_s=1.5) as c:
+        events = await run(c)
+    assert [e.reason for e in events if isinstance(e, Retrying)] == ["server"]
+    err = events[-1].error
+    assert isinstance(err, StreamTimeout) and "the time left of the retry deadline" in err.message
+    assert "1.5 s retry deadline is reached" in err.message
 
 
 async def test_unexpected_close_is_dropped_error(sim):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spark_pair.errors import (AuthError, ConnectionFailed, EndpointError, ModelNotFound,
-                               ProtocolError, RateLimited, ServerError)
+                               ProtocolError, RateLimited, ServerError, StreamTimeout)
 from spark_pair.protocol import errors_map
 from spark_pair.protocol.client import ClientOptions
 from spark_pair.protocol.metrics import Stopwatch
@@ -184,6 +184,28 @@ async def test_explicit_transport_404_fails_with_the_url():
         events = [e async for e in c.stream(turn())]
     assert isinstance(events[-1], Failed) and isinstance(events[-1].error, EndpointError)
     assert "http://mock/v1/responses" in events[-1].error.message
+
+
+@pytest.mark.parametrize("exc, cls, attempts", [
+    (httpx.ConnectError("[Errno -2] Name or service not known"), ConnectionFailed, 1),
+    (httpx.ConnectError("[Errno 111] Connection refused"), ConnectionFailed, 1),
+    (httpx.ConnectTimeout("timed out"), StreamTimeout, 3),
+])
+async def test_dns_and_refusal_fail_at_once_but_a_connect_timeout_is_retried(exc, cls, attempts):
+    calls = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        calls.append(req.url.path)
+        raise exc
+
+    async with mock_client(handler, "chat", max_retries=2) as c:
+        c._retry_base_s = 0.001
+        events = [e async for e in c.stream(turn())]
+    err = events[-1].error
+    assert isinstance(events[-1], Failed) and isinstance(err, cls) and len(calls) == attempts
+    assert "http://mock/v1/chat/completions" in err.message
+    if cls is StreamTimeout:
+        assert "connect timeout" in err.message and "gave up after 2 retries" in err.message
 
 
 async def test_stream_cut_before_done_is_a_drop():

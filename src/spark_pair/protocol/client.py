@@ -23,7 +23,7 @@ from .events import (Completed, Event, Failed, ModelChanged, Retrying, Rewound, 
 from .metrics import Stopwatch, estimate_tokens
 from .responses_sse import responses_body, stream_responses
 from .responses_ws import WsRefused, WsSession
-from .retry import retry_delay
+from .retry import MIN_READ_TIMEOUT_S, give_up_note, retry_delay
 
 if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never needs it)
     import httpx
@@ -138,8 +138,10 @@ class ModelClient:
             if self.options.api_key else {}
         try:
             resp = await self._client().get(url, headers=headers)
-        except httpx.TimeoutException as exc:
-            raise errors_map.connection_failed(exc, url) from None
+        except (httpx.ConnectTimeout, httpx.PoolTimeout):
+            raise errors_map.connect_timeout(url, self.options.connect_timeout_s) from None
+        except httpx.TimeoutException:
+            raise errors_map.timeout(url, self.options.timeout_s) from None
         except httpx.HTTPError as exc:
             raise errors_map.connection_failed(exc, url) from None
         if resp.status_code != 200:
@@ -192,6 +194,7 @@ class ModelClient:
         retries = 0
         tried = [self.model]
         started = False
+        previous: ModelError | None = None  # the error that led to the current retry
         try:
             while True:
                 transport, model = self.transport, self.model
@@ -199,8 +202,13 @@ class ModelClient:
                 length = 0
                 usage: Usage | None = None
                 response_id = None
+                read_s = o.timeout_s
+                if retries:  # a retry near the deadline must not run a full timeout past it
+                    left = o.retry_deadline_s - (time.monotonic() - t_start)
+                    read_s = max(MIN_READ_TIMEOUT_S, min(o.timeout_s, left))
                 try:
-                    async with aclosing(self._attempt(transport, model, request)) as items:
+                    async with aclosing(self._attempt(transport, model, request,
+                                                      read_s)) as items:
                         async for kind, value in items:
                             if kind == "delta":
                                 before = length
@@ -243,15 +251,19 @@ class ModelClient:
                                             f"{', '.join(tried)}", status=err.status, url=where)
                     retries += 1
                     delay = None
+                    elapsed = time.monotonic() - t_start
                     if retries <= o.max_retries:
-                        delay = retry_delay(err, retries, time.monotonic() - t_start,
-                                            o.retry_deadline_s, self._rng, self._retry_base_s)
+                        delay = retry_delay(err, retries, elapsed, o.retry_deadline_s,
+                                            self._rng, self._retry_base_s)
                     if delay is None:
+                        err.message += give_up_note(err, retries - 1, o.max_retries, elapsed,
+                                                    o.retry_deadline_s, previous)
                         self._fill_record(rec, watch, None, None, retries - 1, err)
                         if isinstance(err, AuthError) and o.key_source:
                             err.message += f" [credential used: API key from {o.key_source}]"
                         yield Failed(err, retries=retries - 1)
                         return
+                    previous = err
                     yield Retrying(retries, delay, err.kind)
                     await asyncio.sleep(delay)
                     continue
@@ -279,24 +291,24 @@ class ModelClient:
     def _temperature(self, request: TurnRequest) -> float | None:
         return request.temperature if request.temperature is not None else self.options.temperature
 
-    def _attempt(self, transport: str, model: str, request: TurnRequest
+    def _attempt(self, transport: str, model: str, request: TurnRequest, read_timeout_s: float
                  ) -> AsyncIterator[tuple[str, Any]]:
         o = self.options
         max_tokens = request.max_tokens if request.max_tokens is not None else o.max_tokens
         temperature = self._temperature(request)
         if transport == "ws":
             return self._ws.run(request, model, max_tokens, temperature,
-                                chain=o.persistent_ws)
+                                chain=o.persistent_ws, read_timeout_s=read_timeout_s)
         if transport == "responses":
             url = f"{self.base_url}/v1/responses"
             body = responses_body(request, model, max_tokens, temperature)
             return _with_open(url, stream_responses(self._client(), url, body,
                                                     api_key=o.api_key, model=model,
-                                                    read_timeout_s=o.timeout_s))
+                                                    read_timeout_s=read_timeout_s))
         url = f"{self.base_url}/v1/chat/completions"
         body = chat_body(request, model, max_tokens, temperature)
         return _with_open(url, stream_chat(self._client(), url, body, api_key=o.api_key,
-                                           model=model, read_timeout_s=o.timeout_s))
+                                           model=model, read_timeout_s=read_timeout_s))
 
     def _on_error(self, err: ModelError, transport: str, tried: list[str]) -> Event | None:
         """A model or transport switch for this error, or None (retry or fail)."""

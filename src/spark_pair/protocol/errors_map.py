@@ -114,15 +114,25 @@ def error_from_event(err: Mapping, url: str, *, status: int | None = None, model
 
 
 def connection_failed(exc: BaseException, url: str) -> ConnectionFailed:
+    """Refused, DNS, TLS or proxy failure: a link problem, reported at once (not retried)."""
     proxy = [n for n in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY")
              if os.environ.get(n)]
     note = f"; a proxy is set ({', '.join(proxy)}): is it running?" if proxy else ""
-    return ConnectionFailed(f"could not connect to {url}: {type(exc).__name__}: {exc} — a link "
-                            f"problem, not the model{note}", url=url)
+    err = ConnectionFailed(f"could not connect to {url}: {type(exc).__name__}: {exc} — a link "
+                           f"problem, not the model{note}", url=url)
+    err.retryable = False  # nothing listens there: retrying only delays the answer
+    return err
 
 
-def timeout(url: str, seconds: float) -> StreamTimeout:
-    return StreamTimeout(f"no data from {url} for {seconds:g} s", url=url)
+def connect_timeout(url: str, seconds: float) -> StreamTimeout:
+    """Connecting took too long: a timeout, so it is retried."""
+    return StreamTimeout(f"could not connect to {url} within {seconds:g} s (connect timeout): "
+                         f"a slow link or an overloaded server", url=url)
+
+
+def timeout(url: str, seconds: float, capped: bool = False) -> StreamTimeout:
+    why = " (the time left of the retry deadline)" if capped else ""
+    return StreamTimeout(f"no data from {url} for {seconds:.3g} s{why}", url=url)
 
 
 def dropped(url: str, why: str = "the connection closed mid-response") -> StreamDropped:

@@ -20,14 +20,23 @@ def messages_of(request) -> list[dict[str, str]]:
 async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                    api_key: str | None, model: str, read_timeout_s: float
                    ) -> AsyncIterator[str]:
-    """POST `body` as JSON and yield each SSE data payload; raise a ModelError on failure."""
+    """POST `body` as JSON and yield each SSE data payload; raise a ModelError on failure.
+
+    A `read_timeout_s` below the client's own read timeout caps this request's (a retry near
+    the retry deadline)."""
     import httpx
 
     headers = {"Accept": "text/event-stream"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
+    timeout = http.timeout
+    capped = timeout.read is not None and read_timeout_s < timeout.read
+    if capped:
+        timeout = httpx.Timeout(connect=timeout.connect, read=read_timeout_s,
+                                write=timeout.write, pool=timeout.pool)
     try:
-        async with http.stream("POST", url, json=body, headers=headers) as resp:
+        async with http.stream("POST", url, json=body, headers=headers,
+                               timeout=timeout) as resp:
             ctype = resp.headers.get("content-type", "")
             if resp.status_code != 200:
                 raw = (await resp.aread()).decode("utf-8", "replace")
@@ -42,9 +51,9 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
     except ModelError:
         raise
     except httpx.TimeoutException as exc:
-        if isinstance(exc, httpx.ConnectTimeout):
-            raise errors_map.connection_failed(exc, url) from None
-        raise errors_map.timeout(url, read_timeout_s) from None
+        if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)):
+            raise errors_map.connect_timeout(url, timeout.connect or 0) from None
+        raise errors_map.timeout(url, read_timeout_s, capped) from None
     except httpx.ConnectError as exc:
         raise errors_map.connection_failed(exc, url) from None
     except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:

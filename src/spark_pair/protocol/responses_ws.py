@@ -74,8 +74,8 @@ class WsSession:
         except InvalidHandshake as exc:
             raise WsRefused(f"the WebSocket handshake with {self.url} failed: {exc}",
                             url=self.url) from None
-        except TimeoutError as exc:
-            raise errors_map.connection_failed(exc, self.url) from None
+        except TimeoutError:
+            raise errors_map.connect_timeout(self.url, self.connect_timeout_s) from None
         except OSError as exc:
             raise errors_map.connection_failed(exc, self.url) from None
         self.opened += 1
@@ -97,9 +97,12 @@ class WsSession:
             self.ws.state.name == "OPEN"
 
     async def run(self, request, model: str, max_tokens: int | None, temperature: float | None,
-                  *, chain: bool = True, generate: bool = True
-                  ) -> AsyncIterator[tuple[str, Any]]:
-        """One turn: ("open", url), ("id", rid), ("delta", s), ("usage", u), ("done", rid)."""
+                  *, chain: bool = True, generate: bool = True,
+                  read_timeout_s: float | None = None) -> AsyncIterator[tuple[str, Any]]:
+        """One turn: ("open", url), ("id", rid), ("delta", s), ("usage", u), ("done", rid).
+
+        `read_timeout_s` below the session's own caps this turn's (a retry near the deadline).
+        """
         from websockets.exceptions import ConnectionClosed
 
         for _ in range(QUIET_REOPENS + 1):
@@ -124,7 +127,7 @@ class WsSession:
                 continue
             yield "open", self.url
             outcome = None
-            async with aclosing(self._receive(model)) as items:
+            async with aclosing(self._receive(model, read_timeout_s)) as items:
                 async for item in items:
                     if item[0] == "quiet_reopen":
                         outcome = item[1]
@@ -138,8 +141,14 @@ class WsSession:
             await self.close()
         raise errors_map.dropped(self.url, "the server kept closing the WebSocket")
 
-    async def _receive(self, model: str) -> AsyncIterator[tuple[str, Any]]:
+    async def _receive(self, model: str, read_timeout_s: float | None = None
+                       ) -> AsyncIterator[tuple[str, Any]]:
         from websockets.exceptions import ConnectionClosed
+
+        wait_s = self.read_timeout_s
+        capped = read_timeout_s is not None and read_timeout_s < wait_s
+        if capped:
+            wait_s = read_timeout_s
 
         ws = self.ws
         assert ws is not None
@@ -148,10 +157,10 @@ class WsSession:
         try:
             while True:
                 try:
-                    async with asyncio.timeout(self.read_timeout_s):  # no task per message
+                    async with asyncio.timeout(wait_s):  # no task per message
                         raw = await ws.recv()
                 except TimeoutError:
-                    raise errors_map.timeout(self.url, self.read_timeout_s) from None
+                    raise errors_map.timeout(self.url, wait_s, capped) from None
                 except ConnectionClosed:
                     if not started:
                         done = True
