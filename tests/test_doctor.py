@@ -330,3 +330,23 @@ async def test_a_buffering_proxy_is_detected(sim):
     assert_fails_at(report, "stream", "timeout")
     assert "all at once" in by_id(report)["stream"].detail
     assert "buffers" in by_id(report)["stream"].hint
+
+
+async def test_stream_check_takes_ttft_and_rate_from_protocol_metrics(sim, monkeypatch):
+    """TTFT and tok/s have one formula (protocol.metrics.timing), doctor included."""
+    from spark_pair.protocol import metrics
+
+    calls = []
+    real = metrics.timing
+
+    def spy(*args, **kw):
+        calls.append(real(*args, **kw))
+        return calls[-1]
+
+    monkeypatch.setattr(metrics, "timing", spy)
+    sim.configure(tps=1000, ttft_ms=10, tokens=200)
+    report = await run_doctor(config(sim, transport="responses"))
+    stream = by_id(report)["stream"]
+    assert stream.status == "pass" and calls, stream.detail
+    assert stream.data["ttft_ms"] == round(calls[-1].ttft_s * 1000, 1)
+    assert stream.data["tokens_per_s"] == round(calls[-1].tokens_per_s, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import urllib.request
@@ -12,7 +13,7 @@ import httpx
 
 from .. import errors as E
 from ..errors import SparkPairError
-from ..protocol import errors_map
+from ..protocol import errors_map, metrics
 from ..urls import normalize_base_url
 from .results import Outcome
 
@@ -85,9 +86,11 @@ def judge_stream(api: str, stats: dict[str, Any]) -> Outcome:
     usage = stats["usage"] or {}
     if not times:
         raise E.ProtocolError(f"the {api} stream ended without any text", hint=None)
-    ttft, last, total = times[0], times[-1], stats["total_s"]
+    last, total = times[-1], stats["total_s"]
     tokens = usage.get("output_tokens", usage.get("completion_tokens")) or len(times)
-    tps = (tokens - 1) / (last - ttft) if last > ttft and tokens > 1 else None
+    # times are seconds after the request was sent; the client's own formula rates them
+    timed = metrics.timing(0.0, times[0], last, tokens)
+    ttft, tps = timed.ttft_s or 0.0, timed.tokens_per_s
     data = {"api": api, "ttft_ms": round(ttft * 1000, 1), "tokens": tokens, "deltas": len(times),
             "tokens_per_s": round(tps, 1) if tps else None, "usage": bool(usage)}
     spread = last - ttft

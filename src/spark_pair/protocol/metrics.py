@@ -25,12 +25,20 @@ class Stopwatch:
 
     def metrics(self, output_tokens: int) -> Metrics:
         end = self.t_end if self.t_end is not None else self.clock()
-        ttft = None if self.t_first is None else self.t_first - self.t0
-        rate = None
-        if self.t_first is not None and output_tokens > 1 and end > self.t_first:
-            rate = (output_tokens - 1) / (end - self.t_first)
-        return Metrics(ttft_s=ttft, duration_s=end - self.t0, output_tokens=output_tokens,
-                       tokens_per_s=rate)
+        return timing(self.t0, self.t_first, end, output_tokens)
+
+
+def timing(t0: float, t_first: float | None, t_end: float, output_tokens: int) -> Metrics:
+    """TTFT and tok/s from three instants of one clock: request sent, first text, last text.
+
+    tok/s is the steady rate: the tokens after the first over the time after the first (so the
+    TTFT does not dilute it); None when there is too little to rate."""
+    ttft = None if t_first is None else t_first - t0
+    rate = None
+    if t_first is not None and output_tokens > 1 and t_end > t_first:
+        rate = (output_tokens - 1) / (t_end - t_first)
+    return Metrics(ttft_s=ttft, duration_s=t_end - t0, output_tokens=output_tokens,
+                   tokens_per_s=rate)
 
 
 def estimate_tokens(text: str) -> int:
