@@ -297,3 +297,60 @@ def test_two_operations_on_one_file_chain(repo, journal):
     assert (repo / "f.txt").read_text() == "A\nB\n"
     journal.undo()
     assert (repo / "f.txt").read_text() == "a\nb\n"
+
+
+def test_flag_uncommitted_keeps_a_leading_dot_when_the_root_is_a_subfolder(repo):
+    git(repo, "init", "-q")
+    (repo / "sub").mkdir()
+    for name in ("sub/.env", "sub/env"):
+        (repo / name).write_text("x\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
+    (repo / "sub" / ".env").write_text("SECRET=mine\n")
+    ops = [Delete(".env"), Delete("./.env"), Delete("env")]
+    flag_uncommitted(repo / "sub", ops)
+    assert [op.uncommitted for op in ops] == [True, True, False]
+
+
+def test_flag_uncommitted_reads_rename_entries_as_two_paths(repo):
+    git(repo, "init", "-q")
+    for name in ("ab x.txt", "x.txt"):
+        (repo / name).write_text("x\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
+    git(repo, "mv", "ab x.txt", "n.txt")  # status -z: "R  n.txt\0ab x.txt\0"
+    ops = [Delete("x.txt"), Delete("n.txt"), Delete("ab x.txt")]
+    flag_uncommitted(repo, ops)
+    assert [op.uncommitted for op in ops] == [False, True, False]
+
+
+def test_a_conflict_names_the_hunk_once_and_shows_its_first_lines_indented():
+    long = "x" * 150
+    lines = [f" {long}", "-missing", "+new", " tail", " more"]
+    with pytest.raises(ConflictError) as info:
+        apply_hunks("a\nb\n", [Hunk(3, 4, 3, 4, lines)], "src/a.py")
+    first, *rest = info.value.message.splitlines()
+    assert first == "src/a.py hunk @@ -3,4 +3,4 @@: its context and removed lines are not in the file"
+    assert rest[:2] == ["     " + long[:70] + "…", "    -missing"] and rest[-1] == "    …"
+    assert all(len(line) <= 80 for line in rest) and len(rest) == 4
+    assert info.value.message.count("missing") == 1
+
+
+def test_rename_onto_an_existing_file_has_a_hint_about_the_name(repo, journal):
+    (repo / "a.txt").write_text("a\n")
+    (repo / "b.txt").write_text("b\n")
+    with pytest.raises(ConflictError) as info:
+        apply_turn(repo, [Rename("a.txt", "b.txt")], journal=journal)
+    assert "context" not in info.value.hint and "b.txt" in info.value.hint
+
+
+def test_check_each_names_the_operation_of_each_problem(repo):
+    from spark_pair.edits.apply import check_each
+
+    (repo / "a.txt").write_text("a\n")
+    found = check_each(repo, [Modify("a.txt", [hunk(["-a", "+b"])]), Create("a.txt", "x"),
+                              Modify("a.txt", [hunk(["-zzz", "+y"])])])
+    assert [(i, type(e).__name__) for i, e in found] == [(1, "ConflictError"),
+                                                         (2, "ConflictError")]
+    assert found[0][1].message == "a.txt already exists; a create never overwrites"
+    assert (repo / "a.txt").read_text() == "a\n"

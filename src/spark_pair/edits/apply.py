@@ -46,13 +46,33 @@ def _norm(line: str) -> str:
     return " ".join(line.split())
 
 
+EXCERPT_LINES = 3
+EXCERPT_WIDTH = 72
+
+
 def _hunk_name(hunk: Hunk, path: str) -> str:
     head = "@@ -{} +{} @@".format(
         "?" if hunk.old_start is None else f"{hunk.old_start},{hunk.old_len}",
         "?" if hunk.new_start is None else f"{hunk.new_start},{hunk.new_len}",
     )
-    first = " | ".join(hunk.lines[:3])
-    return f"{path or 'file'} hunk {head}" + (f" starting {first[:120]!r}" if first else "")
+    return f"{path or 'file'} hunk {head}"
+
+
+def hunk_excerpt(hunk: Hunk) -> str:
+    """The hunk's first lines, each on its own indented line (cut to fit 80 columns)."""
+    out = []
+    for ln in hunk.lines[:EXCERPT_LINES]:
+        ln = ln.removesuffix("\r")
+        out.append("    " + (ln if len(ln) <= EXCERPT_WIDTH else ln[:EXCERPT_WIDTH - 1] + "…"))
+    if len(hunk.lines) > EXCERPT_LINES:
+        out.append("    …")
+    return "\n".join(out)
+
+
+def _conflict(hunk: Hunk, path: str, what: str) -> ConflictError:
+    """A conflict naming the hunk on the first line; its first lines follow, indented."""
+    excerpt = hunk_excerpt(hunk)
+    return ConflictError(f"{_hunk_name(hunk, path)}: {what}" + (f"\n{excerpt}" if excerpt else ""))
 
 
 def _candidates(lines: list[str], old: list[str], lo: int, key) -> list[int]:
@@ -73,9 +93,9 @@ def _locate(lines: list[str], hunk: Hunk, lo: int, delta: int, path: str) -> int
         if not lines:
             return 0
         if expected is None:
-            raise ConflictError(f"{_hunk_name(hunk, path)}: only adds lines and gives no position")
+            raise _conflict(hunk, path, "only adds lines and gives no position")
         if not lo <= expected <= len(lines):
-            raise ConflictError(f"{_hunk_name(hunk, path)}: position {expected + 1} is outside the file")
+            raise _conflict(hunk, path, f"position {expected + 1} is outside the file")
         return expected
     for key in (lambda s: s, _norm):
         found = _candidates(lines, old, lo, key)
@@ -84,14 +104,14 @@ def _locate(lines: list[str], hunk: Hunk, lo: int, delta: int, path: str) -> int
         if len(found) == 1:
             return found[0]
         if expected is None:
-            raise ConflictError(f"{_hunk_name(hunk, path)}: matches {len(found)} places "
-                                f"(lines {', '.join(str(i + 1) for i in found[:5])}) and gives no position")
+            raise _conflict(hunk, path, f"matches {len(found)} places (lines "
+                            f"{', '.join(str(i + 1) for i in found[:5])}) and gives no position")
         found.sort(key=lambda i: abs(i - expected))
         if abs(found[0] - expected) == abs(found[1] - expected):
-            raise ConflictError(f"{_hunk_name(hunk, path)}: matches lines {found[0] + 1} and "
-                                f"{found[1] + 1} equally well")
+            raise _conflict(hunk, path, f"matches lines {found[0] + 1} and {found[1] + 1} "
+                            "equally well")
         return found[0]
-    raise ConflictError(f"{_hunk_name(hunk, path)}: its context and removed lines are not in the file")
+    raise _conflict(hunk, path, "its context and removed lines are not in the file")
 
 
 def _tidy(hunk: Hunk) -> Hunk:
@@ -114,7 +134,7 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "") -> str:
     for hunk in hunks:
         hunk = _tidy(hunk)
         if any(ln[:1] not in (" ", "-", "+") for ln in hunk.lines):
-            raise ConflictError(f"{_hunk_name(hunk, path)}: a line without ' ', '-' or '+' marker")
+            raise _conflict(hunk, path, "a line without ' ', '-' or '+' marker")
         at = _locate(lines, hunk, pos, delta, path)
         out += lines[pos:at]
         out_ends += ends[pos:at]
@@ -146,6 +166,9 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "") -> str:
 
 # ---- turns ---------------------------------------------------------------------------------
 
+_MISSING = "the model named a file that is not in the repository; regenerate the turn"
+_NOT_A_FILE = "spark-pair only edits regular files; regenerate the turn naming a file"
+
 
 @dataclass(slots=True)
 class AppliedTurn:
@@ -166,14 +189,15 @@ class _Tree:
         rel, full = confine(self.root, path)
         if rel not in self.disk:
             if full.is_dir():
-                raise ConflictError(f"{rel} is a directory, not a file")
+                raise ConflictError(f"{rel} is a directory, not a file", hint=_NOT_A_FILE)
             for parent in list(full.parents)[: len(rel.split("/")) - 1]:
                 if parent.exists() and not parent.is_dir():
-                    raise ConflictError(f"{rel}: {parent.relative_to(self.root)} is a file, not a directory")
+                    raise ConflictError(f"{rel}: {parent.relative_to(self.root)} is a file, "
+                                        "not a directory", hint=_NOT_A_FILE)
             try:
                 st = os.stat(full)
                 if not stat.S_ISREG(st.st_mode):
-                    raise ConflictError(f"{rel} is not a regular file")
+                    raise ConflictError(f"{rel} is not a regular file", hint=_NOT_A_FILE)
                 self.disk[rel] = (full.read_bytes(), st.st_mode & 0o7777)
             except FileNotFoundError:
                 self.disk[rel] = (None, None)
@@ -190,8 +214,7 @@ def _edit(rel: str, data: bytes, hunks: list[Hunk], base_hash: str | None, notes
     try:
         new = apply_hunks(text, hunks, rel)
     except ConflictError as exc:
-        raise StaleError(f"{rel} changed since the request and its hunks no longer apply: "
-                         f"{exc.message}") from exc
+        raise StaleError(f"{rel} changed since the request: {exc.message}") from exc
     notes.append(f"{rel} changed since the request; its hunks still applied cleanly")
     return fsio.encode(new, encoding, rel)
 
@@ -203,19 +226,19 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str]) -> None:
         if data is None:
             if op.base_hash is not None:
                 raise StaleError(f"{rel} was deleted since the request")
-            raise ConflictError(f"cannot modify {rel}: the file does not exist")
+            raise ConflictError(f"cannot modify {rel}: the file does not exist", hint=_MISSING)
         tree.state[rel] = (_edit(rel, data, op.hunks, op.base_hash, notes), mode)
     elif isinstance(op, Create):
         rel = tree.path(op.path)
         if tree.state[rel][0] is not None:
-            raise ConflictError(f"cannot create {rel}: it already exists (a create never overwrites)",
+            raise ConflictError(f"{rel} already exists; a create never overwrites",
                                 hint="regenerate the turn as a modification of the existing file")
         tree.state[rel] = (op.content.encode("utf-8"), fsio.default_mode())
     elif isinstance(op, Delete):
         rel = tree.path(op.path)
         data, _ = tree.state[rel]
         if data is None:
-            raise ConflictError(f"cannot delete {rel}: the file does not exist")
+            raise ConflictError(f"cannot delete {rel}: the file does not exist", hint=_MISSING)
         if op.base_hash is not None and content_hash(data) != op.base_hash:
             raise StaleError(f"{rel} changed since the request; it is not deleted")
         tree.state[rel] = (None, None)
@@ -223,9 +246,11 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str]) -> None:
         src, dst = tree.path(op.src), tree.path(op.dst)
         data, mode = tree.state[src]
         if data is None:
-            raise ConflictError(f"cannot rename {src}: the file does not exist")
+            raise ConflictError(f"cannot rename {src}: the file does not exist", hint=_MISSING)
         if src != dst and tree.state[dst][0] is not None:
-            raise ConflictError(f"cannot rename {src} to {dst}: {dst} exists (a rename never overwrites)")
+            raise ConflictError(f"cannot rename {src} to {dst}: {dst} exists (a rename never "
+                                "overwrites)", hint=f"move or remove {dst} first, or ask for "
+                                "another name; nothing was written")
         if op.hunks:
             data = _edit(src, data, op.hunks, op.base_hash, notes)
         elif op.base_hash is not None and content_hash(data) != op.base_hash:
@@ -248,15 +273,21 @@ def _changes(tree: _Tree) -> list[FileChange]:
     return writes + deletes  # a rename's destination is written before its source goes
 
 
-def check_ops(root: Path, ops: Sequence[Operation]) -> list[str]:
-    """Every problem (path, conflict, stale, binary) the operations would hit; writes nothing."""
+def check_each(root: Path, ops: Sequence[Operation]) -> list[tuple[int, EditError]]:
+    """(index, error) for every operation that would fail (path, conflict, stale, binary), in
+    order, each seeing the operations before it; writes nothing."""
     tree, notes, problems = _Tree(root), [], []
-    for op in ops:
+    for i, op in enumerate(ops):
         try:
             _plan_op(tree, op, notes)
         except EditError as exc:
-            problems.append(exc.message)
+            problems.append((i, exc))
     return problems
+
+
+def check_ops(root: Path, ops: Sequence[Operation]) -> list[str]:
+    """Every problem (path, conflict, stale, binary) the operations would hit; writes nothing."""
+    return [exc.message for _, exc in check_each(root, ops)]
 
 
 def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, summary: str = "",
@@ -328,9 +359,30 @@ def flag_uncommitted(root: Path, ops: Sequence[Operation]) -> None:
         for op in deletes:
             op.uncommitted = True  # no git to vouch for the file
         return
-    dirty = set()
-    for entry in out.decode("utf-8", "surrogateescape").split("\0"):
-        if len(entry) > 3 and entry[2] == " ":
-            dirty.add(entry[3:])
+    dirty = _status_paths(out.decode("utf-8", "surrogateescape"))
     for op in deletes:
-        op.uncommitted = (prefix + op.path.lstrip("./")) in dirty or op.path in dirty
+        op.uncommitted = (prefix + _plain(op.path)) in dirty or op.path in dirty
+
+
+def _plain(path: str) -> str:
+    """The path without leading "./" segments (a name like .env keeps its dot)."""
+    while path.startswith("./"):
+        path = path[2:].lstrip("/")
+    return path
+
+
+def _status_paths(out: str) -> set[str]:
+    """The paths of `git status --porcelain=v1 -z` entries: "XY path", where a rename or copy
+    (X or Y is R or C) is followed by one more entry holding the original path."""
+    paths: set[str] = set()
+    entries = out.split("\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if len(entry) < 4 or entry[2] != " ":
+            continue
+        paths.add(entry[3:])
+        if "R" in entry[:2] or "C" in entry[:2]:
+            i += 1  # the original path: it no longer holds this content
+    return paths
