@@ -81,3 +81,47 @@ def test_undo_a_named_turn_and_the_human_listing(repo, env):
     assert listing.returncode == 0 and first in listing.stdout and "undone" in listing.stdout
     unknown = undo(repo, env, "--turn", "nope")
     assert unknown.returncode == ExitCode.UNDO and "no turn 'nope'" in unknown.stderr
+
+
+def test_unknown_and_undone_turns_have_a_hint_without_force_and_json_errors(repo, env):
+    turn = apply(repo, env, [Create("a.txt", "a\n")])
+    assert undo(repo, env, "--turn", turn).returncode == 0
+    for args, text in ((("--turn", "nope"), "no turn 'nope'"), (("--turn", turn), "already undone")):
+        plain = undo(repo, env, *args)
+        assert plain.returncode == ExitCode.UNDO and text in plain.stderr
+        assert "--force" not in plain.stderr and "undo --list" in plain.stderr
+        js = undo(repo, env, *args, "--json")
+        assert js.returncode == ExitCode.UNDO and text in js.stderr
+        err = json.loads(js.stdout)["error"]
+        assert err["class"] == "UndoError" and text in err["message"]
+        assert err["exit_code"] == ExitCode.UNDO and err["exit_name"] == "UNDO"
+        assert "--force" not in err["hint"]
+    bad = undo(repo, env, "--json", "--bogus")
+    assert bad.returncode == ExitCode.USAGE
+    err = json.loads(bad.stdout)["error"]
+    assert err["class"] == "UsageError" and "--bogus" in err["message"] and err["exit_code"] == 2
+    both = undo(repo, env, "--json", "--list", "--turn", turn)
+    assert both.returncode == ExitCode.USAGE and json.loads(both.stdout)["error"]["kind"] == "usage"
+
+
+def test_undo_help_documents_exit_code_8(repo, env):
+    helped = undo(repo, env, "--help")
+    assert helped.returncode == 0 and "8 undo refused" in " ".join(helped.stdout.split())
+
+
+def test_listing_and_restored_lines_fit_80_columns(repo, env):
+    names = [f"src/package_{i:02d}/a_rather_long_module_name_{i:02d}.py" for i in range(30)]
+    journal = Journal(repo, Path(env["SPARK_PAIR_HOME"]) / "data")
+    turn = apply_turn(repo, [Create(n, f"{i}\n") for i, n in enumerate(names)], journal=journal,
+                      summary="add thirty modules " * 20).turn_id
+    done = undo(repo, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("restored 30 file(s):") and "more)" in done.stdout
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    listing = undo(repo, env, "--list")
+    assert listing.returncode == 0
+    lines = listing.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, lines
+    assert any(f"undo of {turn}" in line for line in lines)
+    assert any(names[0] in line for line in lines) and any("more)" in line for line in lines)
+    assert any("add thirty modules" in line and line.endswith("…") for line in lines)

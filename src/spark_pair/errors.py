@@ -239,7 +239,7 @@ class PolicyRefused(SparkPairError):
 
 class UndoError(SparkPairError):
     kind = "undo"
-    default_hint = "use `spark-pair undo --list` to see turns; --force overwrites later changes"
+    default_hint = "`spark-pair undo --list` shows the journaled turns and which are undone"
 
 
 class Cancelled(SparkPairError):

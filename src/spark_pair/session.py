@@ -185,6 +185,7 @@ class _TurnRun:
         self.decided: list[Decision | None] = []
         self.reported: int = 0  # decisions already yielded
         self.stale: set[str] = set()
+        self.existed: dict[str, bool] = {}  # a create's target was there when it was parsed
         self.inbox = _Inbox()  # stream events and watcher reports
         self.writing: str | None = None  # path of the file being parsed now
 
@@ -327,6 +328,9 @@ class _TurnRun:
             self.writing = pe.path
             if pe.op_kind != "create" and pe.path not in self.hashes:
                 self.hashes[pe.path] = _hash_of(self.s.root, pe.path)
+            if pe.op_kind == "create" and pe.path not in self.existed:
+                self.existed[pe.path] = (self.hashes.get(pe.path) is not None
+                                         or _present(self.s.root, pe.path))
             if pe.path in self.stale:
                 out.append(Stale(pe.path, None))
         elif kind == "FileFinished":
@@ -418,14 +422,16 @@ class _TurnRun:
         return out
 
     def _disk_stale(self, op: Operation) -> bool:
-        if isinstance(op, Create):
-            return (self.s.root / op.path).exists()
+        if isinstance(op, Create):  # stale only if it appeared during the turn; a file that
+            # was already there is a conflict (a create never overwrites), not a stale file
+            existed = self.existed.get(op.path, self.hashes.get(op.path) is not None)
+            return not existed and _present(self.s.root, op.path)
         return op.base_hash is not None and _hash_of(self.s.root, op.path) != op.base_hash
 
     # ---- apply -----------------------------------------------------------------------------
 
     async def _apply(self) -> AsyncIterator[Any]:
-        from .edits.apply import apply_turn, check_ops
+        from .edits.apply import apply_turn, check_each, check_ops
 
         r = self.result
         cancelled = self.s._cancel_reason
@@ -441,8 +447,13 @@ class _TurnRun:
         chosen = [(i, select_hunks(op, d)) for i, (op, d) in enumerate(zip(self.ops, decisions))
                   if d.action == ACCEPT]
         chosen = [(i, op) for i, op in chosen if _has_effect(op)]
+        # a dry run writes nothing but checks what --apply would write
+        dry = not refused and not chosen and any(d.action == SKIP for d in decisions)
+        checked = chosen if not dry else [
+            (i, op) for i, op in enumerate(self.ops)
+            if decisions[i].action == SKIP and _has_effect(op)]
         problems: list[tuple[int, SparkPairError]] = []
-        for i, op in chosen:
+        for i, op in checked:
             stale = self._disk_stale(op) or any(p in self.stale for p in op_paths(op))
             if stale and op.path not in self.stale:
                 self.stale.add(op.path)
@@ -454,13 +465,20 @@ class _TurnRun:
                 problems.append((i, StaleError(found[0])))
                 yield Refused(i, op, found[0], "stale")
         if refused:
-            first = refused[0]
-            self._finish_error(PolicyRefused(
-                f"operation {first[0] + 1} refused: {first[1]}; nothing was written"),
-                "refused")
+            self._finish_error(PolicyRefused(_refusal_message(self.ops, refused)), "refused")
             return
         if problems:
             self._finish_error(problems[0][1], "conflict")
+            return
+        if dry:
+            found = check_each(self.s.root, [op for _, op in checked])
+            if found:
+                i, op = checked[found[0][0]]
+                error = found[0][1]
+                yield Refused(i, op, error.message, _refusal_kind(error))
+                self._finish_error(error, "conflict")
+            else:
+                r.status = "dry_run"
             return
         if not chosen:
             r.status = "dry_run" if any(d.action == SKIP for d in decisions) else (
@@ -470,11 +488,9 @@ class _TurnRun:
             applied = apply_turn(self.s.root, [op for _, op in chosen], journal=self.s.journal,
                                  turn_id=r.turn_id, summary=" ".join(self.prompt.split())[:200])
         except EditError as exc:
-            kind = "stale" if isinstance(exc, StaleError) else (
-                "path" if isinstance(exc, PathRefused) else "conflict")
             i, op = next(((i, op) for i, op in chosen
                           if any(p in exc.message for p in op_paths(op))), chosen[0])
-            yield Refused(i, op, exc.message, kind)
+            yield Refused(i, op, exc.message, _refusal_kind(exc))
             self._finish_error(exc, "conflict")
             return
         for i, _ in chosen:
@@ -504,6 +520,33 @@ def _decision_of(task: asyncio.Task[Decision]) -> Decision:
     if exc is not None:
         return Decision(REFUSE, f"the approver failed: {exc}")
     return task.result()
+
+
+def _refusal_kind(error: SparkPairError) -> str:
+    if isinstance(error, StaleError):
+        return "stale"
+    return "path" if isinstance(error, PathRefused) else "conflict"
+
+
+def _refusal_message(ops: Sequence[Operation], refused: list[tuple[int, str]]) -> str:
+    """Names the refused operation by its path (indices differ between people and JSON)."""
+    i, reason = refused[0]
+    op = ops[i]
+    what = f"rename {op.src} to {op.dst}" if isinstance(op, Rename) else (
+        f"{type(op).__name__.lower()} {op.path}")
+    more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+    return f"{what} refused: {reason}{more}; nothing was written"
+
+
+def _present(root: Path, rel: str) -> bool:
+    """Whether something is at this repository path (False for a path outside it)."""
+    from .edits.paths import confine
+
+    try:
+        _, full = confine(root, rel)
+    except SparkPairError:
+        return False
+    return os.path.lexists(full)
 
 
 def _has_effect(op: Operation) -> bool:

@@ -6,10 +6,17 @@ import sys
 
 import click
 
+from ..headless.cliusage import JsonUsageCommand, Seconds
 from ._common import flag_overrides, model_options, report_errors
 
 
-@click.command("run")
+def _usage_json(error: Exception) -> None:
+    from ..headless.runner import write_usage_error
+
+    write_usage_error(sys.stdout, error)  # type: ignore[arg-type]
+
+
+@click.command("run", cls=JsonUsageCommand, on_usage_error=_usage_json)
 @click.argument("prompt", metavar="PROMPT")
 @click.option("-f", "--file", "files", multiple=True, metavar="PATH",
               help="A file to put in the context, or a folder for its files (repeatable).")
@@ -20,7 +27,7 @@ from ._common import flag_overrides, model_options, report_errors
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object per line on stdout (schema: docs/headless.md).")
 @click.option("--deltas", is_flag=True, help="With --json: also a line per text delta.")
-@click.option("--timeout", type=click.FloatRange(min=0.001), metavar="SECONDS",
+@click.option("--timeout", type=Seconds(), metavar="SECONDS",
               help="Deadline for the whole run; exit code 7 when it runs out.")
 @click.option("--no-meter", is_flag=True, help="No TTFT / tok/s meter line on stderr.")
 @model_options
@@ -29,15 +36,18 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
             allow_rename: bool, as_json: bool, deltas: bool, timeout: float | None,
             no_meter: bool, base_url: str | None, model: str | None, transport: str | None) -> None:
     """Ask for one change to this repository. PROMPT is the instruction, or - to read it from
-    stdin. Exit codes: 0 ok, 2 usage, 3 config, 4 model, 5 conflict or stale file, 6 refused by
-    policy (nothing written), 7 --timeout, 130 interrupted."""
+    stdin. A dry run (no --apply) checks the changes too: one that cannot apply exits 5.
+
+    Exit codes: 0 ok, 2 usage, 3 config, 4 model, 5 the edits cannot be applied (patch
+    conflict, stale file, refused path, write failure; nothing written), 6 refused by policy
+    (nothing written), 7 --timeout, 130 interrupted."""
     from ..errors import UsageError
     from ..headless.runner import RunOptions, main
 
     if prompt == "-":
         prompt = sys.stdin.read()
     if deltas and not as_json:
-        raise UsageError("--deltas needs --json")
+        raise UsageError("--deltas needs --json", hint="add --json, or leave out --deltas")
     if (allow_delete or allow_rename) and not apply_:
         click.echo("spark-pair: --allow-delete/--allow-rename only matter with --apply "
                    "(this is a dry run)", err=True)

@@ -7,12 +7,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import UsageError
+from ..errors import SparkPairError, UsageError
+from ..headless.cliusage import JsonUsageCommand
+from ..headless.textfit import INDENT, WIDTH, file_lines
 from ..termwrap import say
 from ._common import report_errors
+
+if TYPE_CHECKING:
+    from ..edits.journal import TurnInfo
 
 
 def repo_root(cwd: Path | None = None) -> Path:
@@ -26,18 +32,44 @@ def repo_root(cwd: Path | None = None) -> Path:
     return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else cwd
 
 
-@click.command("undo")
+def _usage_json(error: Exception) -> None:
+    click.echo(json.dumps({"error": _error_fields(error)}))
+
+
+def _error_fields(error: Exception) -> dict[str, object]:
+    from ..exitcodes import ExitCode, exit_code_for
+    from ..headless.jsonl import error_fields
+
+    code = exit_code_for(error)
+    return {**error_fields(error), "exit_code": int(code), "exit_name": ExitCode(code).name}
+
+
+@click.command("undo", cls=JsonUsageCommand, on_usage_error=_usage_json)
 @click.option("--list", "list_", is_flag=True, help="List the journaled turns, newest first.")
 @click.option("--turn", "turn_id", metavar="ID", help="Undo this turn instead of the last one.")
 @click.option("--force", is_flag=True, help="Undo even if files changed since the turn.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output on stdout.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Machine-readable output on stdout (errors too: {\"error\": {...}}).")
 @report_errors
 def command(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> None:
-    """Restore the files of the last applied turn exactly (bytes and mode)."""
+    """Restore the files of the last applied turn exactly (bytes and mode).
+
+    Exit codes: 0 restored (or listed), 2 usage, 8 undo refused (nothing to undo, no such turn,
+    already undone, or a file changed since the turn: --force overwrites it)."""
+    try:
+        _undo(list_, turn_id, force, as_json)
+    except SparkPairError as exc:
+        if as_json:
+            click.echo(json.dumps({"error": _error_fields(exc)}))
+        raise
+
+
+def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> None:
     from ..edits.journal import Journal
 
     if list_ and (turn_id or force):
-        raise UsageError("--list cannot be combined with --turn or --force")
+        raise UsageError("--list cannot be combined with --turn or --force",
+                         hint="`spark-pair undo --list` lists; `spark-pair undo --turn ID` undoes")
     journal = Journal(repo_root())
     with journal.locked():
         recovered = journal.recover()
@@ -52,15 +84,29 @@ def command(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> Non
         if not turns:
             click.echo("no journaled turns in this repository")
         for t in turns:
-            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t.time))
-            state = "undone" if t.undone else ("undo of " + str(t.undoes) if t.kind == "undo" else "applied")
-            files = ", ".join(t.files[:4]) + (f" (+{len(t.files) - 4})" if len(t.files) > 4 else "")
-            click.echo(f"{t.turn_id}  {when}  {state}  {files}")
-            if t.summary and t.kind != "undo":
-                click.echo(f"    {t.summary[:100]}")
+            click.echo("\n".join(_turn_lines(t)))
         return
     restored = journal.undo(turn_id, force=force)
     if as_json:
         click.echo(json.dumps({"repo": str(journal.root), "restored": restored}))
     else:
-        click.echo(f"restored {len(restored)} file(s): {', '.join(restored)}")
+        click.echo("\n".join(file_lines(f"restored {len(restored)} file(s):", restored)))
+
+
+def _turn_lines(t: TurnInfo) -> list[str]:
+    """One listed turn in lines of at most 80 columns: id, time and state; its files; its
+    prompt (cut)."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t.time))
+    if t.undone:
+        state = "undone"
+    elif t.kind == "undo":
+        state = f"undo of {t.undoes}"
+    else:
+        state = "applied"
+    lines = [f"{t.turn_id}  {when}  {state}"[:WIDTH]]
+    lines += file_lines("  files:", t.files, max_lines=3)
+    summary = " ".join(t.summary.split())
+    if summary and t.kind != "undo":
+        room = WIDTH - len(INDENT)
+        lines.append(INDENT + (summary if len(summary) <= room else summary[:room - 1] + "…"))
+    return lines

@@ -12,11 +12,12 @@ from ..errors import SparkPairError, redact
 SCHEMA_VERSION = 1
 
 
-def _op_fields(op: Any) -> dict[str, Any]:
+def _op_fields(op: Any, hunk_lines: int | None = None) -> dict[str, Any]:
     kind = type(op).__name__.lower()
     out: dict[str, Any] = {"op": kind, "path": op.path, "new_path": getattr(op, "dst", None)}
     hunks = getattr(op, "hunks", None) or []
-    out["hunks"] = len(hunks)
+    # a create or delete holds no Hunk objects: count the `hunk` lines its diff had
+    out["hunks"] = len(hunks) if hunks or hunk_lines is None else hunk_lines
     out["added"] = sum(h.added for h in hunks)
     out["removed"] = sum(h.removed for h in hunks)
     if kind == "create":
@@ -88,13 +89,15 @@ def event_to_dict(event: Any, *, deltas: bool = False,
     return None  # Usage (reported in "usage"), LineAdded, FileFinished, OperationProposed
 
 
-def result_lines(result: Any, prices: dict[str, tuple[float, float]] | None = None
-                 ) -> list[dict[str, Any]]:
-    """The per-operation lines (decision and outcome) and the usage line of a finished turn."""
+def result_lines(result: Any, prices: dict[str, tuple[float, float]] | None = None,
+                 hunk_lines: dict[int, int] | None = None) -> list[dict[str, Any]]:
+    """The per-operation lines (decision and outcome) and the usage line of a finished turn.
+    `hunk_lines`: file index -> the `hunk` lines emitted for it (operation i is file i)."""
     lines: list[dict[str, Any]] = []
     for i, op in enumerate(result.operations):
         d = result.decisions[i] if i < len(result.decisions) else None
-        lines.append({"type": "operation", "index": i, **_op_fields(op),
+        counted = None if hunk_lines is None else hunk_lines.get(i, 0)
+        lines.append({"type": "operation", "index": i, **_op_fields(op, counted),
                       "decision": d.action if d else None, "reason": d.reason if d else None,
                       "outcome": result.outcomes[i] if i < len(result.outcomes) else "not_applied"})
     u = result.usage

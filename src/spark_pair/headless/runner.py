@@ -19,6 +19,7 @@ from ..errors import Cancelled, SparkPairError, UsageError
 from ..termwrap import say
 from ..exitcodes import ExitCode, exit_code_for
 from .jsonl import SCHEMA_VERSION, JsonLines, error_fields, event_to_dict, result_lines
+from .textfit import WIDTH, file_lines
 
 
 CLOSE_GRACE_S = 3.0
@@ -62,10 +63,15 @@ class Diagnostics:
         elif name == "Stale":
             self.say(f"{event.path} changed on disk during the turn (stale)")
         elif name == "Refused":
-            self.say(f"refused {event.op.summary()}: {event.reason}")
+            if event.kind == "policy":
+                self.say(f"refused {event.op.summary()}: {event.reason}")
+            else:  # the error that follows says why (once)
+                self.say(f"refused {event.op.summary()} ({event.kind})")
         elif name == "Applied":
-            self.say(f"applied turn {event.turn_id}: {', '.join(event.changed) or 'no changes'}"
-                     f" (undo: spark-pair undo --turn {event.turn_id})")
+            head = f"applied turn {event.turn_id}:"
+            lines = file_lines(head, event.changed or ["no changes"], first_width=WIDTH - 12)
+            lines.append(f"  undo: spark-pair undo --turn {event.turn_id}")
+            self.say("\n".join(lines))
 
 
 def meter_line(result: Any) -> str:
@@ -183,6 +189,7 @@ class _Reporter:
         self.opts, self.out, self.jl, self.diag = opts, out, jl, diag
         self.root, self.settings, self.t0 = root, settings, t0
         self.code: int | None = None
+        self.hunks: dict[int, int] = {}  # file index -> `hunk` lines seen
 
     def __call__(self, result: Any) -> None:
         opts, out, jl, diag = self.opts, self.out, self.jl, self.diag
@@ -202,7 +209,8 @@ class _Reporter:
             if result.status == "dry_run":
                 diag.say("dry run: nothing was written (use --apply)")
         else:
-            for line in result_lines(result, getattr(self.settings, "prices", None)):
+            for line in result_lines(result, getattr(self.settings, "prices", None),
+                                     self.hunks):
                 jl.write(line)
             if result.error is not None:
                 jl.write({"type": "error", **error_fields(result.error)})
@@ -226,9 +234,14 @@ async def _drive(session: Any, opts: RunOptions, files: list[str], jl: JsonLines
     with _signal(loop, on_sigint):
         try:
             async for event in session.turn(opts.prompt, files):
-                if type(event).__name__ == "TurnFinished":
+                name = type(event).__name__
+                if name == "TurnFinished":
                     report(event.result)
                     continue
+                if name == "HunkStarted":
+                    report.hunks[event.file_index] = report.hunks.get(event.file_index, 0) + 1
+                elif name == "Rewound":
+                    report.hunks.clear()
                 diag.event(event)
                 if jl is not None:
                     obj = event_to_dict(event, deltas=opts.deltas)
@@ -356,3 +369,11 @@ class _LazyStore:
 def main(opts: RunOptions) -> int:
     return asyncio.run(run(opts, sys.stdout, sys.stderr))
 
+
+
+def write_usage_error(out: TextIO, error: SparkPairError) -> None:
+    """The `error` and `end` lines of a --json run stopped by bad command-line input."""
+    t0 = time.monotonic()
+    jl = JsonLines(out, t0)
+    jl.write({"type": "error", **error_fields(error)})
+    jl.write(_end(int(ExitCode.USAGE), "failed", None, t0, error.message))
