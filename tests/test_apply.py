@@ -330,7 +330,7 @@ def test_a_conflict_names_the_hunk_once_and_shows_its_first_lines_indented():
     with pytest.raises(ConflictError) as info:
         apply_hunks("a\nb\n", [Hunk(3, 4, 3, 4, lines)], "src/a.py")
     first, *rest = info.value.message.splitlines()
-    assert first == "src/a.py hunk @@ -3,4 +3,4 @@: its context and removed lines are not in the file"
+    assert first == "src/a.py hunk @@ -3,4 +3,4 @@: its lines are not in the file"
     assert rest[:2] == ["     " + long[:70] + "…", "    -missing"] and rest[-1] == "    …"
     assert all(len(line) <= 80 for line in rest) and len(rest) == 4
     assert info.value.message.count("missing") == 1

@@ -111,7 +111,7 @@ def _locate(lines: list[str], hunk: Hunk, lo: int, delta: int, path: str) -> int
             raise _conflict(hunk, path, f"matches lines {found[0] + 1} and {found[1] + 1} "
                             "equally well")
         return found[0]
-    raise _conflict(hunk, path, "its context and removed lines are not in the file")
+    raise _conflict(hunk, path, "its lines are not in the file")
 
 
 def _tidy(hunk: Hunk) -> Hunk:
@@ -214,7 +214,9 @@ def _edit(rel: str, data: bytes, hunks: list[Hunk], base_hash: str | None, notes
     try:
         new = apply_hunks(text, hunks, rel)
     except ConflictError as exc:
-        raise StaleError(f"{rel} changed since the request: {exc.message}") from exc
+        detail = "\n".join("  " + line for line in exc.message.splitlines())
+        raise StaleError(f"{rel} changed since the request; its hunks no longer apply\n{detail}"
+                         ) from exc
     notes.append(f"{rel} changed since the request; its hunks still applied cleanly")
     return fsio.encode(new, encoding, rel)
 
