@@ -376,3 +376,111 @@ def test_a_reply_naming_a_device_or_a_fifo_never_reads_it(sim: SimProcess, repo:
         assert res.returncode not in (0, 1), (target, res.stderr)
         assert "internal error" not in res.stderr and "Traceback" not in res.stderr
     assert (repo / "pipe").is_fifo()
+
+
+BAD_DIFF = ("--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,3 @@\n def greet(name):\n"
+            f"-    return 'goodbye ' + name  # {'x' * 150}\n+    return 'bye'\n \n")
+
+
+def test_a_dry_run_checks_the_diff_and_reports_a_conflict_like_apply(sim: SimProcess, repo: Path,
+                                                                     home: Path) -> None:
+    sim.configure(replies=[{"match": "BAD", "text": BAD_DIFF}])
+    before = tree(repo)
+    for extra in ((), ("--apply",)):
+        res = run(repo, home, sim, "BAD change", *extra)
+        assert res.returncode == ExitCode.CONFLICT, (extra, res.stderr)
+        assert "dry run: nothing was written" not in res.stderr
+        assert "a.py hunk @@ -1,3 +1,3 @@: its lines are not in the file" in res.stderr
+        assert res.stderr.count("goodbye") == 1  # the hunk is shown once, on its own lines
+        assert max(len(line) for line in res.stderr.splitlines() if "│" not in line) <= 80
+        js = run(repo, home, sim, "BAD change", "--json", *extra)
+        assert js.returncode == ExitCode.CONFLICT
+        lines = lines_of(js.stdout)
+        check_schema(lines)
+        refused = [ln for ln in lines if ln["type"] == "refused"]
+        assert [(r["path"], r["kind"], r["index"]) for r in refused] == [("a.py", "conflict", 0)]
+        assert lines[-2]["type"] == "error" and lines[-2]["class"] == "ConflictError"
+        assert lines[-1]["status"] == "conflict" and lines[-1]["exit_name"] == "CONFLICT"
+    dry = run(repo, home, sim, "BAD change")
+    assert "-    return 'goodbye '" in dry.stdout  # the diff is still printed
+    assert tree(repo) == before
+
+
+def test_a_create_over_an_existing_file_is_a_conflict_not_stale(sim: SimProcess, repo: Path,
+                                                                 home: Path) -> None:
+    sim.configure(replies=[{"match": "CREATE", "text":
+                            "--- /dev/null\n+++ b/a.py\n@@ -0,0 +1,2 @@\n+x = 1\n+y = 2\n"}])
+    before = tree(repo)
+    for extra in (("--apply",), ()):
+        res = run(repo, home, sim, "CREATE it", "--json", *extra)
+        assert res.returncode == ExitCode.CONFLICT, res.stderr
+        lines = lines_of(res.stdout)
+        check_schema(lines)
+        assert not [ln for ln in lines if ln["type"] == "stale"]
+        assert [ln["kind"] for ln in lines if ln["type"] == "refused"] == ["conflict"]
+        assert lines[-2]["class"] == "ConflictError"
+        assert "a.py already exists; a create never overwrites" in res.stderr
+        assert "stale" not in res.stderr
+    assert tree(repo) == before
+
+
+def test_bad_timeouts_and_click_usage_errors_with_json(sim: SimProcess, repo: Path,
+                                                       home: Path) -> None:
+    for value in ("nan", "inf", "-1", "0"):
+        res = run(repo, home, sim, "x", "--timeout", value)
+        assert res.returncode == ExitCode.USAGE, (value, res.stderr)
+        assert "--timeout" in res.stderr and res.stdout == ""
+    for args in (("x", "--json", "--timeout", "-1"), ("x", "--json", "--bogus"), ("--json",)):
+        res = run(repo, home, sim, *args)
+        assert res.returncode == ExitCode.USAGE, args
+        lines = lines_of(res.stdout)
+        for line in lines:
+            _VALIDATOR.validate(line)
+        assert [ln["type"] for ln in lines] == ["error", "end"], args
+        assert lines[0]["class"] == "UsageError" and lines[0]["message"] in res.stderr
+        assert lines[1]["exit_code"] == ExitCode.USAGE and lines[1]["exit_name"] == "USAGE"
+    assert not sim.requests()
+
+
+def test_refusal_names_the_path_and_json_follows_the_documented_order(sim: SimProcess,
+                                                                      repo: Path,
+                                                                      home: Path) -> None:
+    sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
+    res = run(repo, home, sim, "MULTI change", "--apply", "--allow-rename", "--json")
+    assert res.returncode == ExitCode.POLICY
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    refused = [ln for ln in lines if ln["type"] == "refused"]
+    assert [(r["index"], r["path"]) for r in refused] == [(2, "old.py")]
+    error = lines[-2]
+    assert error["class"] == "PolicyRefused" and error["message"].startswith("delete old.py refused")
+    assert "operation 3" not in res.stderr and "delete old.py refused" in res.stderr
+    ops = {ln["op"]: ln for ln in lines if ln["type"] == "operation"}
+    hunk_lines = [ln["file_index"] for ln in lines if ln["type"] == "hunk"]
+    for op in ops.values():
+        assert op["hunks"] == hunk_lines.count(op["index"]), op
+    assert ops["create"]["hunks"] == 1 and ops["delete"]["hunks"] == 1
+    types = [ln["type"] for ln in lines]
+    # documented order: streaming lines and metrics as they happen (the last decisions may
+    # follow metrics), then the apply step, the operations, usage, error, end
+    after = types.index("metrics")
+    assert set(types[after + 1:]) <= {"decision", "stale", "refused", "operation", "usage",
+                                      "error", "end"}
+    first_apply = min(i for i, t in enumerate(types) if t in ("refused", "operation"))
+    assert "decision" not in types[first_apply:]
+    assert types.count("decision") == 4
+    assert types[-4:] == ["operation", "usage", "error", "end"]
+
+
+def test_applied_line_fits_80_columns(sim: SimProcess, repo: Path, home: Path) -> None:
+    names = [f"pkg/a_long_module_name_number_{i:02d}.py" for i in range(12)]
+    diff = "".join(f"--- /dev/null\n+++ b/{n}\n@@ -0,0 +1 @@\n+x = {i}\n"
+                   for i, n in enumerate(names))
+    sim.configure(replies=[{"match": "MANY", "text": diff}])
+    res = run(repo, home, sim, "MANY files", "--apply")
+    assert res.returncode == 0, res.stderr
+    text = [line for line in res.stderr.splitlines() if "│" not in line]
+    assert max(len(line) for line in text) <= 80, text
+    assert any(line.startswith("spark-pair: applied turn") for line in text)
+    assert any("undo: spark-pair undo --turn" in line for line in text)
+    assert any("more)" in line for line in text)
