@@ -81,3 +81,13 @@ def test_schema_rejects_unknown_fields_and_types() -> None:
     assert not v.is_valid({"type": "stale", "t": 0, "path": "a", "index": None, "extra": 1})
     assert not v.is_valid({"type": "nonsense", "t": 0})
     assert v.is_valid({"type": "stale", "t": 0, "path": "a", "index": None})
+
+
+def test_create_and_delete_count_the_hunk_lines_their_diff_had() -> None:
+    result = TurnResult("t1", "dry_run", operations=[MOD, Create("n.py", "x\n"), Delete("b.py"),
+                                                     Delete("c.py")],
+                        decisions=[Decision("skip")] * 4, outcomes=["not_applied"] * 4)
+    lines = result_lines(result, None, {0: 1, 1: 1, 2: 1})  # c.py: a header-only delete
+    for line in lines:
+        validator().validate({"t": 0.0, **line})
+    assert [ln["hunks"] for ln in lines] == [1, 1, 1, 0]
