@@ -293,3 +293,34 @@ async def test_rewound_reply_is_reparsed_and_only_the_final_text_applies(repo: P
     assert (repo / "a.txt").read_text() == "one\n2\nthree\nfour\n"
     assert (repo / "b.txt").read_text() == B  # the delete lived only in the discarded text
     assert any(isinstance(e, pe.Rewound) for e in events)
+
+
+async def test_create_over_a_file_there_before_is_a_conflict_not_stale(repo: Path,
+                                                                        tmp_path: Path) -> None:
+    from spark_pair.errors import ConflictError
+
+    (repo / "c.txt").write_text("mine\n")
+    for approver in (PolicyApprover(True, True, True), PolicyApprover()):  # apply and dry run
+        events = await collect(make(repo, ScriptedClient(DIFF), approver, tmp_path))
+        assert not [e for e in events if isinstance(e, Stale)]
+        assert [(e.op.path, e.kind) for e in events if isinstance(e, Refused)] == [
+            ("c.txt", "conflict")]
+        result = events[-1].result
+        assert result.status == "conflict" and isinstance(result.error, ConflictError)
+        assert result.error.message == "c.txt already exists; a create never overwrites"
+    assert (repo / "c.txt").read_text() == "mine\n" and (repo / "a.txt").read_text() == A
+
+
+async def test_create_target_that_appears_during_the_turn_is_stale(repo: Path,
+                                                                   tmp_path: Path) -> None:
+    client = ScriptedClient(DIFF)
+
+    async def on(ev) -> None:
+        if type(ev).__name__ == "FileStarted" and ev.path == "c.txt":  # parsed, not yet applied
+            (repo / "c.txt").write_text("made meanwhile\n")
+
+    events = await collect(make(repo, client, PolicyApprover(True, True, True), tmp_path), on=on)
+    assert [e.path for e in events if isinstance(e, Stale)] == ["c.txt"]
+    assert [e.kind for e in events if isinstance(e, Refused)] == ["stale"]
+    assert events[-1].result.status == "conflict"
+    assert (repo / "c.txt").read_text() == "made meanwhile\n" and (repo / "a.txt").read_text() == A
