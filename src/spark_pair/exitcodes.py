@@ -13,7 +13,7 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad command-line input
     CONFIG = 3  # the configuration cannot be used
     MODEL = 4  # the model endpoint failed (after retries and fallbacks)
-    CONFLICT = 5  # a patch conflict or a stale file: nothing was written
+    CONFLICT = 5  # the edits cannot apply (conflict, stale file, refused path, failed write)
     POLICY = 6  # an operation was refused by policy (flags / approval): nothing was written
     TIMEOUT = 7  # --timeout ran out
     UNDO = 8  # undo refused
