@@ -174,6 +174,10 @@ def test_drop_mid_stream_retries_and_applies_once(sim: SimProcess, repo: Path, h
     assert len([e for e in sim.requests() if e["transport"] == transport and e["body"]]) == 2
     assert (repo / "a.py").read_text() == A_NEW and (repo / "main.py").read_text() == NEW_PY
     assert len([ln for ln in lines if ln["type"] == "applied"]) == 1
+    sim.set_faults([{"kind": "drop", "after_tokens": 10, "times": 1}])
+    res = run(repo, home, sim, "MULTI change", "--transport", transport)  # the text meter
+    meter = [ln for ln in res.stderr.splitlines() if "TTFT" in ln]
+    assert len(meter) == 1 and meter[0].endswith("│ 1 retry")
 
 
 def test_hung_endpoint_ends_at_timeout(sim: SimProcess, repo: Path, home: Path) -> None:

@@ -75,18 +75,21 @@ class Diagnostics:
 
 
 def meter_line(result: Any) -> str:
+    """TTFT, tok/s, tokens in/out, transport, model (and retries when there were any)."""
     m, u = result.metrics, result.usage
     parts = []
     if m is not None:
         parts.append(f"TTFT {m.ttft_s * 1000:.0f} ms" if m.ttft_s is not None else "TTFT -")
         parts.append(f"{m.tokens_per_s:,.0f} tok/s" if m.tokens_per_s else "- tok/s")
-        parts.append(f"{m.output_tokens:,} tok")
     if u is not None:
         est = " (est.)" if u.estimated else ""
-        parts.append(f"in {u.input_tokens:,} out {u.output_tokens:,}{est}")
+        parts.append(f"in {u.input_tokens:,} / out {u.output_tokens:,} tok{est}")
+    elif m is not None:
+        parts.append(f"out {m.output_tokens:,} tok")
     parts.append(result.transport or "-")
     parts.append(result.model or "-")
-    parts.append(f"{result.retries} retries")
+    if result.retries:
+        parts.append(f"{result.retries} retr{'y' if result.retries == 1 else 'ies'}")
     return " │ ".join(parts)
 
 
