@@ -26,7 +26,7 @@ from pathlib import Path
 
 from bench_run import make_repo
 
-from spark_pair.approval import PolicyApprover
+from spark_pair.approval import REJECT, Decision, PolicyApprover
 from spark_pair.edits.ops import content_hash
 from spark_pair.edits.parser import DiffParser
 from spark_pair.protocol import events as pe
@@ -85,9 +85,17 @@ def time_parser(chunks: list[str]) -> float:
     return time.perf_counter() - t
 
 
-async def time_session(root: Path, chunks: list[str]) -> tuple[float, str, int]:
-    session = Session(root, InstantClient(chunks), PolicyApprover(False, False, False),
-                      context=FixedContext(root))
+class RejectAll:
+    """Says no to every operation: the turn ends after the stream, with no apply or check step,
+    so the timing is the loop's alone (the dry run's check is timed on its own)."""
+
+    async def decide(self, op: object) -> Decision:
+        return Decision(REJECT, "bench")
+
+
+async def time_session(root: Path, chunks: list[str], approver: object
+                       ) -> tuple[float, str, int]:
+    session = Session(root, InstantClient(chunks), approver, context=FixedContext(root))
     t = time.perf_counter()
     events = 0
     result = None
@@ -109,15 +117,19 @@ def main() -> None:
         reply = make_repo(root, args.tokens)
         chunks = [reply[i:i + 4] for i in range(0, len(reply), 4)]
         n = len(chunks)
-        client, parser, turn = [], [], []
+        client, parser, turn, dry = [], [], [], []
         status, events = "", 0
         for _ in range(args.rounds):
             client.append(asyncio.run(time_client(chunks)))
             parser.append(time_parser(chunks))
-            took, status, events = asyncio.run(time_session(root, chunks))
+            took, status, events = asyncio.run(time_session(root, chunks, RejectAll()))
             turn.append(took)
-        if status != "dry_run":
-            raise SystemExit(f"the benchmark turn ended {status!r}, not a dry run")
+            dry_took, dry_status, _ = asyncio.run(
+                time_session(root, chunks, PolicyApprover(False, False, False)))
+            dry.append(dry_took)
+        if status != "rejected" or dry_status != "dry_run":
+            raise SystemExit(f"the benchmark turns ended {status!r} / {dry_status!r}, "
+                             "not rejected / dry_run")
         c, p, s = min(client), min(parser), min(turn)
         loop_us = max(0.0, s - c - p) / n * 1e6
         budget_us = 1e6 / RATE
@@ -126,6 +138,8 @@ def main() -> None:
         print(f"client alone   {c * 1000:7.1f} ms  {n / c:>10,.0f} tok/s")
         print(f"parser alone   {p * 1000:7.1f} ms  {n / p:>10,.0f} tok/s")
         print(f"session turn   {s * 1000:7.1f} ms  {n / s:>10,.0f} tok/s")
+        print(f"dry-run turn   {min(dry) * 1000:7.1f} ms  (the turn plus checking that the "
+              f"diff applies: +{(min(dry) - s) * 1000:.1f} ms)")
         print(f"session loop   {loop_us:7.2f} us/token  {1e6 / loop_us if loop_us else float('inf'):>10,.0f}"
               f" tok/s  = {loop_us / budget_us * 100:.1f} % of a token at {RATE:,.0f} tok/s "
               f"(target < 5 %)")

@@ -6,10 +6,11 @@ the before-images, then writes; any failure rolls the turn back.
 
 from __future__ import annotations
 
+import bisect
 import os
 import stat
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -75,15 +76,31 @@ def _conflict(hunk: Hunk, path: str, what: str) -> ConflictError:
     return ConflictError(f"{_hunk_name(hunk, path)}: {what}" + (f"\n{excerpt}" if excerpt else ""))
 
 
-def _candidates(lines: list[str], old: list[str], lo: int, key) -> list[int]:
-    want = [key(x) for x in old]
-    n = len(want)
-    have = [key(x) for x in lines]
-    first = want[0]
-    return [i for i in range(lo, len(lines) - n + 1) if have[i] == first and have[i:i + n] == want]
+class _Index:
+    """The file's lines under one key (exact or whitespace-normalised), with where each line
+    occurs, built once per file so locating many hunks stays linear."""
+
+    def __init__(self, lines: list[str], key: Callable[[str], str]) -> None:
+        self.key = key
+        self.have = [key(x) for x in lines]
+        self.where: dict[str, list[int]] = {}
+        for i, x in enumerate(self.have):
+            self.where.setdefault(x, []).append(i)
+
+    def candidates(self, old: list[str], lo: int) -> list[int]:
+        want = [self.key(x) for x in old]
+        n, have = len(want), self.have
+        starts = self.where.get(want[0], ())
+        return [i for i in starts[bisect.bisect_left(starts, lo):]
+                if i + n <= len(have) and have[i:i + n] == want]
 
 
-def _locate(lines: list[str], hunk: Hunk, lo: int, delta: int, path: str) -> int:
+def _same(line: str) -> str:
+    return line
+
+
+def _locate(lines: list[str], hunk: Hunk, lo: int, delta: int, path: str,
+            indexes: dict[int, _Index]) -> int:
     """Where the hunk's old side starts: the match nearest the stated position, never a guess."""
     old = hunk.old_lines
     expected = None
@@ -97,8 +114,10 @@ def _locate(lines: list[str], hunk: Hunk, lo: int, delta: int, path: str) -> int
         if not lo <= expected <= len(lines):
             raise _conflict(hunk, path, f"position {expected + 1} is outside the file")
         return expected
-    for key in (lambda s: s, _norm):
-        found = _candidates(lines, old, lo, key)
+    for n, key in enumerate((_same, _norm)):
+        if n not in indexes:
+            indexes[n] = _Index(lines, key)
+        found = indexes[n].candidates(old, lo)
         if not found:
             continue
         if len(found) == 1:
@@ -131,11 +150,12 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "") -> str:
     out: list[str] = []
     out_ends: list[str] = []
     pos = delta = 0
+    indexes: dict[int, _Index] = {}
     for hunk in hunks:
         hunk = _tidy(hunk)
         if any(ln[:1] not in (" ", "-", "+") for ln in hunk.lines):
             raise _conflict(hunk, path, "a line without ' ', '-' or '+' marker")
-        at = _locate(lines, hunk, pos, delta, path)
+        at = _locate(lines, hunk, pos, delta, path, indexes)
         out += lines[pos:at]
         out_ends += ends[pos:at]
         i = at
