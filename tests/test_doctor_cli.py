@@ -57,6 +57,7 @@ def test_wrong_key_exits_1_with_the_hint(project, monkeypatch):
     result = run()
     assert result.exit_code == 1
     assert "✗ API key accepted" in result.stdout and "fix:" in result.stdout
+    assert "needs 'API key accepted' to pass" in result.stdout  # skips name the check
     assert "sk-not-the-right-one-9" not in result.output
 
 

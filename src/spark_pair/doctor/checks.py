@@ -83,7 +83,8 @@ class _Doctor:
                     if blocked:
                         stopped.add(check_id)
                         result = CheckResult(check_id, title, SKIP,
-                                             detail=f"skipped: needs '{blocked[0]}' to pass")
+                                             detail=f"skipped: needs '{_title(blocked[0])}' "
+                                                    "to pass")
                     else:
                         result = await self._run_one(check_id, title)
                         if result.status == FAIL:
@@ -593,3 +594,7 @@ class _Doctor:
         text, _ = await self._ask(target, [{"role": "user", "content": PING_PROMPT}])
         return Outcome(f"{target} answered in {ms(t0):.0f} ms ({len(text)} chars)",
                        {"model": target})
+
+
+def _title(check_id: str) -> str:
+    return next((title for cid, title, _ in CHECKS if cid == check_id), check_id)
