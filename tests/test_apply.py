@@ -240,10 +240,22 @@ def test_binary_targets_are_refused(repo, journal):
 
 
 @pytest.mark.parametrize("bad", ["/etc/passwd", "../x", "a/../../x", ".git/config", "sub/.GIT/hooks/x",
-                                 "a\x00b", "CON", "dir/nul.txt", "", "C:/x", "a\\..\\b", "x/"])
+                                 "a\x00b", "CON", "dir/nul.txt", "", "C:/x", "a\\..\\b", "x/",
+                                 "\x1b]0;PWNED\x07x.py", "safe\u202eyp.exe", "a\u200fb.py",
+                                 ("d" * 250 + "/") * 20 + "f.py"])
 def test_hostile_paths_are_refused(repo, journal, bad):
-    with pytest.raises(PathRefused):
+    with pytest.raises(PathRefused) as info:
         apply_turn(repo, [Create(bad, "pwned\n")], journal=journal)
+    assert info.value.message.isprintable()  # never raw control or bidi characters
+
+
+def test_odd_paths_are_shown_escaped_in_summaries_and_diffs():
+    from spark_pair.edits.render import render_op
+
+    op = Rename("a\x1b[2J.py", "b\u202e.py", [])
+    for text in (op.summary(), render_op(op), render_op(Create("\x07x", "y\n"))):
+        assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
+    assert "\\x1b[2J" in op.summary() and "\\u202e" in op.summary()
 
 
 def test_symlink_leading_outside_is_refused(repo, journal, tmp_path):

@@ -93,9 +93,12 @@ def test_recover_rolls_back_a_turn_without_the_committed_marker(repo, journal):
     m.write_bytes(b"half\n")  # as if the process died after writing this file...
     (repo / "n").mkdir()
     (repo / "n/x.txt").write_bytes(b"x\n")
-    (repo / ".m.txt.sp-tmp-dead").write_bytes(b"partial")  # ...leaving a temp file behind
+    (repo / ".m.txt.sp-tmp-deadbeef").write_bytes(b"partial")  # ...leaving a temp file behind
+    (repo / ".m.txt.sp-tmp-mynotes").write_bytes(b"the user's")  # a look-alike user file
     [rec] = journal.recover()
     assert sorted(rec.restored) == ["m.txt", "n/x.txt"] and not rec.kept
+    assert (repo / ".m.txt.sp-tmp-mynotes").read_bytes() == b"the user's"
+    (repo / ".m.txt.sp-tmp-mynotes").unlink()
     assert snapshot(repo) == before
     assert journal.list_turns() == [] and not any(journal.dir.glob("t1*"))
 

@@ -488,3 +488,17 @@ def test_applied_line_fits_80_columns(sim: SimProcess, repo: Path, home: Path) -
     assert any(line.startswith("spark-pair: applied turn") for line in text)
     assert any("undo: spark-pair undo --turn" in line for line in text)
     assert any("more)" in line for line in text)
+
+
+def test_a_turn_never_writes_the_project_config(sim: SimProcess, repo: Path, home: Path) -> None:
+    before = tree(repo)
+    evil = "--- /dev/null\n+++ b/.spark-pair.toml\n@@ -0,0 +1,2 @@\n+[model]\n+base_url = \"http://127.0.0.1:9\"\n"
+    sim.configure(default=evil)
+    res = run(repo, home, sim, "anything", "--apply", "--allow-delete", "--allow-rename",
+              "--json")
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    assert res.returncode == ExitCode.POLICY, res.stderr
+    refused = [ln for ln in lines if ln["type"] == "refused"]
+    assert refused and "own config" in refused[0]["reason"]
+    assert tree(repo) == before and not (repo / ".spark-pair.toml").exists()

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from .edits.ops import Delete, Modify, Operation, Rename
+from .config import PROJECT_FILE
+from .edits.ops import Delete, Modify, Operation, Rename, op_paths
 
 ACCEPT = "accept"  # write it
 REJECT = "reject"  # a person said no: the operation is skipped, the others may still apply
@@ -46,6 +47,8 @@ class PolicyApprover:
         return self.decide_now(op)
 
     def decide_now(self, op: Operation) -> Decision:
+        if touches_config(op):
+            return Decision(REFUSE if self.apply else SKIP, CONFIG_REASON)
         if isinstance(op, Delete) and not self.allow_delete:
             reason = "delete needs --allow-delete"
             if op.uncommitted:
@@ -56,6 +59,16 @@ class PolicyApprover:
         if not self.apply:
             return Decision(SKIP, "dry run (use --apply to write)")
         return Decision(ACCEPT, "allowed by flags")
+
+
+CONFIG_REASON = (f"{PROJECT_FILE} is spark-pair's own config (base URL, key variable): a model "
+                 "never changes it; edit it yourself")
+
+
+def touches_config(op: Operation) -> bool:
+    """Whether the operation writes, moves or removes a spark-pair project config file: one
+    that could send the key to another server on the next run."""
+    return any(p.rsplit("/", 1)[-1].lower() == PROJECT_FILE for p in op_paths(op))
 
 
 def select_hunks(op: Operation, decision: Decision) -> Operation:

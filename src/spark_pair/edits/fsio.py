@@ -57,8 +57,14 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _stem(target: Path) -> str:
+    """The target's name cut to at most 200 bytes (names are limited in bytes, not chars)."""
+    return os.fsencode(target.name)[:200].decode("utf-8", "ignore") if len(
+        os.fsencode(target.name)) > 200 else target.name
+
+
 def tmp_name(target: Path) -> Path:
-    return target.with_name(f".{target.name[:200]}{TMP_MARK}{secrets.token_hex(4)}")
+    return target.with_name(f".{_stem(target)}{TMP_MARK}{secrets.token_hex(4)}")
 
 
 def atomic_write(target: Path, data: bytes, mode: int | None = None) -> None:
@@ -99,10 +105,13 @@ def remove_file(target: Path) -> None:
 
 def clean_temp_files(target: Path) -> None:
     """Remove temp files a crashed atomic_write left next to `target`."""
-    prefix = f".{target.name[:200]}{TMP_MARK}"
+    prefix = f".{_stem(target)}{TMP_MARK}"
     try:
         for name in os.listdir(target.parent):
-            if name.startswith(prefix):
+            tail = name[len(prefix):]
+            # exactly our own shape: prefix + 8 hex digits (a user's look-alike file stays)
+            if name.startswith(prefix) and len(tail) == 8 and all(
+                    c in "0123456789abcdef" for c in tail):
                 (target.parent / name).unlink(missing_ok=True)
     except OSError:
         pass

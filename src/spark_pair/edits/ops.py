@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from .paths import shown
 
 
 def content_hash(data: bytes | None) -> str | None:
@@ -54,7 +55,7 @@ class Modify:
     def summary(self) -> str:
         add = sum(h.added for h in self.hunks)
         rem = sum(h.removed for h in self.hunks)
-        return f"modify {self.path} · {len(self.hunks)} hunk(s) +{add} -{rem}"
+        return f"modify {shown(self.path)} · {len(self.hunks)} hunk(s) +{add} -{rem}"
 
 
 @dataclass(slots=True)
@@ -64,7 +65,7 @@ class Create:
     base_hash: str | None = None  # None: the file must not exist
 
     def summary(self) -> str:
-        return f"create {self.path} · {self.content.count(chr(10)) + (not self.content.endswith(chr(10)) and bool(self.content))} line(s)"
+        return f"create {shown(self.path)} · {self.content.count(chr(10)) + (not self.content.endswith(chr(10)) and bool(self.content))} line(s)"
 
 
 @dataclass(slots=True)
@@ -75,7 +76,7 @@ class Delete:
 
     def summary(self) -> str:
         warn = " (has uncommitted changes!)" if self.uncommitted else ""
-        return f"DELETE {self.path}{warn}"
+        return f"DELETE {shown(self.path)}{warn}"
 
 
 @dataclass(slots=True)
@@ -91,7 +92,7 @@ class Rename:
 
     def summary(self) -> str:
         edits = f" · {len(self.hunks)} hunk(s)" if self.hunks else ""
-        return f"RENAME {self.src} → {self.dst}{edits}"
+        return f"RENAME {shown(self.src)} → {shown(self.dst)}{edits}"
 
 
 Operation = Modify | Create | Delete | Rename

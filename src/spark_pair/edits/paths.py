@@ -14,6 +14,12 @@ _DEVICE_RE = re.compile(r"^(con|prn|aux|nul|clock\$|conin\$|conout\$|com[0-9¹²
                         re.IGNORECASE)
 
 
+def shown(path: str) -> str:
+    """The path as safe to print: control, format (bidi) and other invisible characters are
+    escaped, so a name can neither drive the terminal nor pass for another file's name."""
+    return path if path.isprintable() else repr(path)[1:-1]
+
+
 def _refuse(path: str, why: str) -> PathRefused:
     return PathRefused(f"refused path {path!r}: {why}")
 
@@ -24,6 +30,11 @@ def clean_rel_path(path: str) -> str:
         raise _refuse(str(path), "empty path")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
         raise _refuse(path, "control character or NUL byte in the path")
+    if not path.isprintable():
+        raise _refuse(path, "an invisible or text-direction character in the path (it could "
+                            "make the name look like another file's)")
+    if len(path.encode("utf-8", "surrogatepass")) > 1024:
+        raise _refuse(path, "a path longer than 1,024 bytes")
     if "\\" in path:
         raise _refuse(path, "backslash in the path")
     if path.startswith("/") or path.startswith("~") or re.match(r"^[A-Za-z]:", path):
@@ -72,8 +83,11 @@ def confine(root: Path, path: str) -> tuple[str, Path]:
     if _inside(parent, os.path.join(base, ".git")):
         raise _refuse(path, "a symlink in the path leads into .git/")
     full = Path(parent) / parts[-1]
-    if full.is_symlink():
-        raise _refuse(path, "the file is a symlink")
+    try:
+        if full.is_symlink():
+            raise _refuse(path, "the file is a symlink")
+    except OSError as exc:  # e.g. a name too long for this file system
+        raise _refuse(path, exc.strerror or str(exc)) from exc
     return Path(os.path.relpath(full, base)).as_posix(), full
 
 

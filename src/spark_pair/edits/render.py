@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Sequence
 
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename
+from .paths import shown
 
 
 def _lines(text: str) -> list[str]:
@@ -66,30 +67,33 @@ def _hunks_text(hunks: Sequence[Hunk], base_text: str | None) -> str:
 
 
 def render_op(op: Operation, base_text: str | None = None) -> str:
-    """One operation as a git-style unified diff; numbers are exact when base_text is given."""
+    """One operation as a git-style unified diff; numbers are exact when base_text is given.
+    Paths are shown escaped (never raw control or bidi characters)."""
+    if isinstance(op, Rename):
+        src, dst = shown(op.src), shown(op.dst)
+        head = f"diff --git a/{src} b/{dst}\nrename from {src}\nrename to {dst}\n"
+        if not op.hunks:
+            return head
+        return head + f"--- a/{src}\n+++ b/{dst}\n" + _hunks_text(op.hunks, base_text)
+    path = shown(op.path)
+    head = f"diff --git a/{path} b/{path}\n"
     if isinstance(op, Create):
         lines = _lines(op.content)
-        head = f"diff --git a/{op.path} b/{op.path}\nnew file mode 100644\n"
+        head += "new file mode 100644\n"
         if not lines:
             return head
         h = Hunk(0, 0, 1, len(lines), ["+" + ln for ln in lines],
                  no_newline_new=not op.content.endswith("\n"))
-        return head + f"--- /dev/null\n+++ b/{op.path}\n" + _hunk_text(h, 0, 0)
+        return head + f"--- /dev/null\n+++ b/{path}\n" + _hunk_text(h, 0, 0)
     if isinstance(op, Delete):
-        head = f"diff --git a/{op.path} b/{op.path}\ndeleted file mode 100644\n"
+        head += "deleted file mode 100644\n"
         if not base_text:
             return head
         lines = _lines(base_text)
         h = Hunk(1, len(lines), 0, 0, ["-" + ln for ln in lines],
                  no_newline_old=not base_text.endswith("\n"))
-        return head + f"--- a/{op.path}\n+++ /dev/null\n" + _hunk_text(h, 0, 0)
-    if isinstance(op, Rename):
-        head = f"diff --git a/{op.src} b/{op.dst}\nrename from {op.src}\nrename to {op.dst}\n"
-        if not op.hunks:
-            return head
-        return head + f"--- a/{op.src}\n+++ b/{op.dst}\n" + _hunks_text(op.hunks, base_text)
-    return (f"diff --git a/{op.path} b/{op.path}\n--- a/{op.path}\n+++ b/{op.path}\n"
-            + _hunks_text(op.hunks, base_text))
+        return head + f"--- a/{path}\n+++ /dev/null\n" + _hunk_text(h, 0, 0)
+    return head + f"--- a/{path}\n+++ b/{path}\n" + _hunks_text(op.hunks, base_text)
 
 
 def render_ops(ops: Sequence[Operation], bases: dict[str, str] | None = None) -> str:
