@@ -184,3 +184,18 @@ def test_a_reused_turn_id_is_refused(repo, journal):
     with pytest.raises(ApplyError, match="already in the journal"):
         apply_turn(repo, [Create("b.txt", "b\n")], journal=journal, turn_id="same")
     assert not (repo / "b.txt").exists()
+
+
+def test_a_damaged_journal_is_a_clear_error_and_never_undoes_an_older_turn(repo, journal):
+    first = apply_turn(repo, [Modify("m.txt", [hunk(["-one", "+ONE"])])], journal=journal)
+    second = apply_turn(repo, [Modify("m.txt", [hunk(["-two", "+TWO"])])], journal=journal)
+    (journal.dir / second.turn_id / "before" / "0").unlink()
+    with pytest.raises(UndoError, match="damaged") as info:
+        journal.undo(second.turn_id)
+    assert info.value.hint and (repo / "m.txt").read_text() == "ONE\nTWO\n"
+    (journal.dir / second.turn_id / "manifest.json").write_text("{not json")
+    assert [t.turn_id for t in journal.list_turns()] == [first.turn_id]
+    assert journal.damaged == [second.turn_id]
+    with pytest.raises(UndoError, match="damaged"):
+        journal.undo()  # the newest entry is unreadable: the older turn is not undone instead
+    assert (repo / "m.txt").read_text() == "ONE\nTWO\n"

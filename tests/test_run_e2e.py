@@ -502,3 +502,13 @@ def test_a_turn_never_writes_the_project_config(sim: SimProcess, repo: Path, hom
     refused = [ln for ln in lines if ln["type"] == "refused"]
     assert refused and "own config" in refused[0]["reason"]
     assert tree(repo) == before and not (repo / ".spark-pair.toml").exists()
+
+
+def test_a_turn_that_changes_nothing_offers_no_undo(sim: SimProcess, repo: Path,
+                                                    home: Path) -> None:
+    before = tree(repo)
+    sim.configure(default="diff --git a/a.py b/a.py\nrename from a.py\nrename to ./a.py\n")
+    res = run(repo, home, sim, "anything", "--apply", "--allow-rename")
+    assert res.returncode == 0, res.stderr
+    assert "changed no file" in res.stderr and "undo --turn" not in res.stderr
+    assert tree(repo) == before

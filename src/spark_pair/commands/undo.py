@@ -77,6 +77,9 @@ def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> None:
         say(sys.stderr, rec.describe())
     if list_:
         turns = journal.list_turns()
+        for name in journal.damaged:
+            say(sys.stderr, f"turn {name}: its journal entry is damaged and cannot be listed or "
+                            "undone", prefix="warning: ")
         if as_json:
             click.echo(json.dumps({"repo": str(journal.root),
                                    "turns": [t.to_dict() for t in turns]}))

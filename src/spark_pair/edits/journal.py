@@ -108,6 +108,7 @@ class Journal:
         self.root = real_root(repo_root)
         key = hashlib.sha256(os.fsencode(self.root)).hexdigest()[:20]
         self.dir = (data_dir or app_paths.data_dir()) / "journal" / key
+        self.damaged: list[str] = []  # committed turns whose manifest cannot be read
 
     # ---- locking and writing ----------------------------------------------------------------
 
@@ -254,13 +255,17 @@ class Journal:
     def list_turns(self) -> list[TurnInfo]:
         """Committed turns, newest first."""
         out = []
+        self.damaged = []
         for tdir in self._turn_dirs():
-            m = self._manifest(tdir)
-            if m is None or not (tdir / "committed").exists():
+            if not (tdir / "committed").exists():
                 continue
-            out.append(TurnInfo(m["turn_id"], m["time"], m.get("summary", ""),
-                                [f["path"] for f in m["files"]], m.get("kind", "apply"),
-                                m.get("undoes"), True, (tdir / "undone").exists()))
+            m = self._manifest(tdir) or {}
+            try:
+                out.append(TurnInfo(m["turn_id"], m["time"], m.get("summary", ""),
+                                    [f["path"] for f in m["files"]], m.get("kind", "apply"),
+                                    m.get("undoes"), True, (tdir / "undone").exists()))
+            except (KeyError, TypeError, AttributeError):
+                self.damaged.append(tdir.name)
         out.sort(key=lambda t: (t.time, t.turn_id), reverse=True)
         return out
 
@@ -275,6 +280,11 @@ class Journal:
             self.recover()
             turns = self.list_turns()
             if turn_id is None:
+                if self.damaged:  # the last turn might be one of them: never undo an older one
+                    raise UndoError(f"the journal entry of turn {', '.join(self.damaged)} is "
+                                    "damaged, so the last turn is not known; nothing was changed",
+                                    hint="`spark-pair undo --list` shows the turns; undo one "
+                                         "with --turn ID")
                 todo = [t for t in turns if t.kind == "apply" and not t.undone]
                 if not todo:
                     raise UndoError("nothing to undo in this repository",
@@ -291,17 +301,25 @@ class Journal:
 
     def _undo_turn(self, turn_id: str, force: bool) -> list[str]:
         tdir = self.dir / turn_id
-        manifest = self._manifest(tdir) or {"files": []}
+        manifest = self._manifest(tdir) or {}
         changes, changed_since = [], []
-        for entry in manifest["files"]:
-            rel, full = confine(self.root, entry["path"])
-            now, mode = _read_state(full)
-            if _sha(now) != entry["after_sha256"] or (now is not None and mode != entry["after_mode"]):
-                changed_since.append(rel)
-            before = (tdir / entry["before"]).read_bytes() if entry["existed"] else None
-            if (now, mode) != (before, entry["mode"] if before is not None else None):
-                changes.append(FileChange(rel, now, mode, before, entry["mode"],
-                                          _missing_dirs(self.root, rel) if before is not None else []))
+        try:
+            for entry in manifest["files"]:
+                rel, full = confine(self.root, entry["path"])
+                now, mode = _read_state(full)
+                if _sha(now) != entry["after_sha256"] or (
+                        now is not None and mode != entry["after_mode"]):
+                    changed_since.append(rel)
+                before = (tdir / entry["before"]).read_bytes() if entry["existed"] else None
+                if (now, mode) != (before, entry["mode"] if before is not None else None):
+                    changes.append(FileChange(rel, now, mode, before, entry["mode"],
+                                              _missing_dirs(self.root, rel) if before is not None
+                                              else []))
+        except (OSError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise UndoError(f"the journal entry of turn {turn_id} is damaged ({type(exc).__name__}: "
+                            f"{exc}); nothing was changed",
+                            hint=f"it cannot be undone from {tdir}; git (git diff, git checkout) "
+                                 "still has the committed versions") from exc
         if changed_since and not force:
             raise UndoError(
                 f"cannot undo turn {turn_id}: changed since the turn: {', '.join(changed_since)}",

@@ -68,8 +68,11 @@ class Diagnostics:
             else:  # the error that follows says why (once)
                 self.say(f"refused {event.op.summary()} ({event.kind})")
         elif name == "Applied":
+            if not event.changed:
+                self.say("the turn changed no file (nothing written, nothing to undo)")
+                return
             head = f"applied turn {event.turn_id}:"
-            lines = file_lines(head, event.changed or ["no changes"], first_width=WIDTH - 12)
+            lines = file_lines(head, event.changed, first_width=WIDTH - 12)
             lines.append(f"  undo: spark-pair undo --turn {event.turn_id}")
             self.say("\n".join(lines))
 
