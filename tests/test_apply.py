@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_pair.edits.apply import apply_hunks, apply_turn, check_ops, flag_uncommitted
+from spark_pair.edits.apply import apply_hunks, apply_turn, check_each, check_ops, flag_uncommitted
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename, content_hash
 from spark_pair.errors import ApplyError, ConflictError, PathRefused, StaleError
@@ -366,3 +366,13 @@ def test_check_each_names_the_operation_of_each_problem(repo):
                                                          (2, "ConflictError")]
     assert found[0][1].message == "a.txt already exists; a create never overwrites"
     assert (repo / "a.txt").read_text() == "a\n"
+
+
+@pytest.mark.parametrize("order", [("x", "x/y"), ("x/y", "x")])
+def test_a_file_and_a_folder_of_the_same_name_in_one_turn_is_a_conflict(repo, journal, order):
+    before = snapshot(repo)
+    ops = [Create(p, "data\n") for p in order]
+    assert [i for i, _ in check_each(repo, ops)] == [1]
+    with pytest.raises(ConflictError, match="both a file and the folder"):
+        apply_turn(repo, ops, journal=journal)
+    assert snapshot(repo) == before and not journal.list_turns()

@@ -226,6 +226,17 @@ class _Tree:
             self.state[rel] = self.disk[rel]
         return rel
 
+    def check_shape(self, rel: str) -> None:
+        """A file about to appear at `rel` must not need a planned file as its folder, nor be
+        the folder of one (`x` and `x/y` in one turn)."""
+        for other, (data, _) in self.state.items():
+            if data is None or other == rel:
+                continue
+            if rel.startswith(other + "/") or other.startswith(rel + "/"):
+                folder, inside = (other, rel) if rel.startswith(other + "/") else (rel, other)
+                raise ConflictError(f"{folder} would be both a file and the folder of {inside} "
+                                    "in this turn", hint=_NOT_A_FILE)
+
 
 def _edit(rel: str, data: bytes, hunks: list[Hunk], base_hash: str | None, notes: list[str]) -> bytes:
     text, encoding = fsio.decode(data, rel)
@@ -255,6 +266,7 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str]) -> None:
         if tree.state[rel][0] is not None:
             raise ConflictError(f"{rel} already exists; a create never overwrites",
                                 hint="regenerate the turn as a modification of the existing file")
+        tree.check_shape(rel)
         tree.state[rel] = (op.content.encode("utf-8"), fsio.default_mode())
     elif isinstance(op, Delete):
         rel = tree.path(op.path)
@@ -278,6 +290,7 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str]) -> None:
         elif op.base_hash is not None and content_hash(data) != op.base_hash:
             notes.append(f"{src} changed since the request; it is renamed with its current content")
         tree.state[src] = (None, None)
+        tree.check_shape(dst)
         tree.state[dst] = (data, mode)
     else:
         raise ApplyError(f"unknown operation {type(op).__name__}")
