@@ -106,6 +106,14 @@ def test_a_bare_delete_header_followed_by_another_file_is_kept() -> None:
     assert [type(op) for op in ops] == [Create, Modify]
 
 
+def test_an_overcounted_hunk_does_not_swallow_the_next_file_header() -> None:
+    text = ("--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n-a = 1\n+a = 9\n"
+            "--- a/ro/k.py\n+++ b/ro/k.py\n@@ -1 +1 @@\n-k = 1\n+k = 2\n")
+    ops = parse_diff(text)
+    assert [op.path for op in ops] == ["x.py", "ro/k.py"]
+    assert ops[0].hunks[0].lines == ["-a = 1", "+a = 9"]
+
+
 def test_dev_null_headers_and_timestamps() -> None:
     text = ("--- /dev/null\t2024-01-01 10:00:00.000000000 +0000\n+++ b/n.py 2024-01-01 10:00:00\n"
             "@@ -0,0 +1 @@\n+x\n--- a/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-y\n")

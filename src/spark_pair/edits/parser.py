@@ -334,7 +334,8 @@ class DiffParser:
         if len(held) >= 2 and held[-1].startswith("+++ ") and held[-2].startswith("--- "):
             # a '---'/'+++' pair that the counts allowed as lines: a header only if '@@' follows
             exact = self._fits(held) and self._after(held) == [0, 0]
-            if nxt is not None and nxt.startswith("@@") and not exact:
+            if nxt is not None and nxt.startswith("@@") and (
+                    not exact or _header_pair(held[-2], held[-1])):
                 self._flush(held[:-2])
                 self._header(held[-2], held[-1])
                 return False
@@ -429,6 +430,15 @@ class DiffParser:
             pass
         else:
             self._end_file()  # prose after a header-only file (a pure rename, a delete)
+
+
+def _header_pair(minus: str, plus: str) -> bool:
+    """'--- a/x' + '+++ b/x' (or /dev/null on one side): a file header, whatever a hunk's
+    counts say (models get counts wrong far more often than files hold such line pairs)."""
+    old, new = minus[4:].split("\t")[0].strip(), plus[4:].split("\t")[0].strip()
+    if DEV_NULL in (old, new):
+        return (old == DEV_NULL) != (new == DEV_NULL)
+    return old.startswith("a/") and new.startswith("b/") and old[2:] == new[2:]
 
 
 def _git_paths(line: str) -> tuple[str | None, str | None]:
