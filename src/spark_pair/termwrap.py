@@ -6,6 +6,7 @@ continuation indented under the text.
 
 from __future__ import annotations
 
+import re
 import shutil
 import textwrap
 from typing import TextIO
@@ -27,7 +28,16 @@ def fit(text: str, stream: TextIO) -> str:
     out = []
     for line in text.splitlines():
         body = line.lstrip(" ")
-        indent = " " * (len(line) - len(body) + 2)
-        out.append(textwrap.fill(line, width=width, subsequent_indent=indent,
-                                 break_long_words=False, break_on_hyphens=False))
+        lead = line[:len(line) - len(body)]
+        out += wrap(body, width, lead, lead + "  ", break_long_words=False) or [line]
     return "\n".join(out)
+
+
+def wrap(text: str, width: int, indent: str = "", more: str = "  ", *,
+         break_long_words: bool = True) -> list[str]:
+    """`text` in lines of at most `width` columns, `indent` before the first, `more` before
+    the others; a number stays on the line of its unit ("165 ms")."""
+    glued = re.sub(r"(\d) (?=[A-Za-z/%]+)", "\\1\xa0", text.strip())  # textwrap keeps \xa0
+    lines = textwrap.wrap(glued, width, initial_indent=indent, subsequent_indent=more,
+                          break_long_words=break_long_words, break_on_hyphens=False)
+    return [line.replace("\xa0", " ") for line in lines]

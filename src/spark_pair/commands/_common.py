@@ -47,3 +47,16 @@ def report_errors(func: F) -> F:
             sys.exit(int(ExitCode.INTERRUPTED))
 
     return wrapper  # type: ignore[return-value]
+
+
+def print_plain(console: Any, text: str, style: str = "", more: str = "  ") -> None:
+    """Plain text on a rich console (never markup: model ids and server text are not ours),
+    wrapped to its width; continuation lines get the text's own indent plus `more`."""
+    from rich.text import Text
+
+    from ..termwrap import wrap
+
+    body = text.lstrip(" ")
+    indent = text[:len(text) - len(body)]
+    for line in wrap(body, console.width, indent, indent + more) or [""]:
+        console.print(Text(line, style=style), soft_wrap=True)

@@ -14,7 +14,7 @@ import click
 
 from ..errors import UsageError
 from ..exitcodes import ExitCode
-from ._common import report_errors
+from ._common import print_plain as say, report_errors
 
 TRANSPORTS = ("auto", "ws", "responses", "chat")
 
@@ -41,18 +41,6 @@ def parse_transports(text: str | None, default: str) -> list[str]:
 
 def _n(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
-
-
-def say(console: Any, text: str, style: str = "", indent: str = "", more: str = "  ") -> None:
-    """Print plain text (never markup) wrapped to the console width, continuation indented."""
-    from rich.text import Text
-
-    from .doctor import wrap
-
-    body = text.lstrip(" ")
-    indent = indent or text[:len(text) - len(body)]
-    for line in wrap(body, console.width, indent, more) or [""]:
-        console.print(Text(line, style=style), soft_wrap=True)
 
 
 def render(result: Any, console: Any) -> None:
@@ -89,32 +77,29 @@ def render(result: Any, console: Any) -> None:
         for lv in levels:
             if lv.error_classes:
                 classes = ", ".join(f"{k} {v}" for k, v in sorted(lv.error_classes.items()))
-                say(console, f"  c={lv.concurrency} errors: {classes}", more="    ")
+                say(console, f"  c={lv.concurrency} errors: {classes}")
             if lv.cut:
                 say(console, f"  c={lv.concurrency}: {lv.cut} request(s) cut by the "
-                             f"--max-seconds budget (not counted in err%)", style="yellow",
-                    more="    ")
+                             f"--max-seconds budget (not counted in err%)", style="yellow")
             if lv.thousands_s:
                 steps = [lv.thousands_s[0]] + [b - a for a, b in zip(lv.thousands_s,
                                                                      lv.thousands_s[1:])]
                 say(console, f"  c={lv.concurrency} seconds per 1,000 tokens: "
-                             + " ".join(f"{s:.2f}" for s in steps), more="    ")
+                             + " ".join(f"{s:.2f}" for s in steps))
                 say(console, f"  c={lv.concurrency} cumulative seconds at each 1,000: "
-                             + " ".join(f"{s:.2f}" for s in lv.thousands_s), more="    ")
+                             + " ".join(f"{s:.2f}" for s in lv.thousands_s))
         limit = f"{100 * plan.max_error_rate:g}%"
         if knee is not None:
             say(console, f"  knee (*): concurrency {knee.concurrency}, "
                          f"{knee.aggregate_tps:,.0f} tok/s aggregate, error rate "
-                         f"{100 * knee.error_rate:.0f}% (limit {limit})", more="    ")
+                         f"{100 * knee.error_rate:.0f}% (limit {limit})")
         else:
-            say(console, f"  no level stayed under the {limit} error limit", more="    ")
+            say(console, f"  no level stayed under the {limit} error limit")
     if result.aborted:
         say(console, f"bench stopped: {result.aborted}", style="red")
         if result.abort_hint:
-            say(console, f"fix: {result.abort_hint}", style="yellow", indent="  ",
-                more="       ")
-        say(console, "run `spark-pair doctor` to check the whole set-up", style="yellow",
-            indent="  ", more="    ")
+            say(console, f"  fix: {result.abort_hint}", style="yellow", more="     ")
+        say(console, "  run `spark-pair doctor` to check the whole set-up", style="yellow")
     if result.truncated:
         say(console, f"stopped early: the --max-seconds budget ({plan.max_seconds:g} s) ran "
                      "out before every request was done; raise --max-seconds", style="yellow")

@@ -10,6 +10,7 @@ import click
 
 from ..errors import ConfigError
 from ..exitcodes import ExitCode
+from ..termwrap import wrap
 from ._common import flag_overrides, model_options, report_errors
 
 MARKS = {"pass": ("✓", "green"), "fail": ("✗", "bold red"), "skip": ("-", "dim")}
@@ -21,18 +22,6 @@ def exit_code(report) -> ExitCode:  # type: ignore[no-untyped-def]
     if failed is None:
         return ExitCode.OK
     return ExitCode.CONFIG if failed.id == "config" else ExitCode.FAILURE
-
-
-def wrap(text: str, width: int, indent: str, more: str) -> list[str]:
-    """`text` in lines of at most `width` columns, `indent` before the first, `more` before
-    the others; a number stays on the line of its unit ("165 ms")."""
-    import re
-    import textwrap
-
-    glued = re.sub(r"(\d) (?=[A-Za-z/%]+)", "\\1\xa0", text.strip())  # textwrap keeps \xa0
-    lines = textwrap.wrap(glued, width, initial_indent=indent, subsequent_indent=more,
-                          break_on_hyphens=False)
-    return [line.replace("\xa0", " ") for line in lines]
 
 
 def print_result(console, result) -> None:  # type: ignore[no-untyped-def]

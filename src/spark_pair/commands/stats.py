@@ -12,7 +12,7 @@ import click
 
 from .. import stats
 from ..errors import UsageError
-from ._common import report_errors
+from ._common import print_plain as say, report_errors
 
 _AGO_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([mhdw])\s*$")
 _UNIT_S = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -74,18 +74,6 @@ def _table(title: str, groups: list) -> object:
                       _fmt_num(g.tokens_per_s.p50), _fmt_num(g.tokens_per_s.p95),
                       _fmt_cost(g.cost, g.unpriced))
     return table
-
-
-def say(console, text: str, style: str = "", more: str = "  ") -> None:  # type: ignore[no-untyped-def]
-    """Plain text (never markup: model ids are not ours), wrapped with an indent."""
-    from rich.text import Text
-
-    from .doctor import wrap
-
-    body = text.lstrip(" ")
-    indent = text[:len(text) - len(body)]
-    for line in wrap(body, console.width, indent, indent + more) or [""]:
-        console.print(Text(line, style=style), soft_wrap=True)
 
 
 def render(report, console) -> None:  # type: ignore[no-untyped-def]
