@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from ..errors import AuthError, EndpointError, ModelError, ModelNotFound
 from ..store.records import Recorder, RequestRecord
+from ..urls import host_of
 from . import errors_map
 from .chat import chat_body, stream_chat
 from .events import (Completed, Event, Failed, ModelChanged, Retrying, Rewound, Started,
@@ -185,7 +186,7 @@ class ModelClient:
         o = self.options
         rec = RequestRecord(ts=time.time(), model=self.model, transport=self.transport,
                             status="cancelled", task=request.task or o.task,
-                            base_host=urlsplit(self.base_url).netloc,
+                            base_host=host_of(self.base_url),
                             request_id=uuid.uuid4().hex[:16])
         watch = Stopwatch()
         t_start = time.monotonic()
