@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -19,17 +17,6 @@ from ._common import report_errors
 
 if TYPE_CHECKING:
     from ..edits.journal import TurnInfo
-
-
-def repo_root(cwd: Path | None = None) -> Path:
-    """The git root of the current directory (the directory itself outside git)."""
-    cwd = cwd or Path.cwd()
-    try:
-        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True,
-                             text=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return cwd
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else cwd
 
 
 def _usage_json(error: Exception) -> None:
@@ -66,11 +53,12 @@ def command(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> Non
 
 def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> None:
     from ..edits.journal import Journal
+    from ..workspace.files import find_root
 
     if list_ and (turn_id or force):
         raise UsageError("--list cannot be combined with --turn or --force",
                          hint="`spark-pair undo --list` lists; `spark-pair undo --turn ID` undoes")
-    journal = Journal(repo_root())
+    journal = Journal(find_root())
     with journal.locked():
         recovered = journal.recover()
     for rec in recovered:  # a crash interrupted a turn: say what was put back

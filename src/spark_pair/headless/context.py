@@ -8,12 +8,6 @@ from pathlib import Path
 from typing import Any
 
 
-def repo_root(cwd: Path | None = None) -> Path:
-    from ..workspace.files import find_root
-
-    return find_root(cwd or Path.cwd())
-
-
 @contextlib.asynccontextmanager
 async def open_context(root: Path, settings: Any, client: Any) -> AsyncIterator[tuple[Any, Any]]:
     """(Workspace, watch) for a Session; the watcher runs for the block's duration."""

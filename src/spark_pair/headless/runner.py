@@ -144,11 +144,12 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
     from ..approval import PolicyApprover
     from ..protocol.client import ModelClient
     from ..session import Session, TurnRecorder
-    from .context import open_context, repo_root
+    from ..workspace.files import find_root
+    from .context import open_context
 
     if not opts.prompt.strip():
         raise UsageError("the prompt is empty", hint="spark-pair run 'what to change' [-f FILE]")
-    root = repo_root(opts.cwd)
+    root = find_root(opts.cwd)
     files = repo_paths(root, opts.cwd or Path.cwd(), opts.files)
     settings = _load_settings(opts)
     for rel in files:
