@@ -29,6 +29,7 @@ Third-party exceptions are translated at the boundary: `raise ServerError(...) f
 
 from __future__ import annotations
 
+import html
 import os
 import re
 
@@ -45,10 +46,16 @@ def redact(text: str, *secrets: str | None) -> str:
     return _KEYLIKE_RE.sub(r"\1\2***", text)
 
 
-def excerpt(body: str | bytes, limit: int = 300) -> str:
-    """A short single-paragraph excerpt of a raw response body, for error messages."""
+_TAG_RE = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>", re.I | re.S)
+
+
+def excerpt(body: str | bytes, limit: int = 300, *, text_only: bool = False) -> str:
+    """A short single-paragraph excerpt of a raw response body, whitespace collapsed;
+    `text_only` strips HTML tags (and scripts, styles, comments) for a message."""
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
+    if text_only and "<" in body:
+        body = html.unescape(_TAG_RE.sub(" ", body))
     body = " ".join(body.split())
     return body if len(body) <= limit else body[:limit] + " …"
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import html
 import json
 import os
-import re
 from collections.abc import Mapping
 
 from ..errors import (AuthError, BadRequest, ConnectionFailed, EndpointError, ModelError,
                       ModelNotFound, ProtocolError, RateLimited, ServerError, StreamDropped,
-                      StreamTimeout, redact)
+                      StreamTimeout, excerpt, redact)
 
 
 def _parse_error_body(body: str) -> tuple[str | None, str | None]:
@@ -139,15 +137,6 @@ def dropped(url: str, why: str = "the connection closed mid-response") -> Stream
     return StreamDropped(f"{why} ({url})", url=url)
 
 
-_TAG_RE = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>", re.I | re.S)
-
-
 def body_excerpt(body: str, limit: int = 200) -> str:
-    """The first `limit` characters of a raw body: HTML tags stripped, whitespace collapsed."""
-    text = body
-    if "<" in text:
-        text = html.unescape(_TAG_RE.sub(" ", text))
-    text = " ".join(text.split())
-    if not text:
-        return "(empty body)"
-    return text if len(text) <= limit else text[:limit] + " …"
+    """The first `limit` characters of a raw body as text: HTML tags stripped."""
+    return excerpt(body, limit, text_only=True) or "(empty body)"
