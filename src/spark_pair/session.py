@@ -564,6 +564,8 @@ def _hash_of(root: Path, rel: str) -> str | None:
 
 
 def _estimate_tokens(request: TurnRequest) -> int:
-    chars = len(request.instructions) + sum(len(m.content) for m in request.history)
-    chars += sum(len(m.content) for m in request.new_input)
-    return chars // 4 + 1
+    from .protocol.metrics import estimate_tokens
+
+    texts = [request.instructions, *(m.content for m in request.history),
+             *(m.content for m in request.new_input)]
+    return estimate_tokens("".join(texts))

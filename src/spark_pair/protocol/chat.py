@@ -10,6 +10,7 @@ from ..errors import ProtocolError
 from . import errors_map
 from .events import TurnRequest, Usage
 from .http_common import messages_of, post_sse
+from .metrics import estimate_tokens
 
 if TYPE_CHECKING:
     import httpx
@@ -62,8 +63,8 @@ async def stream_chat(http: httpx.AsyncClient, url: str, body: dict[str, Any], *
     if not finished:
         raise errors_map.dropped(url, "the stream ended before the reply finished")
     if usage is None:
-        sent = sum(len(m["content"]) for m in body["messages"])
-        usage = Usage(sent // 4 + 1, max(0, (chars + 3) // 4), estimated=True)
+        sent = "".join(m["content"] for m in body["messages"])
+        usage = Usage(estimate_tokens(sent), (chars + 3) // 4, estimated=True)
     yield "usage", usage
     yield "done", response_id
 

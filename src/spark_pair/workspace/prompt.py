@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import SparkPairError
 from ..protocol.events import Message
+from ..protocol.metrics import estimate_tokens
 from .aicomments import find_ai_comments
 from .files import read_text
 
@@ -27,7 +28,6 @@ Rules:
 - If the request cannot be done as a diff, output nothing.
 """
 
-CHARS_PER_TOKEN = 4
 MAX_HITS = 200  # relevant lines per file, at most
 REGION_RADIUS = (40, 20, 8, 3, 0)  # lines around a hit, tried in order until the region fits
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -36,11 +36,6 @@ _STOP = frozenset({"this", "that", "with", "from", "into", "make", "file", "file
                    "them", "there", "where", "which", "what", "have", "only", "each", "every",
                    "the", "and", "for", "fix", "add", "use", "all", "any", "not", "but", "can",
                    "new", "now", "too", "its", "out", "via", "one", "two", "are", "was", "you"})
-
-
-def estimate_tokens(text: str) -> int:
-    """A cheap token estimate: characters / 4, rounded up."""
-    return -(-len(text) // CHARS_PER_TOKEN)
 
 
 @dataclass
