@@ -350,3 +350,18 @@ async def test_stream_check_takes_ttft_and_rate_from_protocol_metrics(sim, monke
     assert stream.status == "pass" and calls, stream.detail
     assert stream.data["ttft_ms"] == round(calls[-1].ttft_s * 1000, 1)
     assert stream.data["tokens_per_s"] == round(calls[-1].tokens_per_s, 1)
+
+
+async def test_doctor_sends_the_bodies_a_turn_sends(sim):
+    # a check that passes with a token-limit field the turns never send proves nothing
+    from spark_pair.protocol.chat import chat_body
+    from spark_pair.protocol.events import Message, TurnRequest
+
+    turn_keys = set(chat_body(TurnRequest("", [Message("user", "x")]), MODEL, 32, None))
+    sim.clear_requests()
+    report = await run_doctor(config(sim, transport="chat"))
+    assert by_id(report)["request"].status == "pass"
+    chat = [e["body"] for e in sim.requests() if e["body"] and "messages" in e["body"]]
+    assert chat and all("max_completion_tokens" not in b and "max_tokens" in b for b in chat)
+    streamed = [b for b in chat if b.get("stream")]
+    assert streamed and all(set(b) == turn_keys for b in streamed)

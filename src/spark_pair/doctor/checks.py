@@ -17,7 +17,7 @@ from .. import errors as E
 from ..errors import SparkPairError, redact
 from ..protocol import errors_map
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
-from .wire import (api_url, has_request, http_error, judge_stream,
+from .wire import (api_url, has_request, http_error, judge_stream, request_body,
                    link_error, ms, parse_event, probe_url, proxy_for, responses_text,
                    sse_data, url_problems, ws_url)
 
@@ -240,17 +240,18 @@ class _Doctor:
                    max_tokens: int = 32) -> tuple[str, dict[str, Any] | None]:
         """One non-streaming request: (text, usage)."""
         if self._request_api() == "chat":
-            data = await self._post("/v1/chat/completions", {
-                "model": model, "messages": messages, "stream": False,
-                "max_completion_tokens": max_tokens})
+            data = await self._post("/v1/chat/completions",
+                                    request_body("chat", model, messages, max_tokens,
+                                                 stream=False))
             try:
                 text = data["choices"][0]["message"]["content"] or ""
             except (KeyError, IndexError, TypeError):
                 raise E.ProtocolError("the chat completion has no choices[0].message.content",
                                       body=json.dumps(data)) from None
             return text, data.get("usage")
-        data = await self._post("/v1/responses", {
-            "model": model, "input": messages, "stream": False, "max_output_tokens": max_tokens})
+        data = await self._post("/v1/responses",
+                                request_body("responses", model, messages, max_tokens,
+                                             stream=False))
         return responses_text(data), data.get("usage")
 
     # ---- the checks -----------------------------------------------------------------------
@@ -417,15 +418,9 @@ class _Doctor:
     async def _stream(self, api: str) -> dict[str, Any]:
         assert self.http is not None
         messages = [{"role": "user", "content": STREAM_PROMPT}]
-        if api == "chat":
-            path = "/v1/chat/completions"
-            body: dict[str, Any] = {"model": self.cfg.model, "messages": messages, "stream": True,
-                                    "stream_options": {"include_usage": True},
-                                    "max_completion_tokens": self.cfg.stream_tokens}
-        else:
-            path = "/v1/responses"
-            body = {"model": self.cfg.model, "input": messages, "stream": True,
-                    "max_output_tokens": self.cfg.stream_tokens}
+        path = "/v1/chat/completions" if api == "chat" else "/v1/responses"
+        body = request_body(api, self.cfg.model or "", messages, self.cfg.stream_tokens,
+                            stream=True)
         url = api_url(self.base, path)
         start = time.perf_counter()
         times: list[float] = []

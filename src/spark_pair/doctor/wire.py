@@ -14,6 +14,9 @@ import httpx
 from .. import errors as E
 from ..errors import SparkPairError
 from ..protocol import errors_map, metrics
+from ..protocol.chat import chat_body
+from ..protocol.events import Message, TurnRequest
+from ..protocol.responses_sse import responses_body
 from ..urls import normalize_base_url
 from .results import Outcome
 
@@ -45,6 +48,24 @@ def api_url(base_url: str, path: str) -> str:
 def ws_url(base_url: str, path: str) -> str:
     url = api_url(base_url, path)
     return "wss" + url[5:] if url.startswith("https") else "ws" + url[4:]
+
+
+# ---- request bodies -------------------------------------------------------------------
+
+def request_body(api: str, model: str, messages: list[dict[str, str]], max_tokens: int, *,
+                 stream: bool) -> dict[str, Any]:
+    """A chat or responses create body, built by the model client's own builders, so a check
+    sends what a turn sends (the same token-limit field, the same message shape)."""
+    request = TurnRequest("", [Message(m["role"], m["content"]) for m in messages])
+    if api == "chat":
+        body = chat_body(request, model, max_tokens, None)
+        if not stream:
+            body["stream"] = False
+            del body["stream_options"]
+        return body
+    body = responses_body(request, model, max_tokens, None)
+    body["stream"] = stream
+    return body
 
 
 # ---- HTTP status -> error ---------------------------------------------------------------
