@@ -51,14 +51,17 @@ class Spread:
                 "count": self.count}
 
 
-def record_cost(rec: RequestRecord, prices: Prices) -> float | None:
-    """USD cost of one request from the price table; None if the model has no price."""
-    price = prices.get(rec.model)
+def cost_usd(model: str, tokens_in: int, tokens_out: int, prices: Prices) -> float | None:
+    """USD cost of tokens in and out of a model; None if the model has no price."""
+    price = prices.get(model)
     if price is None:
         return None
-    tokens_in = rec.input_tokens or 0
-    tokens_out = rec.output_tokens or 0
     return (tokens_in * price[0] + tokens_out * price[1]) / 1_000_000
+
+
+def record_cost(rec: RequestRecord, prices: Prices) -> float | None:
+    """USD cost of one request from the price table; None if the model has no price."""
+    return cost_usd(rec.model, rec.input_tokens or 0, rec.output_tokens or 0, prices)
 
 
 @dataclass(slots=True)

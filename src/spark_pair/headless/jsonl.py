@@ -7,6 +7,7 @@ import json
 import time
 from typing import Any, TextIO
 
+from .. import stats
 from ..errors import SparkPairError, redact
 
 SCHEMA_VERSION = 1
@@ -109,10 +110,8 @@ def result_lines(result: Any, prices: dict[str, tuple[float, float]] | None = No
 
 
 def cost_usd(prices: dict[str, tuple[float, float]] | None, model: str, usage: Any) -> float | None:
-    price = (prices or {}).get(model)
-    if not price:
-        return None
-    return round((usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1e6, 6)
+    cost = stats.cost_usd(model, usage.input_tokens, usage.output_tokens, prices or {})
+    return None if cost is None else round(cost, 6)
 
 
 class JsonLines:

@@ -1,0 +1,344 @@
+"""The live diff pane: a Line API view that grows by frame-sized batches of session events.
+
+Work per token is O(1) (text is only appended to a list); a frame costs O(visible rows): each
+row becomes a `Strip` when it is first painted and is kept in a bounded LRU cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import IntEnum, StrEnum
+from typing import Any, NamedTuple
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ...edits.parser import FileFinished, FileStarted, HunkStarted, LineAdded
+from ...edits.paths import shown
+from ...protocol.events import Rewound, TextDelta
+from ...session_events import OperationProposed, Refused, Stale
+
+CACHE_ROWS = 512  # strips kept; a rebuilt row costs tens of microseconds
+TAB = 4
+
+
+class HunkMark(StrEnum):
+    """A decision shown on a hunk header (set by the review pane)."""
+
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    STALE = "stale"
+
+
+class Kind(IntEnum):
+    PROSE = 0
+    FILE = 1
+    HUNK = 2
+    ADDED = 3
+    REMOVED = 4
+    CONTEXT = 5
+    NOTE = 6
+
+
+class Row(NamedTuple):
+    kind: Kind
+    text: str  # escaped and tab-expanded, ready to paint
+    op: int = -1
+    hunk: int = -1
+
+
+_OP_WORDS = {"modify": "modify", "create": "create", "delete": "DELETE", "rename": "rename"}
+_MARK_TEXT = {HunkMark.ACCEPTED: "✓ accepted", HunkMark.REJECTED: "✗ rejected",
+              HunkMark.STALE: "! stale"}
+_MARKER_KIND = {"+": Kind.ADDED, "-": Kind.REMOVED}
+# lines of diff syntax never shown as prose: fences, headers, git extended headers, envelopes
+_SYNTAX = ("```", "~~~", "--- ", "+++ ", "@@", "diff --git", "*** ", "index ", "old mode ",
+           "new mode ", "new file mode", "deleted file mode", "similarity index",
+           "rename from", "rename to", "copy from", "copy to", "Binary files", "\\ No newline")
+# NO_COLOR: text attributes alone tell the rows apart (the markers stay too)
+_NO_COLOR = {Kind.FILE: Style(bold=True, reverse=True), Kind.HUNK: Style(underline=True),
+             Kind.ADDED: Style(bold=True), Kind.REMOVED: Style(dim=True),
+             Kind.NOTE: Style(bold=True, italic=True), Kind.PROSE: Style(italic=True)}
+
+
+def visible(text: str) -> str:
+    """`text` with control, format (bidi) and other invisible characters escaped."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in text)
+
+
+def content_text(line: str) -> str:
+    """A diff or prose line as safe to paint: tabs expanded, control and bidi characters
+    escaped (so a line can neither drive the terminal nor reorder what is shown)."""
+    if "\t" in line:  # escaped first, so tab stops count what is painted
+        return "\t".join(visible(part) for part in line.split("\t")).expandtabs(TAB)
+    return visible(line)
+
+
+def hunk_header_text(hunk: Any) -> str:
+    """`@@ -a,b +c,d @@ section` from a hunk's numbers (`@@ … @@` when they are missing)."""
+    if hunk.old_start is None or hunk.new_start is None:
+        nums = "…"
+    else:
+        nums = f"-{hunk.old_start},{hunk.old_len} +{hunk.new_start},{hunk.new_len}"
+    section = f" {content_text(hunk.section)}" if hunk.section else ""
+    return f"@@ {nums} @@{section}"
+
+
+def file_header_text(op_kind: str, path: str, new_path: str | None) -> str:
+    word = _OP_WORDS.get(str(op_kind), str(op_kind))
+    name = shown(path) if not new_path else f"{shown(path)} → {shown(new_path)}"
+    return f"{word:<6}  {name}"
+
+
+class DiffView(ScrollView, can_focus=True):
+    """The diff of the current turn as it streams, with the model's prose around it."""
+
+    COMPONENT_CLASSES = {
+        "diff-view--prose", "diff-view--file", "diff-view--hunk", "diff-view--added",
+        "diff-view--removed", "diff-view--context", "diff-view--note", "diff-view--partial",
+        "diff-view--accepted", "diff-view--rejected", "diff-view--stale", "diff-view--focus",
+    }
+
+    DEFAULT_CSS = """
+    DiffView {
+        background: $surface;
+        color: $foreground;
+        overflow-y: auto;
+        overflow-x: auto;
+        scrollbar-size-vertical: 1;
+        scrollbar-size-horizontal: 1;
+        & > .diff-view--prose { color: $text-muted; }
+        & > .diff-view--file { color: $diff-file; text-style: bold; }
+        & > .diff-view--hunk { color: $diff-hunk; }
+        & > .diff-view--added { background: $diff-added; }
+        & > .diff-view--removed { background: $diff-removed; }
+        & > .diff-view--context { }
+        & > .diff-view--note { color: $text-warning; text-style: bold; }
+        & > .diff-view--partial { text-style: italic; }
+        & > .diff-view--accepted { color: $text-success; text-style: bold; }
+        & > .diff-view--rejected { color: $text-error; text-style: bold; }
+        & > .diff-view--stale { color: $text-warning; text-style: bold; }
+        & > .diff-view--focus { text-style: reverse; }
+    }
+    """
+
+    def __init__(self, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._cache: LRUCache[int, Strip] = LRUCache(CACHE_ROWS)
+        self._styles: dict[str, Style] = {}
+        self.reset()
+
+    # ---- state -------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Forget the turn: no rows, no marks, follow the tail again."""
+        self.rows: list[Row] = []
+        self.partial = ""
+        self._text: list[str] = []  # the unfinished text line, in pieces
+        self._open = -1  # the op whose lines are arriving (-1: none)
+        self._blank = False
+        self._hunks: list[int] = []  # hunks started per op
+        self.file_rows: dict[int, int] = {}
+        self.hunk_rows: dict[tuple[int, int], int] = {}
+        self.marks: dict[tuple[int, int], HunkMark] = {}
+        self.focused: tuple[int, int] | None = None
+        self._width = 0
+        self._cache.clear()
+        if self.is_attached:
+            self.virtual_size = Size(0, 0)
+            self.anchor()
+            self.refresh()
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles.clear()
+        self._cache.clear()
+
+    # ---- feeding -------------------------------------------------------------------------------
+
+    def feed(self, events: Iterable[Any], partial_line: str | None = None) -> None:
+        """Append one frame's session events; `partial_line` is the diff line being written."""
+        for event in events:
+            self._event(event)
+        if partial_line is not None:
+            self.partial = partial_line
+        height = len(self.rows) + (1 if self.partial else 0)
+        size = Size(self._width, height)
+        if size != self.virtual_size:
+            self.virtual_size = size  # once per batch: it is a layout reactive
+        if self.is_attached:
+            self.refresh()
+
+    def _event(self, event: Any) -> None:
+        match event:
+            case TextDelta(text=text):
+                self._take_text(text)
+            case FileStarted(index=i, op_kind=kind, path=path, new_path=new_path):
+                self._open = i
+                while len(self._hunks) <= i:
+                    self._hunks.append(0)
+                self.file_rows[i] = len(self.rows)
+                self._add(Row(Kind.FILE, file_header_text(kind, path, new_path), i))
+            case HunkStarted(file_index=i, hunk=hunk):
+                h = self._hunks[i]
+                self._hunks[i] = h + 1
+                self.hunk_rows[(i, h)] = len(self.rows)
+                self._add(Row(Kind.HUNK, hunk_header_text(hunk), i, h))
+            case LineAdded(file_index=i, hunk_index=h, line=line):
+                kind = _MARKER_KIND.get(line[:1], Kind.CONTEXT)
+                self._add(Row(kind, content_text(line), i, h))
+            case FileFinished() | OperationProposed():
+                self._open = -1
+            case Refused(op=op, reason=reason):
+                self._add(Row(Kind.NOTE, content_text(f"refused {op.summary()}: {reason}")))
+            case Stale(path=path):
+                self._add(Row(Kind.NOTE, f"stale: {shown(path)} changed on disk"))
+            case Rewound():
+                # a retry answered differently: the session re-sends the diff events from the start
+                self.reset()
+            case _:
+                pass
+
+    def _take_text(self, text: str) -> None:
+        """Prose rows: complete text lines that are neither diff syntax nor inside a file."""
+        if "\n" not in text:
+            self._text.append(text)
+            return
+        self._text.append(text)
+        lines = "".join(self._text).split("\n")
+        self._text = [lines.pop()]
+        for line in lines:
+            line = line.removesuffix("\r")
+            if self._open >= 0 or line.startswith(_SYNTAX):
+                continue
+            if not line.strip():
+                self._blank = True  # shown only between two prose lines
+                continue
+            if self._blank and self.rows and self.rows[-1].kind == Kind.PROSE:
+                self._add(Row(Kind.PROSE, ""))
+            self._blank = False
+            self._add(Row(Kind.PROSE, content_text(line)))
+
+    def _add(self, row: Row) -> None:
+        self.rows.append(row)
+        width = cell_len(row.text)
+        if width > self._width:
+            self._width = width
+
+    # ---- review --------------------------------------------------------------------------------
+
+    def mark_hunk(self, op_index: int, hunk_index: int, state: HunkMark | str | None) -> None:
+        """Show a decision (or none) on a hunk's header."""
+        key = (op_index, hunk_index)
+        if state is None:
+            self.marks.pop(key, None)
+        else:
+            self.marks[key] = HunkMark(state)
+        self._repaint_row(self.hunk_rows.get(key))
+
+    def scroll_to_hunk(self, op_index: int, hunk_index: int | None = None) -> bool:
+        """Bring a hunk (or a file header) into view and highlight its header; False if it has
+        not arrived. Scrolling releases the tail-follow like the user scrolling would."""
+        key = (op_index, hunk_index if hunk_index is not None else -1)
+        row = (self.file_rows.get(op_index) if hunk_index is None
+               else self.hunk_rows.get(key))
+        if row is None:
+            return False
+        old, self.focused = self.focused, key
+        if old is not None:
+            self._repaint_row(self._header_row(old))
+        self._repaint_row(row)
+        end = self._block_end(row)
+        top, height = round(self.scroll_y), self.size.height
+        if not (top <= row and end < top + height):
+            self.scroll_to(y=max(0, row - 1), animate=False)
+        return True
+
+    def rows_of(self, op_index: int, hunk_index: int | None = None) -> range:
+        """The rows of an op (or one of its hunks), header included; empty if not arrived."""
+        row = (self.file_rows.get(op_index) if hunk_index is None
+               else self.hunk_rows.get((op_index, hunk_index)))
+        return range(0) if row is None else range(row, self._block_end(row) + 1)
+
+    def _header_row(self, key: tuple[int, int]) -> int | None:
+        return self.file_rows.get(key[0]) if key[1] < 0 else self.hunk_rows.get(key)
+
+    def _block_end(self, row: int) -> int:
+        """The last row of the file or hunk whose header is `row`."""
+        head = self.rows[row]
+        end = row
+        for i in range(row + 1, len(self.rows)):
+            r = self.rows[i]
+            if r.op != head.op or (head.kind == Kind.HUNK and r.hunk != head.hunk) \
+                    or r.kind == Kind.FILE:
+                break
+            end = i
+        return end
+
+    def _repaint_row(self, row: int | None) -> None:
+        if row is None:
+            return
+        self._cache.discard(row)
+        if self.is_attached:
+            self.refresh_line(row - round(self.scroll_y))
+
+    # ---- painting ------------------------------------------------------------------------------
+
+    def _style(self, name: str) -> Style:
+        style = self._styles.get(name)
+        if style is None:
+            style = self.get_component_rich_style(f"diff-view--{name}")
+            self._styles[name] = style
+        return style
+
+    def _row_style(self, kind: Kind) -> Style:
+        style = self._style(kind.name.lower())
+        if self.app.no_color and kind in _NO_COLOR:
+            style += _NO_COLOR[kind]
+        return style
+
+    def _strip(self, y: int) -> tuple[Strip, Style]:
+        if y == len(self.rows):  # the line being written: never cached
+            kind = _MARKER_KIND.get(self.partial[:1], Kind.CONTEXT) if self._open >= 0 \
+                else Kind.PROSE
+            style = self._row_style(kind) + self._style("partial")
+            text = content_text(self.partial)
+            return Strip([Segment(text, style)], cell_len(text)), style
+        row = self.rows[y]
+        style = self._row_style(row.kind)
+        strip = self._cache.get(y)
+        if strip is None:
+            segments = [Segment(row.text, style)]
+            if row.kind == Kind.HUNK or row.kind == Kind.FILE:
+                key = (row.op, row.hunk)
+                mark = self.marks.get(key) if row.kind == Kind.HUNK else None
+                if mark is not None:
+                    segments.append(Segment("  "))
+                    segments.append(Segment(_MARK_TEXT[mark], self._style(mark.value)))
+                if self.focused == key:
+                    segments.insert(0, Segment("▶ ", self._style("focus")))
+            strip = Strip(segments)
+            self._cache.set(y, strip)
+        return strip, style
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.size.width
+        base = self.rich_style
+        if index >= len(self.rows) + (1 if self.partial else 0):
+            return Strip.blank(width, base)
+        strip, style = self._strip(index)
+        fill = base + Style(bgcolor=style.bgcolor) if style.bgcolor else base
+        return strip.crop_extend(scroll_x, scroll_x + width, fill)

@@ -1,0 +1,194 @@
+"""The status bar: TTFT, live tok/s with a sparkline, tokens, usage, cost, retries, transport.
+
+Live numbers use protocol.metrics.timing() on the frames' arrival times (one TextDelta is one
+token); once the stream completes they are replaced by the client's own measurement, the same
+numbers `spark-pair run` prints.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from rich.text import Text
+from textual.widget import Widget
+
+from ...protocol.events import (
+    Completed,
+    Failed,
+    Metrics,
+    ModelChanged,
+    Retrying,
+    Started,
+    TextDelta,
+    TransportChanged,
+    Usage,
+)
+from ...protocol.metrics import timing
+from ...session_events import TurnStarted
+from ...stats import cost_usd
+
+SPARK = "▁▂▃▄▅▆▇█"
+SAMPLE_S = 0.25  # one sparkline bar per quarter second
+BARS = 12
+
+
+def compact(n: int) -> str:
+    """1234 -> 1.2k, 1234567 -> 1.2M."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def sparkline(values: Iterable[float]) -> str:
+    vals = list(values)
+    top = max(vals, default=0.0)
+    if top <= 0:
+        return SPARK[0] * len(vals)
+    return "".join(SPARK[min(len(SPARK) - 1, int(v / top * (len(SPARK) - 1) + 0.5))]
+                   for v in vals)
+
+
+class Meter(Widget):
+    """One line of numbers about the turn in flight (or the last one)."""
+
+    DEFAULT_CSS = """
+    Meter {
+        height: 1;
+        width: 1fr;
+        padding: 0 1;
+        background: $panel;
+        color: $foreground;
+    }
+    """
+
+    def __init__(self, prices: Mapping[str, tuple[float, float]] | None = None, *,
+                 clock: Callable[[], float] = time.perf_counter, name: str | None = None,
+                 id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.prices = dict(prices or {})
+        self.clock = clock
+        self.transport = ""
+        self.model = ""
+        self.reset()
+
+    def reset(self) -> None:
+        """A new turn: no numbers yet (transport and model are kept)."""
+        self.t0: float | None = None
+        self.t_first: float | None = None
+        self.t_last: float | None = None
+        self.tokens = 0
+        self.context_tokens: int | None = None
+        self.usage: Usage | None = None
+        self.final: Metrics | None = None
+        self.retries = 0
+        self.fallbacks = 0
+        self.samples: deque[float] = deque(maxlen=BARS)
+        self._sample_t: float | None = None
+        self._sample_n = 0
+        if self.is_attached:
+            self.refresh()
+
+    # ---- feeding -------------------------------------------------------------------------------
+
+    def feed(self, events: Iterable[Any], now: float | None = None) -> None:
+        """One frame's events; `now` is when they arrived (the clock's now by default)."""
+        now = self.clock() if now is None else now
+        if self.t0 is None:
+            self.t0 = now
+        deltas = 0
+        for event in events:
+            match event:
+                case TextDelta():
+                    deltas += 1
+                case TurnStarted(context_tokens=tokens):
+                    self.reset()
+                    self.t0, self.context_tokens = now, tokens
+                case Started(transport=transport, model=model):
+                    self.transport, self.model = transport, model
+                case TransportChanged(new=new):
+                    self.transport = new
+                    self.fallbacks += 1
+                case ModelChanged(new=new):
+                    self.model = new
+                case Retrying(attempt=attempt):
+                    self.retries = attempt
+                case Usage():
+                    self.usage = event
+                case Completed(metrics=metrics, usage=usage, retries=retries):
+                    self.final, self.retries = metrics, retries
+                    self.usage = usage or self.usage
+                case Failed(retries=retries):
+                    self.retries = retries
+                case _:
+                    pass
+        if deltas:
+            if self.t_first is None:
+                self.t_first = now
+                self._sample_t, self._sample_n = now, 0
+            self.tokens += deltas
+            self.t_last = now
+        self._sample(now)
+        if self.is_attached:
+            self.refresh()
+
+    def _sample(self, now: float) -> None:
+        if self._sample_t is None or self.final is not None:
+            return
+        span = now - self._sample_t
+        if span >= SAMPLE_S:
+            self.samples.append((self.tokens - self._sample_n) / span)
+            self._sample_t, self._sample_n = now, self.tokens
+
+    # ---- numbers -------------------------------------------------------------------------------
+
+    def metrics(self) -> Metrics | None:
+        """The client's measurement once the stream completed, else the live one."""
+        if self.final is not None:
+            return self.final
+        if self.t0 is None or self.t_first is None or self.t_last is None:
+            return None
+        return timing(self.t0, self.t_first, self.t_last, self.tokens)
+
+    def cost(self) -> float | None:
+        """USD for the turn so far: the usage when known, else the estimate."""
+        if self.usage is not None:
+            return cost_usd(self.model, self.usage.input_tokens, self.usage.output_tokens,
+                            self.prices)
+        return cost_usd(self.model, self.context_tokens or 0, self.tokens, self.prices)
+
+    def parts(self) -> list[str]:
+        """The meter's fields, most important first."""
+        m = self.metrics()
+        ttft = m.ttft_s if m is not None else None
+        rate = m.tokens_per_s if m is not None else None
+        out = [f"TTFT {ttft * 1000:.0f} ms" if ttft is not None else "TTFT -",
+               (f"{rate:,.0f} tok/s" if rate else "- tok/s")
+               + (f" {sparkline(self.samples)}" if self.samples else "")]
+        u = self.usage
+        tokens = u.output_tokens if u is not None else self.tokens
+        out.append(f"{tokens:,} tok")
+        if u is not None:
+            est = " est." if u.estimated else ""
+            out.append(f"in {compact(u.input_tokens)} out {compact(u.output_tokens)}{est}")
+        elif self.context_tokens is not None:
+            out.append(f"in ~{compact(self.context_tokens)}")
+        cost = self.cost()
+        if cost is not None:
+            out.append(f"{'~' if u is None else ''}${cost:.4f}")
+        out.append(f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}"
+                   + (f", {self.fallbacks} fallback" if self.fallbacks else ""))
+        out.append(self.transport or "-")
+        return out
+
+    def render(self) -> Text:
+        parts = self.parts()
+        width = self.size.width or 200
+        sep = " │ "
+        while len(parts) > 2 and len(sep.join(parts)) > width:
+            parts.pop()
+        return Text(sep.join(parts), no_wrap=True, overflow="ellipsis")

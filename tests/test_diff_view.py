@@ -1,0 +1,237 @@
+"""The live diff pane fed with real parser events from corpus replies, in random frames."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from textual.widgets import Static  # noqa: F401  (keeps textual's import cost out of timings)
+
+from spark_pair.edits.ops import Create, Delete, Modify, Rename
+from spark_pair.edits.parser import FileStarted, LineAdded
+from spark_pair.protocol.events import TextDelta
+from spark_pair.ui.widgets.diff_view import DiffView, HunkMark, Kind
+
+from diffstream import CORPUS, frames, reply
+from uiapps import DiffApp
+
+SIZE = (100, 20)
+REPLIES = sorted(p.name for p in CORPUS.iterdir())
+
+
+def header_of(op) -> str:
+    match op:
+        case Rename(src=path, dst=new):
+            return f"rename  {path} → {new}"
+        case Create(path=path):
+            return f"create  {path}"
+        case Delete(path=path):
+            return f"DELETE  {path}"
+        case Modify(path=path):
+            return f"modify  {path}"
+    raise AssertionError(op)
+
+
+def body_of(op) -> list[tuple[Kind, str]]:
+    """The rows under an op's header, from the parsed operation itself."""
+    marker = {"+": Kind.ADDED, "-": Kind.REMOVED}
+    match op:
+        case Create(content=content):
+            return [(Kind.ADDED, "+" + line.expandtabs(4)) for line in content.splitlines()]
+        case Delete():
+            return []  # checked apart: every row is a removed line
+    rows: list[tuple[Kind, str]] = []
+    for hunk in op.hunks:
+        rows.append((Kind.HUNK, "@@"))
+        rows.extend((marker.get(line[:1], Kind.CONTEXT), line.expandtabs(4))
+                    for line in hunk.lines)
+    return rows
+
+
+def op_rows(view: DiffView, index: int) -> list[tuple[Kind, str]]:
+    rows = [view.rows[i] for i in view.rows_of(index)]
+    return [(r.kind, r.text[:2] if r.kind == Kind.HUNK else r.text) for r in rows]
+
+
+def screen_lines(view: DiffView) -> list[str]:
+    return [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+
+
+async def test_every_corpus_reply_in_random_frames_gives_the_diff_rows() -> None:
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        for seed, name in enumerate(REPLIES):
+            view.reset()
+            batches, parser = frames(reply(name), random.Random(seed))
+            for events, partial in batches:
+                view.feed(events, partial)
+            ops = parser.operations()
+            assert ops, name
+            assert len(view.file_rows) == len(ops), name
+            for i, op in enumerate(ops):
+                rows = op_rows(view, i)
+                assert rows[0] == (Kind.FILE, header_of(op)), name
+                if isinstance(op, Delete):
+                    assert all(k in (Kind.HUNK, Kind.REMOVED) for k, _ in rows[1:]), name
+                elif isinstance(op, Create):
+                    assert [r for r in rows[1:] if r[0] != Kind.HUNK] == body_of(op), name
+                else:
+                    assert rows[1:] == body_of(op), name
+            assert view.virtual_size.height == len(view.rows)
+        await pilot.pause()
+
+
+async def test_markers_are_kept_and_prose_is_shown_without_diff_syntax() -> None:
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        for events, partial in frames(reply("17-several-files"), random.Random(3))[0]:
+            view.feed(events, partial)
+        await pilot.pause()
+        prose = [r.text for r in view.rows if r.kind == Kind.PROSE]
+        assert prose == ["Three changes:"]
+        shown = screen_lines(view)
+        assert shown[:4] == ["Three changes:", "modify  a.txt", "@@ -1,3 +1,3 @@", " a1"]
+        assert "-a2" in shown and "+A2" in shown and "+b3" in shown
+        assert not any(line.startswith(("```", "diff --git", "--- ", "+++ ")) for line in shown)
+
+
+async def test_the_line_being_written_is_the_last_row() -> None:
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        text = reply("01-fenced-single-hunk")
+        cut = text.index("\n+") + 4  # in the middle of the first added line
+        batches, _ = frames(text[:cut], random.Random(1))
+        for events, _partial in batches[:-1]:
+            view.feed(events, _partial)
+        view.feed(batches[-1][0], text[:cut].rsplit("\n", 1)[1])
+        await pilot.pause()
+        lines = [line for line in screen_lines(view) if line]
+        assert lines[-1] == text[:cut].rsplit("\n", 1)[1]
+        assert view.virtual_size.height == len(view.rows) + 1
+        view.feed([], "")
+        assert view.virtual_size.height == len(view.rows)
+
+
+def long_diff(hunks: int = 40) -> str:
+    parts = ["Here it is:\n", "```diff\n", "--- a/big.py\n", "+++ b/big.py\n"]
+    for h in range(hunks):
+        parts.append(f"@@ -{h * 10 + 1},3 +{h * 10 + 1},3 @@ def f{h}():\n")
+        parts.append(f" keep {h}\n-old {h}\n+new {h}\n")
+    parts.append("```\n")
+    return "".join(parts)
+
+
+async def test_follows_the_tail_and_a_user_scroll_up_stays_put() -> None:
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        batches, _ = frames(long_diff(), random.Random(7))
+        half = len(batches) // 2
+        for events, partial in batches[:half]:
+            view.feed(events, partial)
+            await pilot.pause()
+        assert view.max_scroll_y > 0
+        assert view.scroll_y == view.max_scroll_y  # the tail is in view
+        view.focus()
+        await pilot.press("up", "up", "up")
+        await pilot.pause()
+        held = view.scroll_y
+        assert held == view.max_scroll_y - 3
+        for events, partial in batches[half:]:
+            view.feed(events, partial)
+            await pilot.pause()
+        assert view.scroll_y == held < view.max_scroll_y - 3  # new rows did not move it
+        await pilot.press("end")
+        await pilot.pause()
+        view.feed([TextDelta("Done.\n")])
+        await pilot.pause()
+        assert view.scroll_y == view.max_scroll_y
+        assert screen_lines(view)[-1] == "Done."
+
+
+async def test_scroll_to_hunk_and_marks() -> None:
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        for events, partial in frames(long_diff(), random.Random(2))[0]:
+            view.feed(events, partial)
+        await pilot.pause()
+        assert view.scroll_to_hunk(0, 5)
+        await pilot.pause()
+        shown = screen_lines(view)
+        assert shown[1] == "▶ @@ -51,3 +51,3 @@ def f5():"
+        assert shown[2:5] == [" keep 5", "-old 5", "+new 5"]
+        assert list(view.rows_of(0, 5)) == [view.hunk_rows[(0, 5)] + i for i in range(4)]
+        view.mark_hunk(0, 5, HunkMark.ACCEPTED)
+        view.mark_hunk(0, 6, "rejected")
+        await pilot.pause()
+        shown = screen_lines(view)
+        assert shown[1].endswith("def f5():  ✓ accepted")
+        assert shown[5].endswith("def f6():  ✗ rejected")
+        view.mark_hunk(0, 6, None)
+        view.scroll_to_hunk(0, 6)
+        await pilot.pause()
+        assert "▶" not in screen_lines(view)[1]
+        assert not view.scroll_to_hunk(3, 0)  # not arrived
+        # followed no more: new rows do not pull the view to the tail
+        top = view.scroll_y
+        view.feed([TextDelta("more prose\n")])
+        await pilot.pause()
+        assert view.scroll_y == top
+
+
+async def test_control_and_bidi_characters_are_escaped() -> None:
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        view.feed([TextDelta("note \u202eevil\n"),
+                   FileStarted(0, "modify", "a\x1b]0;x\x07.py", None),
+                   LineAdded(0, 0, "+x = '\x1b[2J'\tz")])
+        await pilot.pause()
+        text = "\n".join(screen_lines(view))
+        assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
+        assert "modify  a\\x1b]0;x\\x07.py" in text
+        assert "note \\u202eevil" in text
+        assert "+x = '\\x1b[2J'  z" in text
+
+
+async def test_no_color_keeps_rows_apart_by_marker_and_text_style(monkeypatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.no_color
+        view = app.view
+        for events, partial in frames(reply("17-several-files"), random.Random(4))[0]:
+            view.feed(events, partial)
+        await pilot.pause()
+        styles = {}
+        for y in range(view.size.height):
+            strip = view.render_line(y)
+            text = strip.text
+            styles[text.split()[0] if text.strip() else ""] = next(iter(strip)).style
+        assert styles["modify"].reverse and styles["modify"].bold
+        assert styles["@@"].underline
+        assert styles["+A2"].bold and not styles["-a2"].bold
+        # what reaches the terminal has no colour at all
+        svg = app.export_screenshot()
+        assert "+A2" in svg and "-a2" in svg
+
+
+async def test_rows_are_painted_from_a_bounded_cache() -> None:
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        for n, (events, partial) in enumerate(frames(long_diff(400), random.Random(5),
+                                                     max_frame=400)[0]):
+            view.feed(events, partial)
+            if n % 10 == 0:
+                await pilot.pause()
+        await pilot.pause()
+        for top in range(0, int(view.max_scroll_y), 37):  # paint rows all over the diff
+            view.scroll_to(y=top, animate=False)
+            await pilot.pause()
+        assert len(view.rows) > 1600
+        assert len(view._cache) == view._cache.maxsize  # full, and no bigger

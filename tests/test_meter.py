@@ -1,0 +1,125 @@
+"""The meter against the simulator's pace, and its numbers against `run`'s meter line."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from spark_pair.headless.runner import meter_line
+from spark_pair.protocol.client import ClientOptions, ModelClient
+from spark_pair.protocol.events import (
+    Completed, Message, Metrics, Retrying, Started, TextDelta, TransportChanged, TurnRequest,
+    Usage)
+from spark_pair.session_events import TurnResult, TurnStarted
+from spark_pair.ui.widgets.meter import Meter, sparkline
+
+from uiapps import MeterApp
+
+MODEL = "gpt-5.3-codex-spark"
+FRAME_S = 1 / 30
+
+
+async def stream_in_frames(base_url: str, meter: Meter, transport: str) -> list:
+    """Stream one reply; hand the events to the meter in 1/30 s frames, as the app does.
+    Returns the live tok/s seen at each frame."""
+    client = ModelClient(ClientOptions(base_url=base_url, api_key="k", model=MODEL,
+                                       transport=transport))
+    inbox: list = [TurnStarted("t1", "go", [], 1200, False)]
+    done = asyncio.Event()
+
+    async def pump() -> None:
+        request = TurnRequest("You edit code.", [Message("user", "go")])
+        async for event in client.stream(request):
+            inbox.append(event)
+        done.set()
+
+    task = asyncio.create_task(pump())
+    live = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        await asyncio.sleep(FRAME_S)
+        batch, inbox[:] = list(inbox), []
+        meter.feed(batch)
+        m = meter.metrics()
+        if meter.final is None and m is not None and m.tokens_per_s:
+            live.append(m.tokens_per_s)
+        if done.is_set() and not inbox:
+            break
+    await task
+    await client.aclose()
+    return live
+
+
+@pytest.mark.parametrize("transport", ["ws", "responses"])
+async def test_live_rate_follows_the_simulator_pace_within_5_percent(sim, transport) -> None:
+    tps = 1000
+    sim.configure(tps=tps, ttft_ms=100, tokens=2500)
+    app = MeterApp({MODEL: (1.25, 10.0)})
+    async with app.run_test(size=(120, 3)) as pilot:
+        meter = app.meter
+        live = await stream_in_frames(sim.base_url, meter, transport)
+        await pilot.pause()
+        assert len(live) > 30  # it was live for the whole stream
+        # from one second in, the live figure is the server's pace
+        settled = live[30:]
+        assert all(abs(rate - tps) / tps < 0.05 for rate in settled), (min(settled),
+                                                                      max(settled))
+        assert abs(live[-1] - tps) / tps < 0.05
+        final = meter.metrics()
+        assert final is meter.final and abs(final.tokens_per_s - tps) / tps < 0.05
+        assert meter.tokens == meter.usage.output_tokens == 2500
+        shown = app.meter.render().plain
+        # the same numbers, formatted the same way, as the headless run's meter line
+        result = TurnResult("t1", "dry_run", usage=meter.usage, metrics=final, model=MODEL,
+                            transport=transport)
+        ttft, rate = meter_line(result).split(" │ ")[:2]
+        assert shown.startswith(f"{ttft} │ {rate} ")
+        cost = (meter.usage.input_tokens * 1.25 + 2500 * 10.0) / 1e6
+        assert f"${cost:.4f}" in shown and transport in shown
+        assert "0 retries" in shown
+
+
+async def test_parts_before_and_after_the_stream_and_narrow_widths() -> None:
+    t = [100.0]
+    meter = Meter({"m": (1.0, 2.0)}, clock=lambda: t[0])
+    assert meter.parts()[:3] == ["TTFT -", "- tok/s", "0 tok"]
+    meter.feed([TurnStarted("t", "p", [], 4000, False), Started("r", "ws", "m", "u")])
+    t[0] = 100.2
+    meter.feed([TextDelta("a")])
+    for i in range(1, 11):  # 100 tokens a frame, 10 frames a second
+        t[0] = 100.2 + i / 10
+        meter.feed([TextDelta("x")] * 100)
+    parts = meter.parts()
+    assert parts[0] == "TTFT 200 ms"
+    assert parts[1].startswith("1,000 tok/s ") and set(parts[1][12:]) <= set("▁▂▃▄▅▆▇█")
+    assert parts[2] == "1,001 tok" and parts[3] == "in ~4.0k"
+    assert parts[4] == f"~${(4000 * 1.0 + 1001 * 2.0) / 1e6:.4f}"
+    meter.feed([Retrying(1, 0.5, "dropped"), TransportChanged("ws", "responses", "x")])
+    assert meter.parts()[-2:] == ["1 retry, 1 fallback", "responses"]
+    meter.feed([Usage(4100, 1001), Completed("id", "", Usage(4100, 1001),
+                                             Metrics(0.15, 1.2, 1001, 950.0), retries=1)])
+    parts = meter.parts()
+    assert parts[:4] == ["TTFT 150 ms", parts[1], "1,001 tok", "in 4.1k out 1.0k"]
+    assert parts[1].startswith("950 tok/s")  # the client's measurement wins at the end
+    assert parts[4] == f"${(4100 * 1.0 + 1001 * 2.0) / 1e6:.4f}"
+    meter.reset()
+    assert meter.parts()[:3] == ["TTFT -", "- tok/s", "0 tok"]
+
+
+async def test_no_price_no_cost_and_a_narrow_meter_drops_the_least_important() -> None:
+    app = MeterApp()
+    async with app.run_test(size=(40, 3)) as pilot:
+        meter = app.meter
+        meter.feed([TurnStarted("t", "p", [], 10, False), Started("r", "ws", "m", "u"),
+                    TextDelta("a"), TextDelta("b")])
+        await pilot.pause()
+        assert not any("$" in p for p in meter.parts())
+        shown = meter.render().plain
+        assert shown.startswith("TTFT ") and len(shown) <= 38
+
+
+def test_sparkline_scales_to_the_highest_bar() -> None:
+    assert sparkline([0, 50, 100]) == "▁▅█"
+    assert sparkline([0, 0]) == "▁▁"
