@@ -110,7 +110,8 @@ async def test_doubled_v1_fails_the_url_check_and_shows_the_fix(sim):
 
 async def test_a_url_the_loader_corrected_still_fails_the_url_check(sim):
     sim.configure(replies=[{"match": "What number", "text": "42"}])
-    warning = "base_url ended with /v1; spark-pair appends /v1/... itself, removed it"
+    warning = ("base_url ended with the endpoint path /v1/chat/completions; spark-pair "
+               "appends it itself, removed it")
     report = await run_doctor(config(sim, warnings=[warning],
                                      sources={"model.base_url": "env SPARK_PAIR_BASE_URL"}))
     assert_fails_at(report, "base_url", "endpoint")
@@ -277,8 +278,9 @@ async def test_chat_only_transport_skips_ws(sim):
 
 
 @pytest.mark.parametrize("url,fragment", [
-    ("https://host/api/v1", "/v1"),
+    ("https://host/api/v1/v1", "/v1 twice"),
     ("https://host/api/v1/chat/completions", "endpoint"),
+    ("https://host/api/api", "/api twice"),
     ("host/api", "http"),
     ("https://host/api?utm_source=x", "query"),
     (" https://host/api\n", "whitespace"),
@@ -290,6 +292,8 @@ def test_url_problems(url, fragment):
 def test_good_urls_have_no_problems():
     assert url_problems("https://gateway.example/api") == []
     assert url_problems("http://127.0.0.1:8080/") == []
+    assert url_problems("https://gateway.example/api/v1") == []
+    assert url_problems("http://127.0.0.1:8080/v1") == []
 
 
 async def test_key_with_a_trailing_newline_is_noted(sim):

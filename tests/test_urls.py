@@ -8,17 +8,26 @@ from spark_pair.urls import diagnose_key, host_of, normalize_base_url
 @pytest.mark.parametrize(
     "raw, expected, warns",
     [
+        # the two right forms (and a harmless trailing slash): silent, the same URLs
         ("https://gw.example/api", "https://gw.example/api", 0),
-        ("https://gw.example/api/v1", "https://gw.example/api", 1),
+        ("https://gw.example/api/v1", "https://gw.example/api", 0),
+        ("https://gw.example/api/V1", "https://gw.example/api", 0),
+        ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080", 0),
+        ("http://127.0.0.1:8080/v1/", "http://127.0.0.1:8080", 0),
+        ("https://gw.example/api/", "https://gw.example/api", 0),
+        # real mistakes: corrected and explained
         ("https://gw.example/api/v1/v1", "https://gw.example/api", 1),
-        ("https://gw.example/api/", "https://gw.example/api", 1),
         ("https://gw.example/api?utm_source=x#frag", "https://gw.example/api", 1),
         ("  https://gw.example/api\n", "https://gw.example/api", 1),
-        ("https://gw.example/v1/chat/completions", "https://gw.example", 2),
+        ("https://gw.example/v1/chat/completions", "https://gw.example", 1),
+        ("https://gw.example/api/v1/responses", "https://gw.example/api", 1),
+        ("https://gw.example/api/responses", "https://gw.example/api", 1),
+        ("https://gw.example/v1/v1/chat/completions", "https://gw.example", 2),
+        ("https://gw.example/api/api", "https://gw.example/api", 1),
+        ("https://gw.example/api/api/v1", "https://gw.example/api", 1),
         ("localhost:8000", "http://localhost:8000", 1),
         ("gw.example/api", "https://gw.example/api", 1),
-        ("ws://127.0.0.1:9/v1", "http://127.0.0.1:9", 2),
-        ("https://gw.example/api/V1", "https://gw.example/api", 1),
+        ("ws://127.0.0.1:9/v1", "http://127.0.0.1:9", 1),
         ("https://gw.example/api?next=a@b", "https://gw.example/api", 1),
     ],
 )
@@ -31,6 +40,12 @@ def test_normalize_base_url(raw, expected, warns):
 def test_doubled_v1_is_named():
     _, warnings = normalize_base_url("https://gw.example/v1/v1")
     assert any("/v1 twice" in w for w in warnings)
+
+
+def test_a_pasted_endpoint_is_named_whole():
+    _, warnings = normalize_base_url("http://127.0.0.1:8080/v1/chat/completions")
+    assert warnings == ["base_url ended with the endpoint path /v1/chat/completions; "
+                        "spark-pair appends it itself, removed it"]
 
 
 @pytest.mark.parametrize("raw", ["", "   ", "ftp://x/y", "https:///nohost", "https:/gw.example/api",

@@ -15,8 +15,10 @@ _LOCAL_HOSTS = ("localhost", "127.", "0.0.0.0", "[::1]")
 def normalize_base_url(raw: str) -> tuple[str, list[str]]:
     """The API root to use for `raw`, and a warning for each thing that had to be fixed.
 
-    spark-pair appends `/v1/...` itself, so a `/v1` (or a whole endpoint path) in the value is
-    stripped; so are whitespace, a trailing slash, a pasted query string and a fragment.
+    Both usual forms are right and give the same URLs, silently: the API root
+    (`https://host/api`) and the SDK form ending in one `/v1` (`http://host:8080/v1`), since
+    spark-pair appends `/v1/...` itself. Real mistakes are fixed and explained: `/v1/v1`, a
+    pasted endpoint path, `/api/api`, whitespace, a pasted query string or fragment.
     """
     warnings: list[str] = []
     url = raw.strip()
@@ -60,31 +62,35 @@ def normalize_base_url(raw: str) -> tuple[str, list[str]]:
     if parts.query or parts.fragment:
         warnings.append("base_url had a query string or fragment (tracking parameters?); "
                         "removed it")
-    path = parts.path.rstrip("/" + string.whitespace)
-    if parts.path.endswith("/") and parts.path != "/":
-        warnings.append("base_url had a trailing slash; removed it")
+    path = parts.path.rstrip("/" + string.whitespace)  # a trailing slash is harmless
     path = _strip_endpoint(path, warnings)
-    if re.search(r"/api/api(/|$)", path):
-        warnings.append("base_url has /api twice; requests will probably 404")
+    doubled = re.sub(r"(?i)(/api)(?:/api)+(?=/|$)", r"\1", path)
+    if doubled != path:
+        path = doubled
+        warnings.append("base_url had /api twice (requests would go to /api/api/... and 404); "
+                        "used it once")
     return urlunsplit((scheme, parts.netloc, path, "", "")), warnings
 
 
 def _strip_endpoint(path: str, warnings: list[str]) -> str:
+    """`path` without a pasted endpoint and without `/v1` (one `/v1` is the SDK form: silent)."""
+    endpoint = ""
     for suffix in _API_SUFFIXES:
-        if path.endswith(suffix):
-            path = path[: -len(suffix)]
-            warnings.append(f"base_url ended with the endpoint path {suffix}; "
-                            "spark-pair appends it itself, removed it")
+        if path.lower().endswith(suffix):
+            path, endpoint = path[: -len(suffix)], suffix
             break
     count = 0
     while path.lower().endswith("/v1"):
         path = path[:-3]
         count += 1
-    if count > 1:
+    if endpoint:
+        pasted = "/v1" * count + endpoint
+        warnings.append(f"base_url ended with the endpoint path {pasted}; spark-pair appends "
+                        "it itself, removed it")
+        count -= 1  # the endpoint's own /v1 is part of what was pasted
+    if count > 1 or (count == 1 and endpoint):
         warnings.append("base_url had /v1 twice (requests would go to /v1/v1/... and 404); "
-                        "removed both: base_url is the API root")
-    elif count == 1:
-        warnings.append("base_url ended with /v1; spark-pair appends /v1/... itself, removed it")
+                        "removed both: base_url is the API root or ends in one /v1")
     return path
 
 

@@ -281,8 +281,7 @@ class _Doctor:
         url = self.cfg.base_url or ""
         # the config loader may have corrected the value already and left a warning
         own = url_problems(url)
-        problems = own + [w for w in self.cfg.warnings
-                          if w.startswith("base_url") and "trailing slash" not in w]
+        problems = own + [w for w in self.cfg.warnings if w.startswith("base_url")]
         if problems:
             where = self.cfg.sources.get("model.base_url", "the config")
             text = "; ".join(dict.fromkeys(problems))

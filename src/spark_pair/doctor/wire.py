@@ -24,13 +24,12 @@ from .results import Outcome
 # ---- URL shape ---------------------------------------------------------------------------
 
 def url_problems(url: str) -> list[str]:
-    """What is wrong with a configured base URL (empty list: looks right). A trailing slash is
-    harmless and not reported."""
+    """What is wrong with a configured base URL (empty list: looks right)."""
     try:
         _, notes = normalize_base_url(url)
     except SparkPairError as exc:
         return [exc.message]
-    return [n for n in notes if "trailing slash" not in n]
+    return notes
 
 
 def probe_url(url: str) -> str:
