@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
+from ..sim.profiles import DEFAULT, PROFILES
 from ._common import report_errors
 
 
@@ -15,10 +16,14 @@ from ._common import report_errors
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535),
               help="Port (0 picks a free one).")
-@click.option("--tps", default=1200.0, show_default=True, type=click.FloatRange(min=0),
-              help="Tokens per second (0 = unthrottled).")
-@click.option("--ttft-ms", default=150.0, show_default=True, type=click.FloatRange(min=0),
-              help="Time to first token, in milliseconds.")
+@click.option("--profile", type=click.Choice(list(PROFILES)), default=DEFAULT,
+              show_default=True,
+              help="Which server to act as: its endpoints, 404 bodies, usage chunk and pacing. "
+                   + "; ".join(f"{p.name}: {p.about}" for p in PROFILES.values()) + ".")
+@click.option("--tps", type=click.FloatRange(min=0),
+              help="Tokens per second (0 = unthrottled; default: the profile's).")
+@click.option("--ttft-ms", type=click.FloatRange(min=0),
+              help="Time to first token, in milliseconds (default: the profile's).")
 @click.option("--script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help='Replies JSON: {"replies": [{"match": ..., "text": ...}], "default": ...}.')
 @click.option("--api-key", help="Accept only this Bearer key (default: accept any).")
@@ -28,15 +33,22 @@ from ._common import report_errors
 @click.option("--fault", "faults", multiple=True, metavar="SPEC",
               help="Inject a fault, e.g. rate_limit:times=2,retry_after=1 (repeatable).")
 @report_errors
-def command(host: str, port: int, tps: float, ttft_ms: float, script: Path | None,
-            api_key: str | None, models: str | None, tokens: int, faults: tuple[str, ...]) -> None:
+def command(host: str, port: int, profile: str, tps: float | None, ttft_ms: float | None,
+            script: Path | None, api_key: str | None, models: str | None, tokens: int,
+            faults: tuple[str, ...]) -> None:
     """Serve a protocol-faithful OpenAI-compatible endpoint (chat SSE, responses SSE, responses
-    WebSocket) with scripted replies, pacing and fault injection. Stop it with Ctrl-C."""
+    WebSocket) with scripted replies, pacing and fault injection. Stop it with Ctrl-C.
+
+    --profile acts as another server (llama.cpp, vLLM, Ollama, a gateway): only the endpoints
+    it offers, its own 404 bodies, its usage chunk (or none) and its usual pacing."""
     from ..sim.faults import FaultSpecError, parse_fault_spec
     from ..sim.replies import SimConfig, load_script
     from ..sim.server import serve
 
-    config = SimConfig(tps=tps, ttft_ms=ttft_ms, tokens=tokens, api_key=api_key or None)
+    chosen = PROFILES[profile]
+    config = SimConfig(tps=chosen.tps if tps is None else tps,
+                       ttft_ms=chosen.ttft_ms if ttft_ms is None else ttft_ms,
+                       tokens=tokens, api_key=api_key or None)
     if models:
         config.update({"models": models})
     if script is not None:
@@ -52,7 +64,7 @@ def command(host: str, port: int, tps: float, ttft_ms: float, script: Path | Non
         raise UsageError(f"bad --fault: {exc}",
                          hint="e.g. --fault rate_limit:times=2,retry_after=1") from None
     try:
-        asyncio.run(serve(config, parsed, host, port))
+        asyncio.run(serve(config, parsed, host, port, chosen))
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
                          hint="pick another --port, or 0 for a free one") from None

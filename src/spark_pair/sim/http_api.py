@@ -172,7 +172,8 @@ def _abort(request: web.Request):
 
 async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn, pacer: Pacer,
                        fault: Fault | None, entry: dict) -> web.StreamResponse:
-    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    asked = bool((body.get("stream_options") or {}).get("include_usage"))
+    include_usage = asked and request.app[STATE].profile.usage_chunk
     stream = wire.ChatStream(model, include_usage)
     entry["response_id"] = stream.id
     resp = web.StreamResponse(headers=SSE_HEADERS)

@@ -24,10 +24,15 @@ LISTEN_PREFIX = "spark-pair sim listening on "
 class SimProcess:
     """`with SimProcess(tps=0, ttft_ms=0) as sim: ... sim.base_url ...`"""
 
-    def __init__(self, *extra_args: str, tps: float = 1200, ttft_ms: float = 150,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(self, *extra_args: str, tps: float | None = 1200, ttft_ms: float | None = 150,
+                 env: dict[str, str] | None = None, profile: str | None = None) -> None:
+        """`tps` / `ttft_ms` None: the profile's pacing."""
         self.args = [sys.executable, "-m", "spark_pair.sim", "--host", "127.0.0.1",
-                     "--port", "0", "--tps", str(tps), "--ttft-ms", str(ttft_ms), *extra_args]
+                     "--port", "0"]
+        for flag, value in (("--tps", tps), ("--ttft-ms", ttft_ms), ("--profile", profile)):
+            if value is not None:
+                self.args += [flag, str(value)]
+        self.args += extra_args
         self.env = env
         self.base_url = ""
         self._proc: subprocess.Popen[bytes] | None = None

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from . import http_api, ws_api
 from .faults import Fault, FaultSpecError
+from .profiles import DEFAULT, PROFILES, Endpoint, Profile
 from .replies import SimConfig
 from .state import STATE, SimState
 
@@ -19,20 +20,37 @@ MAX_BODY = 64 * 1024 * 1024
 WATCH_PARENT_ENV = "SPARK_PAIR_SIM_WATCH_PARENT"
 
 
-def make_app(config: SimConfig, faults: list[Fault] | None = None) -> web.Application:
+def make_app(config: SimConfig, faults: list[Fault] | None = None,
+             profile: Profile = PROFILES[DEFAULT]) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY)
-    app[STATE] = SimState(config, faults)
-    app.router.add_get("/v1/models", http_api.models)
-    app.router.add_post("/v1/chat/completions", http_api.chat)
-    app.router.add_post("/v1/responses", http_api.responses)
-    app.router.add_get("/v1/responses", ws_api.responses_get)
+    app[STATE] = SimState(config, faults, profile)
+    offered = profile.endpoints
+    if Endpoint.MODELS in offered:
+        app.router.add_get("/v1/models", http_api.models)
+    if Endpoint.CHAT in offered:
+        app.router.add_post("/v1/chat/completions", http_api.chat)
+    if Endpoint.RESPONSES in offered:
+        app.router.add_post("/v1/responses", http_api.responses)
+    if Endpoint.WS in offered:
+        app.router.add_get("/v1/responses", ws_api.responses_get)
     app.router.add_get("/_sim/requests", get_requests)
     app.router.add_delete("/_sim/requests", clear_requests)
     app.router.add_post("/_sim/faults", set_faults)
     app.router.add_post("/_sim/config", set_config)
     app.router.add_post("/_sim/reset", reset)
     app.router.add_get("/_sim/stats", stats)
+    app.router.add_route("*", "/{path:.*}", not_found)  # last: the profile's own 404
     return app
+
+
+async def not_found(request: web.Request) -> web.Response:
+    """A path this server does not serve, answered as the profiled server answers it."""
+    state = request.app[STATE]
+    answer = state.profile.not_found
+    entry = state.add_entry(request.path, "none", state.http_connection_id(request), None, True)
+    entry["status"] = answer.status
+    return web.Response(status=answer.status, text=answer.body,
+                        content_type=answer.content_type)
 
 
 def _bad(message: str) -> web.Response:
@@ -88,9 +106,11 @@ async def _json(request: web.Request) -> Any:
         return None
 
 
-async def serve(config: SimConfig, faults: list[Fault], host: str, port: int) -> None:
+async def serve(config: SimConfig, faults: list[Fault], host: str, port: int,
+                profile: Profile = PROFILES[DEFAULT]) -> None:
     """Run until SIGTERM/SIGINT. Prints the listening line first (flushed)."""
-    runner = web.AppRunner(make_app(config, faults), access_log=None, handle_signals=False,
+    runner = web.AppRunner(make_app(config, faults, profile), access_log=None,
+                           handle_signals=False,
                            handler_cancellation=True)  # a client that leaves ends its stall
     await runner.setup()
     site = web.TCPSite(runner, host, port, shutdown_timeout=0.5)

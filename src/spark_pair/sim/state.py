@@ -11,6 +11,7 @@ from aiohttp import web
 
 from .faults import Fault, FaultBook, fault_from_dict
 from .memory import ResponseStore
+from .profiles import DEFAULT, PROFILES, Profile
 from .replies import SimConfig
 
 MAX_LOG = 10_000
@@ -18,7 +19,9 @@ MAX_STORED = 1000  # HTTP responses kept for previous_response_id
 
 
 class SimState:
-    def __init__(self, config: SimConfig, faults: list[Fault] | None = None) -> None:
+    def __init__(self, config: SimConfig, faults: list[Fault] | None = None,
+                 profile: Profile = PROFILES[DEFAULT]) -> None:
+        self.profile = profile  # which endpoints exist and how they answer; fixed for the run
         self._initial = (config.copy(), copy.deepcopy(faults or []))
         self._conn_ids = itertools.count(1)
         self._by_transport: dict[int, tuple[Any, int]] = {}
