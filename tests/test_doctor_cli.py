@@ -104,3 +104,13 @@ def test_wrap_keeps_a_number_with_its_unit():
     lines = wrap(text, 78, "    ", "      ")
     assert lines[-1].strip() == "165 ms"
     assert all(len(line) <= 78 for line in lines)
+
+
+def test_help_says_what_a_note_a_pass_and_a_failure_mean():
+    from click.testing import CliRunner
+
+    from spark_pair.cli import main
+
+    text = CliRunner().invoke(main, ["doctor", "--help"]).output
+    for word in ("✓ pass", "✓ + note", "✗ fail", "- skipped", "transport = auto"):
+        assert word in text

@@ -50,6 +50,7 @@ from .protocol.events import (
     TurnRequest,
     Usage,
 )
+from .protocol.metrics import Stopwatch, estimate_tokens
 from .session_events import (
     APPLIED,
     NOT_APPLIED,
@@ -144,7 +145,8 @@ class Session:
             if self.recorder is not None:
                 self.recorder.flush(turn_id if result.status == "applied" else None)
         self.turns += 1
-        if result.metrics is not None:  # the model answered: the turn joins the history
+        if result.metrics is not None and not result.metrics.partial:  # the model answered:
+            # the turn joins the history
             self.context.finish(request, result.text, result.changed)
         yield TurnFinished(result)
 
@@ -188,6 +190,7 @@ class _TurnRun:
         self.existed: dict[str, bool] = {}  # a create's target was there when it was parsed
         self.inbox = _Inbox()  # stream events and watcher reports
         self.writing: str | None = None  # path of the file being parsed now
+        self.watch: Stopwatch | None = None  # made when the request goes out
 
     # ---- the turn ------------------------------------------------------------------------
 
@@ -199,6 +202,7 @@ class _TurnRun:
         # the request goes out first; the parser gets ready while it travels and the
         # watcher starts with the first event
         pump = asyncio.create_task(self._pump())
+        self.watch = Stopwatch()  # for the partial metrics of a stopped turn
         stopper = asyncio.create_task(cancel.wait())
         stopper.add_done_callback(self._wake)  # a cancel wakes the loop waiting on the inbox
         await asyncio.sleep(0)
@@ -232,6 +236,7 @@ class _TurnRun:
                         watch = False  # start-up work (imports, git) does not delay it
                         await watching.enter_async_context(self.s.watch(self._changed))
                     if isinstance(event, TextDelta):
+                        self.watch.text()
                         chunks.append(event.text)
                         try:
                             parsed = parser.feed(event.text)
@@ -502,6 +507,9 @@ class _TurnRun:
         r = self.result
         r.error = error
         r.status = status or ("cancelled" if isinstance(error, Cancelled) else "failed")
+        if isinstance(error, Cancelled) and r.metrics is None and self.watch is not None:
+            tokens = r.usage.output_tokens if r.usage else estimate_tokens(r.text)
+            r.metrics = self.watch.stopped(tokens)  # stopped: report what was measured
         if not r.outcomes:
             r.outcomes = [NOT_APPLIED] * len(self.ops)
         if not r.decisions:
@@ -564,8 +572,6 @@ def _hash_of(root: Path, rel: str) -> str | None:
 
 
 def _estimate_tokens(request: TurnRequest) -> int:
-    from .protocol.metrics import estimate_tokens
-
     texts = [request.instructions, *(m.content for m in request.history),
              *(m.content for m in request.new_input)]
     return estimate_tokens("".join(texts))

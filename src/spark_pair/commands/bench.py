@@ -194,6 +194,7 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
     """
     from ..benchmark import BenchPlan, baseline_run, compare as compare_runs
     from ..config import load_settings
+    from ..protocol import offers
     from ..protocol.client import ModelClient
     from ..store import RequestStore
     from ..urls import host_of
@@ -226,7 +227,7 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
     try:
         def make_client(transport: str) -> Any:
             return ModelClient(dataclasses.replace(plan_options, transport=transport),
-                               recorder=store)
+                               recorder=store, transport_cache=offers.default_path())
 
         result = _run_with_progress(plan, make_client, quiet=as_json)
         data = result.as_dict()

@@ -46,6 +46,9 @@ def print_result(console, result) -> None:  # type: ignore[no-untyped-def]
     for detail in result.detail.splitlines():
         for line in wrap(detail, width, "    ", "      "):
             console.print(Text(line), soft_wrap=True)
+    if result.note:
+        for line in wrap("note: " + result.note, width, "    ", "          "):
+            console.print(Text(line, style="cyan"), soft_wrap=True)
     if result.hint:
         for line in wrap("fix: " + result.hint, width, "    ", "         "):
             console.print(Text(line, style="yellow"), soft_wrap=True)
@@ -62,8 +65,19 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
     """Check base URL, key and model end to end; explain each failure and how to fix it.
 
     Runs in order: config, base URL shape, DNS/connect/TLS, key, model list, a plain request,
-    a streaming request, the WebSocket mode, a two-turn memory check and the first fallback.
-    A check whose prerequisite failed is skipped. Exit code 0 only if nothing failed.
+    a streaming request (a short reply: its TTFT and tok/s), the WebSocket mode, a two-turn
+    memory check and the first fallback.
+
+    \b
+    ✓ pass     the step works as spark-pair uses it.
+    ✓ + note   it works, with something worth knowing: a mode this server does not offer
+               while transport = auto (spark-pair uses another one), a slow stream, no
+               usage in the stream (token counts are estimated).
+    ✗ fail     spark-pair cannot work this way; the "fix:" line says what to change. A mode
+               the config demands (transport = ws or responses) that the server lacks fails.
+    - skipped  the check does not apply, or waits on one that did not pass.
+
+    Exit code 0 only if nothing failed (notes included).
     """
     from ..config import load_settings
     from ..doctor import DoctorConfig, config_from_settings, run_doctor
@@ -94,7 +108,10 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
         console.print(text, soft_wrap=True)
     report = asyncio.run(run_doctor(cfg, on_result=lambda r: print_result(console, r)))
     counts = {s: sum(r.status == s for r in report.results) for s in ("pass", "fail", "skip")}
-    summary = f"({counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped)."
+    noted = sum(bool(r.note) for r in report.results if r.status == "pass")
+    with_notes = f" ({noted} with a note)" if noted else ""
+    summary = (f"({counts['pass']} passed{with_notes}, {counts['fail']} failed, "
+               f"{counts['skip']} skipped).")
     if report.ok:
         head = Text.assemble(("All checks passed", "green"))
     else:

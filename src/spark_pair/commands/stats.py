@@ -84,12 +84,13 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
              else "since " + time.strftime("%Y-%m-%d %H:%M", time.localtime(report.since)))
     console.print(Text.assemble((f"Requests {since}", "bold"),
                                 f": {total.requests} ({total.ok} ok, {total.errors} failed, "
-                                f"{total.cancelled} cancelled), {total.retries} retries"))
+                                f"{total.cancelled} stopped), {total.retries} retries"))
     say(console, f"Tokens: {total.input_tokens:,} in, {total.output_tokens:,} out; "
                  f"cost {_fmt_cost(total.cost, total.unpriced)}")
     say(console, "ttft = TTFT ms, tps = tok/s per request (p50 / p95), from replies of "
                  f"{stats.TPS_MIN_OUTPUT_TOKENS}+ output tokens (shorter ones have no steady "
-                 "rate); * = some requests unpriced", style="dim")
+                 "rate); stopped requests (--timeout, Ctrl-C, cancel) count their tokens "
+                 "but not in TTFT or tok/s; * = some requests unpriced", style="dim")
     if total.ttft_ms.count:
         say(console, f"TTFT ms: p50 {_fmt_num(total.ttft_ms.p50)}, "
                       f"p95 {_fmt_num(total.ttft_ms.p95)}, max {_fmt_num(total.ttft_ms.max)}; "

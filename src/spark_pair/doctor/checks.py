@@ -15,7 +15,7 @@ import httpx
 
 from .. import errors as E
 from ..errors import SparkPairError, redact
-from ..protocol import errors_map
+from ..protocol import errors_map, offers
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
 from .wire import (api_url, has_request, http_error, judge_stream, request_body,
                    link_error, ms, parse_event, probe_url, proxy_for, responses_text,
@@ -24,7 +24,7 @@ from .wire import (api_url, has_request, http_error, judge_stream, request_body,
 MEMORY_NUMBER = "42"
 REMEMBER_PROMPT = f"Remember the number {MEMORY_NUMBER}. Reply only with OK."
 RECALL_PROMPT = "What number did I ask you to remember? Reply with the number only."
-STREAM_PROMPT = "Count from 1 to 60, separated by spaces."
+STREAM_PROMPT = "Count from 1 to 40, separated by spaces."
 PING_PROMPT = "Reply with the single word: ready"
 WS_BETA = "responses_websockets=2026-02-06"
 MODEL_HINT = ("check the id for typos or a preview suffix; set [model] name to an id that "
@@ -114,8 +114,11 @@ class _Doctor:
         check: Callable[[], Awaitable[Outcome]] = getattr(self, f"check_{check_id}")
         self.progress = ""
         start = time.perf_counter()
+        limit = self.cfg.check_timeout_s
+        if check_id == "stream":  # it keeps its own time (slow vs stalled); this is a backstop
+            limit = 2 * limit + 1
         try:
-            outcome = await asyncio.wait_for(check(), self.cfg.check_timeout_s)
+            outcome = await asyncio.wait_for(check(), limit)
         except Skip as exc:
             return CheckResult(check_id, title, SKIP, ms(start), detail=str(exc))
         except (asyncio.TimeoutError, TimeoutError):
@@ -134,7 +137,7 @@ class _Doctor:
                                                                       if has_request(exc)
                                                                       else "the server"))
         return CheckResult(check_id, title, PASS, ms(start), detail=self._redact(outcome.detail),
-                           data=outcome.data)
+                           data=outcome.data, note=self._redact(outcome.note))
 
     def _failed(self, check_id: str, title: str, start: float,
                 exc: SparkPairError) -> CheckResult:
@@ -273,9 +276,21 @@ class _Doctor:
         key = cfg.api_key
         state = (f"set, {len(key.strip())} chars" if key and key.strip() else "not set")
         lines.append(f"api key from env {cfg.api_key_env}: {state}")
+        remembered = self._remembered()
+        if remembered is not None:
+            hours = remembered.age_s() / 3600
+            lines.append(f"remembered for this server: transport = auto uses "
+                         f"{remembered.transport} (found {hours:.1f} h ago; probed again after "
+                         "a day or when it fails)")
         lines.extend(f"warning: {w}" for w in cfg.warnings)
-        return Outcome("\n".join(lines), {"sources": dict(cfg.sources),
-                                          "warnings": list(cfg.warnings)})
+        return Outcome("\n".join(lines), {
+            "sources": dict(cfg.sources), "warnings": list(cfg.warnings),
+            "remembered_transport": remembered.transport if remembered else None})
+
+    def _remembered(self) -> offers.Remembered | None:
+        if self.cfg.transport_cache is None:
+            return None
+        return offers.recall(self.cfg.transport_cache, self.base)
 
     async def check_base_url(self) -> Outcome:
         url = self.cfg.base_url or ""
@@ -405,25 +420,35 @@ class _Doctor:
 
     async def check_stream(self) -> Outcome:
         api = "chat" if self.cfg.transport == "chat" else "responses"
+        note = ""
         try:
             stats = await self._stream(api)
-        except E.EndpointError:
+        except E.EndpointError as exc:
             if self.cfg.transport != "auto" or api == "chat":
                 raise
             api = "chat"  # no Responses API here: auto uses Chat Completions
+            note = (f"this server does not offer the Responses API (HTTP {exc.status}); "
+                    "transport = auto uses chat completions")
             stats = await self._stream(api)
-        return judge_stream(api, stats)
+        outcome = judge_stream(api, stats)
+        outcome.note = "; ".join(n for n in (note, outcome.note) if n)
+        return outcome
 
     async def _stream(self, api: str) -> dict[str, Any]:
+        """Stream a short reply; read at most `stream_tokens` deltas. Slow is not stalled:
+        reading stops at the check timeout while deltas still arrive (the rate is measured);
+        only no data at all for the check timeout is a stall."""
         assert self.http is not None
         messages = [{"role": "user", "content": STREAM_PROMPT}]
         path = "/v1/chat/completions" if api == "chat" else "/v1/responses"
         body = request_body(api, self.cfg.model or "", messages, self.cfg.stream_tokens,
                             stream=True)
         url = api_url(self.base, path)
+        limit = self.cfg.check_timeout_s
         start = time.perf_counter()
         times: list[float] = []
         usage: dict[str, Any] | None = None
+        ended = "end"  # end | tokens (read enough) | limit (slow: still arriving at the limit)
         async with self.http.stream("POST", url, json=body, headers=self._headers()) as resp:
             ctype = resp.headers.get("content-type", "")
             if resp.status_code != 200 or "text/event-stream" not in ctype:
@@ -432,7 +457,25 @@ class _Doctor:
                     raise E.ProtocolError("asked for a stream, got one JSON body: the server or "
                                           "a proxy ignores stream=true", url=url, body=raw)
                 raise self._http_error(resp, raw, url)
-            async for data in sse_data(resp):
+            events = aiter(sse_data(resp))
+            last = start  # when data last arrived
+            while True:
+                now = time.perf_counter()
+                if times and now - start >= limit:
+                    ended = "limit"
+                    break
+                try:
+                    data = await asyncio.wait_for(anext(events), limit - (now - last))
+                except StopAsyncIteration:
+                    break
+                except (asyncio.TimeoutError, TimeoutError):
+                    got = f"{len(times)} deltas arrived, then nothing" if times else "nothing"
+                    raise E.StreamTimeout(
+                        f"the stream stalled: {got} for {limit:g} s",
+                        hint=f"no data within doctor's --check-timeout ({limit:g} s): a stalled "
+                             "server, or a proxy that buffers; a server that needs longer "
+                             "before its first token: raise --check-timeout") from None
+                last = time.perf_counter()
                 event = parse_event(data, url)
                 if event is None:
                     break
@@ -441,20 +484,23 @@ class _Doctor:
                 if api == "chat":
                     choices = event.get("choices") or []
                     if choices and (choices[0].get("delta") or {}).get("content"):
-                        times.append(time.perf_counter() - start)
+                        times.append(last - start)
                     if event.get("usage"):
                         usage = event["usage"]
                 else:
                     kind = event.get("type")
                     if kind == "response.output_text.delta":
-                        times.append(time.perf_counter() - start)
+                        times.append(last - start)
                     elif kind in ("error", "response.failed"):
                         raise self._event_error(event, url)
-                    elif kind == "response.completed":
+                    elif kind in ("response.completed", "response.incomplete"):
                         usage = (event.get("response") or {}).get("usage")
                         break
-                self.progress = f"{len(times)} deltas arrived, then nothing"
-        return {"times": times, "usage": usage, "total_s": time.perf_counter() - start}
+                if len(times) > self.cfg.stream_tokens:
+                    ended = "tokens"  # the server ignores the token limit: enough was read
+                    break
+        return {"times": times, "usage": usage, "total_s": time.perf_counter() - start,
+                "ended": ended, "limit_s": limit}
 
     async def check_ws(self) -> Outcome:
         if self.cfg.transport in ("chat", "responses"):
@@ -471,11 +517,16 @@ class _Doctor:
             if status in (401, 403):
                 raise http_error(status, body, url, api_key=self.cfg.api_key,
                                  auth_hint=self.auth_hint()) from exc
+            if self.cfg.transport == "auto":  # not offered here: auto uses HTTP streaming
+                return Outcome(f"WebSocket mode refused at {url} (HTTP {status})",
+                               {"offered": False, "status": status},
+                               note="this server does not offer the WebSocket mode; transport "
+                                    "= auto streams over HTTP instead (remembered per server)")
             raise E.EndpointError(
                 f"WebSocket mode refused at {url} (HTTP {status})", status=status, url=url,
-                hint="this server does not offer the Responses WebSocket mode; with transport "
-                     "= auto spark-pair falls back to HTTP streaming; set [session] transport "
-                     "= \"responses\" to skip the probe") from exc
+                hint="this server does not offer the Responses WebSocket mode, and "
+                     "[session] transport = \"ws\" demands it: set transport = \"auto\" "
+                     "(falls back to HTTP streaming) or \"chat\"") from exc
         except (InvalidHandshake, WebSocketException, OSError) as exc:
             raise E.ConnectionFailed(f"WebSocket handshake with {url} failed: {exc}",
                                      url=url) from exc

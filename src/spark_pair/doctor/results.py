@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import SparkPairError
@@ -25,17 +26,21 @@ class DoctorConfig:
     warnings: list[str] = field(default_factory=list)
     config_error: SparkPairError | None = None
     check_timeout_s: float = 5.0
-    stream_tokens: int = 256
+    stream_tokens: int = 64  # the stream check reads this many tokens at most
+    transport_cache: Path | None = None  # what the auto probe remembers per server
 
 
 def config_from_settings(settings: Any, check_timeout_s: float = 5.0) -> DoctorConfig:
     """DoctorConfig from `config.load_settings()`'s result."""
+    from ..protocol import offers
+
     model = settings.model
     return DoctorConfig(
         base_url=model.base_url, api_key=settings.api_key, api_key_env=settings.key_env,
         model=model.name, fallbacks=list(model.fallbacks or []),
         transport=settings.session.transport or "auto", sources=dict(settings.sources),
-        warnings=list(settings.warnings), check_timeout_s=check_timeout_s)
+        warnings=list(settings.warnings), check_timeout_s=check_timeout_s,
+        transport_cache=offers.default_path())
 
 
 @dataclass
@@ -48,11 +53,13 @@ class CheckResult:
     hint: str = ""
     error_class: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    note: str = ""  # a pass worth knowing about (e.g. a mode this server does not offer)
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "status": self.status,
                 "duration_ms": round(self.duration_ms, 1), "detail": self.detail,
-                "hint": self.hint, "error_class": self.error_class, "data": self.data}
+                "note": self.note or None, "hint": self.hint, "error_class": self.error_class,
+                "data": self.data}
 
 
 @dataclass
@@ -81,3 +88,4 @@ class Skip(Exception):
 class Outcome:
     detail: str
     data: dict[str, Any] = field(default_factory=dict)
+    note: str = ""

@@ -102,29 +102,43 @@ def link_error(exc: Exception, url: str) -> E.ModelError:
 # ---- stream helpers --------------------------------------------------------------------
 
 def judge_stream(api: str, stats: dict[str, Any]) -> Outcome:
+    """Pass with the measured TTFT and rate (a note when slow or without usage), or fail when
+    the whole stream arrived at once (something buffers it)."""
     times: list[float] = stats["times"]
     usage = stats["usage"] or {}
+    ended = stats.get("ended", "end")
     if not times:
         raise E.ProtocolError(f"the {api} stream ended without any text", hint=None)
     last, total = times[-1], stats["total_s"]
-    tokens = usage.get("output_tokens", usage.get("completion_tokens")) or len(times)
+    counted = usage.get("output_tokens", usage.get("completion_tokens"))
+    tokens = counted or len(times)
     # times are seconds after the request was sent; the client's own formula rates them
     timed = metrics.timing(0.0, times[0], last, tokens)
     ttft, tps = timed.ttft_s or 0.0, timed.tokens_per_s
     data = {"api": api, "ttft_ms": round(ttft * 1000, 1), "tokens": tokens, "deltas": len(times),
-            "tokens_per_s": round(tps, 1) if tps else None, "usage": bool(usage)}
+            "tokens_per_s": round(tps, 1) if tps else None, "usage": bool(usage),
+            "ended": ended}
     spread = last - ttft
-    if len(times) >= 8 and total >= 0.15 and spread < 0.1 * total:
+    if len(times) >= 8 and total >= 0.05 and spread < 0.1 * total:
         raise E.StreamTimeout(
             f"the stream arrived all at once: {len(times)} deltas within {spread * 1000:.0f} ms, "
             f"after {ttft * 1000:.0f} ms of silence",
             hint="something between you and the model buffers the stream (a proxy or gateway): "
                  "turn response buffering off there, or use the WebSocket transport")
     rate = f"{tps:,.0f} tok/s" if tps else "too short to rate"
-    note = "" if total >= 0.15 else " (too fast to judge buffering)"
-    no_usage = "" if usage else "; no usage in the stream"
+    judged = "" if total >= 0.05 else " (too fast to judge buffering)"
+    notes = []
+    if ended == "limit":
+        notes.append(f"slow but streaming: {len(times)} deltas in {total:.1f} s ({rate}), "
+                     f"still arriving when reading stopped at the {stats['limit_s']:g} s limit")
+    elif ended == "tokens":
+        notes.append("the server ignored the token limit; reading stopped after "
+                     f"{len(times)} deltas")
+    if not usage and ended == "end":
+        notes.append("no usage in the stream: spark-pair estimates token counts here")
     return Outcome(f"{api}: TTFT {ttft * 1000:.0f} ms, {tokens} tokens, {rate}, "
-                   f"{len(times)} deltas spread over {spread * 1000:.0f} ms{note}{no_usage}", data)
+                   f"{len(times)} deltas spread over {spread * 1000:.0f} ms{judged}", data,
+                   note="; ".join(notes))
 
 
 async def sse_data(resp: httpx.Response):  # type: ignore[no-untyped-def]

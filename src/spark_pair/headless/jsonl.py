@@ -61,11 +61,7 @@ def event_to_dict(event: Any, *, deltas: bool = False,
         return {"type": "model_changed", "old": event.old, "new": event.new,
                 "reason": redact(event.reason)}
     if name == "Completed":
-        m = event.metrics
-        return {"type": "metrics", "ttft_ms": _ms(m.ttft_s), "duration_ms": _ms(m.duration_s),
-                "output_tokens": m.output_tokens,
-                "tokens_per_s": None if m.tokens_per_s is None else round(m.tokens_per_s, 1),
-                "retries": event.retries, "response_id": event.response_id}
+        return metrics_line(event.metrics, event.retries, event.response_id)
     if name == "Failed":
         return {"type": "error", "retries": event.retries, **error_fields(event.error)}
     if name == "FileStarted":
@@ -90,11 +86,21 @@ def event_to_dict(event: Any, *, deltas: bool = False,
     return None  # Usage (reported in "usage"), LineAdded, FileFinished, OperationProposed
 
 
+def metrics_line(m: Any, retries: int, response_id: str | None) -> dict[str, Any]:
+    """The `metrics` line: of a whole reply, or (partial) of one stopped before its end."""
+    return {"type": "metrics", "ttft_ms": _ms(m.ttft_s), "duration_ms": _ms(m.duration_s),
+            "output_tokens": m.output_tokens,
+            "tokens_per_s": None if m.tokens_per_s is None else round(m.tokens_per_s, 1),
+            "retries": retries, "response_id": response_id, "partial": m.partial}
+
+
 def result_lines(result: Any, prices: dict[str, tuple[float, float]] | None = None,
                  hunk_lines: dict[int, int] | None = None) -> list[dict[str, Any]]:
     """The per-operation lines (decision and outcome) and the usage line of a finished turn.
     `hunk_lines`: file index -> the `hunk` lines emitted for it (operation i is file i)."""
     lines: list[dict[str, Any]] = []
+    if result.metrics is not None and result.metrics.partial:  # no reply's end: measured so far
+        lines.append(metrics_line(result.metrics, result.retries, result.response_id))
     for i, op in enumerate(result.operations):
         d = result.decisions[i] if i < len(result.decisions) else None
         counted = None if hunk_lines is None else hunk_lines.get(i, 0)

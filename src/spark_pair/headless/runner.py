@@ -84,15 +84,18 @@ def meter_line(result: Any) -> str:
     if m is not None:
         parts.append(f"TTFT {m.ttft_s * 1000:.0f} ms" if m.ttft_s is not None else "TTFT -")
         parts.append(f"{m.tokens_per_s:,.0f} tok/s" if m.tokens_per_s else "- tok/s")
-    if u is not None:
+    stopped = m is not None and m.partial
+    if u is not None and not stopped:
         est = " (est.)" if u.estimated else ""
         parts.append(f"in {u.input_tokens:,} / out {u.output_tokens:,} tok{est}")
     elif m is not None:
-        parts.append(f"out {m.output_tokens:,} tok")
+        parts.append(f"out {m.output_tokens:,} tok" + (" so far (est.)" if stopped else ""))
     parts.append(result.transport or "-")
     parts.append(result.model or "-")
     if result.retries:
         parts.append(f"{result.retries} retr{'y' if result.retries == 1 else 'ies'}")
+    if stopped:
+        parts.append("stopped")
     return " │ ".join(parts)
 
 
@@ -142,6 +145,7 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
                t0: float, reports: list[_Reporter]) -> int:
     from ..approval import PolicyApprover
+    from ..protocol import offers
     from ..protocol.client import ModelClient
     from ..session import Session, TurnRecorder
     from ..workspace.files import find_root
@@ -173,7 +177,8 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
     report = _Reporter(opts, out, jl, diag, root, settings, t0)
     reports.append(report)
     try:
-        async with ModelClient(options, recorder=recorder) as client:
+        async with ModelClient(options, recorder=recorder,
+                               transport_cache=offers.default_path()) as client:
             async with open_context(root, settings, client) as (context, watch):
                 session = Session(root, client, approver, context=context,
                                   recorder=recorder, watch=watch)  # default journal of root

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 import uuid
@@ -17,11 +16,11 @@ from urllib.parse import urlsplit
 from ..errors import AuthError, EndpointError, ModelError, ModelNotFound
 from ..store.records import Recorder, RequestRecord
 from ..urls import host_of
-from . import errors_map
+from . import errors_map, offers
 from .chat import chat_body, stream_chat
 from .events import (Completed, Event, Failed, ModelChanged, Retrying, Rewound, Started,
                      TextDelta, TransportChanged, TurnRequest, Usage)
-from .metrics import Stopwatch, estimate_tokens
+from .metrics import Stopwatch, estimate_tokens, tokens_for_chars
 from .responses_sse import responses_body, stream_responses
 from .responses_ws import WsRefused, WsSession
 from .retry import MIN_READ_TIMEOUT_S, give_up_note, retry_delay
@@ -71,10 +70,12 @@ class ModelClient:
         self._model_index = 0
         self._auto = options.transport == "auto"
         self._candidates = list(TRANSPORTS) if self._auto else [options.transport]
-        if self._auto:
-            cached = self._read_cache().get(self.base_url)
-            if cached in TRANSPORTS:
-                self._candidates = list(TRANSPORTS[TRANSPORTS.index(cached):])
+        self._recalled: str | None = None  # the transport taken from the probe memory
+        if self._auto and transport_cache is not None:
+            known = offers.recall(transport_cache, self.base_url)
+            if known is not None and known.transport in TRANSPORTS:
+                self._recalled = known.transport
+                self._candidates = list(TRANSPORTS[TRANSPORTS.index(known.transport):])
         self._ws_failures = 0
         self._rng = random.Random()
         self._retry_base_s = 1.0
@@ -225,7 +226,7 @@ class ModelClient:
                                 if length > emitted:
                                     new = value[max(0, emitted - before):]
                                     emitted = length
-                                    watch.first()
+                                    watch.text()
                                     yield TextDelta(new)
                             elif kind == "open":
                                 if not started:
@@ -260,6 +261,7 @@ class ModelClient:
                         err.message += give_up_note(err, retries - 1, o.max_retries, elapsed,
                                                     o.retry_deadline_s, previous)
                         self._fill_record(rec, watch, None, None, retries - 1, err)
+                        self._forget(transport)
                         if isinstance(err, AuthError) and o.key_source:
                             err.message += f" [credential used: API key from {o.key_source}]"
                         yield Failed(err, retries=retries - 1)
@@ -285,6 +287,8 @@ class ModelClient:
                 yield done
                 return
         finally:
+            if rec.status == "cancelled":  # stopped mid-request: keep what was measured
+                _fill_stopped(rec, watch, emitted)
             self._record(rec)
 
     # ---- internals -------------------------------------------------------------------
@@ -361,29 +365,31 @@ class ModelClient:
             except Exception:  # noqa: BLE001 - a broken store must not break the turn
                 pass
 
-    def _read_cache(self) -> dict[str, str]:
-        if self.transport_cache is None:
-            return {}
-        try:
-            data = json.loads(self.transport_cache.read_text())
-            return data if isinstance(data, dict) else {}
-        except (OSError, ValueError):
-            return {}
-
     def _remember(self, transport: str) -> None:
-        if not self._auto or self.transport_cache is None:
+        """Keep what the auto probe found for this base URL (not refreshed while it holds,
+        so it is probed again after a day)."""
+        if not self._auto or self.transport_cache is None or transport == self._recalled:
             return
-        data = self._read_cache()
-        if data.get(self.base_url) == transport:
-            return
-        data[self.base_url] = transport
-        try:
-            self.transport_cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.transport_cache.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data, indent=1))
-            tmp.replace(self.transport_cache)
-        except OSError:
-            pass
+        offers.remember(self.transport_cache, self.base_url, transport)
+        self._recalled = transport
+
+    def _forget(self, transport: str) -> None:
+        """The remembered transport failed: probe again next time."""
+        if self.transport_cache is not None and transport == self._recalled:
+            offers.forget(self.transport_cache, self.base_url)
+            self._recalled = None
+
+
+def _fill_stopped(rec: RequestRecord, watch: Stopwatch, chars: int) -> None:
+    """A request stopped by a timeout, Ctrl-C or a cancel: the timing and the (estimated)
+    tokens that arrived before it stopped."""
+    tokens = tokens_for_chars(chars)
+    m = watch.stopped(tokens)
+    rec.ttft_ms = None if m.ttft_s is None else m.ttft_s * 1000
+    rec.duration_ms = m.duration_s * 1000
+    rec.tokens_per_s = m.tokens_per_s
+    rec.output_tokens = tokens
+    rec.usage_estimated = True
 
 
 async def _with_open(url: str, items: AsyncIterator[tuple[str, Any]]

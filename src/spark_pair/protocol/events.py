@@ -60,6 +60,7 @@ class Metrics:
     duration_s: float
     output_tokens: int
     tokens_per_s: float | None  # steady rate: tokens after the first / time after the first
+    partial: bool = False  # stopped before its end (timeout, Ctrl-C, cancel): what arrived
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,22 +3,37 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from .events import Metrics
 
 
 class Stopwatch:
-    """start() when the request begins, first() on the first text, done() at the end."""
+    """Made when the request begins; text() on each text, done() at the end."""
 
     def __init__(self, clock=time.perf_counter) -> None:
         self.clock = clock
         self.t0 = clock()
         self.t_first: float | None = None
+        self.t_last: float | None = None
         self.t_end: float | None = None
 
     def first(self) -> None:
         if self.t_first is None:
             self.t_first = self.clock()
+
+    def text(self) -> None:
+        """Text arrived (the first call marks the first token)."""
+        self.t_last = self.clock()
+        if self.t_first is None:
+            self.t_first = self.t_last
+
+    def stopped(self, output_tokens: int) -> Metrics:
+        """A response stopped before its end (timeout, Ctrl-C, cancel): the rate over the text
+        that arrived, the duration up to now, marked partial."""
+        now = self.clock()
+        m = timing(self.t0, self.t_first, self.t_last or now, output_tokens)
+        return replace(m, duration_s=now - self.t0, partial=True)
 
     def done(self) -> None:
         self.t_end = self.clock()
@@ -43,4 +58,9 @@ def timing(t0: float, t_first: float | None, t_end: float, output_tokens: int) -
 
 def estimate_tokens(text: str) -> int:
     """Rough token count when the server sends none (about 4 characters a token)."""
-    return (len(text) + 3) // 4
+    return tokens_for_chars(len(text))
+
+
+def tokens_for_chars(chars: int) -> int:
+    """estimate_tokens for a text of `chars` characters."""
+    return (chars + 3) // 4
