@@ -61,6 +61,7 @@ async def test_every_corpus_reply_in_random_frames_gives_the_diff_rows() -> None
     app = DiffApp()
     async with app.run_test(size=SIZE) as pilot:
         view = app.view
+        prose_by_name: dict[str, list[str]] = {}
         for seed, name in enumerate(REPLIES):
             view.reset()
             batches, parser = frames(reply(name), random.Random(seed))
@@ -79,6 +80,16 @@ async def test_every_corpus_reply_in_random_frames_gives_the_diff_rows() -> None
                 else:
                     assert rows[1:] == body_of(op), name
             assert view.virtual_size.height == len(view.rows)
+            prose = [r.text for r in view.rows if r.kind == Kind.PROSE]
+            assert not any(line.startswith(("```", "--- ", "+++ ", "@@")) for line in prose)
+            prose_by_name[name] = prose
+        # the prose does not depend on how the stream was cut
+        for seed, name in enumerate(REPLIES):
+            view.reset()
+            for events, partial in frames(reply(name), random.Random(seed + 100), max_token=1,
+                                          max_frame=3)[0]:
+                view.feed(events, partial)
+            assert [r.text for r in view.rows if r.kind == Kind.PROSE] == prose_by_name[name]
         await pilot.pause()
 
 
@@ -215,9 +226,12 @@ async def test_no_color_keeps_rows_apart_by_marker_and_text_style(monkeypatch) -
         assert styles["modify"].reverse and styles["modify"].bold
         assert styles["@@"].underline
         assert styles["+A2"].bold and not styles["-a2"].bold
-        # what reaches the terminal has no colour at all
+        # decision marks and the focus pass the monochrome filter too
+        view.mark_hunk(0, 0, HunkMark.ACCEPTED)
+        view.scroll_to_hunk(1, 0)
+        await pilot.pause()
         svg = app.export_screenshot()
-        assert "+A2" in svg and "-a2" in svg
+        assert "+A2" in svg and "-a2" in svg and "accepted" in svg and "▶" in svg
 
 
 async def test_rows_are_painted_from_a_bounded_cache() -> None:

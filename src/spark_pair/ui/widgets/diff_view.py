@@ -60,6 +60,9 @@ _MARKER_KIND = {"+": Kind.ADDED, "-": Kind.REMOVED}
 _SYNTAX = ("```", "~~~", "--- ", "+++ ", "@@", "diff --git", "*** ", "index ", "old mode ",
            "new mode ", "new file mode", "deleted file mode", "similarity index",
            "rename from", "rename to", "copy from", "copy to", "Binary files", "\\ No newline")
+_FENCES = ("```", "~~~")
+_DIFF_START = ("```diff", "```patch", "~~~diff", "--- ", "+++ ", "@@", "diff --git", "*** ")
+_DIFF_FIRST = frozenset(" +-\\@")
 # NO_COLOR: text attributes alone tell the rows apart (the markers stay too)
 _NO_COLOR = {Kind.FILE: Style(bold=True, reverse=True), Kind.HUNK: Style(underline=True),
              Kind.ADDED: Style(bold=True), Kind.REMOVED: Style(dim=True),
@@ -145,6 +148,7 @@ class DiffView(ScrollView, can_focus=True):
         self._text: list[str] = []  # the unfinished text line, in pieces
         self._open = -1  # the op whose lines are arriving (-1: none)
         self._blank = False
+        self._in_diff = False  # the text is inside a diff block (not prose)
         self._hunks: list[int] = []  # hunks started per op
         self.file_rows: dict[int, int] = {}
         self.hunk_rows: dict[tuple[int, int], int] = {}
@@ -211,24 +215,34 @@ class DiffView(ScrollView, can_focus=True):
                 pass
 
     def _take_text(self, text: str) -> None:
-        """Prose rows: complete text lines that are neither diff syntax nor inside a file."""
-        if "\n" not in text:
-            self._text.append(text)
-            return
         self._text.append(text)
+        if "\n" not in text:
+            return
         lines = "".join(self._text).split("\n")
         self._text = [lines.pop()]
         for line in lines:
-            line = line.removesuffix("\r")
-            if self._open >= 0 or line.startswith(_SYNTAX):
-                continue
-            if not line.strip():
-                self._blank = True  # shown only between two prose lines
-                continue
-            if self._blank and self.rows and self.rows[-1].kind == Kind.PROSE:
-                self._add(Row(Kind.PROSE, ""))
-            self._blank = False
-            self._add(Row(Kind.PROSE, content_text(line)))
+            self._text_line(line.removesuffix("\r"))
+
+    def _text_line(self, line: str) -> None:
+        """Prose rows: text lines outside the diff. Told from the text alone (the diff's own
+        rows come from the parser's events), so any cut of the stream shows the same rows."""
+        if self._in_diff:
+            if line.startswith(_FENCES):
+                self._in_diff = False
+                return
+            if not line or line[0] in _DIFF_FIRST or line.startswith(_SYNTAX):
+                return
+            self._in_diff = False  # the diff ended without a fence
+        elif line.startswith(_SYNTAX):
+            self._in_diff = line.startswith(_DIFF_START)
+            return
+        if not line.strip():
+            self._blank = True  # shown only between two prose lines
+            return
+        if self._blank and self.rows and self.rows[-1].kind == Kind.PROSE:
+            self._add(Row(Kind.PROSE, ""))
+        self._blank = False
+        self._add(Row(Kind.PROSE, content_text(line)))
 
     def _add(self, row: Row) -> None:
         self.rows.append(row)
@@ -324,10 +338,10 @@ class DiffView(ScrollView, can_focus=True):
                 key = (row.op, row.hunk)
                 mark = self.marks.get(key) if row.kind == Kind.HUNK else None
                 if mark is not None:
-                    segments.append(Segment("  "))
-                    segments.append(Segment(_MARK_TEXT[mark], self._style(mark.value)))
+                    segments.append(Segment("  ", style))
+                    segments.append(Segment(_MARK_TEXT[mark], style + self._style(mark.value)))
                 if self.focused == key:
-                    segments.insert(0, Segment("▶ ", self._style("focus")))
+                    segments.insert(0, Segment("▶ ", style + self._style("focus")))
             strip = Strip(segments)
             self._cache.set(y, strip)
         return strip, style
