@@ -44,4 +44,12 @@ class LazyGroup(click.Group):
 def main(ctx: click.Context) -> None:
     """spark-pair: a pair programmer for Spark-class (1000+ tok/s) coding models."""
     if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
+        from .ui.launch import is_terminal
+
+        if not is_terminal():
+            click.echo(ctx.get_help())
+            return
+        from .commands._common import report_errors
+        from .ui.launch import run_app
+
+        report_errors(run_app)()

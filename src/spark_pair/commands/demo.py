@@ -43,13 +43,22 @@ def make_repo(parent: Path | None = None) -> Path:
 @click.option("--dir", "parent", type=click.Path(file_okay=False, path_type=Path),
               help="Make the scratch repository under this folder (default: the temp folder).")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines on stdout, as `run --json`.")
+@click.option("--headless", is_flag=True,
+              help="Print the turn instead of opening the app (the default without a terminal).")
 @report_errors
 def command(tps: float, ttft_ms: float, transport: str, parent: Path | None,
-            as_json: bool) -> None:
-    """Make a scratch git repo with a small project, start the simulated Spark-class endpoint on
-    127.0.0.1 (no key, no network), run one headless turn with the meter on stderr, show the diff
-    and apply it, and print where the repo is. Nothing outside the scratch repo is touched."""
-    from ..headless.demo_project import PROMPT, script
+            as_json: bool, headless: bool) -> None:
+    """Make a scratch git repo with a small project and start the simulated Spark-class
+    endpoint on 127.0.0.1 (no key, no network). On a terminal the app opens in that repo and
+    the scripted turn starts by itself; review it with the keys shown. Without a terminal (or
+    with --headless / --json) one headless turn runs with the meter on stderr, shows the diff,
+    applies it and prints where the repo is. Nothing outside the scratch repo is touched."""
+    from ..ui.launch import is_terminal
+
+    if not (headless or as_json) and is_terminal():
+        _app_demo(tps, ttft_ms, transport, parent)
+        return
+    from ..headless.demo_project import CONTEXT_FILES, PROMPT, script
     from ..headless.runner import RunOptions, main
     from ..sim.process import SimProcess
 
@@ -66,7 +75,7 @@ def command(tps: float, ttft_ms: float, transport: str, parent: Path | None,
             err.write(f"spark-pair demo: simulator at {sim.base_url}\n")
             err.write(f"spark-pair demo: prompt: {PROMPT}\n")
             err.flush()
-            opts = RunOptions(prompt=PROMPT, files=["inventory.py", "test_inventory.py"],
+            opts = RunOptions(prompt=PROMPT, files=list(CONTEXT_FILES),
                               apply=True, json=as_json, timeout=60.0, cwd=root,
                               overrides={"model.base_url": sim.base_url,
                                          "model.name": "gpt-5.3-codex-spark",
@@ -80,3 +89,18 @@ def command(tps: float, ttft_ms: float, transport: str, parent: Path | None,
               f"  cd {root} && spark-pair undo # put it back exactly\n")
     if code:
         sys.exit(code)
+
+
+def _app_demo(tps: float, ttft_ms: float, transport: str, parent: Path | None) -> None:
+    from ..headless.demo_project import CONTEXT_FILES, PROMPT
+    from ..ui.demo import DemoSimulator
+    from ..ui.launch import run_app
+
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True)
+    root = make_repo(parent)
+    run_app(root=root, prompt=PROMPT, files=list(CONTEXT_FILES),
+            demo=DemoSimulator(root, tps=tps, ttft_ms=ttft_ms, transport=transport))
+    sys.stderr.write(f"spark-pair demo: the repo is at {root}\n"
+                     f"  cd {root} && git diff        # what the turn changed\n"
+                     f"  cd {root} && spark-pair undo # put it back exactly\n")

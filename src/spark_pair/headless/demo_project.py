@@ -6,6 +6,7 @@ import difflib
 
 PROMPT = "validate input lines and add an optional discount to the order total"
 MATCH = "discount"
+CONTEXT_FILES = ("inventory.py", "test_inventory.py")
 
 # The project before the turn.
 FILES: dict[str, str] = {

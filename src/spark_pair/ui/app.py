@@ -1,0 +1,51 @@
+"""The Textual app: `spark-pair` in a repository (and `spark-pair demo`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from .screens.main import Launch, MainScreen
+
+
+class SparkPairApp(App[None]):
+    TITLE = "spark-pair"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "quit", id="app.quit", priority=True,
+                tooltip="Quit (asks when operations are undecided)"),
+    ]
+
+    def __init__(self, launch: Launch) -> None:
+        super().__init__()
+        self.launch = launch
+        self.main = MainScreen(launch)
+
+    def get_default_screen(self) -> Screen:
+        return self.main
+
+    async def action_quit(self) -> None:
+        if self.screen is self.main:
+            self.main.confirm_quit()
+        else:
+            self.exit()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        main = self.main
+        for model in main._models():
+            yield SystemCommand(f"Model: {model}", "Send the next turns to this model",
+                                lambda m=model: main.run_command(f"/model {m}"))
+        for name in ("auto", "ws", "responses", "chat"):
+            yield SystemCommand(f"Transport: {name}", "Reconnect with this transport",
+                                lambda n=name: main.run_command(f"/transport {n}"))
+        for rel in list(main.context):
+            yield SystemCommand(f"Context: drop {rel}", "Take the file out of the context",
+                                lambda r=rel: main.drop_context(r))
+        changed = main.query_one("#files").changed  # type: ignore[attr-defined]
+        for rel in sorted(changed - main.context.keys())[:50]:
+            yield SystemCommand(f"Context: add {rel}", "Put the file into the context",
+                                lambda r=rel: main.add_context(r))

@@ -1,0 +1,25 @@
+"""Starting the app from the command line (only when stdin and stdout are a terminal)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def is_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def run_app(cwd: Path | None = None, *, overrides: dict[str, str] | None = None,
+            prompt: str = "", files: list[str] | None = None, demo: Any = None,
+            root: Path | None = None) -> None:
+    """Open the app in the repository of `cwd` (git top level; a plain folder works too)."""
+    from ..workspace.files import find_root
+    from .app import SparkPairApp
+    from .screens.main import Launch
+
+    root = root or find_root(cwd or Path.cwd())
+    launch = Launch(root=root, overrides=dict(overrides or {}), prompt=prompt,
+                    files=list(files or []), demo=demo)
+    SparkPairApp(launch).run()

@@ -1,0 +1,48 @@
+"""A y/n question over the current screen (delete or rename, quit with undecided work)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Answers True for y, False for n or escape."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "yes", id="confirm.yes"),
+        Binding("n", "answer(False)", "no", id="confirm.no"),
+        Binding("escape", "answer(False)", "no", id="confirm.cancel", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    ConfirmScreen {
+        align: center middle;
+    }
+    ConfirmScreen > Vertical {
+        width: auto;
+        max-width: 90%;
+        height: auto;
+        border: thick $warning;
+        background: $surface;
+        padding: 1 2;
+    }
+    ConfirmScreen Label {
+        width: auto;
+    }
+    """
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.question)
+            yield Label("[b]y[/b] yes   [b]n[/b] no")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)

@@ -1,0 +1,525 @@
+"""The main screen: header, files, live diff, review, prompt, meter, footer; and the turn.
+
+Events reach it as one `Driver.Frame` per frame; widgets are fed from the frame handler.
+Workers do the slow things (opening the repository, undo, hashing, file reads) and post
+messages; handlers own the screen's state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+from textual.worker import Worker, WorkerState
+
+from ...edits.ops import Create, content_hash, op_paths
+from ...edits.paths import shown
+from ...errors import SparkPairError, UsageError
+from ...protocol.events import Rewound
+from ...session_events import APPLIED, Applied, OperationProposed, Refused, Stale, TurnFinished
+from ..driver import Driver, describe, proposed
+from ..widgets.files import FilesPane
+from ..widgets.header import AppHeader
+from ..widgets.prompt import TRANSPORT_NAMES, Prompt, SlashSuggester
+from ..widgets.review import ReviewPane
+from ..widgets.stand_ins import DiffView, Meter
+from .confirm import ConfirmScreen
+from .help import HelpScreen
+
+
+@dataclass
+class Launch:
+    """What the app opens: a repository, setting overrides, and an optional first prompt."""
+
+    root: Path
+    overrides: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] | None = None
+    prompt: str = ""  # sent as soon as the repository is open (the demo's turn)
+    files: list[str] = field(default_factory=list)  # the context set at start
+    prewarm: bool = True
+    demo: Any = None  # a DemoSimulator to start first (spark-pair demo)
+
+
+class MainScreen(Screen[None]):
+    CSS_PATH = "main.tcss"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
+
+    BINDINGS = [
+        Binding("tab", "cycle_focus(1)", "pane", id="app.next_pane",
+                tooltip="Move between prompt, review and files"),
+        Binding("shift+tab", "cycle_focus(-1)", "previous pane", id="app.previous_pane",
+                show=False),
+        Binding("escape", "stop", "stop", id="app.stop",
+                tooltip="Stop the stream; what arrived stays; nothing is written"),
+        Binding("ctrl+r", "regenerate", "regenerate", id="app.regenerate",
+                tooltip="Run this turn again"),
+        Binding("ctrl+e", "escalate", "stronger", id="app.escalate",
+                tooltip="Run this turn again on the stronger model"),
+        Binding("f1", "help", "keys", id="app.help", tooltip="Every key and slash command"),
+        Binding("question_mark", "help", "keys", id="app.help_q", show=False),
+    ]
+
+    def __init__(self, launch: Launch) -> None:
+        super().__init__()
+        self.launch = launch
+        self.driver = Driver(launch.root, self, overrides=launch.overrides, env=launch.env,
+                             prewarm=launch.prewarm)
+        self.context: dict[str, int | None] = {rel: None for rel in launch.files}
+        self.last_prompt = ""
+        self.queued: list[tuple[str, list[str]]] = []  # AI! turns waiting for the running one
+        self.turn_worker: Worker[None] | None = None
+        self.proposed_any = False
+        self._file_list: list[str] | None = None
+
+    # ---- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield AppHeader(id="header")
+        with Horizontal(id="body"):
+            yield FilesPane(id="files")
+            yield DiffView(id="diff")
+        yield ReviewPane(id="review")
+        yield Static("", id="notice", classes="-empty")
+        yield Prompt(placeholder="what should change? (/help for commands)", id="prompt",
+                     suggester=SlashSuggester(self._models, self._files, lambda: list(self.context)))
+        yield Meter(id="meter")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one(AppHeader).repo = self.launch.root.name or str(self.launch.root)
+        self.query_one(Prompt).focus()
+        self.query_one(FilesPane).set_context(self.context)
+        self._count_tokens(list(self.context))
+        self._open()
+
+    @work(group="open", exit_on_error=False)
+    async def _open(self) -> None:
+        demo = self.launch.demo
+        if demo is not None:
+            self.query_one(AppHeader).note = "starting the simulator…"
+            try:
+                overrides = await asyncio.to_thread(demo.start)
+            except SparkPairError as exc:
+                self.show_error(exc)
+                return
+            self.driver.overrides.update(overrides)
+            self.driver.env = demo.env
+            self.query_one(AppHeader).note = "demo"
+        await self.driver.open()
+
+    async def on_unmount(self) -> None:
+        self.driver.cancel()
+        await self.driver.close()
+        if self.launch.demo is not None:
+            await asyncio.to_thread(self.launch.demo.stop)
+
+    # ---- repository and connection ---------------------------------------------------------
+
+    @on(Driver.Opened)
+    def _opened(self, message: Driver.Opened) -> None:
+        self.query_one(AppHeader).model = message.model
+        self.query_one(Meter).set_price(self.driver.settings.prices.get(message.model))
+        for warning in self.driver.settings.warnings:
+            self.notify(warning, title="config", severity="warning", timeout=8)
+        if self.launch.prompt:
+            prompt, self.launch.prompt = self.launch.prompt, ""
+            self.start_turn(prompt, list(self.context))
+
+    @on(Driver.OpenFailed)
+    def _open_failed(self, message: Driver.OpenFailed) -> None:
+        self.show_error(message.error)
+
+    @on(Driver.ConnectionChanged)
+    def _connection(self, message: Driver.ConnectionChanged) -> None:
+        self.query_one(AppHeader).connection = message.connection
+
+    @on(Driver.FilesChanged)
+    def _files_changed(self, message: Driver.FilesChanged) -> None:
+        self.query_one(FilesPane).add_changed(message.paths)
+        review = self.query_one(ReviewPane)
+        pending = {p: e.index for e in review.review.undecided() for p in op_paths(e.op)}
+        touched = {p: i for p, i in pending.items() if p in message.paths}
+        if touched:
+            self._check_stale(touched)
+        self._count_tokens([p for p in message.paths if p in self.context])
+
+    @work(group="stale", exit_on_error=False)
+    async def _check_stale(self, touched: dict[str, int]) -> None:
+        """A target of an undecided operation changed: compare with what the model saw."""
+        review = self.query_one(ReviewPane)
+        root = self.launch.root
+        for path, index in touched.items():
+            entry = review.review.entries.get(index)
+            if entry is None or entry.sent:
+                continue
+            op = entry.op
+            now = await asyncio.to_thread(_disk_hash, root, path)
+            if isinstance(op, Create) or path != op.path:
+                changed = now is not None
+            else:
+                changed = op.base_hash is not None and now != op.base_hash
+            if changed:
+                review.mark_stale(index)
+                self.say(f"{shown(path)} changed on disk: its operation is stale and cannot "
+                         "be accepted (r rejects it; ctrl+r regenerates the turn)")
+
+    @on(Driver.AIComments)
+    def _ai_comments(self, message: Driver.AIComments) -> None:
+        for comment in message.comments:
+            prompt = f"Do what the AI! comment in {comment.path} line {comment.line} says" + (
+                f": {comment.text}" if comment.text else "") + " (and remove the comment)"
+            files = list(dict.fromkeys([comment.path, *self.context]))
+            if self.driver.running or self.turn_worker is not None:
+                self.queued.append((prompt, files))
+                self.say(f"AI! comment in {shown(comment.path)} queued: it runs after this turn")
+            else:
+                self.start_turn(prompt, files)
+
+    # ---- turns -----------------------------------------------------------------------------
+
+    def start_turn(self, prompt: str, files: Sequence[str]) -> None:
+        if self.driver.session is None:
+            self.say("not ready yet: the repository is still opening (or failed to open)")
+            return
+        if self.turn_worker is not None:
+            self.say("a turn is running: escape stops it")
+            return
+        self.last_prompt = prompt
+        self.proposed_any = False
+        self.query_one(DiffView).reset()
+        self.query_one(Meter).reset()
+        self.query_one(ReviewPane).clear()
+        self.query_one(FilesPane).new_turn()
+        self.say("")
+        self.turn_worker = self.run_worker(self._turn(prompt, list(files)), group="turn",
+                                           exit_on_error=False)
+        self.refresh_bindings()
+
+    async def _turn(self, prompt: str, files: list[str]) -> None:
+        try:
+            await self.driver.run_turn(prompt, files)
+        except SparkPairError as exc:
+            self.show_error(exc)
+
+    @on(Worker.StateChanged)
+    def _worker_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is not self.turn_worker:
+            if event.state is WorkerState.ERROR and event.worker.error is not None:
+                self.show_error(event.worker.error)
+            return
+        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            if event.state is WorkerState.ERROR and event.worker.error is not None:
+                self.show_error(event.worker.error)
+            self.turn_worker = None
+            self.driver.approver.reset()
+            self.refresh_bindings()
+            if self.queued:
+                prompt, files = self.queued.pop(0)
+                self.start_turn(prompt, files)
+
+    @on(Driver.Frame)
+    def _frame(self, message: Driver.Frame) -> None:
+        self.query_one(DiffView).feed(message.events, message.partial_line)
+        self.query_one(Meter).feed(message.events)
+        review = self.query_one(ReviewPane)
+        for event in message.events:
+            match event:
+                case OperationProposed():
+                    index, op, stale = proposed(event)
+                    review.propose(index, op, stale=stale)
+                    if not self.proposed_any:
+                        self.proposed_any = True
+                        review.focus()
+                case Stale(path=path, index=index):
+                    if index is not None:
+                        review.mark_stale(index)
+                    self.say(f"{shown(path)} changed on disk during the turn: stale")
+                case Refused(index=index, reason=reason, kind=kind):
+                    review.set_problem(index, f"{kind}: {reason}")
+                case Rewound():
+                    review.clear()
+                    self.proposed_any = False
+                case Applied():
+                    pass
+                case TurnFinished(result=result):
+                    self._finished(result)
+
+    def _finished(self, result: Any) -> None:
+        review = self.query_one(ReviewPane)
+        review.set_applied([i for i, o in enumerate(result.outcomes) if o == APPLIED])
+        if result.error is not None:
+            self.show_error(result.error)
+        elif result.status == "applied":
+            n = len(result.changed)
+            self.say(f"applied: {n} file(s) written ({', '.join(map(shown, result.changed))})"
+                     "; /undo puts them back")
+        elif result.status == "rejected":
+            self.say("nothing written: every operation was rejected")
+        elif result.status == "no_changes":
+            self.say("the reply changed nothing")
+        self.query_one(Prompt).focus()
+
+    @on(ReviewPane.Decided)
+    def _decided(self, message: ReviewPane.Decided) -> None:
+        for index, decision in message.decisions:
+            self.driver.approver.resolve(index, decision)
+        if not self.query_one(ReviewPane).has_undecided and self.turn_worker is not None:
+            self.say("all decided: the turn is applied when the stream ends")
+
+    # ---- the prompt ------------------------------------------------------------------------
+
+    @on(Input.Submitted, "#prompt")
+    def _submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text:
+            return
+        prompt = self.query_one(Prompt)
+        prompt.remember(text)
+        prompt.value = ""
+        if text.startswith("/"):
+            self.run_command(text)
+        else:
+            self.start_turn(text, list(self.context))
+
+    def run_command(self, text: str) -> None:
+        command, _, arg = text.partition(" ")
+        arg = arg.strip()
+        match command:
+            case "/undo":
+                self._undo()
+            case "/model" if arg:
+                self._reopen({"model.name": arg}, f"model {arg}")
+            case "/transport" if arg in TRANSPORT_NAMES:
+                self._reopen({"session.transport": arg}, f"transport {arg}")
+            case "/transport":
+                self.show_error(UsageError(f"unknown transport {arg!r}",
+                                           hint=f"use one of: {', '.join(TRANSPORT_NAMES)}"))
+            case "/add" if arg:
+                self.add_context(arg)
+            case "/drop" if arg:
+                self.drop_context(arg)
+            case "/clear":
+                self._clear()
+            case "/help":
+                self.action_help()
+            case "/quit":
+                self.app.action_quit()  # type: ignore[unused-coroutine]
+            case _:
+                self.show_error(UsageError(
+                    f"unknown command {text!r}" if command not in _TAKES_ARG else
+                    f"{command} needs an argument",
+                    hint="commands: /undo /model NAME /transport NAME /add PATH /drop PATH "
+                         "/clear /help /quit"))
+
+    @work(group="command", exclusive=True, exit_on_error=False)
+    async def _undo(self) -> None:
+        if self.turn_worker is not None:
+            self.say("a turn is running: finish or stop it before /undo")
+            return
+        try:
+            restored = await self.driver.undo()
+        except SparkPairError as exc:
+            self.show_error(exc)
+            return
+        self.say(f"restored {len(restored)} file(s): {', '.join(map(shown, restored))}")
+
+    @work(group="command", exclusive=True, exit_on_error=False)
+    async def _reopen(self, overrides: dict[str, str], what: str) -> None:
+        if self.turn_worker is not None:
+            self.say("a turn is running: finish or stop it first")
+            return
+        self.say(f"switching to {what}…")
+        await self.driver.reopen(**overrides)
+        if self.driver.session is not None:
+            self.say(f"now using {what}")
+
+    def add_context(self, arg: str) -> None:
+        from ...edits.paths import clean_rel_path
+
+        try:
+            rel = clean_rel_path(arg)
+        except SparkPairError as exc:
+            self.show_error(exc)
+            return
+        if not (self.launch.root / rel).is_file():
+            self.show_error(UsageError(f"/add {arg}: no such file in the repository",
+                                       hint="paths are relative to the repository root"))
+            return
+        self.context[rel] = None
+        self.query_one(FilesPane).set_context(self.context)
+        self._count_tokens([rel])
+
+    def drop_context(self, arg: str) -> None:
+        rel = arg.strip().lstrip("./") if arg.startswith("./") else arg.strip()
+        if rel not in self.context:
+            self.say(f"{shown(rel)} is not in the context")
+            return
+        del self.context[rel]
+        self.query_one(FilesPane).set_context(self.context)
+
+    @on(FilesPane.Toggled)
+    def _toggled(self, message: FilesPane.Toggled) -> None:
+        if message.path in self.context:
+            self.drop_context(message.path)
+        else:
+            self.add_context(message.path)
+
+    @work(group="tokens", exit_on_error=False)
+    async def _count_tokens(self, paths: list[str]) -> None:
+        counts = await asyncio.to_thread(_count_tokens, self.launch.root, paths)
+        for rel, n in counts.items():
+            if rel in self.context:
+                self.context[rel] = n
+        self.query_one(FilesPane).set_context(self.context)
+
+    def _clear(self) -> None:
+        if self.turn_worker is not None:
+            self.say("a turn is running: escape stops it first")
+            return
+        self.query_one(DiffView).reset()
+        self.query_one(Meter).reset()
+        self.query_one(ReviewPane).clear()
+        self.context.clear()
+        self.query_one(FilesPane).set_context(self.context)
+        self.say("")
+
+    def _models(self) -> list[str]:
+        s = self.driver.settings
+        if s is None:
+            return []
+        return list(dict.fromkeys([s.model.name, *s.model.fallbacks,
+                                   *([s.model.stronger] if s.model.stronger else [])]))
+
+    def _files(self) -> list[str]:
+        if self._file_list is None:
+            self._file_list = []
+            self._list_files()
+        return self._file_list
+
+    @work(group="files", exit_on_error=False)
+    async def _list_files(self) -> None:
+        from ...workspace.files import list_files
+
+        self._file_list = await asyncio.to_thread(list_files, self.launch.root)
+
+    # ---- messages --------------------------------------------------------------------------
+
+    def say(self, text: str) -> None:
+        notice = self.query_one("#notice", Static)
+        notice.update(text)
+        notice.set_class(not text, "-empty")
+        notice.remove_class("-error")
+
+    def show_error(self, error: BaseException) -> None:
+        notice = self.query_one("#notice", Static)
+        notice.update(describe(error))
+        notice.remove_class("-empty")
+        notice.add_class("-error")
+
+    # ---- actions ---------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop":
+            return self.turn_worker is not None
+        if action in ("regenerate", "escalate"):
+            return bool(self.last_prompt) or None
+        return True
+
+    def action_cycle_focus(self, step: int) -> None:
+        order = [w for w in (self.query_one(Prompt), self.query_one(ReviewPane),
+                             self.query_one(FilesPane)) if w.display and w.styles.display != "none"
+                 and not w.has_class("-empty") and _shown(w)]
+        if not order:
+            return
+        current = self.focused
+        pos = order.index(current) if current in order else -1
+        order[(pos + step) % len(order)].focus()
+
+    def action_stop(self) -> None:
+        if self.turn_worker is not None:
+            self.driver.cancel()
+            self.say("stopping: what arrived stays on screen; nothing is written")
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+    async def action_regenerate(self) -> None:
+        await self._rerun(None)
+
+    async def action_escalate(self) -> None:
+        s = self.driver.settings
+        stronger = (s.model.stronger or (s.model.fallbacks[0] if s.model.fallbacks else "")
+                    ) if s is not None else ""
+        if not stronger:
+            self.show_error(UsageError("no stronger model is configured",
+                                       hint="set [model] stronger (or fallbacks) in the config"))
+            return
+        await self._rerun(stronger)
+
+    async def _rerun(self, model: str | None) -> None:
+        if not self.last_prompt:
+            return
+        worker = self.turn_worker
+        if worker is not None:
+            self.driver.cancel()
+            await worker.wait()
+        if model is not None and model != self.driver.client.model:
+            self.say(f"resending to {model}…")
+            await self.driver.reopen(**{"model.name": model})
+        self.start_turn(self.last_prompt, list(self.context))
+
+    @property
+    def undecided(self) -> int:
+        return len(self.query_one(ReviewPane).review.undecided())
+
+    def confirm_quit(self) -> None:
+        n = self.undecided
+        if not n:
+            self.app.exit()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.driver.cancel()
+                self.app.exit()
+
+        self.app.push_screen(ConfirmScreen(
+            f"{n} operation(s) are undecided: quit without writing them?"), answered)
+
+
+_TAKES_ARG = ("/model", "/add", "/drop")
+
+
+def _shown(widget: Any) -> bool:
+    return all(node.display for node in widget.ancestors_with_self if hasattr(node, "display"))
+
+
+def _disk_hash(root: Path, rel: str) -> str | None:
+    from ...edits.paths import read_regular
+
+    data = read_regular(root, rel)
+    return None if data is None else content_hash(data)
+
+
+def _count_tokens(root: Path, paths: list[str]) -> dict[str, int]:
+    from ...protocol.metrics import estimate_tokens
+    from ...workspace.files import read_text
+
+    out = {}
+    for rel in paths:
+        try:
+            text = read_text(root, rel)
+        except SparkPairError:
+            text = None
+        out[rel] = estimate_tokens(text or "")
+    return out

@@ -1,0 +1,82 @@
+"""The prompt: one line, history on up/down, slash commands completed as you type (→ takes
+the suggestion)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from textual.binding import Binding
+from textual.suggester import Suggester
+from textual.widgets import Input
+
+SLASH_COMMANDS = ("/undo", "/model ", "/transport ", "/add ", "/drop ", "/clear", "/help",
+                  "/quit")
+TRANSPORT_NAMES = ("auto", "ws", "responses", "chat")
+
+
+class SlashSuggester(Suggester):
+    """Completes slash commands and their argument (model, transport, file path)."""
+
+    def __init__(self, models: Callable[[], Sequence[str]], files: Callable[[], Sequence[str]],
+                 context: Callable[[], Sequence[str]]) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self.models = models
+        self.files = files
+        self.context = context
+
+    async def get_suggestion(self, value: str) -> str | None:
+        if not value.startswith("/"):
+            return None
+        command, space, arg = value.partition(" ")
+        if not space:
+            return next((c.rstrip() for c in SLASH_COMMANDS if c.startswith(value)
+                         and c.rstrip() != value), None)
+        choices: Sequence[str] = {
+            "/model": self.models, "/transport": lambda: TRANSPORT_NAMES,
+            "/add": self.files, "/drop": self.context,
+        }.get(command, lambda: ())()
+        hit = next((c for c in choices if c.startswith(arg) and c != arg), None)
+        return f"{command} {hit}" if hit else None
+
+
+class Prompt(Input):
+    """Enter sends; up/down walk the history of sent prompts."""
+
+    BINDINGS = [
+        Binding("up", "history(-1)", "earlier prompt", id="prompt.history_back", show=False),
+        Binding("down", "history(1)", "later prompt", id="prompt.history_forward", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    Prompt {
+        height: 3;
+        border: round $secondary;
+    }
+    Prompt:focus {
+        border: round $accent;
+    }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.history: list[str] = []
+        self._pos = 0  # len(history): the line being written
+        self._draft = ""
+
+    def remember(self, text: str) -> None:
+        if text and (not self.history or self.history[-1] != text):
+            self.history.append(text)
+        self._pos = len(self.history)
+        self._draft = ""
+
+    def action_history(self, step: int) -> None:
+        if not self.history:
+            return
+        if self._pos == len(self.history):
+            self._draft = self.value
+        pos = max(0, min(len(self.history), self._pos + step))
+        if pos == self._pos:
+            return
+        self._pos = pos
+        self.value = self.history[pos] if pos < len(self.history) else self._draft
+        self.cursor_position = len(self.value)
