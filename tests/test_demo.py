@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from spark_pair.headless.demo_project import AFTER, FILES
+from spark_pair.headless.demo_project import FILES, final_files
 
 
 def _cli() -> list[str]:
@@ -28,15 +28,22 @@ def test_demo_edits_a_scratch_repo_offline(tmp_path: Path) -> None:
     assert found, res.stderr
     root = Path(found.group(1))
     assert root.parent == tmp_path / "scratch"
-    for rel, text in FILES.items():
-        assert (root / rel).read_text() == AFTER.get(rel, text), rel
+    after = final_files()
+    tree = {p.relative_to(root).as_posix() for p in root.rglob("*")
+            if p.is_file() and ".git" not in p.parts}
+    assert tree == set(after)  # a file made, one deleted, one renamed
+    for rel, text in after.items():
+        assert (root / rel).read_text() == text, rel
     assert "+++ b/inventory.py" in res.stdout and "@@" in res.stdout  # the diff on stdout
     assert "TTFT" in res.stderr and "tok/s" in res.stderr  # the meter on stderr
     status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True,
                             text=True, check=True)
-    assert sorted(line[3:] for line in status.stdout.splitlines()) == sorted(AFTER)
+    assert sorted(line[3:] for line in status.stdout.splitlines()) == sorted(
+        ["CHANGELOG.md", "README.md", "TODO.txt", "inventory.py", "sample_stock.csv",
+         "stock.csv", "test_inventory.py"])
     undo = subprocess.run(_cli() + ["undo"], cwd=root, env=env, capture_output=True, text=True,
                           timeout=60)
     assert undo.returncode == 0, undo.stderr
     for rel, text in FILES.items():
         assert (root / rel).read_text() == text
+    assert not (root / "CHANGELOG.md").exists() and not (root / "sample_stock.csv").exists()

@@ -76,7 +76,8 @@ def command(tps: float, ttft_ms: float, transport: str, parent: Path | None,
             err.write(f"spark-pair demo: prompt: {PROMPT}\n")
             err.flush()
             opts = RunOptions(prompt=PROMPT, files=list(CONTEXT_FILES),
-                              apply=True, json=as_json, timeout=60.0, cwd=root,
+                              apply=True, allow_delete=True, allow_rename=True,
+                              json=as_json, timeout=60.0, cwd=root,
                               overrides={"model.base_url": sim.base_url,
                                          "model.name": "gpt-5.3-codex-spark",
                                          "session.transport": transport},

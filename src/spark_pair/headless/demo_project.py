@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import difflib
 
-PROMPT = "validate input lines and add an optional discount to the order total"
+PROMPT = ("validate input lines, add an optional discount to the order total, note it in a "
+          "changelog, drop the finished TODO list and rename stock.csv to sample_stock.csv")
 MATCH = "discount"
-CONTEXT_FILES = ("inventory.py", "test_inventory.py")
+CONTEXT_FILES = ("inventory.py", "test_inventory.py", "README.md", "TODO.txt")
 
 # The project before the turn.
 FILES: dict[str, str] = {
@@ -65,6 +66,10 @@ FILES: dict[str, str] = {
         '# inventory\n'
         '\n'
         'Run `python inventory.py stock.csv` to print the order total.\n'
+    ),
+    'TODO.txt': (
+        '- validate the input lines\n'
+        '- add a discount to the order total\n'
     ),
 }
 
@@ -134,16 +139,56 @@ AFTER: dict[str, str] = {
         '    with pytest.raises(ValueError):\n'
         '        total([], discount=1.5)\n'
     ),
+    'README.md': (
+        '# inventory\n'
+        '\n'
+        'Run `python inventory.py sample_stock.csv` to print the order total, and\n'
+        '`python inventory.py sample_stock.csv 0.1` for a 10 % discount.\n'
+    ),
 }
+
+# Files the model makes, removes and moves (the rename happens after AFTER's edits).
+CREATED: dict[str, str] = {
+    'CHANGELOG.md': (
+        '# Changes\n'
+        '\n'
+        '- input lines are validated: a wrong field count or a negative quantity is an error\n'
+        '- `total()` takes an optional discount (a fraction: 0.1 is 10 %)\n'
+        '- the sample data is `sample_stock.csv`\n'
+    ),
+}
+DELETED = ('TODO.txt',)  # both items are done
+RENAMED = {'stock.csv': 'sample_stock.csv'}
+
+
+def final_files() -> dict[str, str]:
+    """The project after the turn is applied: path -> text."""
+    out = {rel: AFTER.get(rel, text) for rel, text in FILES.items() if rel not in DELETED}
+    for src, dst in RENAMED.items():
+        out[dst] = out.pop(src)
+    return {**out, **CREATED}
 
 
 def reply_text() -> str:
-    """The simulated model's reply: a sentence and a multi-hunk unified diff in a fence."""
+    """The simulated model's reply: a sentence and a unified diff in a fence that modifies
+    three files (several hunks), creates one, deletes one and renames one."""
     parts = []
     for path, new in AFTER.items():
         parts.extend(difflib.unified_diff(FILES[path].splitlines(keepends=True),
                                           new.splitlines(keepends=True), f"a/{path}", f"b/{path}"))
-    return ("Validated the input lines and added an optional discount:\n\n```diff\n"
+    for path, text in CREATED.items():
+        lines = text.splitlines(keepends=True)
+        parts += ["--- /dev/null\n", f"+++ b/{path}\n", f"@@ -0,0 +1,{len(lines)} @@\n",
+                  *("+" + line for line in lines)]
+    for path in DELETED:
+        lines = FILES[path].splitlines(keepends=True)
+        parts += [f"--- a/{path}\n", "+++ /dev/null\n", f"@@ -1,{len(lines)} +0,0 @@\n",
+                  *("-" + line for line in lines)]
+    for src, dst in RENAMED.items():
+        parts += [f"diff --git a/{src} b/{dst}\n", "similarity index 100%\n",
+                  f"rename from {src}\n", f"rename to {dst}\n"]
+    return ("Validated the input lines, added an optional discount, noted it in a changelog, "
+            "removed the finished TODO list and renamed the sample data:\n\n```diff\n"
             + "".join(parts) + "```\n")
 
 

@@ -127,7 +127,7 @@ class _Frames:
 class Driver:
     """Opens the repository for the app and runs its turns."""
 
-    class Frame(Message):
+    class Frame(Message, bubble=False):
         """The events of one interval of a turn, in order."""
 
         def __init__(self, events: Sequence[Any], text: str, partial_line: str) -> None:
@@ -136,7 +136,7 @@ class Driver:
             self.text = text
             self.partial_line = partial_line
 
-    class Opened(Message):
+    class Opened(Message, bubble=False):
         """The repository is open: settings and session are ready."""
 
         def __init__(self, model: str, transport: str) -> None:
@@ -144,24 +144,24 @@ class Driver:
             self.model = model
             self.transport = transport
 
-    class OpenFailed(Message):
+    class OpenFailed(Message, bubble=False):
         def __init__(self, error: SparkPairError) -> None:
             super().__init__()
             self.error = error
 
-    class ConnectionChanged(Message):
+    class ConnectionChanged(Message, bubble=False):
         def __init__(self, connection: Connection) -> None:
             super().__init__()
             self.connection = connection
 
-    class FilesChanged(Message):
+    class FilesChanged(Message, bubble=False):
         """Files changed on disk (the watcher's batch)."""
 
         def __init__(self, paths: set[str]) -> None:
             super().__init__()
             self.paths = paths
 
-    class AIComments(Message):
+    class AIComments(Message, bubble=False):
         """New `AI!` comments were saved."""
 
         def __init__(self, comments: list[Any]) -> None:

@@ -1,0 +1,274 @@
+"""The app driven with Textual's pilot against the simulator as a real process, in a real git
+repository (the demo project; the simulator answers with the demo's multi-file turn)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spark_pair.commands.demo import make_repo
+from spark_pair.headless.demo_project import FILES, MATCH, PROMPT, reply_text
+from spark_pair.sim.process import SimProcess
+from spark_pair.ui.app import SparkPairApp
+from spark_pair.ui.driver import Driver
+from spark_pair.ui.review_state import Kind, Mark
+from spark_pair.ui.screens.confirm import ConfirmScreen
+from spark_pair.ui.screens.main import Launch
+from spark_pair.ui.widgets.header import AppHeader
+from spark_pair.ui.widgets.review import ReviewPane
+
+WAIT_S = 20.0
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    for var in ("SPARK_PAIR_BASE_URL", "SPARK_PAIR_MODEL", "SPARK_PAIR_TRANSPORT"):
+        monkeypatch.delenv(var, raising=False)
+    return make_repo(tmp_path)
+
+
+@pytest.fixture
+def demo_sim(sim: SimProcess) -> SimProcess:
+    sim.configure(replies=[{"match": MATCH, "text": reply_text()}])
+    return sim
+
+
+def make_app(root: Path, sim: SimProcess, *, prompt: str = PROMPT, transport: str = "auto",
+             **overrides: str) -> SparkPairApp:
+    launch = Launch(root=root, prompt=prompt, files=["inventory.py", "test_inventory.py"],
+                    overrides={"model.base_url": sim.base_url,
+                               "model.name": "gpt-5.3-codex-spark",
+                               "session.transport": transport, **overrides},
+                    env={"SPARK_PAIR_API_KEY": "test-key"})
+    return SparkPairApp(launch)
+
+
+async def until(pilot: Any, condition: Callable[[], Any], what: str) -> None:
+    """Let the app run until `condition()` holds (bounded)."""
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.01)
+
+
+def review(app: SparkPairApp) -> ReviewPane:
+    return app.main.query_one(ReviewPane)
+
+
+async def go_to(pilot: Any, app: SparkPairApp, index: int) -> None:
+    """Move the review cursor to an operation with n / p, as a person would."""
+    for _ in range(20):
+        cursor = review(app).review.cursor
+        assert cursor is not None
+        if cursor.op == index:
+            return
+        await pilot.press("n" if cursor.op < index else "p")
+    raise AssertionError(f"could not reach operation {index}")
+
+
+def entries_of(app: SparkPairApp, kind: Kind) -> list[Any]:
+    return [e for e in review(app).review.entries.values() if e.kind is kind]
+
+
+def all_proposed(app: SparkPairApp) -> bool:
+    return len(review(app).review.entries) == 6  # 3 modifies, a create, a delete, a rename
+
+
+def turn_over(app: SparkPairApp) -> bool:
+    return app.main.turn_worker is None and not app.main.driver.running
+
+
+def notice(app: SparkPairApp) -> str:
+    return str(app.main.query_one("#notice").render())
+
+
+async def test_hunks_appear_while_the_turn_streams(repo: Path, demo_sim: SimProcess) -> None:
+    demo_sim.configure(tps=1500)
+    frames: list[Driver.Frame] = []
+
+    def hook(message: Any) -> None:
+        if isinstance(message, Driver.Frame):
+            frames.append(message)
+
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        await until(pilot, lambda: review(app).review.entries, "the first proposal")
+        assert app.focused is review(app)  # focus moves to the review pane
+        names = [[type(e).__name__ for e in f.events] for f in frames]
+        first_op = next(i for i, n in enumerate(names) if "OperationProposed" in n)
+        assert not any("Completed" in n for n in names[: first_op + 1])  # still streaming
+        assert len(frames) > 3  # batched per frame, not one message per token
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    for rel, text in FILES.items():
+        assert (repo / rel).read_text() == text  # all rejected: nothing written
+
+
+async def test_a_then_R_writes_exactly_the_first_hunk(repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        first = review(app).review.entries[0]
+        assert first.kind is Kind.MODIFY and first.op.path == "inventory.py"
+        await pilot.press("a", "R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert first.hunks[0] is Mark.ACCEPTED and Mark.ACCEPTED not in first.hunks[1:]
+    hunk = first.op.hunks[0]
+    old = FILES["inventory.py"]
+    expected = old.replace("\n".join(hunk.old_lines) + "\n", "\n".join(hunk.new_lines) + "\n")
+    assert expected != old
+    assert (repo / "inventory.py").read_text() == expected
+    for rel, text in FILES.items():
+        if rel != "inventory.py":
+            assert (repo / rel).read_text() == text, rel
+    assert not (repo / "CHANGELOG.md").exists()
+
+
+async def test_A_skips_deletes_and_renames(repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("A")
+        await pilot.pause()
+        pending = review(app).review.undecided()
+        assert sorted(e.kind for e in pending) == [Kind.DELETE, Kind.RENAME]
+        cursor = review(app).review.cursor
+        assert cursor is not None and review(app).review.entries[cursor.op].kind is Kind.DELETE
+        await pilot.press("r")  # the delete
+        await pilot.press("r")  # the rename
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    assert (repo / "TODO.txt").exists() and (repo / "stock.csv").exists()
+    assert not (repo / "sample_stock.csv").exists()
+    assert (repo / "CHANGELOG.md").exists()
+    assert (repo / "inventory.py").read_text() != FILES["inventory.py"]
+
+
+async def test_d_then_y_deletes(repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        delete = entries_of(app, Kind.DELETE)[0]
+        await go_to(pilot, app, delete.index)
+        await pilot.press("a")
+        assert delete.mark is Mark.UNDECIDED  # `a` never accepts a delete
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("y")
+        assert delete.mark is Mark.ACCEPTED
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    assert not (repo / "TODO.txt").exists()
+    assert (repo / "stock.csv").exists()  # the rename was rejected by R
+    assert (repo / "inventory.py").read_text() == FILES["inventory.py"]
+
+
+async def test_a_file_edited_during_review_is_stale_and_kept(repo: Path,
+                                                             demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim)
+    mine = FILES["test_inventory.py"] + "\n\ndef test_mine():\n    assert True\n"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        entry = review(app).review.entries[1]
+        assert entry.op.path == "test_inventory.py"
+        (repo / "test_inventory.py").write_text(mine)
+        await until(pilot, lambda: entry.stale, "the stale mark")
+        assert entry.blocked
+        pane = review(app)
+        await go_to(pilot, app, entry.index)
+        await pilot.press("a")
+        assert Mark.ACCEPTED not in entry.hunks  # a stale operation cannot be accepted
+        assert "STALE" in str(pane.get_option("1").prompt)
+        await pilot.press("A")
+        assert Mark.ACCEPTED not in entry.hunks
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    assert (repo / "test_inventory.py").read_text() == mine
+
+
+async def test_undo_restores_the_bytes(repo: Path, demo_sim: SimProcess) -> None:
+    before = {rel: (repo / rel).read_bytes() for rel in FILES}
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("A", "R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert (repo / "inventory.py").read_bytes() != before["inventory.py"]
+        await pilot.press("tab")  # back to the prompt if it is not there yet
+        app.main.query_one("#prompt").focus()
+        await pilot.press(*"/undo", "enter")
+        await until(pilot, lambda: "restored" in notice(app), "the undo")
+    assert {rel: (repo / rel).read_bytes() for rel in FILES} == before
+    assert not (repo / "CHANGELOG.md").exists()
+
+
+async def test_escape_stops_the_stream_and_writes_nothing(repo: Path,
+                                                          demo_sim: SimProcess) -> None:
+    demo_sim.configure(tps=150)
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: review(app).review.entries, "a proposal")
+        await pilot.press("escape")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert "stopped" in notice(app), notice(app)
+        assert len(review(app).review.entries) < 6  # the stream did not run to its end
+    for rel, text in FILES.items():
+        assert (repo / rel).read_text() == text
+
+
+async def test_a_saved_ai_comment_starts_a_turn(repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the open repository")
+        demo_sim.clear_requests()
+        text = FILES["inventory.py"] + "# round the total to cents AI!\n"
+        (repo / "inventory.py").write_text(text)
+        await until(pilot, lambda: app.main.last_prompt, "a turn")
+        assert "round the total to cents" in app.main.last_prompt
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        bodies = str(demo_sim.requests())
+        assert "round the total to cents" in bodies
+
+
+async def test_reconnect_and_fallback_show_in_the_header(repo: Path,
+                                                         demo_sim: SimProcess) -> None:
+    states: list[str] = []
+
+    def hook(message: Any) -> None:
+        if isinstance(message, Driver.ConnectionChanged):
+            states.append(message.connection.state)
+
+    demo_sim.set_faults([{"kind": "drop", "transport": "ws", "times": -1, "after_tokens": 3}])
+    app = make_app(repo, demo_sim, transport="ws", **{"session.reconnect_attempts": "2"})
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        await until(pilot, lambda: "fell back" in states, "the fallback")
+        header = app.main.query_one(AppHeader)
+        await until(pilot, lambda: "fell back to HTTP" in str(header.render()), "the header")
+        assert "reconnecting" in states
+        await until(pilot, lambda: all_proposed(app), "every proposal over HTTP")
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_ctrl_q_asks_when_operations_are_undecided(repo: Path,
+                                                         demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        assert "undecided" in str(app.screen.query_one("Label").render())
+        await pilot.press("n")
+        assert app.is_running and app.screen is app.main
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("y")
+        await until(pilot, lambda: not app.is_running, "the exit")
+    for rel, text in FILES.items():
+        assert (repo / rel).read_text() == text
