@@ -9,6 +9,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from .screens.main import Launch, MainScreen
+from .themes import diff_variable_defaults
 
 
 class SparkPairApp(App[None]):
@@ -24,8 +25,11 @@ class SparkPairApp(App[None]):
         self.launch = launch
         self.main = MainScreen(launch)
 
-    def get_default_screen(self) -> Screen:
-        return self.main
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return diff_variable_defaults(self.current_theme)
+
+    def on_mount(self) -> None:
+        self.push_screen(self.main)  # pushed (not the default screen) so its .tcss loads
 
     async def action_quit(self) -> None:
         if self.screen is self.main:

@@ -31,7 +31,9 @@ from ..widgets.files import FilesPane
 from ..widgets.header import AppHeader
 from ..widgets.prompt import TRANSPORT_NAMES, Prompt, SlashSuggester
 from ..widgets.review import ReviewPane
-from ..widgets.stand_ins import DiffView, Meter
+from ..review_state import Mark
+from ..widgets.diff_view import DiffView, HunkMark
+from ..widgets.meter import Meter
 from .confirm import ConfirmScreen
 from .help import HelpScreen
 
@@ -96,6 +98,7 @@ class MainScreen(Screen[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self.query_one(DiffView).border_title = "Live diff"
         self.query_one(AppHeader).repo = self.launch.root.name or str(self.launch.root)
         self.query_one(Prompt).focus()
         self.query_one(FilesPane).set_context(self.context)
@@ -128,7 +131,7 @@ class MainScreen(Screen[None]):
     @on(Driver.Opened)
     def _opened(self, message: Driver.Opened) -> None:
         self.query_one(AppHeader).model = message.model
-        self.query_one(Meter).set_price(self.driver.settings.prices.get(message.model))
+        self.query_one(Meter).prices = dict(self.driver.settings.prices)
         for warning in self.driver.settings.warnings:
             self.notify(warning, title="config", severity="warning", timeout=8)
         if self.launch.prompt:
@@ -268,6 +271,18 @@ class MainScreen(Screen[None]):
         elif result.status == "no_changes":
             self.say("the reply changed nothing")
         self.query_one(Prompt).focus()
+
+    @on(ReviewPane.Changed)
+    def _review_changed(self, _: ReviewPane.Changed) -> None:
+        """The live diff shows each hunk's decision and where the review cursor is."""
+        diff = self.query_one(DiffView)
+        review = self.query_one(ReviewPane).review
+        for entry in review.entries.values():
+            for h, mark in enumerate(entry.hunks):
+                diff.mark_hunk(entry.index, h, HunkMark.STALE if entry.stale and not entry.sent
+                               else _HUNK_MARKS.get(mark))
+        if review.cursor is not None and self.query_one(ReviewPane).has_focus:
+            diff.scroll_to_hunk(review.cursor.op, review.cursor.hunk)
 
     @on(ReviewPane.Decided)
     def _decided(self, message: ReviewPane.Decided) -> None:
@@ -498,6 +513,7 @@ class MainScreen(Screen[None]):
 
 
 _TAKES_ARG = ("/model", "/add", "/drop")
+_HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTED}
 
 
 def _shown(widget: Any) -> bool:

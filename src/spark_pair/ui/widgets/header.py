@@ -58,8 +58,10 @@ class AppHeader(Widget):
         if self.note:
             text.append(f"  {self.note}", style="italic")
         right = " ? keys "
-        pad = self.size.width - text.cell_len - len(right)
-        if pad > 0:
-            text.append(" " * pad)
+        room = self.size.width - len(right)
+        if text.cell_len > room:
+            text.truncate(max(0, room - 1))
+            text.append("…")
+        text.append(" " * max(0, room - text.cell_len))
         text.append(right, style="bold")
         return text

@@ -76,6 +76,9 @@ class ReviewPane(OptionList):
             super().__init__()
             self.decisions = decisions
 
+    class Changed(Message):
+        """Marks or the cursor changed (the live diff shows them)."""
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.review = Review()
@@ -130,11 +133,13 @@ class ReviewPane(OptionList):
         self._sync_cursor()
         undecided = len(review.undecided())
         self.border_title = f"Review · {undecided} undecided" if undecided else "Review"
+        self.post_message(self.Changed())
 
     def _sync_cursor(self) -> None:
         item = self.review.cursor
         if item is None:
             return
+        self.post_message(self.Changed())
         key = f"{item.op}" if item.hunk is None else f"{item.op}:{item.hunk}"
         try:
             self.highlighted = self.get_option_index(key)
