@@ -143,3 +143,122 @@ async def test_ignored_dirs_get_no_watch_and_new_dirs_are_picked_up(repo: Path) 
         seen = set()
         while "lib/deep/n.py" not in seen:
             seen |= await next_batch(queue)
+
+
+# ---- a directory the user cannot read ---------------------------------------------------------
+# Tests run as root, for whom permissions deny nothing; the first test raises the error the
+# OS watch gives for such a directory at the boundary (watchfiles.awatch, with the exact
+# message it uses), the second runs the watcher for real as an unprivileged user when it can.
+
+def _unreadable_awatch(real, blocked: Path):
+    """awatch as it behaves when `blocked` cannot be read: a recursive watch that would cover
+    it, or a watch of it, fails at once with watchfiles' PermissionError."""
+    def fake(*paths, recursive=True, **kw):
+        covers = any(blocked == Path(p) or (recursive and Path(p) in blocked.parents)
+                     for p in paths)
+        if covers:
+            raise PermissionError(f'Permission denied (os error 13) about ["{blocked}"]')
+        return real(*paths, recursive=recursive, **kw)
+    return fake
+
+
+async def test_an_unreadable_directory_is_noted_once_and_the_rest_is_watched(
+        repo: Path, monkeypatch, caplog) -> None:
+    import watchfiles
+
+    secret = repo / "src" / "private" / "secret"
+    secret.mkdir(parents=True)
+    (repo / "src" / "ok").mkdir()
+    monkeypatch.setattr(watchfiles, "awatch", _unreadable_awatch(watchfiles.awatch, secret))
+    queue: asyncio.Queue = asyncio.Queue()
+    with caplog.at_level("WARNING"):
+        async with Watcher(repo, debounce_ms=30) as w:
+            w.subscribe(queue.put_nowait)
+            await asyncio.sleep(0.3)  # the failed watch is replaced by narrower ones
+            for rel in ("a.py", "src/ok/b.py", "src/private/c.py", "src/d.py"):
+                (repo / rel).write_text("x = 3\n")
+            seen: set[str] = set()
+            while not {"a.py", "src/ok/b.py", "src/private/c.py", "src/d.py"} <= seen:
+                seen |= await next_batch(queue)
+    assert w.notes == ["cannot read src/private/secret/ (permission denied): changes inside it "
+                       "are not watched"]
+    warnings = [r for r in caplog.records if r.name.startswith("spark_pair")]
+    assert [r.getMessage() for r in warnings] == w.notes
+    assert not any(r.exc_info for r in caplog.records)  # a note, never a traceback
+
+
+def _nobody_can_run() -> tuple[int, int] | None:
+    """(uid, gid) of an unprivileged user that can import spark_pair with the system python."""
+    import os
+    import pwd
+    import sys
+
+    if os.geteuid() != 0 or sys.version_info[:2] != (3, 11):
+        return None
+    try:
+        user = pwd.getpwnam("nobody")
+    except KeyError:
+        return None
+    probe = subprocess.run(["/usr/bin/python3", "-c", "import spark_pair.workspace.watcher"],
+                           user=user.pw_uid, group=user.pw_gid, capture_output=True,
+                           env=_nobody_env(), check=False) if Path("/usr/bin/python3").exists() \
+        else None
+    return (user.pw_uid, user.pw_gid) if probe is not None and probe.returncode == 0 else None
+
+
+def _nobody_env() -> dict[str, str]:
+    import site
+    import spark_pair
+
+    src = str(Path(spark_pair.__file__).parent.parent)
+    return {"PYTHONPATH": ":".join([src, *site.getsitepackages()]), "PATH": "/usr/bin:/bin",
+            "HOME": "/tmp"}
+
+
+NOBODY_SCRIPT = """
+import asyncio, sys
+from pathlib import Path
+from spark_pair.workspace.watcher import Watcher
+
+async def main(root):
+    queue = asyncio.Queue()
+    async with Watcher(root, debounce_ms=30) as w:
+        w.subscribe(queue.put_nowait)
+        await asyncio.sleep(0.5)
+        (root / "top" / "ok" / "b.py").write_text("x = 2\\n")
+        seen = set()
+        while "top/ok/b.py" not in seen:
+            seen |= await asyncio.wait_for(queue.get(), 5)
+    print("\\n".join(w.notes))
+
+asyncio.run(main(Path(sys.argv[1])))
+"""
+
+
+def test_an_unreadable_directory_for_real_as_an_unprivileged_user(tmp_path: Path) -> None:
+    import os
+    import shutil
+    import tempfile
+
+    ids = _nobody_can_run()
+    if ids is None:
+        pytest.skip("needs root, a 'nobody' user and a system python 3.11 that can import "
+                    "spark_pair")
+    root = Path(tempfile.mkdtemp(prefix="sp-unreadable-"))
+    try:
+        (root / "top" / "secret").mkdir(parents=True)
+        (root / "top" / "ok").mkdir()
+        for d, _, files in os.walk(root):
+            os.chown(d, *ids)
+        os.chmod(root, 0o755)
+        os.chmod(root / "top" / "secret", 0o000)
+        done = subprocess.run(["/usr/bin/python3", "-c", NOBODY_SCRIPT, str(root)],
+                              user=ids[0], group=ids[1], env=_nobody_env(), capture_output=True,
+                              text=True, timeout=15, check=False)
+    finally:
+        os.chmod(root / "top" / "secret", 0o755)
+        shutil.rmtree(root, ignore_errors=True)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout.strip() == ("cannot read top/secret/ (permission denied): changes "
+                                   "inside it are not watched")

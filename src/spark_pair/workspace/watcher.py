@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
+import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +28,9 @@ class Watcher:
     """Watches `root`; keeps the files changed since the last turn and reports change batches.
 
     Callbacks run on the event loop with a set of repo-relative paths (created, modified or
-    deleted); an exception in one is logged and does not stop the watcher.
+    deleted); an exception in one is logged and does not stop the watcher. A directory the user
+    cannot read is left out (one note each in `notes`, logged as a one-line warning) and the
+    rest stays watched.
     """
 
     def __init__(self, root: Path, debounce_ms: int = 50, *, ai_comments: bool = True) -> None:
@@ -45,6 +49,7 @@ class Watcher:
         self._inner_stop = asyncio.Event()
         self._dirs: list[str] = []
         self._task: asyncio.Task[None] | None = None
+        self.notes: list[str] = []  # what is not watched and why, one line each
 
     # --- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -160,8 +165,26 @@ class Watcher:
                                       watch_filter=self._keep, recursive=recursive)
             async for batch in watch:
                 self._handle({p for _, p in batch})
-        except Exception:  # noqa: BLE001 - a broken watcher must not crash the session
-            log.exception("the file watcher stopped")
+        except PermissionError as exc:  # a directory the user cannot read
+            blocked = await asyncio.to_thread(_unreadable_dirs, paths, str(exc), recursive)
+            if not blocked or stop.is_set():
+                self._note(f"the file watcher stopped: {exc}")
+                return
+            for d in sorted(blocked):
+                rel = self.rules.relative(d) or d
+                self._note(f"cannot read {rel}/ (permission denied): changes inside it are "
+                           "not watched")
+            deep, flat = _split_roots(paths if recursive else [], blocked)
+            flat += [p for p in paths if not recursive and str(p) not in blocked]
+            await asyncio.gather(*(self._watch(roots, recursive=rec, stop=stop)
+                                   for roots, rec in ((deep, True), (flat, False)) if roots))
+        except Exception as exc:  # noqa: BLE001 - a broken watcher must not crash the session
+            self._note(f"the file watcher stopped: {type(exc).__name__}: {exc}")
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+            log.warning("%s", text)
 
     def _new_top_dirs(self, rels: set[str]) -> list[str]:
         new = [r for r in rels if "/" not in r and r not in self._dirs
@@ -210,6 +233,49 @@ class Watcher:
     def _new_ai_comments(self, rel: str) -> list[AIComment]:
         before = self._ai_seen.get(rel, set())
         return [c for c in self._ai_comments_of(rel) if c.key not in before]
+
+
+_ABOUT = re.compile(r"about (\[.*\])")
+
+
+def _unreadable_dirs(paths: list[Path], message: str, recursive: bool) -> set[str]:
+    """The directories under `paths` that cannot be listed (the ones a watch fails on), and
+    those the watcher's error names."""
+    found: set[str] = set()
+    match = _ABOUT.search(message)
+    if match:
+        with contextlib.suppress(ValueError, TypeError):
+            found |= {str(p) for p in json.loads(match.group(1)) if isinstance(p, str)}
+    for top in paths:
+        try:
+            os.listdir(top)
+        except OSError:
+            found.add(str(top))
+            continue
+        if recursive:
+            for _ in os.walk(top, onerror=lambda err: found.add(str(err.filename))):
+                pass
+    return {d for d in found if any(d == str(p) or d.startswith(str(p) + os.sep)
+                                    for p in paths)}
+
+
+def _split_roots(paths: list[Path], blocked: set[str]) -> tuple[list[Path], list[Path]]:
+    """(recursive, flat) watch roots that cover `paths` except the `blocked` directories."""
+    deep: list[Path] = []
+    flat: list[Path] = []
+    todo = list(paths)
+    while todo:
+        path = todo.pop()
+        here = str(path)
+        if here in blocked:
+            continue
+        if not any(b.startswith(here + os.sep) for b in blocked):
+            deep.append(path)
+            continue
+        flat.append(path)
+        with contextlib.suppress(OSError):
+            todo += [Path(e.path) for e in os.scandir(path) if e.is_dir(follow_symlinks=False)]
+    return sorted(deep), sorted(flat)
 
 
 def _walk_files(top: Path, limit: int = 2000) -> list[str]:
