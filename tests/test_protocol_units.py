@@ -264,3 +264,28 @@ async def test_a_retry_that_answers_differently_rewinds_what_was_shown():
         elif isinstance(e, Rewound):
             shown = shown[: e.keep]
     assert shown == events[-1].text == "--- a/x\n+++ b/x\n@@ new\n+b\n"
+
+
+@pytest.mark.parametrize("status, content_type", [(502, "text/plain"), (200, "text/html")])
+async def test_a_key_of_any_shape_in_a_raw_body_is_redacted_before_the_excerpt(
+        status, content_type):
+    """A 32-character gateway token (no sk- prefix) deep in a non-JSON body: the excerpt is cut
+    at 200 characters, and no piece of the key may survive the cut."""
+    import json
+
+    key = "Zq7Xw2Lm9Pt4Rv8Ks1Hd6Jf3Gb5Nc0Ya"
+    body = "upstream gateway failure: " + "." * 140 + f" token={key} rejected by the proxy"
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, headers={"content-type": content_type}, content=body)
+
+    opts = ClientOptions(base_url="http://mock", api_key=key, model="m", transport="chat",
+                         reconnect_attempts=0, retry_deadline_s=0.1)
+    async with ModelClient(opts) as c:
+        c._http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        events = [e async for e in c.stream(turn())]
+    error = events[-1].error
+    shown = [error.message, error.describe(), json.dumps(error.to_dict()), str(error.body)]
+    for text in shown:
+        assert not any(key[i:i + 6] in text for i in range(len(key) - 5)), text
+    assert "***" in error.message or "***" in str(error.body)

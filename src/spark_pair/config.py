@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import paths
-from .errors import ConfigError
+from .errors import ConfigError, add_secret
 from .urls import diagnose_key, normalize_base_url
 
 if TYPE_CHECKING:
@@ -111,6 +111,7 @@ class Settings:
     @property
     def api_key(self) -> str | None:
         key, _ = diagnose_key(self.env.get(self.key_env), self.key_env)
+        add_secret(key)  # scrubbed from every message from now on, whatever its shape
         return key
 
     def value(self, dotted: str) -> Any:

@@ -37,9 +37,19 @@ _BEARER_RE = re.compile(r"(Bearer\s+)(?=[A-Za-z0-9])\S+", re.IGNORECASE)
 _KEYLIKE_RE = re.compile(r"\b(sk|gsk|xai|rk|pk)([-_])[A-Za-z0-9_\-]{6,}")
 
 
+_SECRETS: set[str] = set()  # the configured keys this process has read, whatever their shape
+
+
+def add_secret(value: str | None) -> None:
+    """Remember a key this process uses, so that every message, excerpt and log scrubs it."""
+    if value and len(value.strip()) >= 8:  # shorter would scrub ordinary words
+        _SECRETS.add(value.strip())
+
+
 def redact(text: str, *secrets: str | None) -> str:
-    """Remove secrets (and anything key-shaped) from text meant for a human or a log."""
-    for secret in secrets:
+    """Remove secrets (these, every known key, and anything key-shaped) from text meant for a
+    human or a log. Redact before cutting text short: a cut key is no longer found."""
+    for secret in sorted({*secrets, *_known_keys()} - {None, ""}, key=len, reverse=True):
         if secret and secret.strip():
             text = text.replace(secret, "***").replace(secret.strip(), "***")
     text = _BEARER_RE.sub(r"\1***", text)
@@ -50,10 +60,12 @@ _TAG_RE = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>", re.I | 
 
 
 def excerpt(body: str | bytes, limit: int = 300, *, text_only: bool = False) -> str:
-    """A short single-paragraph excerpt of a raw response body, whitespace collapsed;
-    `text_only` strips HTML tags (and scripts, styles, comments) for a message."""
+    """A short single-paragraph excerpt of a raw response body, whitespace collapsed and every
+    known key redacted before it is cut; `text_only` strips HTML tags (and scripts, styles,
+    comments) for a message."""
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
+    body = redact(body)
     if text_only and "<" in body:
         body = html.unescape(_TAG_RE.sub(" ", body))
     body = " ".join(body.split())
@@ -88,10 +100,12 @@ class SparkPairError(Exception):
 
 
 def _known_keys() -> list[str]:
-    """API keys present in this process's environment (to scrub from any message)."""
+    """API keys present in this process's environment or read from the configured variable
+    (to scrub from any message)."""
     names = {"SPARK_PAIR_API_KEY", "OPENAI_API_KEY"}
     names.update(v for v in (os.environ.get("SPARK_PAIR_API_KEY_ENV"),) if v)
-    return [os.environ[n] for n in names if len(os.environ.get(n, "").strip()) >= 4]
+    found = [os.environ[n] for n in names if len(os.environ.get(n, "").strip()) >= 4]
+    return found + sorted(_SECRETS)
 
 
 class ConfigError(SparkPairError):

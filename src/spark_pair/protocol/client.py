@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..errors import AuthError, EndpointError, ModelError, ModelNotFound
+from ..errors import AuthError, EndpointError, ModelError, ModelNotFound, add_secret
 from ..store.records import Recorder, RequestRecord
 from ..urls import host_of
 from . import errors_map, offers
@@ -62,6 +62,7 @@ class ModelClient:
                  transport_cache: Path | None = None) -> None:
         if options.transport not in ("auto", *TRANSPORTS):
             raise ValueError(f"unknown transport {options.transport!r}")
+        add_secret(options.api_key)  # scrubbed from every message and log, whatever its shape
         self.options = options
         self.recorder = recorder
         self.transport_cache = transport_cache

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from ..errors import (AuthError, BadRequest, ConnectionFailed, EndpointError, ModelError,
                       ModelNotFound, ProtocolError, RateLimited, ServerError, StreamDropped,
-                      StreamTimeout, excerpt, redact)
+                      StreamTimeout, add_secret, excerpt, redact)
 
 
 def _parse_error_body(body: str) -> tuple[str | None, str | None]:
@@ -26,7 +26,9 @@ def _parse_error_body(body: str) -> tuple[str | None, str | None]:
 
 
 def _secret(api_key: str | None) -> str | None:
-    """The key to scrub from text; keys under 4 characters would scrub ordinary letters."""
+    """The key to scrub from text (remembered for every later message, whatever its shape);
+    keys under 4 characters would scrub ordinary letters."""
+    add_secret(api_key)
     return api_key if api_key and len(api_key.strip()) >= 4 else None
 
 
@@ -59,7 +61,7 @@ def error_from_response(status: int, body: str, url: str, *, api_key: str | None
     safe_url = redact(url, secret)
     shaped = code is not None or message is not None  # an OpenAI-style JSON error body
     # what the server said: its JSON message, else an excerpt of the raw body
-    detail = redact(message or "", secret) if shaped else redact(body_excerpt(body), secret)
+    detail = redact(message or "", secret) if shaped else body_excerpt(redact(body, secret))
     kw = dict(status=status, url=safe_url, body=redact(body, secret))
     if code == "model_not_found":
         return ModelNotFound(f"model {model!r} was not found at {safe_url} ({detail})", **kw)
