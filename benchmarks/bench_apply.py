@@ -1,6 +1,8 @@
-"""Apply and undo time for a 50-file turn (real files, real fsyncs). Prints numbers.
+"""Apply and undo time for a 50-file turn (real files, real fsyncs), and hunk location in a
+large file (a 2,000-line hunk in a 100,000-line file, and crafted worst cases). Prints numbers.
 
     .venv/bin/python benchmarks/bench_apply.py [--files 50] [--lines 300] [--rounds 5] [--dir D]
+                                               [--big-lines 100000] [--hunk-lines 2000]
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from pathlib import Path
 from spark_pair.edits.apply import apply_hunks, apply_turn
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.ops import Create, Hunk, Modify, content_hash
+from spark_pair.edits.render import render_op
+from spark_pair.errors import ConflictError
 
 
 def make_turn(root: Path, files: int, lines: int) -> list:
@@ -37,13 +41,61 @@ def make_turn(root: Path, files: int, lines: int) -> list:
     return ops
 
 
+def big_file(lines: int) -> list[str]:
+    """Code-like lines: most distinct, with the blank and closing lines real files repeat."""
+    out = []
+    for i in range(lines):
+        out.append("" if i % 7 == 6 else "    }" if i % 7 == 5 else f"    total_{i} = step({i}, total_{i - 1})")
+    return out
+
+
+def locate_cases(lines: int, hunk_lines: int) -> list[tuple[str, str, Hunk]]:
+    """(name, file text, hunk): the common case and crafted worst cases."""
+    body = big_file(lines)
+    at = lines - hunk_lines - 50  # near the end: a scan from the top passes most of the file
+    old = body[at:at + hunk_lines]
+    common = Hunk(at + 1 + 3, None, None, None,  # stated position off by 3
+                  [" " + x for x in old[:-1]] + ["-" + old[-1], "+    done = True"])
+    same = ["x"] * lines
+    no_match = Hunk(None, None, None, None, [" x"] * (hunk_lines - 1) + ["-y"])
+    nearest = Hunk(lines // 2, None, None, None, [" x"] * (hunk_lines - 1) + ["-x", "+z"])
+    return [(f"common case: {hunk_lines}-line hunk, {lines:,}-line file", "\n".join(body) + "\n",
+             common),
+            (f"worst case: {lines:,} identical lines, {hunk_lines}-line hunk that matches nowhere",
+             "\n".join(same) + "\n", no_match),
+            (f"worst case: {lines:,} identical lines, {hunk_lines}-line hunk with a position",
+             "\n".join(same) + "\n", nearest)]
+
+
+def bench_locate(lines: int, hunk_lines: int, rounds: int) -> None:
+    print(f"hunk location and rendering ({rounds} rounds, apply_hunks / render_op)")
+    for name, text, hunk in locate_cases(lines, hunk_lines):
+        times, shows = [], []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            try:
+                apply_hunks(text, [hunk], "big.py")
+            except ConflictError:
+                pass
+            times.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            render_op(Modify("big.py", [hunk]), text)
+            shows.append(time.perf_counter() - t0)
+        print(f"  {name}: locate+apply median {statistics.median(times) * 1000:.1f} ms "
+              f"(min {min(times) * 1000:.1f}), render median "
+              f"{statistics.median(shows) * 1000:.1f} ms (min {min(shows) * 1000:.1f})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=50)
     ap.add_argument("--lines", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--dir", help="where to make the scratch repos (default: the system temp dir)")
+    ap.add_argument("--big-lines", type=int, default=100_000)
+    ap.add_argument("--hunk-lines", type=int, default=2_000)
     args = ap.parse_args()
+    bench_locate(args.big_lines, args.hunk_lines, args.rounds)
     applies, undos, pure = [], [], []
     for _ in range(args.rounds):
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:

@@ -147,11 +147,11 @@ def test_a_failure_midway_rolls_back_every_file(repo, journal, monkeypatch):
     from spark_pair.edits import fsio
     real, calls = fsio.atomic_write, []
 
-    def flaky(target, data, mode=None):
+    def flaky(target, data, mode=None, **kw):
         calls.append(target)
         if str(target).endswith("b.txt"):
             raise OSError(28, "No space left on device")
-        real(target, data, mode)
+        real(target, data, mode, **kw)
 
     monkeypatch.setattr(fsio, "atomic_write", flaky)
     ops = [Modify("a.txt", [hunk(["-a", "+A"])]), Create("dir/new.txt", "n\n"),
@@ -376,3 +376,105 @@ def test_a_file_and_a_folder_of_the_same_name_in_one_turn_is_a_conflict(repo, jo
     with pytest.raises(ConflictError, match="both a file and the folder"):
         apply_turn(repo, ops, journal=journal)
     assert snapshot(repo) == before and not journal.list_turns()
+
+
+# ---- encodings per line, rollback's temp files, locating in big files, stopping -------------
+
+def test_one_invalid_byte_keeps_a_utf8_file_utf8(repo, journal):
+    """New text is UTF-8 in a UTF-8 file with one stray byte; every other byte is untouched."""
+    raw = "naïve = 1\n".encode() + b"legacy = '\xff'\n" + "tail = 'ü'\n".encode()
+    (repo / "f.py").write_bytes(raw)
+    apply_turn(repo, [Modify("f.py", [hunk([" naïve = 1", "+arrow = '→ café'"])])],
+               journal=journal)
+    out = (repo / "f.py").read_bytes()
+    assert out == "naïve = 1\narrow = '→ café'\n".encode() + b"legacy = '\xff'\n" + \
+        "tail = 'ü'\n".encode()
+    journal.undo()
+    assert (repo / "f.py").read_bytes() == raw
+
+
+def test_a_line_with_an_undecodable_byte_matches_as_the_model_saw_it(repo, journal):
+    """The model is shown U+FFFD for the byte; as context the line is kept byte for byte."""
+    raw = "é = 1\n".encode() + b"x = '\xe9t\xe9'\n" + b"y = 2\n"
+    (repo / "f.py").write_bytes(raw)
+    shown = raw.decode("utf-8", "replace").splitlines()[1]
+    apply_turn(repo, [Modify("f.py", [hunk([" " + shown, "-y = 2", "+y = 'ü'"])])],
+               journal=journal)
+    assert (repo / "f.py").read_bytes() == "é = 1\n".encode() + b"x = '\xe9t\xe9'\n" + \
+        "y = 'ü'\n".encode()
+
+
+def test_rollback_keeps_a_user_file_that_has_the_temp_name_shape(repo, journal, monkeypatch):
+    (repo / "a.txt").write_text("a\n")
+    (repo / "b.txt").write_text("b\n")
+    (repo / ".a.txt.sp-tmp-0123abcd").write_text("the user's own file\n")
+    before = snapshot(repo)
+    from spark_pair.edits import fsio
+    real = fsio.atomic_write
+
+    def flaky(target, data, mode=None, **kw):
+        if str(target).endswith("b.txt"):
+            raise OSError(28, "No space left on device")
+        real(target, data, mode, **kw)
+
+    monkeypatch.setattr(fsio, "atomic_write", flaky)
+    with pytest.raises(ApplyError, match="No space left"):
+        apply_turn(repo, [Modify("a.txt", [hunk(["-a", "+A"])]),
+                          Modify("b.txt", [hunk(["-b", "+B"])])], journal=journal)
+    assert snapshot(repo) == before  # the look-alike is still there, a.txt is restored
+
+
+def test_location_among_many_identical_lines_is_exact():
+    """A file of identical lines: the nearest match wins, ties and no-matches are conflicts."""
+    text = "x\n" * 5000 + "y\n" + "x\n" * 5000
+    near = hunk([" x"] * 300 + ["-y", "+Y"], old_start=4702)
+    assert apply_hunks(text, [near]) == "x\n" * 5000 + "Y\n" + "x\n" * 5000
+    with pytest.raises(ConflictError, match="not in the file"):
+        apply_hunks(text, [hunk([" x"] * 300 + ["-z"])])
+    with pytest.raises(ConflictError, match=r"matches lines 5 and 7 equally well"):
+        apply_hunks("p\nq\n" * 1000, [hunk([" p", " q"] * 100 + [" p", "-q"], old_start=6)])
+    with pytest.raises(ConflictError, match=r"matches 5 or more places \(lines 1, 2, 3, 4, 5\)"):
+        apply_hunks("x\n" * 3000, [hunk([" x"] * 300 + ["-x"])])
+    two = "a\nb\nc\na\nb\nc\n"
+    with pytest.raises(ConflictError, match=r"matches 2 places \(lines 1, 4\)"):
+        apply_hunks(two, [hunk([" a", "-b"])])
+
+
+def test_location_agrees_with_a_plain_scan():
+    """The indexed search finds what a scan of every start position finds, in both key modes."""
+    from hypothesis import given, settings, strategies as st
+
+    from spark_pair.edits.locate import Locator, exact, normalised
+
+    def scan(lines, old, lo):
+        for key in (exact, normalised):
+            want = [key(x) for x in old]
+            for i in range(lo, len(lines) - len(old) + 1):
+                if [key(x) for x in lines[i:i + len(old)]] == want:
+                    return i
+        return None
+
+    line = st.sampled_from(["a", "b", " a", "a ", "", "c  d", "c d"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(line, max_size=30), st.lists(line, min_size=1, max_size=4),
+           st.integers(0, 30))
+    def check(lines, old, lo):
+        assert Locator(lines).first(old, lo) == scan(lines, old, lo)
+
+    check()
+
+
+def test_stop_ends_planning_before_anything_is_written(repo, journal):
+    from spark_pair.errors import Cancelled
+
+    (repo / "a.txt").write_text("a\n")
+    before = snapshot(repo)
+    with pytest.raises(Cancelled):
+        apply_hunks("a\n", [hunk(["-a", "+b"])], stop=lambda: True)
+    with pytest.raises(Cancelled):
+        check_each(repo, [Modify("a.txt", [hunk(["-a", "+A"])])], stop=lambda: True)
+    with pytest.raises(Cancelled):
+        apply_turn(repo, [Modify("a.txt", [hunk(["-a", "+A"])])], journal=journal,
+                   stop=lambda: True)
+    assert snapshot(repo) == before and journal.list_turns() == []

@@ -90,15 +90,20 @@ def test_recover_rolls_back_a_turn_without_the_committed_marker(repo, journal):
     change = FileChange("m.txt", m.read_bytes(), 0o644 & os.stat(m).st_mode, b"half\n", 0o644)
     new = FileChange("n/x.txt", None, None, b"x\n", 0o644, ["n"])
     journal.begin("t1", [change, new])
+    assert change.tmp and change.tmp.startswith(".m.txt.sp-tmp-")  # named in the manifest
     m.write_bytes(b"half\n")  # as if the process died after writing this file...
     (repo / "n").mkdir()
     (repo / "n/x.txt").write_bytes(b"x\n")
-    (repo / ".m.txt.sp-tmp-deadbeef").write_bytes(b"partial")  # ...leaving a temp file behind
+    (repo / change.tmp).write_bytes(b"partial")  # ...leaving its temp file behind
     (repo / ".m.txt.sp-tmp-mynotes").write_bytes(b"the user's")  # a look-alike user file
+    (repo / ".m.txt.sp-tmp-deadbeef").write_bytes(b"mine")  # one with exactly the temp shape
     [rec] = journal.recover()
     assert sorted(rec.restored) == ["m.txt", "n/x.txt"] and not rec.kept
+    assert not (repo / change.tmp).exists()
     assert (repo / ".m.txt.sp-tmp-mynotes").read_bytes() == b"the user's"
+    assert (repo / ".m.txt.sp-tmp-deadbeef").read_bytes() == b"mine"
     (repo / ".m.txt.sp-tmp-mynotes").unlink()
+    (repo / ".m.txt.sp-tmp-deadbeef").unlink()
     assert snapshot(repo) == before
     assert journal.list_turns() == [] and not any(journal.dir.glob("t1*"))
 

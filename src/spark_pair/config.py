@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from . import paths
 from .errors import ConfigError, add_secret
+from .paths import PROJECT_FILE
 from .urls import diagnose_key, normalize_base_url
 
 if TYPE_CHECKING:
     from .protocol.client import ClientOptions
 
-PROJECT_FILE = ".spark-pair.toml"
 TRANSPORTS = ("auto", "ws", "responses", "chat")
 ENV_OVERRIDES = {
     "SPARK_PAIR_BASE_URL": "model.base_url",

@@ -33,3 +33,52 @@ def data_dir() -> Path:
 
 def user_config_file() -> Path:
     return config_dir() / "config.toml"
+
+
+PROJECT_FILE = ".spark-pair.toml"
+
+
+def own_dirs() -> list[tuple[str, Path]]:
+    """spark-pair's own folders, each with what it holds (config, undo journal, request log)."""
+    out = []
+    home = home_override()
+    if home is not None:
+        out.append(("home (SPARK_PAIR_HOME)", home))
+    out.append(("config folder", config_dir()))
+    out.append(("data folder (undo journal, request log)", data_dir()))
+    return out
+
+
+def _inside(child: str, parent: str) -> bool:
+    return child == parent or child.startswith(parent.rstrip(os.sep) + os.sep)
+
+
+def own_file(full: Path, data_dirs: tuple[Path, ...] = ()) -> str | None:
+    """Why `full` is one of spark-pair's own files (a project config, or anything in its config
+    or data folders, `data_dirs` included), else None. A model never writes, moves or removes
+    these: they decide where the key is sent and what undo and recovery write."""
+    if full.name.lower() == PROJECT_FILE:
+        return f"{PROJECT_FILE} is spark-pair's project config (base URL, key variable)"
+    real = os.path.realpath(full)
+    dirs = own_dirs() + [("data folder (undo journal)", d) for d in data_dirs]
+    for what, folder in dirs:
+        if _inside(real, os.path.realpath(folder)):
+            return f"it is inside spark-pair's {what} {folder}"
+    return None
+
+
+def own_dirs_inside(root: Path, data_dirs: tuple[Path, ...] = ()) -> list[str]:
+    """A warning for each of spark-pair's data folders (undo journal, request log: before-images,
+    prompts and replies) that lies inside the repository `root`."""
+    base = os.path.realpath(root)
+    out = []
+    seen = set()
+    for what, folder in own_dirs() + [("data folder (undo journal)", d) for d in data_dirs]:
+        real = os.path.realpath(folder)
+        if folder == config_dir() or real in seen or not _inside(real, base):
+            continue
+        seen.add(real)
+        out.append(f"spark-pair's {what} {folder} is inside this repository: a model's edits "
+                   "never touch it (they are refused), but git may track it; set "
+                   "SPARK_PAIR_HOME to a folder outside the repository")
+    return out

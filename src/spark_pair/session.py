@@ -458,6 +458,7 @@ class _TurnRun:
             (i, op) for i, op in enumerate(self.ops)
             if decisions[i].action == SKIP and _has_effect(op)]
         problems: list[tuple[int, SparkPairError]] = []
+        stop = lambda: self.s._cancel_reason is not None  # noqa: E731 - checks give way to it
         for i, op in checked:
             stale = self._disk_stale(op) or any(p in self.stale for p in op_paths(op))
             if stale and op.path not in self.stale:
@@ -465,7 +466,11 @@ class _TurnRun:
                 yield Stale(op.path, i)
             if refused or not stale:
                 continue  # fresh operations are checked together by apply_turn
-            found = check_ops(self.s.root, [op])  # re-check against the newer file
+            try:  # re-check against the newer file (off the loop, so the deadline can fire)
+                found = await asyncio.to_thread(check_ops, self.s.root, [op], stop=stop)
+            except Cancelled as exc:
+                self._finish_error(self._stopped(exc))
+                return
             if found:
                 problems.append((i, StaleError(found[0])))
                 yield Refused(i, op, found[0], "stale")
@@ -476,7 +481,12 @@ class _TurnRun:
             self._finish_error(problems[0][1], "conflict")
             return
         if dry:
-            found = check_each(self.s.root, [op for _, op in checked])
+            try:
+                found = await asyncio.to_thread(check_each, self.s.root,
+                                                [op for _, op in checked], stop=stop)
+            except Cancelled as exc:
+                self._finish_error(self._stopped(exc))
+                return
             if found:
                 i, op = checked[found[0][0]]
                 error = found[0][1]
@@ -490,8 +500,12 @@ class _TurnRun:
                 "rejected" if decisions else "no_changes")
             return
         try:
-            applied = apply_turn(self.s.root, [op for _, op in chosen], journal=self.s.journal,
-                                 turn_id=r.turn_id, summary=" ".join(self.prompt.split())[:200])
+            applied = await asyncio.to_thread(
+                apply_turn, self.s.root, [op for _, op in chosen], journal=self.s.journal,
+                turn_id=r.turn_id, summary=" ".join(self.prompt.split())[:200], stop=stop)
+        except Cancelled as exc:  # the deadline came while planning or waiting for the lock
+            self._finish_error(self._stopped(exc))
+            return
         except EditError as exc:
             i, op = next(((i, op) for i, op in chosen
                           if any(p in exc.message for p in op_paths(op))), chosen[0])
@@ -502,6 +516,13 @@ class _TurnRun:
             r.outcomes[i] = APPLIED
         r.changed, r.notes, r.status = applied.changed, applied.notes, "applied"
         yield Applied(applied.turn_id, applied.changed, applied.notes)
+
+    def _stopped(self, exc: Cancelled) -> Cancelled:
+        """The turn's own cancel reason, with what was stopped (e.g. who holds the lock)."""
+        reason = self.s._cancel_reason
+        if reason is None or "waiting" not in exc.details:
+            return reason or exc
+        return Cancelled(f"{reason.message}; {exc.message}", hint=exc.hint, **reason.details)
 
     def _finish_error(self, error: SparkPairError, status: str | None = None) -> None:
         r = self.result

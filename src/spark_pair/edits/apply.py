@@ -6,7 +6,7 @@ the before-images, then writes; any failure rolls the turn back.
 
 from __future__ import annotations
 
-import bisect
+import operator
 import os
 import stat
 import subprocess
@@ -14,11 +14,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import ApplyError, ConflictError, EditError, SparkPairError, StaleError
+from ..errors import ApplyError, Cancelled, ConflictError, EditError, StaleError
 from . import fsio
-from .journal import FileChange, Journal, _missing_dirs, new_turn_id
+from .journal import FileChange, Journal, missing_dirs, new_turn_id, write_changes
+from .locate import Locator
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename, content_hash
-from .paths import confine, real_root
+from .paths import confine_target, real_root
+
+Stop = Callable[[], bool] | None  # true once the turn is cancelled (timeout, Ctrl-C)
+
+
+def check_stop(stop: Stop) -> None:
+    """Raise Cancelled once stop() is true: CPU-bound work gives way to the deadline."""
+    if stop is not None and stop():
+        raise Cancelled("stopped before anything was written", hint="nothing was written")
 
 # ---- hunks ---------------------------------------------------------------------------------
 
@@ -29,6 +38,8 @@ def _split(text: str) -> tuple[list[str], list[str]]:
         return [], []
     raw = text.split("\n")
     last = raw.pop()
+    if "\r" not in text:
+        return raw + [last] * bool(last), ["\n"] * len(raw) + [""] * bool(last)
     lines, ends = [], []
     for ln in raw:
         if ln.endswith("\r"):
@@ -41,10 +52,6 @@ def _split(text: str) -> tuple[list[str], list[str]]:
         lines.append(last)
         ends.append("")
     return lines, ends
-
-
-def _norm(line: str) -> str:
-    return " ".join(line.split())
 
 
 EXCERPT_LINES = 3
@@ -76,32 +83,9 @@ def _conflict(hunk: Hunk, path: str, what: str) -> ConflictError:
     return ConflictError(f"{_hunk_name(hunk, path)}: {what}" + (f"\n{excerpt}" if excerpt else ""))
 
 
-class _Index:
-    """The file's lines under one key (exact or whitespace-normalised), with where each line
-    occurs, built once per file so locating many hunks stays linear."""
-
-    def __init__(self, lines: list[str], key: Callable[[str], str]) -> None:
-        self.key = key
-        self.have = [key(x) for x in lines]
-        self.where: dict[str, list[int]] = {}
-        for i, x in enumerate(self.have):
-            self.where.setdefault(x, []).append(i)
-
-    def candidates(self, old: list[str], lo: int) -> list[int]:
-        want = [self.key(x) for x in old]
-        n, have = len(want), self.have
-        starts = self.where.get(want[0], ())
-        return [i for i in starts[bisect.bisect_left(starts, lo):]
-                if i + n <= len(have) and have[i:i + n] == want]
-
-
-def _same(line: str) -> str:
-    return line
-
-
-def _locate(lines: list[str], hunk: Hunk, lo: int, delta: int, path: str,
-            indexes: dict[int, _Index]) -> int:
+def _locate(locator: Locator, hunk: Hunk, lo: int, delta: int, path: str) -> int:
     """Where the hunk's old side starts: the match nearest the stated position, never a guess."""
+    lines = locator.lines
     old = hunk.old_lines
     expected = None
     if hunk.old_start is not None:
@@ -114,22 +98,30 @@ def _locate(lines: list[str], hunk: Hunk, lo: int, delta: int, path: str,
         if not lo <= expected <= len(lines):
             raise _conflict(hunk, path, f"position {expected + 1} is outside the file")
         return expected
-    for n, key in enumerate((_same, _norm)):
-        if n not in indexes:
-            indexes[n] = _Index(lines, key)
-        found = indexes[n].candidates(old, lo)
-        if not found:
+    for n in range(len(locator.keys)):
+        index = locator.index(n)
+        pat = index.pattern(old)
+        first = -1 if pat is None else index.find(pat, old, lo)
+        if first < 0:
             continue
-        if len(found) == 1:
-            return found[0]
+        second = index.find(pat, old, first + 1)
+        if second < 0:
+            return first
         if expected is None:
-            raise _conflict(hunk, path, f"matches {len(found)} places (lines "
-                            f"{', '.join(str(i + 1) for i in found[:5])}) and gives no position")
-        found.sort(key=lambda i: abs(i - expected))
-        if abs(found[0] - expected) == abs(found[1] - expected):
-            raise _conflict(hunk, path, f"matches lines {found[0] + 1} and {found[1] + 1} "
+            found = [first, second]
+            while len(found) < 5 and (at := index.find(pat, old, found[-1] + 1)) >= 0:
+                found.append(at)
+            many = f"{len(found)}" if len(found) < 5 else "5 or more"
+            raise _conflict(hunk, path, f"matches {many} places (lines "
+                            f"{', '.join(str(i + 1) for i in found)}) and gives no position")
+        after = index.find(pat, old, max(lo, expected))
+        before = index.rfind(pat, old, lo, expected)
+        if after < 0 or (before >= 0 and expected - before < after - expected):
+            return before
+        if before >= 0 and expected - before == after - expected:
+            raise _conflict(hunk, path, f"matches lines {before + 1} and {after + 1} "
                             "equally well")
-        return found[0]
+        return after
     raise _conflict(hunk, path, "its lines are not in the file")
 
 
@@ -139,10 +131,11 @@ def _tidy(hunk: Hunk) -> Hunk:
     return hunk if lines == hunk.lines else replace(hunk, lines=lines)
 
 
-def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "") -> str:
+def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop = None) -> str:
     """Apply hunks, in order and without overlap, to `text`; keep the file's line endings.
 
-    Raises ConflictError naming the hunk when it matches nowhere or ambiguously.
+    Raises ConflictError naming the hunk when it matches nowhere or ambiguously; Cancelled as
+    soon as stop() is true (checked before each hunk).
     """
     lines, ends = _split(text)
     style = "\r\n" if ends and ends[0] == "\r\n" else "\n"
@@ -150,12 +143,13 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "") -> str:
     out: list[str] = []
     out_ends: list[str] = []
     pos = delta = 0
-    indexes: dict[int, _Index] = {}
+    locator = Locator(lines, escapes=fsio.has_escapes(text))
     for hunk in hunks:
+        check_stop(stop)
         hunk = _tidy(hunk)
         if any(ln[:1] not in (" ", "-", "+") for ln in hunk.lines):
             raise _conflict(hunk, path, "a line without ' ', '-' or '+' marker")
-        at = _locate(lines, hunk, pos, delta, path, indexes)
+        at = _locate(locator, hunk, pos, delta, path)
         out += lines[pos:at]
         out_ends += ends[pos:at]
         i = at
@@ -181,7 +175,7 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "") -> str:
     out_ends = [e or style for e in out_ends]
     if not final_nl:
         out_ends[-1] = ""
-    return "".join(a + b for a, b in zip(out, out_ends))
+    return "".join(map(operator.add, out, out_ends))
 
 
 # ---- turns ---------------------------------------------------------------------------------
@@ -200,13 +194,14 @@ class AppliedTurn:
 class _Tree:
     """The repository as the turn's operations see it: disk state plus planned changes."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, own: tuple[Path, ...] = ()) -> None:
         self.root = real_root(root)
+        self.own = own  # data folders besides the default ones (the journal's)
         self.disk: dict[str, tuple[bytes | None, int | None]] = {}
         self.state: dict[str, tuple[bytes | None, int | None]] = {}
 
     def path(self, path: str) -> str:
-        rel, full = confine(self.root, path)
+        rel, full = confine_target(self.root, path, self.own)
         if rel not in self.disk:
             if full.is_dir():
                 raise ConflictError(f"{rel} is a directory, not a file", hint=_NOT_A_FILE)
@@ -238,12 +233,16 @@ class _Tree:
                                     "in this turn", hint=_NOT_A_FILE)
 
 
-def _edit(rel: str, data: bytes, hunks: list[Hunk], base_hash: str | None, notes: list[str]) -> bytes:
+def _edit(rel: str, data: bytes, hunks: list[Hunk], base_hash: str | None, notes: list[str],
+          stop: Stop) -> bytes:
     text, encoding = fsio.decode(data, rel)
+    if any(fsio.has_escapes(ln) for h in hunks for ln in h.lines):  # never written as bytes
+        raise ApplyError(f"{rel}: the reply holds a lone surrogate, which is not a character",
+                         hint="regenerate the turn; nothing was changed")
     if base_hash is None or content_hash(data) == base_hash:
-        return fsio.encode(apply_hunks(text, hunks, rel), encoding, rel)
+        return fsio.encode(apply_hunks(text, hunks, rel, stop=stop), encoding, rel)
     try:
-        new = apply_hunks(text, hunks, rel)
+        new = apply_hunks(text, hunks, rel, stop=stop)
     except ConflictError as exc:
         detail = "\n".join("  " + line for line in exc.message.splitlines())
         raise StaleError(f"{rel} changed since the request; its hunks no longer apply\n{detail}"
@@ -252,7 +251,8 @@ def _edit(rel: str, data: bytes, hunks: list[Hunk], base_hash: str | None, notes
     return fsio.encode(new, encoding, rel)
 
 
-def _plan_op(tree: _Tree, op: Operation, notes: list[str]) -> None:
+def _plan_op(tree: _Tree, op: Operation, notes: list[str], stop: Stop = None) -> None:
+    check_stop(stop)
     if isinstance(op, Modify):
         rel = tree.path(op.path)
         data, mode = tree.state[rel]
@@ -260,7 +260,7 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str]) -> None:
             if op.base_hash is not None:
                 raise StaleError(f"{rel} was deleted since the request")
             raise ConflictError(f"cannot modify {rel}: the file does not exist", hint=_MISSING)
-        tree.state[rel] = (_edit(rel, data, op.hunks, op.base_hash, notes), mode)
+        tree.state[rel] = (_edit(rel, data, op.hunks, op.base_hash, notes, stop), mode)
     elif isinstance(op, Create):
         rel = tree.path(op.path)
         if tree.state[rel][0] is not None:
@@ -286,7 +286,7 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str]) -> None:
                                 "overwrites)", hint=f"move or remove {dst} first, or ask for "
                                 "another name; nothing was written")
         if op.hunks:
-            data = _edit(src, data, op.hunks, op.base_hash, notes)
+            data = _edit(src, data, op.hunks, op.base_hash, notes, stop)
         elif op.base_hash is not None and content_hash(data) != op.base_hash:
             notes.append(f"{src} changed since the request; it is renamed with its current content")
         tree.state[src] = (None, None)
@@ -302,77 +302,47 @@ def _changes(tree: _Tree) -> list[FileChange]:
         before = tree.disk[rel]
         if after == before:
             continue
-        dirs = _missing_dirs(tree.root, rel) if after[0] is not None else []
+        dirs = missing_dirs(tree.root, rel) if after[0] is not None else []
         change = FileChange(rel, before[0], before[1], after[0], after[1], dirs)
         (writes if after[0] is not None else deletes).append(change)
     return writes + deletes  # a rename's destination is written before its source goes
 
 
-def check_each(root: Path, ops: Sequence[Operation]) -> list[tuple[int, EditError]]:
+def check_each(root: Path, ops: Sequence[Operation], *, stop: Stop = None,
+               own: tuple[Path, ...] = ()) -> list[tuple[int, EditError]]:
     """(index, error) for every operation that would fail (path, conflict, stale, binary), in
-    order, each seeing the operations before it; writes nothing."""
-    tree, notes, problems = _Tree(root), [], []
+    order, each seeing the operations before it; writes nothing. Cancelled once stop() is true."""
+    tree, notes, problems = _Tree(root, own), [], []
     for i, op in enumerate(ops):
         try:
-            _plan_op(tree, op, notes)
+            _plan_op(tree, op, notes, stop)
         except EditError as exc:
             problems.append((i, exc))
     return problems
 
 
-def check_ops(root: Path, ops: Sequence[Operation]) -> list[str]:
+def check_ops(root: Path, ops: Sequence[Operation], *, stop: Stop = None) -> list[str]:
     """Every problem (path, conflict, stale, binary) the operations would hit; writes nothing."""
-    return [exc.message for _, exc in check_each(root, ops)]
-
-
-def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, summary: str = "",
-                  kind: str = "apply", undoes: str | None = None) -> None:
-    """Journal the before-images, write every change, commit; on any failure roll back."""
-    if (journal.dir / turn_id).exists():
-        raise ApplyError(f"turn id {turn_id!r} is already in the journal", hint="nothing was changed")
-    try:
-        journal.begin(turn_id, changes, summary=summary, kind=kind, undoes=undoes)
-    except OSError as exc:
-        journal.discard(turn_id)
-        raise ApplyError(f"could not write the undo journal in {journal.dir} ({exc})",
-                         hint="nothing was changed; free disk space or check permissions") from exc
-    current = ""
-    try:
-        for ch in changes:
-            current = ch.path
-            _, full = confine(journal.root, ch.path)
-            if ch.after is None:
-                fsio.remove_file(full)
-                continue
-            for d in ch.new_dirs:
-                (journal.root / d).mkdir(exist_ok=True)
-                fsio.fsync_dir((journal.root / d).parent)
-            fsio.atomic_write(full, ch.after, ch.after_mode)
-        journal.commit(turn_id)
-    except BaseException as exc:
-        outcome = "every file of the turn was restored"
-        try:
-            back = journal.rollback(turn_id)
-            if back.kept:
-                outcome = back.describe()
-        except Exception:  # the journal keeps the turn; the next apply or undo recovers it
-            outcome = "the next spark-pair command restores the files of the turn"
-        if isinstance(exc, SparkPairError) or not isinstance(exc, Exception):
-            raise
-        raise ApplyError(f"writing {current} failed ({exc}); {outcome}") from exc
+    return [exc.message for _, exc in check_each(root, ops, stop=stop)]
 
 
 def apply_turn(root: Path, ops: Sequence[Operation], *, journal: Journal | None = None,
-               turn_id: str | None = None, summary: str = "") -> AppliedTurn:
-    """Apply all operations of one turn, or none of them. Raises EditError (nothing changed)."""
+               turn_id: str | None = None, summary: str = "", stop: Stop = None) -> AppliedTurn:
+    """Apply all operations of one turn, or none of them. Raises EditError (nothing changed).
+
+    With `stop`, the wait for the journal lock and the planning give up (Cancelled, nothing
+    written) once stop() is true; once the first file is written the turn is finished.
+    Blocking (lock, fsync): call it from a worker thread in an event loop.
+    """
     journal = journal or Journal(root)
-    with journal.locked():
+    with journal.locked(stop):
         notes = [r.describe() for r in journal.recover()]
-        tree = _Tree(root)
+        tree = _Tree(root, journal.own)
         for op in ops:
-            _plan_op(tree, op, notes)
+            _plan_op(tree, op, notes, stop)
         changes = _changes(tree)
         turn_id = turn_id or new_turn_id()
+        check_stop(stop)
         if changes:
             write_changes(journal, turn_id, changes, summary=summary)
         return AppliedTurn(turn_id, [c.path for c in changes], notes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -12,31 +13,47 @@ BOM = b"\xef\xbb\xbf"
 TMP_MARK = ".sp-tmp-"
 
 
+_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+
+
 def decode(data: bytes, path: str = "") -> tuple[str, str]:
     """(text, encoding) for a text file: utf-8, utf-8 with BOM ('utf-8-sig'), else latin-1.
 
-    Files holding NUL bytes are binary and refused.
+    A UTF-8 file with a few invalid bytes stays UTF-8: those bytes are carried as escapes
+    (surrogateescape) and written back unchanged, so new text is UTF-8 and untouched bytes stay
+    byte-identical. Only a file with invalid bytes and no UTF-8 multibyte character at all is
+    read as latin-1 (a legacy single-byte file). Files holding NUL bytes are binary and refused.
     """
     if b"\x00" in data:
         raise ApplyError(f"{path or 'file'} is a binary file; spark-pair does not edit binary files",
                          hint="edit binary files by hand; nothing was changed")
-    if data.startswith(BOM):
-        try:
-            return data[len(BOM):].decode("utf-8"), "utf-8-sig"
-        except UnicodeDecodeError:
-            pass
+    bom = data.startswith(BOM)
+    body = data[len(BOM):] if bom else data
+    encoding = "utf-8-sig" if bom else "utf-8"
     try:
-        return data.decode("utf-8"), "utf-8"
+        return body.decode("utf-8"), encoding
     except UnicodeDecodeError:
+        if bom or _MULTIBYTE.search(body):
+            return body.decode("utf-8", "surrogateescape"), encoding
         return data.decode("latin-1"), "latin-1"
 
 
+ESCAPED = re.compile("[\udc80-\udcff]")  # the undecodable bytes of a UTF-8 file
+
+
+def has_escapes(text: str) -> bool:
+    """Whether decoded text carries undecodable bytes as escapes."""
+    return not text.isascii() and ESCAPED.search(text) is not None
+
+
 def encode(text: str, encoding: str, path: str = "") -> bytes:
-    """Text back to bytes in the file's own encoding (refusing characters it cannot hold)."""
+    """Text back to bytes in the file's own encoding (refusing characters it cannot hold);
+    escaped bytes of a UTF-8 file go back as the bytes they were."""
     try:
-        if encoding == "utf-8-sig":
-            return BOM + text.encode("utf-8")
-        return text.encode(encoding)
+        if encoding == "latin-1":
+            return text.encode("latin-1")
+        data = text.encode("utf-8", "surrogateescape")
+        return BOM + data if encoding == "utf-8-sig" else data
     except UnicodeEncodeError as exc:
         raise ApplyError(f"{path or 'file'}: the new text cannot be written as {encoding} ({exc.reason})",
                          hint="the file keeps its encoding; nothing was changed") from exc
@@ -67,13 +84,23 @@ def tmp_name(target: Path) -> Path:
     return target.with_name(f".{_stem(target)}{TMP_MARK}{secrets.token_hex(4)}")
 
 
-def atomic_write(target: Path, data: bytes, mode: int | None = None) -> None:
+def is_tmp_name_of(target: Path, name: str) -> bool:
+    """Whether `name` has exactly the shape of a temp file atomic_write makes for `target`."""
+    prefix = f".{_stem(target)}{TMP_MARK}"
+    tail = name[len(prefix):]
+    return name.startswith(prefix) and len(tail) == 8 and all(c in "0123456789abcdef"
+                                                              for c in tail)
+
+
+def atomic_write(target: Path, data: bytes, mode: int | None = None, *,
+                 tmp: Path | None = None) -> None:
     """Write `data` to `target` so that a crash leaves either the old or the new file, whole.
 
-    A temp file in the same directory is written, fsynced, given its mode bits, moved over the
-    target with os.replace, and the directory is fsynced.
+    A temp file in the same directory (`tmp`, or a fresh name) is created (never an existing
+    one), written, fsynced, given its mode bits, moved over the target with os.replace, and the
+    directory is fsynced.
     """
-    tmp = tmp_name(target)
+    tmp = tmp or tmp_name(target)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         view = memoryview(data)
@@ -101,17 +128,3 @@ def remove_file(target: Path) -> None:
     except FileNotFoundError:
         return
     fsync_dir(target.parent)
-
-
-def clean_temp_files(target: Path) -> None:
-    """Remove temp files a crashed atomic_write left next to `target`."""
-    prefix = f".{_stem(target)}{TMP_MARK}"
-    try:
-        for name in os.listdir(target.parent):
-            tail = name[len(prefix):]
-            # exactly our own shape: prefix + 8 hex digits (a user's look-alike file stays)
-            if name.startswith(prefix) and len(tail) == 8 and all(
-                    c in "0123456789abcdef" for c in tail):
-                (target.parent / name).unlink(missing_ok=True)
-    except OSError:
-        pass

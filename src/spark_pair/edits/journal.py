@@ -2,13 +2,16 @@
 
 Layout under data_dir/journal/<key>/ (key = hash of the real repo path):
     <turn id>/manifest.json   turn id, time, summary, kind, per file: path, existed, before
-                              (before-image file), mode, after_sha256, after_mode
+                              (before-image file), mode, after_sha256, after_mode, tmp (the
+                              name of the temp file the turn writes it through)
     <turn id>/before/<n>      the exact bytes before the turn
     <turn id>/committed       written once every file of the turn is in place
     <turn id>/undone          written once an undo of this turn committed
 A turn directory with a manifest but no `committed` marker was interrupted: recover() puts
 back the before-image of each file that still holds what the turn wrote, and keeps (and names)
-a file changed since. The manifest is fsynced before any repository file is touched.
+a file changed since. The manifest is fsynced before any repository file is touched. Neither
+undo nor recovery ever writes one of spark-pair's own files (edits.paths.confine_target), and
+recovery removes only the temp files the manifest names.
 """
 
 from __future__ import annotations
@@ -20,15 +23,15 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths as app_paths
-from ..errors import ApplyError, EditError, UndoError
+from ..errors import ApplyError, Cancelled, EditError, SparkPairError, UndoError
 from . import fsio
-from .paths import confine, real_root
+from .paths import confine_target, real_root
 
 
 @dataclass(slots=True)
@@ -41,6 +44,7 @@ class FileChange:
     after: bytes | None
     after_mode: int | None
     new_dirs: list[str] = field(default_factory=list)  # parent dirs this change creates
+    tmp: str | None = None  # the temp file name it is written through (set by Journal.begin)
 
 
 @dataclass(slots=True)
@@ -107,14 +111,28 @@ class Journal:
     def __init__(self, repo_root: Path, data_dir: Path | None = None) -> None:
         self.root = real_root(repo_root)
         key = hashlib.sha256(os.fsencode(self.root)).hexdigest()[:20]
-        self.dir = (data_dir or app_paths.data_dir()) / "journal" / key
+        self.data_dir = data_dir or app_paths.data_dir()
+        self.dir = self.data_dir / "journal" / key
         self.damaged: list[str] = []  # committed turns whose manifest cannot be read
 
     # ---- locking and writing ----------------------------------------------------------------
 
+    @property
+    def own(self) -> tuple[Path, ...]:
+        """Folders no edit may touch besides the default ones (this journal's data folder)."""
+        return (self.data_dir,)
+
+    def confine(self, path: str) -> tuple[str, Path]:
+        """A path undo or recovery may write: inside the repository, never spark-pair's own."""
+        return confine_target(self.root, path, self.own)
+
     @contextmanager
-    def locked(self) -> Iterator[None]:
-        """Hold the repository's journal lock (one turn or undo at a time)."""
+    def locked(self, stop: Callable[[], bool] | None = None) -> Iterator[None]:
+        """Hold the repository's journal lock (one turn or undo at a time).
+
+        With `stop`, the wait polls and gives up (Cancelled, naming the holder) once stop()
+        is true; without it, it waits for as long as the other command holds the lock.
+        """
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -123,7 +141,19 @@ class Journal:
                              hint="nothing was changed; check the data dir's permissions and free "
                                   "space (SPARK_PAIR_HOME relocates it)") from exc
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            if stop is None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            else:
+                while not _try_lock(fd):
+                    if stop():
+                        raise Cancelled(f"gave up waiting for the undo journal lock of this "
+                                        f"repository: {_holder(fd)} holds it",
+                                        hint="nothing was written; wait until that command "
+                                             "finishes (or stop it), then run again",
+                                        waiting="journal lock")
+                    time.sleep(LOCK_POLL_S)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             yield
         finally:
             os.close(fd)
@@ -137,10 +167,12 @@ class Journal:
         fsio.fsync_dir(self.dir)
         files = []
         for n, ch in enumerate(changes):
+            if ch.after is not None:
+                ch.tmp = _free_tmp_name(self.root / ch.path)
             entry: dict[str, object] = {"path": ch.path, "existed": ch.before is not None,
                                         "before": None, "mode": ch.before_mode,
                                         "after_sha256": _sha(ch.after), "after_mode": ch.after_mode,
-                                        "new_dirs": ch.new_dirs}
+                                        "new_dirs": ch.new_dirs, "tmp": ch.tmp}
             if ch.before is not None:
                 entry["before"] = f"before/{n}"
                 fsio.atomic_write(tdir / "before" / str(n), ch.before, 0o600)
@@ -177,8 +209,10 @@ class Journal:
 
     def _roll_back_file(self, tdir: Path, entry: dict, out: Recovery) -> None:
         try:
-            rel, full = confine(self.root, entry["path"])
-            fsio.clean_temp_files(full)
+            rel, full = self.confine(entry["path"])
+            tmp = entry.get("tmp")
+            if isinstance(tmp, str) and fsio.is_tmp_name_of(full, tmp):
+                (full.parent / tmp).unlink(missing_ok=True)  # only the one this turn made
             now, _ = _read_state(full)
         except (EditError, OSError) as exc:
             out.kept.append(f"{entry['path']} ({getattr(exc, 'message', exc)})")
@@ -305,7 +339,7 @@ class Journal:
         changes, changed_since = [], []
         try:
             for entry in manifest["files"]:
-                rel, full = confine(self.root, entry["path"])
+                rel, full = self.confine(entry["path"])
                 now, mode = _read_state(full)
                 if _sha(now) != entry["after_sha256"] or (
                         now is not None and mode != entry["after_mode"]):
@@ -313,7 +347,7 @@ class Journal:
                 before = (tdir / entry["before"]).read_bytes() if entry["existed"] else None
                 if (now, mode) != (before, entry["mode"] if before is not None else None):
                     changes.append(FileChange(rel, now, mode, before, entry["mode"],
-                                              _missing_dirs(self.root, rel) if before is not None
+                                              missing_dirs(self.root, rel) if before is not None
                                               else []))
         except (OSError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UndoError(f"the journal entry of turn {turn_id} is damaged ({type(exc).__name__}: "
@@ -324,8 +358,6 @@ class Journal:
             raise UndoError(
                 f"cannot undo turn {turn_id}: changed since the turn: {', '.join(changed_since)}",
                 hint="undo --force overwrites those changes; `spark-pair undo --list` shows turns")
-        from .apply import write_changes  # late import: apply imports this module
-
         undo_id = new_turn_id()
         write_changes(self, undo_id, changes, summary=f"undo of {turn_id}", kind="undo",
                       undoes=turn_id)
@@ -334,7 +366,76 @@ class Journal:
         return [e["path"] for e in manifest["files"]]
 
 
-def _missing_dirs(root: Path, rel: str) -> list[str]:
+def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, summary: str = "",
+                  kind: str = "apply", undoes: str | None = None) -> None:
+    """Journal the before-images, write every change, commit; on any failure roll back."""
+    if (journal.dir / turn_id).exists():
+        raise ApplyError(f"turn id {turn_id!r} is already in the journal", hint="nothing was changed")
+    for ch in changes:  # before anything is journaled or written
+        journal.confine(ch.path)
+    try:
+        journal.begin(turn_id, changes, summary=summary, kind=kind, undoes=undoes)
+    except OSError as exc:
+        journal.discard(turn_id)
+        raise ApplyError(f"could not write the undo journal in {journal.dir} ({exc})",
+                         hint="nothing was changed; free disk space or check permissions") from exc
+    current = ""
+    try:
+        for ch in changes:
+            current = ch.path
+            _, full = journal.confine(ch.path)
+            if ch.after is None:
+                fsio.remove_file(full)
+                continue
+            for d in ch.new_dirs:
+                (journal.root / d).mkdir(exist_ok=True)
+                fsio.fsync_dir((journal.root / d).parent)
+            fsio.atomic_write(full, ch.after, ch.after_mode,
+                              tmp=full.with_name(ch.tmp) if ch.tmp else None)
+        journal.commit(turn_id)
+    except BaseException as exc:
+        outcome = "every file of the turn was restored"
+        try:
+            back = journal.rollback(turn_id)
+            if back.kept:
+                outcome = back.describe()
+        except Exception:  # the journal keeps the turn; the next apply or undo recovers it
+            outcome = "the next spark-pair command restores the files of the turn"
+        if isinstance(exc, SparkPairError) or not isinstance(exc, Exception):
+            raise
+        raise ApplyError(f"writing {current} failed ({exc}); {outcome}") from exc
+
+
+LOCK_POLL_S = 0.05
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _holder(fd: int) -> str:
+    """Who holds the lock, as its holder wrote it (a process id)."""
+    try:
+        pid = int(os.pread(fd, 32, 0).split()[0])
+    except (OSError, ValueError, IndexError):
+        return "another spark-pair command"
+    return f"another spark-pair command (process {pid})"
+
+
+def _free_tmp_name(target: Path) -> str:
+    """A temp file name next to `target` that no file has (so only ours is ever removed)."""
+    for _ in range(100):  # 32 random bits: a clash is already unlikely once
+        tmp = fsio.tmp_name(target)
+        if not os.path.lexists(tmp):
+            break
+    return tmp.name
+
+
+def missing_dirs(root: Path, rel: str) -> list[str]:
     """Parent directories of `rel` that do not exist yet (shallowest first)."""
     out = []
     parts = rel.split("/")[:-1]

@@ -7,6 +7,7 @@ import re
 import stat
 from pathlib import Path
 
+from .. import paths as app_paths
 from ..errors import PathRefused
 
 # Names Windows treats as devices (with any extension); refused everywhere so a repo stays portable.
@@ -89,6 +90,20 @@ def confine(root: Path, path: str) -> tuple[str, Path]:
     except OSError as exc:  # e.g. a name too long for this file system
         raise _refuse(path, exc.strerror or str(exc)) from exc
     return Path(os.path.relpath(full, base)).as_posix(), full
+
+
+OWN_FILE_HINT = ("a model never writes, moves or removes spark-pair's own config or data (project "
+                 "config, user config, undo journal, request log); edit them yourself")
+
+
+def confine_target(root: Path, path: str, data_dirs: tuple[Path, ...] = ()) -> tuple[str, Path]:
+    """confine(), for a path to be written, moved or removed: spark-pair's own files (its
+    project config, its config and data folders, `data_dirs` too) are refused wherever they lie."""
+    rel, full = confine(root, path)
+    why = app_paths.own_file(full, data_dirs)
+    if why is not None:
+        raise PathRefused(f"refused path {path!r}: {why}", hint=OWN_FILE_HINT)
+    return rel, full
 
 
 MAX_READ_BYTES = 64 * 1024 * 1024

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
+from .locate import Locator
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename
 from .paths import shown
 
@@ -12,17 +13,6 @@ from .paths import shown
 def _lines(text: str) -> list[str]:
     return [ln.removesuffix("\r") for ln in text.split("\n")][:-1] + (
         [text.rsplit("\n", 1)[-1]] if text and not text.endswith("\n") else [])
-
-
-def _find(base: list[str], old: list[str], lo: int) -> int | None:
-    if not old:
-        return None
-    for key in (lambda s: s, lambda s: " ".join(s.split())):
-        want = [key(x) for x in old]
-        for i in range(lo, len(base) - len(old) + 1):
-            if key(base[i]) == want[0] and [key(x) for x in base[i:i + len(old)]] == want:
-                return i
-    return None
 
 
 def _hunk_text(hunk: Hunk, old_start: int, new_start: int) -> str:
@@ -49,12 +39,12 @@ def _hunk_text(hunk: Hunk, old_start: int, new_start: int) -> str:
 
 
 def _hunks_text(hunks: Sequence[Hunk], base_text: str | None) -> str:
-    base = _lines(base_text) if base_text is not None else None
+    base = Locator(_lines(base_text)) if base_text is not None else None
     out = []
     pos = 0  # 0-based old line where the next hunk may start
     delta = 0  # new minus old line numbers so far
     for h in hunks:
-        at = _find(base, h.old_lines, pos) if base is not None else None
+        at = base.first(h.old_lines, pos) if base is not None and h.old_lines else None
         if at is None:
             if h.old_start is not None:
                 at = max(h.old_start - (1 if h.old_lines else 0), 0)

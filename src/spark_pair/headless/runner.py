@@ -145,6 +145,7 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
                t0: float, reports: list[_Reporter]) -> int:
     from ..approval import PolicyApprover
+    from ..paths import own_dirs_inside
     from ..protocol import offers
     from ..protocol.client import ModelClient
     from ..session import Session, TurnRecorder
@@ -161,6 +162,8 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
             diag.say(f"note: {rel} does not exist yet; the model is told so and may create it")
     for warning in settings.warnings:
         diag.say(f"config: {warning}")
+    for warning in own_dirs_inside(root):
+        diag.say(f"warning: {warning}")
     options = settings.client_options(task="edit")
     if not options.api_key:
         diag.say(f"note: ${settings.key_env} is not set, so requests carry no API key (only "
