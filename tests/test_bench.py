@@ -95,3 +95,28 @@ def test_long_mode_chart_has_a_third_panel(tmp_path):
     res = result([level(1, 1000, thousands=[1.0, 2.1, 3.3])], long=True)
     with Image.open(plot_bench(res, tmp_path / "long.png")) as img:
         assert img.width > 1400
+
+
+def test_svg_chart_needs_no_plotting_library(tmp_path, monkeypatch):
+    import sys
+    import xml.etree.ElementTree as ET
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as on a lean install
+    res = result([level(1, 1000), level(4, 3900), level(8, 5200, errors=2, ok=6),
+                  level(1, 800, transport="chat"), level(4, 2500, transport="chat")])
+    path = plot_bench(res, tmp_path / "out" / "bench.svg", title="a <title> & more")
+    root = ET.parse(path).getroot()  # well-formed XML, text escaped
+    ns = "{http://www.w3.org/2000/svg}"
+    lines = root.findall(f"{ns}polyline")
+    assert len(lines) == 6  # per transport: aggregate, p50 per request, error rate
+    texts = [t.text for t in root.iter(f"{ns}text")]
+    assert "a <title> & more" in texts and "ws knee: c=4, 3,900 tok/s" in texts
+    assert "limit 5%" in texts
+    width, height = float(root.get("width")), float(root.get("height"))
+    for line in lines:  # every point inside the picture
+        for pair in line.get("points").split():
+            x, y = map(float, pair.split(","))
+            assert 0 <= x <= width and 0 <= y <= height
+    long = plot_bench(result([level(1, 1000, thousands=[1.0, 2.1, 3.3])], long=True),
+                      tmp_path / "long.svg")
+    assert float(ET.parse(long).getroot().get("width")) > width * 1.4  # a third panel

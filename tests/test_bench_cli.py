@@ -118,3 +118,21 @@ def test_a_level_cut_by_the_budget_is_not_shown_as_0_errors(sim, tmp_path, monke
     row = next(line for line in result.stdout.splitlines() if " 0/1 " in line)
     assert row.split()[:3] == ["1", "0/1", "-"]  # err%: nothing finished, not 0
     assert "cut by the --max-seconds budget" in result.stdout
+
+
+def test_a_png_chart_without_matplotlib_says_how_to_get_it(sim, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as on a lean install
+    bench_env(sim, tmp_path, monkeypatch)
+    result = bench("--concurrency", "1", "--requests", "1", "--plot", str(tmp_path / "x.png"))
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "needs matplotlib" in text and "pip install 'spark-pair[plot]'" in text
+    assert "--plot bench.svg" in text
+    assert sim.requests() == []  # said before the sweep, not after it
+
+    svg = tmp_path / "x.svg"
+    result = bench("--concurrency", "1", "--requests", "1", "--plot", str(svg))
+    assert result.exit_code == 0, result.output
+    assert svg.read_text().startswith("<svg")

@@ -1,16 +1,43 @@
-"""The bench chart (PNG) with matplotlib's Agg backend, imported only when a chart is asked for."""
+"""The bench chart: an SVG written by hand (no extra needed), or a PNG with matplotlib's Agg
+backend (the optional `plot` extra), imported only when a PNG is asked for."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 
-COLOURS = {"ws": "#1f77b4", "responses": "#2ca02c", "chat": "#ff7f0e"}
+from .errors import UsageError
+from .svgchart import COLOURS, write_svg
+
+EXTRA_HINT = ("install the optional extra: pip install 'spark-pair[plot]'; or write an SVG "
+              "chart, which needs nothing more: --plot bench.svg")
+
+
+def is_svg(path: Path) -> bool:
+    return path.suffix.lower() == ".svg"
+
+
+def check_chart_library(path: Path) -> None:
+    """A PNG (or any other format) needs matplotlib: a clear error before the sweep if absent."""
+    if is_svg(path):
+        return
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise UsageError(f"--plot {path}: a {path.suffix or 'PNG'} chart needs matplotlib, "
+                         "which is not installed", hint=EXTRA_HINT)
 
 
 def plot_bench(result: Any, path: Path, title: str = "") -> Path:
-    """Write a PNG: throughput and per-request tok/s by concurrency, error rate, and (long mode)
-    time per 1,000 tokens. `result` is a benchmark.BenchResult."""
+    """Write the chart: throughput and per-request tok/s by concurrency, error rate, and (long
+    mode) time per 1,000 tokens. `.svg`: by hand; else a PNG with matplotlib.
+    `result` is a benchmark.BenchResult."""
+    if is_svg(path):
+        return write_svg(result, path, title)
+    check_chart_library(path)
     import matplotlib
 
     matplotlib.use("Agg", force=True)

@@ -130,7 +130,10 @@ def render_changes(changes: list[Any], console: Any, baseline: dict[str, Any] | 
 
 
 def check_plot_path(path: Path) -> None:
-    """Fail before the sweep if the chart could not be written there."""
+    """Fail before the sweep if the chart could not be written there (or drawn at all)."""
+    from ..chart import check_chart_library
+
+    check_chart_library(path)
     existed = path.exists()
     try:
         with open(path, "ab"):
@@ -166,7 +169,8 @@ def check_plot_path(path: Path) -> None:
               show_default=True, help="Time budget for the whole sweep.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON object.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write a PNG chart to this file.")
+              help="Write a chart to this file: .svg needs nothing more; .png needs the "
+                   "optional extra (pip install 'spark-pair[plot]').")
 @click.option("--compare", is_flag=True,
               help="Show the change against the baseline run; exit 1 on a regression.")
 @click.option("--set-baseline", is_flag=True,
