@@ -39,7 +39,7 @@ class Profile:
 
 
 _ALL = frozenset(Endpoint)
-_FASTAPI_404 = NotFound(404, "application/json", json.dumps({"detail": "Not Found"}))
+_FASTAPI_404 = NotFound(404, "application/json", '{"detail":"Not Found"}')  # byte for byte
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("spark", _ALL, NotFound(404, "text/plain", "404: Not Found"), True, 1200.0, 150.0,
