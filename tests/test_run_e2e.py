@@ -321,6 +321,9 @@ def test_ctrl_c_mid_stream_writes_nothing_and_exits_130(sim: SimProcess, repo: P
     assert code == ExitCode.INTERRUPTED
     assert lines[-1]["status"] == "cancelled" and lines[-1]["exit_name"] == "INTERRUPTED"
     assert tree(repo) == before
+    partial = [ln for ln in lines if ln["type"] == "metrics"]  # what was measured, kept
+    assert len(partial) == 1 and partial[0]["partial"] is True
+    assert partial[0]["output_tokens"] > 0 and partial[0]["ttft_ms"] is not None
 
 
 def test_config_error_is_a_clear_json_error_with_exit_3(sim: SimProcess, repo: Path,

@@ -181,6 +181,8 @@ async def test_cancel_mid_stream_keeps_text_and_writes_nothing(repo: Path, tmp_p
     assert result.status == "cancelled" and isinstance(result.error, Cancelled)
     assert exit_code_for(result.error) == ExitCode.INTERRUPTED
     assert result.text == DIFF[:28]  # four chunks of 7 arrived and are kept
+    assert result.metrics.partial and result.metrics.output_tokens == 7  # measured so far
+    assert result.metrics.ttft_s is not None
     assert client.closed
     assert snapshot(repo) == before
 
