@@ -93,7 +93,8 @@ async def test_parts_before_and_after_the_stream_and_narrow_widths() -> None:
         meter.feed([TextDelta("x")] * 100)
     parts = meter.parts()
     assert parts[0] == "TTFT 200 ms"
-    assert parts[1].startswith("1,000 tok/s ") and set(parts[1][12:]) <= set("▁▂▃▄▅▆▇█")
+    assert parts[1].startswith("1,000 tok/s ")
+    assert set(parts[1][12:]) <= set("▁▂▃▄▅▆▇█")
     assert parts[2] == "1,001 tok" and parts[3] == "in ~4.0k"
     assert parts[4] == f"~${(4000 * 1.0 + 1001 * 2.0) / 1e6:.4f}"
     meter.feed([Retrying(1, 0.5, "dropped"), TransportChanged("ws", "responses", "x")])

@@ -135,7 +135,8 @@ class DiffView(ScrollView, can_focus=True):
     def __init__(self, *, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._cache: LRUCache[int, Strip] = LRUCache(CACHE_ROWS)
+        # painted rows by (row, scroll x, width)
+        self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(CACHE_ROWS)
         self._styles: dict[str, Style] = {}
         self.reset()
 
@@ -303,7 +304,7 @@ class DiffView(ScrollView, can_focus=True):
     def _repaint_row(self, row: int | None) -> None:
         if row is None:
             return
-        self._cache.discard(row)
+        self._cache.clear()  # rare (a decision, a focus move): the visible rows are rebuilt
         if self.is_attached:
             self.refresh_line(row - round(self.scroll_y))
 
@@ -317,42 +318,51 @@ class DiffView(ScrollView, can_focus=True):
         return style
 
     def _row_style(self, kind: Kind) -> Style:
-        style = self._style(kind.name.lower())
-        if self.app.no_color and kind in _NO_COLOR:
-            style += _NO_COLOR[kind]
+        style = self._styles.get(kind.name)
+        if style is None:
+            style = self._style(kind.name.lower())
+            if self.app.no_color and kind in _NO_COLOR:
+                style += _NO_COLOR[kind]
+            self._styles[kind.name] = style
         return style
 
-    def _strip(self, y: int) -> tuple[Strip, Style]:
-        if y == len(self.rows):  # the line being written: never cached
-            kind = _MARKER_KIND.get(self.partial[:1], Kind.CONTEXT) if self._open >= 0 \
-                else Kind.PROSE
-            style = self._row_style(kind) + self._style("partial")
-            text = content_text(self.partial)
-            return Strip([Segment(text, style)], cell_len(text)), style
-        row = self.rows[y]
-        style = self._row_style(row.kind)
-        strip = self._cache.get(y)
-        if strip is None:
-            segments = [Segment(row.text, style)]
-            if row.kind == Kind.HUNK or row.kind == Kind.FILE:
-                key = (row.op, row.hunk)
-                mark = self.marks.get(key) if row.kind == Kind.HUNK else None
-                if mark is not None:
-                    segments.append(Segment("  ", style))
-                    segments.append(Segment(_MARK_TEXT[mark], style + self._style(mark.value)))
-                if self.focused == key:
-                    segments.insert(0, Segment("▶ ", style + self._style("focus")))
-            strip = Strip(segments)
-            self._cache.set(y, strip)
-        return strip, style
+    def _fill(self, style: Style) -> Style:
+        """What pads a row to the full width: the widget's style with the row's background."""
+        base = self._styles.get("")
+        if base is None:
+            base = self._styles[""] = self.rich_style
+        return base + Style(bgcolor=style.bgcolor) if style.bgcolor else base
+
+    def _segments(self, row: Row, style: Style) -> list[Segment]:
+        segments = [Segment(row.text, style)]
+        if row.kind == Kind.HUNK or row.kind == Kind.FILE:
+            key = (row.op, row.hunk)
+            mark = self.marks.get(key) if row.kind == Kind.HUNK else None
+            if mark is not None:
+                segments.append(Segment("  ", style))
+                segments.append(Segment(_MARK_TEXT[mark], style + self._style(mark.value)))
+            if self.focused == key:
+                segments.insert(0, Segment("▶ ", style + self._style("focus")))
+        return segments
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
         width = self.size.width
-        base = self.rich_style
-        if index >= len(self.rows) + (1 if self.partial else 0):
-            return Strip.blank(width, base)
-        strip, style = self._strip(index)
-        fill = base + Style(bgcolor=style.bgcolor) if style.bgcolor else base
-        return strip.crop_extend(scroll_x, scroll_x + width, fill)
+        if index == len(self.rows) and self.partial:  # the line being written: never cached
+            kind = (_MARKER_KIND.get(self.partial[:1], Kind.CONTEXT) if self._open >= 0
+                    else Kind.PROSE)
+            style = self._row_style(kind) + self._style("partial")
+            strip = Strip([Segment(content_text(self.partial), style)])
+            return strip.crop_extend(scroll_x, scroll_x + width, self._fill(style))
+        if index >= len(self.rows):
+            return Strip.blank(width, self._fill(Style()))
+        key = (index, scroll_x, width)
+        strip = self._cache.get(key)
+        if strip is None:
+            row = self.rows[index]
+            style = self._row_style(row.kind)
+            strip = Strip(self._segments(row, style)).crop_extend(
+                scroll_x, scroll_x + width, self._fill(style))
+            self._cache.set(key, strip)
+        return strip
