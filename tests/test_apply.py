@@ -478,3 +478,12 @@ def test_stop_ends_planning_before_anything_is_written(repo, journal):
         apply_turn(repo, [Modify("a.txt", [hunk(["-a", "+A"])])], journal=journal,
                    stop=lambda: True)
     assert snapshot(repo) == before and journal.list_turns() == []
+
+
+def test_a_lone_surrogate_in_the_reply_is_refused_never_written_as_a_byte(repo, journal):
+    (repo / "f.txt").write_text("a\n")
+    before = snapshot(repo)
+    for op in (Create("new.txt", "x = '\udcff'\n"), Modify("f.txt", [hunk(["-a", "+\udc80"])])):
+        with pytest.raises(ApplyError, match="lone surrogate"):
+            apply_turn(repo, [op], journal=journal)
+    assert snapshot(repo) == before

@@ -82,7 +82,8 @@ def test_spark_pair_home_inside_the_project_is_refused(repo, tmp_path, monkeypat
     assert not (home / "data" / "journal" / "planted").exists()
     from spark_pair.paths import own_dirs_inside
 
-    assert own_dirs_inside(repo) and not own_dirs_inside(tmp_path / "elsewhere")
+    [warning] = own_dirs_inside(repo)  # the home, not again each folder inside it
+    assert "SPARK_PAIR_HOME" in warning and not own_dirs_inside(tmp_path / "elsewhere")
 
 
 def test_a_dotfiles_repository_at_home_keeps_the_user_config(tmp_path, monkeypatch):
@@ -178,7 +179,7 @@ def test_run_refuses_spark_pair_home_inside_the_project_and_warns(sim, tmp_path)
     refused = [ln for ln in lines if ln["type"] == "refused"]
     assert refused and refused[0]["kind"] == "path" and "spark-pair's home" in refused[0]["reason"]
     assert mine() == before
-    assert "data folder" in res.stderr and "inside this repository" in res.stderr
+    assert "SPARK_PAIR_HOME" in res.stderr and "inside this repository" in res.stderr
     dry = run_in(repo, env, "anything")
     assert dry.returncode == ExitCode.CONFLICT and "refused path" in dry.stderr
     assert "Traceback" not in res.stderr + dry.stderr and mine() == before

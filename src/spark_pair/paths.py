@@ -75,8 +75,9 @@ def own_dirs_inside(root: Path, data_dirs: tuple[Path, ...] = ()) -> list[str]:
     seen = set()
     for what, folder in own_dirs() + [("data folder (undo journal)", d) for d in data_dirs]:
         real = os.path.realpath(folder)
-        if folder == config_dir() or real in seen or not _inside(real, base):
-            continue
+        if folder == config_dir() or not _inside(real, base) or any(
+                _inside(real, other) for other in seen):
+            continue  # a folder inside one already named is not named again
         seen.add(real)
         out.append(f"spark-pair's {what} {folder} is inside this repository: a model's edits "
                    "never touch it (they are refused), but git may track it; set "

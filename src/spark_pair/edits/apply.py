@@ -267,7 +267,10 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str], stop: Stop = None) ->
             raise ConflictError(f"{rel} already exists; a create never overwrites",
                                 hint="regenerate the turn as a modification of the existing file")
         tree.check_shape(rel)
-        tree.state[rel] = (op.content.encode("utf-8"), fsio.default_mode())
+        if fsio.has_escapes(op.content):  # never written as raw bytes
+            raise ApplyError(f"{rel}: the reply holds a lone surrogate, which is not a character",
+                             hint="regenerate the turn; nothing was changed")
+        tree.state[rel] = (fsio.encode(op.content, "utf-8", rel), fsio.default_mode())
     elif isinstance(op, Delete):
         rel = tree.path(op.path)
         data, _ = tree.state[rel]
