@@ -51,6 +51,21 @@ def test_a_lock_wait_gives_up_when_stop_says_so_and_names_the_holder(tmp_path: P
         pass
 
 
+def test_undo_can_give_up_on_a_held_lock(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(root), str(tmp_path / "data")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(Cancelled, match="undo journal lock"):
+            Journal(root, tmp_path / "data").undo(stop=lambda: True)
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+        holder.stdout.close()
+
+
 def test_run_apply_gives_up_on_a_held_lock_within_the_timeout(sim: SimProcess, tmp_path: Path
                                                               ) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": A_PY})

@@ -305,12 +305,15 @@ class Journal:
 
     # ---- undo --------------------------------------------------------------------------------
 
-    def undo(self, turn_id: str | None = None, force: bool = False) -> list[str]:
+    def undo(self, turn_id: str | None = None, force: bool = False, *,
+             stop: Callable[[], bool] | None = None) -> list[str]:
         """Restore the files of the last applied turn (or `turn_id`) exactly; returns their paths.
 
-        The undo is itself a journaled turn, so a crash mid-undo is rolled back too.
+        The undo is itself a journaled turn, so a crash mid-undo is rolled back too. Blocking
+        (lock, fsync): from an event loop, call it in a worker thread; `stop` ends the wait for
+        a lock another command holds (Cancelled, nothing written).
         """
-        with self.locked():
+        with self.locked(stop):
             self.recover()
             turns = self.list_turns()
             if turn_id is None:
