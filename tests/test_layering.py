@@ -11,6 +11,9 @@ CORE = [
     "spark_pair.workspace",
     "spark_pair.store",
     "spark_pair.session",
+    "spark_pair.session_events",
+    "spark_pair.approval",
+    "spark_pair.runtime",
 ]
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from spark_pair.approval import ACCEPT, REJECT, Decision, PolicyApprover
+from spark_pair.approval import Action, Decision, PolicyApprover
 from spark_pair.edits.journal import Journal
+from spark_pair.edits.parser import FileStarted
 from spark_pair.errors import Cancelled, PolicyRefused, ServerError, StaleError
 from spark_pair.exitcodes import ExitCode, exit_code_for
 from spark_pair.protocol import events as pe
@@ -108,7 +109,7 @@ async def test_dry_run_parses_decides_and_writes_nothing(repo: Path, tmp_path: P
     before = snapshot(repo)
     client = ScriptedClient(DIFF)
     events = await collect(make(repo, client, PolicyApprover(), tmp_path))
-    assert isinstance(events[0], TurnStarted) and events[0].files == ["a.txt", "b.txt"]
+    assert isinstance(events[0], TurnStarted) and events[0].files == ("a.txt", "b.txt")
     proposed = [e for e in events if isinstance(e, OperationProposed)]
     assert [type(e.op).__name__ for e in proposed] == ["Modify", "Create", "Delete"]
     assert all(e.decision.action == "skip" for e in events if isinstance(e, Decided))
@@ -156,9 +157,11 @@ async def test_apply_all_journals_records_and_undoes(repo: Path, tmp_path: Path)
 
 async def test_rejected_hunk_and_rejected_file_are_left_out(repo: Path, tmp_path: Path) -> None:
     class Picky:
-        async def decide(self, op):
+        async def decide(self, proposal):
             await asyncio.sleep(0)  # a person takes a moment
-            return Decision(ACCEPT) if op.path == "a.txt" else Decision(REJECT, "no thanks")
+            if proposal.op.path == "a.txt":
+                return Decision(Action.ACCEPT)
+            return Decision(Action.REJECT, "no thanks")
 
     events = await collect(make(repo, ScriptedClient(DIFF), Picky(), tmp_path))
     result = events[-1].result
@@ -318,7 +321,7 @@ async def test_create_target_that_appears_during_the_turn_is_stale(repo: Path,
     client = ScriptedClient(DIFF)
 
     async def on(ev) -> None:
-        if type(ev).__name__ == "FileStarted" and ev.path == "c.txt":  # parsed, not yet applied
+        if isinstance(ev, FileStarted) and ev.path == "c.txt":  # parsed, not yet applied
             (repo / "c.txt").write_text("made meanwhile\n")
 
     events = await collect(make(repo, client, PolicyApprover(True, True, True), tmp_path), on=on)

@@ -1,37 +1,84 @@
 """Approval: the session awaits a Decision for every operation before anything is written.
 
-The TUI resolves decisions from its approve pane; headless runs use PolicyApprover (flags).
+The session calls `approver.decide(proposal)` as soon as an operation is parsed, while the
+stream goes on; decisions may come back in any order and at any time before the turn ends.
+Headless runs use PolicyApprover (flags); an interactive front end answers from its screen.
+
+Deciding per hunk (what a front end does):
+
+    class ScreenApprover:
+        async def decide(self, proposal: Proposal) -> Decision:
+            future = self.pending[proposal.index] = asyncio.get_running_loop().create_future()
+            show(proposal)             # proposal.op.hunks, numbered from 0 as the events name them
+            return await future        # resolved by the user's keys
+
+    # the user accepted hunks 0 and 2 of operation 1 and rejected hunk 1:
+    app.pending[1].set_result(Decision(Action.ACCEPT, hunks=(0, 2)))
+
+`Decision.hunks` holds indices into `proposal.op.hunks` (the `hunk_index` of the events); None
+accepts every hunk; an empty tuple keeps none (a Modify then writes nothing, a Rename only moves
+the file). A Create or Delete has no hunks to choose from: it is accepted or not as a whole.
+
+A proposal can end without a decision: the session sets `proposal.ended` (why, an `Ended`) and
+then cancels the `decide()` task. When the target file changes on disk while the proposal is
+open or decided-but-not-written, the old proposal ends with `Ended.STALE` and the same index is
+asked again with a new Proposal whose `stale` is True: a front end keeps one pending decision
+per index and replaces it when a new proposal for that index arrives.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
 
 from .config import PROJECT_FILE
 from .edits.ops import Delete, Modify, Operation, Rename, op_paths
 
-ACCEPT = "accept"  # write it
-REJECT = "reject"  # a person said no: the operation is skipped, the others may still apply
-REFUSE = "refuse"  # policy said no: the whole turn writes nothing
-SKIP = "skip"  # dry run: nothing is written, nothing is wrong
+
+class Action(StrEnum):
+    ACCEPT = "accept"  # write it (or the chosen hunks)
+    REJECT = "reject"  # a person said no: the operation is skipped, the others may still apply
+    REFUSE = "refuse"  # policy said no: the whole turn writes nothing
+    SKIP = "skip"  # dry run: nothing is written, nothing is wrong
+
+
+class Ended(StrEnum):
+    """Why a proposal ended without (or before) its decision counted."""
+
+    STALE = "stale"  # the file changed on disk: the same index is asked again
+    REWOUND = "rewound"  # a retried reply differs: the operation is parsed again (new proposal)
+    CANCELLED = "cancelled"  # the turn was cancelled
+    TURN_OVER = "turn over"  # the turn failed or ended before a decision arrived
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    action: str  # ACCEPT | REJECT | REFUSE | SKIP
+    action: Action
     reason: str = ""
     hunks: tuple[int, ...] | None = None  # accepted hunk indices (Modify/Rename); None = all
 
     @property
     def accepted(self) -> bool:
-        return self.action == ACCEPT
+        return self.action == Action.ACCEPT
+
+
+@dataclass(eq=False, slots=True)
+class Proposal:
+    """One operation put to the approver. `stale` and `ended` are live: the session sets them
+    while the approver is thinking (read them, never set them)."""
+
+    turn_id: str
+    index: int  # the operation's index in the turn (events and Decision use the same)
+    op: Operation
+    stale: bool = False  # the target changed on disk since the model saw it
+    ended: Ended | None = None  # set just before the decide() task is cancelled
 
 
 class Approver(Protocol):
-    """Anything that decides on one operation (a policy, a person in the TUI)."""
+    """Anything that decides on one proposal (a policy, a person at a screen)."""
 
-    async def decide(self, op: Operation) -> Decision: ...
+    async def decide(self, proposal: Proposal) -> Decision: ...
 
 
 class PolicyApprover:
@@ -43,22 +90,23 @@ class PolicyApprover:
         self.allow_delete = allow_delete
         self.allow_rename = allow_rename
 
-    async def decide(self, op: Operation) -> Decision:
-        return self.decide_now(op)
+    async def decide(self, proposal: Proposal) -> Decision:
+        return self.decide_op(proposal.op)
 
-    def decide_now(self, op: Operation) -> Decision:
+    def decide_op(self, op: Operation) -> Decision:
+        no = Action.REFUSE if self.apply else Action.SKIP
         if touches_config(op):
-            return Decision(REFUSE if self.apply else SKIP, CONFIG_REASON)
+            return Decision(no, CONFIG_REASON)
         if isinstance(op, Delete) and not self.allow_delete:
             reason = "delete needs --allow-delete"
             if op.uncommitted:
                 reason += " (the file has uncommitted changes)"
-            return Decision(REFUSE if self.apply else SKIP, reason)
+            return Decision(no, reason)
         if isinstance(op, Rename) and not self.allow_rename:
-            return Decision(REFUSE if self.apply else SKIP, "rename needs --allow-rename")
+            return Decision(no, "rename needs --allow-rename")
         if not self.apply:
-            return Decision(SKIP, "dry run (use --apply to write)")
-        return Decision(ACCEPT, "allowed by flags")
+            return Decision(Action.SKIP, "dry run (use --apply to write)")
+        return Decision(Action.ACCEPT, "allowed by flags")
 
 
 CONFIG_REASON = (f"{PROJECT_FILE} is spark-pair's own config (base URL, key variable): a model "
@@ -75,7 +123,8 @@ def select_hunks(op: Operation, decision: Decision) -> Operation:
     """The operation limited to the hunks the decision accepted."""
     if decision.hunks is None or not isinstance(op, Modify | Rename):
         return op
-    keep = [h for i, h in enumerate(op.hunks) if i in set(decision.hunks)]
+    chosen = set(decision.hunks)
+    keep = [h for i, h in enumerate(op.hunks) if i in chosen]
     if isinstance(op, Modify):
         return Modify(op.path, keep, op.base_hash)
     return Rename(op.src, op.dst, keep, op.base_hash)

@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any
 from . import paths
 from .errors import ConfigError, add_secret
 from .paths import PROJECT_FILE
+from .protocol.events import Transport
 from .urls import diagnose_key, normalize_base_url
 
 if TYPE_CHECKING:
     from .protocol.client import ClientOptions
 
-TRANSPORTS = ("auto", "ws", "responses", "chat")
+TRANSPORTS = ("auto", *Transport)
 ENV_OVERRIDES = {
     "SPARK_PAIR_BASE_URL": "model.base_url",
     "SPARK_PAIR_MODEL": "model.name",

@@ -3,6 +3,7 @@
     SparkPairError                 message + hint; never carries the API key
     ├── ConfigError                config file / flags / environment (file, line, field)
     ├── UsageError                 bad command-line input
+    │   └── TurnInProgress         a second turn started while one runs
     ├── ModelError                 anything that went wrong talking to the model
     │   ├── AuthError              401 / 403: key missing, wrong, whitespace, "Bearer" doubled
     │   ├── EndpointError          404 / 405: wrong path (/v1 doubled or missing); shows the URL
@@ -116,6 +117,13 @@ class ConfigError(SparkPairError):
 class UsageError(SparkPairError):
     kind = "usage"
     default_hint = "see `spark-pair --help`"
+
+
+class TurnInProgress(UsageError):
+    """A session runs one turn at a time."""
+
+    default_hint = ("wait for the turn in flight to finish (its TurnFinished), or cancel it "
+                    "with session.cancel() first")
 
 
 class ModelError(SparkPairError):

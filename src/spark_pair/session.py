@@ -3,18 +3,34 @@
     session = Session(root, client, approver, context=workspace, journal=None,
                       recorder=TurnRecorder(store), watch=watcher.watch)
     async for event in session.turn("rename foo to bar", files=["src/a.py"]):
-        ...
+        match event: ...
     session.cancel(timeout=False)   # from anywhere: stop the turn; keeps what arrived
 
-A turn yields, in order: TurnStarted; the client's events (Started, TextDelta, Usage,
-Retrying, TransportChanged, ModelChanged, Completed | Failed) interleaved with the parser's
-(FileStarted, HunkStarted, LineAdded, FileFinished) and the session's OperationProposed,
-Decided and Stale; then Refused / Stale / Applied from the apply step; last TurnFinished(result).
+Front ends open a session through `runtime.open_runtime` (docs/seam.md is the contract).
 
-The approver is asked about each operation as soon as it is parsed (decisions run alongside
-the stream). Nothing is written without a Decision for every operation; a REFUSE, a conflict
-or a stale file that no longer fits means nothing at all is written. Writes go through
-edits.apply_turn (all-or-nothing, journaled for undo). A cancelled or failed turn writes nothing.
+A turn yields these events (SessionEvent), in this order:
+
+1. `TurnStarted` first.
+2. While the reply streams, as they happen: the client's `Started`, `TextDelta`, `Retrying`,
+   `Rewound`, `TransportChanged`, `ModelChanged`, `Usage`, then `Completed` or `Failed`;
+   the parser's `FileStarted`, `HunkStarted`, `LineAdded`, `FileFinished` (after the
+   `TextDelta` that completed them); `OperationProposed` right after its `FileFinished`;
+   `Decided` when the approver answers (during the stream or after it); `Stale` when a target
+   changes on disk (at once, once per change; `index` None while its file is still being
+   written), followed by a new `OperationProposed` for that index (asked again) or by a
+   `Refused(kind=STALE)` when the operation no longer fits the changed file.
+3. After the stream and every decision: `Stale` for changes found at the last check,
+   `Refused` for each operation that stops the turn, `Applied` when files were written.
+4. `TurnFinished(result)` last, always (also after a failure or a cancel).
+
+After a `Rewound` the operations parsed so far are forgotten (their proposals end with
+`Ended.REWOUND`) and the parse events restart from the kept text, with the same indices.
+
+The approver is asked about each operation as soon as it is parsed. Nothing is written without
+a Decision for every operation; a REFUSE, a conflict or a stale file that no longer fits means
+nothing at all is written. Writes go through edits.apply_turn (all-or-nothing, journaled for
+undo). A cancelled or failed turn writes nothing. File reads, hashing, git, the journal lock
+and the writes run in worker threads: the event loop never waits on the disk.
 """
 
 from __future__ import annotations
@@ -24,51 +40,59 @@ import collections
 import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .approval import ACCEPT, REFUSE, SKIP, Approver, Decision, select_hunks
-from .edits.ops import Create, Delete, Operation, Rename, content_hash, op_paths
+from .approval import Action, Approver, Decision, Ended, Proposal, select_hunks
+from .edits.ops import Create, Delete, OpKind, Operation, Rename, content_hash, op_paths
 from .errors import (
     Cancelled,
     EditError,
     ModelError,
+    ParseError,
     PathRefused,
     PolicyRefused,
     SparkPairError,
     StaleError,
+    TurnInProgress,
 )
 from .protocol.events import (
     Completed,
+    Event,
     Failed,
     ModelChanged,
     Rewound,
     Started,
     TextDelta,
+    Transport,
     TransportChanged,
     TurnRequest,
     Usage,
 )
 from .protocol.metrics import Stopwatch, estimate_tokens
 from .session_events import (
-    APPLIED,
-    NOT_APPLIED,
     Applied,
     Decided,
+    Frame,
     OperationProposed,
+    Outcome,
+    RefusalKind,
     Refused,
+    SessionEvent,
     Stale,
     TurnFinished,
     TurnResult,
     TurnStarted,
+    TurnStatus,
 )
 
-if TYPE_CHECKING:  # the store package opens SQLite; not needed before the request
+if TYPE_CHECKING:  # the store package opens SQLite; the parser loads while the request travels
+    from .edits.parser import DiffParser, ParseEvent
     from .store.records import Recorder, RequestRecord
 
-_END = object()  # the stream ended
-_WAKE = object()  # the turn was cancelled: look at the inbox again
+WatchFn = Callable[[Callable[[set[str]], None]], Any]  # watch(on_change) -> async context manager
 
 
 class Context(Protocol):
@@ -77,9 +101,22 @@ class Context(Protocol):
     def build(self, prompt: str, files: Sequence[str], *, followup: bool) -> tuple[
             TurnRequest, dict[str, str | None]]:
         """The request for a turn and the content hash of every file it showed the model."""
+        ...
 
     def finish(self, request: TurnRequest, reply: str, applied: Sequence[str]) -> None:
         """Remember a completed turn (history) and what the turn itself wrote."""
+        ...
+
+
+class ClientLike(Protocol):
+    """What the session needs from a model client (protocol.client.ModelClient)."""
+
+    @property
+    def transport(self) -> Transport: ...
+
+    def stream(self, request: TurnRequest) -> AsyncIterator[Event]:
+        """The reply's events; ends with Completed or Failed and never raises ModelError."""
+        ...
 
 
 class TurnRecorder:
@@ -104,9 +141,10 @@ class TurnRecorder:
 class Session:
     """A conversation with one model client over one repository; one turn at a time."""
 
-    def __init__(self, root: Path, client: Any, approver: Approver, *, context: Context,
+    def __init__(self, root: Path, client: ClientLike, approver: Approver, *, context: Context,
                  journal: Any = None, recorder: TurnRecorder | None = None,
-                 watch: Callable[[Callable[[set[str]], None]], Any] | None = None) -> None:
+                 watch: WatchFn | None = None,
+                 observe: Callable[[Event], None] | None = None) -> None:
         self.root = Path(root)
         self.client = client
         self.approver = approver
@@ -114,46 +152,140 @@ class Session:
         self.journal = journal
         self.recorder = recorder
         self.watch = watch  # watch(on_change) -> async context manager delivering changed paths
+        self.observe = observe  # sees every protocol event as it arrives (connection state)
+        self.ready: Callable[[], Awaitable[None]] | None = None  # awaited before each request
         self.turns = 0
-        self._cancel: asyncio.Event | None = None
-        self._cancel_reason: Cancelled | None = None
+        self._run: _TurnRun | None = None
+        self._busy = False
+        self._early: Cancelled | None = None  # a cancel before the turn's run existed
+
+    @property
+    def running(self) -> bool:
+        """Whether a turn is in flight."""
+        return self._busy
 
     def cancel(self, *, timeout: bool = False, message: str | None = None) -> None:
-        """Stop the turn in flight: what arrived is kept, nothing is written."""
+        """Stop the turn in flight: what arrived is kept, nothing is written. Pending proposals
+        end with `Ended.CANCELLED`. With no turn running this does nothing."""
+        if not self._busy:
+            return
         text = message or ("the --timeout ran out" if timeout else "the turn was cancelled")
         hint = "nothing was written"
         if timeout:
             hint += "; raise --timeout or check the endpoint"
-        self._cancel_reason = Cancelled(text, timeout=timeout, hint=hint)
-        if self._cancel is not None:
-            self._cancel.set()
+        reason = Cancelled(text, timeout=timeout, hint=hint)
+        if self._run is None:
+            self._early = self._early or reason
+        else:
+            self._run.cancel(reason)
 
-    async def turn(self, prompt: str, files: Sequence[str] = ()) -> AsyncIterator[Any]:
-        turn_id = _new_turn_id()
-        self._cancel = asyncio.Event()
-        self._cancel_reason = None
-        followup = self.turns > 0
-        request, hashes = self.context.build(prompt, files, followup=followup)
-        result = TurnResult(turn_id, "failed")
-        yield TurnStarted(turn_id, prompt, sorted(hashes), _estimate_tokens(request), followup)
-        run = _TurnRun(self, request, hashes, result, prompt)
+    def turn(self, prompt: str, files: Sequence[str] = ()) -> AsyncIterator[SessionEvent]:
+        """The events of one turn (see the module docstring for their order). Raises
+        TurnInProgress when a turn is already running."""
+        self._refuse_overlap()
+        return self._turn(prompt, files)
+
+    def frames(self, prompt: str, files: Sequence[str] = (), *, interval: float = 1 / 30
+               ) -> AsyncIterator[Frame]:
+        """The turn's events coalesced into frames: one per `interval` at most, sent at once
+        when a frame holds an OperationProposed, Stale, Failed or the TurnFinished."""
+        self._refuse_overlap()
+        return _frames(self, self._turn(prompt, files), interval)
+
+    def partial_line(self) -> str:
+        """The diff line being written now (empty between turns)."""
+        run = self._run
+        return "" if run is None else run.parser_partial()
+
+    def _refuse_overlap(self) -> None:
+        if self._busy:
+            raise TurnInProgress("a turn is already running in this session")
+
+    async def _turn(self, prompt: str, files: Sequence[str]) -> AsyncIterator[SessionEvent]:
+        self._refuse_overlap()
+        self._busy, self._early = True, None
         try:
-            async for event in run.events():
-                yield event
+            turn_id = new_turn_id()
+            followup = self.turns > 0
+            request, hashes = await asyncio.to_thread(
+                self.context.build, prompt, files, followup=followup)
+            result = TurnResult(turn_id, TurnStatus.FAILED)
+            run = self._run = _TurnRun(self, request, hashes, result, prompt)
+            if self._early is not None:
+                run.cancel(self._early)
+            try:
+                yield TurnStarted(turn_id, prompt, tuple(sorted(hashes)),
+                                  _estimate_tokens(request), followup)
+                async for event in run.events():
+                    yield event
+            finally:
+                self._run = None
+                run.end_proposals(Ended.TURN_OVER)
+                if self.recorder is not None:
+                    applied = result.status == TurnStatus.APPLIED
+                    self.recorder.flush(turn_id if applied else None)
+            self.turns += 1
+            if result.metrics is not None and not result.metrics.partial:  # the model
+                # answered: the turn joins the history
+                await asyncio.to_thread(self.context.finish, request, result.text,
+                                        list(result.changed))
+            yield TurnFinished(result)
         finally:
-            run.stop_deciding()
-            if self.recorder is not None:
-                self.recorder.flush(turn_id if result.status == "applied" else None)
-        self.turns += 1
-        if result.metrics is not None and not result.metrics.partial:  # the model answered:
-            # the turn joins the history
-            self.context.finish(request, result.text, result.changed)
-        yield TurnFinished(result)
+            self._busy = False
+
+
+async def _frames(session: Session, events: AsyncIterator[SessionEvent], interval: float
+                  ) -> AsyncIterator[Frame]:
+    """Pulls the turn's events in a task and hands them over in batches."""
+    batch: list[SessionEvent] = []
+    arrived = asyncio.Event()  # the batch holds something (or the turn ended)
+    urgent = asyncio.Event()  # the batch holds an event that must not wait for the clock
+    done = False
+
+    async def pull() -> None:
+        nonlocal done
+        try:
+            async for event in events:
+                batch.append(event)
+                arrived.set()
+                if isinstance(event, _URGENT):
+                    urgent.set()
+        finally:
+            done = True
+            arrived.set()
+            urgent.set()
+
+    task = asyncio.create_task(pull())
+    loop = asyncio.get_running_loop()
+    last = loop.time() - interval
+    try:
+        while True:
+            await arrived.wait()
+            wait = interval - (loop.time() - last)
+            if wait > 0 and not urgent.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(urgent.wait(), wait)
+            arrived.clear()
+            urgent.clear()
+            if batch:
+                taken = tuple(batch)
+                batch.clear()
+                text = "".join(e.text for e in taken if isinstance(e, TextDelta))
+                last = loop.time()
+                yield Frame(taken, text, session.partial_line())
+            if done and not batch:
+                break
+        await task  # re-raise what the turn raised
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 class _Inbox:
-    """The turn's incoming events (stream, watcher, wake-ups), in order. `put` never waits;
-    the turn loop takes from `items` and waits only when it is empty."""
+    """The turn's incoming items (stream, watcher, decisions, wake-ups), in order. `put` never
+    waits; the turn loop takes from `items` and waits only when it is empty."""
 
     def __init__(self) -> None:
         self.items: collections.deque[Any] = collections.deque()
@@ -172,43 +304,68 @@ class _Inbox:
             await self._waiter
 
 
+_END = object()  # the stream ended
+_WAKE = object()  # the turn was cancelled: look at the inbox again
+
+
+@dataclass(frozen=True, slots=True)
+class _Changed:
+    paths: frozenset[str]  # repo paths the watcher saw change
+
+
+@dataclass(frozen=True, slots=True)
+class _Answered:
+    proposal: Proposal  # its decide() task is done
+
+
 class _TurnRun:
-    """The state of one turn while it runs."""
+    """The state of one turn while it runs: the stream loop, then the apply step."""
 
     def __init__(self, session: Session, request: TurnRequest, hashes: dict[str, str | None],
                  result: TurnResult, prompt: str) -> None:
         self.s = session
         self.prompt = prompt
         self.request = request
-        self.hashes = dict(hashes)
         self.result = result
-        self.ops: list[Operation] = []
-        self.tasks: list[asyncio.Task[Decision]] = []
-        self.decided: list[Decision | None] = []
-        self.reported: int = 0  # decisions already yielded
-        self.stale: set[str] = set()
+        self.base = dict(hashes)  # path -> the hash of the content the model saw
+        self.disk = dict(hashes)  # path -> the hash last seen on disk (one Stale per change)
+        self.changed_early: set[str] = set()  # changed before any operation named them
         self.existed: dict[str, bool] = {}  # a create's target was there when it was parsed
-        self.inbox = _Inbox()  # stream events and watcher reports
+        self.proposals = _Proposals(session, result.turn_id)
+        self.inbox = _Inbox()
         self.writing: str | None = None  # path of the file being parsed now
-        self.watch: Stopwatch | None = None  # made when the request goes out
+        self.stale_refused: dict[int, StaleError] = {}
+        self.parser: DiffParser | None = None
+        self.cancel_reason: Cancelled | None = None
+        self.stopwatch: Stopwatch | None = None  # made when the request goes out
+
+    def cancel(self, reason: Cancelled) -> None:
+        if self.cancel_reason is None:
+            self.cancel_reason = reason
+            self.proposals.end_all(Ended.CANCELLED)
+            self.inbox.put(_WAKE)
+
+    def end_proposals(self, why: Ended) -> None:
+        self.proposals.end_all(why)
+
+    def parser_partial(self) -> str:
+        return "" if self.parser is None else self.parser.partial_line
 
     # ---- the turn ------------------------------------------------------------------------
 
-    async def events(self) -> AsyncIterator[Any]:
-        cancel = self.s._cancel
-        assert cancel is not None
+    async def events(self) -> AsyncIterator[SessionEvent]:
         chunks: list[str] = []
         error: SparkPairError | None = None
         # the request goes out first; the parser gets ready while it travels and the
         # watcher starts with the first event
         pump = asyncio.create_task(self._pump())
-        self.watch = Stopwatch()  # for the partial metrics of a stopped turn
-        stopper = asyncio.create_task(cancel.wait())
-        stopper.add_done_callback(self._wake)  # a cancel wakes the loop waiting on the inbox
+        self.stopwatch = Stopwatch()  # for the partial metrics of a stopped turn
+        self.proposals.on_answer = lambda p: self.inbox.put(_Answered(p))
         await asyncio.sleep(0)
         from .edits.parser import DiffParser
 
-        parser = DiffParser()
+        self.parser = parser = DiffParser()
+        streaming = True
         try:
             async with contextlib.AsyncExitStack() as watching:
                 items = self.inbox.items
@@ -218,291 +375,301 @@ class _TurnRun:
                     # inbox is empty. The loop waits (one future, no task) only when there is
                     # nothing to do
                     if not items:
-                        if cancel.is_set():
-                            error = self.s._cancel_reason or Cancelled("the turn was cancelled")
+                        if self.cancel_reason is not None:
+                            error = self.cancel_reason
+                            break
+                        if not streaming and not self.proposals.pending():
                             break
                         await self.inbox.wait()
                         continue
-                    event = items.popleft()
-                    if event is _WAKE:
+                    item = items.popleft()
+                    if item is _WAKE:
                         continue
-                    if event is _END:
-                        break
-                    if isinstance(event, SparkPairError):
-                        error = event
-                        break
-                    yield event
-                    if watch:  # after the first event: the request is out, so the watcher's
-                        watch = False  # start-up work (imports, git) does not delay it
-                        await watching.enter_async_context(self.s.watch(self._changed))
-                    if isinstance(event, TextDelta):
-                        self.watch.text()
-                        chunks.append(event.text)
+                    if isinstance(item, _Answered):
+                        decided = self.proposals.answered(item.proposal)
+                        if decided is not None:
+                            yield decided
+                        continue
+                    if isinstance(item, _Changed):
+                        async for out in self._on_changed(item.paths):
+                            yield out
+                        continue
+                    if not streaming:
+                        continue
+                    if item is _END or isinstance(item, SparkPairError):
+                        streaming = False
+                        if item is not _END:
+                            error = item
+                        if error is not None:
+                            break
+                        # the stream ended: the last file closes, then decisions are awaited
+                        self.result.text = "".join(chunks)
                         try:
-                            parsed = parser.feed(event.text)
+                            for pe in parser.close():
+                                for out in await self._on_parse(pe):
+                                    yield out
                         except SparkPairError as exc:
                             error = exc
                             break
-                        for pe in parsed:
-                            for out in self._on_parse(pe):
-                                yield out
-                    elif isinstance(event, Rewound):
-                        # a retry answered differently: forget what came after `keep`, re-parse
-                        text = "".join(chunks)[: event.keep]
-                        chunks = [text]
-                        parser = DiffParser()
-                        self._forget_operations()
-                        for pe in parser.feed(text):
-                            for out in self._on_parse(pe):
-                                yield out
-                    else:
-                        error = self._on_protocol(event) or error
-                    if self.reported < len(self.tasks):
-                        for out in self._take_decisions():
-                            yield out
-                stopper.cancel()
-                if not pump.done():
-                    pump.cancel()
-                await asyncio.gather(pump, return_exceptions=True)
-                self.result.text = "".join(chunks)
-                if error is None:
-                    try:
-                        for pe in parser.close():
-                            for out in self._on_parse(pe):
-                                yield out
-                    except SparkPairError as exc:
-                        error = exc
-                if error is None and not self.ops and self.result.text.strip():
-                    from .errors import ParseError
-
-                    error = ParseError("the reply holds no unified diff")
-                self.result.operations = list(self.ops)
-                if error is not None:
-                    self.stop_deciding()
-                    self._finish_error(error)
-                    return
-                async for out in self._decide_all():
-                    yield out
-                for out in self._take_stale():
-                    yield out
+                        if not self.proposals.ops and self.result.text.strip():
+                            error = ParseError("the reply holds no unified diff")
+                            break
+                        continue
+                    event: Event = item
+                    yield event
+                    if watch:  # after the first event: the request is out, so the watcher's
+                        watch = False  # start-up work (imports, git) does not delay it
+                        assert self.s.watch is not None
+                        await watching.enter_async_context(self.s.watch(self._changed))
+                    match event:
+                        case TextDelta(text=text):
+                            self.stopwatch.text()
+                            chunks.append(text)
+                            try:
+                                parsed = parser.feed(text)
+                            except SparkPairError as exc:
+                                error = exc
+                                break
+                            for pe in parsed:
+                                for out in await self._on_parse(pe):
+                                    yield out
+                        case Rewound(keep=keep):
+                            # a retry answered differently: forget what came after `keep`
+                            text = "".join(chunks)[:keep]
+                            chunks = [text]
+                            self.parser = parser = DiffParser()
+                            self.proposals.forget()
+                            self.writing = None
+                            for pe in parser.feed(text):
+                                for out in await self._on_parse(pe):
+                                    yield out
+                        case _:
+                            error = self._on_protocol(event) or error
         finally:
-            stopper.cancel()
             if not pump.done():
                 pump.cancel()
+            await asyncio.gather(pump, return_exceptions=True)
+        self.result.text = self.result.text or "".join(chunks)
+        self.result.operations = list(self.proposals.ops)
+        if error is not None:
+            self.proposals.end_all(Ended.CANCELLED if isinstance(error, Cancelled)
+                                   else Ended.TURN_OVER)
+            self._finish_error(error)
+            return
         async for out in self._apply():
             yield out
 
-    def _on_protocol(self, event: Any) -> SparkPairError | None:
+    def _on_protocol(self, event: Event) -> SparkPairError | None:
         r = self.result
-        if isinstance(event, Started):
-            r.model, r.transport = event.model, event.transport
-        elif isinstance(event, ModelChanged):
-            r.model = event.new
-        elif isinstance(event, TransportChanged):
-            r.transport = event.new
-        elif isinstance(event, Usage):
-            r.usage = event
-        elif isinstance(event, Completed):
-            r.metrics, r.retries, r.response_id = event.metrics, event.retries, event.response_id
-            r.usage = event.usage or r.usage
-        elif isinstance(event, Failed):
-            r.retries = event.retries
-            return event.error
+        match event:
+            case Started(model=model, transport=transport):
+                r.model, r.transport = model, transport
+            case ModelChanged(new=new):
+                r.model = new
+            case TransportChanged(new=new):
+                r.transport = new
+            case Usage():
+                r.usage = event
+            case Completed():
+                r.metrics, r.retries, r.response_id = (event.metrics, event.retries,
+                                                       event.response_id)
+                r.usage = event.usage or r.usage
+            case Failed(error=error, retries=retries):
+                r.retries = retries
+                return error
         return None
-
-    def _wake(self, stopper: asyncio.Task[Any]) -> None:
-        if not stopper.cancelled():
-            self.inbox.put(_WAKE)
 
     async def _pump(self) -> None:
         put = self.inbox.put
+        observe = self.s.observe
         try:
+            if self.s.ready is not None:
+                await self.s.ready()
             async for event in self.s.client.stream(self.request):
+                if observe is not None:
+                    observe(event)
                 put(event)
         except Exception as exc:  # a bug below the client: report, never hang the turn
             put(exc if isinstance(exc, SparkPairError) else
                 ModelError(f"the model client failed: {exc!r}"))
         put(_END)
 
-    # ---- parse events -> operations --------------------------------------------------------
+    # ---- parse events -> proposals ---------------------------------------------------------
 
-    def _on_parse(self, pe: Any) -> list[Any]:
-        out: list[Any] = [pe]
-        kind = type(pe).__name__
-        if kind == "FileStarted":
+    async def _on_parse(self, pe: ParseEvent) -> list[SessionEvent]:
+        from .edits.parser import FileFinished, FileStarted
+
+        out: list[SessionEvent] = [pe]
+        if isinstance(pe, FileStarted):
             self.writing = pe.path
-            if pe.op_kind != "create" and pe.path not in self.hashes:
-                self.hashes[pe.path] = _hash_of(self.s.root, pe.path)
-            if pe.op_kind == "create" and pe.path not in self.existed:
-                self.existed[pe.path] = (self.hashes.get(pe.path) is not None
-                                         or _present(self.s.root, pe.path))
-            if pe.path in self.stale:
+            if pe.path not in self.disk:
+                self.disk[pe.path] = await asyncio.to_thread(_hash_of, self.s.root, pe.path)
+            # not shown to the model: the operation is computed against the file as it is now
+            self.base.setdefault(pe.path, self.disk[pe.path])
+            if pe.op_kind == OpKind.CREATE and pe.path not in self.existed:
+                self.existed[pe.path] = (self.base.get(pe.path) is not None
+                                         or await asyncio.to_thread(_present, self.s.root,
+                                                                    pe.path))
+            if pe.path in self.changed_early:
+                self.changed_early.discard(pe.path)
                 out.append(Stale(pe.path, None))
-        elif kind == "FileFinished":
+        elif isinstance(pe, FileFinished):
             self.writing = None
             op = pe.op
-            self._set_base(op)
+            if not isinstance(op, Create) and op.base_hash is None:
+                op.base_hash = self.base.get(op.path)
             if isinstance(op, Delete):
                 from .edits.apply import flag_uncommitted
 
-                flag_uncommitted(self.s.root, [op])  # the approver warns about unsaved work
-            index = len(self.ops)
-            self.ops.append(op)
-            out.append(OperationProposed(index, op))
-            self.decided.append(None)
-            self.tasks.append(asyncio.ensure_future(self.s.approver.decide(op)))
-            if any(p in self.stale for p in op_paths(op)):
-                out.append(Stale(op.path, index))
+                # the approver warns about unsaved work (git, in a thread)
+                await asyncio.to_thread(flag_uncommitted, self.s.root, [op])
+            stale = any(self._is_stale_path(p) for p in op_paths(op))
+            index = self.proposals.add(op)
+            if self.cancel_reason is not None:  # nobody is asked once the turn is cancelled
+                self.proposals.current[index].ended = Ended.CANCELLED
+            elif stale:
+                out.extend(await self._ask_stale(index))
+            else:
+                out.append(self.proposals.ask(index, stale=False))
         return out
-
-    def _set_base(self, op: Operation) -> None:
-        if isinstance(op, Create) or op.base_hash is not None:
-            return
-        path = op.path
-        if path not in self.hashes:
-            self.hashes[path] = _hash_of(self.s.root, path)
-        op.base_hash = self.hashes[path]
-
-    def _take_decisions(self) -> list[Any]:
-        out = []
-        while self.reported < len(self.tasks) and self.tasks[self.reported].done():
-            i = self.reported
-            decision = _decision_of(self.tasks[i])
-            self.decided[i] = decision
-            out.append(Decided(i, self.ops[i], decision))
-            self.reported += 1
-        return out
-
-    async def _decide_all(self) -> AsyncIterator[Any]:
-        while self.reported < len(self.tasks):
-            cancel = self.s._cancel
-            assert cancel is not None
-            task = self.tasks[self.reported]
-            stopper = asyncio.ensure_future(cancel.wait())
-            await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
-            stopper.cancel()
-            if not task.done():
-                self.stop_deciding()
-                return
-            for out in self._take_decisions():
-                yield out
-
-    def _forget_operations(self) -> None:
-        """Drop every operation parsed so far (their text was rewound) and their decisions."""
-        self.stop_deciding()
-        self.ops, self.tasks, self.decided, self.reported = [], [], [], 0
-        self.writing = None
-
-    def stop_deciding(self) -> None:
-        for task in self.tasks:
-            if not task.done():
-                task.cancel()
 
     # ---- staleness -----------------------------------------------------------------------
 
     def _changed(self, paths: set[str]) -> None:
-        """Called by the watcher with repo-relative paths that changed on disk."""
-        for path in paths:
-            if path in self.stale:
-                continue
-            if path in self.hashes and _hash_of(self.s.root, path) == self.hashes[path]:
+        """Called by the watcher (on the loop) with repo paths that changed on disk; the turn
+        loop looks at them (hashing in a thread) as soon as it can."""
+        self.inbox.put(_Changed(frozenset(paths)))
+
+    def _is_stale_path(self, path: str) -> bool:
+        return path in self.base and self.disk.get(path) != self.base[path]
+
+    async def _on_changed(self, paths: frozenset[str]) -> AsyncIterator[SessionEvent]:
+        """One Stale per change of a file the model saw or an operation names; a file no
+        operation names yet is reported when its operation starts."""
+        for path in sorted(paths):
+            index = self.proposals.index_of(path)
+            if path not in self.disk and index is None:
+                continue  # the model never saw it: an operation on it takes it as it is then
+            now = await asyncio.to_thread(_hash_of, self.s.root, path)
+            if path in self.disk and now == self.disk[path]:
                 continue  # touched but not changed (or a late event for an earlier write)
-            if path in self.hashes or path == self.writing or any(
-                    path in op_paths(op) for op in self.ops):
-                self.stale.add(path)
-                index = next((i for i, op in enumerate(self.ops) if path in op_paths(op)), None)
-                if index is not None or path == self.writing:
-                    self.inbox.put(Stale(path, index))
-            else:
-                self.stale.add(path)  # a later operation on it is stale from the start
+            self.disk[path] = now
+            if index is None and path != self.writing:
+                self.changed_early.add(path)
+                continue
+            self.changed_early.discard(path)
+            yield Stale(path, index)
+            if index is not None:
+                for out in await self._ask_stale(index):
+                    yield out
 
-    def _take_stale(self) -> list[Any]:
-        """Stale reports that came in after the stream ended."""
-        out = []
-        items = self.inbox.items
-        while items:
-            item = items.popleft()
-            if isinstance(item, Stale):
-                out.append(item)
-        return out
+    async def _ask_stale(self, index: int) -> list[SessionEvent]:
+        """The target of operation `index` changed: refuse it when it no longer fits the file
+        on disk, else ask again with a stale proposal."""
+        from .edits.apply import check_ops
 
-    def _disk_stale(self, op: Operation) -> bool:
+        op = self.proposals.ops[index]
+        self.proposals.end(index, Ended.STALE)
+        try:
+            found = await asyncio.to_thread(check_ops, self.s.root, [op], stop=self.stopping)
+        except Cancelled:
+            return []  # the turn is stopping: its cancel ends it
+        if found:
+            error = StaleError(found[0])
+            self.stale_refused[index] = error
+            return [Refused(index, op, found[0], RefusalKind.STALE)]
+        self.stale_refused.pop(index, None)
+        return [self.proposals.ask(index, stale=True)]
+
+    async def _disk_stale(self, op: Operation) -> tuple[bool, str | None]:
+        """Whether the operation's target differs from what it was computed against, and the
+        target's hash now."""
+        root = self.s.root
+        now = await asyncio.to_thread(_hash_of, root, op.path)
         if isinstance(op, Create):  # stale only if it appeared during the turn; a file that
             # was already there is a conflict (a create never overwrites), not a stale file
-            existed = self.existed.get(op.path, self.hashes.get(op.path) is not None)
-            return not existed and _present(self.s.root, op.path)
-        return op.base_hash is not None and _hash_of(self.s.root, op.path) != op.base_hash
+            existed = self.existed.get(op.path, self.base.get(op.path) is not None)
+            there = now is not None or await asyncio.to_thread(_present, root, op.path)
+            return not existed and there, now
+        return op.base_hash is not None and now != op.base_hash, now
 
     # ---- apply -----------------------------------------------------------------------------
 
-    async def _apply(self) -> AsyncIterator[Any]:
+    async def _apply(self) -> AsyncIterator[SessionEvent]:
         from .edits.apply import apply_turn, check_each, check_ops
 
         r = self.result
-        cancelled = self.s._cancel_reason
-        decisions = [d or Decision(SKIP, "no decision") for d in self.decided]
-        r.decisions = list(decisions)
-        r.outcomes = [NOT_APPLIED] * len(self.ops)
-        if cancelled is not None:
-            self._finish_error(cancelled)
+        if self.cancel_reason is not None:
+            self._finish_error(self.cancel_reason)
             return
-        refused = [(i, d.reason) for i, d in enumerate(decisions) if d.action == REFUSE]
+        ops = self.proposals.ops
+        decisions = [d or Decision(Action.SKIP, "no decision") for d in self.proposals.decided]
+        r.decisions = list(decisions)
+        r.outcomes = [Outcome.NOT_APPLIED] * len(ops)
+        refused = [(i, d.reason) for i, d in enumerate(decisions) if d.action == Action.REFUSE]
         for i, reason in refused:
-            yield Refused(i, self.ops[i], reason, "policy")
-        chosen = [(i, select_hunks(op, d)) for i, (op, d) in enumerate(zip(self.ops, decisions))
-                  if d.action == ACCEPT]
+            yield Refused(i, ops[i], reason, RefusalKind.POLICY)
+        chosen = [(i, select_hunks(op, d)) for i, (op, d) in enumerate(zip(ops, decisions))
+                  if d.action == Action.ACCEPT]
         chosen = [(i, op) for i, op in chosen if _has_effect(op)]
         # a dry run writes nothing but checks what --apply would write
-        dry = not refused and not chosen and any(d.action == SKIP for d in decisions)
+        dry = not refused and not chosen and any(d.action == Action.SKIP for d in decisions)
         checked = chosen if not dry else [
-            (i, op) for i, op in enumerate(self.ops)
-            if decisions[i].action == SKIP and _has_effect(op)]
-        problems: list[tuple[int, SparkPairError]] = []
-        stop = lambda: self.s._cancel_reason is not None  # noqa: E731 - checks give way to it
+            (i, op) for i, op in enumerate(ops)
+            if decisions[i].action == Action.SKIP and _has_effect(op)]
+        problems: list[tuple[int, SparkPairError]] = [
+            (i, err) for i, err in sorted(self.stale_refused.items())
+            if decisions[i].action != Action.REJECT]
         for i, op in checked:
-            stale = self._disk_stale(op) or any(p in self.stale for p in op_paths(op))
-            if stale and op.path not in self.stale:
-                self.stale.add(op.path)
+            if i in self.stale_refused:
+                continue
+            stale, now = await self._disk_stale(op)
+            if stale and now != self.disk.get(op.path, op.base_hash):
+                self.disk[op.path] = now  # a change the watcher has not reported (yet)
                 yield Stale(op.path, i)
             if refused or not stale:
                 continue  # fresh operations are checked together by apply_turn
             try:  # re-check against the newer file (off the loop, so the deadline can fire)
-                found = await asyncio.to_thread(check_ops, self.s.root, [op], stop=stop)
+                found = await asyncio.to_thread(check_ops, self.s.root, [op],
+                                                stop=self.stopping)
             except Cancelled as exc:
                 self._finish_error(self._stopped(exc))
                 return
             if found:
                 problems.append((i, StaleError(found[0])))
-                yield Refused(i, op, found[0], "stale")
+                yield Refused(i, op, found[0], RefusalKind.STALE)
         if refused:
-            self._finish_error(PolicyRefused(_refusal_message(self.ops, refused)), "refused")
+            self._finish_error(PolicyRefused(_refusal_message(ops, refused)),
+                               TurnStatus.REFUSED)
             return
         if problems:
-            self._finish_error(problems[0][1], "conflict")
+            self._finish_error(problems[0][1], TurnStatus.CONFLICT)
             return
         if dry:
             try:
-                found = await asyncio.to_thread(check_each, self.s.root,
-                                                [op for _, op in checked], stop=stop)
+                found_each = await asyncio.to_thread(check_each, self.s.root,
+                                                     [op for _, op in checked],
+                                                     stop=self.stopping)
             except Cancelled as exc:
                 self._finish_error(self._stopped(exc))
                 return
-            if found:
-                i, op = checked[found[0][0]]
-                error = found[0][1]
+            if found_each:
+                i, op = checked[found_each[0][0]]
+                error = found_each[0][1]
                 yield Refused(i, op, error.message, _refusal_kind(error))
-                self._finish_error(error, "conflict")
+                self._finish_error(error, TurnStatus.CONFLICT)
             else:
-                r.status = "dry_run"
+                r.status = TurnStatus.DRY_RUN
             return
         if not chosen:
-            r.status = "dry_run" if any(d.action == SKIP for d in decisions) else (
-                "rejected" if decisions else "no_changes")
+            r.status = TurnStatus.DRY_RUN if any(d.action == Action.SKIP for d in decisions) \
+                else (TurnStatus.REJECTED if decisions else TurnStatus.NO_CHANGES)
             return
+        summary = " ".join(self.prompt.split())[:200]
         try:
             applied = await asyncio.to_thread(
                 apply_turn, self.s.root, [op for _, op in chosen], journal=self.s.journal,
-                turn_id=r.turn_id, summary=" ".join(self.prompt.split())[:200], stop=stop)
+                turn_id=r.turn_id, summary=summary, stop=self.stopping)
         except Cancelled as exc:  # the deadline came while planning or waiting for the lock
             self._finish_error(self._stopped(exc))
             return
@@ -510,51 +677,131 @@ class _TurnRun:
             i, op = next(((i, op) for i, op in chosen
                           if any(p in exc.message for p in op_paths(op))), chosen[0])
             yield Refused(i, op, exc.message, _refusal_kind(exc))
-            self._finish_error(exc, "conflict")
+            self._finish_error(exc, TurnStatus.CONFLICT)
             return
         for i, _ in chosen:
-            r.outcomes[i] = APPLIED
-        r.changed, r.notes, r.status = applied.changed, applied.notes, "applied"
-        yield Applied(applied.turn_id, applied.changed, applied.notes)
+            r.outcomes[i] = Outcome.APPLIED
+        r.changed, r.notes, r.status = list(applied.changed), list(applied.notes), \
+            TurnStatus.APPLIED
+        yield Applied(applied.turn_id, tuple(applied.changed), tuple(applied.notes))
+
+    def stopping(self) -> bool:
+        """Whether the turn was cancelled (checks and the journal lock give way to it; called
+        from worker threads)."""
+        return self.cancel_reason is not None
 
     def _stopped(self, exc: Cancelled) -> Cancelled:
         """The turn's own cancel reason, with what was stopped (e.g. who holds the lock)."""
-        reason = self.s._cancel_reason
+        reason = self.cancel_reason
         if reason is None or "waiting" not in exc.details:
             return reason or exc
         return Cancelled(f"{reason.message}; {exc.message}", hint=exc.hint, **reason.details)
 
-    def _finish_error(self, error: SparkPairError, status: str | None = None) -> None:
+    def _finish_error(self, error: SparkPairError, status: TurnStatus | None = None) -> None:
         r = self.result
         r.error = error
-        r.status = status or ("cancelled" if isinstance(error, Cancelled) else "failed")
-        if isinstance(error, Cancelled) and r.metrics is None and self.watch is not None:
+        r.status = status or (TurnStatus.CANCELLED if isinstance(error, Cancelled)
+                              else TurnStatus.FAILED)
+        if isinstance(error, Cancelled) and r.metrics is None and self.stopwatch is not None:
             tokens = r.usage.output_tokens if r.usage else estimate_tokens(r.text)
-            r.metrics = self.watch.stopped(tokens)  # stopped: report what was measured
+            r.metrics = self.stopwatch.stopped(tokens)  # stopped: report what was measured
         if not r.outcomes:
-            r.outcomes = [NOT_APPLIED] * len(self.ops)
+            r.outcomes = [Outcome.NOT_APPLIED] * len(self.proposals.ops)
         if not r.decisions:
-            r.decisions = list(self.decided)
+            r.decisions = list(self.proposals.decided)
 
 
-def _new_turn_id() -> str:
+class _Proposals:
+    """The turn's operations, the proposal open for each and the decisions that came back."""
+
+    def __init__(self, session: Session, turn_id: str) -> None:
+        self.s = session
+        self.turn_id = turn_id
+        self.ops: list[Operation] = []
+        self.current: list[Proposal] = []
+        self.tasks: list[asyncio.Task[Decision] | None] = []
+        self.decided: list[Decision | None] = []
+        self.on_answer: Callable[[Proposal], None] = lambda p: None
+
+    def add(self, op: Operation) -> int:
+        self.ops.append(op)
+        self.current.append(Proposal(self.turn_id, len(self.ops) - 1, op))
+        self.tasks.append(None)
+        self.decided.append(None)
+        return len(self.ops) - 1
+
+    def ask(self, index: int, *, stale: bool) -> OperationProposed:
+        """Put operation `index` to the approver (again); its earlier decision no longer counts."""
+        proposal = Proposal(self.turn_id, index, self.ops[index], stale=stale)
+        self.current[index] = proposal
+        self.decided[index] = None
+        task = asyncio.ensure_future(self.s.approver.decide(proposal))
+        self.tasks[index] = task
+        task.add_done_callback(lambda _: self.on_answer(proposal))
+        return OperationProposed(proposal)
+
+    def answered(self, proposal: Proposal) -> Decided | None:
+        """The Decided event for a finished decide() task (None for an ended proposal)."""
+        i = proposal.index
+        task = self.tasks[i] if i < len(self.tasks) else None
+        if proposal.ended is not None or task is None or self.current[i] is not proposal:
+            return None
+        decision = _decision_of(task)
+        self.decided[i] = decision
+        return Decided(i, self.ops[i], decision)
+
+    def pending(self) -> bool:
+        return any(d is None and t is not None and p.ended is None
+                   for d, t, p in zip(self.decided, self.tasks, self.current))
+
+    def index_of(self, path: str) -> int | None:
+        return next((i for i, op in enumerate(self.ops) if path in op_paths(op)), None)
+
+    def end(self, index: int, why: Ended) -> None:
+        proposal, task = self.current[index], self.tasks[index]
+        if proposal.ended is None:
+            proposal.ended = why
+        if why is Ended.STALE:
+            proposal.stale = True
+        if task is not None and not task.done():
+            task.cancel()
+        self.tasks[index] = None
+        self.decided[index] = None
+
+    def end_all(self, why: Ended) -> None:
+        for i, task in enumerate(self.tasks):
+            if task is not None and not task.done():
+                if self.current[i].ended is None:
+                    self.current[i].ended = why
+                task.cancel()
+
+    def forget(self) -> None:
+        """Drop every operation parsed so far (their text was rewound)."""
+        self.end_all(Ended.REWOUND)
+        self.ops, self.current, self.tasks, self.decided = [], [], [], []
+
+
+_URGENT = (OperationProposed, Stale, Failed, TurnFinished)
+
+
+def new_turn_id() -> str:
     """Sortable and unique: UTC time plus random hex (the journal's turn id format)."""
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
 
 
 def _decision_of(task: asyncio.Task[Decision]) -> Decision:
     if task.cancelled():
-        return Decision(SKIP, "no decision (cancelled)")
+        return Decision(Action.SKIP, "no decision (cancelled)")
     exc = task.exception()
     if exc is not None:
-        return Decision(REFUSE, f"the approver failed: {exc}")
+        return Decision(Action.REFUSE, f"the approver failed: {exc}")
     return task.result()
 
 
-def _refusal_kind(error: SparkPairError) -> str:
+def _refusal_kind(error: SparkPairError) -> RefusalKind:
     if isinstance(error, StaleError):
-        return "stale"
-    return "path" if isinstance(error, PathRefused) else "conflict"
+        return RefusalKind.STALE
+    return RefusalKind.PATH if isinstance(error, PathRefused) else RefusalKind.CONFLICT
 
 
 def _refusal_message(ops: Sequence[Operation], refused: list[tuple[int, str]]) -> str:
@@ -579,13 +826,14 @@ def _present(root: Path, rel: str) -> bool:
 
 
 def _has_effect(op: Operation) -> bool:
-    if isinstance(op, Rename):
+    if isinstance(op, Rename | Create | Delete):
         return True
-    return not hasattr(op, "hunks") or bool(op.hunks)
+    return bool(op.hunks)
 
 
 def _hash_of(root: Path, rel: str) -> str | None:
-    """The content hash of a regular file inside the repository, else None."""
+    """The content hash of a regular file inside the repository, else None (blocking: call it
+    in a thread)."""
     from .edits.paths import read_regular
 
     data = read_regular(root, rel)

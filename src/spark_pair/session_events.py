@@ -1,28 +1,80 @@
-"""What a session turn yields besides the protocol and parse events. Plain dataclasses."""
+"""What a session turn yields besides the protocol and parse events, and the union of them all.
+
+Events are frozen snapshots: nothing in one changes after it is yielded (a Proposal, carried by
+OperationProposed, is the one live object: see approval.py).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
-from .approval import Decision
+from .approval import Decision, Proposal
 from .edits.ops import Operation
+from .edits.parser import FileFinished, FileStarted, HunkStarted, LineAdded
 from .errors import SparkPairError
-from .protocol.events import Metrics, Usage
+from .protocol.events import (
+    Completed,
+    Failed,
+    Metrics,
+    ModelChanged,
+    Retrying,
+    Rewound,
+    Started,
+    TextDelta,
+    TransportChanged,
+    Usage,
+)
+
+
+class TurnStatus(StrEnum):
+    APPLIED = "applied"  # files were written (journaled for undo)
+    DRY_RUN = "dry_run"  # checked, nothing written on purpose
+    REJECTED = "rejected"  # every operation was rejected
+    NO_CHANGES = "no_changes"  # the reply held no operation
+    REFUSED = "refused"  # policy refused an operation: nothing written
+    CONFLICT = "conflict"  # an operation does not apply (conflict, stale, path): nothing written
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+class RefusalKind(StrEnum):
+    POLICY = "policy"
+    STALE = "stale"
+    CONFLICT = "conflict"
+    PATH = "path"
+
+
+class Outcome(StrEnum):
+    """What happened to one operation once the turn is over."""
+
+    APPLIED = "applied"
+    NOT_APPLIED = "not_applied"  # skipped (dry run), rejected, or the turn wrote nothing
 
 
 @dataclass(frozen=True, slots=True)
 class TurnStarted:
     turn_id: str
     prompt: str
-    files: list[str]  # files whose content went into the context
+    files: tuple[str, ...]  # files whose content went into the context
     context_tokens: int  # estimate of the input size
     followup: bool  # only the new instruction and on-disk changes were prepared
 
 
 @dataclass(frozen=True, slots=True)
 class OperationProposed:
-    index: int
-    op: Operation
+    """An operation is complete and its proposal goes to the approver (again, for a stale
+    file: then `proposal.stale` is True)."""
+
+    proposal: Proposal
+
+    @property
+    def index(self) -> int:
+        return self.proposal.index
+
+    @property
+    def op(self) -> Operation:
+        return self.proposal.op
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +86,7 @@ class Decided:
 
 @dataclass(frozen=True, slots=True)
 class Stale:
-    """A target file changed on disk after the request went out."""
+    """A target file changed on disk after the request went out (one event per change)."""
 
     path: str
     index: int | None  # the operation on that path, None while it is still being written
@@ -45,30 +97,24 @@ class Refused:
     index: int
     op: Operation
     reason: str
-    kind: str  # "policy" | "stale" | "conflict" | "path"
+    kind: RefusalKind
 
 
 @dataclass(frozen=True, slots=True)
 class Applied:
     turn_id: str
-    changed: list[str]
-    notes: list[str]
-
-
-# Outcome of one operation once the turn is over.
-APPLIED = "applied"
-NOT_APPLIED = "not_applied"  # skipped (dry run), rejected, or the turn wrote nothing
+    changed: tuple[str, ...]
+    notes: tuple[str, ...]
 
 
 @dataclass(slots=True)
 class TurnResult:
     turn_id: str
-    # applied | dry_run | rejected | no_changes | refused | conflict | cancelled | failed
-    status: str
+    status: TurnStatus
     text: str = ""
     operations: list[Operation] = field(default_factory=list)
     decisions: list[Decision | None] = field(default_factory=list)
-    outcomes: list[str] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: SparkPairError | None = None
@@ -87,3 +133,23 @@ class TurnResult:
 @dataclass(frozen=True, slots=True)
 class TurnFinished:
     result: TurnResult
+
+
+SessionEvent = (TurnStarted | Started | TextDelta | Usage | Retrying | Rewound | TransportChanged
+                | ModelChanged | Completed | Failed | FileStarted | HunkStarted | LineAdded
+                | FileFinished | OperationProposed | Stale | Decided | Refused | Applied
+                | TurnFinished)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """The events of one interval of a turn, for a screen that repaints at frame rate."""
+
+    events: tuple[SessionEvent, ...]
+    text: str  # the model text that arrived in these events
+    partial_line: str  # the diff line still being written (after the last complete one)
+
+    @property
+    def last(self) -> bool:
+        """Whether this frame ends the turn (it holds the TurnFinished)."""
+        return bool(self.events) and isinstance(self.events[-1], TurnFinished)

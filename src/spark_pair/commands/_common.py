@@ -11,13 +11,14 @@ import click
 
 from ..errors import SparkPairError
 from ..exitcodes import ExitCode, exit_code_for
+from ..protocol.events import Transport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def model_options(func: F) -> F:
     """--base-url / --model / --transport, on every command that talks to a model."""
-    func = click.option("--transport", type=click.Choice(["auto", "ws", "responses", "chat"]),
+    func = click.option("--transport", type=click.Choice(["auto", *(t.value for t in Transport)]),
                         help="Transport (overrides config and SPARK_PAIR_TRANSPORT).")(func)
     func = click.option("--model", help="Model id (overrides config and SPARK_PAIR_MODEL).")(func)
     func = click.option("--base-url", help="API root URL (overrides SPARK_PAIR_BASE_URL).")(func)

@@ -14,9 +14,10 @@ import click
 
 from ..errors import UsageError
 from ..exitcodes import ExitCode
+from ..protocol.events import Transport
 from ._common import print_plain as say, report_errors
 
-TRANSPORTS = ("auto", "ws", "responses", "chat")
+TRANSPORTS = ("auto", *Transport)
 
 
 def parse_levels(text: str) -> list[int]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from ..protocol.events import Transport
 from ._common import report_errors
 
 
@@ -38,7 +39,7 @@ def make_repo(parent: Path | None = None) -> Path:
               help="Simulated tokens per second.")
 @click.option("--ttft-ms", default=150.0, show_default=True, type=float,
               help="Simulated time to first token.")
-@click.option("--transport", type=click.Choice(["auto", "ws", "responses", "chat"]),
+@click.option("--transport", type=click.Choice(["auto", *(t.value for t in Transport)]),
               default="auto", show_default=True, help="Transport to the simulator.")
 @click.option("--dir", "parent", type=click.Path(file_okay=False, path_type=Path),
               help="Make the scratch repository under this folder (default: the temp folder).")
@@ -77,7 +78,7 @@ def command(tps: float, ttft_ms: float, transport: str, parent: Path | None,
             err.flush()
             opts = RunOptions(prompt=PROMPT, files=list(CONTEXT_FILES),
                               apply=True, allow_delete=True, allow_rename=True,
-                              json=as_json, timeout=60.0, cwd=root,
+                              json=as_json, timeout=60.0, cwd=root, prewarm=True,
                               overrides={"model.base_url": sim.base_url,
                                          "model.name": "gpt-5.3-codex-spark",
                                          "session.transport": transport},

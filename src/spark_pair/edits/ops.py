@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from enum import StrEnum
+
 from .paths import shown
+
+
+class OpKind(StrEnum):
+    MODIFY = "modify"
+    CREATE = "create"
+    DELETE = "delete"
+    RENAME = "rename"
 
 
 def content_hash(data: bytes | None) -> str | None:
@@ -96,6 +105,19 @@ class Rename:
 
 
 Operation = Modify | Create | Delete | Rename
+
+
+def op_kind(op: Operation) -> OpKind:
+    match op:
+        case Modify():
+            return OpKind.MODIFY
+        case Create():
+            return OpKind.CREATE
+        case Delete():
+            return OpKind.DELETE
+        case Rename():
+            return OpKind.RENAME
+    raise TypeError(f"not an operation: {op!r}")
 
 
 def op_paths(op: Operation) -> list[str]:

@@ -8,20 +8,40 @@ import time
 from typing import Any, TextIO
 
 from .. import stats
+from ..edits.ops import Create, op_kind
+from ..edits.parser import FileStarted, HunkStarted
 from ..errors import SparkPairError, redact
+from ..protocol.events import (
+    Completed,
+    Failed,
+    ModelChanged,
+    Retrying,
+    Rewound,
+    Started,
+    TextDelta,
+    TransportChanged,
+)
+from ..session_events import (
+    Applied,
+    Decided,
+    Refused,
+    SessionEvent,
+    Stale,
+    TurnStarted,
+)
 
 SCHEMA_VERSION = 1
 
 
 def _op_fields(op: Any, hunk_lines: int | None = None) -> dict[str, Any]:
-    kind = type(op).__name__.lower()
+    kind = op_kind(op)
     out: dict[str, Any] = {"op": kind, "path": op.path, "new_path": getattr(op, "dst", None)}
     hunks = getattr(op, "hunks", None) or []
     # a create or delete holds no Hunk objects: count the `hunk` lines its diff had
     out["hunks"] = len(hunks) if hunks or hunk_lines is None else hunk_lines
     out["added"] = sum(h.added for h in hunks)
     out["removed"] = sum(h.removed for h in hunks)
-    if kind == "create":
+    if isinstance(op, Create):
         out["added"] = op.content.count("\n") + (bool(op.content) and not op.content.endswith("\n"))
     out["summary"] = op.summary()
     return out
@@ -37,52 +57,51 @@ def error_fields(error: BaseException) -> dict[str, Any]:
     return {"class": type(error).__name__, "kind": "internal", "message": redact(str(error))}
 
 
-def event_to_dict(event: Any, *, deltas: bool = False,
-                  prices: dict[str, tuple[float, float]] | None = None) -> dict[str, Any] | None:
+def event_to_dict(event: SessionEvent, *, deltas: bool = False) -> dict[str, Any] | None:
     """One JSON object for a session event, or None when that event is not reported."""
-    name = type(event).__name__
-    if name == "TurnStarted":
-        return {"type": "turn", "turn_id": event.turn_id, "files": event.files,
-                "context_tokens": event.context_tokens, "followup": event.followup}
-    if name == "Started":
-        return {"type": "request", "request_id": event.request_id, "transport": event.transport,
-                "model": event.model, "url": redact(event.url)}
-    if name == "TextDelta":
-        return {"type": "delta", "text": event.text} if deltas else None
-    if name == "Retrying":
-        return {"type": "retry", "attempt": event.attempt, "delay_s": round(event.delay_s, 3),
-                "reason": event.reason}
-    if name == "Rewound":
-        return {"type": "rewind", "keep": event.keep, "reason": event.reason}
-    if name == "TransportChanged":
-        return {"type": "transport_changed", "old": event.old, "new": event.new,
-                "reason": redact(event.reason)}
-    if name == "ModelChanged":
-        return {"type": "model_changed", "old": event.old, "new": event.new,
-                "reason": redact(event.reason)}
-    if name == "Completed":
-        return metrics_line(event.metrics, event.retries, event.response_id)
-    if name == "Failed":
-        return {"type": "error", "retries": event.retries, **error_fields(event.error)}
-    if name == "FileStarted":
-        return {"type": "file", "index": event.index, "op": event.op_kind, "path": event.path,
-                "new_path": event.new_path}
-    if name == "HunkStarted":
-        h = event.hunk
-        return {"type": "hunk", "file_index": event.file_index, "old_start": h.old_start,
-                "old_len": h.old_len, "new_start": h.new_start, "new_len": h.new_len,
-                "section": h.section}
-    if name == "Stale":
-        return {"type": "stale", "path": event.path, "index": event.index}
-    if name == "Decided":
-        return {"type": "decision", "index": event.index, "path": event.op.path,
-                "decision": event.decision.action, "reason": event.decision.reason}
-    if name == "Refused":
-        return {"type": "refused", "index": event.index, "path": event.op.path,
-                "reason": redact(event.reason), "kind": event.kind}
-    if name == "Applied":
-        return {"type": "applied", "turn_id": event.turn_id, "changed": event.changed,
-                "notes": event.notes}
+    match event:
+        case TurnStarted():
+            return {"type": "turn", "turn_id": event.turn_id, "files": list(event.files),
+                    "context_tokens": event.context_tokens, "followup": event.followup}
+        case Started():
+            return {"type": "request", "request_id": event.request_id,
+                    "transport": event.transport, "model": event.model,
+                    "url": redact(event.url)}
+        case TextDelta():
+            return {"type": "delta", "text": event.text} if deltas else None
+        case Retrying():
+            return {"type": "retry", "attempt": event.attempt,
+                    "delay_s": round(event.delay_s, 3), "reason": event.reason}
+        case Rewound():
+            return {"type": "rewind", "keep": event.keep, "reason": event.reason}
+        case TransportChanged():
+            return {"type": "transport_changed", "old": event.old, "new": event.new,
+                    "reason": redact(event.reason)}
+        case ModelChanged():
+            return {"type": "model_changed", "old": event.old, "new": event.new,
+                    "reason": redact(event.reason)}
+        case Completed():
+            return metrics_line(event.metrics, event.retries, event.response_id)
+        case Failed():
+            return {"type": "error", "retries": event.retries, **error_fields(event.error)}
+        case FileStarted():
+            return {"type": "file", "index": event.index, "op": event.op_kind,
+                    "path": event.path, "new_path": event.new_path}
+        case HunkStarted(hunk=h):
+            return {"type": "hunk", "file_index": event.file_index, "old_start": h.old_start,
+                    "old_len": h.old_len, "new_start": h.new_start, "new_len": h.new_len,
+                    "section": h.section}
+        case Stale():
+            return {"type": "stale", "path": event.path, "index": event.index}
+        case Decided():
+            return {"type": "decision", "index": event.index, "path": event.op.path,
+                    "decision": event.decision.action, "reason": event.decision.reason}
+        case Refused():
+            return {"type": "refused", "index": event.index, "path": event.op.path,
+                    "reason": redact(event.reason), "kind": event.kind}
+        case Applied():
+            return {"type": "applied", "turn_id": event.turn_id, "changed": list(event.changed),
+                    "notes": list(event.notes)}
     return None  # Usage (reported in "usage"), LineAdded, FileFinished, OperationProposed
 
 

@@ -12,14 +12,29 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
+from ..edits.parser import HunkStarted
 from ..errors import Cancelled, SparkPairError, UsageError
-from ..termwrap import say
 from ..exitcodes import ExitCode, exit_code_for
+from ..protocol.events import ModelChanged, Retrying, Rewound, TransportChanged
+from ..session_events import (
+    Applied,
+    RefusalKind,
+    Refused,
+    SessionEvent,
+    Stale,
+    TurnFinished,
+    TurnStatus,
+)
+from ..termwrap import say
 from .jsonl import SCHEMA_VERSION, JsonLines, error_fields, event_to_dict, result_lines
 from .textfit import WIDTH, file_lines
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+    from ..session import Session
 
 
 CLOSE_GRACE_S = 3.0
@@ -39,6 +54,7 @@ class RunOptions:
     cwd: Path | None = None
     meter: bool = True  # the one-line meter on stderr (text mode)
     env: dict[str, str] | None = None
+    prewarm: bool = False  # open the WebSocket while the run starts up
 
 
 class Diagnostics:
@@ -50,31 +66,30 @@ class Diagnostics:
     def say(self, text: str) -> None:
         say(self.err, text)
 
-    def event(self, event: Any) -> None:
-        name = type(event).__name__
-        if name == "Retrying":
-            self.say(f"retry {event.attempt} in {event.delay_s:.1f} s ({event.reason})")
-        elif name == "Rewound":
-            self.say(f"the retried reply differs after {event.keep} chars; re-reading it from there")
-        elif name == "TransportChanged":
-            self.say(f"transport {event.old} -> {event.new}: {event.reason}")
-        elif name == "ModelChanged":
-            self.say(f"model {event.old} not available; using {event.new} ({event.reason})")
-        elif name == "Stale":
-            self.say(f"{event.path} changed on disk during the turn (stale)")
-        elif name == "Refused":
-            if event.kind == "policy":
+    def event(self, event: SessionEvent) -> None:
+        match event:
+            case Retrying():
+                self.say(f"retry {event.attempt} in {event.delay_s:.1f} s ({event.reason})")
+            case Rewound():
+                self.say(f"the retried reply differs after {event.keep} chars; "
+                         "re-reading it from there")
+            case TransportChanged():
+                self.say(f"transport {event.old} -> {event.new}: {event.reason}")
+            case ModelChanged():
+                self.say(f"model {event.old} not available; using {event.new} ({event.reason})")
+            case Stale():
+                self.say(f"{event.path} changed on disk during the turn (stale)")
+            case Refused(kind=RefusalKind.POLICY):
                 self.say(f"refused {event.op.summary()}: {event.reason}")
-            else:  # the error that follows says why (once)
+            case Refused():  # the error that follows says why (once)
                 self.say(f"refused {event.op.summary()} ({event.kind})")
-        elif name == "Applied":
-            if not event.changed:
+            case Applied() if not event.changed:
                 self.say("the turn changed no file (nothing written, nothing to undo)")
-                return
-            head = f"applied turn {event.turn_id}:"
-            lines = file_lines(head, event.changed, first_width=WIDTH - 12)
-            lines.append(f"  undo: spark-pair undo --turn {event.turn_id}")
-            self.say("\n".join(lines))
+            case Applied():
+                head = f"applied turn {event.turn_id}:"
+                lines = file_lines(head, list(event.changed), first_width=WIDTH - 12)
+                lines.append(f"  undo: spark-pair undo --turn {event.turn_id}")
+                self.say("\n".join(lines))
 
 
 def meter_line(result: Any) -> str:
@@ -145,55 +160,54 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
                t0: float, reports: list[_Reporter]) -> int:
     from ..approval import PolicyApprover
-    from ..paths import own_dirs_inside
-    from ..protocol import offers
-    from ..protocol.client import ModelClient
-    from ..session import Session, TurnRecorder
+    from ..runtime import open_runtime
     from ..workspace.files import find_root
-    from .context import open_context
 
     if not opts.prompt.strip():
         raise UsageError("the prompt is empty", hint="spark-pair run 'what to change' [-f FILE]")
     root = find_root(opts.cwd)
     files = repo_paths(root, opts.cwd or Path.cwd(), opts.files)
-    settings = _load_settings(opts)
+    approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
+    try:
+        async with open_runtime(root, approver=approver, overrides=opts.overrides, env=opts.env,
+                                cwd=opts.cwd or Path.cwd(), warn=diag.say,
+                                prewarm=opts.prewarm) as rt:
+            report = _Reporter(opts, out, jl, diag, root, rt.settings, t0)
+            reports.append(report)
+            start_lines(rt, opts, files, jl, diag)
+            await _drive(rt.session, opts, files, jl, diag, report)
+    except OSError as exc:
+        if not reports or reports[0].code is None:
+            raise
+        diag.say(f"while closing: {exc}")  # the result is already out
+    code = reports[0].code
+    assert code is not None
+    return code
+
+
+def start_lines(rt: Runtime, opts: RunOptions, files: list[str], jl: JsonLines | None,
+                diag: Diagnostics) -> None:
+    """The notes on stderr and the `session` JSON line before the first turn."""
+    from ..paths import own_dirs_inside
+
+    settings = rt.settings
     for rel in files:
-        if not (root / rel).exists():
+        if not (rt.root / rel).exists():
             diag.say(f"note: {rel} does not exist yet; the model is told so and may create it")
     for warning in settings.warnings:
         diag.say(f"config: {warning}")
-    for warning in own_dirs_inside(root):
+    for warning in own_dirs_inside(rt.root):
         diag.say(f"warning: {warning}")
-    options = settings.client_options(task="edit")
+    options = rt.client.options
     if not options.api_key:
         diag.say(f"note: ${settings.key_env} is not set, so requests carry no API key (only "
                  "a local server accepts that)")
     if jl is not None:
         jl.write({"type": "session", "version": __version__, "schema": SCHEMA_VERSION,
-                  "repo": str(root), "model": options.model, "transport": options.transport,
+                  "repo": str(rt.root), "model": options.model, "transport": options.transport,
                   "apply": opts.apply, "allow_delete": opts.allow_delete,
                   "allow_rename": opts.allow_rename, "files": list(opts.files),
                   "prompt_chars": len(opts.prompt), "timeout_s": opts.timeout})
-    store = _LazyStore(diag)  # opened when the turn's record is written, not before the request
-    recorder = TurnRecorder(store)
-    approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
-    report = _Reporter(opts, out, jl, diag, root, settings, t0)
-    reports.append(report)
-    try:
-        async with ModelClient(options, recorder=recorder,
-                               transport_cache=offers.default_path()) as client:
-            async with open_context(root, settings, client) as (context, watch):
-                session = Session(root, client, approver, context=context,
-                                  recorder=recorder, watch=watch)  # default journal of root
-                await _drive(session, opts, files, jl, diag, report)
-    except OSError as exc:
-        if report.code is None:
-            raise
-        diag.say(f"while closing: {exc}")  # the result is already out
-    finally:
-        store.close()
-    assert report.code is not None
-    return report.code
 
 
 class _Reporter:
@@ -221,7 +235,7 @@ class _Reporter:
                 out.flush()
             if opts.meter and result.metrics is not None:
                 diag.say(meter_line(result))
-            if result.status == "dry_run":
+            if result.status == TurnStatus.DRY_RUN:
                 diag.say("dry run: nothing was written (use --apply)")
         else:
             for line in result_lines(result, getattr(self.settings, "prices", None),
@@ -230,12 +244,12 @@ class _Reporter:
             if result.error is not None:
                 jl.write({"type": "error", **error_fields(result.error)})
             jl.write(_end(code, result.status,
-                          result.turn_id if result.status == "applied" else None, self.t0,
+                          result.turn_id if result.status == TurnStatus.APPLIED else None, self.t0,
                           result.error.message if result.error else None))
         self.code = code
 
 
-async def _drive(session: Any, opts: RunOptions, files: list[str], jl: JsonLines | None,
+async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonLines | None,
                  diag: Diagnostics, report: _Reporter) -> None:
     loop = asyncio.get_running_loop()
     timer = None
@@ -249,14 +263,14 @@ async def _drive(session: Any, opts: RunOptions, files: list[str], jl: JsonLines
     with _signal(loop, on_sigint):
         try:
             async for event in session.turn(opts.prompt, files):
-                name = type(event).__name__
-                if name == "TurnFinished":
-                    report(event.result)
-                    continue
-                if name == "HunkStarted":
-                    report.hunks[event.file_index] = report.hunks.get(event.file_index, 0) + 1
-                elif name == "Rewound":
-                    report.hunks.clear()
+                match event:
+                    case TurnFinished():
+                        report(event.result)
+                        continue
+                    case HunkStarted():
+                        report.hunks[event.file_index] = report.hunks.get(event.file_index, 0) + 1
+                    case Rewound():
+                        report.hunks.clear()
                 diag.event(event)
                 if jl is not None:
                     obj = event_to_dict(event, deltas=opts.deltas)
@@ -339,46 +353,6 @@ class _signal:
     def __exit__(self, *exc: object) -> None:
         if self.installed:
             self.loop.remove_signal_handler(signal.SIGINT)
-
-
-def _load_settings(opts: RunOptions) -> Any:
-    from ..config import load_settings
-
-    return load_settings(cwd=opts.cwd or Path.cwd(), env=opts.env, overrides=opts.overrides)
-
-
-class _LazyStore:
-    """The request store, opened on the first record; a broken store never fails the run."""
-
-    def __init__(self, diag: Diagnostics) -> None:
-        self.diag = diag
-        self.store: Any = None
-        self.failed = False
-
-    def record(self, rec: Any) -> None:
-        if self.store is None and not self.failed:
-            self.store = self._open()
-        if self.store is not None:
-            try:
-                self.store.record(rec)
-            except Exception as exc:  # noqa: BLE001 - the log is not worth failing a turn
-                self.diag.say(f"could not write the request log ({exc})")
-
-    def _open(self) -> Any:
-        import sqlite3
-
-        from ..store import RequestStore
-
-        try:
-            return RequestStore()
-        except (OSError, sqlite3.Error, SparkPairError) as exc:
-            self.failed = True
-            self.diag.say(f"request log unavailable ({exc}); continuing without it")
-            return None
-
-    def close(self) -> None:
-        if self.store is not None:
-            self.store.close()
 
 
 def main(opts: RunOptions) -> int:

@@ -19,7 +19,7 @@ from ..urls import host_of
 from . import errors_map, offers
 from .chat import chat_body, stream_chat
 from .events import (Completed, Event, Failed, ModelChanged, Retrying, Rewound, Started,
-                     TextDelta, TransportChanged, TurnRequest, Usage)
+                     TextDelta, Transport, TransportChanged, TurnRequest, Usage)
 from .metrics import Stopwatch, estimate_tokens, tokens_for_chars
 from .responses_sse import responses_body, stream_responses
 from .responses_ws import WsRefused, WsSession
@@ -28,7 +28,7 @@ from .retry import MIN_READ_TIMEOUT_S, give_up_note, retry_delay
 if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never needs it)
     import httpx
 
-TRANSPORTS = ("ws", "responses", "chat")
+TRANSPORTS = tuple(Transport)  # the order auto tries them in
 
 
 @dataclass
@@ -70,7 +70,7 @@ class ModelClient:
         self._models = [options.model, *[m for m in options.fallbacks if m != options.model]]
         self._model_index = 0
         self._auto = options.transport == "auto"
-        self._candidates = list(TRANSPORTS) if self._auto else [options.transport]
+        self._candidates = list(TRANSPORTS) if self._auto else [Transport(options.transport)]
         self._recalled: str | None = None  # the transport taken from the probe memory
         if self._auto and transport_cache is not None:
             known = offers.recall(transport_cache, self.base_url)
@@ -91,7 +91,7 @@ class ModelClient:
     # ---- public state ----------------------------------------------------------------
 
     @property
-    def transport(self) -> str:
+    def transport(self) -> Transport:
         return self._candidates[0]
 
     @property
@@ -160,7 +160,7 @@ class ModelClient:
 
     async def prewarm(self, request: TurnRequest) -> None:
         """Open the WS socket and send generate:false; a no-op for the HTTP transports."""
-        if self.transport != "ws":
+        if self.transport != Transport.WS:
             return
         try:
             async for _ in self._ws.run(request, self.model, self.options.max_tokens,
@@ -275,7 +275,7 @@ class ModelClient:
                 text = "".join(parts)
                 if usage is None:
                     usage = Usage(0, estimate_tokens(text), estimated=True)
-                if transport == "ws":
+                if transport == Transport.WS:
                     self._ws_failures = 0
                     if not o.persistent_ws:
                         await self._ws.close()
@@ -297,15 +297,15 @@ class ModelClient:
     def _temperature(self, request: TurnRequest) -> float | None:
         return request.temperature if request.temperature is not None else self.options.temperature
 
-    def _attempt(self, transport: str, model: str, request: TurnRequest, read_timeout_s: float
+    def _attempt(self, transport: Transport, model: str, request: TurnRequest, read_timeout_s: float
                  ) -> AsyncIterator[tuple[str, Any]]:
         o = self.options
         max_tokens = request.max_tokens if request.max_tokens is not None else o.max_tokens
         temperature = self._temperature(request)
-        if transport == "ws":
+        if transport == Transport.WS:
             return self._ws.run(request, model, max_tokens, temperature,
                                 chain=o.persistent_ws, read_timeout_s=read_timeout_s)
-        if transport == "responses":
+        if transport == Transport.RESPONSES:
             url = f"{self.base_url}/v1/responses"
             body = responses_body(request, model, max_tokens, temperature)
             return _with_open(url, stream_responses(self._client(), url, body,
@@ -316,7 +316,7 @@ class ModelClient:
         return _with_open(url, stream_chat(self._client(), url, body, api_key=o.api_key,
                                            model=model, read_timeout_s=read_timeout_s))
 
-    def _on_error(self, err: ModelError, transport: str, tried: list[str]) -> Event | None:
+    def _on_error(self, err: ModelError, transport: Transport, tried: list[str]) -> Event | None:
         """A model or transport switch for this error, or None (retry or fail)."""
         if isinstance(err, ModelNotFound) and self._model_index + 1 < len(self._models):
             old = self.model
@@ -324,16 +324,16 @@ class ModelClient:
             self.reset_chain()
             return ModelChanged(old, self.model, f"model {old!r} not found")
         not_here = isinstance(err, WsRefused) or (
-            transport == "responses" and isinstance(err, EndpointError)
+            transport == Transport.RESPONSES and isinstance(err, EndpointError)
             and err.status in (404, 405))
         if self._auto and not_here and len(self._candidates) > 1:
             self._candidates.pop(0)
             return TransportChanged(transport, self.transport, f"{transport} not supported here")
-        if transport == "ws" and err.retryable and "responses" in TRANSPORTS:
+        if transport == Transport.WS and err.retryable:
             self._ws_failures += 1
             if self._ws_failures > self.options.reconnect_attempts:
-                self._candidates = ["responses"]
-                return TransportChanged("ws", "responses",
+                self._candidates = [Transport.RESPONSES]
+                return TransportChanged(Transport.WS, Transport.RESPONSES,
                                         f"WebSocket failed {self._ws_failures} times ({err.kind})")
         return None
 

@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from ..errors import ModelError
+
+
+class Transport(StrEnum):
+    """The three ways to reach a model (the one transport name list of the code base)."""
+
+    WS = "ws"  # Responses over one persistent WebSocket
+    RESPONSES = "responses"  # Responses over HTTP SSE
+    CHAT = "chat"  # Chat Completions over HTTP SSE
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +44,7 @@ class TurnRequest:
 @dataclass(frozen=True, slots=True)
 class Started:
     request_id: str
-    transport: str  # "ws" | "responses" | "chat"
+    transport: Transport
     model: str
     url: str
 
@@ -90,8 +99,8 @@ class Rewound:
 
 @dataclass(frozen=True, slots=True)
 class TransportChanged:
-    old: str
-    new: str
+    old: Transport
+    new: Transport
     reason: str
 
 

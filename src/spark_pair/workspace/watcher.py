@@ -113,7 +113,8 @@ class Watcher:
     def changed_since(self, mark: int | None = None) -> set[str]:
         """Files changed after `mark` (default: the last `mark_turn`)."""
         mark = self._mark if mark is None else mark
-        return {p for p, s in self._changed.items() if s > mark}
+        # a copy first: the session reads this from a worker thread while the loop adds to it
+        return {p for p, s in list(self._changed.items()) if s > mark}
 
     @property
     def mark(self) -> int:

@@ -1,0 +1,244 @@
+"""Opening a repository for turns: settings -> store -> client -> watcher -> workspace -> session.
+
+    async with open_runtime(root, overrides={...}, approver=approver, prewarm=True) as rt:
+        async for event in rt.session.turn(prompt, files): ...
+
+Every front end (`run`, `demo`, `watch`, the app) opens a repository this way (docs/seam.md).
+`rt.connection` follows the client's events (connected, reconnecting n/m, fell back to HTTP)
+for a status line. Nothing here prints: warnings go to the `warn` callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .approval import Approver
+from .protocol.events import (
+    Completed,
+    Event,
+    Failed,
+    Message,
+    Retrying,
+    Started,
+    TextDelta,
+    Transport,
+    TransportChanged,
+    TurnRequest,
+)
+from .session import Session, TurnRecorder
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .protocol.client import ModelClient
+    from .store.records import RequestRecord
+    from .workspace import Watcher, Workspace
+
+log = logging.getLogger(__name__)
+
+
+class ConnectionStatus(StrEnum):
+    IDLE = "idle"  # nothing sent yet
+    CONNECTING = "connecting"  # pre-warming or the first request is on its way
+    CONNECTED = "connected"
+    RECONNECTING = "reconnecting"  # a retry is scheduled: `attempt` of `attempts`
+    FELL_BACK = "fell_back"  # the first transport failed or is not offered: `transport` now
+    FAILED = "failed"  # the last request failed: `reason`
+
+
+@dataclass
+class ConnectionState:
+    """The model connection as a status line shows it; updated live from the client's events."""
+
+    transport: Transport
+    state: ConnectionStatus = ConnectionStatus.IDLE
+    attempt: int = 0  # while RECONNECTING
+    attempts: int = 0  # the retry budget of one request
+    reason: str = ""  # why the last change happened (FELL_BACK, RECONNECTING, FAILED)
+    _subs: list[Callable[[ConnectionState], Any]] = field(default_factory=list, repr=False)
+
+    def subscribe(self, callback: Callable[[ConnectionState], Any]) -> Callable[[], None]:
+        """Call `callback(state)` after every change; returns an unsubscribe function."""
+        self._subs.append(callback)
+        return lambda: self._subs.remove(callback) if callback in self._subs else None
+
+    def observe(self, event: Event) -> None:
+        """Follow one protocol event (the session calls this for each, on the loop)."""
+        if isinstance(event, TextDelta):  # the hot path: nothing changes
+            return
+        match event:
+            case Started(transport=transport):
+                fell = self.state == ConnectionStatus.FELL_BACK or transport != self.transport
+                self._set(transport, ConnectionStatus.FELL_BACK if fell
+                          else ConnectionStatus.CONNECTED, self.reason if fell else "")
+            case Retrying(attempt=attempt, reason=reason):
+                self._set(self.transport, ConnectionStatus.RECONNECTING, reason, attempt)
+            case TransportChanged(new=new, reason=reason):
+                self._set(new, ConnectionStatus.FELL_BACK, reason)
+            case Completed():
+                if self.state != ConnectionStatus.FELL_BACK:
+                    self._set(self.transport, ConnectionStatus.CONNECTED, "")
+            case Failed(error=error):
+                self._set(self.transport, ConnectionStatus.FAILED, error.message)
+
+    def _set(self, transport: Transport, state: ConnectionStatus, reason: str,
+             attempt: int = 0) -> None:
+        new = (transport, state, reason, attempt)
+        if new == (self.transport, self.state, self.reason, self.attempt):
+            return
+        self.transport, self.state, self.reason, self.attempt = new
+        for callback in list(self._subs):
+            try:
+                callback(self)
+            except Exception:  # noqa: BLE001 - a broken status line must not break a turn
+                log.exception("a connection-state callback failed")
+
+
+class StoreWriter:
+    """The request log, opened on the first record and written from one worker thread (SQLite
+    stays off the event loop and on one thread); a broken store never fails a turn."""
+
+    def __init__(self, warn: Callable[[str], None], path: Path | None = None) -> None:
+        self.warn = warn
+        self.path = path
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-pair-store")
+        self._store: Any = None
+        self._failed = False
+
+    def record(self, rec: RequestRecord) -> None:
+        self._pool.submit(self._write, rec)
+
+    def _write(self, rec: RequestRecord) -> None:
+        if self._store is None and not self._failed:
+            self._store = self._open()
+        if self._store is not None:
+            try:
+                self._store.record(rec)
+            except Exception as exc:  # noqa: BLE001 - the log is not worth failing a turn
+                self.warn(f"could not write the request log ({exc})")
+
+    def _open(self) -> Any:
+        import sqlite3
+
+        from .errors import SparkPairError
+        from .store import RequestStore
+
+        try:
+            return RequestStore(self.path)
+        except (OSError, sqlite3.Error, SparkPairError) as exc:
+            self._failed = True
+            self.warn(f"request log unavailable ({exc}); continuing without it")
+            return None
+
+    def close(self) -> None:
+        """Wait for the pending writes, then close the store."""
+        self._pool.submit(self._close)
+        self._pool.shutdown(wait=True)
+
+    def _close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+@dataclass
+class Runtime:
+    root: Path
+    settings: Settings
+    session: Session
+    client: ModelClient
+    watcher: Watcher | None
+    context: Workspace
+    connection: ConnectionState
+    store: StoreWriter
+    prewarming: asyncio.Task[None] | None = None
+
+    async def warmed(self) -> None:
+        """Wait for the pre-warm request (one response at a time per socket)."""
+        if self.prewarming is not None and not self.prewarming.done():
+            await asyncio.wait({self.prewarming})
+
+
+@contextlib.asynccontextmanager
+async def open_runtime(root: Path, *, approver: Approver, overrides: Mapping[str, str] | None = None,
+                       env: Mapping[str, str] | None = None, cwd: Path | None = None,
+                       prewarm: bool = False, watch: bool = True,
+                       warn: Callable[[str], None] | None = None,
+                       store_path: Path | None = None) -> AsyncIterator[Runtime]:
+    """Open `root` for turns. `cwd` is where settings are looked up from (default: root);
+    `prewarm` opens the WebSocket in the background (for a front end that waits for a prompt);
+    `watch` starts the file watcher once the first request is out. Raises ConfigError."""
+    from .config import load_settings
+    from .protocol import offers
+    from .protocol.client import ModelClient
+    from .workspace import Watcher, Workspace
+
+    say = warn or log.warning
+    root = Path(root)
+    settings = load_settings(cwd=cwd or root, env=env, overrides=dict(overrides or {}))
+    store = StoreWriter(say, store_path)
+    recorder = TurnRecorder(store)
+    options = settings.client_options(task="edit")
+    try:
+        async with ModelClient(options, recorder=recorder,
+                               transport_cache=offers.default_path()) as client:
+            connection = ConnectionState(client.transport, attempts=options.max_retries)
+            watcher = Watcher(root) if watch else None
+            cfg = settings.session
+            workspace = Workspace(root, watcher=watcher,
+                                  chained=lambda: client.transport == Transport.WS,
+                                  **_workspace_limits(cfg))
+            session = Session(root, client, approver, context=workspace, recorder=recorder,
+                              watch=watcher.watch if watcher is not None else None,
+                              observe=connection.observe)
+            rt = Runtime(root, settings, session, client, watcher, workspace, connection, store)
+            if prewarm:
+                rt.prewarming = asyncio.create_task(_prewarm(rt))
+                session.ready = rt.warmed
+            try:
+                yield rt
+            finally:
+                if rt.prewarming is not None and not rt.prewarming.done():
+                    rt.prewarming.cancel()
+                    await asyncio.gather(rt.prewarming, return_exceptions=True)
+                if watcher is not None:
+                    await watcher.stop()
+    finally:
+        await asyncio.to_thread(store.close)
+
+
+def _workspace_limits(cfg: Any) -> dict[str, int]:
+    out = {}
+    if getattr(cfg, "context_tokens", None):
+        out["budget_tokens"] = int(cfg.context_tokens)
+    if getattr(cfg, "history_turns", None):
+        out["history_turns"] = int(cfg.history_turns)
+    return out
+
+
+async def _prewarm(rt: Runtime) -> None:
+    """Open the WebSocket and let the server prepare (generate: false) before the first turn."""
+    conn = rt.connection
+    if rt.client.transport != Transport.WS:
+        return
+    conn._set(conn.transport, ConnectionStatus.CONNECTING, "")
+    request = TurnRequest(rt.context.system_prompt, [Message("user", "(warming up)")])
+    opened = rt.client.connection_count
+    try:
+        await rt.client.prewarm(request)  # best effort: it reports no model error
+    except Exception as exc:  # noqa: BLE001 - a bug below: the first turn reports it properly
+        log.warning("pre-warming the connection failed: %r", exc)
+    if rt.client.transport != Transport.WS:  # the server refused the WebSocket
+        conn._set(rt.client.transport, ConnectionStatus.FELL_BACK,
+                  "the WebSocket mode is not offered here")
+    elif conn.state == ConnectionStatus.CONNECTING:
+        up = rt.client.connection_count > opened
+        conn._set(conn.transport, ConnectionStatus.CONNECTED if up else ConnectionStatus.IDLE,
+                  "" if up else "could not open the WebSocket ahead of the first turn")

@@ -1,0 +1,295 @@
+"""The session as a front end drives it: proposals decided per hunk and during the stream, stale
+files at once, rewind and cancel telling proposals why they ended, one turn at a time, frames.
+Real parser, apply, journal and watcher; the client is the scripted stand-in of test_session."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from spark_pair.approval import Action, Decision, Ended, PolicyApprover, Proposal
+from spark_pair.errors import TurnInProgress
+from spark_pair.protocol import events as pe
+from spark_pair.session_events import (
+    Decided,
+    Frame,
+    OperationProposed,
+    RefusalKind,
+    Refused,
+    Stale,
+    TurnFinished,
+    TurnStarted,
+    TurnStatus,
+)
+from spark_pair.workspace import Watcher
+
+from test_session import DIFF, RewindingClient, ScriptedClient, collect, make, repo  # noqa: F401
+
+pytestmark = pytest.mark.timeout(30)
+
+LONG = "".join(f"line {i}\n" for i in range(1, 31))
+TWO_HUNKS = ("--- a/long.txt\n+++ b/long.txt\n"
+             "@@ -2,3 +2,3 @@\n line 2\n-line 3\n+LINE THREE\n line 4\n"
+             "@@ -25,3 +25,3 @@\n line 25\n-line 26\n+LINE TWENTY-SIX\n line 27\n")
+
+
+class Person:
+    """An approver that waits for the test to decide, one pending future per index."""
+
+    def __init__(self) -> None:
+        self.asked: list[Proposal] = []
+        self.pending: dict[int, asyncio.Future[Decision]] = {}
+        self.new_question = asyncio.Event()
+
+    async def decide(self, proposal: Proposal) -> Decision:
+        future = asyncio.get_running_loop().create_future()
+        self.asked.append(proposal)
+        self.pending[proposal.index] = future
+        self.new_question.set()
+        return await future
+
+    async def answer(self, index: int, decision: Decision) -> None:
+        """Answer the open question for `index` (once the approver has been asked it)."""
+        async with asyncio.timeout(5):
+            while index not in self.pending or self.pending[index].done():  # ended: wait
+                self.new_question.clear()
+                await self.new_question.wait()
+        self.pending.pop(index).set_result(decision)
+
+
+@pytest.fixture
+def long_repo(repo: Path) -> Path:
+    (repo / "long.txt").write_text(LONG)
+    return repo
+
+
+async def test_the_approver_gets_a_proposal_and_may_accept_one_hunk(long_repo: Path,
+                                                                    tmp_path: Path) -> None:
+    person = Person()
+    session = make(long_repo, ScriptedClient(TWO_HUNKS), person, tmp_path)
+
+    async def on(ev) -> None:
+        if isinstance(ev, OperationProposed):
+            await person.answer(ev.index, Decision(Action.ACCEPT, hunks=(1,)))
+            assert ev.proposal is person.asked[-1]
+
+    events = await collect(session, files=("long.txt",), on=on)
+    started = events[0]
+    assert isinstance(started, TurnStarted)
+    [proposal] = person.asked
+    assert (proposal.turn_id, proposal.index, proposal.stale, proposal.ended) == (
+        started.turn_id, 0, False, None)
+    assert len(proposal.op.hunks) == 2
+    result = events[-1].result
+    assert result.status == TurnStatus.APPLIED, result.error
+    text = (long_repo / "long.txt").read_text()
+    assert "LINE TWENTY-SIX" in text and "LINE THREE" not in text and "line 3\n" in text
+
+
+async def test_a_decision_may_arrive_while_the_stream_still_runs(repo: Path,
+                                                                 tmp_path: Path) -> None:
+    # the stream pauses after the second file's header: the first operation is complete
+    client = ScriptedClient(DIFF, pause_after=DIFF.index("@@ -0,0") // 7 + 1)
+    person = Person()
+    session = make(repo, client, person, tmp_path)
+
+    async def on(ev) -> None:
+        if isinstance(ev, OperationProposed) and ev.index == 0:
+            await person.answer(0, Decision(Action.ACCEPT))
+        elif isinstance(ev, Decided) and ev.index == 0:
+            assert not client.resume.is_set()  # the stream is still held
+            client.resume.set()
+        elif isinstance(ev, OperationProposed):
+            await person.answer(ev.index, Decision(Action.REJECT, "not now"))
+
+    events = await collect(session, on=on)
+    kinds = [type(e) for e in events]
+    assert kinds.index(Decided) < kinds.index(pe.Completed)
+    assert events[-1].result.status == TurnStatus.APPLIED
+    assert (repo / "a.txt").read_text() == "one\nTWO\nthree\nfour\n"
+
+
+async def test_a_second_overlapping_turn_is_refused_with_a_hint(repo: Path,
+                                                                 tmp_path: Path) -> None:
+    client = ScriptedClient(DIFF, pause_after=1)
+    session = make(repo, client, PolicyApprover(), tmp_path)
+    first = session.turn("edit", ["a.txt"])
+    await first.__anext__()  # TurnStarted: the turn is running
+    assert session.running
+    with pytest.raises(TurnInProgress) as info:
+        session.turn("again")
+    assert info.value.hint and "cancel" in info.value.hint
+    with pytest.raises(TurnInProgress):
+        session.frames("again")
+    client.resume.set()
+    rest = [ev async for ev in first]
+    assert rest[-1].result.status == TurnStatus.DRY_RUN and not session.running
+    # once it is over, the next turn runs
+    client.text = ""
+    assert (await collect(session))[-1].result.status == TurnStatus.NO_CHANGES
+
+
+async def test_cancel_with_no_turn_running_does_nothing(repo: Path, tmp_path: Path) -> None:
+    session = make(repo, ScriptedClient(DIFF), PolicyApprover(), tmp_path)
+    session.cancel()
+    session.cancel(timeout=True)
+    result = (await collect(session))[-1].result
+    assert result.status == TurnStatus.DRY_RUN and result.error is None
+
+
+async def test_cancel_tells_the_pending_proposals_why_they_ended(repo: Path,
+                                                                 tmp_path: Path) -> None:
+    person = Person()
+    session = make(repo, ScriptedClient(DIFF), person, tmp_path)
+    events = []
+    async for ev in session.turn("edit", ["a.txt", "b.txt"]):
+        events.append(ev)
+        if isinstance(ev, pe.Completed):
+            session.cancel()
+    assert person.asked and all(p.ended == Ended.CANCELLED for p in person.asked)
+    assert len(person.asked) < 3  # the operation parsed after the cancel is not put to anyone
+    assert events[-1].result.status == TurnStatus.CANCELLED
+    assert not any(isinstance(e, Decided) for e in events)
+    assert (repo / "a.txt").read_text() == "one\ntwo\nthree\nfour\n"
+
+
+async def test_a_rewind_ends_the_rewound_proposals(repo: Path, tmp_path: Path) -> None:
+    person = Person()
+    session = make(repo, RewindingClient(""), person, tmp_path)
+
+    rewound = False
+
+    async def on(ev) -> None:
+        nonlocal rewound
+        if isinstance(ev, pe.Rewound):
+            rewound = True
+        elif isinstance(ev, OperationProposed) and rewound:
+            await person.answer(ev.index, Decision(Action.ACCEPT))
+
+    events = await collect(session, on=on)
+    kinds = [type(e) for e in events]
+    proposals = [e.proposal for e in events if isinstance(e, OperationProposed)]
+    before = kinds.index(pe.Rewound)
+    rewound = [e.proposal for e in events[:before] if isinstance(e, OperationProposed)]
+    assert rewound and all(p.ended == Ended.REWOUND for p in rewound)
+    assert [(p.index, p.ended) for p in proposals if p not in rewound] == [(0, None)]
+    assert events[-1].result.status == TurnStatus.APPLIED
+
+
+async def watched(repo: Path, client: ScriptedClient, approver, tmp_path: Path, on):
+    async with Watcher(repo, debounce_ms=20) as watcher:
+        session = make(repo, client, approver, tmp_path, watch=watcher.watch)
+        return await collect(session, on=on)
+
+
+async def test_a_file_changed_while_its_decision_is_pending_is_asked_again(
+        long_repo: Path, tmp_path: Path) -> None:
+    person = Person()
+    mine = LONG.replace("line 15\n", "line 15 (mine)\n")  # far from both hunks
+
+    async def on(ev) -> None:
+        if isinstance(ev, OperationProposed) and not ev.proposal.stale:
+            (long_repo / "long.txt").write_text(mine)  # while the person looks at it
+        elif isinstance(ev, OperationProposed):
+            await person.answer(ev.index, Decision(Action.ACCEPT))
+
+    events = await watched(long_repo, ScriptedClient(TWO_HUNKS), person, tmp_path, on)
+    stale = [e for e in events if isinstance(e, Stale)]
+    assert [(e.path, e.index) for e in stale] == [("long.txt", 0)]  # one event for one change
+    first, again = person.asked
+    assert (first.ended, first.stale) == (Ended.STALE, True)
+    assert (again.index, again.stale, again.ended) == (0, True, None)
+    # reported before any decision: the first proposal never got one
+    kinds = [type(e) for e in events]
+    assert kinds.index(Stale) < kinds.index(Decided)
+    assert [e.index for e in events if isinstance(e, Decided)] == [0]
+    result = events[-1].result
+    assert result.status == TurnStatus.APPLIED, result.error
+    text = (long_repo / "long.txt").read_text()
+    assert "line 15 (mine)" in text and "LINE THREE" in text and "LINE TWENTY-SIX" in text
+
+
+async def test_a_pending_file_changed_so_it_no_longer_fits_is_refused_at_once(
+        long_repo: Path, tmp_path: Path) -> None:
+    person = Person()
+    mine = LONG.replace("line 3\n", "my line 3\n")  # the hunk's removed line is gone
+
+    async def on(ev) -> None:
+        if isinstance(ev, OperationProposed):
+            (long_repo / "long.txt").write_text(mine)
+        elif isinstance(ev, Refused):
+            assert person.asked[0].ended == Ended.STALE  # no longer waiting for the person
+
+    events = await watched(long_repo, ScriptedClient(TWO_HUNKS), person, tmp_path, on)
+    refused = [e for e in events if isinstance(e, Refused)]
+    assert [(e.index, e.kind) for e in refused] == [(0, RefusalKind.STALE)]
+    assert len(person.asked) == 1 and not any(isinstance(e, Decided) for e in events)
+    result = events[-1].result
+    assert result.status == TurnStatus.CONFLICT
+    assert (long_repo / "long.txt").read_text() == mine
+
+
+async def test_an_accepted_file_that_changes_before_the_write_is_asked_again(
+        long_repo: Path, tmp_path: Path) -> None:
+    # decided during the stream, then the file changes while the stream is still running
+    client = ScriptedClient(TWO_HUNKS + DIFF, pause_after=(len(TWO_HUNKS) + DIFF.index("@@")) // 7 + 1)
+    approver = PolicyApprover(apply=True, allow_delete=True)
+    mine = LONG.replace("line 15\n", "line 15 (mine)\n")
+    changed = False
+
+    async def on(ev) -> None:
+        nonlocal changed
+        if isinstance(ev, Decided) and ev.index == 0 and not changed:
+            changed = True
+            (long_repo / "long.txt").write_text(mine)
+        elif isinstance(ev, Stale):
+            client.resume.set()
+
+    events = await watched(long_repo, client, approver, tmp_path, on)
+    assert [(e.path, e.index) for e in events if isinstance(e, Stale)] == [("long.txt", 0)]
+    proposals = [e.proposal for e in events if isinstance(e, OperationProposed)
+                 and e.index == 0]
+    assert [(p.stale, p.ended) for p in proposals] == [(True, Ended.STALE), (True, None)]
+    assert [e.index for e in events if isinstance(e, Decided)].count(0) == 2
+    assert events[-1].result.status == TurnStatus.APPLIED
+    assert "line 15 (mine)" in (long_repo / "long.txt").read_text()
+
+
+async def test_frames_batch_the_events_and_send_decisions_at_once(repo: Path,
+                                                                  tmp_path: Path) -> None:
+    client = ScriptedClient(DIFF, chunk=1)  # one event per character
+    session = make(repo, client, PolicyApprover(), tmp_path)
+    plain = await collect(session)
+    session = make(repo, ScriptedClient(DIFF, chunk=1), PolicyApprover(), tmp_path)
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    frames: list[Frame] = []
+    async for frame in session.frames("edit", ["a.txt", "b.txt"], interval=10.0):
+        frames.append(frame)
+    # the first frame goes out at once; after it a 10 s clock never ran out: every later
+    # frame went out for an event that must not wait
+    assert loop.time() - t0 < 5
+    assert isinstance(frames[0].events[0], TurnStarted)
+    urgent = (OperationProposed, Stale, pe.Failed, TurnFinished)
+    assert all(any(isinstance(e, urgent) for e in f.events) for f in frames[1:])
+    assert len(frames) <= 5 < len(plain) // 10
+    events = [e for f in frames for e in f.events]
+    assert [type(e) for e in events] == [type(e) for e in plain]
+    assert "".join(f.text for f in frames) == DIFF
+    assert frames[-1].last and isinstance(events[-1], TurnFinished)
+
+
+async def test_a_frame_names_the_unfinished_line(repo: Path, tmp_path: Path) -> None:
+    client = ScriptedClient(DIFF, chunk=5, pause_after=6)  # 35 characters, mid-line
+    session = make(repo, client, PolicyApprover(), tmp_path)
+    text = ""
+    async for frame in session.frames("edit", ["a.txt"], interval=0.01):
+        text += frame.text
+        if not frame.last:
+            assert frame.partial_line == text.rsplit("\n", 1)[-1]
+        if client.paused.is_set() and not client.resume.is_set():
+            assert frame.partial_line == DIFF[:35].rsplit("\n", 1)[-1] != ""
+            client.resume.set()
+    assert text == DIFF
