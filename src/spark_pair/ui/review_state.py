@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..approval import ACCEPT, REJECT, Decision
+from ..approval import Action, Decision
 from ..edits.ops import Create, Delete, Modify, Operation, Rename
 
 
@@ -79,13 +79,13 @@ class Entry:
             return None
         if not self.per_hunk:
             if self.mark is Mark.ACCEPTED:
-                return Decision(ACCEPT, "accepted in the app")
-            return Decision(REJECT, "rejected in the app")
+                return Decision(Action.ACCEPT, "accepted in the app")
+            return Decision(Action.REJECT, "rejected in the app")
         accepted = tuple(i for i, m in enumerate(self.hunks) if m is Mark.ACCEPTED)
         if not accepted:
-            return Decision(REJECT, "rejected in the app")
+            return Decision(Action.REJECT, "rejected in the app")
         whole = len(accepted) == len(self.hunks)
-        return Decision(ACCEPT, "accepted in the app", None if whole else accepted)
+        return Decision(Action.ACCEPT, "accepted in the app", None if whole else accepted)
 
 
 @dataclass(frozen=True, slots=True)

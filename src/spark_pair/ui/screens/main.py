@@ -25,7 +25,14 @@ from ...edits.ops import Create, content_hash, op_paths
 from ...edits.paths import shown
 from ...errors import SparkPairError, UsageError
 from ...protocol.events import Rewound
-from ...session_events import APPLIED, Applied, OperationProposed, Refused, Stale, TurnFinished
+from ...session_events import (
+    Applied,
+    OperationProposed,
+    Outcome,
+    Refused,
+    Stale,
+    TurnFinished,
+)
 from ..driver import Driver, describe, proposed
 from ..widgets.files import FilesPane
 from ..widgets.header import AppHeader
@@ -259,7 +266,7 @@ class MainScreen(Screen[None]):
 
     def _finished(self, result: Any) -> None:
         review = self.query_one(ReviewPane)
-        review.set_applied([i for i, o in enumerate(result.outcomes) if o == APPLIED])
+        review.set_applied([i for i, o in enumerate(result.outcomes) if o == Outcome.APPLIED])
         if result.error is not None:
             self.show_error(result.error)
         elif result.status == "applied":
