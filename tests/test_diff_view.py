@@ -182,6 +182,11 @@ async def test_scroll_to_hunk_and_marks() -> None:
         shown = screen_lines(view)
         assert shown[1].endswith("def f5():  ✓ accepted")
         assert shown[5].endswith("def f6():  ✗ rejected")
+        painted = len(view._cache)
+        assert painted > 0
+        view.mark_hunk(0, 5, "accepted")  # the same decision again: nothing is repainted
+        view.scroll_to_hunk(0, 5)
+        assert len(view._cache) == painted
         view.mark_hunk(0, 6, None)
         view.scroll_to_hunk(0, 6)
         await pilot.pause()

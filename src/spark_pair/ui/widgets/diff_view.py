@@ -256,10 +256,13 @@ class DiffView(ScrollView, can_focus=True):
     def mark_hunk(self, op_index: int, hunk_index: int, state: HunkMark | str | None) -> None:
         """Show a decision (or none) on a hunk's header."""
         key = (op_index, hunk_index)
-        if state is None:
-            self.marks.pop(key, None)
+        mark = None if state is None else HunkMark(state)
+        if self.marks.get(key) is mark:
+            return  # the review pane re-marks every hunk on each change: nothing to repaint
+        if mark is None:
+            del self.marks[key]
         else:
-            self.marks[key] = HunkMark(state)
+            self.marks[key] = mark
         self._repaint_row(self.hunk_rows.get(key))
 
     def scroll_to_hunk(self, op_index: int, hunk_index: int | None = None) -> bool:
@@ -271,9 +274,10 @@ class DiffView(ScrollView, can_focus=True):
         if row is None:
             return False
         old, self.focused = self.focused, key
-        if old is not None:
-            self._repaint_row(self._header_row(old))
-        self._repaint_row(row)
+        if old != key:
+            if old is not None:
+                self._repaint_row(self._header_row(old))
+            self._repaint_row(row)
         end = self._block_end(row)
         top, height = round(self.scroll_y), self.size.height
         if not (top <= row and end < top + height):
