@@ -35,7 +35,7 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.strip import Strip
 
-from spark_pair.approval import REJECT, Decision
+from spark_pair.approval import Action, Decision
 from spark_pair.edits.ops import content_hash
 from spark_pair.edits.parser import DiffParser
 from spark_pair.protocol import events as pe
@@ -106,7 +106,7 @@ class OneFile:
 
 class RejectAll:
     async def decide(self, op: object) -> Decision:
-        return Decision(REJECT, "bench")
+        return Decision(Action.REJECT, "bench")
 
 
 class TimedDiffView(DiffView):
