@@ -154,3 +154,22 @@ def test_a_built_wheel_holds_the_themes(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     for name in SHIPPED:
         assert f"spark_pair/themes/{name}.toml" in names
+
+
+async def test_switching_theme_repaints_the_diff_in_the_new_colours(tmp_path: Path) -> None:
+    app = PaneApp("dark", user=tmp_path / "none")
+    async with app.run_test(size=(80, 24)) as pilot:
+        fill(app)
+        await pilot.pause()
+
+        def added_bg() -> str:
+            for y in range(app.view.size.height):
+                strip = app.view.render_line(y)
+                if strip.text.startswith("+A2"):
+                    return next(iter(strip)).style.bgcolor.triplet.hex
+            raise AssertionError("no +A2 row on screen")
+
+        assert added_bg() == app.available_themes["dark"].variables["diff-added"].lower()
+        app.theme = "light"
+        await pilot.pause()
+        assert added_bg() == app.available_themes["light"].variables["diff-added"].lower()
