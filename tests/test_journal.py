@@ -204,3 +204,73 @@ def test_a_damaged_journal_is_a_clear_error_and_never_undoes_an_older_turn(repo,
     with pytest.raises(UndoError, match="damaged"):
         journal.undo()  # the newest entry is unreadable: the older turn is not undone instead
     assert (repo / "m.txt").read_text() == "ONE\nTWO\n"
+
+
+def test_redo_after_undo_reapplies_creates_deletes_renames_and_modes_exactly(repo, journal):
+    before = snapshot(repo)
+    apply_turn(repo, OPS(), journal=journal)
+    after = snapshot(repo)
+    journal.undo()
+    assert snapshot(repo) == before
+    written = journal.redo()
+    assert sorted(written) == sorted(["m.txt", "new/dir/c.txt", "bin/r.sh", "d.txt", "r.sh"])
+    assert snapshot(repo) == after  # bytes, modes, the created directories, the rename
+    with pytest.raises(UndoError, match="nothing to redo"):
+        journal.redo()
+    journal.undo()  # the redone turn can be undone again, just as exactly
+    assert snapshot(repo) == before
+    journal.redo()
+    assert snapshot(repo) == after
+
+
+def test_redo_walks_forward_in_the_order_undo_walked_back(repo, journal):
+    s0 = snapshot(repo)
+    apply_turn(repo, [Modify("m.txt", [hunk(["-one", "+1"])])], journal=journal)
+    s1 = snapshot(repo)
+    apply_turn(repo, [Modify("m.txt", [hunk(["-two", "+2"])])], journal=journal)
+    s2 = snapshot(repo)
+    journal.undo()
+    journal.undo()
+    assert snapshot(repo) == s0
+    journal.redo()
+    assert snapshot(repo) == s1
+    journal.redo()
+    assert snapshot(repo) == s2
+    with pytest.raises(UndoError, match="nothing to redo"):
+        journal.redo()
+
+
+def test_a_new_turn_after_undo_ends_the_redo_chain(repo, journal):
+    apply_turn(repo, [Modify("m.txt", [hunk(["-one", "+1"])])], journal=journal)
+    journal.undo()
+    apply_turn(repo, [Create("other.txt", "x\n")], journal=journal)
+    with pytest.raises(UndoError, match="nothing to redo"):
+        journal.redo()
+    assert (repo / "m.txt").read_text() == "one\ntwo\n"
+
+
+def test_redo_refuses_when_a_file_changed_since_the_undo_unless_forced(repo, journal):
+    apply_turn(repo, [Modify("m.txt", [hunk(["-one", "+1"])])], journal=journal)
+    journal.undo()
+    (repo / "m.txt").write_text("mine\n")
+    with pytest.raises(UndoError) as err:
+        journal.redo()
+    assert "m.txt" in err.value.message and "--force" in err.value.hint
+    assert (repo / "m.txt").read_text() == "mine\n"
+    journal.redo(force=True)
+    assert (repo / "m.txt").read_text() == "1\ntwo\n"
+
+
+def test_a_crash_between_the_redo_commit_and_its_markers_is_finished_by_recover(repo, journal):
+    turn = apply_turn(repo, [Modify("m.txt", [hunk(["-one", "+1"])])], journal=journal)
+    journal.undo()
+    undo_turn = next(t for t in journal.list_turns() if t.kind == "undo")
+    journal.redo()
+    # as if the process died right after the redo turn committed
+    (journal.dir / undo_turn.turn_id / "undone").unlink()
+    (journal.dir / turn.turn_id / "undone").touch()
+    journal.recover()
+    turns = {t.turn_id: t for t in journal.list_turns()}
+    assert not turns[turn.turn_id].undone and turns[undo_turn.turn_id].undone
+    journal.undo()
+    assert (repo / "m.txt").read_text() == "one\ntwo\n"

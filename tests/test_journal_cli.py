@@ -125,3 +125,21 @@ def test_listing_and_restored_lines_fit_80_columns(repo, env):
     assert any(f"undo of {turn}" in line for line in lines)
     assert any(names[0] in line for line in lines) and any("more)" in line for line in lines)
     assert any("add thirty modules" in line and line.endswith("…") for line in lines)
+
+
+def test_redo_after_undo_reapplies_exactly_and_then_has_nothing_left(repo, env):
+    apply(repo, env, [Modify("src/app.py", [Hunk(None, None, None, None, ["-x = 1", "+x = 10"])]),
+                      Create("src/new.py", "print('hi')\n")])
+    assert undo(repo, env).returncode == 0
+    redone = subprocess.run([sys.executable, "-c", "from spark_pair.cli import main; main()", "redo", "--json"],
+                            cwd=repo / "src", env=env, capture_output=True, text=True, timeout=60)
+    assert redone.returncode == 0, redone.stderr
+    assert sorted(json.loads(redone.stdout)["reapplied"]) == ["src/app.py", "src/new.py"]
+    assert (repo / "src" / "app.py").read_text() == "x = 10\ny = 2\n"
+    assert (repo / "src" / "new.py").read_text() == "print('hi')\n"
+    again = subprocess.run([sys.executable, "-c", "from spark_pair.cli import main; main()", "redo"],
+                           cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == ExitCode.UNDO and "nothing to redo" in again.stderr
+    assert "Traceback" not in again.stderr
+    listing = undo(repo, env, "--list").stdout
+    assert "undo (redone since)" in listing and "redo of" in listing

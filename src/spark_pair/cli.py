@@ -14,6 +14,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "Headless: one turn; prints the diff, applies only what flags allow."),
     "demo": ("demo", "Try spark-pair offline against the built-in simulator (no key)."),
     "undo": ("undo", "Restore the files of the last applied turn (or --list, --turn ID)."),
+    "redo": ("redo", "Re-apply exactly what the last undo restored."),
     "config": ("config", "Show the effective settings and where each value came from."),
     "doctor": ("doctor", "Check base URL, key and model end to end; explain each failure."),
     "bench": ("bench", "Throughput and error-rate sweep over concurrency."),

@@ -16,7 +16,7 @@ class ExitCode(IntEnum):
     CONFLICT = 5  # the edits cannot apply (conflict, stale file, refused path, failed write)
     POLICY = 6  # an operation was refused by policy (flags / approval): nothing was written
     TIMEOUT = 7  # --timeout ran out
-    UNDO = 8  # undo refused
+    UNDO = 8  # undo or redo refused
     INTERRUPTED = 130  # Ctrl-C
 
 

@@ -88,16 +88,18 @@ def _turn_lines(t: TurnInfo) -> list[str]:
     """One listed turn in lines of at most 80 columns: id, time and state; its files; its
     prompt (cut)."""
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t.time))
-    if t.undone:
+    if t.kind == "undo":
+        state = "undo (redone since)" if t.undone else f"undo of {t.undoes}"
+    elif t.kind == "redo":
+        state = f"redo of {t.undoes}"
+    elif t.undone:
         state = "undone"
-    elif t.kind == "undo":
-        state = f"undo of {t.undoes}"
     else:
         state = "applied"
     lines = [f"{t.turn_id}  {when}  {state}"[:WIDTH]]
     lines += file_lines("  files:", t.files, max_lines=3)
     summary = " ".join(t.summary.split())
-    if summary and t.kind != "undo":
+    if summary and t.kind == "apply":
         room = WIDTH - len(INDENT)
         lines.append(INDENT + (summary if len(summary) <= room else summary[:room - 1] + "…"))
     return lines

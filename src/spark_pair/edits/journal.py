@@ -6,7 +6,13 @@ Layout under data_dir/journal/<key>/ (key = hash of the real repo path):
                               name of the temp file the turn writes it through)
     <turn id>/before/<n>      the exact bytes before the turn
     <turn id>/committed       written once every file of the turn is in place
-    <turn id>/undone          written once an undo of this turn committed
+    <turn id>/undone          written once an undo of this turn committed (on an undo turn: once
+                              a redo of it committed)
+An undo is itself a turn (kind "undo", undoes = the turn it restored); a redo is a turn of kind
+"redo" that restores the before-images of an undo turn (undoes = that undo turn), so the undone
+turn's after-state comes back byte for byte. A redo removes the undone turn's `undone` marker
+(it can be undone again), then marks the undo turn `undone`; a crash in between is finished by
+recover(). A turn applied after an undo ends the redo chain, as in an editor.
 A turn directory with a manifest but no `committed` marker was interrupted: recover() puts
 back the before-image of each file that still holds what the turn wrote, and keeps (and names)
 a file changed since. The manifest is fsynced before any repository file is touched. Neither
@@ -53,7 +59,7 @@ class TurnInfo:
     time: float
     summary: str
     files: list[str]
-    kind: str  # "apply" or "undo"
+    kind: str  # "apply", "undo" or "redo"
     undoes: str | None
     committed: bool
     undone: bool
@@ -279,11 +285,16 @@ class Journal:
             manifest = self._manifest(tdir)
             if not (tdir / "committed").exists():
                 done.append(self.rollback(tdir.name))
-            elif manifest and manifest.get("kind") == "undo" and manifest.get("undoes"):
+            elif (manifest and manifest.get("kind") == "undo" and manifest.get("undoes")
+                  and not (tdir / "undone").exists()):  # an undo that was redone is spent
                 target = self.dir / manifest["undoes"]
                 if target.is_dir() and not (target / "undone").exists():
                     self._remove_new_dirs(self._manifest(target) or {"files": []})
                     _write_marker(target / "undone")
+            elif manifest and manifest.get("kind") == "redo" and manifest.get("undoes"):
+                target = self.dir / manifest["undoes"]
+                if target.is_dir() and not (target / "undone").exists():
+                    self._finish_redo(target)
         return [r for r in done if r.restored or r.kept]
 
     def list_turns(self) -> list[TurnInfo]:
@@ -336,7 +347,39 @@ class Journal:
                     raise UndoError(f"turn {turn_id} was already undone")
             return self._undo_turn(turn.turn_id, force)
 
-    def _undo_turn(self, turn_id: str, force: bool) -> list[str]:
+    def redo(self, force: bool = False) -> list[str]:
+        """Re-apply the turn the last undo restored, exactly; returns the paths it wrote.
+
+        Only while no turn was applied after that undo (a new turn ends the redo chain). The
+        redo is a journaled turn too, and refuses when a file changed since the undo.
+        """
+        with self.locked():
+            self.recover()
+            turns = self.list_turns()
+            if self.damaged:
+                raise UndoError(f"the journal entry of turn {', '.join(self.damaged)} is damaged, "
+                                "so the last undo is not known; nothing was changed",
+                                hint="`spark-pair undo --list` shows the turns")
+            last_apply = max((t.time for t in turns if t.kind == "apply"), default=0.0)
+            todo = [t for t in turns if t.kind == "undo" and not t.undone and t.time >= last_apply]
+            if not todo:
+                raise UndoError("nothing to redo in this repository",
+                                hint="redo re-applies what the last undo restored, until a new "
+                                     "turn is applied; `spark-pair undo --list` shows the turns")
+            return self._undo_turn(todo[0].turn_id, force, kind="redo")
+
+    def _finish_redo(self, undo_dir: Path) -> None:
+        """After a redo committed: the redone turn can be undone again; the undo is spent."""
+        manifest = self._manifest(undo_dir) or {}
+        redone = manifest.get("undoes")
+        if isinstance(redone, str) and redone:
+            marker = self.dir / redone / "undone"
+            if marker.exists():
+                marker.unlink()
+                fsio.fsync_dir(marker.parent)
+        _write_marker(undo_dir / "undone")
+
+    def _undo_turn(self, turn_id: str, force: bool, kind: str = "undo") -> list[str]:
         tdir = self.dir / turn_id
         manifest = self._manifest(tdir) or {}
         changes, changed_since = [], []
@@ -358,14 +401,20 @@ class Journal:
                             hint=f"it cannot be undone from {tdir}; git (git diff, git checkout) "
                                  "still has the committed versions") from exc
         if changed_since and not force:
+            what = "redo" if kind == "redo" else f"undo turn {turn_id}"
             raise UndoError(
-                f"cannot undo turn {turn_id}: changed since the turn: {', '.join(changed_since)}",
-                hint="undo --force overwrites those changes; `spark-pair undo --list` shows turns")
+                f"cannot {what}: changed since the {'undo' if kind == 'redo' else 'turn'}: "
+                f"{', '.join(changed_since)}",
+                hint=f"{kind} --force overwrites those changes; `spark-pair undo --list` shows "
+                     "turns")
         undo_id = new_turn_id()
-        write_changes(self, undo_id, changes, summary=f"undo of {turn_id}", kind="undo",
+        write_changes(self, undo_id, changes, summary=f"{kind} of {turn_id}", kind=kind,
                       undoes=turn_id)
         self._remove_new_dirs(manifest)
-        _write_marker(tdir / "undone")
+        if kind == "redo":
+            self._finish_redo(tdir)
+        else:
+            _write_marker(tdir / "undone")
         return [e["path"] for e in manifest["files"]]
 
 
