@@ -398,3 +398,16 @@ async def test_the_stream_check_reads_a_few_dozen_tokens(sim):
     chat = [e for e in sim.requests() if e["path"] == "/v1/chat/completions"
             and (e["body"] or {}).get("stream")]
     assert chat[0]["body"]["max_tokens"] == 64
+
+
+async def test_the_memory_check_gives_each_of_its_two_requests_the_limit(sim):
+    """On a slow server each request of the memory check fits the limit; both together need
+    not (a false alarm before)."""
+    sim.configure(tps=20, ttft_ms=0, replies=[
+        {"match": "single word", "text": "ready"},
+        {"match": "What number", "text": "42, the number you asked me to keep for later on."},
+        {"match": "Remember", "text": "OK, I will keep that number in mind for you, as asked."}])
+    report = await run_doctor(config(sim, check_timeout_s=1.0, transport="chat"))
+    memory = by_id(report)["memory"]
+    assert memory.status == "pass", (memory.detail, memory.hint)
+    assert memory.duration_ms > 1000

@@ -117,18 +117,20 @@ class _Doctor:
         limit = self.cfg.check_timeout_s
         if check_id == "stream":  # it keeps its own time (slow vs stalled); this is a backstop
             limit = 2 * limit + 1
+        elif check_id == "memory":  # two requests, each given the limit
+            limit = 2 * limit
         try:
             outcome = await asyncio.wait_for(check(), limit)
         except Skip as exc:
             return CheckResult(check_id, title, SKIP, ms(start), detail=str(exc))
         except (asyncio.TimeoutError, TimeoutError):
-            limit = f"{self.cfg.check_timeout_s:g} s"
+            took = f"{limit:g} s"
             err = E.StreamTimeout(
-                f"the stream stalled: {self.progress} until the {limit} limit"
-                if self.progress else f"no complete answer within {limit}",
-                hint=f"nothing arrived within doctor's --check-timeout ({limit}): a stalled "
-                     "server, or a proxy that buffers; if the server is just slow, raise "
-                     "--check-timeout")
+                f"the stream stalled: {self.progress} until the {took} limit"
+                if self.progress else f"no complete answer within {took}",
+                hint=f"nothing complete within doctor's --check-timeout "
+                     f"({self.cfg.check_timeout_s:g} s per request): a stalled server, or a "
+                     "proxy that buffers; if the server is just slow, raise --check-timeout")
             return self._failed(check_id, title, start, err)
         except SparkPairError as exc:
             return self._failed(check_id, title, start, exc)
