@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 
@@ -65,3 +66,18 @@ async def test_doctor_shows_what_is_remembered(sim, tmp_path):
     config = report.results[0]
     assert "transport = auto uses chat" in config.detail
     assert config.data["remembered_transport"] == "chat"
+
+
+async def test_the_probe_is_remembered_as_soon_as_text_arrives(sim, tmp_path):
+    """A turn stopped before its end (a slow server and a --timeout) still saves the probe."""
+    import asyncio
+
+    cache = tmp_path / "transports.json"
+    sim.set_faults([{"kind": "ws_refuse", "times": -1},
+                    {"kind": "stall", "after_tokens": 3, "seconds": 3600, "times": -1,
+                     "transport": "responses"}])
+    opts = ClientOptions(base_url=sim.base_url, api_key="k", model=MODEL)
+    async with ModelClient(opts, transport_cache=cache) as c:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(run(c), 1.5)
+    assert offers.recall(cache, sim.base_url).transport == "responses"

@@ -214,6 +214,8 @@ class ModelClient:
                                                       read_s)) as items:
                         async for kind, value in items:
                             if kind == "delta":
+                                if not length:  # text came: the server offers it
+                                    self._remember(transport)
                                 before = length
                                 length += len(value)
                                 parts.append(value)
