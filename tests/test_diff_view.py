@@ -254,3 +254,36 @@ async def test_rows_are_painted_from_a_bounded_cache() -> None:
             await pilot.pause()
         assert len(view.rows) > 1600
         assert len(view._cache) == view._cache.maxsize  # full, and no bigger
+
+
+async def test_a_rewind_shows_the_diff_again_without_doubling_or_stray_prose() -> None:
+    """A retry that answers differently: the session sends Rewound(keep) and the parse events of
+    the kept text again, then the new text; the pane ends as if the new reply came clean."""
+    from spark_pair.edits.parser import DiffParser
+    from spark_pair.protocol.events import Rewound
+
+    final = reply("17-several-files")
+    keep = final.index("+b3")  # the retry differs from here
+    first = final[:keep] + "+b3 but different\n more\n"
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        for events, partial in frames(first, random.Random(8))[0][:-1]:  # not closed
+            view.feed(events, partial)
+        parser = DiffParser()
+        view.feed([Rewound(keep, "retried"), *parser.feed(final[:keep])], parser.partial_line)
+        rng = random.Random(9)
+        i = keep
+        while i < len(final):
+            n = rng.randint(1, 6)
+            view.feed([TextDelta(final[i:i + n]), *parser.feed(final[i:i + n])],
+                      parser.partial_line)
+            i += n
+        view.feed(parser.close(), "")
+        await pilot.pause()
+        clean = DiffApp()
+        async with clean.run_test(size=SIZE):
+            for events, partial in frames(final, random.Random(10))[0]:
+                clean.view.feed(events, partial)
+            assert view.rows == clean.view.rows
+        assert "+b3 but different" not in [r.text for r in view.rows]

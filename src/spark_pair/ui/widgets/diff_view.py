@@ -147,6 +147,7 @@ class DiffView(ScrollView, can_focus=True):
         self.rows: list[Row] = []
         self.partial = ""
         self._text: list[str] = []  # the unfinished text line, in pieces
+        self._all: list[str] = []  # every text piece (a rewind keeps a prefix of them)
         self._open = -1  # the op whose lines are arriving (-1: none)
         self._blank = False
         self._in_diff = False  # the text is inside a diff block (not prose)
@@ -209,22 +210,28 @@ class DiffView(ScrollView, can_focus=True):
                 self._add(Row(Kind.NOTE, content_text(f"refused {op.summary()}: {reason}")))
             case Stale(path=path):
                 self._add(Row(Kind.NOTE, f"stale: {shown(path)} changed on disk"))
-            case Rewound():
-                # a retry answered differently: the session re-sends the diff events from the start
+            case Rewound(keep=keep):
+                # a retry answered differently: the session sends the diff's events again from
+                # the start; the kept text's prose is shown again up to where the diff began
+                text = "".join(self._all)[:keep]
                 self.reset()
+                self._take_text(text, intro_only=True)
             case _:
                 pass
 
-    def _take_text(self, text: str) -> None:
+    def _take_text(self, text: str, intro_only: bool = False) -> None:
+        self._all.append(text)
         self._text.append(text)
         if "\n" not in text:
             return
         lines = "".join(self._text).split("\n")
         self._text = [lines.pop()]
+        show = True
         for line in lines:
-            self._text_line(line.removesuffix("\r"))
+            show = show and not (intro_only and self._in_diff)  # replayed: only the intro
+            self._text_line(line.removesuffix("\r"), show)
 
-    def _text_line(self, line: str) -> None:
+    def _text_line(self, line: str, show: bool = True) -> None:
         """Prose rows: text lines outside the diff. Told from the text alone (the diff's own
         rows come from the parser's events), so any cut of the stream shows the same rows."""
         if self._in_diff:
@@ -239,6 +246,8 @@ class DiffView(ScrollView, can_focus=True):
             return
         if not line.strip():
             self._blank = True  # shown only between two prose lines
+            return
+        if not show:
             return
         if self._blank and self.rows and self.rows[-1].kind == Kind.PROSE:
             self._add(Row(Kind.PROSE, ""))
