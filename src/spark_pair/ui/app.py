@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from .screens.main import Launch, MainScreen
-from .themes import diff_variable_defaults
+from .themes import diff_variable_defaults, install_themes
 
 
 class SparkPairApp(App[None]):
@@ -29,6 +29,7 @@ class SparkPairApp(App[None]):
         return diff_variable_defaults(self.current_theme)
 
     def on_mount(self) -> None:
+        install_themes(self)
         self.push_screen(self.main)  # pushed (not the default screen) so its .tcss loads
 
     async def action_quit(self) -> None:

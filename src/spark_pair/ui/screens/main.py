@@ -8,7 +8,7 @@ messages; handlers own the screen's state.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,7 @@ class Launch:
     files: list[str] = field(default_factory=list)  # the context set at start
     prewarm: bool = True
     demo: Any = None  # a DemoSimulator to start first (spark-pair demo)
+    clock: Callable[[], float] | None = None  # the meter's clock (tests freeze it)
 
 
 class MainScreen(Screen[None]):
@@ -70,9 +71,9 @@ class MainScreen(Screen[None]):
                 show=False),
         Binding("escape", "stop", "stop", id="app.stop",
                 tooltip="Stop the stream; what arrived stays; nothing is written"),
-        Binding("ctrl+r", "regenerate", "regenerate", id="app.regenerate",
+        Binding("ctrl+r", "regenerate", "regen", id="app.regenerate",
                 tooltip="Run this turn again"),
-        Binding("ctrl+e", "escalate", "stronger", id="app.escalate",
+        Binding("ctrl+e", "escalate", "stronger", id="app.escalate", show=False,
                 tooltip="Run this turn again on the stronger model"),
         Binding("f1", "help", "keys", id="app.help", tooltip="Every key and slash command"),
         Binding("question_mark", "help", "keys", id="app.help_q", show=False),
@@ -101,7 +102,7 @@ class MainScreen(Screen[None]):
         yield Static("", id="notice", classes="-empty")
         yield Prompt(placeholder="what should change? (/help for commands)", id="prompt",
                      suggester=SlashSuggester(self._models, self._files, lambda: list(self.context)))
-        yield Meter(id="meter")
+        yield Meter(id="meter", **({"clock": self.launch.clock} if self.launch.clock else {}))
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
