@@ -14,6 +14,7 @@ from .themes import diff_variable_defaults, install_themes
 
 class SparkPairApp(App[None]):
     TITLE = "spark-pair"
+    CSS_PATH = "screens/main.tcss"  # the main screen's (a default screen loads no CSS_PATH)
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("ctrl+q", "quit", "quit", id="app.quit", priority=True,
@@ -28,9 +29,11 @@ class SparkPairApp(App[None]):
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return diff_variable_defaults(self.current_theme)
 
+    def get_default_screen(self) -> Screen:
+        return self.main
+
     def on_mount(self) -> None:
         install_themes(self)
-        self.push_screen(self.main)  # pushed (not the default screen) so its .tcss loads
 
     async def action_quit(self) -> None:
         if self.screen is self.main:

@@ -60,7 +60,6 @@ class Launch:
 
 
 class MainScreen(Screen[None]):
-    CSS_PATH = "main.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
 
@@ -281,7 +280,7 @@ class MainScreen(Screen[None]):
         self.query_one(Prompt).focus()
 
     @on(ReviewPane.Changed)
-    def _review_changed(self, _: ReviewPane.Changed) -> None:
+    def _review_changed(self, message: ReviewPane.Changed) -> None:
         """The live diff shows each hunk's decision and where the review cursor is."""
         diff = self.query_one(DiffView)
         review = self.query_one(ReviewPane).review
@@ -289,7 +288,7 @@ class MainScreen(Screen[None]):
             for h, mark in enumerate(entry.hunks):
                 diff.mark_hunk(entry.index, h, HunkMark.STALE if entry.stale and not entry.sent
                                else _HUNK_MARKS.get(mark))
-        if review.cursor is not None and self.query_one(ReviewPane).has_focus:
+        if review.cursor is not None and message.moved:
             diff.scroll_to_hunk(review.cursor.op, review.cursor.hunk)
 
     @on(ReviewPane.Decided)

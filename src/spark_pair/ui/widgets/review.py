@@ -77,7 +77,12 @@ class ReviewPane(OptionList):
             self.decisions = decisions
 
     class Changed(Message):
-        """Marks or the cursor changed (the live diff shows them)."""
+        """Marks or the cursor changed (the live diff shows them); `moved`: the person moved
+        the cursor or decided (the diff then scrolls to the hunk under the cursor)."""
+
+        def __init__(self, moved: bool) -> None:
+            super().__init__()
+            self.moved = moved
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -113,7 +118,7 @@ class ReviewPane(OptionList):
 
     # ---- drawing ---------------------------------------------------------------------------
 
-    def refresh_items(self) -> None:
+    def refresh_items(self, moved: bool = False) -> None:
         review = self.review
         options: list[Option] = []
         for index in sorted(review.entries):
@@ -130,16 +135,15 @@ class ReviewPane(OptionList):
         self.set_class(not options, "-empty")
         self.clear_options()
         self.add_options(options)
-        self._sync_cursor()
+        self._sync_cursor(moved)
         undecided = len(review.undecided())
         self.border_title = f"Review · {undecided} undecided" if undecided else "Review"
-        self.post_message(self.Changed())
 
-    def _sync_cursor(self) -> None:
+    def _sync_cursor(self, moved: bool = True) -> None:
+        self.post_message(self.Changed(moved))
         item = self.review.cursor
         if item is None:
             return
-        self.post_message(self.Changed())
         key = f"{item.op}" if item.hunk is None else f"{item.op}:{item.hunk}"
         try:
             self.highlighted = self.get_option_index(key)
@@ -150,15 +154,17 @@ class ReviewPane(OptionList):
     def _follow_highlight(self, event: OptionList.OptionHighlighted) -> None:
         key = event.option.id or ""
         op, _, hunk = key.partition(":")
-        if op.isdigit():
-            self.review.cursor = Item(int(op), int(hunk) if hunk else None)
+        item = Item(int(op), int(hunk) if hunk else None) if op.isdigit() else None
+        if item is not None and item != self.review.cursor:  # arrow keys or the mouse
+            self.review.cursor = item
+            self.post_message(self.Changed(True))
 
     # ---- keys ------------------------------------------------------------------------------
 
     def _after(self, decisions: list[tuple[int, Decision]], refusal: Refusal | None) -> None:
         if refusal is not None and refusal is not Refusal.DECIDED:
             self.notify(REFUSALS[refusal], severity="warning", timeout=4)
-        self.refresh_items()
+        self.refresh_items(moved=True)
         if decisions:
             self.post_message(self.Decided(decisions))
 
