@@ -249,7 +249,7 @@ async def test_reconnect_and_fallback_show_in_the_header(repo: Path,
     demo_sim.set_faults([{"kind": "drop", "transport": "ws", "times": -1, "after_tokens": 3}])
     app = make_app(repo, demo_sim, transport="ws", **{"session.reconnect_attempts": "2"})
     async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
-        await until(pilot, lambda: "fell back" in states, "the fallback")
+        await until(pilot, lambda: "fell_back" in states, "the fallback")
         header = app.main.query_one(AppHeader)
         await until(pilot, lambda: "fell back to HTTP" in str(header.render()), "the header")
         assert "reconnecting" in states

@@ -83,6 +83,8 @@ class SessionSettings:
     """Turns of conversation kept and resent."""
     context_tokens: int = 24000
     """Budget for file context in a request."""
+    ai_comments: bool = True
+    """In the app, saving an `AI!` comment in a file starts a turn about it."""
 
 
 SECTIONS: dict[str, type] = {"model": ModelSettings, "request": RequestSettings,

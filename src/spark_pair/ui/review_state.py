@@ -132,9 +132,14 @@ class Review:
         elif entry is not None:
             entry.stale = True
 
-    def set_problem(self, index: int, text: str) -> None:
-        if index in self.entries:
-            self.entries[index].problem = text
+    def refuse(self, index: int, text: str) -> None:
+        """The session will not write this operation (nothing left to decide about it)."""
+        entry = self.entries.get(index)
+        if entry is not None:
+            entry.problem = text
+            entry.sent = True
+            if self.cursor is not None and self.cursor.op == index:
+                self._advance()
 
     def set_applied(self, indices: list[int]) -> None:
         for i in indices:

@@ -21,7 +21,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import Worker, WorkerState
 
-from ...edits.ops import Create, content_hash, op_paths
 from ...edits.paths import shown
 from ...errors import SparkPairError, UsageError
 from ...protocol.events import Rewound
@@ -33,7 +32,7 @@ from ...session_events import (
     Stale,
     TurnFinished,
 )
-from ..driver import Driver, describe, proposed
+from ..driver import Driver, describe
 from ..widgets.files import FilesPane
 from ..widgets.header import AppHeader
 from ..widgets.prompt import TRANSPORT_NAMES, Prompt, SlashSuggester
@@ -156,32 +155,11 @@ class MainScreen(Screen[None]):
     @on(Driver.FilesChanged)
     def _files_changed(self, message: Driver.FilesChanged) -> None:
         self.query_one(FilesPane).add_changed(message.paths)
-        review = self.query_one(ReviewPane)
-        pending = {p: e.index for e in review.review.undecided() for p in op_paths(e.op)}
-        touched = {p: i for p, i in pending.items() if p in message.paths}
-        if touched:
-            self._check_stale(touched)
         self._count_tokens([p for p in message.paths if p in self.context])
 
-    @work(group="stale", exit_on_error=False)
-    async def _check_stale(self, touched: dict[str, int]) -> None:
-        """A target of an undecided operation changed: compare with what the model saw."""
-        review = self.query_one(ReviewPane)
-        root = self.launch.root
-        for path, index in touched.items():
-            entry = review.review.entries.get(index)
-            if entry is None or entry.sent:
-                continue
-            op = entry.op
-            now = await asyncio.to_thread(_disk_hash, root, path)
-            if isinstance(op, Create) or path != op.path:
-                changed = now is not None
-            else:
-                changed = op.base_hash is not None and now != op.base_hash
-            if changed:
-                review.mark_stale(index)
-                self.say(f"{shown(path)} changed on disk: its operation is stale and cannot "
-                         "be accepted (r rejects it; ctrl+r regenerates the turn)")
+    @on(Driver.Warning)
+    def _warning(self, message: Driver.Warning) -> None:
+        self.notify(message.text, severity="warning", timeout=8)
 
     @on(Driver.AIComments)
     def _ai_comments(self, message: Driver.AIComments) -> None:
@@ -244,9 +222,8 @@ class MainScreen(Screen[None]):
         review = self.query_one(ReviewPane)
         for event in message.events:
             match event:
-                case OperationProposed():
-                    index, op, stale = proposed(event)
-                    review.propose(index, op, stale=stale)
+                case OperationProposed(proposal=proposal):
+                    review.propose(proposal.index, proposal.op, stale=proposal.stale)
                     if not self.proposed_any:
                         self.proposed_any = True
                         review.focus()
@@ -255,7 +232,7 @@ class MainScreen(Screen[None]):
                         review.mark_stale(index)
                     self.say(f"{shown(path)} changed on disk during the turn: stale")
                 case Refused(index=index, reason=reason, kind=kind):
-                    review.set_problem(index, f"{kind}: {reason}")
+                    review.refuse(index, f"refused ({kind}): {reason}")
                 case Rewound():
                     review.clear()
                     self.proposed_any = False
@@ -525,13 +502,6 @@ _HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTE
 
 def _shown(widget: Any) -> bool:
     return all(node.display for node in widget.ancestors_with_self if hasattr(node, "display"))
-
-
-def _disk_hash(root: Path, rel: str) -> str | None:
-    from ...edits.paths import read_regular
-
-    data = read_regular(root, rel)
-    return None if data is None else content_hash(data)
 
 
 def _count_tokens(root: Path, paths: list[str]) -> dict[str, int]:

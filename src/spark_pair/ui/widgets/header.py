@@ -7,16 +7,17 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from ...edits.paths import shown
+from ...runtime import ConnectionStatus
 from ..driver import Connection
 
 # state -> (marker, words); the marker is never the only signal
 STATES = {
-    "idle": ("○", "ready"),
-    "connecting": ("◌", "connecting"),
-    "connected": ("●", "connected"),
-    "reconnecting": ("↻", "reconnecting"),
-    "fell back": ("▲", "fell back to HTTP"),
-    "failed": ("✗", "not connected"),
+    ConnectionStatus.IDLE: ("○", "ready"),
+    ConnectionStatus.CONNECTING: ("◌", "connecting"),
+    ConnectionStatus.CONNECTED: ("●", "connected"),
+    ConnectionStatus.RECONNECTING: ("↻", "reconnecting"),
+    ConnectionStatus.FELL_BACK: ("▲", "fell back"),
+    ConnectionStatus.FAILED: ("✗", "failed"),
     "opening": ("◌", "opening"),
 }
 
@@ -44,11 +45,11 @@ class AppHeader(Widget):
     def render(self) -> Text:
         c = self.connection
         marker, words = STATES.get(c.state, ("?", c.state))
-        if c.state == "reconnecting" and c.attempts:
-            words = f"reconnecting {c.attempt}/{c.attempts}"
-        elif c.state == "reconnecting" and c.attempt:
-            words = f"retrying ({c.attempt})"
-        transport = {"responses": "http-sse", "chat": "chat"}.get(c.transport, c.transport)
+        transport = {"responses": "http-sse"}.get(c.transport, c.transport)
+        if c.state == ConnectionStatus.RECONNECTING:
+            words = f"reconnecting {c.attempt}/{c.attempts}" if c.attempts else "reconnecting"
+        elif c.state == ConnectionStatus.FELL_BACK:
+            words = "fell back to HTTP" if c.transport != "ws" else "fell back"
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" spark-pair ", style="bold")
         text.append(f" {shown(self.repo)} ")

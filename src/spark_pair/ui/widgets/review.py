@@ -100,8 +100,8 @@ class ReviewPane(OptionList):
         self.review.mark_stale(index)
         self.refresh_items()
 
-    def set_problem(self, index: int, text: str) -> None:
-        self.review.set_problem(index, text)
+    def refuse(self, index: int, text: str) -> None:
+        self.review.refuse(index, text)
         self.refresh_items()
 
     def set_applied(self, indices: list[int]) -> None:
