@@ -7,8 +7,8 @@ from contextlib import aclosing
 
 import pytest
 
-from spark_pair.errors import (AuthError, ConnectionFailed, ModelNotFound, ProtocolError,
-                               RateLimited, StreamDropped, StreamTimeout)
+from spark_pair.errors import (AuthError, ConnectionFailed, IncompleteReply, ModelNotFound,
+                               ProtocolError, RateLimited, StreamDropped, StreamTimeout)
 from spark_pair.protocol.client import ClientOptions, ModelClient
 from spark_pair.protocol.events import (Completed, Failed, Message, ModelChanged, Retrying,
                                         Started, TextDelta, TransportChanged, TurnRequest)
@@ -63,6 +63,23 @@ async def test_each_transport_streams_the_exact_text(sim, transport):
         "output_tokens"]
     assert done.metrics.ttft_s is not None and done.metrics.duration_s >= done.metrics.ttft_s
     assert [r.status for r in rec.records] == ["ok"] and rec.records[0].transport == transport
+
+
+@pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
+async def test_a_reply_cut_at_max_tokens_fails_as_incomplete_once(sim, transport):
+    sim.configure(default=TEXT)
+    async with client(sim, transport, max_tokens=10) as c:
+        events = await run(c)
+        assert isinstance(events[-1], Failed)
+        err = events[-1].error
+        assert isinstance(err, IncompleteReply) and not err.retryable
+        assert "output limit" in err.message and "max_tokens" in err.hint
+        assert not any(isinstance(e, (Completed, Retrying)) for e in events)
+        assert streamed(events) == TEXT[:40]  # what arrived is kept for the screen
+        sim.configure(default="done")
+        again = await run(c)  # the connection is still good for the next turn
+    assert isinstance(again[-1], Completed) and again[-1].text == "done"
+    assert len([r for r in sim.requests() if r["transport"] != "models"]) == 2  # no retry
 
 
 @pytest.mark.parametrize("transport", ["ws", "responses", "chat"])

@@ -153,6 +153,28 @@ def test_sdk_parses_non_streaming_responses(sim):
     assert reply.output_text == SCRIPTED[:12]
     assert reply.usage.output_tokens == 3
     assert reply.incomplete_details.reason == "max_output_tokens"
+    assert reply.status == "incomplete"
+
+
+def test_streamed_reply_cut_at_max_output_tokens_ends_with_response_incomplete(sim):
+    script(sim)
+    events = list(sdk(sim).responses.create(model=MODEL, input="greet", max_output_tokens=3,
+                                            stream=True))
+    assert events[-1].type == "response.incomplete"
+    assert "response.completed" not in [e.type for e in events]
+    final = events[-1].response
+    assert final.status == "incomplete" and final.incomplete_details.reason == "max_output_tokens"
+    text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert text == SCRIPTED[:12]
+
+
+def test_streamed_chat_reply_cut_at_max_tokens_says_length(sim):
+    script(sim)
+    chunks = list(sdk(sim).chat.completions.create(
+        model=MODEL, max_tokens=2, stream=True, messages=[{"role": "user", "content": "greet"}]))
+    reasons = [c.choices[0].finish_reason for c in chunks if c.choices]
+    assert reasons[-1] == "length"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == SCRIPTED[:8]
 
 
 # ---- responses WebSocket mode -------------------------------------------------------------
@@ -173,9 +195,19 @@ async def ws_turn(ws, **body) -> list[dict]:
     for _ in range(100_000):
         event = json.loads(await asyncio.wait_for(ws.recv(), 5))
         events.append(event)
-        if event["type"] in ("response.completed", "response.failed", "error"):
+        if event["type"] in ("response.completed", "response.incomplete", "response.failed",
+                             "error"):
             return events
     raise AssertionError("no terminal event")
+
+
+async def test_ws_reply_cut_at_max_output_tokens_ends_with_response_incomplete(sim):
+    script(sim)
+    async with ws_connect(sim) as ws:
+        events = await ws_turn(ws, input="greet", max_output_tokens=2)
+    assert events[-1]["type"] == "response.incomplete"
+    assert events[-1]["response"]["incomplete_details"] == {"reason": "max_output_tokens"}
+    assert deltas(events) == SCRIPTED[:8]
 
 
 def deltas(events: list[dict]) -> str:

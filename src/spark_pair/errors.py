@@ -14,6 +14,8 @@
     │   ├── ConnectionFailed       refused, DNS, proxy, TLS: a link problem, not the model
     │   ├── StreamTimeout          no data within the read timeout / stream stalled
     │   ├── StreamDropped          the connection closed mid-response (retried / reconnected)
+    │   ├── IncompleteReply        the reply was cut (output limit, filter, or a diff that stops
+    │   │                          mid-hunk / mid-envelope): nothing is written
     │   └── ProtocolError          the body is not an OpenAI-shaped response (shows an excerpt)
     ├── EditError                  turning the diff into file operations
     │   ├── ParseError             the reply holds no usable diff
@@ -222,6 +224,17 @@ class StreamDropped(ModelError):
     kind = "dropped"
     retryable = True
     default_hint = "the connection closed mid-response; spark-pair retries and resends the request"
+
+
+class IncompleteReply(ModelError):
+    """The reply stopped before it was finished: the output limit or a content filter cut it,
+    or its diff ends inside a hunk, a file header or an unclosed envelope."""
+
+    kind = "incomplete"
+    default_hint = (
+        "nothing was written; raise max_tokens ([request] max_tokens in .spark-pair.toml or the "
+        "user config) or split the request into smaller steps"
+    )
 
 
 class ProtocolError(ModelError):

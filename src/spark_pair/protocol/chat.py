@@ -15,6 +15,8 @@ from .metrics import estimate_tokens
 if TYPE_CHECKING:
     import httpx
 
+CUT_REASONS = ("length", "content_filter")  # finish reasons of a reply that was cut short
+
 
 def chat_body(request: TurnRequest, model: str, max_tokens: int | None,
               temperature: float | None) -> dict[str, Any]:
@@ -31,7 +33,10 @@ def chat_body(request: TurnRequest, model: str, max_tokens: int | None,
 async def stream_chat(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                       api_key: str | None, model: str, read_timeout_s: float
                       ) -> AsyncIterator[tuple[str, Any]]:
-    """Yield ("delta", str), ("usage", Usage), ("done", response_id)."""
+    """Yield ("delta", str), ("usage", Usage), ("done", response_id).
+
+    A reply cut by the output limit or a content filter is an IncompleteReply, a stream that
+    ends without a finish reason or [DONE] a StreamDropped: never a normal end."""
     response_id = None
     usage = None
     chars = 0
@@ -55,7 +60,10 @@ async def stream_chat(http: httpx.AsyncClient, url: str, body: dict[str, Any], *
             if text:
                 chars += len(text)
                 yield "delta", text
-            if choice.get("finish_reason"):
+            reason = choice.get("finish_reason")
+            if reason:
+                if reason in CUT_REASONS:
+                    raise errors_map.incomplete(url, reason, body.get("max_tokens"))
                 finished = True
         u = chunk.get("usage")
         if u:

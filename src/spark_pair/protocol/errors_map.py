@@ -6,9 +6,9 @@ import json
 import os
 from collections.abc import Mapping
 
-from ..errors import (AuthError, BadRequest, ConnectionFailed, EndpointError, ModelError,
-                      ModelNotFound, ProtocolError, RateLimited, ServerError, StreamDropped,
-                      StreamTimeout, add_secret, excerpt, redact)
+from ..errors import (AuthError, BadRequest, ConnectionFailed, EndpointError, IncompleteReply,
+                      ModelError, ModelNotFound, ProtocolError, RateLimited, ServerError,
+                      StreamDropped, StreamTimeout, add_secret, excerpt, redact)
 
 
 def _parse_error_body(body: str) -> tuple[str | None, str | None]:
@@ -137,6 +137,22 @@ def timeout(url: str, seconds: float, capped: bool = False) -> StreamTimeout:
 
 def dropped(url: str, why: str = "the connection closed mid-response") -> StreamDropped:
     return StreamDropped(f"{why} ({url})", url=url)
+
+
+def incomplete(url: str, reason: object, max_tokens: object = None) -> IncompleteReply:
+    """A reply the server ended early: the output limit (`length`, `max_output_tokens`), a
+    content filter, or a reason it did not give."""
+    hint = None
+    if reason in ("length", "max_output_tokens", "max_tokens"):
+        cap = f" of {max_tokens} tokens" if isinstance(max_tokens, int) else ""
+        why = f"the output limit{cap} was reached"
+    elif reason == "content_filter":
+        why = "the server's content filter stopped it"
+        hint = "nothing was written; rephrase or split the request"
+    else:
+        why = f"the server marked it incomplete ({reason or 'no reason given'})"
+    return IncompleteReply(f"the reply was cut before it finished: {why} ({url})", url=url,
+                           hint=hint)
 
 
 def body_excerpt(body: str, limit: int = 200) -> str:

@@ -6,7 +6,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProtocolError
+from ..errors import ModelError, ProtocolError
 from . import errors_map
 from .events import TurnRequest, Usage
 from .http_common import messages_of, post_sse
@@ -40,6 +40,8 @@ def handle_event(event: dict[str, Any], url: str, model: str, api_key: str | Non
         return "id", (event.get("response") or {}).get("id")
     if kind == "response.completed":
         resp = event.get("response") or {}
+        if resp.get("status") == "incomplete":  # a server that says so only in the status
+            raise _incomplete(resp, url)
         u = resp.get("usage")
         usage = Usage(int(u.get("input_tokens") or 0), int(u.get("output_tokens") or 0)) \
             if u else None
@@ -48,17 +50,28 @@ def handle_event(event: dict[str, Any], url: str, model: str, api_key: str | Non
         err = event.get("error") if isinstance(event.get("error"), dict) else event
         raise errors_map.error_from_event(err, url, status=event.get("status"), model=model,
                                           api_key=api_key)
-    if kind in ("response.failed", "response.incomplete"):
+    if kind == "response.incomplete":
+        raise _incomplete(event.get("response") or {}, url)
+    if kind == "response.failed":
         resp = event.get("response") or {}
         err = resp.get("error") or {"message": kind, "type": "server_error"}
         raise errors_map.error_from_event(err, url, model=model, api_key=api_key)
     return None
 
 
+def _incomplete(resp: dict[str, Any], url: str) -> ModelError:
+    details = resp.get("incomplete_details")
+    reason = details.get("reason") if isinstance(details, dict) else None
+    return errors_map.incomplete(url, reason, resp.get("max_output_tokens"))
+
+
 async def stream_responses(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                            api_key: str | None, model: str, read_timeout_s: float
                            ) -> AsyncIterator[tuple[str, Any]]:
-    """Yield ("id", rid), ("delta", str), ("usage", Usage|None), ("done", rid)."""
+    """Yield ("id", rid), ("delta", str), ("usage", Usage|None), ("done", rid).
+
+    `response.incomplete` (the output limit, a content filter) is an IncompleteReply, a stream
+    without `response.completed` a StreamDropped: never a normal end."""
     body = {**body, "stream": True}
     loads = json.loads
     async for data in post_sse(http, url, body, api_key=api_key, model=model,

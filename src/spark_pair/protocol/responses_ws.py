@@ -185,6 +185,8 @@ class WsSession:
                     if code == "websocket_connection_limit_reached":
                         raise errors_map.dropped(self.url, "the server closed the WebSocket")
                     done = True  # an error event ends the response; the socket stays usable
+                elif event.get("type") in ("response.incomplete", "response.failed"):
+                    done = True  # so does a cut or failed response (raised just below)
                 item = handle_event(event, self.url, model, self.api_key)
                 if item is None:
                     continue

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from typing import Any
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _dumps(obj: Any) -> str:
+    """Compact JSON; a lone surrogate (a scripted broken reply) is sent as its \\u escape,
+    as a JavaScript server would, so the text stays valid UTF-8."""
+    text = _encode(obj)
+    if text.isascii() or _LONE_SURROGATE.search(text) is None:
+        return text
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def new_id(prefix: str, sep: str = "_") -> str:
@@ -124,7 +135,8 @@ class ResponseStream:
     def finish(self, text: str, input_tokens: int, output_tokens: int,
                truncated: bool = False) -> list[dict]:
         part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
-        item = {"id": self.item_id, "type": "message", "status": "completed",
+        item = {"id": self.item_id, "type": "message",
+                "status": "incomplete" if truncated else "completed",
                 "role": "assistant", "content": [part]}
         return [
             self._event("response.output_text.done", item_id=self.item_id, output_index=0,
@@ -139,14 +151,16 @@ class ResponseStream:
               truncated: bool = False) -> dict:
         response = dict(self.response, status="completed", output=output,
                         usage=responses_usage(input_tokens, output_tokens))
-        if truncated:
+        if truncated:  # cut at max_output_tokens, as the API reports it
+            response["status"] = "incomplete"
             response["incomplete_details"] = {"reason": "max_output_tokens"}
         return response
 
     def complete(self, output: list, input_tokens: int, output_tokens: int,
                  truncated: bool = False) -> dict:
         final = self.final(output, input_tokens, output_tokens, truncated)
-        return self._event("response.completed", response=final)
+        kind = "response.incomplete" if truncated else "response.completed"
+        return self._event(kind, response=final)
 
     def message_item(self, text: str) -> dict:
         part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
