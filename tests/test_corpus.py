@@ -1,4 +1,5 @@
-"""Real-world replies (tests/corpus/NN-name): parse whole and chunked, apply, compare byte for byte."""
+"""Real-world replies (tests/corpus/NN-name): parse whole and chunked, apply, compare byte for byte;
+cut anywhere, a reply is refused or holds only what arrived."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import pytest
 
 from spark_pair.edits.apply import apply_turn
 from spark_pair.edits.journal import Journal
+from spark_pair.edits.ops import Create
 from spark_pair.edits.parser import DiffParser, parse_diff
+from spark_pair.errors import IncompleteReply, ParseError
 
 CORPUS = Path(__file__).parent / "corpus"
 CASES = sorted(p for p in CORPUS.iterdir() if p.is_dir())
@@ -51,3 +54,50 @@ def test_corpus_case(case: Path, tmp_path: Path) -> None:
     shutil.copytree(case / "before", root)
     apply_turn(root, ops, journal=Journal(root, data_dir=tmp_path / "data"))
     assert _files(root) == _files(case / "after")
+
+
+def _tokens(ops: list) -> list[str]:
+    """An operation list as a flat sequence: kind and paths, then each hunk's header and lines
+    (a create: its content lines)."""
+    out: list[str] = []
+    for op in ops:
+        out.append(f"{type(op).__name__} {op.path} {getattr(op, 'dst', '')}")
+        if isinstance(op, Create):
+            out += ["+" + ln for ln in op.content.split("\n")]
+            continue
+        for h in getattr(op, "hunks", ()):
+            out.append(f"@@ {h.old_start} {h.old_len} {h.new_start} {h.new_len} {h.section}")
+            out += h.lines
+    return out
+
+
+def _marks(ops: list) -> list[tuple[bool, bool]]:
+    return [(h.no_newline_old, h.no_newline_new) for op in ops for h in getattr(op, "hunks", ())]
+
+
+def _holds_only_complete_text(cut: list, full: list) -> bool:
+    """`cut` is the start of `full`: equal tokens, except that the last one may be the start
+    of full's (a line cut short, or content the text had not reached)."""
+    if not cut:
+        return True
+    if len(cut) > len(full) or cut[:-1] != full[:len(cut) - 1]:
+        return False
+    return full[len(cut) - 1].startswith(cut[-1])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_a_reply_cut_anywhere_is_refused_or_holds_only_what_arrived(case: Path) -> None:
+    reply = (case / "reply.txt").read_bytes().decode()
+    full_ops = parse_diff(reply)
+    full, full_marks = _tokens(full_ops), _marks(full_ops)
+    refused = 0
+    for end in range(len(reply)):  # every position: corpus replies are a few hundred chars
+        try:
+            ops = parse_diff(reply[:end])
+        except (IncompleteReply, ParseError):
+            refused += 1
+            continue
+        assert _holds_only_complete_text(_tokens(ops), full), (end, reply[:end])
+        marks = _marks(ops)  # a 'No newline' mark only where the whole reply has it
+        assert all(a <= b and c <= d for (a, c), (b, d) in zip(marks, full_marks)), end
+    assert refused > 0  # every corpus reply can be cut inside its diff

@@ -10,7 +10,8 @@ import jsonschema
 import pytest
 
 from spark_pair.approval import Decision
-from spark_pair.edits.ops import Create, Delete, Hunk, Modify
+from spark_pair.edits.ops import Create, Delete, Hunk, HunkHeader, Modify, OpKind
+from spark_pair.edits.parser import FileStarted, HunkStarted
 from spark_pair.errors import PolicyRefused, RateLimited
 from spark_pair.headless.jsonl import JsonLines, event_to_dict, result_lines
 from spark_pair.protocol import events as pe
@@ -30,6 +31,8 @@ EVENTS = [
     TurnStarted("t1", "do it", ["a.py"], 120, False),
     pe.Started("r1", "ws", "gpt-5.3-codex-spark", "ws://127.0.0.1:1/v1/responses"),
     pe.TextDelta("--- a/a.py\n"),
+    FileStarted(0, OpKind.MODIFY, "a.py"),
+    HunkStarted(0, 1, HunkHeader(3, 2, 3, 2, "def f():")),
     pe.Retrying(1, 0.5, "dropped"),
     pe.TransportChanged("ws", "responses", "reconnect budget used"),
     pe.ModelChanged("m1", "m2", "model_not_found"),
@@ -56,6 +59,10 @@ def test_every_event_line_validates() -> None:
     for line in lines:
         v.validate(line)
     assert [line["type"] for line in lines][:3] == ["turn", "request", "delta"]
+    file = next(line for line in lines if line["type"] == "file")
+    hunk = next(line for line in lines if line["type"] == "hunk")
+    assert (file["index"], file["op"]) == (0, "modify")
+    assert (hunk["file_index"], hunk["hunk_index"], hunk["section"]) == (0, 1, "def f():")
 
 
 def test_deltas_only_when_asked() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unidiff
 
 from spark_pair.edits.apply import apply_hunks
-from spark_pair.edits.ops import Create, Delete, Modify, Rename
+from spark_pair.edits.ops import Create, Delete, HunkHeader, Modify, Rename
 from spark_pair.edits.parser import DiffParser, FileFinished, FileStarted, HunkStarted, LineAdded, parse_diff
 
 GIT = """diff --git a/src/app.py b/src/app.py
@@ -50,11 +50,12 @@ def test_git_diff_matches_unidiff() -> None:
 def test_events_arrive_as_lines_complete() -> None:
     p = DiffParser()
     assert p.feed("--- a/f.txt\n+++ b/f.txt\n") == []  # header complete only once '@@' is known
-    ev = p.feed("@@ -1,2 +1,2 @@\n")
-    assert [type(e) for e in ev] == [FileStarted, HunkStarted]
-    assert ev[0].path == "f.txt" and ev[0].op_kind == "modify"
+    assert p.feed("@@ -1,2 +1,2 @@\n") == []  # a file and a hunk are announced with a line
     assert p.feed("-old") == [] and p.partial_line == "-old"
     ev = p.feed("\n+new\n")
+    assert [type(e) for e in ev] == [FileStarted, HunkStarted, LineAdded, LineAdded]
+    assert ev[0].path == "f.txt" and ev[0].op_kind == "modify"
+    assert ev[1].header == HunkHeader(1, 2, 1, 2, "")
     assert [e.line for e in ev if isinstance(e, LineAdded)] == ["-old", "+new"]
     ev = p.feed(" ctx\n") + p.close()
     assert isinstance(ev[-1], FileFinished) and ev[-1].op.hunks[0].lines == ["-old", "+new", " ctx"]
@@ -136,10 +137,11 @@ def test_wrong_counts_do_not_swallow_next_file() -> None:
     assert ops[0].hunks[0].lines == ["-a", "+b"]
 
 
-def test_undercounted_hunk_keeps_its_lines() -> None:
-    text = "--- a/a\n+++ b/a\n@@ -1 +1 @@\n x\n-y\n+z\n w\n"
-    [op] = parse_diff(text)
-    assert op.hunks[0].lines == [" x", "-y", "+z", " w"]
+def test_undercounted_hunk_keeps_its_lines_when_a_new_hunk_or_file_follows() -> None:
+    for after in ("@@ -9 +9 @@\n-q\n+Q\n", "--- a/b\n+++ b/b\n@@ -1 +1 @@\n-q\n+Q\n"):
+        text = "--- a/a\n+++ b/a\n@@ -1 +1 @@\n x\n-y\n+z\n w\n" + after
+        op = parse_diff(text)[0]
+        assert op.hunks[0].lines == [" x", "-y", "+z", " w"]
 
 
 def test_crlf_reply_and_blank_context() -> None:

@@ -11,11 +11,16 @@ import shutil
 import textwrap
 from typing import TextIO
 
+from .edits.paths import shown_text
+
 MAX_WIDTH = 100
 
 
 def say(stream: TextIO, text: str, prefix: str = "spark-pair: ") -> None:
-    """Write `prefix + text` (each of its lines) to `stream`, wrapped if it is a terminal."""
+    """Write `prefix + text` (each of its lines) to `stream`, wrapped if it is a terminal.
+    Control characters in the text (a model's file content in a conflict excerpt) are shown
+    escaped, so they can never drive the terminal."""
+    text = "\n".join(shown_text(line) for line in text.split("\n"))
     stream.write(fit(prefix + text, stream) + "\n")
     stream.flush()
 

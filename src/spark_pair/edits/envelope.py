@@ -1,73 +1,89 @@
-"""The `*** Begin Patch` envelope Codex-family models emit, read line by line into the parser.
+"""The `*** Begin Patch` envelope Codex-family models emit, read line by line into a Builder.
 
 Grammar: `*** Begin Patch`, then file sections, then `*** End Patch`. A section is
 `*** Add File: P` (every line `+text`), `*** Delete File: P`, or `*** Update File: P`
 (optionally `*** Move to: Q`) followed by chunks: `@@` or `@@ anchor` then ` `/`-`/`+` lines,
 optionally ending with `*** End of File`.
+
+A line that does not fit (a line without `+` in an added file, an unmarked line in an update)
+is a ParseError: the file would differ from the text, so nothing is written.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .parser import DiffParser
+from ..errors import ParseError
+from .ops import Hunk
+from .paths import shown
+from .syntax import DEV_NULL, parse_hunk_header
+
+
+class Builder(Protocol):
+    """What the envelope reader drives (the diff parser implements it)."""
+
+    @property
+    def open_hunk(self) -> Hunk | None:
+        """The hunk lines go into now, None between hunks."""
+
+    @property
+    def in_file(self) -> bool:
+        """A file section is open."""
+
+    def begin_file(self, old: str, new: str) -> None:
+        """End the open file (if any) and start one: old/new as in `---`/`+++` lines."""
+
+    def move_to(self, path: str) -> bool:
+        """Make the open file a rename to `path`; False once its changes have begun."""
+
+    def start_hunk(self, hunk: Hunk) -> None:
+        """Start a hunk whose line counts are not checked."""
+
+    def add_line(self, line: str) -> None:
+        """One ` `/`-`/`+`/`\\` line of the open hunk."""
+
+    def end_file(self) -> None:
+        """End the open file (an operation is built from it)."""
 
 
 @dataclass(slots=True)
 class EnvelopeState:
     mode: str = ""  # "" | add | update | delete
+    path: str = ""
+    blanks: int = 0  # empty lines seen in an added file (a separator only if a `***` follows)
 
 
-def _new_file(parser: DiffParser, **kw: object) -> None:
-    from .parser import _File
-
-    parser._end_file()
-    parser._begin(_File(**kw))  # type: ignore[arg-type]
+_SECTIONS = (("*** Add File:", "add"), ("*** Update File:", "update"),
+             ("*** Delete File:", "delete"))
 
 
-def line(parser: DiffParser, state: EnvelopeState, text: str) -> bool:
+def _refuse(state: EnvelopeState, what: str, text: str) -> ParseError:
+    return ParseError(f"the patch envelope's section for {shown(state.path)} holds {what}: "
+                      f"{shown(text[:80])!s}",
+                      hint="nothing was written: the file would differ from the reply's text; "
+                           "regenerate the turn")
+
+
+def line(builder: Builder, state: EnvelopeState, text: str) -> bool:
     """Handle one envelope line; False once the envelope is over."""
-    from .parser import DEV_NULL, Hunk, parse_hunk_header
-
-    stripped = text.strip()
-    if stripped == "*** End Patch":
-        parser._end_file()
-        return False
-    for tag, mode in (("*** Add File:", "add"), ("*** Update File:", "update"),
-                      ("*** Delete File:", "delete")):
-        if text.startswith(tag):
-            path = text[len(tag):].strip()
-            state.mode = mode
-            if mode == "add":
-                _new_file(parser, old=DEV_NULL, new=path, create_lines=[])
-                parser._start_hunk(Hunk(0, None, 1, None))
-            elif mode == "delete":
-                _new_file(parser, old=path, new=DEV_NULL)
-                parser._end_file()
-            else:
-                _new_file(parser, old=path, new=path)
-            return True
-    f = parser._file
-    if f is None:
-        return True  # stray text inside the envelope
-    if text.startswith("*** Move to:") and state.mode == "update" and not f.started:
-        f.rename_to = text[len("*** Move to:"):].strip()
-        f.rename_from = f.old
-        return True
-    if text.startswith("*** End of File") or text.startswith("*** "):
-        return True
+    if text.startswith("***") or text.strip() == "*** End Patch":
+        state.blanks = 0  # empty lines before a marker separate sections
+        return _marker(builder, state, text)
+    if not builder.in_file:
+        return True  # stray text before the first section
     if state.mode == "add":
-        if text.startswith("+"):
-            assert f.create_lines is not None
-            f.create_lines.append(text[1:])
-            parser._add(text)
+        if text == "":
+            state.blanks += 1
+            return True
+        if not text.startswith("+") or state.blanks:
+            raise _refuse(state, "a line without '+' in an added file", text or " ")
+        builder.add_line(text)
         return True
     if state.mode != "update":
-        return True
+        return True  # a deleted file's old lines, if the model wrote them
     if text.startswith("@@"):
-        h = parser._hunk
+        h = builder.open_hunk
         if h is not None and not h.lines:  # stacked anchors: '@@ class A' then '@@ def f():'
             extra = text[2:].strip()
             h.section = f"{h.section} {extra}".strip() if extra else h.section
@@ -75,10 +91,35 @@ def line(parser: DiffParser, state: EnvelopeState, text: str) -> bool:
         hunk = parse_hunk_header(text)
         if hunk.old_start is None:
             hunk.section = text[2:].strip()
-        parser._start_hunk(hunk)
+        builder.start_hunk(hunk)
         return True
     if text[:1] in (" ", "-", "+", "\\") or text == "":
-        if parser._hunk is None:
-            parser._start_hunk(Hunk(None, None, None, None))
-        parser._add(text if text else " ")
-    return True
+        if builder.open_hunk is None:
+            builder.start_hunk(Hunk(None, None, None, None))
+        builder.add_line(text if text else " ")
+        return True
+    raise _refuse(state, "a line without a ' ', '-' or '+' marker (a context line that lost its "
+                         "leading space?)", text)
+
+
+def _marker(builder: Builder, state: EnvelopeState, text: str) -> bool:
+    if text.strip() == "*** End Patch":
+        builder.end_file()
+        return False
+    for tag, mode in _SECTIONS:
+        if text.startswith(tag):
+            path = text[len(tag):].strip()
+            state.mode, state.path = mode, path
+            if mode == "add":
+                builder.begin_file(DEV_NULL, path)
+                builder.start_hunk(Hunk(0, None, 1, None))
+            elif mode == "delete":
+                builder.begin_file(path, DEV_NULL)
+                builder.end_file()
+            else:
+                builder.begin_file(path, path)
+            return True
+    if text.startswith("*** Move to:") and state.mode == "update" and builder.in_file:
+        if not builder.move_to(text[len("*** Move to:"):].strip()):
+            raise _refuse(state, "a '*** Move to:' after its changes began", text)
+    return True  # '*** End of File' and other markers

@@ -21,6 +21,17 @@ def content_hash(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class HunkHeader:
+    """A hunk's `@@` line as the model wrote it (numbers may be wrong or None)."""
+
+    old_start: int | None
+    old_len: int | None
+    new_start: int | None
+    new_len: int | None
+    section: str = ""
+
+
 @dataclass(slots=True)
 class Hunk:
     """One hunk. `lines` keep their marker: ' ' context, '-' removed, '+' added (no newline).
@@ -37,6 +48,12 @@ class Hunk:
     section: str = ""  # text after the second @@ (function name), display only
     no_newline_old: bool = False
     no_newline_new: bool = False
+
+    @property
+    def header(self) -> HunkHeader:
+        """A snapshot of the header (the hunk itself may still grow)."""
+        return HunkHeader(self.old_start, self.old_len, self.new_start, self.new_len,
+                          self.section)
 
     @property
     def old_lines(self) -> list[str]:

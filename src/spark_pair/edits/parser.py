@@ -6,57 +6,58 @@ line is looked at once (a `--- ` line or a blank line may wait for the next line
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from ..errors import ParseError
-from .ops import Create, Delete, Hunk, Modify, Operation, Rename
+from ..errors import IncompleteReply, ParseError, SparkPairError
 from . import envelope
+from .ops import Create, Delete, Hunk, HunkHeader, Modify, Operation, OpKind, Rename
+from .paths import shown
+from .syntax import DEV_NULL, clean_path, is_fence, parse_hunk_header, written_line
 
-_HUNK_RE = re.compile(r"^@@+ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@+ ?(.*)$")
-_STAMP_RE = re.compile(r"\s+\d{4}-\d\d-\d\d[ T]\d\d:\d\d(:\d\d(\.\d+)?)?(\s*[+-]\d{4})?\s*$")
 _EXTENDED = ("index ", "old mode ", "new mode ", "similarity index ", "dissimilarity index ",
-             "copy from ", "copy to ", "Binary files ", "GIT binary patch")
-DEV_NULL = "/dev/null"
+             "copy from ", "copy to ")
+_BINARY = ("Binary files ", "GIT binary patch")
+# a diff's structure lines: the reply cannot end inside one (without its newline)
+_STRUCTURE = ("diff ", "--- ", "+++ ", "@@", "***", "rename ", "new file mode", "deleted file mode",
+              *_EXTENDED, *_BINARY)
+_CUT_HINT = IncompleteReply.default_hint
+_ODD_HINT = ("nothing was written: the file would differ from the reply's text; regenerate the "
+             "turn or ask for a smaller change")
 
+# Index space: `index` / `op_index` is the operation's index in `operations()`; `hunk_index` is
+# the hunk's index in that operation's `hunks`. A file is announced with its first diff line (or
+# when its operation is built), a hunk with its first line, so an empty `@@` hunk or a section
+# that yields no operation never takes an index. Events are immutable snapshots.
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class FileStarted:
     index: int
-    op_kind: str  # modify | create | delete | rename
+    op_kind: OpKind
     path: str
     new_path: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class HunkStarted:
-    file_index: int
-    hunk: Hunk
+    op_index: int
+    hunk_index: int
+    header: HunkHeader
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class LineAdded:
-    file_index: int
+    op_index: int
     hunk_index: int
     line: str
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class FileFinished:
     index: int
     op: Operation
 
 
 ParseEvent = FileStarted | HunkStarted | LineAdded | FileFinished
-
-
-def clean_path(raw: str) -> str:
-    """A header's path without timestamp, quotes or surrounding blanks."""
-    path = raw.split("\t", 1)[0]
-    path = _STAMP_RE.sub("", path).strip()
-    if len(path) >= 2 and path[0] == path[-1] == '"':
-        path = path[1:-1]
-    return path
 
 
 def _strip_prefixes(old: str | None, new: str | None) -> tuple[str | None, str | None]:
@@ -69,17 +70,6 @@ def _strip_prefixes(old: str | None, new: str | None) -> tuple[str | None, str |
     return old, new
 
 
-def parse_hunk_header(line: str) -> Hunk:
-    m = _HUNK_RE.match(line)
-    if m:
-        a, b, c, d, section = m.groups()
-        return Hunk(int(a), int(b) if b is not None else 1, int(c), int(d) if d is not None else 1,
-                    section=section.strip())
-    rest = line.lstrip("@")
-    section = rest.split("@@", 1)[1].strip() if "@@" in rest else ""
-    return Hunk(None, None, None, None, section=section)
-
-
 @dataclass(slots=True)
 class _File:
     old: str | None = None
@@ -89,21 +79,33 @@ class _File:
     rename_from: str | None = None
     rename_to: str | None = None
     hunks: list[Hunk] | None = None
-    started: bool = False
-    create_lines: list[str] | None = None  # envelope "Add File" content
+    index: int | None = None  # the operation's index, once announced
+    shown_hunks: int = 0  # hunks that got a line (the operation's hunks)
     headed: bool = False  # saw the ---/+++ pair
+    binary: bool = False  # a `Binary files` / `GIT binary patch` section
 
 
 class DiffParser:
-    """Feed deltas with `feed`, then `close()`; `operations()` gives the parsed operations."""
+    """Feed deltas with `feed`, then `close()`; `operations()` gives the parsed operations.
+
+    What is parsed is exactly what the text says, or an error: a reply that stops inside a
+    hunk (its `@@` counts not reached), a file header or an unclosed envelope is an
+    IncompleteReply at `close()`; diff lines after a hunk whose counts were met (unless a new
+    hunk or file follows: the counts were wrong), an unmarked line inside a hunk whose counts
+    are not met, a binary patch or a lone surrogate is a ParseError. Wrong or missing `@@`
+    numbers, prose and fences around the diff are tolerated.
+    """
 
     def __init__(self) -> None:
         self._parts: list[str] = []  # the unfinished line, in pieces
         self._ops: list[Operation] = []
-        self._count = 0  # files started
+        self._count = 0  # files announced (= operations built)
         self._file: _File | None = None
         self._hunk: Hunk | None = None
+        self._hunk_index: int | None = None  # the open hunk's index, once it has a line
         self._left: list[int] | None = None  # [old, new] lines still due by the hunk's counts
+        self._over: str | None = None  # the first +/- line past the hunk's counts
+        self._overrun = False  # the counts were exceeded
         self._held: list[str] = []  # lines waiting for the next line to be understood
         self._env: envelope.EnvelopeState | None = None
         self._out: list[ParseEvent] = []
@@ -139,22 +141,27 @@ class DiffParser:
                     self._parts = []
                 self._line(piece.removesuffix("\r"))
                 start = nl + 1
-        except ParseError:
+        except SparkPairError:
             raise
         except Exception as exc:  # a parser bug must not escape as a traceback
             raise ParseError(f"could not parse the diff: {type(exc).__name__}: {exc}") from exc
         return self._take()
 
     def close(self) -> list[ParseEvent]:
+        """The end of the reply: a diff that stops mid-way is an IncompleteReply."""
         if self._closed:
             return []
         try:
             if self._parts:
                 last = "".join(self._parts).removesuffix("\r")
                 self._parts = []
+                if last.startswith(_STRUCTURE):
+                    raise IncompleteReply(f"the reply ends in the middle of a line: "
+                                          f"{shown(last[:80])}", hint=_CUT_HINT)
                 self._line(last)
-            self._resolve(None)
-            self._end_file()
+            self._close()
+        except SparkPairError:
+            raise
         except Exception as exc:
             raise ParseError(f"could not parse the diff: {type(exc).__name__}: {exc}") from exc
         self._closed = True
@@ -163,19 +170,49 @@ class DiffParser:
     def operations(self) -> list[Operation]:
         return list(self._ops)
 
-    # ---- events (also used by envelope) ----------------------------------------------------------
+    # ---- the Builder the envelope reader drives ----------------------------------------------
+
+    @property
+    def open_hunk(self) -> Hunk | None:
+        return self._hunk
+
+    @property
+    def in_file(self) -> bool:
+        return self._file is not None
+
+    def begin_file(self, old: str, new: str) -> None:
+        self._end_file()
+        self._begin(_File(old=old, new=new))
+
+    def move_to(self, path: str) -> bool:
+        f = self._file
+        if f is None or f.index is not None:
+            return False
+        f.rename_from, f.rename_to = f.old, path
+        return True
+
+    def start_hunk(self, hunk: Hunk) -> None:
+        self._start_hunk(hunk, counted=False)
+
+    def add_line(self, line: str) -> None:
+        self._add(line)
+
+    def end_file(self) -> None:
+        self._end_file()
+
+    # ---- events --------------------------------------------------------------------------------
 
     def _take(self) -> list[ParseEvent]:
         out, self._out = self._out, []
         return out
 
-    def _kind(self, f: _File) -> str:
+    def _kind(self, f: _File) -> OpKind:
         if f.created or f.old == DEV_NULL:
-            return "create"
+            return OpKind.CREATE
         if f.deleted or f.new == DEV_NULL:
-            return "delete"
+            return OpKind.DELETE
         src, dst = self._names(f)
-        return "rename" if dst and src != dst else "modify"
+        return OpKind.RENAME if dst and src != dst else OpKind.MODIFY
 
     def _names(self, f: _File) -> tuple[str, str | None]:
         src = f.rename_from or (f.old if f.old not in (None, DEV_NULL) else f.new) or ""
@@ -187,32 +224,34 @@ class DiffParser:
         f.hunks = []
         self._file = f
 
-    def _announce(self) -> None:
-        f = self._file
-        if f is None or f.started:
-            return
-        f.started = True
-        kind = self._kind(f)
-        src, dst = self._names(f)
-        path = dst if kind == "create" else src
-        self._out.append(FileStarted(self._count, kind, path or "", dst if kind == "rename" else None))
-        self._count += 1
+    def _announce(self, f: _File) -> int:
+        """Give the file its operation index and say so (once)."""
+        if f.index is None:
+            kind = self._kind(f)
+            src, dst = self._names(f)
+            path = dst if kind is OpKind.CREATE else src
+            if not path:
+                raise ParseError("the diff has changes for a file whose name could not be read",
+                                 hint=_ODD_HINT)
+            f.index = self._count
+            self._count += 1
+            self._out.append(FileStarted(f.index, kind, path,
+                                         dst if kind is OpKind.RENAME else None))
+        return f.index
 
-    def _start_hunk(self, hunk: Hunk) -> None:
+    def _start_hunk(self, hunk: Hunk, counted: bool = True) -> None:
         if self._file is None:
             return
-        self._announce()
         self._end_hunk()
         assert self._file.hunks is not None
         self._file.hunks.append(hunk)
         self._hunk = hunk
-        counted = hunk.old_len is not None and hunk.new_len is not None
+        counted = counted and hunk.old_len is not None and hunk.new_len is not None
         self._left = [hunk.old_len, hunk.new_len] if counted else None  # type: ignore[list-item]
-        self._out.append(HunkStarted(self._count - 1, hunk))
 
     def _add(self, line: str) -> None:
-        h = self._hunk
-        assert h is not None and self._file is not None
+        h, f = self._hunk, self._file
+        assert h is not None and f is not None
         if line[:1] == "\\":
             prev = h.lines[-1][:1] if h.lines else " "
             if prev in (" ", "-"):
@@ -220,20 +259,66 @@ class DiffParser:
             if prev in (" ", "+"):
                 h.no_newline_new = True
             return
+        if not line.isascii():
+            line = written_line(line, f.new or f.old or "")
         h.lines.append(line)
-        if self._left is not None:
-            m = line[:1]
+        m = line[:1]
+        left = self._left
+        if left is not None:
             if m in (" ", "-"):
-                self._left[0] -= 1
+                left[0] -= 1
             if m in (" ", "+"):
-                self._left[1] -= 1
-            if min(self._left) < 0:
+                left[1] -= 1
+            if left[0] < 0 or left[1] < 0:
                 self._left = None  # the counts were wrong: stop trusting them
-        self._out.append(LineAdded(self._count - 1, len(self._file.hunks or []) - 1, line))
+                self._overrun = True
+        if self._overrun and self._over is None and m in ("+", "-"):
+            self._over = line
+        index = self._hunk_index
+        if index is None:
+            op_index = self._announce(f)
+            index = self._hunk_index = f.shown_hunks
+            f.shown_hunks += 1
+            self._out.append(HunkStarted(op_index, index, h.header))
+        self._out.append(LineAdded(f.index, index, line))  # type: ignore[arg-type]
 
     def _end_hunk(self) -> None:
         self._hunk = None
+        self._hunk_index = None
         self._left = None
+        self._over = None
+        self._overrun = False
+
+    def _check_end(self, nxt: str | None) -> None:
+        """The open hunk ends at `nxt` (None: the end of the reply), which is not a new hunk or
+        file: refuse when the hunk's text and its `@@` counts disagree."""
+        h, f = self._hunk, self._file
+        if h is None or f is None:
+            return
+        where = f"the hunk {_header_text(h)} of {self._shown_name()}"
+        if self._over is not None:
+            raise ParseError(f"{where} goes on after its @@ line counts were met with a line "
+                             f"that would be written ({shown(self._over[:80])}) and no new hunk "
+                             "or file follows: wrong counts or stray lines", hint=_ODD_HINT)
+        left = self._left
+        if left is None or max(left) <= 0:
+            return
+        if nxt is None:
+            raise IncompleteReply(f"the reply ends inside {where}: its @@ line promised "
+                                  f"{h.old_len} old and {h.new_len} new lines, "
+                                  f"{h.old_len - left[0]} and {h.new_len - left[1]} arrived",
+                                  hint=_CUT_HINT)
+        if not is_fence(nxt):
+            raise ParseError(f"{where} has a line without a ' ', '-' or '+' marker before its "
+                             f"@@ line counts were met: {shown(nxt[:80])} (a context line that "
+                             "lost its leading space?)", hint=_ODD_HINT)
+
+    def _shown_name(self) -> str:
+        f = self._file
+        if f is None:
+            return "?"
+        src, dst = self._names(f)
+        return shown((dst if self._kind(f) is OpKind.CREATE else src) or dst or "?")
 
     def _end_file(self) -> None:
         self._end_hunk()
@@ -243,41 +328,61 @@ class DiffParser:
         op = self._build(f)
         if op is None:
             return
-        self._announce_for(f)
+        index = self._announce(f)
         self._ops.append(op)
-        self._out.append(FileFinished(self._count - 1, op))
-
-    def _announce_for(self, f: _File) -> None:
-        self._file = f
-        self._announce()
-        self._file = None
+        self._out.append(FileFinished(index, op))
 
     def _build(self, f: _File) -> Operation | None:
         kind = self._kind(f)
         src, dst = self._names(f)
         hunks = [h for h in f.hunks or [] if h.lines]
-        if kind == "create":
+        if f.binary and kind is not OpKind.DELETE:
+            raise ParseError(f"binary patches are not supported: the reply changes "
+                             f"{shown(dst or src)} as a binary file",
+                             hint="nothing was written; change binary files yourself")
+        if kind is OpKind.CREATE:
             if not dst:
                 return None
-            if f.create_lines is not None:
-                lines = f.create_lines
-                nonl = False
-            else:
-                lines = [ln for h in hunks for ln in h.new_lines]
-                nonl = bool(hunks) and hunks[-1].no_newline_new
+            if any(ln[:1] == "-" for h in hunks for ln in h.lines):
+                raise ParseError(f"the new file {shown(dst)} has a removed ('-') line",
+                                 hint=_ODD_HINT)
+            lines = [ln for h in hunks for ln in h.new_lines]
+            nonl = bool(hunks) and hunks[-1].no_newline_new
             content = "\n".join(lines) + ("\n" if lines and not nonl else "")
             return Create(dst, content)
         if not src:
             return None
-        if kind == "delete":
+        if kind is OpKind.DELETE:
             return Delete(src)
-        if kind == "rename":
+        if kind is OpKind.RENAME:
             return Rename(src, dst or src, hunks)
         if not hunks:
             return None
         return Modify(src, hunks)
 
     # ---- lines ---------------------------------------------------------------------------------
+
+    def _close(self) -> None:
+        if self._env is not None:
+            raise IncompleteReply("the reply ends inside a '*** Begin Patch' envelope (no "
+                                  "'*** End Patch')", hint=_CUT_HINT)
+        if any(ln.startswith("--- ") for ln in self._held) and not self._fits(self._held):
+            raise IncompleteReply(f"the reply ends with a file header line: "
+                                  f"{shown(self._held[-1][:80])}", hint=_CUT_HINT)
+        self._resolve(None)
+        if self._hunk is not None and not self._hunk.lines and self._file is not None:
+            raise IncompleteReply(f"the reply ends after the hunk header "
+                                  f"{_header_text(self._hunk)} of {self._shown_name()}, "
+                                  "before its lines", hint=_CUT_HINT)
+        self._check_end(None)
+        f = self._file
+        if f is not None and not any(h.lines for h in f.hunks or ()):
+            kind = self._kind(f)
+            if kind is OpKind.MODIFY or (f.headed and kind is not OpKind.DELETE):
+                raise IncompleteReply(f"the reply ends after the header of "
+                                      f"{self._shown_name()}, before its changes",
+                                      hint=_CUT_HINT)
+        self._end_file()
 
     def _line(self, line: str) -> None:
         if self._env is not None:
@@ -289,9 +394,11 @@ class DiffParser:
         if self._hunk is not None:
             if self._hunk_line(line):
                 return
+            structural = line.startswith(("@@", "--- ", "diff ", "\\"))
+            if not structural:
+                self._check_end(line)
             self._end_hunk()
-            if not (line.startswith("@@") or line.startswith("--- ") or line.startswith("diff ")
-                    or line.startswith("\\")):
+            if not structural:
                 self._end_file()  # prose or a fence after the last hunk
         self._outside(line)
 
@@ -377,7 +484,8 @@ class DiffParser:
         old, new = clean_path(minus[4:]), clean_path(plus[4:])
         self._end_hunk()
         f = self._file
-        if f is not None and not f.headed and not f.hunks and not f.started:
+        if (f is not None and not f.headed and not f.hunks and f.index is None
+                and _same_file(f, old, new)):
             f.old, f.new = old, new  # the ---/+++ lines after a 'diff --git' header
         else:
             self._end_file()
@@ -426,10 +534,26 @@ class DiffParser:
             f.rename_to = clean_path(line[10:])
         elif line.startswith("+++ "):
             f.new = clean_path(line[4:])
+        elif line.startswith(_BINARY):
+            f.binary = True  # refused when the operation is built, unless it is a delete
         elif line.startswith(_EXTENDED) or not line.strip():
             pass
         else:
             self._end_file()  # prose after a header-only file (a pure rename, a delete)
+
+
+def _same_file(f: _File, old: str, new: str) -> bool:
+    """Whether ---/+++ lines name the file a `diff --git` header opened (not the next file
+    after a header-only rename or delete)."""
+    if f.old is None and f.new is None:
+        return True
+    known = {f.old, f.new, f.rename_from, f.rename_to, DEV_NULL}
+    a, b = _strip_prefixes(old, new)
+    return a in known and b in known
+
+
+def _header_text(h: Hunk) -> str:
+    return f"@@ -{h.old_start},{h.old_len} +{h.new_start},{h.new_len} @@"
 
 
 def _header_pair(minus: str, plus: str) -> bool:

@@ -21,6 +21,16 @@ def shown(path: str) -> str:
     return path if path.isprintable() else repr(path)[1:-1]
 
 
+def shown_text(text: str) -> str:
+    """A line of file content as safe to print (a dry-run diff, a conflict excerpt, a screen):
+    control characters (ESC, CR, backspace, ...), text-direction and other invisible format
+    characters and lone surrogates are shown escaped (\\x1b, \\u202e); tabs stay. Display
+    only: what is written is always the model's exact text."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == "\t" else repr(ch)[1:-1] for ch in text)
+
+
 def _refuse(path: str, why: str) -> PathRefused:
     return PathRefused(f"refused path {path!r}: {why}")
 

@@ -1,4 +1,5 @@
-"""Operations back to unified diff text (display, dry runs) and text pairs to a Modify."""
+"""Operations back to unified diff text (display, dry runs; control characters shown escaped)
+and text pairs to a Modify."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Sequence
 
 from .locate import Locator
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename
-from .paths import shown
+from .paths import shown, shown_text
 
 
 def _lines(text: str) -> list[str]:
@@ -19,11 +20,11 @@ def _hunk_text(hunk: Hunk, old_start: int, new_start: int) -> str:
     old_n, new_n = len(hunk.old_lines), len(hunk.new_lines)
     a = old_start + 1 if old_n else old_start
     b = new_start + 1 if new_n else new_start
-    head = f"@@ -{a},{old_n} +{b},{new_n} @@" + (f" {hunk.section}" if hunk.section else "")
-    out = [head]
+    section = f" {shown_text(hunk.section)}" if hunk.section else ""
+    out = [f"@@ -{a},{old_n} +{b},{new_n} @@{section}"]
     last_old = last_new = -1
-    for i, ln in enumerate(hunk.lines):
-        out.append(ln if ln[:1] in (" ", "-", "+") else " " + ln)
+    for ln in hunk.lines:
+        out.append(shown_text(ln if ln[:1] in (" ", "-", "+") else " " + ln))
         if ln[:1] in (" ", "-"):
             last_old = len(out)
         if ln[:1] in (" ", "+"):
@@ -58,7 +59,7 @@ def _hunks_text(hunks: Sequence[Hunk], base_text: str | None) -> str:
 
 def render_op(op: Operation, base_text: str | None = None) -> str:
     """One operation as a git-style unified diff; numbers are exact when base_text is given.
-    Paths are shown escaped (never raw control or bidi characters)."""
+    For people: paths and content are shown escaped (never raw control or bidi characters)."""
     if isinstance(op, Rename):
         src, dst = shown(op.src), shown(op.dst)
         head = f"diff --git a/{src} b/{dst}\nrename from {src}\nrename to {dst}\n"

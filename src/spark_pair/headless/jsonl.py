@@ -87,8 +87,9 @@ def event_to_dict(event: SessionEvent, *, deltas: bool = False) -> dict[str, Any
         case FileStarted():
             return {"type": "file", "index": event.index, "op": event.op_kind,
                     "path": event.path, "new_path": event.new_path}
-        case HunkStarted(hunk=h):
-            return {"type": "hunk", "file_index": event.file_index, "old_start": h.old_start,
+        case HunkStarted(header=h):
+            return {"type": "hunk", "file_index": event.op_index,
+                    "hunk_index": event.hunk_index, "old_start": h.old_start,
                     "old_len": h.old_len, "new_start": h.new_start, "new_len": h.new_len,
                     "section": h.section}
         case Stale():
@@ -149,5 +150,10 @@ class JsonLines:
     def write(self, obj: dict[str, Any]) -> None:
         line = {"type": obj["type"], "t": round(time.monotonic() - self.t0, 4)}
         line.update(obj)
-        self.out.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+        text = json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate from a broken reply: \uXXXX escapes
+            text = json.dumps(line, separators=(",", ":"))
+        self.out.write(text + "\n")
         self.out.flush()

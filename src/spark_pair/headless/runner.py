@@ -268,7 +268,7 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
                         report(event.result)
                         continue
                     case HunkStarted():
-                        report.hunks[event.file_index] = report.hunks.get(event.file_index, 0) + 1
+                        report.hunks[event.op_index] = report.hunks.get(event.op_index, 0) + 1
                     case Rewound():
                         report.hunks.clear()
                 diag.event(event)
