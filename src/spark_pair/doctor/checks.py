@@ -572,7 +572,7 @@ class _Doctor:
                 self.progress = f"{len(parts)} deltas arrived, then nothing"
             elif kind in ("error", "response.failed"):
                 raise self._event_error(event, url)
-            elif kind == "response.completed":
+            elif kind in ("response.completed", "response.incomplete"):  # 32 tokens may cut it
                 response = event.get("response") or {}
                 return "".join(parts) or responses_text(response), response.get("id"), ttft
         raise E.ProtocolError("the WebSocket turn never completed", url=url)
