@@ -66,16 +66,16 @@ async def test_each_transport_streams_the_exact_text(sim, transport):
 
 
 @pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
-async def test_a_reply_cut_at_max_tokens_fails_as_incomplete_once(sim, transport):
+async def test_a_reply_cut_at_max_tokens_is_marked_cut_and_not_retried(sim, transport):
     sim.configure(default=TEXT)
     async with client(sim, transport, max_tokens=10) as c:
         events = await run(c)
-        assert isinstance(events[-1], Failed)
-        err = events[-1].error
-        assert isinstance(err, IncompleteReply) and not err.retryable
-        assert "output limit" in err.message and "max_tokens" in err.hint
-        assert not any(isinstance(e, (Completed, Retrying)) for e in events)
-        assert streamed(events) == TEXT[:40]  # what arrived is kept for the screen
+        done = events[-1]
+        assert isinstance(done, Completed) and done.text == TEXT[:40] == streamed(events)
+        assert isinstance(done.cut, IncompleteReply) and not done.cut.retryable
+        assert "the output limit of 10 tokens was reached" in done.cut.message
+        assert "max_tokens" in done.cut.hint
+        assert not any(isinstance(e, (Failed, Retrying)) for e in events)
         sim.configure(default="done")
         again = await run(c)  # the connection is still good for the next turn
     assert isinstance(again[-1], Completed) and again[-1].text == "done"

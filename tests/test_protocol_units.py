@@ -289,3 +289,24 @@ async def test_a_key_of_any_shape_in_a_raw_body_is_redacted_before_the_excerpt(
     for text in shown:
         assert not any(key[i:i + 6] in text for i in range(len(key) - 5)), text
     assert "***" in error.message or "***" in str(error.body)
+
+
+@pytest.mark.parametrize("api, body, why", [
+    ("chat", b'data: {"id":"c","choices":[{"delta":{"content":"--- a/x"},'
+             b'"finish_reason":"content_filter"}]}\n\ndata: [DONE]\n\n',
+     "the server's content filter stopped it"),
+    ("responses", b'data: {"type":"response.output_text.delta","delta":"--- a/x"}\n\n'
+                  b'data: {"type":"response.completed","response":{"id":"r","status":'
+                  b'"incomplete","incomplete_details":{"reason":"max_output_tokens"},'
+                  b'"max_output_tokens":7}}\n\n',
+     "the output limit of 7 tokens was reached"),
+])
+async def test_a_reply_the_server_cut_is_completed_with_the_cut_named(api, body, why):
+    def handler(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    async with mock_client(handler, api) as c:
+        events = [e async for e in c.stream(turn())]
+    done = events[-1]
+    assert isinstance(done, Completed) and done.text == "--- a/x"
+    assert done.cut is not None and done.cut.kind == "incomplete" and why in done.cut.message

@@ -474,6 +474,7 @@ class _TurnRun:
                 r.metrics, r.retries, r.response_id = (event.metrics, event.retries,
                                                        event.response_id)
                 r.usage = event.usage or r.usage
+                return event.cut  # the server cut the reply: nothing of it is written
             case Failed(error=error, retries=retries):
                 r.retries = retries
                 return error

@@ -33,12 +33,12 @@ def chat_body(request: TurnRequest, model: str, max_tokens: int | None,
 async def stream_chat(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                       api_key: str | None, model: str, read_timeout_s: float
                       ) -> AsyncIterator[tuple[str, Any]]:
-    """Yield ("delta", str), ("usage", Usage), ("done", response_id).
-
-    A reply cut by the output limit or a content filter is an IncompleteReply, a stream that
-    ends without a finish reason or [DONE] a StreamDropped: never a normal end."""
+    """Yield ("delta", str), ("cut", IncompleteReply) when the output limit or a content filter
+    ended the reply, ("usage", Usage), ("done", response_id). A stream that ends without a
+    finish reason or [DONE] is a StreamDropped."""
     response_id = None
     usage = None
+    cut = None
     chars = 0
     finished = False
     loads = json.loads
@@ -63,7 +63,7 @@ async def stream_chat(http: httpx.AsyncClient, url: str, body: dict[str, Any], *
             reason = choice.get("finish_reason")
             if reason:
                 if reason in CUT_REASONS:
-                    raise errors_map.incomplete(url, reason, body.get("max_tokens"))
+                    cut = errors_map.incomplete(url, reason, body.get("max_tokens"))
                 finished = True
         u = chunk.get("usage")
         if u:
@@ -73,6 +73,8 @@ async def stream_chat(http: httpx.AsyncClient, url: str, body: dict[str, Any], *
     if usage is None:
         sent = "".join(m["content"] for m in body["messages"])
         usage = Usage(estimate_tokens(sent), (chars + 3) // 4, estimated=True)
+    if cut is not None:
+        yield "cut", cut
     yield "usage", usage
     yield "done", response_id
 

@@ -204,6 +204,7 @@ class ModelClient:
                 parts: list[str] = []
                 length = 0
                 usage: Usage | None = None
+                cut: ModelError | None = None
                 response_id = None
                 read_s = o.timeout_s
                 if retries:  # a retry near the deadline must not run a full timeout past it
@@ -237,6 +238,8 @@ class ModelClient:
                                     yield Started(rec.request_id or "", transport, model, value)
                             elif kind == "usage":
                                 usage = value
+                            elif kind == "cut":
+                                cut = value
                             elif kind == "done":
                                 response_id = value
                 except ModelError as err:
@@ -284,7 +287,7 @@ class ModelClient:
                 self._remember(transport)
                 rec.model, rec.transport = model, transport
                 metrics = watch.metrics(usage.output_tokens)
-                done = Completed(response_id, text, usage, metrics, retries=retries)
+                done = Completed(response_id, text, usage, metrics, retries=retries, cut=cut)
                 self._fill_record(rec, watch, done, usage, retries, None)
                 yield usage
                 yield done

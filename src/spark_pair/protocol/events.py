@@ -74,11 +74,15 @@ class Metrics:
 
 @dataclass(frozen=True, slots=True)
 class Completed:
+    """The response ended. `cut` is set when the server ended it early (the output limit or a
+    content filter): the text is not the whole reply, so an edit turn must not apply it."""
+
     response_id: str | None
     text: str
     usage: Usage | None
     metrics: Metrics
     retries: int = 0
+    cut: ModelError | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,20 +38,19 @@ def handle_event(event: dict[str, Any], url: str, model: str, api_key: str | Non
         return "delta", event.get("delta") or ""
     if kind == "response.created":
         return "id", (event.get("response") or {}).get("id")
-    if kind == "response.completed":
+    if kind in ("response.completed", "response.incomplete"):
         resp = event.get("response") or {}
-        if resp.get("status") == "incomplete":  # a server that says so only in the status
-            raise _incomplete(resp, url)
         u = resp.get("usage")
         usage = Usage(int(u.get("input_tokens") or 0), int(u.get("output_tokens") or 0)) \
             if u else None
-        return "completed", (resp.get("id"), usage)
+        cut = None  # a server may say so in the event type or only in the status
+        if kind == "response.incomplete" or resp.get("status") == "incomplete":
+            cut = _incomplete(resp, url)
+        return "completed", (resp.get("id"), usage, cut)
     if kind == "error":
         err = event.get("error") if isinstance(event.get("error"), dict) else event
         raise errors_map.error_from_event(err, url, status=event.get("status"), model=model,
                                           api_key=api_key)
-    if kind == "response.incomplete":
-        raise _incomplete(event.get("response") or {}, url)
     if kind == "response.failed":
         resp = event.get("response") or {}
         err = resp.get("error") or {"message": kind, "type": "server_error"}
@@ -68,10 +67,9 @@ def _incomplete(resp: dict[str, Any], url: str) -> ModelError:
 async def stream_responses(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                            api_key: str | None, model: str, read_timeout_s: float
                            ) -> AsyncIterator[tuple[str, Any]]:
-    """Yield ("id", rid), ("delta", str), ("usage", Usage|None), ("done", rid).
-
-    `response.incomplete` (the output limit, a content filter) is an IncompleteReply, a stream
-    without `response.completed` a StreamDropped: never a normal end."""
+    """Yield ("id", rid), ("delta", str), ("cut", IncompleteReply) after `response.incomplete`
+    (the output limit, a content filter), ("usage", Usage|None), ("done", rid). A stream
+    without `response.completed` / `response.incomplete` is a StreamDropped."""
     body = {**body, "stream": True}
     loads = json.loads
     async for data in post_sse(http, url, body, api_key=api_key, model=model,
@@ -85,7 +83,9 @@ async def stream_responses(http: httpx.AsyncClient, url: str, body: dict[str, An
         if item is None:
             continue
         if item[0] == "completed":
-            rid, usage = item[1]
+            rid, usage, cut = item[1]
+            if cut is not None:
+                yield "cut", cut
             yield "usage", usage
             yield "done", rid
             return

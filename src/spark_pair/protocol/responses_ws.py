@@ -99,7 +99,8 @@ class WsSession:
     async def run(self, request, model: str, max_tokens: int | None, temperature: float | None,
                   *, chain: bool = True, generate: bool = True,
                   read_timeout_s: float | None = None) -> AsyncIterator[tuple[str, Any]]:
-        """One turn: ("open", url), ("id", rid), ("delta", s), ("usage", u), ("done", rid).
+        """One turn: ("open", url), ("id", rid), ("delta", s), ("cut", e), ("usage", u),
+        ("done", rid).
 
         `read_timeout_s` below the session's own caps this turn's (a retry near the deadline).
         """
@@ -185,8 +186,8 @@ class WsSession:
                     if code == "websocket_connection_limit_reached":
                         raise errors_map.dropped(self.url, "the server closed the WebSocket")
                     done = True  # an error event ends the response; the socket stays usable
-                elif event.get("type") in ("response.incomplete", "response.failed"):
-                    done = True  # so does a cut or failed response (raised just below)
+                elif event.get("type") == "response.failed":
+                    done = True  # so does a failed response (raised just below)
                 item = handle_event(event, self.url, model, self.api_key)
                 if item is None:
                     continue
@@ -194,9 +195,11 @@ class WsSession:
                     started = True
                     yield item
                 elif item[0] == "completed":
-                    rid, usage = item[1]
+                    rid, usage, cut = item[1]
                     self.previous_id = rid
                     done = True
+                    if cut is not None:
+                        yield "cut", cut
                     yield "usage", usage
                     yield "done", rid
                     return
