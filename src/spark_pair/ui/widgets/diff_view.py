@@ -19,7 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...edits.parser import FileFinished, FileStarted, HunkStarted, LineAdded
-from ...edits.paths import shown
+from ...edits.paths import shown, shown_text
 from ...protocol.events import Rewound, TextDelta
 from ...session_events import OperationProposed, Refused, Stale
 
@@ -69,19 +69,11 @@ _NO_COLOR = {Kind.FILE: Style(bold=True, reverse=True), Kind.HUNK: Style(underli
              Kind.NOTE: Style(bold=True, italic=True), Kind.PROSE: Style(italic=True)}
 
 
-def visible(text: str) -> str:
-    """`text` with control, format (bidi) and other invisible characters escaped."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in text)
-
-
 def content_text(line: str) -> str:
     """A diff or prose line as safe to paint: tabs expanded, control and bidi characters
     escaped (so a line can neither drive the terminal nor reorder what is shown)."""
-    if "\t" in line:  # escaped first, so tab stops count what is painted
-        return "\t".join(visible(part) for part in line.split("\t")).expandtabs(TAB)
-    return visible(line)
+    text = shown_text(line)  # escaped first, so tab stops count what is painted
+    return text.expandtabs(TAB) if "\t" in text else text
 
 
 def hunk_header_text(hunk: Any) -> str:
@@ -151,7 +143,6 @@ class DiffView(ScrollView, can_focus=True):
         self._open = -1  # the op whose lines are arriving (-1: none)
         self._blank = False
         self._in_diff = False  # the text is inside a diff block (not prose)
-        self._hunks: list[int] = []  # hunks started per op
         self.file_rows: dict[int, int] = {}
         self.hunk_rows: dict[tuple[int, int], int] = {}
         self.marks: dict[tuple[int, int], HunkMark] = {}
@@ -192,16 +183,12 @@ class DiffView(ScrollView, can_focus=True):
                 self._take_text(text)
             case FileStarted(index=i, op_kind=kind, path=path, new_path=new_path):
                 self._open = i
-                while len(self._hunks) <= i:
-                    self._hunks.append(0)
                 self.file_rows[i] = len(self.rows)
                 self._add(Row(Kind.FILE, file_header_text(kind, path, new_path), i))
-            case HunkStarted(file_index=i, hunk=hunk):
-                h = self._hunks[i]
-                self._hunks[i] = h + 1
+            case HunkStarted(op_index=i, hunk_index=h, header=hunk):
                 self.hunk_rows[(i, h)] = len(self.rows)
                 self._add(Row(Kind.HUNK, hunk_header_text(hunk), i, h))
-            case LineAdded(file_index=i, hunk_index=h, line=line):
+            case LineAdded(op_index=i, hunk_index=h, line=line):
                 kind = _MARKER_KIND.get(line[:1], Kind.CONTEXT)
                 self._add(Row(kind, content_text(line), i, h))
             case FileFinished() | OperationProposed():
