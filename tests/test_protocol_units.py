@@ -310,3 +310,21 @@ async def test_a_reply_the_server_cut_is_completed_with_the_cut_named(api, body,
     done = events[-1]
     assert isinstance(done, Completed) and done.text == "--- a/x"
     assert done.cut is not None and done.cut.kind == "incomplete" and why in done.cut.message
+
+
+async def test_a_lone_surrogate_in_the_history_is_sent_escaped_not_a_crash():
+    import json
+
+    seen = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(req.content))
+        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                              content=CHAT_SSE)
+
+    request = TurnRequest("sys", [Message("user", "again, é")],
+                          history=[Message("assistant", "a broken \ud800 reply")])
+    async with mock_client(handler, "chat") as c:
+        done = await c.complete(request)
+    assert done.text == "Hello, world"
+    assert [m["content"] for m in seen[0]["messages"]][1:] == ["a broken \ud800 reply", "again, é"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,16 @@ def messages_of(request) -> list[dict[str, str]]:
     return [{"role": m.role, "content": m.content} for m in (*request.history, *request.new_input)]
 
 
+def json_bytes(body: dict[str, Any]) -> bytes:
+    """The request body as UTF-8 JSON. A lone surrogate (an earlier broken reply kept in the
+    history) cannot be UTF-8: the body is then sent with \\u escapes instead of failing."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
 async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                    api_key: str | None, model: str, read_timeout_s: float
                    ) -> AsyncIterator[str]:
@@ -26,7 +37,7 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
     the retry deadline)."""
     import httpx
 
-    headers = {"Accept": "text/event-stream"}
+    headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     timeout = http.timeout
@@ -35,7 +46,7 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
         timeout = httpx.Timeout(connect=timeout.connect, read=read_timeout_s,
                                 write=timeout.write, pool=timeout.pool)
     try:
-        async with http.stream("POST", url, json=body, headers=headers,
+        async with http.stream("POST", url, content=json_bytes(body), headers=headers,
                                timeout=timeout) as resp:
             ctype = resp.headers.get("content-type", "")
             if resp.status_code != 200:
