@@ -329,3 +329,40 @@ async def test_create_target_that_appears_during_the_turn_is_stale(repo: Path,
     assert [e.kind for e in events if isinstance(e, Refused)] == ["stale"]
     assert events[-1].result.status == "conflict"
     assert (repo / "c.txt").read_text() == "made meanwhile\n" and (repo / "a.txt").read_text() == A
+
+
+async def test_a_screen_that_accepts_the_hunk_it_showed_gets_that_hunk(repo: Path,
+                                                                       tmp_path: Path) -> None:
+    """One index space: an empty @@ hunk and a prose-only section take no index, so the
+    indices a screen saw in HunkStarted are the ones its Decision names."""
+    from spark_pair.edits.parser import HunkStarted
+
+    reply = ("Some prose.\ndiff --git a/b.txt b/b.txt\nNothing to change in b after all.\n\n"
+             "--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n"
+             "@@ -4 +4 @@\n-four\n+FOUR\n--- /dev/null\n+++ b/c.txt\n@@ -0,0 +1 @@\n+new\n")
+    shown: dict[int, dict[int, int]] = {}  # op index -> hunk index -> old_start, as shown
+    seen = asyncio.Event()
+
+    async def screen(ev) -> None:
+        if isinstance(ev, HunkStarted):
+            shown.setdefault(ev.op_index, {})[ev.hunk_index] = ev.header.old_start
+            seen.set()
+
+    class Person:
+        async def decide(self, proposal):
+            await asyncio.wait_for(seen.wait(), 10)
+            if proposal.op.path != "a.txt":
+                return Decision(Action.REJECT, "not now")
+            wanted = [h for h, start in shown[proposal.index].items() if start == 4]
+            return Decision(Action.ACCEPT, hunks=tuple(wanted))
+
+    events = await collect(make(repo, ScriptedClient(reply, chunk=5), Person(), tmp_path),
+                           on=screen)
+    result = events[-1].result
+    assert result.status == "applied", result.error
+    assert [e.index for e in events if isinstance(e, FileStarted)] == [0, 1]
+    assert [e.proposal.index for e in events if isinstance(e, OperationProposed)] == [0, 1]
+    assert [op.path for op in result.operations] == ["a.txt", "c.txt"]
+    assert shown == {0: {0: 1, 1: 4}, 1: {0: 0}}
+    assert (repo / "a.txt").read_text() == "one\ntwo\nthree\nFOUR\n"  # the hunk it showed
+    assert not (repo / "c.txt").exists()
