@@ -76,14 +76,23 @@ def test_spark_pair_home_inside_the_project_is_refused(repo, tmp_path, monkeypat
                Delete("tools/sp-home/config/config.toml"),
                Create("tools/sp-home/data/journal/planted/manifest.json", "{}"),
                Rename("tools/sp-home/config/config.toml", "moved.toml")):
-        with pytest.raises(PathRefused, match="spark-pair's home"):
+        with pytest.raises(PathRefused, match="spark-pair's (config|data) folder"):
             apply_turn(repo, [op], journal=journal)
     assert (home / "config" / "config.toml").read_text() == CONFIG
     assert not (home / "data" / "journal" / "planted").exists()
     from spark_pair.paths import own_dirs_inside
 
-    [warning] = own_dirs_inside(repo)  # the home, not again each folder inside it
-    assert "SPARK_PAIR_HOME" in warning and not own_dirs_inside(tmp_path / "elsewhere")
+    [warning] = own_dirs_inside(repo)  # the data folder (the config folder is refused, quietly)
+    assert "data folder" in warning and not own_dirs_inside(tmp_path / "elsewhere")
+
+
+def test_only_the_config_and_data_folders_of_spark_pair_home_are_refused(repo, monkeypatch):
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(repo))  # a home that also holds a project
+    journal = Journal(repo)
+    turn = apply_turn(repo, [Create("src/app.py", "x = 1\n")], journal=journal)
+    assert turn.changed == ["src/app.py"]
+    with pytest.raises(PathRefused, match="config folder"):
+        apply_turn(repo, [Create("config/config.toml", EVIL)], journal=journal)
 
 
 def test_a_dotfiles_repository_at_home_keeps_the_user_config(tmp_path, monkeypatch):
@@ -177,9 +186,9 @@ def test_run_refuses_spark_pair_home_inside_the_project_and_warns(sim, tmp_path)
     check_schema(lines)
     assert res.returncode == ExitCode.CONFLICT, res.stderr
     refused = [ln for ln in lines if ln["type"] == "refused"]
-    assert refused and refused[0]["kind"] == "path" and "spark-pair's home" in refused[0]["reason"]
+    assert refused and refused[0]["kind"] == "path" and "config folder" in refused[0]["reason"]
     assert mine() == before
-    assert "SPARK_PAIR_HOME" in res.stderr and "inside this repository" in res.stderr
+    assert "data folder" in res.stderr and "inside this repository" in res.stderr
     dry = run_in(repo, env, "anything")
     assert dry.returncode == ExitCode.CONFLICT and "refused path" in dry.stderr
     assert "Traceback" not in res.stderr + dry.stderr and mine() == before

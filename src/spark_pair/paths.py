@@ -40,13 +40,8 @@ PROJECT_FILE = ".spark-pair.toml"
 
 def own_dirs() -> list[tuple[str, Path]]:
     """spark-pair's own folders, each with what it holds (config, undo journal, request log)."""
-    out = []
-    home = home_override()
-    if home is not None:
-        out.append(("home (SPARK_PAIR_HOME)", home))
-    out.append(("config folder", config_dir()))
-    out.append(("data folder (undo journal, request log)", data_dir()))
-    return out
+    return [("config folder", config_dir()),
+            ("data folder (undo journal, request log)", data_dir())]
 
 
 def _inside(child: str, parent: str) -> bool:
