@@ -4,6 +4,7 @@ request log) are never an edit's target, wherever they lie, whatever the approve
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -192,3 +193,24 @@ def test_run_refuses_spark_pair_home_inside_the_project_and_warns(sim, tmp_path)
     dry = run_in(repo, env, "anything")
     assert dry.returncode == ExitCode.CONFLICT and "refused path" in dry.stderr
     assert "Traceback" not in res.stderr + dry.stderr and mine() == before
+
+
+def test_a_planted_manifest_reads_no_file_outside_its_turn_and_removes_no_outside_folder(
+        repo, tmp_path):
+    """A manifest naming ../../secret as a before-image would copy any readable file into the
+    repository (where the next turn's context shows it to the model)."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("id_rsa contents\n")
+    (tmp_path / "empty-outside").mkdir()
+    journal = Journal(repo, tmp_path / "data")
+    tdir = journal.begin("20990101-000000-planted", [
+        FileChange("a.txt", b"x\n", 0o644, b"a\n", 0o644)])
+    manifest = tdir / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["files"][0]["before"] = os.path.relpath(secret, tdir)
+    data["files"][0]["new_dirs"] = ["../empty-outside", "../" * 6 + "tmp"]
+    manifest.write_text(json.dumps(data))
+    [rec] = journal.recover()
+    assert (repo / "a.txt").read_text() == "a\n" and rec.restored == []
+    assert rec.kept and "before-image" in rec.kept[0]
+    assert (tmp_path / "empty-outside").is_dir()

@@ -26,6 +26,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import time
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths as app_paths
-from ..errors import ApplyError, Cancelled, EditError, SparkPairError, UndoError
+from ..errors import ApplyError, Cancelled, SparkPairError, UndoError
 from . import fsio
 from .paths import confine_target, real_root
 
@@ -220,10 +221,10 @@ class Journal:
             if isinstance(tmp, str) and fsio.is_tmp_name_of(full, tmp):
                 (full.parent / tmp).unlink(missing_ok=True)  # only the one this turn made
             now, _ = _read_state(full)
-        except (EditError, OSError) as exc:
+            before = _before_image(tdir, entry)
+        except (SparkPairError, OSError) as exc:
             out.kept.append(f"{entry['path']} ({getattr(exc, 'message', exc)})")
             return
-        before = (tdir / entry["before"]).read_bytes() if entry["existed"] else None
         if now == before:
             if before is not None and os.stat(full).st_mode & 0o7777 != entry["mode"]:
                 os.chmod(full, entry["mode"])
@@ -240,11 +241,13 @@ class Journal:
 
     def _remove_new_dirs(self, manifest: dict) -> None:
         """Remove the directories a turn created, if they are empty again (deepest first)."""
-        dirs = {d for entry in manifest["files"] for d in entry.get("new_dirs", [])}
+        dirs = {d for entry in manifest["files"] for d in entry.get("new_dirs", [])
+                if isinstance(d, str)}
         for d in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
             try:
-                (self.root / d).rmdir()
-            except OSError:
+                _, full = self.confine(d)  # never a folder outside the repository
+                full.rmdir()
+            except (SparkPairError, OSError):
                 pass
 
     def discard(self, turn_id: str) -> None:
@@ -285,13 +288,15 @@ class Journal:
             manifest = self._manifest(tdir)
             if not (tdir / "committed").exists():
                 done.append(self.rollback(tdir.name))
-            elif (manifest and manifest.get("kind") == "undo" and manifest.get("undoes")
-                  and not (tdir / "undone").exists()):  # an undo that was redone is spent
+            elif not manifest or not _plain_name(manifest.get("undoes")):
+                continue  # an apply, or a damaged entry: nothing to finish
+            elif manifest.get("kind") == "undo" and not (tdir / "undone").exists():
+                # (an undo that was redone is spent)
                 target = self.dir / manifest["undoes"]
                 if target.is_dir() and not (target / "undone").exists():
                     self._remove_new_dirs(self._manifest(target) or {"files": []})
                     _write_marker(target / "undone")
-            elif manifest and manifest.get("kind") == "redo" and manifest.get("undoes"):
+            elif manifest.get("kind") == "redo":
                 target = self.dir / manifest["undoes"]
                 if target.is_dir() and not (target / "undone").exists():
                     self._finish_redo(target)
@@ -390,7 +395,7 @@ class Journal:
                 if _sha(now) != entry["after_sha256"] or (
                         now is not None and mode != entry["after_mode"]):
                     changed_since.append(rel)
-                before = (tdir / entry["before"]).read_bytes() if entry["existed"] else None
+                before = _before_image(tdir, entry)
                 if (now, mode) != (before, entry["mode"] if before is not None else None):
                     changes.append(FileChange(rel, now, mode, before, entry["mode"],
                                               missing_dirs(self.root, rel) if before is not None
@@ -459,6 +464,25 @@ def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, 
 
 
 LOCK_POLL_S = 0.05
+_BEFORE_NAME = re.compile(r"before/[0-9]+")
+
+
+def _before_image(tdir: Path, entry: dict) -> bytes | None:
+    """The bytes a manifest entry had before its turn (None: the turn created the file). Only
+    the turn's own before/<n> files are read, whatever a damaged or planted manifest names."""
+    if not entry["existed"]:
+        return None
+    name = entry["before"]
+    if not isinstance(name, str) or not _BEFORE_NAME.fullmatch(name):
+        raise UndoError(f"the journal entry names {name!r} as a before-image (not one of the "
+                        "turn's own); nothing is read from it")
+    return (tdir / name).read_bytes()
+
+
+def _plain_name(name: object) -> bool:
+    """Whether a manifest's turn reference is a bare name in the journal folder."""
+    return isinstance(name, str) and name not in ("", ".", "..") and os.path.basename(name) == name \
+        and "\0" not in name
 
 
 def _try_lock(fd: int) -> bool:
