@@ -352,13 +352,14 @@ class Journal:
                     raise UndoError(f"turn {turn_id} was already undone")
             return self._undo_turn(turn.turn_id, force)
 
-    def redo(self, force: bool = False) -> list[str]:
+    def redo(self, force: bool = False, *, stop: Callable[[], bool] | None = None) -> list[str]:
         """Re-apply the turn the last undo restored, exactly; returns the paths it wrote.
 
         Only while no turn was applied after that undo (a new turn ends the redo chain). The
-        redo is a journaled turn too, and refuses when a file changed since the undo.
+        redo is a journaled turn too, and refuses when a file changed since the undo. `stop`
+        as for undo.
         """
-        with self.locked():
+        with self.locked(stop):
             self.recover()
             turns = self.list_turns()
             if self.damaged:
@@ -377,7 +378,7 @@ class Journal:
         """After a redo committed: the redone turn can be undone again; the undo is spent."""
         manifest = self._manifest(undo_dir) or {}
         redone = manifest.get("undoes")
-        if isinstance(redone, str) and redone:
+        if _plain_name(redone):
             marker = self.dir / redone / "undone"
             if marker.exists():
                 marker.unlink()
