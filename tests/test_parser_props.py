@@ -79,3 +79,25 @@ def test_chunkings_of_line_soup_parse_identically(lines: list[str], cuts: list[i
     text = "\n".join(["--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@"] + lines)
     whole = _outcome(text, [])
     assert _outcome(text, [c for c in cuts if c <= len(text)]) == whole
+
+
+@FAST
+@given(old=TEXT, new=TEXT, data=st.data())
+def test_a_rendered_diff_cut_anywhere_is_refused_or_holds_only_what_arrived(old, new, data):
+    from test_corpus import _holds_only_complete_text, _marks, _tokens
+
+    from spark_pair.errors import IncompleteReply, ParseError
+
+    if old == new:
+        return
+    second = render_ops([diff_texts("g.txt", new, old)])
+    diff = "Here:\n```diff\n" + render_ops([diff_texts("f.txt", old, new)]) + second + "```\n"
+    full_ops = parse_diff(diff)
+    full, full_marks = _tokens(full_ops), _marks(full_ops)
+    for end in data.draw(st.lists(st.integers(0, len(diff)), min_size=1, max_size=25)):
+        try:
+            ops = parse_diff(diff[:end])
+        except (IncompleteReply, ParseError):
+            continue
+        assert _holds_only_complete_text(_tokens(ops), full), (end, diff[:end])
+        assert all(a <= b and c <= d for (a, c), (b, d) in zip(_marks(ops), full_marks)), end
