@@ -440,11 +440,17 @@ def test_location_among_many_identical_lines_is_exact():
         apply_hunks(two, [hunk([" a", "-b"])])
 
 
-def test_location_agrees_with_a_plain_scan():
-    """The indexed search finds what a scan of every start position finds, in both key modes."""
+@pytest.mark.parametrize("chars", [None, 2])
+def test_location_agrees_with_a_plain_scan(chars, monkeypatch):
+    """The indexed search finds what a scan of every start position finds, in both key modes,
+    also when lines outnumber characters and share them (checked line by line then)."""
     from hypothesis import given, settings, strategies as st
 
+    from spark_pair.edits import locate
     from spark_pair.edits.locate import Locator, exact, normalised
+
+    if chars is not None:
+        monkeypatch.setattr(locate, "_CHARS", chars)
 
     def scan(lines, old, lo):
         for key in (exact, normalised):

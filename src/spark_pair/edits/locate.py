@@ -33,7 +33,7 @@ class LineIndex:
     def __init__(self, lines: Sequence[str], key: Callable[[str], str]) -> None:
         self.lines, self.key = lines, key
         keys = lines if key is exact else list(map(key, lines))
-        # ids in order of first occurrence; the mapping runs in C (no per-line Python loop)
+        # ids in order of first occurrence: one Python step per distinct line, the rest in C
         self.ids = {k: n for n, k in enumerate(dict.fromkeys(keys))}
         self.shared = len(self.ids) > _CHARS  # a match must then be checked line by line
         numbers = map(self.ids.__getitem__, keys)
