@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 
 from spark_pair.edits.apply import apply_hunks
-from spark_pair.edits.ops import Create, Delete, HunkHeader, Modify, Rename
+from spark_pair.edits.ops import Create, Delete, Hunk, HunkHeader, Modify, Rename
 from spark_pair.edits.parser import (DiffParser, FileFinished, FileStarted, HunkStarted,
                                      LineAdded, parse_diff)
 from spark_pair.edits.paths import shown_text
@@ -60,6 +60,11 @@ def test_complete_replies_keep_their_tolerance() -> None:
     ops = parse_diff(HEAD + "@@ -1,7 +1,7 @@\n-a\n+b\n--- a/g.py\n+++ b/g.py\n@@\n-c\n+d\n")
     assert [op.path for op in ops] == ["f.py", "g.py"]
     assert parse_diff(HEAD + " a\n-b\n+c\n")[0].hunks[0].lines == [" a", "-b", "+c"]
+    # the last line needs no newline when it is complete
+    assert parse_diff("*** Begin Patch\n*** Update File: f.py\n@@\n-a\n+b\n*** End Patch") == [
+        Modify("f.py", [Hunk(None, None, None, None, ["-a", "+b"])])]
+    assert parse_diff(HEAD + "@@ -1 +1 @@\n-a\n+b")[0].hunks[0].lines == ["-a", "+b"]
+    assert len(parse_diff(HEAD + "@@ -1 +1 @@\n-a\n+b\n```\nrename it if you like")) == 1
     # an empty new file, a delete and a pure rename need no content
     assert parse_diff("diff --git a/e b/e\nnew file mode 100644\n") == [Create("e", "")]
     assert parse_diff("diff --git a/d b/d\ndeleted file mode 100644\n") == [Delete("d")]

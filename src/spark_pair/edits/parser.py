@@ -17,9 +17,9 @@ from .syntax import DEV_NULL, clean_path, is_fence, parse_hunk_header, written_l
 _EXTENDED = ("index ", "old mode ", "new mode ", "similarity index ", "dissimilarity index ",
              "copy from ", "copy to ")
 _BINARY = ("Binary files ", "GIT binary patch")
-# a diff's structure lines: the reply cannot end inside one (without its newline)
-_STRUCTURE = ("diff ", "--- ", "+++ ", "@@", "***", "rename ", "new file mode", "deleted file mode",
-              *_EXTENDED, *_BINARY)
+# a reply cannot end inside (without the newline of) a header line, or a file header's line
+_HEADERS = ("diff --git ", "diff -", "--- ", "+++ ", "@@", "*** Begin Patch")
+_FILE_HEADERS = ("rename ", "new file mode", "deleted file mode", *_EXTENDED, *_BINARY)
 _CUT_HINT = IncompleteReply.default_hint
 _ODD_HINT = ("nothing was written: the file would differ from the reply's text; regenerate the "
              "turn or ask for a smaller change")
@@ -155,7 +155,7 @@ class DiffParser:
             if self._parts:
                 last = "".join(self._parts).removesuffix("\r")
                 self._parts = []
-                if last.startswith(_STRUCTURE):
+                if self._cut_line(last):
                     raise IncompleteReply(f"the reply ends in the middle of a line: "
                                           f"{shown(last[:80])}", hint=_CUT_HINT)
                 self._line(last)
@@ -312,6 +312,14 @@ class DiffParser:
             raise ParseError(f"{where} has a line without a ' ', '-' or '+' marker before its "
                              f"@@ line counts were met: {shown(nxt[:80])} (a context line that "
                              "lost its leading space?)", hint=_ODD_HINT)
+
+    def _cut_line(self, last: str) -> bool:
+        """Whether the reply's last line, without its newline, may be a header cut short."""
+        if last.startswith(_HEADERS):
+            return True
+        if self._env is not None:
+            return last.startswith("***") and last.strip() != "*** End Patch"
+        return self._file is not None and self._hunk is None and last.startswith(_FILE_HEADERS)
 
     def _shown_name(self) -> str:
         f = self._file
