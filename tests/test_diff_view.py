@@ -72,7 +72,8 @@ async def test_every_corpus_reply_in_random_frames_gives_the_diff_rows() -> None
             assert len(view.file_rows) == len(ops), name
             for i, op in enumerate(ops):
                 rows = op_rows(view, i)
-                assert rows[0] == (Kind.FILE, header_of(op)), name
+                assert rows[0][0] == Kind.FILE, name
+                assert rows[0][1].split(" · ")[0] == header_of(op), name
                 if isinstance(op, Delete):
                     assert all(k in (Kind.HUNK, Kind.REMOVED) for k, _ in rows[1:]), name
                 elif isinstance(op, Create):
@@ -103,7 +104,8 @@ async def test_markers_are_kept_and_prose_is_shown_without_diff_syntax() -> None
         prose = [r.text for r in view.rows if r.kind == Kind.PROSE]
         assert prose == ["Three changes:"]
         shown = screen_lines(view)
-        assert shown[:4] == ["Three changes:", "modify  a.txt", "@@ -1,3 +1,3 @@", " a1"]
+        assert shown[:4] == ["Three changes:", "modify  a.txt · 1 hunk +1 -1", "@@ -1,3 +1,3 @@",
+                             " a1"]
         assert "-a2" in shown and "+A2" in shown and "+b3" in shown
         assert not any(line.startswith(("```", "diff --git", "--- ", "+++ ")) for line in shown)
 
@@ -287,3 +289,31 @@ async def test_a_rewind_shows_the_diff_again_without_doubling_or_stray_prose() -
                 clean.view.feed(events, partial)
             assert view.rows == clean.view.rows
         assert "+b3 but different" not in [r.text for r in view.rows]
+
+
+def test_file_headers_say_what_each_operation_holds() -> None:
+    from spark_pair.edits.ops import Hunk
+    from spark_pair.ui.widgets.diff_view import op_detail
+
+    two = [Hunk(1, 2, 1, 2, [" a", "-b", "+c"]), Hunk(9, 1, 9, 2, [" x", "+y"])]
+    assert op_detail(Modify("a.py", two)) == "2 hunks +2 -1"
+    assert op_detail(Rename("a.py", "b.py", two[:1])) == "1 hunk +1 -1"
+    assert op_detail(Rename("a.py", "b.py", [])) == ""
+    assert op_detail(Create("n.py", "one\ntwo\n")) == "new file, 2 lines"
+    assert op_detail(Create("n.py", "one")) == "new file, 1 line"
+    assert op_detail(Delete("old.py", uncommitted=True)) == "has uncommitted changes!"
+    assert op_detail(Delete("old.py")) == ""
+
+
+async def test_headers_gain_the_operation_summary_when_it_is_complete() -> None:
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        for name, header in [("10-create-file", "create  src/util/strings.py · new file, 4 lines"),
+                             ("11-delete-file", "DELETE  old.py"),
+                             ("12-rename-with-edits", "rename  helpers.py → common.py · 1 hunk")]:
+            view.reset()
+            for events, partial in frames(reply(name), random.Random(1))[0]:
+                view.feed(events, partial)
+            await pilot.pause()
+            assert view.rows[view.file_rows[0]].text.startswith(header), name

@@ -18,6 +18,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ...edits.ops import Create, Delete, Modify, Rename
 from ...edits.parser import FileFinished, FileStarted, HunkStarted, LineAdded
 from ...edits.paths import shown, shown_text
 from ...protocol.events import Rewound, TextDelta
@@ -90,6 +91,21 @@ def file_header_text(op_kind: str, path: str, new_path: str | None) -> str:
     word = _OP_WORDS.get(str(op_kind), str(op_kind))
     name = shown(path) if not new_path else f"{shown(path)} → {shown(new_path)}"
     return f"{word:<6}  {name}"
+
+
+def op_detail(op: Any) -> str:
+    """What an operation holds, for its file header: hunks and lines, a new file's length."""
+    match op:
+        case Modify(hunks=hunks) | Rename(hunks=hunks) if hunks:
+            added = sum(h.added for h in hunks)
+            removed = sum(h.removed for h in hunks)
+            return f"{len(hunks)} hunk{'s' if len(hunks) != 1 else ''} +{added} -{removed}"
+        case Create(content=content):
+            lines = content.count("\n") + (bool(content) and not content.endswith("\n"))
+            return f"new file, {lines} line{'s' if lines != 1 else ''}"
+        case Delete(uncommitted=True):
+            return "has uncommitted changes!"
+    return ""
 
 
 class DiffView(ScrollView, can_focus=True):
@@ -191,8 +207,12 @@ class DiffView(ScrollView, can_focus=True):
             case LineAdded(op_index=i, hunk_index=h, line=line):
                 kind = _MARKER_KIND.get(line[:1], Kind.CONTEXT)
                 self._add(Row(kind, content_text(line), i, h))
-            case FileFinished() | OperationProposed():
+            case FileFinished(index=i, op=op):
                 self._open = -1
+                self._detail(i, op)
+            case OperationProposed():  # (asked again when its file changed on disk)
+                self._open = -1
+                self._detail(event.index, event.op)
             case Refused(op=op, reason=reason):
                 self._add(Row(Kind.NOTE, content_text(f"refused {op.summary()}: {reason}")))
             case Stale(path=path):
@@ -205,6 +225,19 @@ class DiffView(ScrollView, can_focus=True):
                 self._take_text(text, intro_only=True)
             case _:
                 pass
+
+    def _detail(self, index: int, op: Any) -> None:
+        """The file header gains what the finished operation holds (and a delete's warning)."""
+        row = self.file_rows.get(index)
+        if row is None:
+            return
+        head = self.rows[row].text.split(" · ", 1)[0]
+        detail = op_detail(op)
+        self.rows[row] = self.rows[row]._replace(text=f"{head} · {detail}" if detail else head)
+        width = cell_len(self.rows[row].text)
+        if width > self._width:
+            self._width = width
+        self._repaint_row(row)
 
     def _take_text(self, text: str, intro_only: bool = False) -> None:
         self._all.append(text)
