@@ -238,6 +238,13 @@ async def one_run(source, fps: float) -> dict[str, float]:
                 "lag_ms": lag[0] * 1000, "rows": len(view.rows)}
 
 
+def connected(driver: Any) -> bool:
+    from spark_pair.runtime import ConnectionStatus
+
+    rt = driver.runtime
+    return rt is not None and rt.connection.state == ConnectionStatus.CONNECTED
+
+
 async def app_run(sim: SimProcess, root: Path) -> dict[str, float]:
     """The whole app (SparkPairApp) on the repository: type the prompt, press enter, stream."""
     from spark_pair.ui.app import SparkPairApp
@@ -250,9 +257,9 @@ async def app_run(sim: SimProcess, root: Path) -> dict[str, float]:
     async with app.run_test(size=SIZE) as pilot:
         main = app.main
         deadline = time.monotonic() + 20
-        while main.driver.connection.state != "connected":  # the pre-warmed WebSocket
+        while not connected(main.driver):  # the pre-warmed WebSocket
             if time.monotonic() > deadline:
-                raise SystemExit(f"the app did not connect: {main.driver.connection}")
+                raise SystemExit("the app did not connect its WebSocket within 20 s")
             await pilot.pause(0.01)
         await pilot.pause()
         gc.collect()
