@@ -26,7 +26,7 @@ from pathlib import Path
 
 from bench_run import make_repo
 
-from spark_pair.approval import REJECT, Decision, PolicyApprover
+from spark_pair.approval import Action, Decision, PolicyApprover
 from spark_pair.edits.ops import content_hash
 from spark_pair.edits.parser import DiffParser
 from spark_pair.protocol import events as pe
@@ -90,7 +90,7 @@ class RejectAll:
     so the timing is the loop's alone (the dry run's check is timed on its own)."""
 
     async def decide(self, op: object) -> Decision:
-        return Decision(REJECT, "bench")
+        return Decision(Action.REJECT, "bench")
 
 
 async def time_session(root: Path, chunks: list[str], approver: object

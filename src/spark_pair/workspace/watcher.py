@@ -49,13 +49,15 @@ class Watcher:
         self._inner_stop = asyncio.Event()
         self._dirs: list[str] = []
         self._task: asyncio.Task[None] | None = None
+        self._handling = asyncio.Lock()
         self.notes: list[str] = []  # what is not watched and why, one line each
 
     # --- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
-        if self._task is not None:
+        if self._stop is not None:  # started (or starting)
             return
         self._stop = asyncio.Event()
+        self._dirs = await asyncio.to_thread(self._top_dirs)  # git check-ignore: off the loop
         self._task = asyncio.create_task(self._run(), name="spark-pair-watcher")
         # awatch sets up the OS watches synchronously in the task's first step, before its first
         # real await; yielding to the loop a few times lets that step run.
@@ -74,6 +76,7 @@ class Watcher:
         except Exception:  # noqa: BLE001 - already logged by _run
             pass
         self._task = None
+        self._stop = None
 
     async def __aenter__(self) -> Watcher:
         await self.start()
@@ -132,7 +135,6 @@ class Watcher:
         """Two watches: the root itself (not recursive) and every top-level directory that is
         not ignored (recursive), so .venv/, node_modules/ and the like never cost OS watches."""
         assert self._stop is not None
-        self._dirs = self._top_dirs()
         self._restart_inner()
         await self._watch([self.root], recursive=False, stop=self._stop)
         self._inner_stop.set()
@@ -165,7 +167,7 @@ class Watcher:
                                       step=min(50, max(10, self.debounce_ms)),
                                       watch_filter=self._keep, recursive=recursive)
             async for batch in watch:
-                self._handle({p for _, p in batch})
+                await self._handle({p for _, p in batch})
         except PermissionError as exc:  # a directory the user cannot read
             blocked = await asyncio.to_thread(_unreadable_dirs, paths, str(exc), recursive)
             if not blocked or stop.is_set():
@@ -190,37 +192,46 @@ class Watcher:
     def _new_top_dirs(self, rels: set[str]) -> list[str]:
         new = [r for r in rels if "/" not in r and r not in self._dirs
                and (self.root / r).is_dir() and not (self.root / r).is_symlink()]
-        new = [r for r in new if r not in self.rules.is_ignored_many(new)]
-        if new:
-            self._dirs = sorted({*self._dirs, *new})
-            self._restart_inner()
-        return new
+        return [r for r in new if r not in self.rules.is_ignored_many(new)]
 
     def _keep(self, change: watchfiles.Change, path: str) -> bool:
         # Cheap checks only (no subprocess on the event loop per path); git decides per batch.
         rel = self.rules.relative(path)
         return rel is not None and rel != "" and not self.rules.is_ignored_cached(rel)
 
-    def _handle(self, abs_paths: set[str]) -> None:
+    async def _handle(self, abs_paths: set[str]) -> None:
+        """One batch: filtered in a worker thread (stat, git check-ignore, reading files for AI
+        comments), reported on the loop. The two watches hand batches over one at a time."""
+        async with self._handling:
+            rels, new_dirs = await asyncio.to_thread(self._filter, abs_paths)
+            if new_dirs:
+                self._dirs = sorted({*self._dirs, *new_dirs})
+                self._restart_inner()
+            if not rels:
+                return
+            self._seq += 1
+            for rel in rels:
+                self._changed[rel] = self._seq
+            for cb in list(self._subs):
+                _call(cb, set(rels))
+            if self._ai and self._ai_subs:
+                new = await asyncio.to_thread(
+                    lambda: [c for rel in sorted(rels) for c in self._new_ai_comments(rel)])
+                for cb in list(self._ai_subs) if new else []:
+                    _call(cb, new)
+
+    def _filter(self, abs_paths: set[str]) -> tuple[set[str], list[str]]:
+        """The repo paths of a batch that count (files, not ignored) and the new top-level
+        directories to watch (blocking: runs in a thread)."""
         rels = {rel for p in abs_paths if (rel := self.rules.relative(p))}
-        for d in self._new_top_dirs(rels):  # files made before its watch existed count too
+        new_dirs = self._new_top_dirs(rels)
+        for d in new_dirs:  # files made before its watch existed count too
             rels |= {f"{d}/{f}" for f in _walk_files(self.root / d)}
         rels = {r for r in rels if not (self.root / r).is_dir()}
         if any(r.endswith(".gitignore") for r in rels):
             self.rules.forget()
         rels -= self.rules.is_ignored_many(sorted(rels))
-        if not rels:
-            return
-        self._seq += 1
-        for rel in rels:
-            self._changed[rel] = self._seq
-        for cb in list(self._subs):
-            _call(cb, set(rels))
-        if self._ai and self._ai_subs:
-            new = [c for rel in sorted(rels) for c in self._new_ai_comments(rel)]
-            if new:
-                for cb in list(self._ai_subs):
-                    _call(cb, new)
+        return rels, new_dirs
 
     def _ai_comments_of(self, rel: str) -> list[AIComment]:
         try:
