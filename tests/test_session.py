@@ -92,9 +92,10 @@ def make(repo: Path, client: ScriptedClient, approver, tmp_path: Path, **kw) -> 
                    journal=Journal(repo, data_dir=tmp_path / "data"), **kw)
 
 
-async def collect(session: Session, prompt: str = "edit", files=("a.txt", "b.txt"), on=None):
+async def collect(session: Session, prompt: str = "edit", files=("a.txt", "b.txt"), on=None,
+                  **kw):
     events = []
-    async for ev in session.turn(prompt, files):
+    async for ev in session.turn(prompt, files, **kw):
         events.append(ev)
         if on is not None:
             await on(ev)

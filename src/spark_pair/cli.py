@@ -12,6 +12,7 @@ from . import __version__
 # name -> (module under spark_pair.commands, short help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "Headless: one turn; prints the diff, applies only what flags allow."),
+    "watch": ("watch", "Headless: a turn for each AI! comment saved in a file, until Ctrl-C."),
     "demo": ("demo", "Try spark-pair offline against the built-in simulator (no key)."),
     "undo": ("undo", "Restore the files of the last applied turn (or --list, --turn ID)."),
     "redo": ("redo", "Re-apply exactly what the last undo restored."),

@@ -179,18 +179,20 @@ class Session:
         else:
             self._run.cancel(reason)
 
-    def turn(self, prompt: str, files: Sequence[str] = ()) -> AsyncIterator[SessionEvent]:
+    def turn(self, prompt: str, files: Sequence[str] = (), *, ask: bool = False
+             ) -> AsyncIterator[SessionEvent]:
         """The events of one turn (see the module docstring for their order). Raises
-        TurnInProgress when a turn is already running."""
+        TurnInProgress when a turn is already running. `ask`: a question (an `AI?` comment):
+        a prose reply is the answer, and an operation in it is refused, never written."""
         self._refuse_overlap()
-        return self._turn(prompt, files)
+        return self._turn(prompt, files, ask)
 
-    def frames(self, prompt: str, files: Sequence[str] = (), *, interval: float = 1 / 30
-               ) -> AsyncIterator[Frame]:
+    def frames(self, prompt: str, files: Sequence[str] = (), *, ask: bool = False,
+               interval: float = 1 / 30) -> AsyncIterator[Frame]:
         """The turn's events coalesced into frames: one per `interval` at most, sent at once
         when a frame holds an OperationProposed, Stale, Failed or the TurnFinished."""
         self._refuse_overlap()
-        return _frames(self, self._turn(prompt, files), interval)
+        return _frames(self, self._turn(prompt, files, ask), interval)
 
     def partial_line(self) -> str:
         """The diff line being written now (empty between turns)."""
@@ -201,7 +203,8 @@ class Session:
         if self._busy:
             raise TurnInProgress("a turn is already running in this session")
 
-    async def _turn(self, prompt: str, files: Sequence[str]) -> AsyncIterator[SessionEvent]:
+    async def _turn(self, prompt: str, files: Sequence[str], ask: bool
+                    ) -> AsyncIterator[SessionEvent]:
         self._refuse_overlap()
         self._busy, self._early = True, None
         try:
@@ -210,7 +213,7 @@ class Session:
             request, hashes = await asyncio.to_thread(
                 self.context.build, prompt, files, followup=followup)
             result = TurnResult(turn_id, TurnStatus.FAILED)
-            run = self._run = _TurnRun(self, request, hashes, result, prompt)
+            run = self._run = _TurnRun(self, request, hashes, result, prompt, ask)
             if self._early is not None:
                 run.cancel(self._early)
             try:
@@ -322,9 +325,10 @@ class _TurnRun:
     """The state of one turn while it runs: the stream loop, then the apply step."""
 
     def __init__(self, session: Session, request: TurnRequest, hashes: dict[str, str | None],
-                 result: TurnResult, prompt: str) -> None:
+                 result: TurnResult, prompt: str, ask: bool = False) -> None:
         self.s = session
         self.prompt = prompt
+        self.ask = ask  # a question: prose is the answer, operations are refused
         self.request = request
         self.result = result
         self.base = dict(hashes)  # path -> the hash of the content the model saw
@@ -411,7 +415,8 @@ class _TurnRun:
                         except SparkPairError as exc:
                             error = exc
                             break
-                        if not self.proposals.ops and self.result.text.strip():
+                        if (not self.proposals.ops and self.result.text.strip()
+                                and not self.ask):
                             error = ParseError("the reply holds no unified diff")
                             break
                         continue
@@ -528,6 +533,8 @@ class _TurnRun:
             index = self.proposals.add(op)
             if self.cancel_reason is not None:  # nobody is asked once the turn is cancelled
                 self.proposals.current[index].ended = Ended.CANCELLED
+            elif self.ask:  # a question never edits: refused at the apply step
+                self.proposals.current[index].ended = Ended.TURN_OVER
             elif stale:
                 out.extend(await self._ask_stale(index))
             else:
@@ -604,6 +611,8 @@ class _TurnRun:
             self._finish_error(self.cancel_reason)
             return
         ops = self.proposals.ops
+        if self.ask:
+            self.proposals.decided = [Decision(Action.REFUSE, ASK_REASON) for _ in ops]
         decisions = [d or Decision(Action.SKIP, "no decision") for d in self.proposals.decided]
         r.decisions = list(decisions)
         r.outcomes = [Outcome.NOT_APPLIED] * len(ops)
@@ -783,6 +792,7 @@ class _Proposals:
 
 
 _URGENT = (OperationProposed, Stale, Failed, TurnFinished)
+ASK_REASON = "the turn asked a question (AI?): it edits no file"
 
 
 def new_turn_id() -> str:

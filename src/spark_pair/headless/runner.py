@@ -7,6 +7,7 @@ events -> JSON lines or the diff; the result's error -> exit code (exitcodes.exi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 import time
@@ -55,6 +56,7 @@ class RunOptions:
     meter: bool = True  # the one-line meter on stderr (text mode)
     env: dict[str, str] | None = None
     prewarm: bool = False  # open the WebSocket while the run starts up
+    ask: bool = False  # a question (AI? comment): the prose reply is the answer
 
 
 class Diagnostics:
@@ -233,11 +235,16 @@ class _Reporter:
             if diff:
                 out.write(diff if diff.endswith("\n") else diff + "\n")
                 out.flush()
+            if opts.ask and result.text.strip():  # a question's answer
+                out.write(result.text if result.text.endswith("\n") else result.text + "\n")
+                out.flush()
             if opts.meter and result.metrics is not None:
                 diag.say(meter_line(result))
             if result.status == TurnStatus.DRY_RUN:
                 diag.say("dry run: nothing was written (use --apply)")
         else:
+            if opts.ask:
+                jl.write({"type": "answer", "text": result.text})
             for line in result_lines(result, getattr(self.settings, "prices", None),
                                      self.hunks):
                 jl.write(line)
@@ -250,7 +257,9 @@ class _Reporter:
 
 
 async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonLines | None,
-                 diag: Diagnostics, report: _Reporter) -> None:
+                 diag: Diagnostics, report: _Reporter, *, sigint: bool = True) -> None:
+    """One turn: events to stderr and JSON lines, the result to the reporter. `sigint`: Ctrl-C
+    cancels the turn (a caller with its own handler passes False)."""
     loop = asyncio.get_running_loop()
     timer = None
     if opts.timeout is not None:
@@ -260,9 +269,9 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
     def on_sigint() -> None:
         session.cancel(message="interrupted (Ctrl-C); nothing was written")
 
-    with _signal(loop, on_sigint):
+    with _signal(loop, on_sigint) if sigint else contextlib.nullcontext():
         try:
-            async for event in session.turn(opts.prompt, files):
+            async for event in session.turn(opts.prompt, files, ask=opts.ask):
                 match event:
                     case TurnFinished():
                         report(event.result)

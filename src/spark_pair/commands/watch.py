@@ -1,0 +1,54 @@
+"""`spark-pair watch`: a headless turn for each new AI! comment (an answer for each AI?)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..headless.cliusage import JsonUsageCommand, Seconds
+from ._common import flag_overrides, model_options, report_errors
+
+
+def _usage_json(error: Exception) -> None:
+    from ..headless.runner import write_usage_error
+
+    write_usage_error(sys.stdout, error)  # type: ignore[arg-type]
+
+
+@click.command("watch", cls=JsonUsageCommand, on_usage_error=_usage_json)
+@click.option("--apply", "apply_", is_flag=True,
+              help="Write the changes (default: dry run, print the diff, write nothing).")
+@click.option("--allow-delete", is_flag=True, help="Allow deleting files (with --apply).")
+@click.option("--allow-rename", is_flag=True, help="Allow renaming files (with --apply).")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object per line on stdout (schema: docs/headless.md).")
+@click.option("--deltas", is_flag=True, help="With --json: also a line per text delta.")
+@click.option("--timeout", type=Seconds(), metavar="SECONDS",
+              help="Deadline for each turn; that turn ends with exit code 7's error.")
+@click.option("--no-meter", is_flag=True, help="No TTFT / tok/s meter line on stderr.")
+@model_options
+@report_errors
+def command(apply_: bool, allow_delete: bool, allow_rename: bool, as_json: bool, deltas: bool,
+            timeout: float | None, no_meter: bool, base_url: str | None, model: str | None,
+            transport: str | None) -> None:
+    """Watch the repository and run a turn for each AI! comment saved in a file (the model
+    does what it says and removes the comment), or answer each AI? comment (no edit). Comments
+    already there when it starts are left alone. Same flags and JSON lines as `run`; Ctrl-C
+    stops (exit 0, or 130 when it cancels a running turn)."""
+    from ..errors import UsageError
+    from ..headless.runner import RunOptions
+    from ..headless.watch import main
+
+    if deltas and not as_json:
+        raise UsageError("--deltas needs --json", hint="add --json, or leave out --deltas")
+    if (allow_delete or allow_rename) and not apply_:
+        click.echo("spark-pair: --allow-delete/--allow-rename only matter with --apply "
+                   "(this is a dry run)", err=True)
+    opts = RunOptions(prompt="", apply=apply_, allow_delete=allow_delete,
+                      allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
+                      overrides=flag_overrides(base_url, model, transport), meter=not no_meter,
+                      prewarm=True)
+    code = main(opts)
+    if code:
+        sys.exit(code)
