@@ -293,3 +293,42 @@ async def test_a_frame_names_the_unfinished_line(repo: Path, tmp_path: Path) -> 
             assert frame.partial_line == DIFF[:35].rsplit("\n", 1)[-1] != ""
             client.resume.set()
     assert text == DIFF
+
+
+async def test_the_loop_runs_while_another_command_holds_the_journal_lock(
+        repo: Path, tmp_path: Path) -> None:
+    # the write waits for the lock in a worker thread: the loop keeps ticking (a screen stays
+    # alive) and a cancel ends the wait; nothing is written
+    from spark_pair.edits.journal import Journal
+
+    session = make(repo, ScriptedClient(DIFF), PolicyApprover(True, True, True), tmp_path)
+    ticks = 0
+    waiting = asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.005)
+            ticks += 1
+
+    async def on(ev) -> None:
+        nonlocal ticks
+        if isinstance(ev, Decided) and ev.index == 2:  # the last decision: the write is next
+            ticks = 0
+            waiting.set()
+
+    async def cancel_later() -> None:
+        await waiting.wait()
+        await asyncio.sleep(0.3)
+        session.cancel()
+
+    tick = asyncio.create_task(ticker())
+    later = asyncio.create_task(cancel_later())
+    with Journal(repo, data_dir=tmp_path / "data").locked():  # held by "another command"
+        events = await collect(session, on=on)
+    tick.cancel()
+    later.cancel()
+    assert ticks >= 20  # ~60 possible in 0.3 s; a blocked loop would tick 0 times
+    result = events[-1].result
+    assert result.status == TurnStatus.CANCELLED
+    assert (repo / "a.txt").read_text() == "one\ntwo\nthree\nfour\n" and not (repo / "c.txt").exists()
