@@ -10,7 +10,6 @@ import difflib
 import math
 import os
 import re
-import subprocess
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -324,12 +323,9 @@ def _ignore_key_in_place(settings: Settings, place: str, where: str | None, what
 
 
 def _git_tracks(path: Path) -> bool:
-    try:
-        out = subprocess.run(["git", "ls-files", "--error-unmatch", path.name], cwd=path.parent,
-                             capture_output=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return out.returncode == 0
+    from .git import git_ok
+
+    return git_ok(path.parent, "ls-files", "--error-unmatch", path.name, timeout=5) is not None
 
 
 def _check(settings: Settings) -> None:

@@ -52,7 +52,8 @@ def add_secret(value: str | None) -> None:
 def redact(text: str, *secrets: str | None) -> str:
     """Remove secrets (these, every known key, and anything key-shaped) from text meant for a
     human or a log. Redact before cutting text short: a cut key is no longer found."""
-    for secret in sorted({*secrets, *_known_keys()} - {None, ""}, key=len, reverse=True):
+    known = {s for s in (*secrets, *_known_keys()) if s}
+    for secret in sorted(known, key=len, reverse=True):
         if secret and secret.strip():
             text = text.replace(secret, "***").replace(secret.strip(), "***")
     text = _BEARER_RE.sub(r"\1***", text)

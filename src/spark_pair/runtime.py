@@ -214,8 +214,8 @@ async def open_runtime(root: Path, *, approver: Approver, overrides: Mapping[str
         await asyncio.to_thread(store.close)
 
 
-def _workspace_limits(cfg: Any) -> dict[str, int]:
-    out = {}
+def _workspace_limits(cfg: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     if getattr(cfg, "context_tokens", None):
         out["budget_tokens"] = int(cfg.context_tokens)
     if getattr(cfg, "history_turns", None):

@@ -402,7 +402,7 @@ class _TurnRun:
                         continue
                     if item is _END or isinstance(item, SparkPairError):
                         streaming = False
-                        if item is not _END:
+                        if isinstance(item, SparkPairError):
                             error = item
                         if error is not None:
                             break

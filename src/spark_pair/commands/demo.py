@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -17,20 +16,21 @@ from ._common import report_errors
 def make_repo(parent: Path | None = None) -> Path:
     """A scratch git repository holding the demo project, committed."""
     from ..errors import UsageError
+    from ..git import run_git
     from ..headless.demo_project import FILES
 
     root = Path(tempfile.mkdtemp(prefix="spark-pair-demo-", dir=parent))
     for rel, text in FILES.items():
         (root / rel).write_text(text, encoding="utf-8")
-    git = ["git", "-c", "user.name=spark-pair demo", "-c", "user.email=demo@localhost",
-           "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
-    try:
-        for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "demo project"]):
-            subprocess.run(git + args, cwd=root, check=True, capture_output=True, timeout=30)
-    except FileNotFoundError:
-        pass  # no git: spark-pair works in a plain folder too
-    except subprocess.SubprocessError as exc:
-        raise UsageError(f"could not make the scratch repository in {root}: {exc}") from exc
+    config = {"user.name": "spark-pair demo", "user.email": "demo@localhost",
+              "commit.gpgsign": "false", "init.defaultBranch": "main"}
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "demo project"]):
+        res = run_git(root, *args, config=config, timeout=30)
+        if res is None:
+            break  # no git: spark-pair works in a plain folder too
+        if res.returncode != 0:
+            raise UsageError(f"could not make the scratch repository in {root}: git "
+                             f"{args[0]} failed: {res.stderr.decode(errors='replace').strip()}")
     return root
 
 

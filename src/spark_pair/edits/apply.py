@@ -9,12 +9,12 @@ from __future__ import annotations
 import operator
 import os
 import stat
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import ApplyError, Cancelled, ConflictError, EditError, StaleError
+from ..git import git_ok
 from . import fsio
 from .journal import FileChange, Journal, missing_dirs, new_turn_id, write_changes
 from .locate import Locator
@@ -101,7 +101,9 @@ def _locate(locator: Locator, hunk: Hunk, lo: int, delta: int, path: str) -> int
     for n in range(len(locator.keys)):
         index = locator.index(n)
         pat = index.pattern(old)
-        first = -1 if pat is None else index.find(pat, old, lo)
+        if pat is None:
+            continue
+        first = index.find(pat, old, lo)
         if first < 0:
             continue
         second = index.find(pat, old, first + 1)
@@ -300,7 +302,8 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str], stop: Stop = None) ->
 
 
 def _changes(tree: _Tree) -> list[FileChange]:
-    writes, deletes = [], []
+    writes: list[FileChange] = []
+    deletes: list[FileChange] = []
     for rel, after in tree.state.items():
         before = tree.disk[rel]
         if after == before:
@@ -315,7 +318,9 @@ def check_each(root: Path, ops: Sequence[Operation], *, stop: Stop = None,
                own: tuple[Path, ...] = ()) -> list[tuple[int, EditError]]:
     """(index, error) for every operation that would fail (path, conflict, stale, binary), in
     order, each seeing the operations before it; writes nothing. Cancelled once stop() is true."""
-    tree, notes, problems = _Tree(root, own), [], []
+    tree = _Tree(root, own)
+    notes: list[str] = []
+    problems: list[tuple[int, EditError]] = []
     for i, op in enumerate(ops):
         try:
             _plan_op(tree, op, notes, stop)
@@ -356,17 +361,15 @@ def flag_uncommitted(root: Path, ops: Sequence[Operation]) -> None:
     deletes = [op for op in ops if isinstance(op, Delete)]
     if not deletes:
         return
-    try:
-        git = ["git", "-C", str(root)]
-        prefix = subprocess.run(git + ["rev-parse", "--show-prefix"], capture_output=True,
-                                text=True, check=True, timeout=20).stdout.strip()
-        out = subprocess.run(git + ["status", "--porcelain=v1", "-z", "--untracked-files=all",
-                                    "--ignored=matching", "--", *[op.path for op in deletes]],
-                             capture_output=True, check=True, timeout=20).stdout
-    except (OSError, subprocess.SubprocessError):
+    raw_prefix = git_ok(root, "rev-parse", "--show-prefix")
+    out = None if raw_prefix is None else git_ok(
+        root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching",
+        "--", *[op.path for op in deletes])
+    if raw_prefix is None or out is None:
         for op in deletes:
             op.uncommitted = True  # no git to vouch for the file
         return
+    prefix = raw_prefix.decode("utf-8", "surrogateescape").strip()
     dirty = _status_paths(out.decode("utf-8", "surrogateescape"))
     for op in deletes:
         op.uncommitted = (prefix + _plain(op.path)) in dirty or op.path in dirty

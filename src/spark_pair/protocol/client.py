@@ -7,7 +7,7 @@ import random
 import time
 import uuid
 from contextlib import aclosing
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -303,7 +303,7 @@ class ModelClient:
         return request.temperature if request.temperature is not None else self.options.temperature
 
     def _attempt(self, transport: Transport, model: str, request: TurnRequest, read_timeout_s: float
-                 ) -> AsyncIterator[tuple[str, Any]]:
+                 ) -> AsyncGenerator[tuple[str, Any], None]:
         o = self.options
         max_tokens = request.max_tokens if request.max_tokens is not None else o.max_tokens
         temperature = self._temperature(request)
@@ -399,7 +399,7 @@ def _fill_stopped(rec: RequestRecord, watch: Stopwatch, chars: int) -> None:
 
 
 async def _with_open(url: str, items: AsyncIterator[tuple[str, Any]]
-                     ) -> AsyncIterator[tuple[str, Any]]:
+                     ) -> AsyncGenerator[tuple[str, Any], None]:
     yield "open", url
     async for item in items:
         yield item

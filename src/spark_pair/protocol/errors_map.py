@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from typing import Any
 
 from ..errors import (AuthError, BadRequest, ConnectionFailed, EndpointError, IncompleteReply,
                       ModelError, ModelNotFound, ProtocolError, RateLimited, ServerError,
@@ -62,7 +63,7 @@ def error_from_response(status: int, body: str, url: str, *, api_key: str | None
     shaped = code is not None or message is not None  # an OpenAI-style JSON error body
     # what the server said: its JSON message, else an excerpt of the raw body
     detail = redact(message or "", secret) if shaped else body_excerpt(redact(body, secret))
-    kw = dict(status=status, url=safe_url, body=redact(body, secret))
+    kw: dict[str, Any] = dict(status=status, url=safe_url, body=redact(body, secret))
     if code == "model_not_found":
         return ModelNotFound(f"model {model!r} was not found at {safe_url} ({detail})", **kw)
     if status in (401, 403):

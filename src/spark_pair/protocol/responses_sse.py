@@ -48,7 +48,9 @@ def handle_event(event: dict[str, Any], url: str, model: str, api_key: str | Non
             cut = _incomplete(resp, url)
         return "completed", (resp.get("id"), usage, cut)
     if kind == "error":
-        err = event.get("error") if isinstance(event.get("error"), dict) else event
+        err = event.get("error")
+        if not isinstance(err, dict):
+            err = event
         raise errors_map.error_from_event(err, url, status=event.get("status"), model=model,
                                           api_key=api_key)
     if kind == "response.failed":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from contextlib import aclosing
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EndpointError, ModelError, ProtocolError
@@ -98,7 +98,7 @@ class WsSession:
 
     async def run(self, request, model: str, max_tokens: int | None, temperature: float | None,
                   *, chain: bool = True, generate: bool = True,
-                  read_timeout_s: float | None = None) -> AsyncIterator[tuple[str, Any]]:
+                  read_timeout_s: float | None = None) -> AsyncGenerator[tuple[str, Any], None]:
         """One turn: ("open", url), ("id", rid), ("delta", s), ("cut", e), ("usage", u),
         ("done", rid).
 
@@ -143,12 +143,12 @@ class WsSession:
         raise errors_map.dropped(self.url, "the server kept closing the WebSocket")
 
     async def _receive(self, model: str, read_timeout_s: float | None = None
-                       ) -> AsyncIterator[tuple[str, Any]]:
+                       ) -> AsyncGenerator[tuple[str, Any], None]:
         from websockets.exceptions import ConnectionClosed
 
         wait_s = self.read_timeout_s
         capped = read_timeout_s is not None and read_timeout_s < wait_s
-        if capped:
+        if read_timeout_s is not None and capped:
             wait_s = read_timeout_s
 
         ws = self.ws

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from ..errors import PathRefused, UsageError
+from ..git import run_git
 
 ALWAYS_IGNORED = frozenset({".git", ".venv", "node_modules", "__pycache__"})
 MAX_FILE_BYTES = 1_000_000
@@ -17,11 +18,7 @@ _WALK_LIMIT = 100_000  # files listed by the fallback walk, at most
 
 def _git(root: Path, *args: str,
          stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes] | None:
-    try:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=10,
-                              input=stdin)
-    except (OSError, subprocess.SubprocessError):
-        return None
+    return run_git(root, *args, stdin=stdin, timeout=10)
 
 
 def find_root(cwd: Path | None = None) -> Path:

@@ -212,13 +212,13 @@ class Watcher:
             self._seq += 1
             for rel in rels:
                 self._changed[rel] = self._seq
-            for cb in list(self._subs):
-                _call(cb, set(rels))
+            for sub in list(self._subs):
+                _call(sub, set(rels))
             if self._ai and self._ai_subs:
                 new = await asyncio.to_thread(
                     lambda: [c for rel in sorted(rels) for c in self._new_ai_comments(rel)])
-                for cb in list(self._ai_subs) if new else []:
-                    _call(cb, new)
+                for ai_sub in list(self._ai_subs) if new else []:
+                    _call(ai_sub, new)
 
     def _filter(self, abs_paths: set[str]) -> tuple[set[str], list[str]]:
         """The repo paths of a batch that count (files, not ignored) and the new top-level
