@@ -1,0 +1,89 @@
+"""runtime.open_runtime against the simulator process: the wiring a front end gets, and the
+connection state it shows (connected, reconnecting n/m, fell back to HTTP)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from spark_pair.approval import PolicyApprover
+from spark_pair.errors import ConfigError
+from spark_pair.protocol.events import Transport
+from spark_pair.runtime import ConnectionState, ConnectionStatus, open_runtime
+from spark_pair.session_events import TurnFinished, TurnStatus
+from spark_pair.sim.process import SimProcess
+
+pytestmark = pytest.mark.timeout(60)
+
+DIFF = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.txt").write_text("one\ntwo\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def overrides(sim: SimProcess, transport: str = "auto", **more: str) -> dict[str, str]:
+    return {"model.base_url": sim.base_url, "model.name": "gpt-5.3-codex-spark",
+            "session.transport": transport, **more}
+
+
+ENV = {"SPARK_PAIR_API_KEY": "sk-test-runtime-key"}
+
+
+async def test_a_turn_through_the_runtime_writes_and_logs_its_request(sim: SimProcess,
+                                                                      repo: Path) -> None:
+    sim.configure(replies=[{"match": "EDIT", "text": DIFF}])
+    async with open_runtime(repo, approver=PolicyApprover(apply=True), overrides=overrides(sim),
+                            env=ENV) as rt:
+        assert rt.settings.model.name == "gpt-5.3-codex-spark" and rt.watcher is not None
+        events = [e async for e in rt.session.turn("EDIT", ["a.txt"])]
+        result = events[-1].result
+        assert isinstance(events[-1], TurnFinished) and result.status == TurnStatus.APPLIED
+        assert rt.connection.transport == Transport.WS
+        assert rt.connection.state == ConnectionStatus.CONNECTED
+    assert (repo / "a.txt").read_text() == "one\nTWO\n"
+    from spark_pair.store import RequestStore
+
+    with RequestStore() as store:  # the log was written (from its own thread) and closed
+        records = store.records()
+    assert [r.turn_id for r in records] == [result.turn_id]
+
+
+async def test_the_connection_state_shows_prewarm_reconnects_and_the_fallback(
+        sim: SimProcess, repo: Path) -> None:
+    sim.configure(replies=[{"match": "EDIT", "text": DIFF}])
+    seen: list[tuple[str, str, int]] = []
+
+    def on_change(state: ConnectionState) -> None:
+        seen.append((state.state, state.transport, state.attempt))
+
+    more = {"session.reconnect_attempts": "1"}
+    async with open_runtime(repo, approver=PolicyApprover(), overrides=overrides(sim, **more),
+                            env=ENV, prewarm=True) as rt:
+        rt.connection.subscribe(on_change)
+        assert rt.prewarming is not None
+        await rt.prewarming
+        # the socket drops twice: one reconnect, then the budget (1) is spent: HTTP from then on
+        sim.set_faults([{"kind": "drop", "after_tokens": 3, "times": 2, "transport": "ws"}])
+        events = [e async for e in rt.session.turn("EDIT", ["a.txt"])]
+        assert events[-1].result.ok, events[-1].result.error
+    assert seen[:2] == [("connecting", "ws", 0), ("connected", "ws", 0)]
+    assert ("reconnecting", "ws", 1) in seen
+    assert seen[-1][:2] == ("fell_back", "responses")
+    assert rt.connection.reason  # says why (shown beside the state)
+
+
+async def test_a_bad_setting_is_a_config_error_before_anything_opens(sim: SimProcess,
+                                                                     repo: Path) -> None:
+    with pytest.raises(ConfigError):
+        async with open_runtime(repo, approver=PolicyApprover(),
+                                overrides=overrides(sim, transport="carrier-pigeon"), env=ENV):
+            pass
