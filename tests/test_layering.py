@@ -12,6 +12,10 @@ CORE = [
     "spark_pair.store",
     "spark_pair.session",
     "spark_pair.session_events",
+    "spark_pair.session_turn",
+    "spark_pair.session_proposals",
+    "spark_pair.session_frames",
+    "spark_pair.git",
     "spark_pair.approval",
     "spark_pair.runtime",
 ]

@@ -167,7 +167,8 @@ class Runtime:
 
 
 @contextlib.asynccontextmanager
-async def open_runtime(root: Path, *, approver: Approver, overrides: Mapping[str, str] | None = None,
+async def open_runtime(root: Path, *, approver: Approver,
+                       overrides: Mapping[str, str] | None = None,
                        env: Mapping[str, str] | None = None, cwd: Path | None = None,
                        prewarm: bool = False, watch: bool = True,
                        warn: Callable[[str], None] | None = None,

@@ -1,0 +1,535 @@
+"""One running turn: the stream loop (parse, propose, stale files), then the apply step."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import os
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .approval import Action, Decision, Ended, Proposal, select_hunks
+from .edits.ops import Create, Delete, Operation, OpKind, Rename, content_hash, op_paths
+from .errors import (
+    Cancelled,
+    EditError,
+    ModelError,
+    ParseError,
+    PathRefused,
+    PolicyRefused,
+    SparkPairError,
+    StaleError,
+)
+from .protocol.events import (
+    Completed,
+    Event,
+    Failed,
+    ModelChanged,
+    Rewound,
+    Started,
+    TextDelta,
+    TransportChanged,
+    TurnRequest,
+    Usage,
+)
+from .protocol.metrics import Stopwatch, estimate_tokens
+from .session_events import (
+    Applied,
+    Outcome,
+    RefusalKind,
+    Refused,
+    SessionEvent,
+    Stale,
+    TurnResult,
+    TurnStatus,
+)
+from .session_proposals import Proposals
+
+if TYPE_CHECKING:  # the parser loads while the request travels
+    from .edits.parser import DiffParser, ParseEvent
+    from .session import Session
+
+ASK_REASON = "the turn asked a question (AI?): it edits no file"
+
+
+class _Inbox:
+    """The turn's incoming items (stream, watcher, decisions, wake-ups), in order. `put` never
+    waits; the turn loop takes from `items` and waits only when it is empty."""
+
+    def __init__(self) -> None:
+        self.items: collections.deque[Any] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, item: Any) -> None:
+        self.items.append(item)
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self) -> None:
+        """Return once something is in `items`."""
+        while not self.items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+
+
+_END = object()  # the stream ended
+_WAKE = object()  # the turn was cancelled: look at the inbox again
+
+
+@dataclass(frozen=True, slots=True)
+class _Changed:
+    paths: frozenset[str]  # repo paths the watcher saw change
+
+
+@dataclass(frozen=True, slots=True)
+class _Answered:
+    proposal: Proposal  # its decide() task is done
+
+
+class TurnRun:
+    """The state of one turn while it runs: the stream loop, then the apply step."""
+
+    def __init__(self, session: Session, request: TurnRequest, hashes: dict[str, str | None],
+                 result: TurnResult, prompt: str, ask: bool = False) -> None:
+        self.s = session
+        self.prompt = prompt
+        self.ask = ask  # a question: prose is the answer, operations are refused
+        self.request = request
+        self.result = result
+        self.base = dict(hashes)  # path -> the hash of the content the model saw
+        self.disk = dict(hashes)  # path -> the hash last seen on disk (one Stale per change)
+        self.changed_early: set[str] = set()  # changed before any operation named them
+        self.existed: dict[str, bool] = {}  # a create's target was there when it was parsed
+        self.proposals = Proposals(session, result.turn_id)
+        self.inbox = _Inbox()
+        self.writing: str | None = None  # path of the file being parsed now
+        self.stale_refused: dict[int, StaleError] = {}
+        self.parser: DiffParser | None = None
+        self.cancel_reason: Cancelled | None = None
+        self.stopwatch: Stopwatch | None = None  # made when the request goes out
+
+    def cancel(self, reason: Cancelled) -> None:
+        if self.cancel_reason is None:
+            self.cancel_reason = reason
+            self.proposals.end_all(Ended.CANCELLED)
+            self.inbox.put(_WAKE)
+
+    def end_proposals(self, why: Ended) -> None:
+        self.proposals.end_all(why)
+
+    def parser_partial(self) -> str:
+        return "" if self.parser is None else self.parser.partial_line
+
+    # ---- the turn ------------------------------------------------------------------------
+
+    async def events(self) -> AsyncIterator[SessionEvent]:
+        chunks: list[str] = []
+        error: SparkPairError | None = None
+        # the request goes out first; the parser gets ready while it travels and the
+        # watcher starts with the first event
+        pump = asyncio.create_task(self._pump())
+        self.stopwatch = Stopwatch()  # for the partial metrics of a stopped turn
+        self.proposals.on_answer = lambda p: self.inbox.put(_Answered(p))
+        await asyncio.sleep(0)
+        from .edits.parser import DiffParser
+
+        self.parser = parser = DiffParser()
+        streaming = True
+        try:
+            async with contextlib.AsyncExitStack() as watching:
+                items = self.inbox.items
+                watch = self.s.watch is not None
+                while True:
+                    # what is already queued is handled first; a cancel takes effect once the
+                    # inbox is empty. The loop waits (one future, no task) only when there is
+                    # nothing to do
+                    if not items:
+                        if self.cancel_reason is not None:
+                            error = self.cancel_reason
+                            break
+                        if not streaming and not self.proposals.pending():
+                            break
+                        await self.inbox.wait()
+                        continue
+                    item = items.popleft()
+                    if item is _WAKE:
+                        continue
+                    if isinstance(item, _Answered):
+                        decided = self.proposals.answered(item.proposal)
+                        if decided is not None:
+                            yield decided
+                        continue
+                    if isinstance(item, _Changed):
+                        async for out in self._on_changed(item.paths):
+                            yield out
+                        continue
+                    if not streaming:
+                        continue
+                    if item is _END or isinstance(item, SparkPairError):
+                        streaming = False
+                        if isinstance(item, SparkPairError):
+                            error = item
+                        if error is not None:
+                            break
+                        # the stream ended: the last file closes, then decisions are awaited
+                        self.result.text = "".join(chunks)
+                        try:
+                            for pe in parser.close():
+                                for out in await self._on_parse(pe):
+                                    yield out
+                        except SparkPairError as exc:
+                            error = exc
+                            break
+                        if (not self.proposals.ops and self.result.text.strip()
+                                and not self.ask):
+                            error = ParseError("the reply holds no unified diff")
+                            break
+                        continue
+                    event: Event = item
+                    yield event
+                    if watch:  # after the first event: the request is out, so the watcher's
+                        watch = False  # start-up work (imports, git) does not delay it
+                        assert self.s.watch is not None
+                        await watching.enter_async_context(self.s.watch(self._changed))
+                    match event:
+                        case TextDelta(text=text):
+                            self.stopwatch.text()
+                            chunks.append(text)
+                            try:
+                                parsed = parser.feed(text)
+                            except SparkPairError as exc:
+                                error = exc
+                                break
+                            for pe in parsed:
+                                for out in await self._on_parse(pe):
+                                    yield out
+                        case Rewound(keep=keep):
+                            # a retry answered differently: forget what came after `keep`
+                            text = "".join(chunks)[:keep]
+                            chunks = [text]
+                            self.parser = parser = DiffParser()
+                            self.proposals.forget()
+                            self.writing = None
+                            for pe in parser.feed(text):
+                                for out in await self._on_parse(pe):
+                                    yield out
+                        case _:
+                            error = self._on_protocol(event) or error
+        finally:
+            if not pump.done():
+                pump.cancel()
+            await asyncio.gather(pump, return_exceptions=True)
+        self.result.text = self.result.text or "".join(chunks)
+        self.result.operations = list(self.proposals.ops)
+        if error is not None:
+            self.proposals.end_all(Ended.CANCELLED if isinstance(error, Cancelled)
+                                   else Ended.TURN_OVER)
+            self._finish_error(error)
+            return
+        async for out in self._apply():
+            yield out
+
+    def _on_protocol(self, event: Event) -> SparkPairError | None:
+        r = self.result
+        match event:
+            case Started(model=model, transport=transport):
+                r.model, r.transport = model, transport
+            case ModelChanged(new=new):
+                r.model = new
+            case TransportChanged(new=new):
+                r.transport = new
+            case Usage():
+                r.usage = event
+            case Completed():
+                r.metrics, r.retries, r.response_id = (event.metrics, event.retries,
+                                                       event.response_id)
+                r.usage = event.usage or r.usage
+                return event.cut  # the server cut the reply: nothing of it is written
+            case Failed(error=error, retries=retries):
+                r.retries = retries
+                return error
+        return None
+
+    async def _pump(self) -> None:
+        put = self.inbox.put
+        observe = self.s.observe
+        try:
+            if self.s.ready is not None:
+                await self.s.ready()
+            async for event in self.s.client.stream(self.request):
+                if observe is not None:
+                    observe(event)
+                put(event)
+        except Exception as exc:  # a bug below the client: report, never hang the turn
+            put(exc if isinstance(exc, SparkPairError) else
+                ModelError(f"the model client failed: {exc!r}"))
+        put(_END)
+
+    # ---- parse events -> proposals ---------------------------------------------------------
+
+    async def _on_parse(self, pe: ParseEvent) -> list[SessionEvent]:
+        from .edits.parser import FileFinished, FileStarted
+
+        out: list[SessionEvent] = [pe]
+        if isinstance(pe, FileStarted):
+            self.writing = pe.path
+            if pe.path not in self.disk:
+                self.disk[pe.path] = await asyncio.to_thread(_hash_of, self.s.root, pe.path)
+            # not shown to the model: the operation is computed against the file as it is now
+            self.base.setdefault(pe.path, self.disk[pe.path])
+            if pe.op_kind == OpKind.CREATE and pe.path not in self.existed:
+                self.existed[pe.path] = (self.base.get(pe.path) is not None
+                                         or await asyncio.to_thread(_present, self.s.root,
+                                                                    pe.path))
+            if pe.path in self.changed_early:
+                self.changed_early.discard(pe.path)
+                out.append(Stale(pe.path, None))
+        elif isinstance(pe, FileFinished):
+            self.writing = None
+            op = pe.op
+            if not isinstance(op, Create) and op.base_hash is None:
+                op.base_hash = self.base.get(op.path)
+            if isinstance(op, Delete):
+                from .edits.apply import flag_uncommitted
+
+                # the approver warns about unsaved work (git, in a thread)
+                await asyncio.to_thread(flag_uncommitted, self.s.root, [op])
+            stale = any(self._is_stale_path(p) for p in op_paths(op))
+            index = self.proposals.add(op)
+            if self.cancel_reason is not None:  # nobody is asked once the turn is cancelled
+                self.proposals.current[index].ended = Ended.CANCELLED
+            elif self.ask:  # a question never edits: refused at the apply step
+                self.proposals.current[index].ended = Ended.TURN_OVER
+            elif stale:
+                out.extend(await self._ask_stale(index))
+            else:
+                out.append(self.proposals.ask(index, stale=False))
+        return out
+
+    # ---- staleness -----------------------------------------------------------------------
+
+    def _changed(self, paths: set[str]) -> None:
+        """Called by the watcher (on the loop) with repo paths that changed on disk; the turn
+        loop looks at them (hashing in a thread) as soon as it can."""
+        self.inbox.put(_Changed(frozenset(paths)))
+
+    def _is_stale_path(self, path: str) -> bool:
+        return path in self.base and self.disk.get(path) != self.base[path]
+
+    async def _on_changed(self, paths: frozenset[str]) -> AsyncIterator[SessionEvent]:
+        """One Stale per change of a file the model saw or an operation names; a file no
+        operation names yet is reported when its operation starts."""
+        for path in sorted(paths):
+            index = self.proposals.index_of(path)
+            if path not in self.disk and index is None:
+                continue  # the model never saw it: an operation on it takes it as it is then
+            now = await asyncio.to_thread(_hash_of, self.s.root, path)
+            if path in self.disk and now == self.disk[path]:
+                continue  # touched but not changed (or a late event for an earlier write)
+            self.disk[path] = now
+            if index is None and path != self.writing:
+                self.changed_early.add(path)
+                continue
+            self.changed_early.discard(path)
+            yield Stale(path, index)
+            if index is not None:
+                for out in await self._ask_stale(index):
+                    yield out
+
+    async def _ask_stale(self, index: int) -> list[SessionEvent]:
+        """The target of operation `index` changed: refuse it when it no longer fits the file
+        on disk, else ask again with a stale proposal."""
+        from .edits.apply import check_ops
+
+        op = self.proposals.ops[index]
+        self.proposals.end(index, Ended.STALE)
+        try:
+            found = await asyncio.to_thread(check_ops, self.s.root, [op], stop=self.stopping)
+        except Cancelled:
+            return []  # the turn is stopping: its cancel ends it
+        if found:
+            error = StaleError(found[0])
+            self.stale_refused[index] = error
+            return [Refused(index, op, found[0], RefusalKind.STALE)]
+        self.stale_refused.pop(index, None)
+        return [self.proposals.ask(index, stale=True)]
+
+    async def _disk_stale(self, op: Operation) -> tuple[bool, str | None]:
+        """Whether the operation's target differs from what it was computed against, and the
+        target's hash now."""
+        root = self.s.root
+        now = await asyncio.to_thread(_hash_of, root, op.path)
+        if isinstance(op, Create):  # stale only if it appeared during the turn; a file that
+            # was already there is a conflict (a create never overwrites), not a stale file
+            existed = self.existed.get(op.path, self.base.get(op.path) is not None)
+            there = now is not None or await asyncio.to_thread(_present, root, op.path)
+            return not existed and there, now
+        return op.base_hash is not None and now != op.base_hash, now
+
+    # ---- apply -----------------------------------------------------------------------------
+
+    async def _apply(self) -> AsyncIterator[SessionEvent]:
+        from .edits.apply import apply_turn, check_each, check_ops
+
+        r = self.result
+        if self.cancel_reason is not None:
+            self._finish_error(self.cancel_reason)
+            return
+        ops = self.proposals.ops
+        if self.ask:
+            self.proposals.decided = [Decision(Action.REFUSE, ASK_REASON) for _ in ops]
+        decisions = [d or Decision(Action.SKIP, "no decision") for d in self.proposals.decided]
+        r.decisions = list(decisions)
+        r.outcomes = [Outcome.NOT_APPLIED] * len(ops)
+        refused = [(i, d.reason) for i, d in enumerate(decisions) if d.action == Action.REFUSE]
+        for i, reason in refused:
+            yield Refused(i, ops[i], reason, RefusalKind.POLICY)
+        chosen = [(i, select_hunks(op, d))
+                  for i, (op, d) in enumerate(zip(ops, decisions, strict=True))
+                  if d.action == Action.ACCEPT]
+        chosen = [(i, op) for i, op in chosen if _has_effect(op)]
+        # a dry run writes nothing but checks what --apply would write
+        dry = not refused and not chosen and any(d.action == Action.SKIP for d in decisions)
+        checked = chosen if not dry else [
+            (i, op) for i, op in enumerate(ops)
+            if decisions[i].action == Action.SKIP and _has_effect(op)]
+        problems: list[tuple[int, SparkPairError]] = [
+            (i, err) for i, err in sorted(self.stale_refused.items())
+            if decisions[i].action != Action.REJECT]
+        for i, op in checked:
+            if i in self.stale_refused:
+                continue
+            stale, now = await self._disk_stale(op)
+            if stale and now != self.disk.get(op.path, op.base_hash):
+                self.disk[op.path] = now  # a change the watcher has not reported (yet)
+                yield Stale(op.path, i)
+            if refused or not stale:
+                continue  # fresh operations are checked together by apply_turn
+            try:  # re-check against the newer file (off the loop, so the deadline can fire)
+                found = await asyncio.to_thread(check_ops, self.s.root, [op],
+                                                stop=self.stopping)
+            except Cancelled as exc:
+                self._finish_error(self._stopped(exc))
+                return
+            if found:
+                problems.append((i, StaleError(found[0])))
+                yield Refused(i, op, found[0], RefusalKind.STALE)
+        if refused:
+            self._finish_error(PolicyRefused(_refusal_message(ops, refused)),
+                               TurnStatus.REFUSED)
+            return
+        if problems:
+            self._finish_error(problems[0][1], TurnStatus.CONFLICT)
+            return
+        if dry:
+            try:
+                found_each = await asyncio.to_thread(check_each, self.s.root,
+                                                     [op for _, op in checked],
+                                                     stop=self.stopping)
+            except Cancelled as exc:
+                self._finish_error(self._stopped(exc))
+                return
+            if found_each:
+                i, op = checked[found_each[0][0]]
+                error = found_each[0][1]
+                yield Refused(i, op, error.message, _refusal_kind(error))
+                self._finish_error(error, TurnStatus.CONFLICT)
+            else:
+                r.status = TurnStatus.DRY_RUN
+            return
+        if not chosen:
+            r.status = TurnStatus.DRY_RUN if any(d.action == Action.SKIP for d in decisions) \
+                else (TurnStatus.REJECTED if decisions else TurnStatus.NO_CHANGES)
+            return
+        summary = " ".join(self.prompt.split())[:200]
+        try:
+            applied = await asyncio.to_thread(
+                apply_turn, self.s.root, [op for _, op in chosen], journal=self.s.journal,
+                turn_id=r.turn_id, summary=summary, stop=self.stopping)
+        except Cancelled as exc:  # the deadline came while planning or waiting for the lock
+            self._finish_error(self._stopped(exc))
+            return
+        except EditError as exc:
+            i, op = next(((i, op) for i, op in chosen
+                          if any(p in exc.message for p in op_paths(op))), chosen[0])
+            yield Refused(i, op, exc.message, _refusal_kind(exc))
+            self._finish_error(exc, TurnStatus.CONFLICT)
+            return
+        for i, _ in chosen:
+            r.outcomes[i] = Outcome.APPLIED
+        r.changed, r.notes, r.status = list(applied.changed), list(applied.notes), \
+            TurnStatus.APPLIED
+        yield Applied(applied.turn_id, tuple(applied.changed), tuple(applied.notes))
+
+    def stopping(self) -> bool:
+        """Whether the turn was cancelled (checks and the journal lock give way to it; called
+        from worker threads)."""
+        return self.cancel_reason is not None
+
+    def _stopped(self, exc: Cancelled) -> Cancelled:
+        """The turn's own cancel reason, with what was stopped (e.g. who holds the lock)."""
+        reason = self.cancel_reason
+        if reason is None or "waiting" not in exc.details:
+            return reason or exc
+        return Cancelled(f"{reason.message}; {exc.message}", hint=exc.hint, **reason.details)
+
+    def _finish_error(self, error: SparkPairError, status: TurnStatus | None = None) -> None:
+        r = self.result
+        r.error = error
+        r.status = status or (TurnStatus.CANCELLED if isinstance(error, Cancelled)
+                              else TurnStatus.FAILED)
+        if isinstance(error, Cancelled) and r.metrics is None and self.stopwatch is not None:
+            tokens = r.usage.output_tokens if r.usage else estimate_tokens(r.text)
+            r.metrics = self.stopwatch.stopped(tokens)  # stopped: report what was measured
+        if not r.outcomes:
+            r.outcomes = [Outcome.NOT_APPLIED] * len(self.proposals.ops)
+        if not r.decisions:
+            r.decisions = list(self.proposals.decided)
+
+
+def _refusal_kind(error: SparkPairError) -> RefusalKind:
+    if isinstance(error, StaleError):
+        return RefusalKind.STALE
+    return RefusalKind.PATH if isinstance(error, PathRefused) else RefusalKind.CONFLICT
+
+
+def _refusal_message(ops: Sequence[Operation], refused: list[tuple[int, str]]) -> str:
+    """Names the refused operation by its path (indices differ between people and JSON)."""
+    i, reason = refused[0]
+    op = ops[i]
+    what = f"rename {op.src} to {op.dst}" if isinstance(op, Rename) else (
+        f"{type(op).__name__.lower()} {op.path}")
+    more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+    return f"{what} refused: {reason}{more}; nothing was written"
+
+
+def _present(root: Path, rel: str) -> bool:
+    """Whether something is at this repository path (False for a path outside it)."""
+    from .edits.paths import confine
+
+    try:
+        _, full = confine(root, rel)
+    except SparkPairError:
+        return False
+    return os.path.lexists(full)
+
+
+def _has_effect(op: Operation) -> bool:
+    if isinstance(op, Rename | Create | Delete):
+        return True
+    return bool(op.hunks)
+
+
+def _hash_of(root: Path, rel: str) -> str | None:
+    """The content hash of a regular file inside the repository, else None (blocking: call it
+    in a thread)."""
+    from .edits.paths import read_regular
+
+    data = read_regular(root, rel)
+    return None if data is None else content_hash(data)
+
+
