@@ -378,7 +378,7 @@ class Journal:
         """After a redo committed: the redone turn can be undone again; the undo is spent."""
         manifest = self._manifest(undo_dir) or {}
         redone = manifest.get("undoes")
-        if _plain_name(redone):
+        if isinstance(redone, str) and _plain_name(redone):
             marker = self.dir / redone / "undone"
             if marker.exists():
                 marker.unlink()

@@ -306,7 +306,8 @@ class DiffParser:
         if nxt is None:
             raise IncompleteReply(f"the reply ends inside {where}: its @@ line promised "
                                   f"{h.old_len} old and {h.new_len} new lines, "
-                                  f"{h.old_len - left[0]} and {h.new_len - left[1]} arrived",
+                                  f"{(h.old_len or 0) - left[0]} and "
+                                  f"{(h.new_len or 0) - left[1]} arrived",
                                   hint=_CUT_HINT)
         if not is_fence(nxt):
             raise ParseError(f"{where} has a line without a ' ', '-' or '+' marker before its "
