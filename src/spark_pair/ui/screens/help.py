@@ -38,8 +38,10 @@ COMMANDS = [
 
 def help_text() -> str:
     width = max(len(k) for k, _, _ in KEYS)
+    places = max(len(w) for _, w, _ in KEYS)
     lines = ["[b]Keys[/b]", ""]
-    lines += [f"  [b]{k:<{width}}[/b]  {what}  [dim]({where})[/dim]" for k, where, what in KEYS]
+    lines += [f"  [b]{k:<{width}}[/b]  [dim]{where:<{places}}[/dim]  {what}"
+              for k, where, what in KEYS]
     lines += ["", "[b]Slash commands[/b] (type / in the prompt; → completes)", ""]
     cwidth = max(len(c) for c, _ in COMMANDS)
     lines += [f"  [b]{c:<{cwidth}}[/b]  {what}" for c, what in COMMANDS]
@@ -60,8 +62,8 @@ class HelpScreen(ModalScreen[None]):
         align: center middle;
     }
     HelpScreen > VerticalScroll {
-        width: auto;
-        max-width: 100%;
+        width: 100%;
+        max-width: 110;
         height: auto;
         max-height: 100%;
         border: round $accent;
@@ -69,7 +71,7 @@ class HelpScreen(ModalScreen[None]):
         padding: 0 1;
     }
     HelpScreen Static {
-        width: auto;
+        width: 100%;
     }
     """
 

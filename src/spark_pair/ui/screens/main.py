@@ -109,6 +109,9 @@ class MainScreen(Screen[None]):
         self.query_one(Prompt).focus()
         self.query_one(FilesPane).set_context(self.context)
         self._count_tokens(list(self.context))
+        if not self.launch.prompt:
+            self.say("type what should change and press enter · /add PATH puts a file into "
+                     "the context · f1 lists every key")
         self._open()
 
     @work(group="open", exit_on_error=False)
@@ -248,7 +251,7 @@ class MainScreen(Screen[None]):
             self.show_error(result.error)
         elif result.status == "applied":
             n = len(result.changed)
-            self.say(f"applied: {n} file(s) written ({', '.join(map(shown, result.changed))})"
+            self.say(f"applied: {n} file(s) changed ({', '.join(map(shown, result.changed))})"
                      "; /undo puts them back")
         elif result.status == "rejected":
             self.say("nothing written: every operation was rejected")

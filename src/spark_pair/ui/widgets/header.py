@@ -44,25 +44,39 @@ class AppHeader(Widget):
 
     def render(self) -> Text:
         c = self.connection
-        marker, words = STATES.get(c.state, ("?", c.state))
+        marker, words = STATES.get(c.state, ("?", str(c.state)))
         transport = {"responses": "http-sse"}.get(c.transport, c.transport)
         if c.state == ConnectionStatus.RECONNECTING:
             words = f"reconnecting {c.attempt}/{c.attempts}" if c.attempts else "reconnecting"
         elif c.state == ConnectionStatus.FELL_BACK:
             words = "fell back to HTTP" if c.transport != "ws" else "fell back"
+        state = f" {transport} {marker} {words}"
+        note = f"  {self.note}" if self.note else ""
+        right = " ? keys "
+        # the repository name gives way first, then the model: the state and `?` stay
+        room = max(0, self.size.width - len(" spark-pair ") - len(state) - len(note)
+                   - len(right) - 4)
+        model = shown(self.model)
+        repo = shown(self.repo)
+        if len(repo) + len(model) > room:
+            repo = _cut(repo, max(6, room - len(model)))
+        if len(repo) + len(model) > room:
+            model = _cut(model, max(6, room - len(repo)))
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" spark-pair ", style="bold")
-        text.append(f" {shown(self.repo)} ")
-        if self.model:
-            text.append(f" {shown(self.model)} ", style="bold")
-        text.append(f" {transport} {marker} {words}")
-        if self.note:
-            text.append(f"  {self.note}", style="italic")
-        right = " ? keys "
-        room = self.size.width - len(right)
-        if text.cell_len > room:
-            text.truncate(max(0, room - 1))
-            text.append("…")
-        text.append(" " * max(0, room - text.cell_len))
+        text.append(f" {repo} ")
+        if model:
+            text.append(f" {model} ", style="bold")
+        text.append(state)
+        if note:
+            text.append(note, style="italic")
+        width = self.size.width - len(right)
+        if text.cell_len > width:
+            text.truncate(max(0, width))
+        text.append(" " * max(0, width - text.cell_len))
         text.append(right, style="bold")
         return text
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
