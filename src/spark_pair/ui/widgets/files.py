@@ -50,6 +50,7 @@ class FilesPane(OptionList):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.context: dict[str, int | None] = {}  # path -> token estimate (None: counting)
         self.changed: set[str] = set()
+        self.known: set[str] = set()  # listed once: stays, so a dropped file can come back
         self.border_title = "Files"
 
     def set_context(self, context: dict[str, int | None]) -> None:
@@ -62,6 +63,7 @@ class FilesPane(OptionList):
 
     def new_turn(self) -> None:
         self.changed.clear()
+        self.known = set(self.context)
         self.refresh_items()
 
     @property
@@ -71,7 +73,8 @@ class FilesPane(OptionList):
     def refresh_items(self) -> None:
         keep = self.highlighted_option.id if self.highlighted_option is not None else None
         options = []
-        for path in sorted(self.context.keys() | self.changed):
+        self.known |= self.context.keys() | self.changed
+        for path in sorted(self.known):
             text = Text(no_wrap=True, overflow="ellipsis")
             text.append("M " if path in self.changed else "  ")
             text.append("● " if path in self.context else "  ")

@@ -1,0 +1,164 @@
+"""The app's prompt, slash commands, files pane, help, palette, resizing and re-runs, driven with
+the pilot against the simulator as a real process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from spark_pair.headless.demo_project import FILES
+from spark_pair.sim.process import SimProcess
+from spark_pair.ui.driver import Driver
+from spark_pair.ui.screens.help import HelpScreen
+from spark_pair.ui.screens.main import MainScreen
+from spark_pair.ui.widgets.files import FilesPane
+from spark_pair.ui.widgets.prompt import Prompt
+
+from test_app import all_proposed, make_app, notice, repo, demo_sim, turn_over, until  # noqa: F401
+
+
+def opened(app: Any) -> bool:
+    return app.main.driver.session is not None
+
+
+def edit_bodies(sim: SimProcess) -> list[Any]:
+    """The bodies of the requests that asked for a reply (not pre-warming)."""
+    out = []
+    for entry in sim.requests():
+        body = entry.get("body") or {}
+        if isinstance(body, dict) and body.get("generate") is not False and (
+                body.get("input") or body.get("messages")):
+            out.append(body)
+    return out
+
+
+async def type_line(pilot: Any, app: Any, text: str) -> None:
+    app.main.query_one(Prompt).focus()
+    await pilot.press(*text, "enter")
+
+
+async def test_slash_commands_complete_and_bad_ones_explain(repo: Path,
+                                                            demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: opened(app), "the open repository")
+        prompt = app.main.query_one(Prompt)
+        prompt.focus()
+        await pilot.press(*"/tr")
+        await until(pilot, lambda: prompt._suggestion == "/transport", "the suggestion")
+        await pilot.press("right")  # takes the suggestion
+        assert prompt.value == "/transport"
+        await pilot.press(*" bogus", "enter")
+        assert "unknown transport 'bogus'" in notice(app) and "hint:" in notice(app)
+        await type_line(pilot, app, "/frobnicate")
+        assert "unknown command" in notice(app) and "/undo" in notice(app)
+        await type_line(pilot, app, "/add no/such/file.py")
+        assert "no such file" in notice(app)
+        await type_line(pilot, app, "/add ../outside.py")
+        assert "refused path" in notice(app)
+        assert app.is_running  # every error is shown; the app keeps running
+
+
+async def test_prompt_history_walks_back_and_forth(repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: opened(app), "the open repository")
+        await type_line(pilot, app, "/help")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help screen")
+        await pilot.press("escape")
+        await type_line(pilot, app, "/clear")
+        prompt = app.main.query_one(Prompt)
+        await pilot.press(*"draft")
+        await pilot.press("up")
+        assert prompt.value == "/clear"
+        await pilot.press("up")
+        assert prompt.value == "/help"
+        await pilot.press("down", "down")
+        assert prompt.value == "draft"  # what was being written comes back
+
+
+async def test_files_pane_toggles_the_context(repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: opened(app), "the open repository")
+        await type_line(pilot, app, "/add README.md")
+        files = app.main.query_one(FilesPane)
+        assert "README.md" in app.main.context
+        await until(pilot, lambda: app.main.context.get("README.md"), "its token estimate")
+        assert app.main.context["README.md"] == (len(FILES["README.md"]) + 3) // 4
+        await pilot.press("tab")  # prompt -> files (the empty review pane is skipped)
+        assert app.focused is files
+        files.highlighted = files.get_option_index("README.md")
+        await pilot.press("space")
+        assert "README.md" not in app.main.context
+        await pilot.press("space")
+        assert "README.md" in app.main.context
+        (repo / "stock.csv").write_text("pen, 2.00, 1\n")
+        await until(pilot, lambda: "stock.csv" in files.changed, "the watcher's report")
+        assert str(files.get_option("stock.csv").prompt).startswith("M ")
+
+
+async def test_resizing_never_crashes_and_80_columns_fold_the_files_pane(
+        repo: Path, demo_sim: SimProcess) -> None:
+    demo_sim.configure(tps=3000)
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await until(pilot, lambda: app.main.driver.running, "the turn")
+        for size in ((80, 24), (40, 10), (20, 5), (200, 50), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+        assert app.main.has_class("-narrow")
+        assert not app.main.query_one(FilesPane).display or \
+            app.main.query_one(FilesPane).styles.display == "none"
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_ctrl_r_runs_the_turn_again_and_ctrl_e_on_the_stronger_model(
+        repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim, **{"model.stronger": "gpt-5.3-codex"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("ctrl+r")  # stops this turn (nothing written) and runs it again
+        await until(pilot, lambda: all_proposed(app) and app.main.driver.running, "again")
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: all_proposed(app) and app.main.driver.running, "escalated")
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    bodies = edit_bodies(demo_sim)
+    assert [b["model"] for b in bodies] == ["gpt-5.3-codex-spark"] * 2 + ["gpt-5.3-codex"]
+    for rel, text in FILES.items():
+        assert (repo / rel).read_text() == text
+
+
+async def test_palette_offers_models_transports_and_context(repo: Path,
+                                                             demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim, prompt="", **{"model.fallbacks": "gpt-5.3-codex"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: opened(app), "the open repository")
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Model: gpt-5.3-codex" in titles and "Transport: chat" in titles
+        assert "Context: drop inventory.py" in titles and "Theme" in titles
+        command = next(c for c in app.get_system_commands(app.screen)
+                       if c.title == "Transport: chat")
+        command.callback()
+        await until(pilot, lambda: "now using transport chat" in notice(app), "the switch")
+        assert str(app.main.driver.client.transport) == "chat"
+
+
+async def test_ai_comments_can_be_turned_off(repo: Path, demo_sim: SimProcess) -> None:
+    changed: list[set[str]] = []
+
+    def hook(message: Any) -> None:
+        if isinstance(message, Driver.FilesChanged):
+            changed.append(message.paths)
+
+    app = make_app(repo, demo_sim, prompt="", **{"session.ai_comments": "false"})
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        await until(pilot, lambda: opened(app), "the open repository")
+        (repo / "inventory.py").write_text(FILES["inventory.py"] + "# round it AI!\n")
+        await until(pilot, lambda: any("inventory.py" in c for c in changed), "the change")
+        await pilot.pause()
+        assert not app.main.last_prompt and not app.main.driver.running
