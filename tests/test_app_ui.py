@@ -162,3 +162,29 @@ async def test_ai_comments_can_be_turned_off(repo: Path, demo_sim: SimProcess) -
         await until(pilot, lambda: any("inventory.py" in c for c in changed), "the change")
         await pilot.pause()
         assert not app.main.last_prompt and not app.main.driver.running
+
+
+async def test_keys_are_remapped_from_the_config(repo: Path, demo_sim: SimProcess) -> None:
+    (repo / ".spark-pair.toml").write_text('[keys]\nreview.reject_all = "x"\n'
+                                           '"review.accept_all" = "ctrl+y"\n')
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("R")  # no longer bound
+        assert len(app.main.query_one("#review").review.undecided()) == 6
+        await pilot.press("ctrl+y", "x")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        app.main.action_help()
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen)
+                    and app.screen.query("Static"), "the help screen")
+        text = str(app.screen.query_one("Static").render())
+        assert "ctrl+y" in text and " x " in text
+    assert (repo / "CHANGELOG.md").exists() and (repo / "TODO.txt").exists()
+
+
+async def test_an_unknown_key_binding_id_is_reported(repo: Path, demo_sim: SimProcess) -> None:
+    (repo / ".spark-pair.toml").write_text('[keys]\n"review.acept" = "x"\n')
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: "review.acept" in notice(app), "the report")
+        assert "hint:" in notice(app)

@@ -151,3 +151,27 @@ def test_config_command_broken_file_exits_3_without_traceback(home, tmp_path):
     out = run_cli(["config"], tmp_path, home)
     assert out.returncode == 3
     assert "Traceback" not in out.stderr and ".spark-pair.toml" in out.stderr and "hint:" in out.stderr
+
+
+def test_keys_table_takes_dotted_and_quoted_binding_ids(tmp_path, monkeypatch) -> None:
+    from spark_pair.config import load_settings
+
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".spark-pair.toml").write_text(
+        '[keys]\nreview.accept = "enter"\n"app.stop" = "ctrl+c"\n')
+    settings = load_settings(cwd=tmp_path, env={})
+    assert settings.keys == {"review.accept": "enter", "app.stop": "ctrl+c"}
+
+
+def test_a_key_that_is_not_a_string_is_a_config_error(tmp_path, monkeypatch) -> None:
+    import pytest
+
+    from spark_pair.config import load_settings
+    from spark_pair.errors import ConfigError
+
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".spark-pair.toml").write_text('[keys]\nreview.accept = 3\n')
+    with pytest.raises(ConfigError, match="review.accept must be a key name"):
+        load_settings(cwd=tmp_path, env={})

@@ -97,6 +97,8 @@ class Settings:
     session: SessionSettings = field(default_factory=SessionSettings)
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     """USD per million (input, output) tokens, by model id."""
+    keys: dict[str, str] = field(default_factory=dict)
+    """The app's key map: binding id (e.g. "review.accept") -> key(s) (e.g. "enter")."""
     sources: dict[str, str] = field(default_factory=dict)
     """"section.field" -> where the effective value came from."""
     warnings: list[str] = field(default_factory=list)
@@ -189,9 +191,13 @@ def _apply_file(settings: Settings, path: Path, label: str, env: Mapping[str, st
         if section == "prices":
             _apply_prices(settings, table, path, lines)
             continue
+        if section == "keys":
+            _apply_keys(settings, table, path, lines)
+            continue
         if section not in SECTIONS:
-            raise ConfigError(f"{where}: unknown section [{section}]{_did_you_mean(section, [*SECTIONS, 'prices'])}",
-                              hint=f"sections are {', '.join(f'[{s}]' for s in [*SECTIONS, 'prices'])}")
+            known = [*SECTIONS, "prices", "keys"]
+            raise ConfigError(f"{where}: unknown section [{section}]{_did_you_mean(section, known)}",
+                              hint=f"sections are {', '.join(f'[{s}]' for s in known)}")
         if not isinstance(table, dict):
             raise ConfigError(f"{where}: {section} must be a table like [{section}]")
         names = [f.name for f in fields(SECTIONS[section])]
@@ -231,6 +237,32 @@ def _apply_prices(settings: Settings, table: Any, path: Path, lines: dict) -> No
                               hint="prices are USD per million tokens, 0 or more")
         settings.prices[model] = price
         settings.sources[f"prices.{model}"] = f"{path}:{line}"
+
+
+def _apply_keys(settings: Settings, table: Any, path: Path, lines: dict) -> None:
+    """[keys] "binding.id" = "key[,key]": the app checks the ids when it starts."""
+    where = f"{path}:{lines.get(('keys', None), 1)}"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [keys] must be a table of \"binding.id\" = \"key\"")
+    for binding, value in _flatten(table):
+        line = lines.get(("keys", binding.split(".")[0]), lines.get(("keys", None), 1))
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{path}:{line}: [keys] {binding} must be a key name in quotes, "
+                              "like \"enter\" or \"ctrl+y\"",
+                              hint="several keys: \"a,enter\"; the app's help (f1) lists the ids")
+        settings.keys[binding] = value.strip()
+        settings.sources[f"keys.{binding}"] = f"{path}:{line}"
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """TOML reads `review.accept = "x"` as a nested table: back to dotted names."""
+    out: list[tuple[str, Any]] = []
+    for name, value in table.items():
+        if isinstance(value, dict):
+            out += _flatten(value, f"{prefix}{name}.")
+        else:
+            out.append((f"{prefix}{name}", value))
+    return out
 
 
 def _set(settings: Settings, dotted: str, value: Any, source: str, where: str | None) -> None:

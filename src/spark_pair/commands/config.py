@@ -39,6 +39,7 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
         "files_read": [str(p) for p in settings.files],
         "settings": values, "api_key": key_info,
         "prices": {m: {"input_per_m": i, "output_per_m": o} for m, (i, o) in settings.prices.items()},
+        "keys": dict(settings.keys),
         "warnings": settings.warnings,
     }
     if as_json:
@@ -70,6 +71,8 @@ def _print_text(report: dict) -> None:
     click.echo(f"{'api key':<{width}}  ${key['env']}: {state} (never shown)")
     for model, price in report["prices"].items():
         click.echo(f"price {model}: ${price['input_per_m']}/M in, ${price['output_per_m']}/M out")
+    for binding, keys in report["keys"].items():
+        click.echo(f"key {binding}: {keys}")
     from ..termwrap import say
 
     for warning in report["warnings"]:

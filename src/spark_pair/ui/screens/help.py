@@ -2,27 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-KEYS = [
+# (binding ids whose keys are shown, or a label), where, what
+KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     ("enter", "prompt", "send the prompt, or run a slash command"),
-    ("escape", "while streaming", "stop the stream (what arrived stays; nothing is written)"),
-    ("a / r", "review", "accept / reject the focused hunk (or create), then the next one"),
-    ("A", "review", "accept every undecided modify and create (never a delete or rename)"),
-    ("R", "review", "reject everything still undecided; accepted hunks stay accepted"),
-    ("d then y", "review", "accept the focused delete or rename (r rejects it)"),
-    ("j k / n p", "review", "next / previous hunk; next / previous file"),
-    ("space", "files", "put the file into the context or take it out"),
-    ("tab", "anywhere", "move between prompt, review and files"),
-    ("ctrl+r", "anywhere", "regenerate this turn"),
-    ("ctrl+e", "anywhere", "resend this turn to the stronger model"),
+    (("app.stop",), "while streaming", "stop the stream (what arrived stays; nothing is written)"),
+    (("review.accept", "review.reject"), "review",
+     "accept / reject the focused hunk (or create), then the next one"),
+    (("review.accept_all",), "review",
+     "accept every undecided modify and create (never a delete or rename)"),
+    (("review.reject_all",), "review",
+     "reject everything still undecided; accepted hunks stay accepted"),
+    (("review.confirm",), "review", "then y: accept the focused delete or rename (r rejects it)"),
+    (("review.next", "review.previous", "review.next_file", "review.previous_file"), "review",
+     "next / previous hunk; next / previous file"),
+    (("files.toggle",), "files", "put the file into the context or take it out"),
+    (("app.next_pane",), "anywhere", "move between prompt, review and files"),
+    (("app.regenerate",), "anywhere", "regenerate this turn"),
+    (("app.escalate",), "anywhere", "resend this turn to the stronger model"),
     ("ctrl+p", "anywhere", "command palette: model, transport, theme, context files"),
-    ("ctrl+q", "anywhere", "quit (asks when operations are undecided)"),
-    ("up / down", "prompt", "earlier / later prompts"),
+    (("app.quit",), "anywhere", "quit (asks when operations are undecided)"),
+    (("prompt.history_back", "prompt.history_forward"), "prompt", "earlier / later prompts"),
+    (("app.help",), "anywhere", "this screen (also ? outside the prompt)"),
 ]
 COMMANDS = [
     ("/undo", "restore the files of the last applied turn"),
@@ -36,12 +45,19 @@ COMMANDS = [
 ]
 
 
-def help_text() -> str:
-    width = max(len(k) for k, _, _ in KEYS)
-    places = max(len(w) for _, w, _ in KEYS)
-    lines = ["[b]Keys[/b]", ""]
+def help_text(keys: Mapping[str, str] | None = None) -> str:
+    """The help, with the keys in effect (`keys`: binding id -> key, after the key map)."""
+    if keys is None:
+        from ..keys import default_keys
+
+        keys = default_keys()
+    rows = [(k if isinstance(k, str) else " / ".join(escape(keys.get(i, i)) for i in k),
+             where, what) for k, where, what in KEYS]
+    width = max(len(k) for k, _, _ in rows)
+    places = max(len(w) for _, w, _ in rows)
+    lines = ["[b]Keys[/b] (remap them in the config's \\[keys] table by id)", ""]
     lines += [f"  [b]{k:<{width}}[/b]  [dim]{where:<{places}}[/dim]  {what}"
-              for k, where, what in KEYS]
+              for k, where, what in rows]
     lines += ["", "[b]Slash commands[/b] (type / in the prompt; → completes)", ""]
     cwidth = max(len(c) for c, _ in COMMANDS)
     lines += [f"  [b]{c:<{cwidth}}[/b]  {what}" for c, what in COMMANDS]
@@ -75,9 +91,13 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
+    def __init__(self, keys: Mapping[str, str] | None = None) -> None:
+        super().__init__()
+        self.keys = keys
+
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(help_text(), markup=True)
+            yield Static(help_text(self.keys), markup=True)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -143,9 +143,20 @@ class MainScreen(Screen[None]):
         self.query_one(Meter).prices = dict(self.driver.settings.prices)
         for warning in self.driver.settings.warnings:
             self.notify(warning, title="config", severity="warning", timeout=8)
+        self._apply_keymap(self.driver.settings.keys)
         if self.launch.prompt:
             prompt, self.launch.prompt = self.launch.prompt, ""
             self.start_turn(prompt, list(self.context))
+
+    def _apply_keymap(self, keymap: dict[str, str]) -> None:
+        from ..keys import unknown_ids
+
+        unknown = unknown_ids(keymap)
+        if unknown:
+            self.show_error(UsageError(
+                f"[keys] names no binding {', '.join(map(repr, unknown))}",
+                hint="f1 shows the keys; ids look like review.accept, app.stop, files.toggle"))
+        self.app.set_keymap({k: v for k, v in keymap.items() if k not in unknown})
 
     @on(Driver.OpenFailed)
     def _open_failed(self, message: Driver.OpenFailed) -> None:
@@ -453,7 +464,10 @@ class MainScreen(Screen[None]):
             self.say("stopping: what arrived stays on screen; nothing is written")
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen())
+        from ..keys import keys_in_effect
+
+        keymap = self.driver.settings.keys if self.driver.settings is not None else {}
+        self.app.push_screen(HelpScreen(keys_in_effect(keymap)))
 
     async def action_regenerate(self) -> None:
         await self._rerun(None)
