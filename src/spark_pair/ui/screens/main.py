@@ -489,6 +489,8 @@ class MainScreen(Screen[None]):
         if worker is not None:
             self.driver.cancel()
             await worker.wait()
+            if self.turn_worker is worker:  # its state message may still be on its way
+                self.turn_worker = None
         if model is not None and model != self.driver.client.model:
             self.say(f"resending to {model}…")
             await self.driver.reopen(**{"model.name": model})
