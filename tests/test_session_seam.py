@@ -332,3 +332,14 @@ async def test_the_loop_runs_while_another_command_holds_the_journal_lock(
     result = events[-1].result
     assert result.status == TurnStatus.CANCELLED
     assert (repo / "a.txt").read_text() == "one\ntwo\nthree\nfour\n" and not (repo / "c.txt").exists()
+
+
+def test_the_session_docstring_names_every_event_a_turn_yields() -> None:
+    import typing
+
+    from spark_pair.session import Session
+    from spark_pair.session_events import SessionEvent
+
+    doc = Session.__doc__ or ""
+    missing = [t.__name__ for t in typing.get_args(SessionEvent) if f"`{t.__name__}" not in doc]
+    assert missing == []

@@ -8,20 +8,7 @@
 
 Front ends open a session through `runtime.open_runtime` (docs/seam.md is the contract).
 
-A turn yields these events (SessionEvent), in this order:
-
-1. `TurnStarted` first.
-2. While the reply streams, as they happen: the client's `Started`, `TextDelta`, `Retrying`,
-   `Rewound`, `TransportChanged`, `ModelChanged`, `Usage`, then `Completed` or `Failed`;
-   the parser's `FileStarted`, `HunkStarted`, `LineAdded`, `FileFinished` (after the
-   `TextDelta` that completed them); `OperationProposed` right after its `FileFinished`;
-   `Decided` when the approver answers (during the stream or after it); `Stale` when a target
-   changes on disk (at once, once per change; `index` None while its file is still being
-   written), followed by a new `OperationProposed` for that index (asked again) or by a
-   `Refused(kind=STALE)` when the operation no longer fits the changed file.
-3. After the stream and every decision: `Stale` for changes found at the last check,
-   `Refused` for each operation that stops the turn, `Applied` when files were written.
-4. `TurnFinished(result)` last, always (also after a failure or a cancel).
+The events a turn yields, in order, are listed in `Session`'s docstring.
 
 After a `Rewound` the operations parsed so far are forgotten (their proposals end with
 `Ended.REWOUND`) and the parse events restart from the kept text, with the same indices.
@@ -99,7 +86,25 @@ class TurnRecorder:
 
 
 class Session:
-    """A conversation with one model client over one repository; one turn at a time."""
+    """A conversation with one model client over one repository; one turn at a time.
+
+    A turn yields these events (SessionEvent), in this order:
+
+    1. `TurnStarted` first.
+    2. While the reply streams, as they happen: the client's `Started`, `TextDelta`, `Retrying`,
+       `Rewound`, `TransportChanged`, `ModelChanged`, `Usage`, then `Completed` or `Failed`;
+       the parser's `FileStarted`, `HunkStarted`, `LineAdded`, `FileFinished` (after the
+       `TextDelta` that completed them); `OperationProposed` right after its `FileFinished`;
+       `Decided` when the approver answers (during the stream or after it); `Stale` when a target
+       changes on disk (at once, once per change; `index` None while its file is still being
+       written), followed by a new `OperationProposed` for that index (asked again) or by a
+       `Refused(kind=STALE)` when the operation no longer fits the changed file.
+    3. After the stream and every decision: `Stale` for changes found at the last check,
+       `Refused` for each operation that stops the turn, `Applied` when files were written.
+    4. `TurnFinished(result)` last, always (also after a failure or a cancel).
+
+    `cancel()` ends a turn early (pending proposals end with `Ended.CANCELLED`; with no turn
+    running it does nothing); a second `turn()` while one runs raises TurnInProgress."""
 
     def __init__(self, root: Path, client: ClientLike, approver: Approver, *, context: Context,
                  journal: Any = None, recorder: TurnRecorder | None = None,
