@@ -343,3 +343,30 @@ def test_the_session_docstring_names_every_event_a_turn_yields() -> None:
     doc = Session.__doc__ or ""
     missing = [t.__name__ for t in typing.get_args(SessionEvent) if f"`{t.__name__}" not in doc]
     assert missing == []
+
+
+async def test_a_burst_of_buffered_deltas_leaves_the_loop_turns(repo: Path, tmp_path: Path) -> None:
+    # a socket read that brings thousands of messages at once: the session still gives other
+    # tasks (a screen's timer) a turn every few milliseconds instead of one long freeze
+    client = ScriptedClient("x" * 20_000, chunk=1)  # 20k deltas, no await between them
+    session = make(repo, client, PolicyApprover(), tmp_path)
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0)
+            ticks += 1
+
+    marks: dict[str, int] = {}
+
+    async def on(ev) -> None:
+        if isinstance(ev, pe.TextDelta):
+            marks.setdefault("first", ticks)
+        elif isinstance(ev, pe.Completed):
+            marks["done"] = ticks
+
+    tick = asyncio.create_task(ticker())
+    await collect(session, on=on, ask=True)  # a prose answer: no file work in between
+    tick.cancel()
+    assert marks["done"] - marks["first"] >= 5

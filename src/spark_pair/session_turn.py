@@ -6,6 +6,7 @@ import asyncio
 import collections
 import contextlib
 import os
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,24 @@ if TYPE_CHECKING:  # the parser loads while the request travels
     from .session import Session
 
 ASK_REASON = "the turn asked a question (AI?): it edits no file"
+SLICE_S = 0.002  # the longest stretch of work before the loop gets a turn
+
+
+class LoopShare:
+    """Gives the event loop a turn after SLICE_S of work without a pause: a backlog (a burst
+    of buffered socket messages, a queue of parsed events) never freezes a screen."""
+
+    def __init__(self) -> None:
+        self.start = self.last = time.perf_counter()
+
+    async def take(self) -> None:
+        now = time.perf_counter()
+        if now - self.last > SLICE_S / 4:  # it waited since the last call: a new stretch
+            self.start = now
+        elif now - self.start > SLICE_S:
+            await asyncio.sleep(0)
+            now = self.start = time.perf_counter()
+        self.last = now
 
 
 class _Inbox:
@@ -143,6 +162,7 @@ class TurnRun:
             async with contextlib.AsyncExitStack() as watching:
                 items = self.inbox.items
                 watch = self.s.watch is not None
+                share = LoopShare()
                 while True:
                     # what is already queued is handled first; a cancel takes effect once the
                     # inbox is empty. The loop waits (one future, no task) only when there is
@@ -155,6 +175,7 @@ class TurnRun:
                             break
                         await self.inbox.wait()
                         continue
+                    await share.take()
                     item = items.popleft()
                     if item is _WAKE:
                         continue
@@ -257,6 +278,7 @@ class TurnRun:
     async def _pump(self) -> None:
         put = self.inbox.put
         observe = self.s.observe
+        share = LoopShare()
         try:
             if self.s.ready is not None:
                 await self.s.ready()
@@ -264,6 +286,7 @@ class TurnRun:
                 if observe is not None:
                     observe(event)
                 put(event)
+                await share.take()
         except Exception as exc:  # a bug below the client: report, never hang the turn
             put(exc if isinstance(exc, SparkPairError) else
                 ModelError(f"the model client failed: {exc!r}"))
