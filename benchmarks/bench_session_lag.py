@@ -35,9 +35,10 @@ FILES = 50
 TARGET_MS = 20.0
 
 
-def _files(per_file: int) -> tuple[dict[str, str], str]:
+def _files(changed: list[int]) -> tuple[dict[str, str], str]:
+    """FILES modules and a diff changing `changed[n]` lines of module n."""
     files, hunks = {}, []
-    for n in range(FILES):
+    for n, per_file in enumerate(changed):
         lines = [f"value_{n}_{i} = compute({i}, 'item {i:05d}')\n" for i in range(per_file + 8)]
         files[f"mod_{n:02d}.py"] = "".join(lines)
         body = [f" {lines[0]}", f" {lines[1]}"]
@@ -50,12 +51,14 @@ def _files(per_file: int) -> tuple[dict[str, str], str]:
 
 
 def make_repo(root: Path, tokens: int) -> str:
-    """A committed repo of FILES modules; returns a reply of at most `tokens` tokens (4
-    characters each, as the simulator counts) changing every one of them."""
-    per_file = 1
-    while len(_files(per_file + 1)[1]) // 4 <= tokens:
-        per_file += 1
-    files, reply = _files(per_file)
+    """A committed repo of FILES modules; returns a reply of about `tokens` tokens (4
+    characters each, as the simulator counts, never more) changing every one of them."""
+    changed = [1] * FILES
+    n = 0
+    while len(_files([c + (i == n % FILES) for i, c in enumerate(changed)])[1]) // 4 <= tokens:
+        changed[n % FILES] += 1
+        n += 1
+    files, reply = _files(changed)
     for name, text in files.items():
         (root / name).write_text(text)
     for args in (["init", "-q"], ["add", "."],
