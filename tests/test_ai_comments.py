@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from test_run_e2e import _cli, check_schema, env_for, make_repo
+from test_session import A, ScriptedClient, collect, make, make_files
 
 from spark_pair.approval import PolicyApprover
 from spark_pair.exitcodes import ExitCode
@@ -21,10 +23,12 @@ from spark_pair.sim.process import SimProcess
 from spark_pair.workspace.aicomments import find_ai_comments
 from spark_pair.workspace.aiturns import AITrigger, turn_for
 
-from test_run_e2e import _cli, check_schema, env_for, make_repo
-from test_session import A, ScriptedClient, collect, make, repo  # noqa: F401
-
 pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_files(tmp_path)
 
 
 async def test_a_comment_typed_over_several_saves_starts_one_turn(tmp_path: Path) -> None:

@@ -75,13 +75,18 @@ class ScriptedClient:
             self.closed = True
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def make_files(tmp_path: Path) -> Path:
+    """A folder holding a.txt and b.txt (the repository of these tests)."""
     root = tmp_path / "repo"
     root.mkdir()
     (root / "a.txt").write_text(A)
     (root / "b.txt").write_text(B)
     return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_files(tmp_path)
 
 
 def make(repo: Path, client: ScriptedClient, approver, tmp_path: Path, **kw) -> Session:

@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from test_session import DIFF, RewindingClient, ScriptedClient, collect, make, make_files
 
 from spark_pair.approval import Action, Decision, Ended, PolicyApprover, Proposal
 from spark_pair.errors import TurnInProgress
@@ -25,9 +26,12 @@ from spark_pair.session_events import (
 )
 from spark_pair.workspace import Watcher
 
-from test_session import DIFF, RewindingClient, ScriptedClient, collect, make, repo  # noqa: F401
-
 pytestmark = pytest.mark.timeout(30)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_files(tmp_path)
 
 LONG = "".join(f"line {i}\n" for i in range(1, 31))
 TWO_HUNKS = ("--- a/long.txt\n+++ b/long.txt\n"
@@ -234,7 +238,8 @@ async def test_a_pending_file_changed_so_it_no_longer_fits_is_refused_at_once(
 async def test_an_accepted_file_that_changes_before_the_write_is_asked_again(
         long_repo: Path, tmp_path: Path) -> None:
     # decided during the stream, then the file changes while the stream is still running
-    client = ScriptedClient(TWO_HUNKS + DIFF, pause_after=(len(TWO_HUNKS) + DIFF.index("@@")) // 7 + 1)
+    pause = (len(TWO_HUNKS) + DIFF.index("@@")) // 7 + 1
+    client = ScriptedClient(TWO_HUNKS + DIFF, pause_after=pause)
     approver = PolicyApprover(apply=True, allow_delete=True)
     mine = LONG.replace("line 15\n", "line 15 (mine)\n")
     changed = False
@@ -331,7 +336,8 @@ async def test_the_loop_runs_while_another_command_holds_the_journal_lock(
     assert ticks >= 20  # ~60 possible in 0.3 s; a blocked loop would tick 0 times
     result = events[-1].result
     assert result.status == TurnStatus.CANCELLED
-    assert (repo / "a.txt").read_text() == "one\ntwo\nthree\nfour\n" and not (repo / "c.txt").exists()
+    assert (repo / "a.txt").read_text() == "one\ntwo\nthree\nfour\n"
+    assert not (repo / "c.txt").exists()
 
 
 def test_the_session_docstring_names_every_event_a_turn_yields() -> None:
