@@ -274,3 +274,19 @@ async def test_ctrl_q_asks_when_operations_are_undecided(repo: Path,
         await until(pilot, lambda: not app.is_running, "the exit")
     for rel, text in FILES.items():
         assert (repo / rel).read_text() == text
+
+
+async def test_an_ai_comment_saved_during_a_turn_waits_for_it(repo: Path,
+                                                             demo_sim: SimProcess) -> None:
+    demo_sim.set_faults([{"kind": "stall", "after_tokens": 40, "seconds": 600,
+                          "transport": "ws"}])
+    app = make_app(repo, demo_sim, transport="ws")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.main.driver.running, "the turn")
+        (repo / "stock.csv").write_text(FILES["stock.csv"] + "# add a header line AI!\n")
+        await until(pilot, lambda: app.main.queued, "the queued comment")
+        assert "queued" in notice(app)
+        assert app.main.last_prompt == PROMPT  # the running turn goes on
+        await pilot.press("escape")
+        await until(pilot, lambda: "add a header line" in app.main.last_prompt, "its turn")
+        await until(pilot, lambda: turn_over(app), "the end of its turn")
