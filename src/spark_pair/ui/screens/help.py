@@ -1,4 +1,4 @@
-"""`?`: every key of the app and the slash commands."""
+"""f1 (or ? outside the prompt): every key of the app and the slash commands."""
 
 from __future__ import annotations
 

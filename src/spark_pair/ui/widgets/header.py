@@ -23,7 +23,7 @@ STATES = {
 
 
 class AppHeader(Widget):
-    """`spark-pair  repo  model  ws ● connected   ? keys`"""
+    """`spark-pair  repo  model  ws ● connected   f1 keys`"""
 
     DEFAULT_CSS = """
     AppHeader {
@@ -52,8 +52,8 @@ class AppHeader(Widget):
             words = "fell back to HTTP" if c.transport != "ws" else "fell back"
         state = f" {transport} {marker} {words}"
         note = f"  {self.note}" if self.note else ""
-        right = " ? keys "
-        # the repository name gives way first, then the model: the state and `?` stay
+        right = " f1 keys "
+        # the repository name gives way first, then the model: the state and f1 stay
         room = max(0, self.size.width - len(" spark-pair ") - len(state) - len(note)
                    - len(right) - 4)
         model = shown(self.model)
