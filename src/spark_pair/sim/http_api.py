@@ -185,6 +185,7 @@ async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn,
 
     sent = await pump(pacer, turn.tokens, emit, fault, _abort(request))
     entry["output_tokens"] = sent
+    entry["last_token_time"] = time.time()
     reason = "length" if turn.truncated else "stop"
     await resp.write(stream.finish(reason, turn.input_tokens, sent).encode())
     await resp.write_eof()
@@ -206,6 +207,7 @@ async def _stream_responses(request: web.Request, body: dict, model: str, turn: 
 
     sent = await pump(pacer, turn.tokens, emit, fault, _abort(request))
     entry["output_tokens"] = sent
+    entry["last_token_time"] = time.time()
     tail = stream.finish(turn.text, turn.input_tokens, sent, turn.truncated)
     await resp.write("".join(wire.sse(e) for e in tail).encode())
     await resp.write_eof()
@@ -224,6 +226,7 @@ async def _whole(request: web.Request, body: dict, api: str, model: str, turn: T
     await wait_all_due(pacer, len(turn.tokens))
     sent = len(turn.tokens)
     entry["output_tokens"] = sent
+    entry["last_token_time"] = time.time()
     if api == "chat":
         reason = "length" if turn.truncated else "stop"
         out = wire.chat_completion(model, turn.text, reason, turn.input_tokens, sent)

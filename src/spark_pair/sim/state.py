@@ -70,7 +70,7 @@ class SimState:
         entry = {"seq": next(self._seq), "time": time.time(), "path": path,
                  "transport": transport, "connection_id": connection_id, "body": body,
                  "auth_ok": auth_ok, "status": None, "fault": None, "output_tokens": 0,
-                 "response_id": None}
+                 "response_id": None, "last_token_time": None}
         self.log.append(entry)
         if len(self.log) > MAX_LOG:
             del self.log[: len(self.log) - MAX_LOG]

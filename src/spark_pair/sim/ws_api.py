@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from typing import Any
 
 from aiohttp import WSMsgType, web
@@ -205,6 +206,7 @@ class WsSession:
 
         sent = await pump(pacer, turn.tokens, emit, fault, self._abort)
         entry["output_tokens"] = sent
+        entry["last_token_time"] = time.time()
         for event in stream.finish(turn.text, turn.input_tokens, sent, turn.truncated):
             await send(wire.dumps(event))
         self._remember(stream.id, body, turn.stored())
