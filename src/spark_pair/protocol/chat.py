@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProtocolError
@@ -32,7 +32,7 @@ def chat_body(request: TurnRequest, model: str, max_tokens: int | None,
 
 async def stream_chat(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                       api_key: str | None, model: str, read_timeout_s: float
-                      ) -> AsyncIterator[tuple[str, Any]]:
+                      ) -> AsyncGenerator[tuple[str, Any], None]:
     """Yield ("delta", str), ("cut", IncompleteReply) when the output limit or a content filter
     ended the reply, ("usage", Usage), ("done", response_id). A stream that ends without a
     finish reason or [DONE] is a StreamDropped."""
@@ -44,6 +44,9 @@ async def stream_chat(http: httpx.AsyncClient, url: str, body: dict[str, Any], *
     loads = json.loads
     async for data in post_sse(http, url, body, api_key=api_key, model=model,
                                read_timeout_s=read_timeout_s):
+        if data is None:  # the server took the request: ("open", url) first
+            yield "open", url
+            continue
         if data == "[DONE]":
             finished = True
             break

@@ -313,13 +313,12 @@ class ModelClient:
         if transport == Transport.RESPONSES:
             url = f"{self.base_url}/v1/responses"
             body = responses_body(request, model, max_tokens, temperature)
-            return _with_open(url, stream_responses(self._client(), url, body,
-                                                    api_key=o.api_key, model=model,
-                                                    read_timeout_s=read_timeout_s))
+            return stream_responses(self._client(), url, body, api_key=o.api_key, model=model,
+                                    read_timeout_s=read_timeout_s)
         url = f"{self.base_url}/v1/chat/completions"
         body = chat_body(request, model, max_tokens, temperature)
-        return _with_open(url, stream_chat(self._client(), url, body, api_key=o.api_key,
-                                           model=model, read_timeout_s=read_timeout_s))
+        return stream_chat(self._client(), url, body, api_key=o.api_key, model=model,
+                           read_timeout_s=read_timeout_s)
 
     def _on_error(self, err: ModelError, transport: Transport, tried: list[str]) -> Event | None:
         """A model or transport switch for this error, or None (retry or fail)."""
@@ -396,13 +395,6 @@ def _fill_stopped(rec: RequestRecord, watch: Stopwatch, chars: int) -> None:
     rec.tokens_per_s = m.tokens_per_s
     rec.output_tokens = tokens
     rec.usage_estimated = True
-
-
-async def _with_open(url: str, items: AsyncIterator[tuple[str, Any]]
-                     ) -> AsyncGenerator[tuple[str, Any], None]:
-    yield "open", url
-    async for item in items:
-        yield item
 
 
 def _common_prefix(a: str, b: str) -> int:

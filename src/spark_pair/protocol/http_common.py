@@ -30,8 +30,9 @@ def json_bytes(body: dict[str, Any]) -> bytes:
 
 async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                    api_key: str | None, model: str, read_timeout_s: float
-                   ) -> AsyncIterator[str]:
-    """POST `body` as JSON and yield each SSE data payload; raise a ModelError on failure.
+                   ) -> AsyncIterator[str | None]:
+    """POST `body` as JSON and yield None once the server has taken the request (its answer's
+    headers are in), then each SSE data payload; raise a ModelError on failure.
 
     A `read_timeout_s` below the client's own read timeout caps this request's (a retry near
     the retry deadline)."""
@@ -57,6 +58,7 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
             if "text/event-stream" not in ctype:
                 raw = (await resp.aread()).decode("utf-8", "replace")
                 raise errors_map.not_openai_body(url, raw, ctype)
+            yield None
             async for data in iter_sse_data(resp.aiter_bytes()):
                 yield data
     except ModelError:

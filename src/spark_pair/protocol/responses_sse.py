@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError, ProtocolError
@@ -68,7 +68,7 @@ def _incomplete(resp: dict[str, Any], url: str) -> ModelError:
 
 async def stream_responses(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                            api_key: str | None, model: str, read_timeout_s: float
-                           ) -> AsyncIterator[tuple[str, Any]]:
+                           ) -> AsyncGenerator[tuple[str, Any], None]:
     """Yield ("id", rid), ("delta", str), ("cut", IncompleteReply) after `response.incomplete`
     (the output limit, a content filter), ("usage", Usage|None), ("done", rid). A stream
     without `response.completed` / `response.incomplete` is a StreamDropped."""
@@ -76,6 +76,9 @@ async def stream_responses(http: httpx.AsyncClient, url: str, body: dict[str, An
     loads = json.loads
     async for data in post_sse(http, url, body, api_key=api_key, model=model,
                                read_timeout_s=read_timeout_s):
+        if data is None:  # the server took the request: ("open", url) first
+            yield "open", url
+            continue
         try:
             event = loads(data)
         except ValueError:
