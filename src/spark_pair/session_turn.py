@@ -49,7 +49,7 @@ from .session_events import (
 )
 from .session_proposals import Proposals
 
-if TYPE_CHECKING:  # the parser loads while the request travels
+if TYPE_CHECKING:  # the parser loads once the request is out
     from .edits.parser import DiffParser, ParseEvent
     from .session import Session
 
@@ -148,15 +148,13 @@ class TurnRun:
     async def events(self) -> AsyncIterator[SessionEvent]:
         chunks: list[str] = []
         error: SparkPairError | None = None
-        # the request goes out first; the parser gets ready while it travels and the
-        # watcher starts with the first event
+        # the request goes out first: the parser, the apply step and the watcher load with
+        # the first event (the client's Started comes once the request is out), while the
+        # server works on its first token
         pump = asyncio.create_task(self._pump())
         self.stopwatch = Stopwatch()  # for the partial metrics of a stopped turn
         self.proposals.on_answer = lambda p: self.inbox.put(_Answered(p))
-        await asyncio.sleep(0)
-        from .edits.parser import DiffParser
-
-        self.parser = parser = DiffParser()
+        parser: DiffParser | None = None
         streaming = True
         try:
             async with contextlib.AsyncExitStack() as watching:
@@ -190,6 +188,8 @@ class TurnRun:
                         continue
                     if not streaming:
                         continue
+                    if parser is None:
+                        self.parser = parser = _start_parsing()
                     if item is _END or isinstance(item, SparkPairError):
                         streaming = False
                         if isinstance(item, SparkPairError):
@@ -232,7 +232,7 @@ class TurnRun:
                             # a retry answered differently: forget what came after `keep`
                             text = "".join(chunks)[:keep]
                             chunks = [text]
-                            self.parser = parser = DiffParser()
+                            self.parser = parser = type(parser)()
                             self.proposals.forget()
                             self.writing = None
                             for pe in parser.feed(text):
@@ -512,6 +512,18 @@ class TurnRun:
             r.outcomes = [Outcome.NOT_APPLIED] * len(self.proposals.ops)
         if not r.decisions:
             r.decisions = list(self.proposals.decided)
+
+
+def _start_parsing() -> DiffParser:
+    """A parser for the reply; the apply step's modules load in a worker thread meanwhile."""
+    from .edits.parser import DiffParser
+
+    asyncio.get_running_loop().run_in_executor(None, _load_apply)
+    return DiffParser()
+
+
+def _load_apply() -> None:
+    import spark_pair.edits.apply  # noqa: F401 - loaded ahead of the apply step
 
 
 def _refusal_kind(error: SparkPairError) -> RefusalKind:
