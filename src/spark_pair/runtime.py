@@ -111,13 +111,23 @@ class StoreWriter:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-pair-store")
         self._store: Any = None
         self._failed = False
+        self._opening = False
+
+    def open_soon(self) -> None:
+        """Open the store in its thread now (once a request is out), not with the first record."""
+        if not self._opening:
+            self._opening = True
+            self._pool.submit(self._ensure_open)
 
     def record(self, rec: RequestRecord) -> None:
         self._pool.submit(self._write, rec)
 
-    def _write(self, rec: RequestRecord) -> None:
+    def _ensure_open(self) -> None:
         if self._store is None and not self._failed:
             self._store = self._open()
+
+    def _write(self, rec: RequestRecord) -> None:
+        self._ensure_open()
         if self._store is not None:
             try:
                 self._store.record(rec)
@@ -196,9 +206,15 @@ async def open_runtime(root: Path, *, approver: Approver,
             workspace = Workspace(root, watcher=watcher,
                                   chained=lambda: client.transport == Transport.WS,
                                   **_workspace_limits(cfg))
+
+            def observe(event: Event) -> None:
+                connection.observe(event)
+                if isinstance(event, Started):  # the request is out: open the log meanwhile
+                    store.open_soon()
+
             session = Session(root, client, approver, context=workspace, recorder=recorder,
                               watch=watcher.watch if watcher is not None else None,
-                              observe=connection.observe)
+                              observe=observe)
             rt = Runtime(root, settings, session, client, watcher, workspace, connection, store)
             if prewarm:
                 rt.prewarming = asyncio.create_task(_prewarm(rt))

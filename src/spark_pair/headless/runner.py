@@ -19,7 +19,7 @@ from .. import __version__
 from ..edits.parser import HunkStarted
 from ..errors import Cancelled, SparkPairError, UsageError
 from ..exitcodes import ExitCode, exit_code_for
-from ..protocol.events import ModelChanged, Retrying, Rewound, TransportChanged
+from ..protocol.events import Completed, Failed, ModelChanged, Retrying, Rewound, TransportChanged
 from ..session_events import (
     Applied,
     RefusalKind,
@@ -36,6 +36,7 @@ from .textfit import WIDTH, file_lines
 if TYPE_CHECKING:
     from ..runtime import Runtime
     from ..session import Session
+    from ..workspace.watcher import Watcher
 
 
 CLOSE_GRACE_S = 3.0
@@ -177,7 +178,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
             report = _Reporter(opts, out, jl, diag, root, rt.settings, t0)
             reports.append(report)
             start_lines(rt, opts, files, jl, diag)
-            await _drive(rt.session, opts, files, jl, diag, report)
+            await _drive(rt.session, opts, files, jl, diag, report, watcher=rt.watcher)
     except OSError as exc:
         if not reports or reports[0].code is None:
             raise
@@ -257,9 +258,11 @@ class _Reporter:
 
 
 async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonLines | None,
-                 diag: Diagnostics, report: _Reporter, *, sigint: bool = True) -> None:
+                 diag: Diagnostics, report: _Reporter, *, sigint: bool = True,
+                 watcher: Watcher | None = None) -> None:
     """One turn: events to stderr and JSON lines, the result to the reporter. `sigint`: Ctrl-C
-    cancels the turn (a caller with its own handler passes False)."""
+    cancels the turn (a caller with its own handler passes False). `watcher`: the run's only
+    turn, so the watcher winds down once the stream ends."""
     loop = asyncio.get_running_loop()
     timer = None
     if opts.timeout is not None:
@@ -280,6 +283,10 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
                         report.hunks[event.op_index] = report.hunks.get(event.op_index, 0) + 1
                     case Rewound():
                         report.hunks.clear()
+                    case Completed() | Failed() if watcher is not None:
+                        # one turn only: the apply step checks the files itself, so the
+                        # watcher winds down while it runs rather than after
+                        watcher.stop_soon()
                 diag.event(event)
                 if jl is not None:
                     obj = event_to_dict(event, deltas=opts.deltas)

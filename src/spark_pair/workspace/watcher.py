@@ -64,11 +64,16 @@ class Watcher:
         for _ in range(3):
             await asyncio.sleep(0)
 
+    def stop_soon(self) -> None:
+        """Ask the watches to end (each notices within its 50 ms step); `stop` waits for it."""
+        if self._stop is not None:
+            self._stop.set()
+        self._inner_stop.set()
+
     async def stop(self) -> None:
         if self._task is None:
             return
-        assert self._stop is not None
-        self._stop.set()
+        self.stop_soon()
         try:
             await asyncio.wait_for(self._task, timeout=5.0)
         except asyncio.TimeoutError:
