@@ -1,11 +1,12 @@
 """Cold-start cost of `spark-pair run`, measured on whole processes against the simulator.
 
-    .venv/bin/python benchmarks/bench_run.py [--runs 10] [--tokens 4000] [--tps 1200 5000]
+    .venv/bin/python benchmarks/bench_run.py [--runs 5] [--tokens 4000] [--tps 1200 5000]
                                              [--transport ws responses chat]
 
 Each run is a fresh `spark-pair run PROMPT -f big.py --apply` process (text mode: the diff is
 printed to stdout, the meter to stderr), in a scratch git repo reset between runs, with Python's
-byte-code cache enabled as on an installed system, after one warm-up run. Per transport:
+byte-code cache enabled as on an installed system, after one warm-up run. Start-up is
+sampled in every run (4 x --runs per transport). Per transport:
 
 - start: process spawn -> the simulator holding the request (target <= 80 ms median);
 - tail: the simulator's last token -> the process has exited, having written the files,
@@ -112,7 +113,7 @@ def spread(values: list[float], unit: str = "ms") -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=10, help="runs per rate and reply size")
+    ap.add_argument("--runs", type=int, default=5, help="runs per rate and reply size")
     ap.add_argument("--tokens", type=int, default=4000)
     ap.add_argument("--tps", type=float, nargs="+", default=[1200.0, 5000.0])
     ap.add_argument("--transport", nargs="+", default=list(TRANSPORTS), choices=TRANSPORTS)
