@@ -155,19 +155,24 @@ class WsSession:
         assert ws is not None
         started = False
         done = False
+        quiet = _Quiet(wait_s)
+        clock = quiet.loop.time
         try:
             while True:
+                quiet.since, quiet.waiting = clock(), True
                 try:
-                    async with asyncio.timeout(wait_s):  # no task per message
-                        raw = await ws.recv()
-                except TimeoutError:
-                    raise errors_map.timeout(self.url, wait_s, capped) from None
+                    raw = await ws.recv()
+                except asyncio.CancelledError:
+                    if quiet.timed_out():
+                        raise errors_map.timeout(self.url, wait_s, capped) from None
+                    raise
                 except ConnectionClosed:
                     if not started:
                         done = True
                         yield "quiet_reopen", "closed"
                         return
                     raise errors_map.dropped(self.url) from None
+                quiet.waiting = False
                 try:
                     event = json.loads(raw)
                 except ValueError:
@@ -209,7 +214,43 @@ class WsSession:
         except ModelError:
             raise
         finally:
+            quiet.close()
             if not done:  # cancelled, dropped or timed out mid-response: the socket is spent
                 await self.close(ws)
             elif ws is self.ws:
                 self.busy = False
+
+
+class _Quiet:
+    """A stream's read timeout: the reading task is cancelled once one `recv` has waited
+    `limit` s. One timer per quiet period, not one per message (at 1,000+ tok/s a timer per
+    message costs more than reading the message)."""
+
+    def __init__(self, limit: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.task = asyncio.current_task()
+        self.base = self.task.cancelling() if self.task is not None else 0
+        self.limit = limit
+        self.since = self.loop.time()  # when the current recv began
+        self.waiting = False  # set around each recv by the reader
+        self.fired = False
+        self._timer = self.loop.call_at(self.since + limit, self._check)
+
+    def _check(self) -> None:
+        now = self.loop.time()
+        due = self.since + self.limit if self.waiting else now + self.limit
+        if now < due:
+            self._timer = self.loop.call_at(due, self._check)
+        elif self.task is not None:
+            self.fired = True
+            self.task.cancel()
+
+    def timed_out(self) -> bool:
+        """Whether a CancelledError came from this timeout alone (then it is taken back)."""
+        if not self.fired or self.task is None:
+            return False
+        self.fired = False
+        return self.task.uncancel() <= self.base
+
+    def close(self) -> None:
+        self._timer.cancel()
