@@ -2,7 +2,7 @@
 
 A real `run` process against the simulator process, in a real git repo: a small boot script
 records which modules are loaded at every socket write the process makes (the request is the
-first large one) and at exit."""
+first large one) and at its exit."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ AFTER_FIRST_TOKEN = ("spark_pair.edits.apply", "spark_pair.edits.journal",
                      "watchfiles")
 
 BOOT = """
-import atexit, json, os, sys
+import json, os, sys
 import asyncio.selector_events as se
 
 seen = []
@@ -35,8 +35,14 @@ def recording(self, data):
     return write(self, data)
 
 se._SelectorSocketTransport.write = recording
-atexit.register(lambda: json.dump({"writes": seen, "exit": sorted(sys.modules)},
-                                  open(os.environ["RECORD_TO"], "w")))
+leave = os._exit
+
+def dump(code):
+    with open(os.environ["RECORD_TO"], "w") as out:
+        json.dump({"writes": seen, "exit": sorted(sys.modules)}, out)
+    leave(code)
+
+os._exit = dump
 sys.argv = ["spark-pair", *sys.argv[1:]]
 from spark_pair.cli import main
 main()
