@@ -5,6 +5,7 @@ Blocking: callers on the event loop run it in a thread."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 TIMEOUT_S = 20.0
@@ -27,3 +28,24 @@ def git_ok(cwd: Path, *args: str, **kw: object) -> bytes | None:
     """The stdout of a git command that succeeded, else None."""
     res = run_git(cwd, *args, **kw)  # type: ignore[arg-type]
     return res.stdout if res is not None and res.returncode == 0 else None
+
+
+def git_ok_later(cwd: Path, *args: str, timeout: float = TIMEOUT_S) -> Callable[[], bytes | None]:
+    """`git_ok` in two steps: git starts now, the returned call waits for its stdout (None as
+    for git_ok), so the caller can work while git runs."""
+    try:
+        proc = subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return lambda: None
+
+    def answer() -> bytes | None:
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.SubprocessError:
+            proc.kill()
+            proc.wait()
+            return None
+        return out if proc.returncode == 0 else None
+
+    return answer

@@ -162,13 +162,15 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
 
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
                t0: float, reports: list[_Reporter]) -> int:
-    from ..approval import PolicyApprover
-    from ..runtime import open_runtime
-    from ..workspace.files import find_root
+    from ..workspace.files import find_root_soon
 
     if not opts.prompt.strip():
         raise UsageError("the prompt is empty", hint="spark-pair run 'what to change' [-f FILE]")
-    root = find_root(opts.cwd)
+    root_of = find_root_soon(opts.cwd)  # git looks while the rest loads
+    from ..approval import PolicyApprover
+    from ..runtime import open_runtime
+
+    root = root_of()
     files = repo_paths(root, opts.cwd or Path.cwd(), opts.files)
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
     try:

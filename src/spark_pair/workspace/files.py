@@ -6,10 +6,11 @@ import fnmatch
 import os
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import PathRefused, UsageError
-from ..git import run_git
+from ..git import git_ok_later, run_git
 
 ALWAYS_IGNORED = frozenset({".git", ".venv", "node_modules", "__pycache__"})
 MAX_FILE_BYTES = 1_000_000
@@ -23,11 +24,20 @@ def _git(root: Path, *args: str,
 
 def find_root(cwd: Path | None = None) -> Path:
     """The git top-level directory of cwd; cwd itself when it is not inside a git repo."""
+    return find_root_soon(cwd)()
+
+
+def find_root_soon(cwd: Path | None = None) -> Callable[[], Path]:
+    """`find_root` in two steps: git starts now and the returned call reads its answer, so the
+    caller can load and prepare other things while git runs."""
     start = Path(cwd or Path.cwd()).resolve()
-    res = _git(start, "rev-parse", "--show-toplevel")
-    if res is not None and res.returncode == 0 and res.stdout.strip():
-        return Path(res.stdout.decode().strip()).resolve()
-    return start
+    top = git_ok_later(start, "rev-parse", "--show-toplevel", timeout=10)
+
+    def answer() -> Path:
+        out = top()
+        return Path(out.decode().strip()).resolve() if out and out.strip() else start
+
+    return answer
 
 
 def list_files(root: Path) -> list[str]:
