@@ -12,10 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_run_e2e import A_PY, env_for, make_repo
 
 from spark_pair.sim.process import SimProcess
-
-from test_run_e2e import A_PY, env_for, make_repo
 
 # the modules a run needs only once the reply streams in (parse, apply, journal, watch, log,
 # print); none of them may delay the request
