@@ -188,3 +188,22 @@ async def test_an_unknown_key_binding_id_is_reported(repo: Path, demo_sim: SimPr
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: "review.acept" in notice(app), "the report")
         assert "hint:" in notice(app)
+
+
+async def test_a_wrong_key_and_a_missing_model_are_shown_with_hints(
+        repo: Path, demo_sim: SimProcess) -> None:
+    demo_sim.configure(api_key="the-right-key")
+    app = make_app(repo, demo_sim, transport="chat")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.main.last_prompt and turn_over(app), "the failed turn")
+        assert "hint:" in notice(app) and "key" in notice(app).lower()
+        assert "test-key" not in notice(app)  # the key itself is never shown
+        demo_sim.configure(api_key=None)
+        await type_line(pilot, app, "/model no-such-model")
+        await until(pilot, lambda: "now using model no-such-model" in notice(app), "the switch")
+        await type_line(pilot, app, "add a discount")
+        await until(pilot, lambda: "no-such-model" in notice(app) and turn_over(app)
+                    and "hint:" in notice(app), "the missing model")
+        assert app.is_running
+    for rel, text in FILES.items():
+        assert (repo / rel).read_text() == text

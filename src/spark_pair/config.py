@@ -196,8 +196,9 @@ def _apply_file(settings: Settings, path: Path, label: str, env: Mapping[str, st
             continue
         if section not in SECTIONS:
             known = [*SECTIONS, "prices", "keys"]
-            raise ConfigError(f"{where}: unknown section [{section}]{_did_you_mean(section, known)}",
-                              hint=f"sections are {', '.join(f'[{s}]' for s in known)}")
+            raise ConfigError(
+                f"{where}: unknown section [{section}]{_did_you_mean(section, known)}",
+                hint=f"sections are {', '.join(f'[{s}]' for s in known)}")
         if not isinstance(table, dict):
             raise ConfigError(f"{where}: {section} must be a table like [{section}]")
         names = [f.name for f in fields(SECTIONS[section])]

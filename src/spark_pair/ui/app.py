@@ -10,6 +10,7 @@ from textual.screen import Screen
 
 from .screens.main import Launch, MainScreen
 from .themes import diff_variable_defaults, install_themes
+from .widgets.files import FilesPane
 
 
 class SparkPairApp(App[None]):
@@ -44,7 +45,7 @@ class SparkPairApp(App[None]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         main = self.main
-        for model in main._models():
+        for model in main.models():
             yield SystemCommand(f"Model: {model}", "Send the next turns to this model",
                                 lambda m=model: main.run_command(f"/model {m}"))
         for name in ("auto", "ws", "responses", "chat"):
@@ -53,7 +54,7 @@ class SparkPairApp(App[None]):
         for rel in list(main.context):
             yield SystemCommand(f"Context: drop {rel}", "Take the file out of the context",
                                 lambda r=rel: main.drop_context(r))
-        changed = main.query_one("#files").changed  # type: ignore[attr-defined]
+        changed = main.query_one(FilesPane).changed
         for rel in sorted(changed - main.context.keys())[:50]:
             yield SystemCommand(f"Context: add {rel}", "Put the file into the context",
                                 lambda r=rel: main.add_context(r))

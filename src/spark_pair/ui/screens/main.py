@@ -99,7 +99,7 @@ class MainScreen(Screen[None]):
         yield ReviewPane(id="review")
         yield Static("", id="notice", classes="-empty")
         yield Prompt(placeholder="what should change? (/help for commands)", id="prompt",
-                     suggester=SlashSuggester(self._models, self._files, lambda: list(self.context)))
+                     suggester=SlashSuggester(self.models, self._files, lambda: list(self.context)))
         yield Meter(id="meter", **({"clock": self.launch.clock} if self.launch.clock else {}))
         yield Footer(compact=True)
 
@@ -406,7 +406,7 @@ class MainScreen(Screen[None]):
         self.query_one(FilesPane).set_context(self.context)
         self.say("")
 
-    def _models(self) -> list[str]:
+    def models(self) -> list[str]:
         s = self.driver.settings
         if s is None:
             return []
