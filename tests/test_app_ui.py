@@ -207,3 +207,18 @@ async def test_a_wrong_key_and_a_missing_model_are_shown_with_hints(
         assert app.is_running
     for rel, text in FILES.items():
         assert (repo / rel).read_text() == text
+
+
+async def test_a_broken_config_is_shown_and_the_app_keeps_running(
+        repo: Path, demo_sim: SimProcess) -> None:
+    (repo / ".spark-pair.toml").write_text("[session]\ntransport = \"pigeon\"\n")
+    app = make_app(repo, demo_sim, prompt="", transport="")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: "pigeon" in notice(app), "the config error")
+        assert "hint:" in notice(app) and ".spark-pair.toml" in notice(app)
+        await type_line(pilot, app, "add a discount")
+        assert "pigeon" in notice(app) and "/transport auto" in notice(app)
+        (repo / ".spark-pair.toml").write_text("[session]\ntransport = \"chat\"\n")
+        await type_line(pilot, app, "/transport auto")
+        await until(pilot, lambda: "now using transport auto" in notice(app), "the reopening")
+        assert app.main.driver.session is not None and app.is_running

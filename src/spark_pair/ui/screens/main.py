@@ -87,6 +87,7 @@ class MainScreen(Screen[None]):
         self.queued: list[tuple[str, list[str]]] = []  # AI! turns waiting for the running one
         self.turn_worker: Worker[None] | None = None
         self.proposed_any = False
+        self.open_error: SparkPairError | None = None
         self._file_list: list[str] | None = None
 
     # ---- layout ----------------------------------------------------------------------------
@@ -139,6 +140,7 @@ class MainScreen(Screen[None]):
 
     @on(Driver.Opened)
     def _opened(self, message: Driver.Opened) -> None:
+        self.open_error = None
         self.query_one(AppHeader).model = message.model
         self.query_one(Meter).prices = dict(self.driver.settings.prices)
         for warning in self.driver.settings.warnings:
@@ -160,6 +162,7 @@ class MainScreen(Screen[None]):
 
     @on(Driver.OpenFailed)
     def _open_failed(self, message: Driver.OpenFailed) -> None:
+        self.open_error = message.error
         self.show_error(message.error)
 
     @on(Driver.ConnectionChanged)
@@ -191,7 +194,12 @@ class MainScreen(Screen[None]):
 
     def start_turn(self, prompt: str, files: Sequence[str]) -> None:
         if self.driver.session is None:
-            self.say("not ready yet: the repository is still opening (or failed to open)")
+            if self.open_error is not None:
+                self.show_error(self.open_error)
+                self.query_one("#notice", Static).update(
+                    describe(self.open_error) + "\n  fix it, then /transport auto opens again")
+            else:
+                self.say("not ready yet: the repository is still opening")
             return
         if self.turn_worker is not None:
             self.say("a turn is running: escape stops it")
