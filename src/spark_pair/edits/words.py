@@ -1,0 +1,86 @@
+"""Word-level changes within a changed line pair, for highlighting both sides of a diff.
+
+Lines are split into tokens (identifier-like words, runs of blanks, single other characters)
+and compared with difflib's SequenceMatcher on those tokens. Spans are character offsets into
+each line, half-open, merged where they touch. Pairs that share too little get no spans: the
+whole line is the change, and marking nearly every word would only add noise.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+
+Span = tuple[int, int]
+_TOKEN = re.compile(r"\w+|\s+|.", re.DOTALL)
+MAX_LINE = 2000  # longer lines are not compared word by word (cost grows with length squared)
+MIN_SHARED = 0.3  # share of equal characters below which a pair is not marked
+
+
+def tokens(line: str) -> list[str]:
+    return _TOKEN.findall(line)
+
+
+def _spans(toks: Sequence[str], ranges: list[tuple[int, int]]) -> list[Span]:
+    starts = [0]
+    for t in toks:
+        starts.append(starts[-1] + len(t))
+    out: list[Span] = []
+    for a, b in ranges:
+        if a == b:
+            continue
+        s, e = starts[a], starts[b]
+        if out and out[-1][1] == s:
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return out
+
+
+def word_spans(old: str, new: str) -> tuple[list[Span], list[Span]] | None:
+    """Changed character spans of `old` and of `new`; None when the pair should not be marked
+    word by word (equal, too long, or too different)."""
+    if old == new or len(old) > MAX_LINE or len(new) > MAX_LINE:
+        return None
+    a, b = tokens(old), tokens(new)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    shared = sum(len("".join(a[i:i + n])) for i, _, n in matcher.get_matching_blocks())
+    if 2 * shared < MIN_SHARED * (len(old) + len(new)):
+        return None
+    old_r: list[tuple[int, int]] = []
+    new_r: list[tuple[int, int]] = []
+    codes = matcher.get_opcodes()
+    for n, (tag, i1, i2, j1, j2) in enumerate(codes):
+        if tag == "equal":
+            # one separator between two changes (`foo.bar` -> `baz.qux`) reads as one change
+            inner = 0 < n < len(codes) - 1 and i2 - i1 == 1 and len(a[i1]) == 1
+            if not (inner and not a[i1].isalnum()):
+                continue
+        if old_r and old_r[-1][1] == i1 and new_r[-1][1] == j1:
+            old_r[-1], new_r[-1] = (old_r[-1][0], i2), (new_r[-1][0], j2)
+        else:
+            old_r.append((i1, i2))
+            new_r.append((j1, j2))
+    return _spans(a, old_r), _spans(b, new_r)
+
+
+def line_pairs(lines: Sequence[str]) -> list[tuple[int, int]]:
+    """Index pairs (removed line, added line) of a hunk's lines (markers kept) to compare word
+    by word: within each run of removed lines followed by added lines, the first removed with
+    the first added, and so on."""
+    pairs: list[tuple[int, int]] = []
+    i, n = 0, len(lines)
+    while i < n:
+        if lines[i][:1] != "-":
+            i += 1
+            continue
+        j = i
+        while j < n and lines[j][:1] == "-":
+            j += 1
+        k = j
+        while k < n and lines[k][:1] == "+":
+            k += 1
+        pairs += list(zip(range(i, j), range(j, k)))
+        i = k if k > j else j
+    return pairs
