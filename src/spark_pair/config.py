@@ -41,6 +41,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "request.timeout_ms": (1, math.inf), "request.max_tokens": (1, math.inf),
     "request.temperature": (0, 2), "session.reconnect_attempts": (0, 100),
     "session.history_turns": (0, 1000), "session.context_tokens": (100, math.inf),
+    "review.check_timeout_s": (0.1, 86400),
 }
 
 
@@ -86,8 +87,19 @@ class SessionSettings:
     """In the app, saving an `AI!` comment in a file starts a turn about it."""
 
 
+@dataclass
+class ReviewSettings:
+    check: str = ""
+    """Command that tries an accepted turn before it is kept, e.g. "pytest -q" (run by the
+    shell in the repository root; empty: no check)."""
+    check_timeout_s: float = 300.0
+    """A check still running after this many seconds is stopped (and counts as failed)."""
+    pager: str = ""
+    """Program that shows a turn's diff (delta, less -R, ...); empty: $PAGER, then less -R."""
+
+
 SECTIONS: dict[str, type] = {"model": ModelSettings, "request": RequestSettings,
-                             "session": SessionSettings}
+                             "session": SessionSettings, "review": ReviewSettings}
 
 
 @dataclass
@@ -95,6 +107,7 @@ class Settings:
     model: ModelSettings = field(default_factory=ModelSettings)
     request: RequestSettings = field(default_factory=RequestSettings)
     session: SessionSettings = field(default_factory=SessionSettings)
+    review: ReviewSettings = field(default_factory=ReviewSettings)
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     """USD per million (input, output) tokens, by model id."""
     keys: dict[str, str] = field(default_factory=dict)
