@@ -109,3 +109,23 @@ def test_bad_price_tables_are_config_errors(home, table, fragment):
 def test_task_help_names_only_recorded_tasks():
     result = CliRunner().invoke(main, ["stats", "--help"])
     assert "bench" in result.output and "doctor" not in result.output
+
+
+def test_review_shares_per_model_in_json_and_in_the_table(home):
+    from spark_pair.approval import Action, Decision
+    from spark_pair.edits.ops import Hunk, Modify
+    from spark_pair.verdicts import verdicts_of
+
+    op = Modify("a.py", [Hunk(1, 1, 1, 1, ["-a", "+b"]) for _ in range(4)])
+    store = RequestStore(home / "home" / "data" / "requests.sqlite3")
+    store.record_verdicts("t1", "fast-model", verdicts_of([op], [Decision(
+        Action.ACCEPT, hunks=(0, 1, 2), notes=((3, "no"),),
+        amended=((2, Hunk(1, 1, 1, 1, ["-a", "+c"])),))]))
+    store.close()
+    data = json.loads(CliRunner().invoke(main, ["stats", "--since", "all", "--json"]).stdout)
+    assert data["review"] == [{"model": "fast-model", "turns": 1, "proposed_hunks": 4,
+                               "kept": 2, "amended": 1, "rejected": 1, "kept_share": 0.5,
+                               "amended_share": 0.25, "rejected_share": 0.25}]
+    text = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"}).stdout
+    row = next(line for line in text.splitlines() if line.strip().startswith("fast-model"))
+    assert row.split()[1:] == ["1", "4", "50%", "25%", "25%"]

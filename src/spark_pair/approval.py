@@ -33,7 +33,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from .config import PROJECT_FILE
-from .edits.ops import Delete, Modify, Operation, Rename, op_paths
+from .edits.ops import Create, Delete, Hunk, Modify, Operation, Rename, op_paths
 
 
 class Action(StrEnum):
@@ -57,6 +57,9 @@ class Decision:
     action: Action
     reason: str = ""
     hunks: tuple[int, ...] | None = None  # accepted hunk indices (Modify/Rename); None = all
+    notes: tuple[tuple[int, str], ...] = ()  # a person's reason per rejected hunk index
+    amended: tuple[tuple[int, Hunk], ...] = ()  # accepted hunks a person rewrote (index, hunk)
+    content: str | None = None  # a created file's content as a person rewrote it
 
     @property
     def accepted(self) -> bool:
@@ -120,11 +123,14 @@ def touches_config(op: Operation) -> bool:
 
 
 def select_hunks(op: Operation, decision: Decision) -> Operation:
-    """The operation limited to the hunks the decision accepted."""
-    if decision.hunks is None or not isinstance(op, Modify | Rename):
+    """The operation limited to the hunks the decision accepted, with a person's amendments."""
+    if isinstance(op, Create) and decision.content is not None:
+        return Create(op.path, decision.content, op.base_hash)
+    if (decision.hunks is None and not decision.amended) or not isinstance(op, Modify | Rename):
         return op
-    chosen = set(decision.hunks)
-    keep = [h for i, h in enumerate(op.hunks) if i in chosen]
+    chosen = set(range(len(op.hunks)) if decision.hunks is None else decision.hunks)
+    own = dict(decision.amended)
+    keep = [own.get(i, h) for i, h in enumerate(op.hunks) if i in chosen]
     if isinstance(op, Modify):
         return Modify(op.path, keep, op.base_hash)
     return Rename(op.src, op.dst, keep, op.base_hash)

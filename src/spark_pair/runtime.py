@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .config import Settings
     from .protocol.client import ModelClient
     from .store.records import RequestRecord
+    from .verdicts import Verdict
     from .workspace import Watcher, Workspace
 
 log = logging.getLogger(__name__)
@@ -122,15 +123,22 @@ class StoreWriter:
     def record(self, rec: RequestRecord) -> None:
         self._pool.submit(self._write, rec)
 
+    def record_verdicts(self, turn_id: str, model: str, verdicts: Sequence[Verdict]) -> None:
+        self._pool.submit(self._keep, lambda store: store.record_verdicts(turn_id, model,
+                                                                          verdicts))
+
     def _ensure_open(self) -> None:
         if self._store is None and not self._failed:
             self._store = self._open()
 
     def _write(self, rec: RequestRecord) -> None:
+        self._keep(lambda store: store.record(rec))
+
+    def _keep(self, write: Callable[[Any], None]) -> None:
         self._ensure_open()
         if self._store is not None:
             try:
-                self._store.record(rec)
+                write(self._store)
             except Exception as exc:  # noqa: BLE001 - the log is not worth failing a turn
                 self.warn(f"could not write the request log ({exc})")
 

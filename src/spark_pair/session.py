@@ -27,13 +27,14 @@ import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .approval import Approver, Ended
+from .approval import Approver, Ended, PolicyApprover
 from .errors import Cancelled, TurnInProgress
 from .protocol.events import Event, Transport, TurnRequest
 from .protocol.metrics import estimate_tokens
 from .session_events import Frame, SessionEvent, TurnFinished, TurnResult, TurnStarted, TurnStatus
+from .verdicts import Verdict, note_for_model, verdicts_of
 
 if TYPE_CHECKING:  # the store package opens SQLite; not needed before the request
     from .session_turn import TurnRun
@@ -50,8 +51,10 @@ class Context(Protocol):
         """The request for a turn and the content hash of every file it showed the model."""
         ...
 
-    def finish(self, request: TurnRequest, reply: str, applied: Sequence[str]) -> None:
-        """Remember a completed turn (history) and what the turn itself wrote."""
+    def finish(self, request: TurnRequest, reply: str, applied: Sequence[str],
+               review: str = "") -> None:
+        """Remember a completed turn (history) and what the turn itself wrote; `review` is what
+        a person made of the reply (rejections with reasons, amendments), for the next request."""
         ...
 
 
@@ -83,6 +86,18 @@ class TurnRecorder:
             if self.store is not None:
                 self.store.record(rec)
         return records
+
+    def verdicts(self, turn_id: str, model: str, verdicts: Sequence[Verdict]) -> None:
+        """Keep what a person made of the turn's hunks (in a store that keeps them)."""
+        if verdicts and isinstance(self.store, VerdictKeeper):
+            self.store.record_verdicts(turn_id, model, verdicts)
+
+
+@runtime_checkable
+class VerdictKeeper(Protocol):
+    """A request store that also keeps review verdicts (spark-pair stats reads them)."""
+
+    def record_verdicts(self, turn_id: str, model: str, verdicts: Sequence[Verdict]) -> None: ...
 
 
 class Session:
@@ -166,6 +181,14 @@ class Session:
         run = self._run
         return "" if run is None else run.parser_partial()
 
+    def _verdicts(self, result: TurnResult) -> list[Verdict]:
+        """What a person made of the turn (none for a policy's decisions, or when nothing or
+        everything failed: a conflict or cancel writes nothing, whatever was decided)."""
+        if isinstance(self.approver, PolicyApprover) or result.status not in (
+                TurnStatus.APPLIED, TurnStatus.REJECTED):
+            return []
+        return verdicts_of(result.operations, result.decisions)
+
     def _refuse_overlap(self) -> None:
         if self._busy:
             raise TurnInProgress("a turn is already running in this session")
@@ -196,11 +219,14 @@ class Session:
                 if self.recorder is not None:
                     applied = result.status == TurnStatus.APPLIED
                     self.recorder.flush(turn_id if applied else None)
+            verdicts = self._verdicts(result)
+            if verdicts and self.recorder is not None:
+                self.recorder.verdicts(turn_id, result.model, verdicts)
             self.turns += 1
             if result.metrics is not None and not result.metrics.partial:  # the model
                 # answered: the turn joins the history
                 await asyncio.to_thread(self.context.finish, request, result.text,
-                                        list(result.changed))
+                                        list(result.changed), note_for_model(verdicts))
             yield TurnFinished(result)
         finally:
             self._busy = False

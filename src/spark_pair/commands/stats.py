@@ -134,7 +134,8 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
 @report_errors
 def command(since_text: str, by_text: str, task: str | None, as_json: bool,
             db_path: Path | None) -> None:
-    """Report the request log: requests, tokens, TTFT and tok/s, errors, retries, cost."""
+    """Report the request log: requests, tokens, TTFT and tok/s, errors, retries, cost, and
+    per model the share of proposed hunks kept as is, amended and rejected in review."""
     from ..config import load_settings
     from ..store import RequestStore
 
@@ -145,17 +146,47 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
                          hint="choose from model, transport, day, task")
     since = parse_since(since_text)
     prices = load_settings().prices
+    from ..verdicts import shares
+
     store = RequestStore(db_path, must_exist=True) if db_path else RequestStore()
     try:
         records = store.records(since=since)
+        review = shares(store.verdict_rows(since=since))
     finally:
         store.close()
     if task:
         records = [r for r in records if r.task == task]
     report = stats.build_report(records, prices, by=by, since=since)
     if as_json:
-        click.echo(json.dumps(report.as_dict(), indent=2))
+        click.echo(json.dumps({**report.as_dict(), "review": [s.as_dict() for s in review]},
+                              indent=2))
         return
     from rich.console import Console
 
-    render(report, Console())
+    console = Console()
+    render(report, console)
+    render_review(review, console)
+
+
+def render_review(review: list, console) -> None:  # type: ignore[no-untyped-def]
+    """Per model: how much of what it proposed a person kept as is, amended or rejected."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..verdicts import Fate
+
+    console.print()
+    if not review:
+        say(console, "Review: no reviewed turns yet (the app records what you keep, amend "
+                     "and reject, per hunk)")
+        return
+    table = Table(title="Review by model (share of proposed hunks)", title_justify="left",
+                  box=None, pad_edge=False, padding=(0, 0, 0, 1), header_style="bold underline")
+    table.add_column("model", overflow="fold", max_width=22)
+    for name in ("turns", "hunks", "kept", "amended", "rejected"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for s in review:
+        table.add_row(Text(s.model), str(s.turns), str(s.proposed),
+                      *(f"{100 * s.share(f):.0f}%" for f in (Fate.KEPT, Fate.AMENDED,
+                                                             Fate.REJECTED)))
+    console.print(table)

@@ -6,11 +6,13 @@ import json
 import sqlite3
 import time
 from dataclasses import fields
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .. import paths
 from ..errors import ConfigError, UsageError
+from ..verdicts import Fate, Verdict
 from .records import RequestRecord
 
 SCHEMA_VERSION = 1
@@ -43,6 +45,10 @@ class RequestStore:
             f"CREATE TABLE IF NOT EXISTS requests (id INTEGER PRIMARY KEY, {cols});"
             "CREATE INDEX IF NOT EXISTS requests_ts ON requests(ts);"
             "CREATE TABLE IF NOT EXISTS bench_runs (id INTEGER PRIMARY KEY, ts REAL, data TEXT);"
+            "CREATE TABLE IF NOT EXISTS verdicts (id INTEGER PRIMARY KEY, ts REAL, turn_id TEXT,"
+            " model TEXT, op_index INTEGER, path TEXT, kind TEXT, hunk INTEGER, fate TEXT,"
+            " reason TEXT);"
+            "CREATE INDEX IF NOT EXISTS verdicts_ts ON verdicts(ts);"
             "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER);")
         if self._db.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 0:
             self._db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
@@ -68,6 +74,34 @@ class RequestStore:
             data["extra"] = json.loads(data["extra"] or "{}")
             data["usage_estimated"] = bool(data["usage_estimated"])
             out.append(RequestRecord(**data))
+        return out
+
+    def record_verdicts(self, turn_id: str, model: str, verdicts: Sequence[Verdict],
+                        ts: float | None = None) -> None:
+        """Keep what a person made of a turn's hunks (one row per hunk or operation)."""
+        when = time.time() if ts is None else ts
+        rows = [(when, turn_id, model, v.op_index, v.path, str(v.kind), v.hunk, str(v.fate),
+                 v.reason) for v in verdicts]
+        self._db.execute("BEGIN")
+        try:
+            self._db.executemany(
+                "INSERT INTO verdicts (ts, turn_id, model, op_index, path, kind, hunk, fate,"
+                " reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def verdict_rows(self, since: float | None = None) -> list[tuple[str, str, Fate]]:
+        """(model, turn id, fate) of every recorded verdict since `since`, oldest first."""
+        rows = self._db.execute("SELECT model, turn_id, fate FROM verdicts WHERE ts >= ?"
+                                " ORDER BY ts, id", (since or 0.0,))
+        out = []
+        for model, turn_id, fate in rows:
+            try:
+                out.append((model, turn_id, Fate(fate)))
+            except ValueError:
+                continue  # a fate a newer version wrote
         return out
 
     def save_bench_run(self, data: dict[str, Any]) -> int:

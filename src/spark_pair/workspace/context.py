@@ -61,6 +61,7 @@ class Workspace:
         self.last_context: Context | None = None
         self._whole: set[str] = set()  # files the model has seen in full
         self._pending: tuple[str, str] | None = None  # (instruction, sent) of the turn in flight
+        self._review = ""  # the review of the last reply, told to the model in the next request
 
     def changed_files(self) -> set[str]:
         """Files changed on disk since the last turn (from the watcher; empty without one)."""
@@ -90,6 +91,9 @@ class Workspace:
             self._whole.clear()
             sent = user_message(prompt, ctx)
             history = self.history.messages()
+        if followup and self._review and len(self.history):
+            sent = self._review + "\n" + sent
+        self._review = ""
         self.snapshot.update(ctx.texts)
         self._whole.update(ctx.whole, ctx.missing)
         self.last_context = ctx
@@ -99,11 +103,14 @@ class Workspace:
                               max_tokens=self.max_tokens, temperature=self.temperature)
         return request, hashes
 
-    def finish(self, request: TurnRequest, reply: str, applied: Sequence[str]) -> None:
-        """Remember the turn; files the turn wrote count as seen in their new state."""
+    def finish(self, request: TurnRequest, reply: str, applied: Sequence[str],
+               review: str = "") -> None:
+        """Remember the turn; files the turn wrote count as seen in their new state. `review`
+        (what a person rejected, with reasons, and amended) goes into the next request."""
         instruction, sent = self._pending or ("", request.new_input[-1].content)
         self._pending = None
         self.history.add(instruction, reply, sent=sent)
+        self._review = review if len(self.history) else ""
         for rel in applied:
             data = read_regular(self.root, rel)
             text = None if data is None else data.decode("utf-8", errors="replace")
@@ -116,3 +123,4 @@ class Workspace:
         self.history.clear()
         self.snapshot.clear()
         self._whole.clear()
+        self._review = ""
