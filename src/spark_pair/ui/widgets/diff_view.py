@@ -21,9 +21,11 @@ from textual.strip import Strip
 from ...edits.ops import Create, Delete, Modify, Rename
 from ...edits.parser import FileFinished, FileStarted, HunkStarted, LineAdded
 from ...edits.paths import shown, shown_text
+from ...edits.words import line_pairs, word_spans
 from ...protocol.events import Rewound, TextDelta
 from ...session_events import OperationProposed, Refused, Stale
 
+WORD_RUN = 200  # changed lines looked at around a row for its word-level partner
 CACHE_ROWS = 512  # strips kept; a rebuilt row costs tens of microseconds
 TAB = 4
 
@@ -115,6 +117,7 @@ class DiffView(ScrollView, can_focus=True):
         "diff-view--prose", "diff-view--file", "diff-view--hunk", "diff-view--added",
         "diff-view--removed", "diff-view--context", "diff-view--note", "diff-view--partial",
         "diff-view--accepted", "diff-view--rejected", "diff-view--stale", "diff-view--focus",
+        "diff-view--word",
     }
 
     DEFAULT_CSS = """
@@ -137,6 +140,7 @@ class DiffView(ScrollView, can_focus=True):
         & > .diff-view--rejected { color: $text-error; text-style: bold; }
         & > .diff-view--stale { color: $text-warning; text-style: bold; }
         & > .diff-view--focus { text-style: reverse; }
+        & > .diff-view--word { text-style: bold underline; }
     }
     """
 
@@ -163,6 +167,7 @@ class DiffView(ScrollView, can_focus=True):
         self.hunk_rows: dict[tuple[int, int], int] = {}
         self.marks: dict[tuple[int, int], HunkMark] = {}
         self.focused: tuple[int, int] | None = None
+        self._words: dict[int, list[tuple[int, int]]] = {}  # changed words per row
         self._width = 0
         self._cache.clear()
         if self.is_attached:
@@ -209,7 +214,7 @@ class DiffView(ScrollView, can_focus=True):
                 self._add(Row(kind, content_text(line), i, h))
             case FileFinished(index=i, op=op):
                 self._open = -1
-                self._detail(i, op)
+                self._detail(i, op)  # repaints: the file's rows gain their word marks
             case OperationProposed():  # (asked again when its file changed on disk)
                 self._open = -1
                 self._detail(event.index, event.op)
@@ -366,7 +371,39 @@ class DiffView(ScrollView, can_focus=True):
             base = self._styles[""] = self.rich_style
         return base + Style(bgcolor=style.bgcolor) if style.bgcolor else base
 
-    def _segments(self, row: Row, style: Style) -> list[Segment]:
+    def _word_spans(self, index: int) -> list[tuple[int, int]]:
+        """The changed words of a removed or added row, paired within its run of changed
+        lines (once the file is complete; computed once per run)."""
+        spans = self._words.get(index)
+        if spans is not None:
+            return spans
+        row, changed = self.rows[index], (Kind.ADDED, Kind.REMOVED)
+        first = last = index
+        while (first > 0 and index - first < WORD_RUN and self.rows[first - 1].kind in changed
+               and self.rows[first - 1][2:] == row[2:]):
+            first -= 1
+        while (last + 1 < len(self.rows) and last - index < WORD_RUN
+               and self.rows[last + 1].kind in changed and self.rows[last + 1][2:] == row[2:]):
+            last += 1
+        run = self.rows[first:last + 1]
+        for i in range(first, last + 1):
+            self._words[i] = []
+        for a, b in line_pairs([r.text[:1] for r in run]):
+            found = word_spans(run[a].text[1:], run[b].text[1:])
+            if found is not None:
+                self._words[first + a] = [(s + 1, e + 1) for s, e in found[0]]
+                self._words[first + b] = [(s + 1, e + 1) for s, e in found[1]]
+        return self._words[index]
+
+    def _segments(self, row: Row, style: Style, index: int = -1) -> list[Segment]:
+        if row.kind in (Kind.ADDED, Kind.REMOVED) and index >= 0 and row.op != self._open:
+            spans = self._word_spans(index)
+            if spans:
+                word, out, at = style + self._style("word"), [], 0
+                for a, b in spans:
+                    out += [Segment(row.text[at:a], style), Segment(row.text[a:b], word)]
+                    at = b
+                return out + [Segment(row.text[at:], style)]
         segments = [Segment(row.text, style)]
         if row.kind == Kind.HUNK or row.kind == Kind.FILE:
             key = (row.op, row.hunk)
@@ -395,7 +432,7 @@ class DiffView(ScrollView, can_focus=True):
         if strip is None:
             row = self.rows[index]
             style = self._row_style(row.kind)
-            strip = Strip(self._segments(row, style)).crop_extend(
+            strip = Strip(self._segments(row, style, index)).crop_extend(
                 scroll_x, scroll_x + width, self._fill(style))
             self._cache.set(key, strip)
         return strip
