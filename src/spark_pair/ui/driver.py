@@ -228,11 +228,18 @@ class Driver:
         finally:
             self.running = False
 
-    async def undo(self) -> list[str]:
-        """Restore the last applied turn's files (in a thread: journal lock, fsync)."""
+    async def undo(self, turn_id: str | None = None) -> list[str]:
+        """Restore the last applied turn's files, or `turn_id`'s (in a thread: journal lock,
+        fsync)."""
         from ..edits.journal import Journal
 
-        return await asyncio.to_thread(lambda: Journal(self.root).undo())
+        return await asyncio.to_thread(lambda: Journal(self.root).undo(turn_id))
+
+    async def redo(self) -> list[str]:
+        """Re-apply what the last undo restored (in a thread)."""
+        from ..edits.journal import Journal
+
+        return await asyncio.to_thread(lambda: Journal(self.root).redo())
 
 
 def describe(error: BaseException) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ..approval import Action, Decision
-from ..edits.ops import Create, Delete, Modify, Operation, Rename
+from ..edits.ops import Create, Delete, Hunk, Modify, Operation, Rename
 
 
 class Mark(StrEnum):
@@ -54,6 +54,9 @@ class Entry:
     sent: bool = False  # the decision went to the session
     problem: str = ""  # a refusal or conflict, with its hint
     applied: bool = False
+    reasons: dict[int | None, str] = field(default_factory=dict)  # the person's, per item
+    amended: dict[int, Hunk] = field(default_factory=dict)  # hunks the person rewrote
+    content: str | None = None  # a create's content as the person rewrote it
 
     @property
     def kind(self) -> Kind:
@@ -79,13 +82,21 @@ class Entry:
             return None
         if not self.per_hunk:
             if self.mark is Mark.ACCEPTED:
-                return Decision(Action.ACCEPT, "accepted in the app")
-            return Decision(Action.REJECT, "rejected in the app")
+                return Decision(Action.ACCEPT, content=self.content)
+            return Decision(Action.REJECT, self.reasons.get(None, ""))
+        notes = tuple((i, why) for i, why in sorted(self.reasons.items(), key=_by_hunk)
+                      if i is not None and self.hunks[i] is Mark.REJECTED)
         accepted = tuple(i for i, m in enumerate(self.hunks) if m is Mark.ACCEPTED)
         if not accepted:
-            return Decision(Action.REJECT, "rejected in the app")
+            return Decision(Action.REJECT, self.reasons.get(None, ""), notes=notes)
         whole = len(accepted) == len(self.hunks)
-        return Decision(Action.ACCEPT, "accepted in the app", None if whole else accepted)
+        amended = tuple((i, h) for i, h in sorted(self.amended.items()) if i in accepted)
+        return Decision(Action.ACCEPT, "", None if whole else accepted, notes=notes,
+                        amended=amended)
+
+
+def _by_hunk(pair: tuple[int | None, str]) -> int:
+    return -1 if pair[0] is None else pair[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +235,34 @@ class Review:
         if item is None:
             return [], Refusal.NOTHING
         return self._set(item, Mark.REJECTED)
+
+    def reject_with_reason(self, reason: str) -> tuple[list[tuple[int, Decision]],
+                                                      Refusal | None]:
+        """`c`: reject the focused hunk or operation; the reason reaches the model next turn."""
+        item = self.cursor
+        if item is None:
+            return [], Refusal.NOTHING
+        entry = self.entries[item.op]
+        if entry.sent or not self.item_undecided(item):
+            return [], Refusal.DECIDED
+        if reason.strip():
+            entry.reasons[item.hunk] = " ".join(reason.split())
+        return self._set(item, Mark.REJECTED)
+
+    def amend(self, item: Item, hunk: Hunk | None = None, content: str | None = None
+              ) -> tuple[list[tuple[int, Decision]], Refusal | None]:
+        """`e`: accept the item as the person rewrote it (a hunk, or a create's content)."""
+        entry = self.entries.get(item.op)
+        if entry is None or entry.sent or not self.item_undecided(item):
+            return [], Refusal.DECIDED
+        if entry.blocked:
+            return [], Refusal.BLOCKED
+        if item.hunk is not None and hunk is not None:
+            entry.amended[item.hunk] = hunk
+        elif content is not None:
+            entry.content = content
+        self.cursor = item
+        return self._set(item, Mark.ACCEPTED)
 
     def confirm(self) -> tuple[list[tuple[int, Decision]], Refusal | None]:
         """`d` then `y`: accept the focused delete or rename."""

@@ -22,6 +22,13 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("review.reject_all",), "review",
      "reject everything still undecided; accepted hunks stay accepted"),
     (("review.confirm",), "review", "then y: accept the focused delete or rename (r rejects it)"),
+    (("review.reason",), "review",
+     "reject the focused hunk or operation with a reason the model hears"),
+    (("review.amend",), "review",
+     "edit the focused hunk's result (or a created file) in $VISUAL/$EDITOR"),
+    (("review.try",), "review",
+     "accept like A, apply, run \\[review] check; then keep (y) or roll back (n)"),
+    (("review.pager",), "review", "open the turn's diff in \\[review] pager ($PAGER, less -R)"),
     (("review.next", "review.previous", "review.next_file", "review.previous_file"), "review",
      "next / previous hunk; next / previous file"),
     (("files.toggle",), "files", "put the file into the context or take it out"),
@@ -35,6 +42,7 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
 ]
 COMMANDS = [
     ("/undo", "restore the files of the last applied turn"),
+    ("/redo", "re-apply exactly what the last /undo restored"),
     ("/model NAME", "talk to another model"),
     ("/transport NAME", "auto, ws, responses or chat"),
     ("/add PATH", "put a file into the context"),

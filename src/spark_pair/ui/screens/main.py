@@ -40,6 +40,8 @@ from ..widgets.review import ReviewPane
 from ..review_state import Mark
 from ..widgets.diff_view import DiffView, HunkMark
 from ..widgets.meter import Meter
+from .. import review_tools
+from .check import CheckScreen
 from .confirm import ConfirmScreen
 from .help import HelpScreen
 
@@ -89,6 +91,7 @@ class MainScreen(Screen[None]):
         self.proposed_any = False
         self.open_error: SparkPairError | None = None
         self._file_list: list[str] | None = None
+        self.trying = False  # `t`: run the check once the turn is applied
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -206,6 +209,7 @@ class MainScreen(Screen[None]):
             return
         self.last_prompt = prompt
         self.proposed_any = False
+        self.trying = False
         self.query_one(DiffView).reset()
         self.query_one(Meter).reset()
         self.query_one(ReviewPane).clear()
@@ -264,6 +268,9 @@ class MainScreen(Screen[None]):
                     self._finished(result)
 
     def _finished(self, result: Any) -> None:
+        trying, self.trying = self.trying, False
+        if trying and result.status == "applied":
+            self._check_applied(result.turn_id)
         review = self.query_one(ReviewPane)
         review.set_applied([i for i, o in enumerate(result.outcomes) if o == Outcome.APPLIED])
         if result.error is not None:
@@ -318,6 +325,8 @@ class MainScreen(Screen[None]):
         match command:
             case "/undo":
                 self._undo()
+            case "/redo":
+                self._redo()
             case "/model" if arg:
                 self._reopen({"model.name": arg}, f"model {arg}")
             case "/transport" if arg in TRANSPORT_NAMES:
@@ -339,7 +348,7 @@ class MainScreen(Screen[None]):
                 self.show_error(UsageError(
                     f"unknown command {text!r}" if command not in _TAKES_ARG else
                     f"{command} needs an argument",
-                    hint="commands: /undo /model NAME /transport NAME /add PATH /drop PATH "
+                    hint="commands: /undo /redo /model NAME /transport NAME /add PATH /drop PATH "
                          "/clear /help /quit"))
 
     @work(group="command", exclusive=True, exit_on_error=False)
@@ -353,6 +362,71 @@ class MainScreen(Screen[None]):
             self.show_error(exc)
             return
         self.say(f"restored {len(restored)} file(s): {', '.join(map(shown, restored))}")
+
+    @work(group="command", exclusive=True, exit_on_error=False)
+    async def _redo(self) -> None:
+        if self.turn_worker is not None:
+            self.say("a turn is running: finish or stop it before /redo")
+            return
+        try:
+            written = await self.driver.redo()
+        except SparkPairError as exc:
+            self.show_error(exc)
+            return
+        self.say(f"re-applied {len(written)} file(s): {', '.join(map(shown, written))}")
+
+    # ---- review tools: edit a hunk, try before keep, the pager ------------------------------
+
+    @on(ReviewPane.Amend)
+    def _amend(self, message: ReviewPane.Amend) -> None:
+        self.say(review_tools.amend(self.app, self.query_one(ReviewPane), message.item,
+                                    self.launch.root))
+
+    @on(ReviewPane.OpenPager)
+    def _open_pager(self, message: ReviewPane.OpenPager) -> None:
+        settings = self.driver.settings
+        outcome = review_tools.page(self.app, self.query_one(ReviewPane), self.launch.root,
+                                    "" if settings is None else settings.review.pager)
+        if outcome:
+            self.say(outcome)
+
+    @on(ReviewPane.TryCheck)
+    def _try_check(self, message: ReviewPane.TryCheck) -> None:
+        settings = self.driver.settings
+        check = "" if settings is None else settings.review.check.strip()
+        if not check:
+            self.say('no check is configured: set \\[review] check = "pytest -q" in '
+                     ".spark-pair.toml (A accepts without trying)")
+            return
+        if self.turn_worker is None or not self.query_one(ReviewPane).has_undecided:
+            self.say("t tries a turn under review: start one, then press t before deciding")
+            return
+        self.trying = True
+        self.query_one(ReviewPane).action_accept_all()
+        self.say(f"accepted like A; once the turn is applied, {check!r} runs before you keep it")
+
+    def _check_applied(self, turn_id: str) -> None:
+        settings = self.driver.settings
+        assert settings is not None
+
+        def answered(keep: bool | None) -> None:
+            if keep:
+                self.say("kept: the turn stays applied (/undo still puts it back)")
+            else:
+                self._roll_back(turn_id)
+
+        self.app.push_screen(CheckScreen(settings.review.check, self.launch.root,
+                                         settings.review.check_timeout_s), answered)
+
+    @work(group="command", exclusive=True, exit_on_error=False)
+    async def _roll_back(self, turn_id: str) -> None:
+        try:
+            restored = await self.driver.undo(turn_id)
+        except SparkPairError as exc:
+            self.show_error(exc)
+            return
+        self.say(f"rolled back: restored {len(restored)} file(s) byte for byte "
+                 f"({', '.join(map(shown, restored))}); /redo applies it again")
 
     @work(group="command", exclusive=True, exit_on_error=False)
     async def _reopen(self, overrides: dict[str, str], what: str) -> None:

@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.suggester import Suggester
 from textual.widgets import Input
 
-SLASH_COMMANDS = ("/undo", "/model ", "/transport ", "/add ", "/drop ", "/clear", "/help",
+SLASH_COMMANDS = ("/undo", "/redo", "/model ", "/transport ", "/add ", "/drop ", "/clear", "/help",
                   "/quit")
 TRANSPORT_NAMES = ("auto", "ws", "responses", "chat")
 

@@ -16,9 +16,10 @@ from textual.widgets.option_list import Option
 
 from ...approval import Decision
 from ...edits.ops import Create, Hunk, Modify, Rename
-from ...edits.paths import shown
+from ...edits.paths import shown, shown_text
 from ..review_state import Entry, Item, Kind, Mark, Refusal, Review
 from ..screens.confirm import ConfirmScreen
+from ..screens.reason import ReasonScreen
 
 TAGS = {Kind.MODIFY: ("M", "modify"), Kind.CREATE: ("+", "create"),
         Kind.DELETE: ("D", "DELETE"), Kind.RENAME: ("R", "RENAME")}
@@ -47,6 +48,17 @@ class ReviewPane(OptionList):
                 tooltip="Reject everything still undecided; accepted hunks stay accepted"),
         Binding("d", "confirm", "del/rename", id="review.confirm",
                 tooltip="Accept the focused delete or rename (asks y/n)"),
+        Binding("c", "reject_with_reason", "reject+why", id="review.reason",
+                tooltip="Reject the focused hunk or operation with a reason the model hears "
+                        "next turn"),
+        Binding("e", "amend", "edit", id="review.amend",
+                tooltip="Edit the focused hunk's result (or a created file) in $VISUAL/$EDITOR; "
+                        "what you save is accepted"),
+        Binding("t", "try_check", "try", id="review.try",
+                tooltip="Accept like A, apply, run the configured check (review.check), then "
+                        "keep (y) or roll back (n)"),
+        Binding("o", "open_pager", "pager", id="review.pager",
+                tooltip="Open the turn's diff in your pager (review.pager, $PAGER, less -R)"),
         Binding("j", "next_item", "next", id="review.next", show=False),
         Binding("k", "previous_item", "previous", id="review.previous", show=False),
         Binding("n", "next_file", "next file", id="review.next_file", show=False),
@@ -75,6 +87,19 @@ class ReviewPane(OptionList):
         def __init__(self, decisions: list[tuple[int, Decision]]) -> None:
             super().__init__()
             self.decisions = decisions
+
+    class Amend(Message):
+        """The person asked to rewrite this item in their editor (`e`)."""
+
+        def __init__(self, item: Item) -> None:
+            super().__init__()
+            self.item = item
+
+    class TryCheck(Message):
+        """`t`: accept like A, then try the turn against the check before keeping it."""
+
+    class OpenPager(Message):
+        """`o`: the turn's diff in the person's pager."""
 
     class Changed(Message):
         """Marks or the cursor changed (the live diff shows them); `moved`: the person moved
@@ -128,7 +153,8 @@ class ReviewPane(OptionList):
             if entry.per_hunk:
                 assert isinstance(entry.op, Modify)
                 for h, (hunk, mark) in enumerate(zip(entry.op.hunks, entry.hunks)):
-                    options.append(Option(_hunk_line(hunk, mark), id=f"{index}:{h}"))
+                    options.append(Option(_hunk_line(hunk, mark, entry.reasons.get(h, ""),
+                                                     h in entry.amended), id=f"{index}:{h}"))
             if entry.problem:
                 options.append(Option(Text("    ! " + entry.problem, style="bold"),
                                       disabled=True))
@@ -180,6 +206,48 @@ class ReviewPane(OptionList):
     def action_reject_all(self) -> None:
         self._after(self.review.reject_all(), None)
 
+    def action_reject_with_reason(self) -> None:
+        item = self.review.cursor
+        if item is None:
+            self._after([], Refusal.NOTHING)
+            return
+        entry = self.review.entries[item.op]
+        if entry.sent or not self.review.item_undecided(item):
+            self.notify(REFUSALS[Refusal.DECIDED], timeout=3)
+            return
+        what = (f"hunk {item.hunk + 1} of {shown(entry.op.path)}" if item.hunk is not None
+                else _label(entry))
+
+        def answered(reason: str | None) -> None:
+            if reason is not None and self.review.cursor == item:
+                self._after(*self.review.reject_with_reason(reason))
+
+        self.app.push_screen(ReasonScreen(what), answered)
+
+    def action_amend(self) -> None:
+        item = self.review.cursor
+        if item is None:
+            self._after([], Refusal.NOTHING)
+            return
+        entry = self.review.entries[item.op]
+        if entry.sent or not self.review.item_undecided(item):
+            self.notify(REFUSALS[Refusal.DECIDED], timeout=3)
+        elif item.hunk is None and entry.kind is not Kind.CREATE:
+            self.notify("e rewrites a hunk or a created file; a delete or rename has no text",
+                        severity="warning", timeout=4)
+        else:
+            self.post_message(self.Amend(item))
+
+    def amended(self, item: Item, hunk: Hunk | None = None, content: str | None = None) -> None:
+        """The person saved their own version: accept it (all-or-nothing with the turn)."""
+        self._after(*self.review.amend(item, hunk, content))
+
+    def action_try_check(self) -> None:
+        self.post_message(self.TryCheck())
+
+    def action_open_pager(self) -> None:
+        self.post_message(self.OpenPager())
+
     def action_confirm(self) -> None:
         item = self.review.cursor
         if item is None:
@@ -226,6 +294,13 @@ def _question(entry: Entry) -> str:
     return f"Delete {shown(op.path)}?{warn}"
 
 
+def _label(entry: Entry) -> str:
+    op = entry.op
+    if isinstance(op, Rename):
+        return f"the rename of {shown(op.src)}"
+    return f"the {entry.kind} of {shown(op.path)}"
+
+
 def _entry_line(entry: Entry) -> Text:
     op = entry.op
     letter, word = TAGS[entry.kind]
@@ -249,7 +324,11 @@ def _entry_line(entry: Entry) -> Text:
         marker, words = MARKS[entry.mark]
         if entry.mark is Mark.UNDECIDED and entry.needs_confirm:
             words = "needs d then y"
+        if entry.content is not None:
+            words = "edited"
         text.append(f"  {marker} {words}")
+        if entry.reasons.get(None):
+            text.append(f"  why: {shown_text(entry.reasons[None])}", style="italic")
     if entry.stale:
         text.append("  STALE: changed on disk" + (" (blocked)" if entry.blocked else ""),
                     style="bold")
@@ -260,8 +339,10 @@ def _entry_line(entry: Entry) -> Text:
     return text
 
 
-def _hunk_line(hunk: Hunk, mark: Mark) -> Text:
+def _hunk_line(hunk: Hunk, mark: Mark, reason: str = "", amended: bool = False) -> Text:
     marker, words = MARKS[mark]
+    if amended:
+        words = "edited"
     head = "@@"
     if hunk.old_start is not None:
         head = f"@@ -{hunk.old_start},{hunk.old_len} +{hunk.new_start},{hunk.new_len} @@"
@@ -269,5 +350,7 @@ def _hunk_line(hunk: Hunk, mark: Mark) -> Text:
     text.append(f"    {marker} {words:<9} ")
     text.append(f"{head} +{hunk.added} -{hunk.removed}")
     if hunk.section:
-        text.append(f"  {hunk.section}", style="italic")
+        text.append(f"  {shown_text(hunk.section)}", style="italic")
+    if reason:
+        text.append(f"  why: {shown_text(reason)}", style="italic")
     return text

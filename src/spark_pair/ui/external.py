@@ -1,0 +1,59 @@
+"""Handing the terminal to the person's own programs ($VISUAL/$EDITOR, a pager) and back.
+
+The app suspends (the program gets the real terminal) and resumes in the same state. Where
+the app cannot suspend (tests, a web terminal), the program runs without the terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from textual.app import App, SuspendNotSupported
+
+from ..errors import UsageError
+
+
+def editor_argv(env: Mapping[str, str] | None = None) -> list[str]:
+    env = os.environ if env is None else env
+    return _argv(env.get("VISUAL") or env.get("EDITOR") or "vi", "$VISUAL / $EDITOR")
+
+
+def pager_argv(setting: str, env: Mapping[str, str] | None = None) -> list[str]:
+    env = os.environ if env is None else env
+    return _argv(setting or env.get("PAGER") or "less -R", "[review] pager / $PAGER")
+
+
+def _argv(command: str, where: str) -> list[str]:
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise UsageError(f"cannot read the command {command!r} ({exc})",
+                         hint=f"fix {where}") from exc
+    if not argv:
+        raise UsageError("the command is empty", hint=f"set {where}")
+    return argv
+
+
+def run_program(app: App[object], argv: list[str], path: Path, cwd: Path) -> int:
+    """Run `argv path` with the terminal handed over; its exit status (127: not found)."""
+    try:
+        with app.suspend():
+            return _run(argv, path, cwd)
+    except SuspendNotSupported:
+        return _run(argv, path, cwd, own_terminal=False)
+
+
+def _run(argv: list[str], path: Path, cwd: Path, own_terminal: bool = True) -> int:
+    quiet = {} if own_terminal else {"stdin": subprocess.DEVNULL,
+                                     "stdout": subprocess.DEVNULL,
+                                     "stderr": subprocess.DEVNULL}
+    try:
+        return subprocess.run([*argv, str(path)], cwd=cwd, check=False, **quiet).returncode
+    except FileNotFoundError:
+        return 127
+    except OSError:
+        return 126

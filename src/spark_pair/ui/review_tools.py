@@ -1,0 +1,81 @@
+"""The person's own tools during review: `e` rewrites a hunk (or a created file) in their
+editor, `o` shows the turn's diff in their pager. Both hand the terminal over and come back to
+the same review state; neither writes a repository file (what is saved becomes the decision,
+applied with the turn, all-or-nothing and journaled)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path, PurePosixPath
+
+from textual.app import App
+
+from ..edits.amend import amend_content, amend_hunk, hunk_result
+from ..edits.ops import Create, Modify
+from ..edits.render import render_ops
+from ..errors import SparkPairError
+from .external import editor_argv, pager_argv, run_program
+from .review_state import Item
+from .widgets.review import ReviewPane
+
+
+def amend(app: App[object], pane: ReviewPane, item: Item, root: Path) -> str:
+    """Open the item's resulting text in $VISUAL/$EDITOR; accept what was saved. Returns what
+    happened, for the notice line."""
+    entry = pane.review.entries.get(item.op)
+    if entry is None:
+        return "nothing to edit"
+    op = entry.op
+    if isinstance(op, Modify) and item.hunk is not None:
+        original = hunk_result(op.hunks[item.hunk])
+    elif isinstance(op, Create):
+        original = op.content
+    else:
+        return "e rewrites a hunk or a created file"
+    suffix = PurePosixPath(op.path).suffix[:16]
+    with tempfile.TemporaryDirectory(prefix="spark-pair-edit-") as tmp:
+        path = Path(tmp) / f"{PurePosixPath(op.path).stem[:40] or 'hunk'}{suffix}"
+        path.write_text(original, encoding="utf-8", newline="")
+        try:
+            code = run_program(app, editor_argv(), path, root)
+        except SparkPairError as exc:
+            return exc.describe()
+        if code != 0:
+            return f"the editor exited with status {code}: nothing changed"
+        try:
+            with open(path, encoding="utf-8", newline="") as f:
+                saved = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            return f"could not read what the editor saved ({exc}): nothing changed"
+    if pane.review.entries.get(item.op) is not entry:
+        return "the proposal was asked again while you edited: nothing changed"
+    try:
+        if isinstance(op, Create):
+            content = amend_content(op.content, saved)
+            if content is None:
+                return "unchanged: nothing changed"
+            pane.amended(item, content=content)
+        else:
+            hunk = amend_hunk(op.hunks[item.hunk], saved)  # type: ignore[index]
+            if hunk is None:
+                return "unchanged: nothing changed"
+            pane.amended(item, hunk=hunk)
+    except SparkPairError as exc:
+        return exc.describe()
+    return "your version is accepted: it is written with the turn (the model hears of it)"
+
+
+def page(app: App[object], pane: ReviewPane, root: Path, setting: str) -> str:
+    """Show the turn's diff (as proposed so far) in the pager; '' when all went well."""
+    entries = [pane.review.entries[i] for i in sorted(pane.review.entries)]
+    if not entries:
+        return "no diff yet: o opens the turn's diff once the model proposes something"
+    text = render_ops([e.op for e in entries])
+    with tempfile.TemporaryDirectory(prefix="spark-pair-diff-") as tmp:
+        path = Path(tmp) / "turn.diff"
+        path.write_text(text, encoding="utf-8")
+        try:
+            code = run_program(app, pager_argv(setting), path, root)
+        except SparkPairError as exc:
+            return exc.describe()
+    return "" if code == 0 else f"the pager exited with status {code}"

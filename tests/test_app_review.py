@@ -1,0 +1,174 @@
+"""The review tools as a person uses them, with Textual's pilot against the simulator as a real
+process in the demo's git repository: a reason the model hears, an edit made in $EDITOR, try
+before keep, redo after undo, the pager."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+from spark_pair.headless.demo_project import FILES
+from spark_pair.sim.process import SimProcess
+from spark_pair.ui.review_state import Kind, Mark
+from spark_pair.ui.screens.check import CheckScreen
+from spark_pair.ui.screens.reason import ReasonScreen
+
+from test_app import all_proposed, demo_sim, go_to, make_app, notice, repo, review, turn_over, until  # noqa: F401
+
+WHOLE = {**FILES}
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.parts}
+
+
+def script(tmp: Path, name: str, body: str) -> Path:
+    path = tmp / name
+    path.write_text(f"#!{sys.executable}\nimport sys\n{body}")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+async def send(pilot, app, text: str) -> None:
+    app.main.query_one("#prompt").focus()
+    await pilot.press(*text, "enter")
+
+
+async def test_c_rejects_with_a_reason_that_the_next_request_carries(
+        repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        first = review(app).review.entries[0]
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ReasonScreen), "the reason input")
+        await pilot.press(*"keep the old total", "enter")
+        assert first.hunks[0] is Mark.REJECTED and first.reasons[0] == "keep the old total"
+        assert "why: keep the old total" in str(review(app).get_option("0:0").prompt)
+        await pilot.press("A")  # the rest of the modifies and the create
+        await pilot.press("r", "r")  # the delete, the rename
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert (repo / "CHANGELOG.md").exists()
+        demo_sim.clear_requests()
+        await send(pilot, app, "try again")
+        await until(pilot, lambda: demo_sim.requests() and turn_over(app), "the next turn")
+    sent = json.dumps(demo_sim.requests()[-1])
+    assert 'inventory.py hunk 1 (reason: \\"keep the old total\\")' in sent
+    assert "rejected, not applied: TODO.txt (delete) (no reason given)" in sent
+    assert "applied as you proposed: inventory.py hunk 2" in sent
+
+
+async def test_e_lands_exactly_the_line_the_editor_changed(repo: Path, demo_sim: SimProcess,
+                                                           tmp_path: Path, monkeypatch) -> None:
+    editor = script(tmp_path, "edit.py", "p = sys.argv[1]\nlines = open(p).read().split('\\n')\n"
+                    "lines[-2] = lines[-2] + '  # checked by hand'\n"
+                    "open(p, 'w').write('\\n'.join(lines))\n")
+    monkeypatch.setenv("VISUAL", str(editor))
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        first = review(app).review.entries[0]
+        hunk = first.op.hunks[0]
+        await pilot.press("e")
+        await until(pilot, lambda: first.hunks[0] is Mark.ACCEPTED, "the edited hunk")
+        assert "your version is accepted" in notice(app)
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    new = list(hunk.new_lines)
+    new[-1] += "  # checked by hand"
+    old = FILES["inventory.py"]
+    expected = old.replace("\n".join(hunk.old_lines) + "\n", "\n".join(new) + "\n")
+    assert (repo / "inventory.py").read_text() == expected
+    for rel, text in FILES.items():
+        if rel != "inventory.py":
+            assert (repo / rel).read_text() == text, rel
+
+
+async def test_e_with_a_failing_or_idle_editor_changes_nothing(
+        repo: Path, demo_sim: SimProcess, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("VISUAL", str(script(tmp_path, "fail.py", "sys.exit(3)\n")))
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        first = review(app).review.entries[0]
+        await pilot.press("e")
+        await until(pilot, lambda: "status 3" in notice(app), "the editor's failure")
+        monkeypatch.setenv("VISUAL", str(script(tmp_path, "idle.py", "pass\n")))
+        await pilot.press("e")
+        await until(pilot, lambda: "unchanged" in notice(app), "the unchanged text")
+        assert first.hunks[0] is Mark.UNDECIDED and not first.amended
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    assert (repo / "inventory.py").read_text() == FILES["inventory.py"]
+
+
+async def test_t_failing_check_then_n_restores_the_bytes(repo: Path, demo_sim: SimProcess) -> None:
+    before = snapshot(repo)
+    app = make_app(repo, demo_sim, **{"review.check": "echo checking; grep -q discount "
+                                      "inventory.py && exit 1; exit 0"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("t")
+        pending = review(app).review.undecided()
+        assert sorted(e.kind for e in pending) == [Kind.DELETE, Kind.RENAME]
+        await pilot.press("r", "r")
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
+        screen = app.screen
+        await until(pilot, lambda: screen.result is not None, "the check's end")
+        assert not screen.result.passed and "checking" in screen.result.output
+        assert "discount" in (repo / "inventory.py").read_text()  # applied while it ran
+        await pilot.press("n")
+        await until(pilot, lambda: "rolled back" in notice(app), "the roll back")
+    assert snapshot(repo) == before
+
+
+async def test_t_without_a_configured_check_says_how(repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("t")
+        assert "[review] check" in notice(app)
+        assert len(review(app).review.undecided()) == 6  # nothing was decided
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_redo_after_undo_reapplies_exactly(repo: Path, demo_sim: SimProcess) -> None:
+    before = snapshot(repo)
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("A", "d")
+        await pilot.press("y")
+        await pilot.press("d", "y")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        after = snapshot(repo)
+        assert after != before and "stock.csv" not in after and "TODO.txt" not in after
+        await send(pilot, app, "/undo")
+        await until(pilot, lambda: "restored" in notice(app), "the undo")
+        assert snapshot(repo) == before
+        await send(pilot, app, "/redo")
+        await until(pilot, lambda: "re-applied" in notice(app), "the redo")
+        assert snapshot(repo) == after
+
+
+async def test_o_shows_the_diff_in_the_pager_and_comes_back(
+        repo: Path, demo_sim: SimProcess, tmp_path: Path) -> None:
+    copy = tmp_path / "paged.diff"
+    pager = script(tmp_path, "pager.py", f"open({str(copy)!r}, 'w').write(open(sys.argv[1]).read())\n")
+    app = make_app(repo, demo_sim, **{"review.pager": str(pager)})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        cursor = review(app).review.cursor
+        await pilot.press("o")
+        await until(pilot, copy.exists, "the pager")
+        assert review(app).review.cursor == cursor and len(review(app).review.undecided()) == 6
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    text = copy.read_text()
+    assert "--- a/inventory.py" in text and "+++ b/CHANGELOG.md" in text
+    assert "discount" in text
