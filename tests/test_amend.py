@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spark_pair.edits.amend import amend_content, amend_hunk, hunk_result
 from spark_pair.edits.apply import apply_hunks

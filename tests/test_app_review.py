@@ -5,20 +5,33 @@ before keep, redo after undo, the pager."""
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 from pathlib import Path
 
-from spark_pair.headless.demo_project import FILES
+import pytest
+from test_app import all_proposed, make_app, notice, review, turn_over, until
+
+from spark_pair.commands.demo import make_repo
+from spark_pair.headless.demo_project import FILES, MATCH, reply_text
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.review_state import Kind, Mark
 from spark_pair.ui.screens.check import CheckScreen
 from spark_pair.ui.screens.reason import ReasonScreen
 
-from test_app import all_proposed, demo_sim, go_to, make_app, notice, repo, review, turn_over, until  # noqa: F401
 
-WHOLE = {**FILES}
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    for var in ("SPARK_PAIR_BASE_URL", "SPARK_PAIR_MODEL", "SPARK_PAIR_TRANSPORT"):
+        monkeypatch.delenv(var, raising=False)
+    return make_repo(tmp_path)
+
+
+@pytest.fixture
+def demo_sim(sim: SimProcess) -> SimProcess:
+    sim.configure(replies=[{"match": MATCH, "text": reply_text()}])
+    return sim
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -106,7 +119,8 @@ async def test_e_with_a_failing_or_idle_editor_changes_nothing(
     assert (repo / "inventory.py").read_text() == FILES["inventory.py"]
 
 
-async def test_t_failing_check_then_n_restores_the_bytes(repo: Path, demo_sim: SimProcess) -> None:
+async def test_t_failing_check_then_n_restores_the_bytes(repo: Path,
+                                                         demo_sim: SimProcess) -> None:
     before = snapshot(repo)
     app = make_app(repo, demo_sim, **{"review.check": "echo checking; grep -q discount "
                                       "inventory.py && exit 1; exit 0"})
@@ -159,7 +173,8 @@ async def test_redo_after_undo_reapplies_exactly(repo: Path, demo_sim: SimProces
 async def test_o_shows_the_diff_in_the_pager_and_comes_back(
         repo: Path, demo_sim: SimProcess, tmp_path: Path) -> None:
     copy = tmp_path / "paged.diff"
-    pager = script(tmp_path, "pager.py", f"open({str(copy)!r}, 'w').write(open(sys.argv[1]).read())\n")
+    pager = script(tmp_path, "pager.py",
+                   f"open({str(copy)!r}, 'w').write(open(sys.argv[1]).read())\n")
     app = make_app(repo, demo_sim, **{"review.pager": str(pager)})
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")

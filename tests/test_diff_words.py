@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import random
 
-from spark_pair.edits.parser import DiffParser
-from spark_pair.protocol.events import TextDelta
-
 from diffstream import frames
 from uiapps import DiffApp
+
+from spark_pair.edits.parser import DiffParser
+from spark_pair.protocol.events import TextDelta
 
 REPLY = ("--- a/shop.py\n+++ b/shop.py\n@@ -1,3 +1,3 @@\n def total(items):\n"
          "-    return price * count\n+    return price * quantity\n \n"

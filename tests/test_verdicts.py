@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 from spark_pair.approval import Action, Decision
 from spark_pair.edits.amend import amend_hunk
@@ -45,7 +44,8 @@ def test_the_note_says_exactly_what_was_applied_amended_and_rejected_and_why():
         Decision(Action.ACCEPT),
         Decision(Action.REJECT)]))
     assert "applied as you proposed: m.py hunk 1; n.py (create)" in note
-    assert "applied as the user rewrote it: m.py hunk 2; it now reads:\n```\nh\nI by hand\n```" in note
+    assert ("applied as the user rewrote it: m.py hunk 2; it now reads:\n"
+            "```\nh\nI by hand\n```") in note
     assert 'rejected, not applied: m.py hunk 3 (reason: "keep t lower case")' in note
     assert "rejected, not applied: old.py (delete) (no reason given)" in note
 

@@ -34,11 +34,11 @@ from .errors import Cancelled, TurnInProgress
 from .protocol.events import Event, Transport, TurnRequest
 from .protocol.metrics import estimate_tokens
 from .session_events import Frame, SessionEvent, TurnFinished, TurnResult, TurnStarted, TurnStatus
-from .verdicts import Verdict, note_for_model, verdicts_of
 
 if TYPE_CHECKING:  # the store package opens SQLite; not needed before the request
     from .session_turn import TurnRun
     from .store.records import Recorder, RequestRecord
+    from .verdicts import Verdict
 
 WatchFn = Callable[[Callable[[set[str]], None]], Any]  # watch(on_change) -> async context manager
 
@@ -187,6 +187,8 @@ class Session:
         if isinstance(self.approver, PolicyApprover) or result.status not in (
                 TurnStatus.APPLIED, TurnStatus.REJECTED):
             return []
+        from .verdicts import verdicts_of
+
         return verdicts_of(result.operations, result.decisions)
 
     def _refuse_overlap(self) -> None:
@@ -226,10 +228,18 @@ class Session:
             if result.metrics is not None and not result.metrics.partial:  # the model
                 # answered: the turn joins the history
                 await asyncio.to_thread(self.context.finish, request, result.text,
-                                        list(result.changed), note_for_model(verdicts))
+                                        list(result.changed), _note(verdicts))
             yield TurnFinished(result)
         finally:
             self._busy = False
+
+
+def _note(verdicts: Sequence[Verdict]) -> str:
+    if not verdicts:
+        return ""
+    from .verdicts import note_for_model
+
+    return note_for_model(verdicts)
 
 
 def new_turn_id() -> str:

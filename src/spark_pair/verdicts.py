@@ -47,7 +47,7 @@ def _label(op: Operation) -> str:
 def verdicts_of(ops: Sequence[Operation], decisions: Sequence[Decision | None]) -> list[Verdict]:
     """One verdict per proposed hunk (or per operation without hunks), in order."""
     out: list[Verdict] = []
-    for i, (op, d) in enumerate(zip(ops, decisions)):
+    for i, (op, d) in enumerate(zip(ops, decisions, strict=False)):
         if d is None:
             continue
         path, kind = _label(op), op_kind(op)

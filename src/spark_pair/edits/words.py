@@ -81,6 +81,6 @@ def line_pairs(lines: Sequence[str]) -> list[tuple[int, int]]:
         k = j
         while k < n and lines[k][:1] == "+":
             k += 1
-        pairs += list(zip(range(i, j), range(j, k)))
+        pairs += list(zip(range(i, j), range(j, k), strict=False))
         i = k if k > j else j
     return pairs
