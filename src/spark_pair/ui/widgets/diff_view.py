@@ -194,9 +194,27 @@ class DiffView(ScrollView, can_focus=True):
         height = len(self.rows) + (1 if self.partial else 0)
         size = Size(self._width, height)
         if size != self.virtual_size:
-            self.virtual_size = size  # once per batch: it is a layout reactive
+            self._grow(size)
         if self.is_attached:
             self.refresh()
+
+    def _grow(self, size: Size) -> None:
+        """A new virtual size, once per batch. `virtual_size` is a layout reactive: setting it
+        lays out the whole screen again. While the scrollbars stay as they are only this view
+        changes, so the size is set quietly, the scrollbars told, and the tail followed here."""
+        width, height = self.container_size
+        same_bars = (self.show_vertical_scrollbar and size.height > height
+                     and self.show_horizontal_scrollbar
+                     == (size.width > width - self.styles.scrollbar_size_vertical))
+        if not (same_bars and self.is_attached):
+            self.virtual_size = size
+            return
+        self.set_reactive(DiffView.virtual_size, size)
+        self._scroll_update(size)
+        if self._anchored and not self._anchor_released:  # follow the tail (as layout does)
+            end = self.max_scroll_y
+            self.scroll_target_y = self.scroll_y = end
+            self.vertical_scrollbar.position = end
 
     def _event(self, event: Any) -> None:
         match event:
