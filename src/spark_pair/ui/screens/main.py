@@ -8,6 +8,7 @@ messages; handlers own the screen's state.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
 from ...edits.paths import shown
@@ -34,6 +35,7 @@ from ...session_events import (
 )
 from ..driver import Driver, describe
 from ..widgets.files import FilesPane
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.prompt import TRANSPORT_NAMES, Prompt, SlashSuggester
 from ..widgets.review import ReviewPane
@@ -105,7 +107,7 @@ class MainScreen(Screen[None]):
         yield Prompt(placeholder="what should change? (/help for commands)", id="prompt",
                      suggester=SlashSuggester(self.models, self._files, lambda: list(self.context)))
         yield Meter(id="meter", **({"clock": self.launch.clock} if self.launch.clock else {}))
-        yield Footer(compact=True)
+        yield AppFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(DiffView).border_title = "Live diff"
@@ -134,6 +136,7 @@ class MainScreen(Screen[None]):
         await self.driver.open()
 
     async def on_unmount(self) -> None:
+        gc.unfreeze()
         self.driver.cancel()
         await self.driver.close()
         if self.launch.demo is not None:
@@ -149,6 +152,7 @@ class MainScreen(Screen[None]):
         for warning in self.driver.settings.warnings:
             self.notify(warning, title="config", severity="warning", timeout=8)
         self._apply_keymap(self.driver.settings.keys)
+        self.call_after_refresh(_freeze_heap)
         if self.launch.prompt:
             prompt, self.launch.prompt = self.launch.prompt, ""
             self.start_turn(prompt, list(self.context))
@@ -599,6 +603,13 @@ class MainScreen(Screen[None]):
 
 _TAKES_ARG = ("/model", "/add", "/drop")
 _HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTED}
+
+
+def _freeze_heap() -> None:
+    """The first screen and the open repository live as long as the app: moved out of the
+    collector's reach, so a full collection mid-stream (tens of ms) walks only new objects."""
+    gc.collect()
+    gc.freeze()
 
 
 def _shown(widget: Any) -> bool:
