@@ -99,11 +99,13 @@ async def test_hunks_appear_while_the_turn_streams(repo: Path, demo_sim: SimProc
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
         await until(pilot, lambda: review(app).review.entries, "the first proposal")
-        assert app.focused is review(app)  # focus moves to the review pane
+        await until(pilot, lambda: app.focused is review(app), "focus on the review pane")
         names = [[type(e).__name__ for e in f.events] for f in frames]
         first_op = next(i for i, n in enumerate(names) if "OperationProposed" in n)
         assert not any("Completed" in n for n in names[: first_op + 1])  # still streaming
-        assert len(frames) > 3  # batched per frame, not one message per token
+        first_hunk = next(i for i, n in enumerate(names) if "HunkStarted" in n)
+        assert first_hunk <= first_op  # the hunks were on screen before the stream ended
+        assert any(n.count("TextDelta") > 1 for n in names)  # batched, not one per token
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.press("R")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
