@@ -92,6 +92,8 @@ class MainScreen(Screen[None]):
         self.turn_worker: Worker[None] | None = None
         self.proposed_any = False
         self.open_error: SparkPairError | None = None
+        self._clear_pending = False
+        self._review_backlog: list[Any] = []  # frame events the review pane has yet to see
         self._file_list: list[str] | None = None
         self.trying = False  # `t`: run the check once the turn is applied
 
@@ -214,13 +216,19 @@ class MainScreen(Screen[None]):
         self.last_prompt = prompt
         self.proposed_any = False
         self.trying = False
+        self.turn_worker = self.run_worker(self._turn(prompt, list(files)), group="turn",
+                                           exit_on_error=False)
+        # the screen is cleared when the turn's first frame arrives: the request goes out
+        # first, not after a relayout and a new footer
+        self._clear_pending = True
+
+    def _clear_for_turn(self) -> None:
+        self._clear_pending = False
         self.query_one(DiffView).reset()
         self.query_one(Meter).reset()
         self.query_one(ReviewPane).clear()
         self.query_one(FilesPane).new_turn()
         self.say("")
-        self.turn_worker = self.run_worker(self._turn(prompt, list(files)), group="turn",
-                                           exit_on_error=False)
         self.refresh_bindings()
 
     async def _turn(self, prompt: str, files: list[str]) -> None:
@@ -236,9 +244,12 @@ class MainScreen(Screen[None]):
                 self.show_error(event.worker.error)
             return
         if event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            self._review_events()
             if event.state is WorkerState.ERROR and event.worker.error is not None:
                 self.show_error(event.worker.error)
             self.turn_worker = None
+            if self._clear_pending:  # ended before its first frame
+                self._clear_for_turn()
             self.driver.approver.reset()
             self.refresh_bindings()
             if self.queued:
@@ -247,10 +258,21 @@ class MainScreen(Screen[None]):
 
     @on(Driver.Frame)
     def _frame(self, message: Driver.Frame) -> None:
+        if self._clear_pending:
+            self._clear_for_turn()
         self.query_one(DiffView).feed(message.events, message.partial_line)
         self.query_one(Meter).feed(message.events)
+        if any(isinstance(e, _REVIEW_EVENTS) for e in message.events):
+            # the review pane may appear and take focus (a new layout, a new footer): after
+            # the diff's new rows are painted (and always before the turn's end is handled)
+            if not self._review_backlog:
+                self.call_after_refresh(self._review_events)
+            self._review_backlog.extend(message.events)
+
+    def _review_events(self) -> None:
+        events, self._review_backlog = self._review_backlog, []
         review = self.query_one(ReviewPane)
-        for event in message.events:
+        for event in events:
             match event:
                 case OperationProposed(proposal=proposal):
                     review.propose(proposal.index, proposal.op, stale=proposal.stale)
@@ -514,12 +536,16 @@ class MainScreen(Screen[None]):
     # ---- messages --------------------------------------------------------------------------
 
     def say(self, text: str) -> None:
+        if self._clear_pending:  # what the turn says comes after the clearing
+            self._clear_for_turn()
         notice = self.query_one("#notice", Static)
         notice.update(text)
         notice.set_class(not text, "-empty")
         notice.remove_class("-error")
 
     def show_error(self, error: BaseException) -> None:
+        if self._clear_pending:
+            self._clear_for_turn()
         notice = self.query_one("#notice", Static)
         notice.update(describe(error))
         notice.remove_class("-empty")
@@ -602,6 +628,7 @@ class MainScreen(Screen[None]):
 
 
 _TAKES_ARG = ("/model", "/add", "/drop")
+_REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished)
 _HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTED}
 
 
