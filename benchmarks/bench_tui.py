@@ -100,7 +100,8 @@ class OneFile:
               ) -> tuple[pe.TurnRequest, dict[str, str | None]]:
         return pe.TurnRequest("bench", [pe.Message("user", prompt)]), dict(self.hashes)
 
-    def finish(self, request: pe.TurnRequest, reply: str, applied: Sequence[str]) -> None:
+    def finish(self, request: pe.TurnRequest, reply: str, applied: Sequence[str],
+               review: str = "") -> None:
         pass
 
 
