@@ -45,7 +45,13 @@ def big_file(lines: int) -> list[str]:
     """Code-like lines: most distinct, with the blank and closing lines real files repeat."""
     out = []
     for i in range(lines):
-        out.append("" if i % 7 == 6 else "    }" if i % 7 == 5 else f"    total_{i} = step({i}, total_{i - 1})")
+        out.append(
+            ""
+            if i % 7 == 6
+            else "    }"
+            if i % 7 == 5
+            else f"    total_{i} = step({i}, total_{i - 1})"
+        )
     return out
 
 

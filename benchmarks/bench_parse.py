@@ -1,4 +1,5 @@
-"""Streaming parse speed for a ~4,000-token diff fed in 1-token (~4 character) chunks. Prints numbers.
+"""Streaming parse speed for a ~4,000-token diff fed in 1-token (~4 character) chunks.
+Prints numbers.
 
     .venv/bin/python benchmarks/bench_parse.py [--tokens 4000] [--rounds 20]
 
@@ -27,7 +28,10 @@ def make_diff(tokens: int) -> str:
         for h in range(3):
             body.append(f"@@ -{10 + h * 40},7 +{10 + h * 40},7 @@ def func_{h}():\n")
             body += [f"     value_{i} = compute({i})  # keep\n" for i in range(3)]
-            body += [f"-    result = old_call({h}, {n})\n", f"+    result = new_call({h}, {n}, fast=True)\n"]
+            body += [
+                f"-    result = old_call({h}, {n})\n",
+                f"+    result = new_call({h}, {n}, fast=True)\n",
+            ]
             body += [f"     other_{i} = value_{i} * 2\n" for i in range(3)]
         text = "".join(body)
         parts.append(text)
@@ -87,12 +91,17 @@ def main() -> None:
     total4, tail4 = results[4]
     print(f"diff: {len(text)} chars, ~{tokens:.0f} tokens, {args.rounds} rounds (medians, "
           "sizes interleaved, gc off while timing)")
-    print(f"4-char chunks: total {total4 * 1000:.2f} ms, last chunk -> parsed {tail4 * 1000:.3f} ms "
-          f"(target <= 5 ms)")
+    print(
+        f"4-char chunks: total {total4 * 1000:.2f} ms, last chunk -> parsed {tail4 * 1000:.3f} ms "
+        f"(target <= 5 ms)"
+    )
     print(f"throughput: {tokens / total4:,.0f} tok/s in 4-char chunks (target >= 200,000)")
     ratio = results[1][0] / results[len(text)][0]
-    print(f"1-char feeds: {results[1][0] * 1000:.2f} ms, whole: {results[len(text)][0] * 1000:.2f} ms, "
-          f"ratio {ratio:.2f}x (target <= ~2x)")
+    print(
+        f"1-char feeds: {results[1][0] * 1000:.2f} ms, "
+        f"whole: {results[len(text)][0] * 1000:.2f} ms, "
+        f"ratio {ratio:.2f}x (target <= ~2x)"
+    )
     floor = statistics.median(call_floor(text) for _ in range(args.rounds))
     own = (results[1][0] - floor) / results[len(text)][0]
     print(f"  of which calling an empty feed() per char: {floor * 1000:.2f} ms; "

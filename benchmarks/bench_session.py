@@ -133,16 +133,22 @@ def main() -> None:
         c, p, s = min(client), min(parser), min(turn)
         loop_us = max(0.0, s - c - p) / n * 1e6
         budget_us = 1e6 / RATE
-        print(f"{n} one-token deltas, {events} session events, best of {args.rounds} "
-              f"(median turn {statistics.median(turn) * 1000:.1f} ms), Python {sys.version.split()[0]}")
+        print(
+            f"{n} one-token deltas, {events} session events, best of {args.rounds} "
+            f"(median turn {statistics.median(turn) * 1000:.1f} ms), "
+            f"Python {sys.version.split()[0]}"
+        )
         print(f"client alone   {c * 1000:7.1f} ms  {n / c:>10,.0f} tok/s")
         print(f"parser alone   {p * 1000:7.1f} ms  {n / p:>10,.0f} tok/s")
         print(f"session turn   {s * 1000:7.1f} ms  {n / s:>10,.0f} tok/s")
         print(f"dry-run turn   {min(dry) * 1000:7.1f} ms  (the turn plus checking that the "
               f"diff applies: +{(min(dry) - s) * 1000:.1f} ms)")
-        print(f"session loop   {loop_us:7.2f} us/token  {1e6 / loop_us if loop_us else float('inf'):>10,.0f}"
-              f" tok/s  = {loop_us / budget_us * 100:.1f} % of a token at {RATE:,.0f} tok/s "
-              f"(target < 5 %)")
+        print(
+            f"session loop   {loop_us:7.2f} us/token  "
+            f"{1e6 / loop_us if loop_us else float('inf'):>10,.0f}"
+            f" tok/s  = {loop_us / budget_us * 100:.1f} % of a token at {RATE:,.0f} tok/s "
+            f"(target < 5 %)"
+        )
 
 
 if __name__ == "__main__":

@@ -181,8 +181,10 @@ def main() -> None:
           f"p99 {p99:.2f} ms, median {statistics.median(lags) * 1000:.2f} ms "
           f"(target max <= {TARGET_MS:.0f} ms: {'met' if worst <= TARGET_MS else 'NOT met'})")
     idle.sort()
-    print(f"the same ticker with no turn (this machine's own noise): max {max(idle) * 1000:.1f} ms, "
-          f"p99 {idle[int(len(idle) * 0.99)] * 1000:.2f} ms")
+    print(
+        f"the same ticker with no turn (this machine's own noise): max {max(idle) * 1000:.1f} ms, "
+        f"p99 {idle[int(len(idle) * 0.99)] * 1000:.2f} ms"
+    )
     every, framed = statistics.median(rates[False]), statistics.median(rates[True])
     print(f"deliveries per second while streaming: every event {every:,.0f}/s, "
           f"frames (1/30 s) {framed:,.0f}/s ({every / framed:,.0f}x fewer wake-ups)")

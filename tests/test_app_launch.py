@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from spark_pair.headless.demo_project import FILES, final_files
-
 from ptyrun import PtyProcess
+
+from spark_pair.headless.demo_project import FILES, final_files
 
 
 def _cli() -> list[str]:

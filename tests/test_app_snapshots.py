@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_app import until
 
 from spark_pair.headless.demo_project import FILES, MATCH, PROMPT, reply_text
 from spark_pair.sim.process import SimProcess
@@ -18,8 +19,6 @@ from spark_pair.ui.screens.main import Launch
 from spark_pair.ui.widgets.meter import Meter
 from spark_pair.ui.widgets.prompt import Prompt
 from spark_pair.ui.widgets.review import ReviewPane
-
-from test_app import until
 
 TOKENS = len(tokenize(reply_text()))
 

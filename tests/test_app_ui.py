@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from test_app import all_proposed, demo_sim, make_app, notice, repo, turn_over, until  # noqa: F401
+
 from spark_pair.headless.demo_project import FILES
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.driver import Driver
@@ -13,8 +15,6 @@ from spark_pair.ui.screens.help import HelpScreen
 from spark_pair.ui.screens.main import MainScreen
 from spark_pair.ui.widgets.files import FilesPane
 from spark_pair.ui.widgets.prompt import Prompt
-
-from test_app import all_proposed, make_app, notice, repo, demo_sim, turn_over, until  # noqa: F401
 
 
 def opened(app: Any) -> bool:

@@ -63,7 +63,9 @@ def test_repeated_context_picks_the_match_nearest_the_stated_position():
 
 def test_equally_near_matches_are_a_conflict_naming_the_hunk():
     with pytest.raises(ConflictError) as err:
-        apply_hunks("same\ny\nmid\nmid2\nsame\ny\n", [hunk([" same", "-y", "+Y"], old_start=3)], "f.py")
+        apply_hunks(
+            "same\ny\nmid\nmid2\nsame\ny\n", [hunk([" same", "-y", "+Y"], old_start=3)], "f.py"
+        )
     assert "f.py" in err.value.message and "same" in err.value.message
     nearer = apply_hunks("same\ny\nmid\nsame\ny\n", [hunk([" same", "-y", "+Y"], old_start=3)])
     assert nearer == "same\ny\nmid\nsame\nY\n"
@@ -105,7 +107,9 @@ def test_final_newline_follows_the_no_newline_flags():
     assert apply_hunks("a\nb\n", [hunk([" a", "-b", "+b"], no_newline_new=True)]) == "a\nb"
     both = hunk([" a", "-b", "+c", "+d"], no_newline_old=True, no_newline_new=True)
     assert apply_hunks("a\nb", [both]) == "a\nc\nd"
-    assert apply_hunks("a\nb", [hunk(["-a", "+A", " b"])]) == "A\nb"  # untouched end keeps its state
+    assert (
+        apply_hunks("a\nb", [hunk(["-a", "+A", " b"])]) == "A\nb"
+    )  # untouched end keeps its state
 
 
 def test_pure_additions_need_a_position():
@@ -127,9 +131,14 @@ def test_turn_applies_modify_create_delete_rename(repo, journal):
     (repo / "d.txt").write_text("bye\n")
     (repo / "r.txt").write_text("move me\n")
     os.chmod(repo / "m.py", 0o755)
-    ops = [Modify("m.py", [hunk([" line 1", "-line 2", "+two"], old_start=1)], content_hash(TEXT.encode())),
-           Create("new/sub/c.txt", "hello\n"), Delete("d.txt", content_hash(b"bye\n")),
-           Rename("r.txt", "moved/r.txt", [hunk(["-move me", "+moved"])])]
+    ops = [
+        Modify(
+            "m.py", [hunk([" line 1", "-line 2", "+two"], old_start=1)], content_hash(TEXT.encode())
+        ),
+        Create("new/sub/c.txt", "hello\n"),
+        Delete("d.txt", content_hash(b"bye\n")),
+        Rename("r.txt", "moved/r.txt", [hunk(["-move me", "+moved"])]),
+    ]
     done = apply_turn(repo, ops, journal=journal)
     assert sorted(done.changed) == ["d.txt", "m.py", "moved/r.txt", "new/sub/c.txt", "r.txt"]
     assert (repo / "m.py").read_text().startswith("line 1\ntwo\n")
@@ -176,15 +185,23 @@ def test_conflict_in_one_file_writes_nothing(repo, journal):
 
 def test_stale_file_whose_hunks_still_apply_goes_on_with_a_note(repo, journal):
     (repo / "f.txt").write_text(TEXT.replace("line 20", "changed"))
-    op = Modify("f.txt", [hunk([" line 1", "-line 2", "+two"], old_start=1)], content_hash(TEXT.encode()))
+    op = Modify(
+        "f.txt", [hunk([" line 1", "-line 2", "+two"], old_start=1)], content_hash(TEXT.encode())
+    )
     done = apply_turn(repo, [op], journal=journal)
     assert any("changed since the request" in n for n in done.notes)
-    assert (repo / "f.txt").read_text().endswith("two\n" + "".join(f"line {i}\n" for i in range(3, 20)) + "changed\n")
+    assert (
+        (repo / "f.txt")
+        .read_text()
+        .endswith("two\n" + "".join(f"line {i}\n" for i in range(3, 20)) + "changed\n")
+    )
 
 
 def test_stale_file_whose_hunks_no_longer_apply_is_refused(repo, journal):
     (repo / "f.txt").write_text(TEXT.replace("line 2\n", "line two\n"))
-    op = Modify("f.txt", [hunk([" line 1", "-line 2", "+two"], old_start=1)], content_hash(TEXT.encode()))
+    op = Modify(
+        "f.txt", [hunk([" line 1", "-line 2", "+two"], old_start=1)], content_hash(TEXT.encode())
+    )
     with pytest.raises(StaleError, match="f.txt"):
         apply_turn(repo, [op], journal=journal)
 
@@ -219,8 +236,8 @@ def test_rename_keeps_mode_bits(repo, journal):
 
 
 @pytest.mark.parametrize("raw,encoding", [
-    ("héllo\nwörld\n".encode("utf-8"), "utf-8"),
-    (b"\xef\xbb\xbf" + "héllo\nwörld\n".encode("utf-8"), "utf-8-sig"),
+    ("héllo\nwörld\n".encode(), "utf-8"),
+    (b"\xef\xbb\xbf" + "héllo\nwörld\n".encode(), "utf-8-sig"),
     ("héllo\r\nwörld\r\n".encode("latin-1"), "latin-1"),
 ])
 def test_encoding_and_bom_are_kept(repo, journal, raw, encoding):
@@ -239,10 +256,27 @@ def test_binary_targets_are_refused(repo, journal):
         apply_turn(repo, [Modify("img.bin", [hunk(["-PNG", "+x"])])], journal=journal)
 
 
-@pytest.mark.parametrize("bad", ["/etc/passwd", "../x", "a/../../x", ".git/config", "sub/.GIT/hooks/x",
-                                 "a\x00b", "CON", "dir/nul.txt", "", "C:/x", "a\\..\\b", "x/",
-                                 "\x1b]0;PWNED\x07x.py", "safe\u202eyp.exe", "a\u200fb.py",
-                                 ("d" * 250 + "/") * 20 + "f.py"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "/etc/passwd",
+        "../x",
+        "a/../../x",
+        ".git/config",
+        "sub/.GIT/hooks/x",
+        "a\x00b",
+        "CON",
+        "dir/nul.txt",
+        "",
+        "C:/x",
+        "a\\..\\b",
+        "x/",
+        "\x1b]0;PWNED\x07x.py",
+        "safe\u202eyp.exe",
+        "a\u200fb.py",
+        ("d" * 250 + "/") * 20 + "f.py",
+    ],
+)
 def test_hostile_paths_are_refused(repo, journal, bad):
     with pytest.raises(PathRefused) as info:
         apply_turn(repo, [Create(bad, "pwned\n")], journal=journal)
@@ -304,8 +338,11 @@ def test_blank_context_lines_without_their_space_and_stray_cr_are_tolerated():
 
 def test_two_operations_on_one_file_chain(repo, journal):
     (repo / "f.txt").write_text("a\nb\n")
-    apply_turn(repo, [Modify("f.txt", [hunk(["-a", "+A"])]), Modify("./f.txt", [hunk(["-b", "+B"])])],
-               journal=journal)
+    apply_turn(
+        repo,
+        [Modify("f.txt", [hunk(["-a", "+A"])]), Modify("./f.txt", [hunk(["-b", "+B"])])],
+        journal=journal,
+    )
     assert (repo / "f.txt").read_text() == "A\nB\n"
     journal.undo()
     assert (repo / "f.txt").read_text() == "a\nb\n"
@@ -444,7 +481,8 @@ def test_location_among_many_identical_lines_is_exact():
 def test_location_agrees_with_a_plain_scan(chars, monkeypatch):
     """The indexed search finds what a scan of every start position finds, in both key modes,
     also when lines outnumber characters and share them (checked line by line then)."""
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     from spark_pair.edits import locate
     from spark_pair.edits.locate import Locator, exact, normalised

@@ -43,7 +43,11 @@ def test_hostile_paths_never_write_outside_the_root(paths, kind):
         (root / ".git" / "config").write_text("git\n")
         (root / "link").symlink_to(outside)
         (root / "f.txt").write_text("inside\n")
-        watched = {"out": tree(outside), "git": tree(root / ".git"), "work": sorted(os.listdir(base / "work"))}
+        watched = {
+            "out": tree(outside),
+            "git": tree(root / ".git"),
+            "work": sorted(os.listdir(base / "work")),
+        }
         hunks = [Hunk(None, None, None, None, ["-outside", "+pwned"])]
         ops = {"c": lambda p: Create(p, "pwned\n"), "m": lambda p: Modify(p, hunks),
                "d": lambda p: Delete(p), "r": lambda p: Rename("f.txt", p)}
@@ -95,5 +99,7 @@ def test_diff_then_apply_round_trips(a, b, crlf):
     before, after = "".join(x + nl for x in a), "".join(x + nl for x in b)
     try:
         assert apply_hunks(before, unified_hunks(a, b)) == after
-    except SparkPairError as exc:  # repeated lines may make a hunk ambiguous: refused, never a guess
+    except (
+        SparkPairError
+    ) as exc:  # repeated lines may make a hunk ambiguous: refused, never a guess
         assert "equally" in exc.message or "places" in exc.message or "position" in exc.message

@@ -29,18 +29,28 @@ def test_precedence_defaults_user_project_env_flags(home, tmp_path):
           '[model]\nname = "user-model"\nbase_url = "https://user.example/api"\n'
           '[request]\nmax_tokens = 1000\n')
     project = tmp_path / "proj"
-    write(project / ".spark-pair.toml", '[model]\nname = "proj-model"\n\n[session]\ntransport = "chat"\n')
+    write(
+        project / ".spark-pair.toml",
+        '[model]\nname = "proj-model"\n\n[session]\ntransport = "chat"\n',
+    )
     env = {"SPARK_PAIR_TRANSPORT": "responses"}
     s = load_settings(cwd=project, env=env, overrides={"model.name": "flag-model"})
     assert s.model.name == "flag-model" and s.sources["model.name"] == "flag --model"
     assert s.model.base_url == "https://user.example/api"
-    assert s.sources["model.base_url"].startswith("user file") and s.sources["model.base_url"].endswith(":3")
-    assert s.session.transport == "responses" and s.sources["session.transport"] == "env SPARK_PAIR_TRANSPORT"
+    assert s.sources["model.base_url"].startswith("user file") and s.sources[
+        "model.base_url"
+    ].endswith(":3")
+    assert (
+        s.session.transport == "responses"
+        and s.sources["session.transport"] == "env SPARK_PAIR_TRANSPORT"
+    )
     assert s.request.max_tokens == 1000
     assert s.request.temperature == 0.2 and s.sources["request.temperature"] == "default"
     s2 = load_settings(cwd=project, env={})
     assert s2.model.name == "proj-model" and s2.session.transport == "chat"
-    assert "project file" in s2.sources["session.transport"] and s2.sources["session.transport"].endswith(":5")
+    assert "project file" in s2.sources["session.transport"] and s2.sources[
+        "session.transport"
+    ].endswith(":5")
 
 
 def test_env_interpolation_and_key_from_named_variable(home, tmp_path):
@@ -150,7 +160,9 @@ def test_config_command_broken_file_exits_3_without_traceback(home, tmp_path):
     write(tmp_path / ".spark-pair.toml", '[model]\nname = \n')
     out = run_cli(["config"], tmp_path, home)
     assert out.returncode == 3
-    assert "Traceback" not in out.stderr and ".spark-pair.toml" in out.stderr and "hint:" in out.stderr
+    assert (
+        "Traceback" not in out.stderr and ".spark-pair.toml" in out.stderr and "hint:" in out.stderr
+    )
 
 
 def test_keys_table_takes_dotted_and_quoted_binding_ids(tmp_path, monkeypatch) -> None:

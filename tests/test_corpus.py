@@ -99,5 +99,7 @@ def test_a_reply_cut_anywhere_is_refused_or_holds_only_what_arrived(case: Path) 
             continue
         assert _holds_only_complete_text(_tokens(ops), full), (end, reply[:end])
         marks = _marks(ops)  # a 'No newline' mark only where the whole reply has it
-        assert all(a <= b and c <= d for (a, c), (b, d) in zip(marks, full_marks)), end
+        assert all(a <= b and c <= d for (a, c), (b, d) in zip(marks, full_marks, strict=False)), (
+            end
+        )
     assert refused > 0  # every corpus reply can be cut inside its diff

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from crash_worker import setup
+
 from spark_pair.edits.journal import Journal
 
 WORKER = str(Path(__file__).with_name("crash_worker.py"))
@@ -90,8 +90,12 @@ def test_sigkill_from_outside_at_random_moments(tmp_path, reference):
     for n in range(15):
         base = tmp_path / f"t{n}"
         setup(base / "repo")
-        proc = subprocess.Popen([sys.executable, WORKER, str(base / "repo"), str(base / "data"), "wait"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, WORKER, str(base / "repo"), str(base / "data"), "wait"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert proc.stdout.readline().strip() == "ready"
             proc.stdin.write("go\n")

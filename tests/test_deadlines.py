@@ -10,13 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
+from test_run_e2e import A_NEW, A_PY, check_schema, lines_of, make_repo, run, tree
 
 from spark_pair.edits.journal import Journal
 from spark_pair.errors import Cancelled
 from spark_pair.exitcodes import ExitCode
 from spark_pair.sim.process import SimProcess
-
-from test_run_e2e import A_NEW, A_PY, check_schema, lines_of, make_repo, run, tree
 
 HOLDER = """
 import sys, time
@@ -70,8 +69,8 @@ def test_run_apply_gives_up_on_a_held_lock_within_the_timeout(sim: SimProcess, t
                                                               ) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
     home = tmp_path / "home"
-    sim.configure(default=f"```diff\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
-                          f"-    return 'hello ' + name\n+    return f'hello {{name}}'\n```\n")
+    sim.configure(default="```diff\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
+                          "-    return 'hello ' + name\n+    return f'hello {name}'\n```\n")
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(repo), str(home / "data")],
                               stdout=subprocess.PIPE, text=True)
     try:

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import random
 
-import pytest
+from diffstream import CORPUS, frames, reply
 from textual.widgets import Static  # noqa: F401  (keeps textual's import cost out of timings)
+from uiapps import DiffApp
 
 from spark_pair.edits.ops import Create, Delete, Modify, Rename
 from spark_pair.edits.parser import FileStarted, LineAdded
 from spark_pair.protocol.events import TextDelta
 from spark_pair.ui.widgets.diff_view import DiffView, HunkMark, Kind
-
-from diffstream import CORPUS, frames, reply
-from uiapps import DiffApp
 
 SIZE = (100, 20)
 REPLIES = sorted(p.name for p in CORPUS.iterdir())

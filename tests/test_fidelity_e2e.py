@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from test_run_e2e import A_PY, check_schema, lines_of, make_repo, run, tree
 
 from spark_pair.exitcodes import ExitCode
 from spark_pair.sim.process import SimProcess
-from test_run_e2e import A_PY, check_schema, lines_of, make_repo, run, tree
 
 DIFF = """Here you go:
 

@@ -7,13 +7,12 @@ import os
 from pathlib import Path
 
 import pytest
+from test_apply import snapshot
 
 from spark_pair.edits.apply import apply_turn
 from spark_pair.edits.journal import FileChange, Journal
 from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename
 from spark_pair.errors import UndoError
-
-from test_apply import snapshot
 
 
 def hunk(lines) -> Hunk:
@@ -151,7 +150,10 @@ def test_manifest_records_before_images_and_after_hashes(repo, journal):
     manifest = json.loads((journal.dir / turn.turn_id / "manifest.json").read_text())
     files = {f["path"]: f for f in manifest["files"]}
     assert manifest["summary"] == "rename and friends"
-    assert files["new/dir/c.txt"]["existed"] is False and files["new/dir/c.txt"]["new_dirs"] == ["new", "new/dir"]
+    assert files["new/dir/c.txt"]["existed"] is False and files["new/dir/c.txt"]["new_dirs"] == [
+        "new",
+        "new/dir",
+    ]
     assert files["d.txt"]["after_sha256"] is None
     d_before = journal.dir / turn.turn_id / files["d.txt"]["before"]
     assert d_before.read_bytes() == b"delete me\r\n"

@@ -34,8 +34,14 @@ def repo(tmp_path, env) -> Path:
 
 
 def undo(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from spark_pair.cli import main; main()", "undo", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-c", "from spark_pair.cli import main; main()", "undo", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def apply(repo: Path, env: dict[str, str], ops) -> str:
@@ -44,12 +50,21 @@ def apply(repo: Path, env: dict[str, str], ops) -> str:
 
 
 def test_undo_from_a_subdirectory_restores_the_last_turn(repo, env):
-    turn = apply(repo, env, [Modify("src/app.py", [Hunk(None, None, None, None, [" x = 1", "-y = 2", "+y = 3"])]),
-                             Create("src/new.py", "print('hi')\n")])
+    turn = apply(
+        repo,
+        env,
+        [
+            Modify("src/app.py", [Hunk(None, None, None, None, [" x = 1", "-y = 2", "+y = 3"])]),
+            Create("src/new.py", "print('hi')\n"),
+        ],
+    )
     listed = undo(repo / "src", env, "--list", "--json")
     assert listed.returncode == 0, listed.stderr
     turns = json.loads(listed.stdout)["turns"]
-    assert [t["turn_id"] for t in turns] == [turn] and sorted(turns[0]["files"]) == ["src/app.py", "src/new.py"]
+    assert [t["turn_id"] for t in turns] == [turn] and sorted(turns[0]["files"]) == [
+        "src/app.py",
+        "src/new.py",
+    ]
     done = undo(repo / "src", env, "--json")
     assert done.returncode == 0, done.stderr
     assert sorted(json.loads(done.stdout)["restored"]) == ["src/app.py", "src/new.py"]
@@ -86,7 +101,10 @@ def test_undo_a_named_turn_and_the_human_listing(repo, env):
 def test_unknown_and_undone_turns_have_a_hint_without_force_and_json_errors(repo, env):
     turn = apply(repo, env, [Create("a.txt", "a\n")])
     assert undo(repo, env, "--turn", turn).returncode == 0
-    for args, text in ((("--turn", "nope"), "no turn 'nope'"), (("--turn", turn), "already undone")):
+    for args, text in (
+        (("--turn", "nope"), "no turn 'nope'"),
+        (("--turn", turn), "already undone"),
+    ):
         plain = undo(repo, env, *args)
         assert plain.returncode == ExitCode.UNDO and text in plain.stderr
         assert "--force" not in plain.stderr and "undo --list" in plain.stderr
@@ -131,14 +149,26 @@ def test_redo_after_undo_reapplies_exactly_and_then_has_nothing_left(repo, env):
     apply(repo, env, [Modify("src/app.py", [Hunk(None, None, None, None, ["-x = 1", "+x = 10"])]),
                       Create("src/new.py", "print('hi')\n")])
     assert undo(repo, env).returncode == 0
-    redone = subprocess.run([sys.executable, "-c", "from spark_pair.cli import main; main()", "redo", "--json"],
-                            cwd=repo / "src", env=env, capture_output=True, text=True, timeout=60)
+    redone = subprocess.run(
+        [sys.executable, "-c", "from spark_pair.cli import main; main()", "redo", "--json"],
+        cwd=repo / "src",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert redone.returncode == 0, redone.stderr
     assert sorted(json.loads(redone.stdout)["reapplied"]) == ["src/app.py", "src/new.py"]
     assert (repo / "src" / "app.py").read_text() == "x = 10\ny = 2\n"
     assert (repo / "src" / "new.py").read_text() == "print('hi')\n"
-    again = subprocess.run([sys.executable, "-c", "from spark_pair.cli import main; main()", "redo"],
-                           cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    again = subprocess.run(
+        [sys.executable, "-c", "from spark_pair.cli import main; main()", "redo"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert again.returncode == ExitCode.UNDO and "nothing to redo" in again.stderr
     assert "Traceback" not in again.stderr
     listing = undo(repo, env, "--list").stdout

@@ -6,16 +6,23 @@ import asyncio
 import time
 
 import pytest
+from uiapps import MeterApp
 
 from spark_pair.headless.runner import meter_line
 from spark_pair.protocol.client import ClientOptions, ModelClient
 from spark_pair.protocol.events import (
-    Completed, Message, Metrics, Retrying, Started, TextDelta, TransportChanged, TurnRequest,
-    Usage)
+    Completed,
+    Message,
+    Metrics,
+    Retrying,
+    Started,
+    TextDelta,
+    TransportChanged,
+    TurnRequest,
+    Usage,
+)
 from spark_pair.session_events import TurnResult, TurnStarted
 from spark_pair.ui.widgets.meter import Meter, sparkline
-
-from uiapps import MeterApp
 
 MODEL = "gpt-5.3-codex-spark"
 FRAME_S = 1 / 30

@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
+from test_apply import snapshot
+from test_run_e2e import _cli, check_schema, env_for, lines_of, make_repo, tree
 
 from spark_pair.edits.apply import apply_turn, check_each
 from spark_pair.edits.journal import FileChange, Journal
@@ -16,9 +18,6 @@ from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename
 from spark_pair.errors import PathRefused
 from spark_pair.exitcodes import ExitCode
 from spark_pair.paths import data_dir
-
-from test_apply import snapshot
-from test_run_e2e import _cli, check_schema, env_for, lines_of, make_repo, tree
 
 CONFIG = "[model]\nbase_url = \"http://127.0.0.1:1/api\"\n"
 EVIL = "[model]\nbase_url = \"http://attacker.invalid/api\"\n"

@@ -6,7 +6,14 @@ import unidiff
 
 from spark_pair.edits.apply import apply_hunks
 from spark_pair.edits.ops import Create, Delete, HunkHeader, Modify, Rename
-from spark_pair.edits.parser import DiffParser, FileFinished, FileStarted, HunkStarted, LineAdded, parse_diff
+from spark_pair.edits.parser import (
+    DiffParser,
+    FileFinished,
+    FileStarted,
+    HunkStarted,
+    LineAdded,
+    parse_diff,
+)
 
 GIT = """diff --git a/src/app.py b/src/app.py
 index 3b18e51..a9c2f1e 100644
@@ -40,7 +47,7 @@ def test_git_diff_matches_unidiff() -> None:
     assert len(ops) == 1 and isinstance(ops[0], Modify) and ops[0].path == "src/app.py"
     ref = unidiff.PatchSet(GIT)[0]
     assert len(ops[0].hunks) == len(ref)
-    for mine, theirs in zip(ops[0].hunks, ref):
+    for mine, theirs in zip(ops[0].hunks, ref, strict=False):
         assert (mine.old_start, mine.old_len, mine.new_start, mine.new_len) == (
             theirs.source_start, theirs.source_length, theirs.target_start, theirs.target_length)
         assert mine.lines == [str(ln).rstrip("\n") for ln in theirs]
@@ -70,8 +77,11 @@ def test_one_char_chunks_equal_whole() -> None:
 
 
 def test_prose_and_fences_and_two_blocks() -> None:
-    reply = ("Sure! Here is the change:\n\n```diff\n--- a/a.txt\n+++ b/a.txt\n@@ ... @@\n-1\n+one\n```\n"
-             "And another one:\n```diff\n--- b.txt\n+++ b.txt\n@@\n two\n-2\n+deux\n\n```\nHope that helps.\n")
+    reply = (
+        "Sure! Here is the change:\n\n```diff\n--- a/a.txt\n+++ b/a.txt\n@@ ... @@\n-1\n+one\n```\n"
+        "And another one:\n```diff\n--- b.txt\n+++ b.txt\n@@\n two\n-2\n+deux\n\n```\n"
+        "Hope that helps.\n"
+    )
     ops = parse_diff(reply)
     assert [op.path for op in ops] == ["a.txt", "b.txt"]
     assert ops[0].hunks[0].lines == ["-1", "+one"]
@@ -158,10 +168,12 @@ def test_no_newline_markers() -> None:
 
 
 def test_codex_envelope() -> None:
-    text = ("I'll apply this patch.\n*** Begin Patch\n*** Add File: docs/new.md\n+# Title\n+\n+body\n"
-            "*** Update File: src/m.py\n*** Move to: src/n.py\n@@ class A:\n     def f(self):\n"
-            "-        return 1\n+        return 2\n*** Update File: README\n@@\n-old\n+new\n"
-            "*** End of File\n*** Delete File: junk.txt\n*** End Patch\nDone.\n")
+    text = (
+        "I'll apply this patch.\n*** Begin Patch\n*** Add File: docs/new.md\n+# Title\n+\n+body\n"
+        "*** Update File: src/m.py\n*** Move to: src/n.py\n@@ class A:\n     def f(self):\n"
+        "-        return 1\n+        return 2\n*** Update File: README\n@@\n-old\n+new\n"
+        "*** End of File\n*** Delete File: junk.txt\n*** End Patch\nDone.\n"
+    )
     events, p = stream(text)
     ops = p.operations()
     assert ops[0] == Create("docs/new.md", "# Title\n\nbody\n")
@@ -176,8 +188,9 @@ def test_codex_envelope() -> None:
 
 
 def test_feed_after_close_is_a_parse_error() -> None:
-    from spark_pair.errors import ParseError
     import pytest
+
+    from spark_pair.errors import ParseError
 
     p = DiffParser()
     p.close()

@@ -13,8 +13,14 @@ import pytest
 
 from spark_pair.edits.apply import apply_hunks
 from spark_pair.edits.ops import Create, Delete, Hunk, HunkHeader, Modify, Rename
-from spark_pair.edits.parser import (DiffParser, FileFinished, FileStarted, HunkStarted,
-                                     LineAdded, parse_diff)
+from spark_pair.edits.parser import (
+    DiffParser,
+    FileFinished,
+    FileStarted,
+    HunkStarted,
+    LineAdded,
+    parse_diff,
+)
 from spark_pair.edits.paths import shown_text
 from spark_pair.edits.render import render_ops
 from spark_pair.errors import IncompleteReply, ParseError

@@ -1,18 +1,24 @@
-"""Property tests: chunking never changes the parse, render/parse/apply round-trips, garbage is safe."""
+"""Property tests: chunking never changes the parse, render/parse/apply round-trips, garbage is
+safe."""
 
 from __future__ import annotations
 
 import os
 
 import unidiff
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from spark_pair.edits.apply import apply_hunks
 from spark_pair.edits.parser import DiffParser, parse_diff
 from spark_pair.edits.render import diff_texts, render_ops
 from spark_pair.errors import SparkPairError
 
-FAST = settings(max_examples=int(os.environ.get("SPARK_PAIR_HYPOTHESIS_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=int(os.environ.get("SPARK_PAIR_HYPOTHESIS_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 LINE = st.sampled_from(["", "a", "b", "x = 1", "--- a/x", "+++ b/x", "-- c", "++ d", "@@ e",
                         "\\ f", " g", "  ", "diff --git a/x b/x", "```", "*** End Patch"])
@@ -51,8 +57,9 @@ def test_round_trip_and_chunking(old: str, new: str, data) -> None:
     assert len(ops) == 1 and ops[0].path == "f.txt"
     assert apply_hunks(old, ops[0].hunks) == new
     ref = unidiff.PatchSet(diff)[0]  # cross-check with an independent parser
-    assert [[ln.line_type + ln.value.rstrip("\n") for ln in h if ln.line_type in " +-"] for h in ref] == [
-        h.lines for h in ops[0].hunks]
+    assert [
+        [ln.line_type + ln.value.rstrip("\n") for ln in h if ln.line_type in " +-"] for h in ref
+    ] == [h.lines for h in ops[0].hunks]
     assert [(h.source_start, h.source_length, h.target_start, h.target_length) for h in ref] == [
         (h.old_start, h.old_len, h.new_start, h.new_len) for h in ops[0].hunks]
     cuts = data.draw(st.lists(st.integers(0, len(diff)), max_size=30))
@@ -100,4 +107,6 @@ def test_a_rendered_diff_cut_anywhere_is_refused_or_holds_only_what_arrived(old,
         except (IncompleteReply, ParseError):
             continue
         assert _holds_only_complete_text(_tokens(ops), full), (end, diff[:end])
-        assert all(a <= b and c <= d for (a, c), (b, d) in zip(_marks(ops), full_marks)), end
+        assert all(
+            a <= b and c <= d for (a, c), (b, d) in zip(_marks(ops), full_marks, strict=False)
+        ), end

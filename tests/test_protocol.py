@@ -7,11 +7,28 @@ from contextlib import aclosing
 
 import pytest
 
-from spark_pair.errors import (AuthError, ConnectionFailed, IncompleteReply, ModelNotFound,
-                               ProtocolError, RateLimited, StreamDropped, StreamTimeout)
+from spark_pair.errors import (
+    AuthError,
+    ConnectionFailed,
+    IncompleteReply,
+    ModelNotFound,
+    ProtocolError,
+    RateLimited,
+    StreamDropped,
+    StreamTimeout,
+)
 from spark_pair.protocol.client import ClientOptions, ModelClient
-from spark_pair.protocol.events import (Completed, Failed, Message, ModelChanged, Retrying,
-                                        Started, TextDelta, TransportChanged, TurnRequest)
+from spark_pair.protocol.events import (
+    Completed,
+    Failed,
+    Message,
+    ModelChanged,
+    Retrying,
+    Started,
+    TextDelta,
+    TransportChanged,
+    TurnRequest,
+)
 from spark_pair.sim.process import SimProcess
 from spark_pair.store.records import RequestRecord
 
@@ -159,7 +176,7 @@ async def test_ten_ws_turns_use_one_connection_and_chain(sim):
     log = sim.requests()
     assert len(log) == 10 and len({r["connection_id"] for r in log}) == 1
     assert "previous_response_id" not in log[0]["body"]
-    for prev, entry in zip(log, log[1:]):
+    for prev, entry in zip(log, log[1:], strict=False):
         assert entry["body"]["previous_response_id"] == prev["response_id"]
         assert entry["body"]["input"] == [{"role": "user", "content": entry["body"]["input"][0]
                                            ["content"]}]

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from spark_pair.errors import (AuthError, ConnectionFailed, EndpointError, ModelNotFound,
-                               ProtocolError, RateLimited, ServerError, StreamTimeout)
+from spark_pair.errors import (
+    AuthError,
+    ConnectionFailed,
+    EndpointError,
+    ModelNotFound,
+    ProtocolError,
+    RateLimited,
+    ServerError,
+    StreamTimeout,
+)
 from spark_pair.protocol import errors_map
 from spark_pair.protocol.client import ClientOptions
 from spark_pair.protocol.metrics import Stopwatch
@@ -126,8 +134,7 @@ def test_stopwatch_steady_rate_excludes_ttft():
 import httpx  # noqa: E402
 
 from spark_pair.protocol.client import ModelClient  # noqa: E402
-from spark_pair.protocol.events import (Completed, Failed, Message, TransportChanged,  # noqa: E402
-                                        TurnRequest)
+from spark_pair.protocol.events import Completed, Failed, Message, TransportChanged, TurnRequest  # noqa: E402
 
 CHAT_SSE = (b'data: {"id":"c1","choices":[{"delta":{"content":"Hello"}}]}\n\n'
             b'data: {"id":"c1","choices":[{"delta":{"content":", world"},'
@@ -221,8 +228,12 @@ async def test_stream_cut_before_done_is_a_drop():
 def _chat_sse(*pieces: str) -> bytes:
     import json as _json
 
-    out = b"".join(b"data: " + _json.dumps({"id": "c", "choices": [{"delta": {"content": p}}]}).encode()
-                   + b"\n\n" for p in pieces)
+    out = b"".join(
+        b"data: "
+        + _json.dumps({"id": "c", "choices": [{"delta": {"content": p}}]}).encode()
+        + b"\n\n"
+        for p in pieces
+    )
     return out + b"data: [DONE]\n\n"
 
 

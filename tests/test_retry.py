@@ -7,9 +7,17 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_pair.errors import (AuthError, BadRequest, EndpointError, ModelNotFound, RateLimited,
-                               ServerError, StreamDropped, StreamTimeout)
-from spark_pair.errors import ConnectionFailed
+from spark_pair.errors import (
+    AuthError,
+    BadRequest,
+    ConnectionFailed,
+    EndpointError,
+    ModelNotFound,
+    RateLimited,
+    ServerError,
+    StreamDropped,
+    StreamTimeout,
+)
 from spark_pair.protocol import errors_map
 from spark_pair.protocol.retry import MAX_DELAY_S, give_up_note, retry_delay
 

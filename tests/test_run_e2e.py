@@ -460,7 +460,9 @@ def test_refusal_names_the_path_and_json_follows_the_documented_order(sim: SimPr
     refused = [ln for ln in lines if ln["type"] == "refused"]
     assert [(r["index"], r["path"]) for r in refused] == [(2, "old.py")]
     error = lines[-2]
-    assert error["class"] == "PolicyRefused" and error["message"].startswith("delete old.py refused")
+    assert error["class"] == "PolicyRefused" and error["message"].startswith(
+        "delete old.py refused"
+    )
     assert "operation 3" not in res.stderr and "delete old.py refused" in res.stderr
     ops = {ln["op"]: ln for ln in lines if ln["type"] == "operation"}
     hunk_lines = [ln["file_index"] for ln in lines if ln["type"] == "hunk"]

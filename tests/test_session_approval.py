@@ -21,7 +21,12 @@ async def test_dry_run_skips_everything() -> None:
 async def test_apply_refuses_delete_and_rename_without_their_flags() -> None:
     approver = PolicyApprover(apply=True)
     decisions = [await approver.decide(ask(op)) for op in OPS]
-    assert [d.action for d in decisions] == [Action.ACCEPT, Action.ACCEPT, Action.REFUSE, Action.REFUSE]
+    assert [d.action for d in decisions] == [
+        Action.ACCEPT,
+        Action.ACCEPT,
+        Action.REFUSE,
+        Action.REFUSE,
+    ]
     assert "--allow-delete" in decisions[2].reason
     assert "--allow-rename" in decisions[3].reason
 

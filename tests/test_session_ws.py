@@ -67,7 +67,7 @@ async def test_five_ws_turns_chain_on_one_connection(sim: SimProcess, tmp_path: 
     assert len({e["connection_id"] for e in log}) == 1
     first = json.dumps(creates[0]["body"])
     assert "BIGFILE line 59" in first and "previous_response_id" not in creates[0]["body"]
-    for prev, entry in zip(creates, creates[1:]):
+    for prev, entry in zip(creates, creates[1:], strict=False):
         body = entry["body"]
         assert body["previous_response_id"] == prev["response_id"]
         text = json.dumps(body)

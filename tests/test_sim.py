@@ -34,8 +34,13 @@ def script(sim: SimProcess) -> None:
 def test_sdk_parses_chat_stream_and_reassembles_the_text(sim):
     script(sim)
     stream = sdk(sim).chat.completions.create(
-        model=MODEL, stream=True, stream_options={"include_usage": True},
-        messages=[{"role": "system", "content": "be brief"}, {"role": "user", "content": "greet me"}],
+        model=MODEL,
+        stream=True,
+        stream_options={"include_usage": True},
+        messages=[
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "greet me"},
+        ],
     )
     text, usage, finish = "", None, None
     for chunk in stream:
@@ -248,7 +253,9 @@ def test_sdk_websocket_client_parses_the_ws_mode(sim):
         assert warm[-1].type == "response.completed" and warm[-1].response.output == []
         conn.response.create(model=MODEL, input="greet", previous_response_id=warm[-1].response.id)
         events = _events_until_done(conn)
-        assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == SCRIPTED
+        assert (
+            "".join(e.delta for e in events if e.type == "response.output_text.delta") == SCRIPTED
+        )
         assert events[-1].response.output_text == SCRIPTED
         conn.response.create(model=MODEL, input="x", previous_response_id="resp_nope")
         error = _events_until_done(conn)[-1]
@@ -675,8 +682,12 @@ def test_chat_recalls_from_the_history_it_is_sent(sim):
 
         ack = ask([{"role": "user", "content": REMEMBER}])
         assert ack == "OK, I will remember 42."
-        history = [{"role": "user", "content": "remember 7"}, {"role": "assistant", "content": "ok"},
-                   {"role": "user", "content": REMEMBER}, {"role": "assistant", "content": ack}]
+        history = [
+            {"role": "user", "content": "remember 7"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": REMEMBER},
+            {"role": "assistant", "content": ack},
+        ]
         assert ask([*history, {"role": "user", "content": RECALL}]) == "42"
         assert ask([*history, {"role": "user", "content": "Which number was it?"}], True) == "42"
         # the same question without the history: nothing to recall

@@ -6,12 +6,11 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from test_stats import PRICES, known_records
 
 from spark_pair.cli import main
 from spark_pair.stats import build_report
 from spark_pair.store import RequestStore
-
-from test_stats import PRICES, known_records
 
 
 @pytest.fixture

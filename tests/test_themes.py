@@ -10,15 +10,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from diffstream import frames, reply
+from uiapps import PaneApp
 
 from spark_pair.protocol.events import Completed, Metrics, Started, TextDelta, Usage
 from spark_pair.session_events import TurnStarted
-from spark_pair.ui.themes import (DIFF_VARIABLES, load_theme, load_themes, shipped_dir,
-                                  user_dir)
+from spark_pair.ui.themes import DIFF_VARIABLES, load_theme, load_themes, shipped_dir, user_dir
 from spark_pair.ui.widgets.diff_view import HunkMark
-
-from diffstream import frames, reply
-from uiapps import PaneApp
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ("dark", "light", "high-contrast")

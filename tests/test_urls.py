@@ -1,5 +1,6 @@
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from spark_pair.errors import ConfigError
 from spark_pair.urls import diagnose_key, host_of, normalize_base_url

@@ -208,6 +208,7 @@ def _nobody_can_run() -> tuple[int, int] | None:
 
 def _nobody_env() -> dict[str, str]:
     import site
+
     import spark_pair
 
     src = str(Path(spark_pair.__file__).parent.parent)
@@ -248,7 +249,7 @@ def test_an_unreadable_directory_for_real_as_an_unprivileged_user(tmp_path: Path
     try:
         (root / "top" / "secret").mkdir(parents=True)
         (root / "top" / "ok").mkdir()
-        for d, _, files in os.walk(root):
+        for d, _, _files in os.walk(root):
             os.chown(d, *ids)
         os.chmod(root, 0o755)
         os.chmod(root / "top" / "secret", 0o000)

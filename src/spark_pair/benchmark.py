@@ -17,7 +17,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .protocol.events import (
-    Completed, Failed, Message, Retrying, Started, TextDelta, TransportChanged, TurnRequest,
+    Completed,
+    Failed,
+    Message,
+    Retrying,
+    Started,
+    TextDelta,
+    TransportChanged,
+    TurnRequest,
 )
 from .stats import Spread
 
@@ -202,7 +209,7 @@ async def _run_level(plan: BenchPlan, transport: str, concurrency: int,
             left = deadline - time.monotonic()
             try:
                 result = await asyncio.wait_for(_one_request(client, plan, transport), left)
-            except (asyncio.TimeoutError, TimeoutError):
+            except TimeoutError:
                 result = RequestResult(ok=False, transport=transport, cut=True)
             results.append(result)
             report()

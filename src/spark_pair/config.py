@@ -318,7 +318,16 @@ def _check_range(value: Any, place: str, dotted: str) -> None:
 def _to_bool(value: Any, place: str, dotted: str) -> bool:
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+    if isinstance(value, str) and value.lower() in (
+        "1",
+        "true",
+        "yes",
+        "on",
+        "0",
+        "false",
+        "no",
+        "off",
+    ):
         return value.lower() in ("1", "true", "yes", "on")
     raise ConfigError(f"{place}: {dotted} must be true or false, not {value!r}", hint=_FIX_HINT)
 

@@ -200,7 +200,9 @@ class RateLimited(ModelError):
 class ServerError(ModelError):
     kind = "server"
     retryable = True
-    default_hint = "the server is overloaded or failing: retry later, lower max_tokens or concurrency"
+    default_hint = (
+        "the server is overloaded or failing: retry later, lower max_tokens or concurrency"
+    )
 
 
 class ConnectionFailed(ModelError):

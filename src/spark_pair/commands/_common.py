@@ -25,7 +25,9 @@ def model_options(func: F) -> F:
     return func
 
 
-def flag_overrides(base_url: str | None, model: str | None, transport: str | None) -> dict[str, str]:
+def flag_overrides(
+    base_url: str | None, model: str | None, transport: str | None
+) -> dict[str, str]:
     """The flags given on the command line, as config overrides ("section.field" -> value)."""
     out = {"model.base_url": base_url, "model.name": model, "session.transport": transport}
     return {k: v for k, v in out.items() if v}

@@ -15,7 +15,8 @@ import click
 from ..errors import UsageError
 from ..exitcodes import ExitCode
 from ..protocol.events import Transport
-from ._common import print_plain as say, report_errors
+from ._common import print_plain as say
+from ._common import report_errors
 
 TRANSPORTS = ("auto", *Transport)
 
@@ -83,8 +84,9 @@ def render(result: Any, console: Any) -> None:
                 say(console, f"  c={lv.concurrency}: {lv.cut} request(s) cut by the "
                              f"--max-seconds budget (not counted in err%)", style="yellow")
             if lv.thousands_s:
-                steps = [lv.thousands_s[0]] + [b - a for a, b in zip(lv.thousands_s,
-                                                                     lv.thousands_s[1:])]
+                steps = [lv.thousands_s[0]] + [
+                    b - a for a, b in zip(lv.thousands_s, lv.thousands_s[1:], strict=False)
+                ]
                 say(console, f"  c={lv.concurrency} seconds per 1,000 tokens: "
                              + " ".join(f"{s:.2f}" for s in steps))
                 say(console, f"  c={lv.concurrency} cumulative seconds at each 1,000: "
@@ -197,7 +199,8 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
     Exit codes: 1 on a regression (with --compare) or a sweep cut short by --max-seconds,
     4 when a set-up error stopped the sweep.
     """
-    from ..benchmark import BenchPlan, baseline_run, compare as compare_runs
+    from ..benchmark import BenchPlan, baseline_run
+    from ..benchmark import compare as compare_runs
     from ..config import load_settings
     from ..protocol import offers
     from ..protocol.client import ModelClient

@@ -37,8 +37,11 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
         "user_file_found": paths.user_config_file().is_file(),
         "project_file": str(project) if project else None,
         "files_read": [str(p) for p in settings.files],
-        "settings": values, "api_key": key_info,
-        "prices": {m: {"input_per_m": i, "output_per_m": o} for m, (i, o) in settings.prices.items()},
+        "settings": values,
+        "api_key": key_info,
+        "prices": {
+            m: {"input_per_m": i, "output_per_m": o} for m, (i, o) in settings.prices.items()
+        },
         "keys": dict(settings.keys),
         "warnings": settings.warnings,
     }

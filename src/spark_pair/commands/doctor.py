@@ -96,7 +96,6 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
         sys.exit(out["exit_code"])
 
     from rich.console import Console
-
     from rich.text import Text
 
     console = Console(highlight=False)

@@ -12,7 +12,8 @@ import click
 
 from .. import stats
 from ..errors import UsageError
-from ._common import print_plain as say, report_errors
+from ._common import print_plain as say
+from ._common import report_errors
 
 _AGO_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([mhdw])\s*$")
 _UNIT_S = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

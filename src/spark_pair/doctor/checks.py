@@ -17,9 +17,22 @@ from .. import errors as E
 from ..errors import SparkPairError, redact
 from ..protocol import errors_map, offers
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
-from .wire import (api_url, has_request, http_error, judge_stream, request_body,
-                   link_error, ms, parse_event, probe_url, proxy_for, responses_text,
-                   sse_data, url_problems, ws_url)
+from .wire import (
+    api_url,
+    has_request,
+    http_error,
+    judge_stream,
+    link_error,
+    ms,
+    parse_event,
+    probe_url,
+    proxy_for,
+    request_body,
+    responses_text,
+    sse_data,
+    url_problems,
+    ws_url,
+)
 
 MEMORY_NUMBER = "42"
 REMEMBER_PROMPT = f"Remember the number {MEMORY_NUMBER}. Reply only with OK."
@@ -123,7 +136,7 @@ class _Doctor:
             outcome = await asyncio.wait_for(check(), limit)
         except Skip as exc:
             return CheckResult(check_id, title, SKIP, ms(start), detail=str(exc))
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             took = f"{limit:g} s"
             err = E.StreamTimeout(
                 f"the stream stalled: {self.progress} until the {took} limit"
@@ -354,7 +367,7 @@ class _Doctor:
         writer.close()
         try:
             await asyncio.wait_for(writer.wait_closed(), 1.0)
-        except (OSError, asyncio.TimeoutError, ssl.SSLError):
+        except (TimeoutError, OSError, ssl.SSLError):
             pass
         del reader
         tls = " with TLS" if use_tls else ""
@@ -470,7 +483,7 @@ class _Doctor:
                     data = await asyncio.wait_for(anext(events), limit - (now - last))
                 except StopAsyncIteration:
                     break
-                except (asyncio.TimeoutError, TimeoutError):
+                except TimeoutError:
                     got = f"{len(times)} deltas arrived, then nothing" if times else "nothing"
                     raise E.StreamTimeout(
                         f"the stream stalled: {got} for {limit:g} s",

@@ -20,7 +20,6 @@ from ..protocol.responses_sse import responses_body
 from ..urls import normalize_base_url
 from .results import Outcome
 
-
 # ---- URL shape ---------------------------------------------------------------------------
 
 def url_problems(url: str) -> list[str]:

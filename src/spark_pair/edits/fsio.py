@@ -13,7 +13,9 @@ BOM = b"\xef\xbb\xbf"
 TMP_MARK = ".sp-tmp-"
 
 
-_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+_MULTIBYTE = re.compile(
+    rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}"
+)
 
 
 def decode(data: bytes, path: str = "") -> tuple[str, str]:
@@ -25,8 +27,10 @@ def decode(data: bytes, path: str = "") -> tuple[str, str]:
     read as latin-1 (a legacy single-byte file). Files holding NUL bytes are binary and refused.
     """
     if b"\x00" in data:
-        raise ApplyError(f"{path or 'file'} is a binary file; spark-pair does not edit binary files",
-                         hint="edit binary files by hand; nothing was changed")
+        raise ApplyError(
+            f"{path or 'file'} is a binary file; spark-pair does not edit binary files",
+            hint="edit binary files by hand; nothing was changed",
+        )
     bom = data.startswith(BOM)
     body = data[len(BOM):] if bom else data
     encoding = "utf-8-sig" if bom else "utf-8"
@@ -55,8 +59,10 @@ def encode(text: str, encoding: str, path: str = "") -> bytes:
         data = text.encode("utf-8", "surrogateescape")
         return BOM + data if encoding == "utf-8-sig" else data
     except UnicodeEncodeError as exc:
-        raise ApplyError(f"{path or 'file'}: the new text cannot be written as {encoding} ({exc.reason})",
-                         hint="the file keeps its encoding; nothing was changed") from exc
+        raise ApplyError(
+            f"{path or 'file'}: the new text cannot be written as {encoding} ({exc.reason})",
+            hint="the file keeps its encoding; nothing was changed",
+        ) from exc
 
 
 def default_mode() -> int:

@@ -402,10 +402,12 @@ class Journal:
                                               missing_dirs(self.root, rel) if before is not None
                                               else []))
         except (OSError, KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise UndoError(f"the journal entry of turn {turn_id} is damaged ({type(exc).__name__}: "
-                            f"{exc}); nothing was changed",
-                            hint=f"it cannot be undone from {tdir}; git (git diff, git checkout) "
-                                 "still has the committed versions") from exc
+            raise UndoError(
+                f"the journal entry of turn {turn_id} is damaged ({type(exc).__name__}: "
+                f"{exc}); nothing was changed",
+                hint=f"it cannot be undone from {tdir}; git (git diff, git checkout) "
+                "still has the committed versions",
+            ) from exc
         if changed_since and not force:
             what = "redo" if kind == "redo" else f"undo turn {turn_id}"
             raise UndoError(
@@ -428,7 +430,9 @@ def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, 
                   kind: str = "apply", undoes: str | None = None) -> None:
     """Journal the before-images, write every change, commit; on any failure roll back."""
     if (journal.dir / turn_id).exists():
-        raise ApplyError(f"turn id {turn_id!r} is already in the journal", hint="nothing was changed")
+        raise ApplyError(
+            f"turn id {turn_id!r} is already in the journal", hint="nothing was changed"
+        )
     for ch in changes:  # before anything is journaled or written
         journal.confine(ch.path)
     try:
@@ -482,8 +486,12 @@ def _before_image(tdir: Path, entry: dict) -> bytes | None:
 
 def _plain_name(name: object) -> bool:
     """Whether a manifest's turn reference is a bare name in the journal folder."""
-    return isinstance(name, str) and name not in ("", ".", "..") and os.path.basename(name) == name \
+    return (
+        isinstance(name, str)
+        and name not in ("", ".", "..")
+        and os.path.basename(name) == name
         and "\0" not in name
+    )
 
 
 def _try_lock(fd: int) -> bool:

@@ -91,7 +91,9 @@ class Create:
     base_hash: str | None = None  # None: the file must not exist
 
     def summary(self) -> str:
-        return f"create {shown(self.path)} · {self.content.count(chr(10)) + (not self.content.endswith(chr(10)) and bool(self.content))} line(s)"
+        text = self.content
+        lines = text.count("\n") + (bool(text) and not text.endswith("\n"))
+        return f"create {shown(self.path)} · {lines} line(s)"
 
 
 @dataclass(slots=True)

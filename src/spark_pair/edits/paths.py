@@ -11,8 +11,9 @@ from .. import paths as app_paths
 from ..errors import PathRefused
 
 # Names Windows treats as devices (with any extension); refused everywhere so a repo stays portable.
-_DEVICE_RE = re.compile(r"^(con|prn|aux|nul|clock\$|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$",
-                        re.IGNORECASE)
+_DEVICE_RE = re.compile(
+    r"^(con|prn|aux|nul|clock\$|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$", re.IGNORECASE
+)
 
 
 def shown(path: str) -> str:
@@ -36,7 +37,8 @@ def _refuse(path: str, why: str) -> PathRefused:
 
 
 def clean_rel_path(path: str) -> str:
-    """The normalised repo-relative form of `path` ('a/b.py'), or PathRefused. Pure: no disk access."""
+    """The normalised repo-relative form of `path` ('a/b.py'), or PathRefused. Pure: no disk
+    access."""
     if not isinstance(path, str) or not path.strip():
         raise _refuse(str(path), "empty path")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in path):

@@ -128,7 +128,7 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO) -> int:
             return await work
         # the session stops itself at the deadline; this is the backstop for closing hangs
         return await asyncio.wait_for(work, opts.timeout + CLOSE_GRACE_S)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         if reports and reports[0].code is not None:
             diag.say("closing the connection took too long; exiting")
             return reports[0].code
@@ -337,8 +337,10 @@ def _files_under(root: Path, rel: str, name: str) -> list[str]:
         raise UsageError(f"-f {name}: the folder holds no files spark-pair may read",
                          hint="ignored files (.gitignore) are left out; name files instead")
     if len(found) > MAX_FOLDER_FILES:
-        raise UsageError(f"-f {name}: the folder holds {len(found)} files (limit "
-                         f"{MAX_FOLDER_FILES})", hint="name a smaller folder or the files themselves")
+        raise UsageError(
+            f"-f {name}: the folder holds {len(found)} files (limit {MAX_FOLDER_FILES})",
+            hint="name a smaller folder or the files themselves",
+        )
     return found
 
 

@@ -6,8 +6,8 @@ import asyncio
 import random
 import time
 import uuid
-from contextlib import aclosing
 from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,8 +18,20 @@ from ..store.records import Recorder, RequestRecord
 from ..urls import host_of
 from . import errors_map, offers
 from .chat import chat_body, stream_chat
-from .events import (Completed, Event, Failed, ModelChanged, Retrying, Rewound, Started,
-                     TextDelta, Transport, TransportChanged, TurnRequest, Usage)
+from .events import (
+    Completed,
+    Event,
+    Failed,
+    ModelChanged,
+    Retrying,
+    Rewound,
+    Started,
+    TextDelta,
+    Transport,
+    TransportChanged,
+    TurnRequest,
+    Usage,
+)
 from .metrics import Stopwatch, estimate_tokens, tokens_for_chars
 from .responses_sse import responses_body, stream_responses
 from .responses_ws import WsRefused, WsSession

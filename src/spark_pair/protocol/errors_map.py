@@ -7,9 +7,23 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import (AuthError, BadRequest, ConnectionFailed, EndpointError, IncompleteReply,
-                      ModelError, ModelNotFound, ProtocolError, RateLimited, ServerError,
-                      StreamDropped, StreamTimeout, add_secret, excerpt, redact)
+from ..errors import (
+    AuthError,
+    BadRequest,
+    ConnectionFailed,
+    EndpointError,
+    IncompleteReply,
+    ModelError,
+    ModelNotFound,
+    ProtocolError,
+    RateLimited,
+    ServerError,
+    StreamDropped,
+    StreamTimeout,
+    add_secret,
+    excerpt,
+    redact,
+)
 
 
 def _parse_error_body(body: str) -> tuple[str | None, str | None]:

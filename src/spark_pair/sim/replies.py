@@ -41,7 +41,9 @@ class SimConfig:
 def load_script(path: Path) -> tuple[list[dict[str, str]], str | None]:
     """Read a script file: {"replies": [{"match": ..., "text": ...}], "default": ...}."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
-    replies = [{"match": str(r.get("match", "")), "text": str(r["text"])} for r in data.get("replies", [])]
+    replies = [
+        {"match": str(r.get("match", "")), "text": str(r["text"])} for r in data.get("replies", [])
+    ]
     return replies, data.get("default")
 
 

@@ -8,10 +8,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .faults import Fault
-from .pacing import Pacer
 from .memory import Item
-from .replies import (SimConfig, chat_items, chat_texts, choose_reply, input_tokens,
-                      responses_items, responses_texts, tokenize)
+from .pacing import Pacer
+from .replies import (
+    SimConfig,
+    chat_items,
+    chat_texts,
+    choose_reply,
+    input_tokens,
+    responses_items,
+    responses_texts,
+    tokenize,
+)
 
 MAX_BATCH = 512  # tokens per write when many are due at once
 

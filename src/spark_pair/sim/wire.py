@@ -1,4 +1,5 @@
-"""The JSON shapes of the OpenAI Chat Completions and Responses APIs, as the simulator sends them."""
+"""The JSON shapes of the OpenAI Chat Completions and Responses APIs, as the simulator sends
+them."""
 
 from __future__ import annotations
 
@@ -71,10 +72,15 @@ def chat_usage(prompt: int, completion: int) -> dict:
 
 def chat_completion(model: str, text: str, reason: str, prompt: int, completion: int) -> dict:
     message = {"role": "assistant", "content": text, "refusal": None}
-    return {"id": new_id("chatcmpl", "-"), "object": "chat.completion", "created": int(time.time()),
-            "model": model, "system_fingerprint": None,
-            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": reason}],
-            "usage": chat_usage(prompt, completion)}
+    return {
+        "id": new_id("chatcmpl", "-"),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": None,
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": reason}],
+        "usage": chat_usage(prompt, completion),
+    }
 
 
 # ---- responses --------------------------------------------------------------------------

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import fields
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +36,10 @@ class RequestStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._create()
         except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"cannot open the request store {self.path}: {exc}",
-                              hint="check the data dir is writable, or set SPARK_PAIR_HOME") from exc
+            raise ConfigError(
+                f"cannot open the request store {self.path}: {exc}",
+                hint="check the data dir is writable, or set SPARK_PAIR_HOME",
+            ) from exc
 
     def _create(self) -> None:
         cols = ", ".join(f"{name}" for name in _COLUMNS)
@@ -67,10 +69,11 @@ class RequestStore:
             if value is not None:
                 where.append(clause)
                 args.append(value)
-        query = f"SELECT {', '.join(_COLUMNS)} FROM requests WHERE {' AND '.join(where)} ORDER BY ts, id"
+        query = (f"SELECT {', '.join(_COLUMNS)} FROM requests WHERE {' AND '.join(where)} "
+                 "ORDER BY ts, id")
         out = []
         for row in self._db.execute(query, args):
-            data = dict(zip(_COLUMNS, row))
+            data = dict(zip(_COLUMNS, row, strict=False))
             data["extra"] = json.loads(data["extra"] or "{}")
             data["usage_estimated"] = bool(data["usage_estimated"])
             out.append(RequestRecord(**data))

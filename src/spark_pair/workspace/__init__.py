@@ -47,7 +47,22 @@ from .prompt import (
 from .watcher import Watcher
 
 __all__ = [
-    "AIComment", "Context", "ContextSnapshot", "History", "IgnoreRules", "SYSTEM_PROMPT",
-    "Watcher", "Workspace", "build_context", "changed_lines", "estimate_tokens", "file_diff", "find_ai_comments",
-    "find_root", "followup_input", "list_files", "read_text", "user_message",
+    "AIComment",
+    "Context",
+    "ContextSnapshot",
+    "History",
+    "IgnoreRules",
+    "SYSTEM_PROMPT",
+    "Watcher",
+    "Workspace",
+    "build_context",
+    "changed_lines",
+    "estimate_tokens",
+    "file_diff",
+    "find_ai_comments",
+    "find_root",
+    "followup_input",
+    "list_files",
+    "read_text",
+    "user_message",
 ]

@@ -8,8 +8,8 @@ from pathlib import Path
 from ..edits.ops import content_hash
 from ..edits.paths import read_regular
 from ..errors import SparkPairError
-from .files import read_text
 from ..protocol.events import Message, TurnRequest
+from .files import read_text
 from .prompt import (
     SYSTEM_PROMPT,
     Context,

@@ -76,7 +76,7 @@ class Watcher:
         self.stop_soon()
         try:
             await asyncio.wait_for(self._task, timeout=5.0)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass  # wait_for has cancelled the task
         except Exception:  # noqa: BLE001 - already logged by _run
             pass

@@ -33,16 +33,16 @@ from ...session_events import (
     Stale,
     TurnFinished,
 )
+from .. import review_tools
 from ..driver import Driver, describe
+from ..review_state import Mark
+from ..widgets.diff_view import DiffView, HunkMark
 from ..widgets.files import FilesPane
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
+from ..widgets.meter import Meter
 from ..widgets.prompt import TRANSPORT_NAMES, Prompt, SlashSuggester
 from ..widgets.review import ReviewPane
-from ..review_state import Mark
-from ..widgets.diff_view import DiffView, HunkMark
-from ..widgets.meter import Meter
-from .. import review_tools
 from .check import CheckScreen
 from .confirm import ConfirmScreen
 from .help import HelpScreen

@@ -152,7 +152,7 @@ class ReviewPane(OptionList):
                                   disabled=entry.per_hunk))
             if entry.per_hunk:
                 assert isinstance(entry.op, Modify)
-                for h, (hunk, mark) in enumerate(zip(entry.op.hunks, entry.hunks)):
+                for h, (hunk, mark) in enumerate(zip(entry.op.hunks, entry.hunks, strict=False)):
                     options.append(Option(_hunk_line(hunk, mark, entry.reasons.get(h, ""),
                                                      h in entry.amended), id=f"{index}:{h}"))
             if entry.problem:
