@@ -25,6 +25,28 @@ def model_options(func: F) -> F:
     return func
 
 
+def turn_options(func: F) -> F:
+    """The approval and output flags shared by `run` and `watch`."""
+    for option in reversed([
+        click.option("--apply", "apply_", is_flag=True,
+                     help="Write the changes (default: dry run, print the diff, write nothing)."),
+        click.option("--allow-delete", is_flag=True, help="Allow deleting files (with --apply)."),
+        click.option("--allow-rename", is_flag=True, help="Allow renaming files (with --apply)."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="One JSON object per line on stdout (schema: docs/headless.md)."),
+        click.option("--deltas", is_flag=True, help="With --json: also a line per text delta."),
+    ]):
+        func = option(func)
+    return func
+
+
+def usage_json(error: Exception) -> None:
+    """A click usage error as JSON lines on stdout (for commands that take --json)."""
+    from ..headless.runner import write_usage_error
+
+    write_usage_error(sys.stdout, error)  # type: ignore[arg-type]
+
+
 def flag_overrides(
     base_url: str | None, model: str | None, transport: str | None
 ) -> dict[str, str]:

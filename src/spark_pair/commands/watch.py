@@ -7,23 +7,11 @@ import sys
 import click
 
 from ..headless.cliusage import JsonUsageCommand, Seconds
-from ._common import flag_overrides, model_options, report_errors
+from ._common import flag_overrides, model_options, report_errors, turn_options, usage_json
 
 
-def _usage_json(error: Exception) -> None:
-    from ..headless.runner import write_usage_error
-
-    write_usage_error(sys.stdout, error)  # type: ignore[arg-type]
-
-
-@click.command("watch", cls=JsonUsageCommand, on_usage_error=_usage_json)
-@click.option("--apply", "apply_", is_flag=True,
-              help="Write the changes (default: dry run, print the diff, write nothing).")
-@click.option("--allow-delete", is_flag=True, help="Allow deleting files (with --apply).")
-@click.option("--allow-rename", is_flag=True, help="Allow renaming files (with --apply).")
-@click.option("--json", "as_json", is_flag=True,
-              help="One JSON object per line on stdout (schema: docs/headless.md).")
-@click.option("--deltas", is_flag=True, help="With --json: also a line per text delta.")
+@click.command("watch", cls=JsonUsageCommand, on_usage_error=usage_json)
+@turn_options
 @click.option("--timeout", type=Seconds(), metavar="SECONDS",
               help="Deadline for each turn; that turn ends with exit code 7's error.")
 @click.option("--no-meter", is_flag=True, help="No TTFT / tok/s meter line on stderr.")
