@@ -65,7 +65,8 @@ class FixedContext:
               ) -> tuple[pe.TurnRequest, dict[str, str | None]]:
         return pe.TurnRequest("bench", [pe.Message("user", prompt)]), dict(self.hashes)
 
-    def finish(self, request: pe.TurnRequest, reply: str, applied: Sequence[str]) -> None:
+    def finish(self, request: pe.TurnRequest, reply: str, applied: Sequence[str],
+               review: str = "") -> None:
         pass
 
 
@@ -114,7 +115,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
-        reply = make_repo(root, args.tokens)
+        reply, _ = make_repo(root, args.tokens)  # the 47-hunk reply
         chunks = [reply[i:i + 4] for i in range(0, len(reply), 4)]
         n = len(chunks)
         client, parser, turn, dry = [], [], [], []

@@ -27,16 +27,15 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench_session import FixedContext  # the smallest session context (same folder)
 from textual.app import App, ComposeResult
 from textual.strip import Strip
 
 from spark_pair.approval import Action, Decision
-from spark_pair.edits.ops import content_hash
 from spark_pair.edits.parser import DiffParser
 from spark_pair.protocol import events as pe
 from spark_pair.protocol.client import ClientOptions, ModelClient
@@ -90,21 +89,6 @@ def make_diff(root: Path, tokens: int, hunks: int = HUNKS) -> str:
     return text  # ends with the last diff line: the last token completes it
 
 
-class OneFile:
-    """The smallest session context: one request naming big.py."""
-
-    def __init__(self, root: Path) -> None:
-        self.hashes = {"big.py": content_hash((root / "big.py").read_bytes())}
-
-    def build(self, prompt: str, files: Sequence[str], *, followup: bool
-              ) -> tuple[pe.TurnRequest, dict[str, str | None]]:
-        return pe.TurnRequest("bench", [pe.Message("user", prompt)]), dict(self.hashes)
-
-    def finish(self, request: pe.TurnRequest, reply: str, applied: Sequence[str],
-               review: str = "") -> None:
-        pass
-
-
 class RejectAll:
     async def decide(self, op: object) -> Decision:
         return Decision(Action.REJECT, "bench")
@@ -139,7 +123,7 @@ async def session_source(sim: SimProcess, root: Path, put) -> None:
     """The real path: model client over a warm WebSocket -> session turn (every op rejected)."""
     client = ModelClient(ClientOptions(base_url=sim.base_url, api_key="bench", model=MODEL,
                                        transport="ws", max_tokens=16_000))
-    session = Session(root, client, RejectAll(), context=OneFile(root))
+    session = Session(root, client, RejectAll(), context=FixedContext(root))
     try:
         async for _ in session.turn("WARM", ["big.py"]):  # opens the WebSocket
             pass
