@@ -112,6 +112,7 @@ class ReviewPane(OptionList):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.review = Review()
+        self._shown: dict[int, int] = {}  # operation index -> its lines in the list
         self.border_title = "Review"
         self.add_class("-empty")
 
@@ -119,11 +120,11 @@ class ReviewPane(OptionList):
 
     def propose(self, index: int, op: object, *, stale: bool = False) -> None:
         self.review.propose(index, op, stale=stale)  # type: ignore[arg-type]
-        self.refresh_items()
+        self.refresh_items(only=index)
 
     def mark_stale(self, index: int) -> None:
         self.review.mark_stale(index)
-        self.refresh_items()
+        self.refresh_items(only=index)
 
     def refuse(self, index: int, text: str) -> None:
         self.review.refuse(index, text)
@@ -143,24 +144,30 @@ class ReviewPane(OptionList):
 
     # ---- drawing ---------------------------------------------------------------------------
 
-    def refresh_items(self, moved: bool = False) -> None:
+    def refresh_items(self, moved: bool = False, only: int | None = None) -> None:
+        """Redraw the list; `only`: just that operation changed (its lines are patched in
+        place, or appended when it is new and last), so a key costs O(its hunks), not O(all)."""
         review = self.review
-        options: list[Option] = []
-        for index in sorted(review.entries):
-            entry = review.entries[index]
-            options.append(Option(_entry_line(entry), id=f"{index}",
-                                  disabled=entry.per_hunk))
-            if entry.per_hunk:
-                assert isinstance(entry.op, Modify)
-                for h, (hunk, mark) in enumerate(zip(entry.op.hunks, entry.hunks, strict=False)):
-                    options.append(Option(_hunk_line(hunk, mark, entry.reasons.get(h, ""),
-                                                     h in entry.amended), id=f"{index}:{h}"))
-            if entry.problem:
-                options.append(Option(Text("    ! " + entry.problem, style="bold"),
-                                      disabled=True))
-        self.set_class(not options, "-empty")
-        self.clear_options()
-        self.add_options(options)
+        entry = review.entries.get(only) if only is not None else None
+        fresh = [] if entry is None else _options(entry)
+        if entry is not None and self._shown.get(entry.index) == len(fresh):
+            for option in fresh:
+                if option.id is not None:
+                    self.replace_option_prompt(option.id, option.prompt)
+        elif (entry is not None and entry.index not in self._shown
+              and all(i < entry.index for i in self._shown)):
+            self.add_options(fresh)
+            self._shown[entry.index] = len(fresh)
+        else:
+            options: list[Option] = []
+            self._shown = {}
+            for index in sorted(review.entries):
+                mine = _options(review.entries[index])
+                self._shown[index] = len(mine)
+                options += mine
+            self.clear_options()
+            self.add_options(options)
+        self.set_class(not self._shown, "-empty")
         self._sync_cursor(moved)
         undecided = len(review.undecided())
         self.border_title = f"Review · {undecided} undecided" if undecided else "Review"
@@ -187,18 +194,24 @@ class ReviewPane(OptionList):
 
     # ---- keys ------------------------------------------------------------------------------
 
-    def _after(self, decisions: list[tuple[int, Decision]], refusal: Refusal | None) -> None:
+    def _after(self, decisions: list[tuple[int, Decision]], refusal: Refusal | None,
+               only: int | None = None) -> None:
         if refusal is not None and refusal is not Refusal.DECIDED:
             self.notify(REFUSALS[refusal], severity="warning", timeout=4)
-        self.refresh_items(moved=True)
+        self.refresh_items(moved=True, only=only)
         if decisions:
             self.post_message(self.Decided(decisions))
 
+    def _focused_op(self) -> int | None:
+        return None if self.review.cursor is None else self.review.cursor.op
+
     def action_accept(self) -> None:
-        self._after(*self.review.accept())
+        op = self._focused_op()
+        self._after(*self.review.accept(), only=op)
 
     def action_reject(self) -> None:
-        self._after(*self.review.reject())
+        op = self._focused_op()
+        self._after(*self.review.reject(), only=op)
 
     def action_accept_all(self) -> None:
         self._after(self.review.accept_all(), None)
@@ -220,7 +233,7 @@ class ReviewPane(OptionList):
 
         def answered(reason: str | None) -> None:
             if reason is not None and self.review.cursor == item:
-                self._after(*self.review.reject_with_reason(reason))
+                self._after(*self.review.reject_with_reason(reason), only=item.op)
 
         self.app.push_screen(ReasonScreen(what), answered)
 
@@ -240,7 +253,7 @@ class ReviewPane(OptionList):
 
     def amended(self, item: Item, hunk: Hunk | None = None, content: str | None = None) -> None:
         """The person saved their own version: accept it (all-or-nothing with the turn)."""
-        self._after(*self.review.amend(item, hunk, content))
+        self._after(*self.review.amend(item, hunk, content), only=item.op)
 
     def action_try_check(self) -> None:
         self.post_message(self.TryCheck())
@@ -292,6 +305,19 @@ def _question(entry: Entry) -> str:
         return f"Rename {shown(op.src)} to {shown(op.dst)}?"
     warn = " It has uncommitted changes!" if getattr(op, "uncommitted", False) else ""
     return f"Delete {shown(op.path)}?{warn}"
+
+
+def _options(entry: Entry) -> list[Option]:
+    """The list lines of one operation: its line, its hunks, its problem."""
+    out = [Option(_entry_line(entry), id=f"{entry.index}", disabled=entry.per_hunk)]
+    if entry.per_hunk:
+        assert isinstance(entry.op, Modify)
+        for h, (hunk, mark) in enumerate(zip(entry.op.hunks, entry.hunks, strict=False)):
+            out.append(Option(_hunk_line(hunk, mark, entry.reasons.get(h, ""),
+                                         h in entry.amended), id=f"{entry.index}:{h}"))
+    if entry.problem:
+        out.append(Option(Text("    ! " + entry.problem, style="bold"), disabled=True))
+    return out
 
 
 def _label(entry: Entry) -> str:
