@@ -13,6 +13,7 @@ from test_run_e2e import check_schema, env_for, lines_of, make_repo, run
 
 from spark_pair.cli import main
 from spark_pair.sim.process import SimProcess
+from spark_pair.store.sqlite import RequestStore
 from spark_pair.sim.profiles import PROFILES, Endpoint
 
 MODEL = "gpt-5.3-codex-spark"
@@ -154,3 +155,27 @@ def test_a_run_stopped_by_timeout_reports_and_keeps_what_it_measured(sim, tmp_pa
     total = json.loads(stats.output)["total"]
     assert (total["requests"], total["ok"], total["cancelled"]) == (2, 0, 2)
     assert total["output_tokens"] >= 2 * metrics[0]["output_tokens"] - 2
+
+
+def test_a_run_stopped_during_the_first_probe_is_recorded_under_the_transport_it_used(tmp_path):
+    """auto on a chat-only server: WS and Responses answer 404, chat streams slowly and the
+    timeout stops it. The request store keeps chat, no stale 404, and estimated tokens both
+    ways."""
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    home = tmp_path / "home"
+    with SimProcess(tps=10, ttft_ms=100, profile="llama.cpp") as slow:
+        res = run(repo, home, slow, "hello", "-f", "a.py", "--timeout", "3")
+        assert res.returncode == 7, res.stderr
+        meter = [ln for ln in res.stderr.splitlines() if "TTFT" in ln]
+        assert meter and "chat" in meter[-1] and meter[-1].endswith("stopped"), res.stderr
+        stats = CliRunner(env=env_for(home, slow)).invoke(main, ["stats", "--json",
+                                                                  "--by", "transport"])
+    data = json.loads(stats.output)
+    by = {g["key"]: g for g in data["by"]["transport"]}
+    assert list(by) == ["chat"], by
+    chat = by["chat"]
+    assert (chat["requests"], chat["cancelled"], chat["errors"]) == (1, 1, 0)
+    assert chat["output_tokens"] > 0 and chat["input_tokens"] > 0
+    with RequestStore(next(home.rglob("requests.sqlite3")), must_exist=True) as store:
+        [rec] = store.records()
+    assert (rec.transport, rec.http_status, rec.usage_estimated) == ("chat", None, True)

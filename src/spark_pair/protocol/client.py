@@ -261,6 +261,7 @@ class ModelClient:
                         shown = text[:emitted]
                     change = self._on_error(err, transport, tried)
                     if change is not None:
+                        rec.http_status = None  # the next transport or model starts afresh
                         yield change
                         if isinstance(change, ModelChanged):
                             tried.append(self.model)
@@ -278,6 +279,7 @@ class ModelClient:
                     if delay is None:
                         err.message += give_up_note(err, retries - 1, o.max_retries, elapsed,
                                                     o.retry_deadline_s, previous)
+                        rec.model, rec.transport = model, transport
                         self._fill_record(rec, watch, None, None, retries - 1, err)
                         self._forget(transport)
                         if isinstance(err, AuthError) and o.key_source:
@@ -306,7 +308,8 @@ class ModelClient:
                 return
         finally:
             if rec.status == "cancelled":  # stopped mid-request: keep what was measured
-                _fill_stopped(rec, watch, emitted)
+                rec.model, rec.transport = self.model, self.transport  # the attempt stopped
+                _fill_stopped(rec, watch, emitted, request)
             self._record(rec)
 
     # ---- internals -------------------------------------------------------------------
@@ -397,9 +400,12 @@ class ModelClient:
             self._recalled = None
 
 
-def _fill_stopped(rec: RequestRecord, watch: Stopwatch, chars: int) -> None:
-    """A request stopped by a timeout, Ctrl-C or a cancel: the timing and the (estimated)
-    tokens that arrived before it stopped."""
+def _fill_stopped(rec: RequestRecord, watch: Stopwatch, chars: int,
+                  request: TurnRequest) -> None:
+    """A request stopped by a timeout, Ctrl-C or a cancel: the timing, the (estimated) tokens
+    that arrived before it stopped and the (estimated) tokens that were sent."""
+    sent = [request.instructions, *(m.content for m in (*request.history, *request.new_input))]
+    rec.input_tokens = tokens_for_chars(sum(len(t) for t in sent))
     tokens = tokens_for_chars(chars)
     m = watch.stopped(tokens)
     rec.ttft_ms = None if m.ttft_s is None else m.ttft_s * 1000
