@@ -4,12 +4,13 @@ against each with both base-URL forms (the API root and the SDK form ending in /
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
 from click.testing import CliRunner
-from test_run_e2e import check_schema, env_for, lines_of, make_repo, run
+from test_run_e2e import _cli, check_schema, env_for, lines_of, make_repo, run
 
 from spark_pair.cli import main
 from spark_pair.sim.process import SimProcess
@@ -179,3 +180,33 @@ def test_a_run_stopped_during_the_first_probe_is_recorded_under_the_transport_it
     with RequestStore(next(home.rglob("requests.sqlite3")), must_exist=True) as store:
         [rec] = store.records()
     assert (rec.transport, rec.http_status, rec.usage_estimated) == ("chat", None, True)
+
+
+@pytest.mark.parametrize("form", ["root", "sdk"])
+def test_demanding_a_mode_the_server_lacks_says_so_not_fix_the_url(form, tmp_path):
+    """A chat-only server at a right base URL: demanding the Responses API or WebSocket mode
+    is a missing mode (set transport = auto or chat), not a base URL to fix."""
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    home = tmp_path / "home"
+    with SimProcess(tps=0, ttft_ms=0, profile="llama.cpp") as sim:
+        root = sim.base_url
+        sim.base_url = base_url(sim, form)
+        env = env_for(home, sim)
+        doctor = subprocess.run(_cli() + ["doctor", "--json", "--transport", "responses"],
+                                cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+        report = json.loads(doctor.stdout)
+        failed = [c for c in report["checks"] if c["status"] == "fail"]
+        assert doctor.returncode == 1 and failed, doctor.stdout
+        for check in failed:
+            assert "does not offer the Responses API" in check["hint"], check
+            assert "/v1 doubled" not in check["hint"] and "API root" not in check["hint"]
+        for transport in ("responses", "ws"):
+            res = run(repo, home, sim, "hello", "-f", "a.py", "--transport", transport,
+                      "--no-meter")
+            assert res.returncode == 4, res.stderr
+            assert "set transport = auto" in res.stderr and "or chat" in res.stderr
+            assert "/v1 doubled" not in res.stderr and "transport = responses" not in res.stderr
+        sim.base_url = root + "/wrong"  # a wrong URL keeps the URL hint
+        res = run(repo, home, sim, "hello", "-f", "a.py", "--transport", "responses",
+                  "--no-meter")
+        assert res.returncode == 4 and "/v1 doubled or missing" in res.stderr, res.stderr

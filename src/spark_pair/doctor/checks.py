@@ -78,6 +78,7 @@ class _Doctor:
         self.key = (cfg.api_key or "").strip() or None
         self.base = probe_url(cfg.base_url or "")  # what the client uses
         self.available: list[str] = []
+        self.root_answers = False  # GET /v1/models answered with a model list: the URL is right
         self.progress = ""
         self.ws: Any = None
         self.ws_ok = False  # the WS check passed: the memory check uses a fresh socket
@@ -161,6 +162,8 @@ class _Doctor:
             value = getattr(exc, name, None)
             if value is not None:
                 data[name] = value
+        if self._mode_missing(exc):
+            exc = errors_map.mode_not_offered(exc, "responses")
         detail, hint = exc.message, exc.hint
         if data.get("retry_after") is not None and "Retry-After" not in detail:
             detail += f" (Retry-After: {data['retry_after']:g} s)"
@@ -168,6 +171,13 @@ class _Doctor:
             hint = MODEL_HINT
         return CheckResult(check_id, title, FAIL, ms(start), detail=self._redact(detail),
                            hint=self._redact(hint), error_class=exc.kind, data=data)
+
+    def _mode_missing(self, exc: SparkPairError) -> bool:
+        """A 404/405 on /v1/responses that the transport setting demands, from a server whose
+        API root answers: the server lacks the mode, the URL is not wrong."""
+        return (isinstance(exc, E.EndpointError) and exc.status in (404, 405)
+                and self.cfg.transport in ("responses", "ws") and self.root_answers
+                and (exc.url or "").endswith("/v1/responses"))
 
     def _redact(self, text: str) -> str:
         keys = [k for k in (self.cfg.api_key, self.key) if k and len(k.strip()) >= 4]
@@ -396,6 +406,7 @@ class _Doctor:
             raise Skip(f"skipped: GET /v1/models answered HTTP {resp.status_code}, which says "
                        "nothing about the key (see the next check)") from None
         self.available = [str(m.get("id")) for m in items if isinstance(m, dict)]
+        self.root_answers = True
         who = f"key from {self.cfg.api_key_env}" if self.key else "no key (none required)"
         note = ""
         raw = self.cfg.api_key or ""

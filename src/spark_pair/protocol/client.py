@@ -277,6 +277,7 @@ class ModelClient:
                         delay = retry_delay(err, retries, elapsed, o.retry_deadline_s,
                                             self._rng, self._retry_base_s)
                     if delay is None:
+                        err = await self._mode_missing(err, transport)
                         err.message += give_up_note(err, retries - 1, o.max_retries, elapsed,
                                                     o.retry_deadline_s, previous)
                         rec.model, rec.transport = model, transport
@@ -334,6 +335,18 @@ class ModelClient:
         body = chat_body(request, model, max_tokens, temperature)
         return stream_chat(self._client(), url, body, api_key=o.api_key, model=model,
                            read_timeout_s=read_timeout_s)
+
+    async def _mode_missing(self, err: ModelError, transport: Transport) -> ModelError:
+        """A 404/405 for the mode the transport setting demands: when the API root answers,
+        the base URL is right and the server lacks the mode, so say that (not "fix the URL")."""
+        demanded = not self._auto and transport in (Transport.WS, Transport.RESPONSES)
+        if not (demanded and isinstance(err, EndpointError) and err.status in (404, 405)):
+            return err
+        try:
+            await self.list_models()
+        except ModelError:
+            return err  # the root does not answer either: the URL hint stands
+        return errors_map.mode_not_offered(err, transport)
 
     def _on_error(self, err: ModelError, transport: Transport, tried: list[str]) -> Event | None:
         """A model or transport switch for this error, or None (retry or fail)."""

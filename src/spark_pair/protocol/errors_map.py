@@ -101,6 +101,19 @@ def error_from_response(status: int, body: str, url: str, *, api_key: str | None
     return ProtocolError(f"unexpected HTTP {status} from {safe_url}: {detail}", **kw)
 
 
+MODE_HINT = ("this server does not offer the Responses API (or its WebSocket mode); set "
+             "transport = auto (uses what the server offers) or chat")
+
+
+def mode_not_offered(err: ModelError, mode: str) -> EndpointError:
+    """A 404/405 (or a refused WebSocket upgrade) for a mode the transport setting demands,
+    from a server whose API root answers: the URL is right, the mode is missing."""
+    what = "WebSocket mode" if mode == "ws" else "the Responses API"
+    return EndpointError(f"{err.message} — the base URL is right (/v1/models answers), but this "
+                         f"server does not offer {what}", hint=MODE_HINT, status=err.status,
+                         url=err.url, body=err.body)
+
+
 def not_openai_body(url: str, body: str, content_type: str, status: int = 200) -> ProtocolError:
     return ProtocolError(f"{url} answered with {content_type or 'no content type'}, not an "
                          f"event stream: {body_excerpt(body)}", status=status, url=url, body=body)
