@@ -114,3 +114,29 @@ def test_help_says_what_a_note_a_pass_and_a_failure_mean():
     text = CliRunner().invoke(main, ["doctor", "--help"]).output
     for word in ("✓ pass", "✓ + note", "✗ fail", "- skipped", "transport = auto"):
         assert word in text
+
+
+@pytest.mark.parametrize("source", ["env", "flag", "file"])
+def test_whitespace_around_the_base_url_is_removed_and_noted_once(project, sim, monkeypatch,
+                                                                  source):
+    """The same behaviour wherever the URL comes from: stripped, one note, doctor passes."""
+    padded = f"  {sim.base_url}\n"
+    args: list[str] = []
+    if source == "env":
+        monkeypatch.setenv("SPARK_PAIR_BASE_URL", padded)
+    elif source == "flag":
+        args = ["--base-url", padded]
+    else:
+        monkeypatch.delenv("SPARK_PAIR_BASE_URL")
+        with (project / ".spark-pair.toml").open("a") as f:
+            f.write(f"base_url = {json.dumps(padded)}\n")
+    result = run("--json", *args)
+    data = json.loads(result.stdout)
+    checks = {c["id"]: c for c in data["checks"]}
+    assert result.exit_code == 0 and data["ok"], [(c["id"], c["detail"]) for c in data["checks"]]
+    shape = checks["base_url"]
+    assert shape["status"] == "pass" and "whitespace" in shape["note"]
+    assert sim.base_url in shape["detail"]
+    assert "leading/trailing" not in checks["config"]["detail"]  # explained once, by base_url
+    text = run(*args)
+    assert text.exit_code == 0 and text.stdout.count("leading/trailing whitespace") == 1

@@ -166,8 +166,9 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None,
             _apply_file(settings, path, label, env)
             settings.files.append(path)
     for var, dotted in ENV_OVERRIDES.items():
-        if env.get(var, "").strip():
-            _set(settings, dotted, env[var].strip(), f"env {var}", None)
+        if env.get(var, "").strip():  # a base URL is stripped with a warning when checked
+            value = env[var] if dotted == "model.base_url" else env[var].strip()
+            _set(settings, dotted, value, f"env {var}", None)
     for dotted, value in (overrides or {}).items():
         if value is not None and value != "":
             flag = FLAGS.get(dotted, "--" + dotted.split(".")[1].replace("_", "-"))

@@ -10,6 +10,8 @@ from .errors import ConfigError
 
 _API_SUFFIXES = ("/chat/completions", "/responses", "/completions", "/models")
 _LOCAL_HOSTS = ("localhost", "127.", "0.0.0.0", "[::1]")
+# the one correction that leaves nothing to fix: a note, not a problem
+WHITESPACE_NOTE = "base_url had leading/trailing whitespace or a newline; removed it"
 
 
 def normalize_base_url(raw: str) -> tuple[str, list[str]]:
@@ -23,7 +25,7 @@ def normalize_base_url(raw: str) -> tuple[str, list[str]]:
     warnings: list[str] = []
     url = raw.strip()
     if url != raw:
-        warnings.append("base_url had leading/trailing whitespace or a newline; removed it")
+        warnings.append(WHITESPACE_NOTE)
     if not url:
         raise ConfigError("no base URL is configured",
                           hint="set [model] base_url in .spark-pair.toml, SPARK_PAIR_BASE_URL, "

@@ -16,6 +16,7 @@ import httpx
 from .. import errors as E
 from ..errors import SparkPairError, redact
 from ..protocol import errors_map, offers
+from ..urls import WHITESPACE_NOTE
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
 from .wire import (
     api_url,
@@ -177,6 +178,7 @@ class _Doctor:
         API root answers: the server lacks the mode, the URL is not wrong."""
         return (isinstance(exc, E.EndpointError) and exc.status in (404, 405)
                 and self.cfg.transport in ("responses", "ws") and self.root_answers
+                and (exc.url or "").startswith("http")  # the WS check has its own hint
                 and (exc.url or "").endswith("/v1/responses"))
 
     def _redact(self, text: str) -> str:
@@ -307,7 +309,8 @@ class _Doctor:
             lines.append(f"remembered for this server: transport = auto uses "
                          f"{remembered.transport} (found {hours:.1f} h ago; probed again after "
                          "a day or when it fails)")
-        lines.extend(f"warning: {w}" for w in cfg.warnings)
+        # base URL corrections are reported once, by the base URL check
+        lines.extend(f"warning: {w}" for w in cfg.warnings if not w.startswith("base_url"))
         return Outcome("\n".join(lines), {
             "sources": dict(cfg.sources), "warnings": list(cfg.warnings),
             "remembered_transport": remembered.transport if remembered else None})
@@ -322,6 +325,8 @@ class _Doctor:
         # the config loader may have corrected the value already and left a warning
         own = url_problems(url)
         problems = own + [w for w in self.cfg.warnings if w.startswith("base_url")]
+        notes = [p for p in problems if p == WHITESPACE_NOTE]  # corrected, nothing to fix
+        problems = [p for p in problems if p != WHITESPACE_NOTE]
         if problems:
             where = self.cfg.sources.get("model.base_url", "the config")
             text = "; ".join(dict.fromkeys(problems))
@@ -329,7 +334,8 @@ class _Doctor:
                 f"base URL {url.strip()!r}: {text}" if own else text, url=url,
                 hint=f"fix model.base_url in {where}: give the API root (e.g. "
                      f"https://host/api), spark-pair appends /v1/...; this run uses {self.base}")
-        return Outcome(f"{self.base} (requests go to {api_url(self.base, '/v1/...')})")
+        return Outcome(f"{self.base} (requests go to {api_url(self.base, '/v1/...')})",
+                       note="; ".join(dict.fromkeys(notes)))
 
     async def check_connect(self) -> Outcome:
         parts = urlsplit(self.base)
