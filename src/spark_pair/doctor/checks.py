@@ -81,6 +81,8 @@ class _Doctor:
         self.available: list[str] = []
         self.root_answers = False  # GET /v1/models answered with a model list: the URL is right
         self.progress = ""
+        self.timed_out: set[str] = set()  # checks with no complete (non-streamed) answer in time
+        self.streaming = False  # the stream check saw tokens arriving: the server works
         self.ws: Any = None
         self.ws_ok = False  # the WS check passed: the memory check uses a fresh socket
         self.models_error: SparkPairError | None = None  # GET /v1/models failed, not the key
@@ -93,6 +95,7 @@ class _Doctor:
             async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as http:
                 self.http = http
                 stopped: set[str] = set()  # failed, or skipped because a need did not pass
+                held: list[CheckResult] = []  # a timed-out plain request, judged after the stream
                 for check_id, title, needs in CHECKS:
                     blocked = [n for n in needs if n in stopped]
                     if blocked:
@@ -102,13 +105,21 @@ class _Doctor:
                                                     "to pass")
                     else:
                         result = await self._run_one(check_id, title)
+                        if check_id == "request" and check_id in self.timed_out:
+                            held.append(result)  # slow or stalled: the stream check tells
+                            continue
+                        result = self._judge_slow(result)
                         if result.status == FAIL:
                             stopped.add(check_id)
                     if check_id == "ws" and result.status != PASS:
                         await self._drop_ws()  # the memory check must not reuse a stuck socket
-                    results[check_id] = result
-                    if on_result is not None:
-                        on_result(result)
+                    for done in [*(self._judge_slow(h) for h in held), result]:
+                        if done.status == FAIL:
+                            stopped.add(done.id)
+                        results[done.id] = done
+                        if on_result is not None:
+                            on_result(done)
+                    held = []
         finally:
             await self._drop_ws()
         return DoctorReport(list(results.values()))
@@ -139,6 +150,8 @@ class _Doctor:
         except Skip as exc:
             return CheckResult(check_id, title, SKIP, ms(start), detail=str(exc))
         except TimeoutError:
+            if not self.progress:
+                self.timed_out.add(check_id)
             took = f"{limit:g} s"
             err = E.StreamTimeout(
                 f"the stream stalled: {self.progress} until the {took} limit"
@@ -155,6 +168,22 @@ class _Doctor:
                                                                       else "the server"))
         return CheckResult(check_id, title, PASS, ms(start), detail=self._redact(outcome.detail),
                            data=outcome.data, note=self._redact(outcome.note))
+
+    def _judge_slow(self, result: CheckResult) -> CheckResult:
+        """A request with no complete answer in time, while the stream check saw tokens arrive:
+        a slow server, not a stalled one. The plain request passes with a note; a check whose
+        answer was never seen (memory, fallback) is skipped, not failed."""
+        if result.status != FAIL or result.id not in self.timed_out or not self.streaming:
+            return result
+        limit = self.cfg.check_timeout_s * (2 if result.id == "memory" else 1)
+        slow = (f"slow: no complete answer within {limit:g} s, while the streaming check saw "
+                "tokens arriving; raise --check-timeout")
+        if result.id == "request":
+            return CheckResult(result.id, result.title, PASS, result.duration_ms,
+                               detail="the server works but is slow (see the streaming check)",
+                               note=slow)
+        return CheckResult(result.id, result.title, SKIP, result.duration_ms,
+                           detail=f"skipped: {slow}")
 
     def _failed(self, check_id: str, title: str, start: float,
                 exc: SparkPairError) -> CheckResult:
@@ -463,6 +492,7 @@ class _Doctor:
                     "transport = auto uses chat completions")
             stats = await self._stream(api)
         outcome = judge_stream(api, stats)
+        self.streaming = True
         outcome.note = "; ".join(n for n in (note, outcome.note) if n)
         return outcome
 
