@@ -4,6 +4,7 @@ against each with both base-URL forms (the API root and the SDK form ending in /
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -169,6 +170,8 @@ def test_a_run_stopped_during_the_first_probe_is_recorded_under_the_transport_it
         assert res.returncode == 7, res.stderr
         meter = [ln for ln in res.stderr.splitlines() if "TTFT" in ln]
         assert meter and "chat" in meter[-1] and meter[-1].endswith("stopped"), res.stderr
+        assert re.search(r"│ in [1-9][\d,]* / out [1-9][\d,]* tok so far \(est\.\) │",
+                         meter[-1]), meter[-1]
         stats = CliRunner(env=env_for(home, slow)).invoke(main, ["stats", "--json",
                                                                   "--by", "transport"])
     data = json.loads(stats.output)

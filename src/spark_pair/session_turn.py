@@ -36,7 +36,7 @@ from .protocol.events import (
     TurnRequest,
     Usage,
 )
-from .protocol.metrics import Stopwatch, estimate_tokens
+from .protocol.metrics import Stopwatch, estimate_request_tokens, estimate_tokens
 from .session_events import (
     Applied,
     Outcome,
@@ -508,6 +508,8 @@ class TurnRun:
         if isinstance(error, Cancelled) and r.metrics is None and self.stopwatch is not None:
             tokens = r.usage.output_tokens if r.usage else estimate_tokens(r.text)
             r.metrics = self.stopwatch.stopped(tokens)  # stopped: report what was measured
+            if r.usage is None:  # no count from the server: estimate both ways
+                r.usage = Usage(estimate_request_tokens(self.request), tokens, estimated=True)
         if not r.outcomes:
             r.outcomes = [Outcome.NOT_APPLIED] * len(self.proposals.ops)
         if not r.decisions:

@@ -106,6 +106,8 @@ def meter_line(result: Any) -> str:
     if u is not None and not stopped:
         est = " (est.)" if u.estimated else ""
         parts.append(f"in {u.input_tokens:,} / out {u.output_tokens:,} tok{est}")
+    elif u is not None and m is not None:
+        parts.append(f"in {u.input_tokens:,} / out {m.output_tokens:,} tok so far (est.)")
     elif m is not None:
         parts.append(f"out {m.output_tokens:,} tok" + (" so far (est.)" if stopped else ""))
     parts.append(result.transport or "-")

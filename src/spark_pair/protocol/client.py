@@ -32,7 +32,7 @@ from .events import (
     TurnRequest,
     Usage,
 )
-from .metrics import Stopwatch, estimate_tokens, tokens_for_chars
+from .metrics import Stopwatch, estimate_request_tokens, estimate_tokens, tokens_for_chars
 from .responses_sse import responses_body, stream_responses
 from .responses_ws import WsRefused, WsSession
 from .retry import MIN_READ_TIMEOUT_S, give_up_note, retry_delay
@@ -417,8 +417,7 @@ def _fill_stopped(rec: RequestRecord, watch: Stopwatch, chars: int,
                   request: TurnRequest) -> None:
     """A request stopped by a timeout, Ctrl-C or a cancel: the timing, the (estimated) tokens
     that arrived before it stopped and the (estimated) tokens that were sent."""
-    sent = [request.instructions, *(m.content for m in (*request.history, *request.new_input))]
-    rec.input_tokens = tokens_for_chars(sum(len(t) for t in sent))
+    rec.input_tokens = estimate_request_tokens(request)
     tokens = tokens_for_chars(chars)
     m = watch.stopped(tokens)
     rec.ttft_ms = None if m.ttft_s is None else m.ttft_s * 1000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from .events import Metrics
+from .events import Metrics, TurnRequest
 
 
 class Stopwatch:
@@ -59,6 +59,12 @@ def timing(t0: float, t_first: float | None, t_end: float, output_tokens: int) -
 def estimate_tokens(text: str) -> int:
     """Rough token count when the server sends none (about 4 characters a token)."""
     return tokens_for_chars(len(text))
+
+
+def estimate_request_tokens(request: TurnRequest) -> int:
+    """Rough count of the tokens a request sends: its instructions and whole conversation."""
+    texts = [request.instructions, *(m.content for m in (*request.history, *request.new_input))]
+    return tokens_for_chars(sum(len(t) for t in texts))
 
 
 def tokens_for_chars(chars: int) -> int:
