@@ -15,8 +15,8 @@ from test_run_e2e import _cli, check_schema, env_for, lines_of, make_repo, run
 
 from spark_pair.cli import main
 from spark_pair.sim.process import SimProcess
-from spark_pair.store.sqlite import RequestStore
 from spark_pair.sim.profiles import PROFILES, Endpoint
+from spark_pair.store.sqlite import RequestStore
 
 MODEL = "gpt-5.3-codex-spark"
 A_PY = "def greet(name):\n    return 'hello ' + name\n"
