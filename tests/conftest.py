@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -21,3 +22,24 @@ def sim(sim_server: SimProcess) -> SimProcess:
     """The session simulator, reset to its start-up state (no faults, empty log)."""
     sim_server.reset()
     return sim_server
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The demo's git repository in tmp_path, spark-pair's home beside it and no model settings
+    from the environment (the app's tests; a test module with its own `repo` fixture wins)."""
+    from spark_pair.commands.demo import make_repo
+
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    for var in ("SPARK_PAIR_BASE_URL", "SPARK_PAIR_MODEL", "SPARK_PAIR_TRANSPORT"):
+        monkeypatch.delenv(var, raising=False)
+    return make_repo(tmp_path)
+
+
+@pytest.fixture
+def demo_sim(sim: SimProcess) -> SimProcess:
+    """The simulator answering the demo's prompt with the demo's scripted reply."""
+    from spark_pair.headless.demo_project import MATCH, reply_text
+
+    sim.configure(replies=[{"match": MATCH, "text": reply_text()}])
+    return sim

@@ -8,10 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from spark_pair.commands.demo import make_repo
-from spark_pair.headless.demo_project import FILES, MATCH, PROMPT, reply_text
+from spark_pair.headless.demo_project import FILES, PROMPT
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.app import SparkPairApp
 from spark_pair.ui.driver import Driver
@@ -22,20 +19,6 @@ from spark_pair.ui.widgets.header import AppHeader
 from spark_pair.ui.widgets.review import ReviewPane
 
 WAIT_S = 20.0
-
-
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
-    for var in ("SPARK_PAIR_BASE_URL", "SPARK_PAIR_MODEL", "SPARK_PAIR_TRANSPORT"):
-        monkeypatch.delenv(var, raising=False)
-    return make_repo(tmp_path)
-
-
-@pytest.fixture
-def demo_sim(sim: SimProcess) -> SimProcess:
-    sim.configure(replies=[{"match": MATCH, "text": reply_text()}])
-    return sim
 
 
 def make_app(root: Path, sim: SimProcess, *, prompt: str = PROMPT, transport: str = "auto",

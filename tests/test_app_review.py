@@ -9,29 +9,13 @@ import stat
 import sys
 from pathlib import Path
 
-import pytest
 from test_app import all_proposed, make_app, notice, review, turn_over, until
 
-from spark_pair.commands.demo import make_repo
-from spark_pair.headless.demo_project import FILES, MATCH, reply_text
+from spark_pair.headless.demo_project import FILES
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.review_state import Kind, Mark
 from spark_pair.ui.screens.check import CheckScreen
 from spark_pair.ui.screens.reason import ReasonScreen
-
-
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
-    for var in ("SPARK_PAIR_BASE_URL", "SPARK_PAIR_MODEL", "SPARK_PAIR_TRANSPORT"):
-        monkeypatch.delenv(var, raising=False)
-    return make_repo(tmp_path)
-
-
-@pytest.fixture
-def demo_sim(sim: SimProcess) -> SimProcess:
-    sim.configure(replies=[{"match": MATCH, "text": reply_text()}])
-    return sim
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

@@ -219,15 +219,22 @@ class ReviewPane(OptionList):
     def action_reject_all(self) -> None:
         self._after(self.review.reject_all(), None)
 
-    def action_reject_with_reason(self) -> None:
+    def _undecided_focus(self) -> Item | None:
+        """The focused item when it can still be decided; otherwise say why and return None."""
         item = self.review.cursor
         if item is None:
             self._after([], Refusal.NOTHING)
+            return None
+        if self.review.entries[item.op].sent or not self.review.item_undecided(item):
+            self.notify(REFUSALS[Refusal.DECIDED], timeout=3)
+            return None
+        return item
+
+    def action_reject_with_reason(self) -> None:
+        item = self._undecided_focus()
+        if item is None:
             return
         entry = self.review.entries[item.op]
-        if entry.sent or not self.review.item_undecided(item):
-            self.notify(REFUSALS[Refusal.DECIDED], timeout=3)
-            return
         what = (f"hunk {item.hunk + 1} of {shown(entry.op.path)}" if item.hunk is not None
                 else _label(entry))
 
@@ -238,14 +245,10 @@ class ReviewPane(OptionList):
         self.app.push_screen(ReasonScreen(what), answered)
 
     def action_amend(self) -> None:
-        item = self.review.cursor
+        item = self._undecided_focus()
         if item is None:
-            self._after([], Refusal.NOTHING)
             return
-        entry = self.review.entries[item.op]
-        if entry.sent or not self.review.item_undecided(item):
-            self.notify(REFUSALS[Refusal.DECIDED], timeout=3)
-        elif item.hunk is None and entry.kind is not Kind.CREATE:
+        if item.hunk is None and self.review.entries[item.op].kind is not Kind.CREATE:
             self.notify("e rewrites a hunk or a created file; a delete or rename has no text",
                         severity="warning", timeout=4)
         else:
