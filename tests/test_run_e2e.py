@@ -517,3 +517,14 @@ def test_a_turn_that_changes_nothing_offers_no_undo(sim: SimProcess, repo: Path,
     assert res.returncode == 0, res.stderr
     assert "changed no file" in res.stderr and "undo --turn" not in res.stderr
     assert tree(repo) == before
+
+
+def test_a_model_failure_writes_one_error_line(sim: SimProcess, repo: Path, home: Path) -> None:
+    """The stream's failure and the turn's result name the same error: one `error` line."""
+    sim.configure(api_key="sk-some-other-key")  # the run's key is refused: 401
+    res = run(repo, home, sim, "change it", "--json", "--transport", "chat")
+    assert res.returncode == 4, res.stderr
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    errors = [ln for ln in lines if ln["type"] == "error"]
+    assert len(errors) == 1 and errors[0]["status"] == 401, errors

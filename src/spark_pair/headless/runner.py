@@ -226,6 +226,7 @@ class _Reporter:
         self.root, self.settings, self.t0 = root, settings, t0
         self.code: int | None = None
         self.hunks: dict[int, int] = {}  # file index -> `hunk` lines seen
+        self.failed: object = None  # the error a Failed event already wrote as a line
 
     def __call__(self, result: Any) -> None:
         opts, out, jl, diag = self.opts, self.out, self.jl, self.diag
@@ -253,7 +254,7 @@ class _Reporter:
             for line in result_lines(result, getattr(self.settings, "prices", None),
                                      self.hunks):
                 jl.write(line)
-            if result.error is not None:
+            if result.error is not None and result.error is not self.failed:
                 jl.write({"type": "error", **error_fields(result.error)})
             jl.write(_end(code, result.status,
                           result.turn_id if result.status == TurnStatus.APPLIED else None, self.t0,
@@ -291,6 +292,8 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
                         # one turn only: the apply step checks the files itself, so the
                         # watcher winds down while it runs rather than after
                         watcher.stop_soon()
+                if isinstance(event, Failed):
+                    report.failed = event.error  # its `error` line is written here, once
                 diag.event(event)
                 if jl is not None:
                     obj = event_to_dict(event, deltas=opts.deltas)
