@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from test_app import all_proposed, demo_sim, make_app, notice, repo, turn_over, until  # noqa: F401
+from test_app import all_proposed, make_app, notice, turn_over, until
 
 from spark_pair.headless.demo_project import FILES
 from spark_pair.sim.process import SimProcess
