@@ -1,37 +1,43 @@
-"""Review of a huge reply: 2,000 hunks over 200 files (~4 MiB of diff) in the app's panes.
+"""Review of a huge reply: 2,000 hunks over 200 files (~4 MiB of diff) in the app.
 
-    .venv/bin/python benchmarks/bench_review.py [--files 200] [--hunks 10] [--chunk 65536]
+    .venv/bin/python benchmarks/bench_review.py [--runs 3] [--files 200] [--hunks 10]
 
-A headless Textual app at 160x45 holds the live DiffView and the ReviewPane. The reply is
-parsed beforehand (the parser's own speed is bench_parse's business) and fed one batch per
-frame (30 a second), each batch the parse events of --chunk bytes of the reply, so the ~4 MiB
-stream lasts a few seconds; each finished file is proposed to the review pane as the session
-would. Printed:
+Each run is its own process: the app's main screen (header, files, live diff, review pane,
+prompt, meter, footer) headless at 160x45 (--size), opened on a scratch git repository. The
+reply is parsed beforehand (the parser's own speed is bench_parse's business) and handed to
+the screen as the driver does: one `Driver.Frame` per frame (30 a second), each holding the
+parse events of --chunk bytes of the reply, with an `OperationProposed` after each finished
+file, so the ~4 MiB stream lasts a couple of seconds and 200 proposals arrive while it runs.
+Printed per run, then min / median / max over the runs:
 - loop lag max / p99 while streaming: the worst lateness of a 1 ms ticker (target <= 50 ms);
-- RSS max of this process (target <= 300 MB);
-- review key answer: `a` pressed on a hunk until the screen has handled it, median and max of
-  40 presses (target: within a frame, ~16 ms at 60 Hz);
-- word marks: painting a full screen of changed pairs once the files are complete.
+- key -> painted for `j`, `k`, `a`, `r` (median and max of --presses each, the cursor walking
+  the 2,000 hunks) and `A` (once, at the end): from the key event to the end of the first
+  screen update after the screen handled the review's change (target: a frame, <= 33 ms);
+- word marks: a screen of changed pairs scrolled into view: how long its paint takes on the
+  loop, and until every word mark on it is painted (they are computed off the loop);
+- RSS max of the process (target <= 300 MB).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import logging
+import os
 import resource
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
-
-from textual.app import App, ComposeResult
-
-from spark_pair.edits.parser import DiffParser, FileFinished
-from spark_pair.protocol.events import TextDelta
-from spark_pair.ui.themes import diff_variable_defaults
-from spark_pair.ui.widgets.diff_view import DiffView
-from spark_pair.ui.widgets.review import ReviewPane
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 SIZE = (160, 45)
 FPS = 30
+KEYS = ("j", "k", "a", "r")
 
 
 def make_reply(files: int, hunks: int, line_bytes: int = 60) -> str:
@@ -51,84 +57,203 @@ def make_reply(files: int, hunks: int, line_bytes: int = 60) -> str:
     return "".join(out)
 
 
-class ReviewApp(App[None]):
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return diff_variable_defaults(self.current_theme)
+def make_repo(root: Path) -> None:
+    root.mkdir()
+    (root / "README.md").write_text("scratch\n")
+    git = ["git", "-c", "user.name=b", "-c", "user.email=b@localhost", "-c",
+           "commit.gpgsign=false"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "start"]):
+        subprocess.run(git + args, cwd=root, check=True, capture_output=True)
 
-    def compose(self) -> ComposeResult:
-        yield DiffView()
-        yield ReviewPane()
+
+def frames_of(reply: str, chunk: int) -> Iterator[Any]:
+    """The Driver.Frame messages of the reply, made as they are sent (as the session parses
+    while the reply arrives: nothing of a frame outlives it but what the screen keeps)."""
+    from spark_pair.approval import Proposal
+    from spark_pair.edits.parser import DiffParser, FileFinished
+    from spark_pair.protocol.events import TextDelta
+    from spark_pair.session_events import OperationProposed
+    from spark_pair.ui.driver import Driver
+
+    parser = DiffParser()
+    for i in range(0, len(reply), chunk):
+        text = reply[i:i + chunk]
+        events: list[Any] = [TextDelta(text)]
+        last = i + chunk >= len(reply)
+        for ev in [*parser.feed(text), *(parser.close() if last else [])]:
+            events.append(ev)
+            if isinstance(ev, FileFinished):
+                events.append(OperationProposed(Proposal("bench", ev.index, ev.op)))
+        yield Driver.Frame(events, text, "" if last else parser.partial_line)
 
 
 def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-async def main(args: argparse.Namespace) -> None:
+async def one_run(args: argparse.Namespace) -> dict[str, Any]:
+    from spark_pair.ui.app import SparkPairApp
+    from spark_pair.ui.screens.main import Launch
+    from spark_pair.ui.widgets.diff_view import DiffView, Kind
+    from spark_pair.ui.widgets.review import ReviewPane
+
     reply = make_reply(args.files, args.hunks, args.line_bytes)
-    parser = DiffParser()
-    batches = []
-    for i in range(0, len(reply), args.chunk):
-        chunk = reply[i:i + args.chunk]
-        batches.append([TextDelta(chunk), *parser.feed(chunk)])
-    batches[-1] += parser.close()
-    n_hunks = sum(len(getattr(op, "hunks", [])) for op in parser.operations())
-    print(f"reply: {len(reply) / 2**20:.1f} MiB, {len(parser.operations())} files, "
-          f"{n_hunks} hunks, {len(batches)} frames")
-    app = ReviewApp()
-    async with app.run_test(size=SIZE) as pilot:
-        view, pane = app.query_one(DiffView), app.query_one(ReviewPane)
-        lags: list[float] = []
-        stop = False
+    n_files, n_hunks = args.files, args.files * args.hunks
+    out: dict[str, Any] = {"files": n_files, "hunks": n_hunks, "mib": len(reply) / 2**20,
+                           "frames": -(-len(reply) // args.chunk)}
+    with tempfile.TemporaryDirectory(prefix="bench-review-") as tmp:
+        os.environ["SPARK_PAIR_HOME"] = str(Path(tmp) / "home")
+        root = Path(tmp) / "repo"
+        make_repo(root)
+        launch = Launch(root=root, prewarm=False, overrides={
+            "model.base_url": "http://127.0.0.1:9", "model.name": "bench",
+            "session.transport": "chat"}, env={"SPARK_PAIR_API_KEY": "bench"})
+        app = SparkPairApp(launch)
+        async with app.run_test(size=tuple(args.size)) as pilot:
+            screen = app.main
+            while screen.driver.session is None and screen.open_error is None:
+                await pilot.pause(0.01)
+            view, pane = screen.query_one(DiffView), screen.query_one(ReviewPane)
+            paints: list[tuple[float, float]] = []  # (start, end) of each screen update
+            handled: list[float] = []  # the screen finished handling a review change
+            refresh, scroll = screen._compositor_refresh, view.scroll_to_hunk
 
-        async def ticker() -> None:
-            while not stop:
+            def timed_refresh() -> None:
                 t = time.perf_counter()
-                await asyncio.sleep(0.001)
-                lags.append(time.perf_counter() - t - 0.001)
+                refresh()
+                paints.append((t, time.perf_counter()))
 
-        tick = asyncio.create_task(ticker())
-        start = time.perf_counter()
-        for k, events in enumerate(batches):
-            view.feed(events, parser.partial_line if k < len(batches) - 1 else "")
-            for ev in events if args.pane else ():
-                if isinstance(ev, FileFinished):
-                    pane.propose(ev.index, ev.op)
-            await asyncio.sleep(max(0.0, start + (k + 1) / FPS - time.perf_counter()))
-        await pilot.pause()
-        stop = True
-        await tick
-        stream_s = time.perf_counter() - start
-        lags.sort()
-        print(f"stream: {stream_s:.1f} s; loop lag max {1000 * lags[-1]:.0f} ms, "
-              f"p99 {1000 * lags[int(0.99 * (len(lags) - 1))]:.1f} ms "
-              f"(target <= 50 ms)")
-        pane.focus()
-        await pilot.pause()
-        answers = []
-        for _ in range(40):
-            t = time.perf_counter()
-            await pilot.press("a")
+            def timed_scroll(*a: Any, **k: Any) -> bool:
+                done = scroll(*a, **k)
+                handled.append(time.perf_counter())
+                return done
+
+            screen._compositor_refresh = timed_refresh  # type: ignore[method-assign]
+            view.scroll_to_hunk = timed_scroll  # type: ignore[method-assign]
             await pilot.pause()
-            answers.append(time.perf_counter() - t)
-        print(f"review key `a`: median {1000 * statistics.median(answers):.1f} ms, "
-              f"max {1000 * max(answers):.1f} ms (target: within a frame)")
-        view.scroll_to(y=len(view.rows) // 2, animate=False)
-        await pilot.pause()
-        view._cache.clear()
-        t = time.perf_counter()
-        for y in range(SIZE[1]):
-            view.render_line(y)
-        print(f"word marks: a full screen painted in {1000 * (time.perf_counter() - t):.1f} ms")
-    print(f"RSS max: {rss_mb():.0f} MB (target <= 300 MB)")
+
+            lags: list[float] = []
+            stop = False
+
+            async def ticker() -> None:
+                while not stop:
+                    t = time.perf_counter()
+                    await asyncio.sleep(0.001)
+                    lags.append(time.perf_counter() - t - 0.001)
+
+            tick = asyncio.create_task(ticker())
+            start = time.perf_counter()
+            for k, frame in enumerate(frames_of(reply, args.chunk)):
+                screen.post_message(frame)
+                await asyncio.sleep(max(0.0, start + (k + 1) / FPS - time.perf_counter()))
+            while len(pane.review.entries) < n_files:
+                await asyncio.sleep(0.01)
+            await pilot.pause()
+            stop = True
+            await tick
+            out["stream_s"] = time.perf_counter() - start
+            lags.sort()
+            out["lag_max_ms"] = 1000 * lags[-1]
+            out["lag_p99_ms"] = 1000 * lags[int(0.99 * (len(lags) - 1))]
+
+            async def press(key: str) -> float:
+                """Key event sent -> the end of the first screen update after the screen
+                handled the review's change."""
+                n = len(handled)
+                t0 = time.perf_counter()
+                await pilot.press(key)
+                for _ in range(2000):
+                    if len(handled) > n and any(s >= handled[n] for s, _ in paints[-5:]):
+                        break
+                    await asyncio.sleep(0.0005)
+                end = next(e for s, e in paints if s >= handled[n])
+                return 1000 * (end - t0)
+
+            pane.focus()
+            await pilot.pause()
+            keys: dict[str, list[float]] = {key: [] for key in KEYS}
+            for _ in range(args.presses):
+                for key in KEYS:
+                    keys[key].append(await press(key))
+            for key, times in keys.items():
+                out[f"{key}_median_ms"] = statistics.median(times)
+                out[f"{key}_max_ms"] = max(times)
+            out["A_ms"] = await press("A")
+            undecided = len(pane.review.undecided())
+
+            # word marks: a screen of changed pairs the person has not looked at yet
+            row = next(i for i in range(len(view.rows) * 3 // 4, len(view.rows))
+                       if view.rows[i].kind == Kind.HUNK)
+            ready = getattr(view, "marks_ready", lambda a, b: True)  # (marks made on paint)
+            n = len(paints)
+            t0 = time.perf_counter()
+            view.scroll_to(y=row, animate=False, immediate=True)
+            for _ in range(4000):
+                if len(paints) > n and ready(row, row + args.size[1]):
+                    break
+                await asyncio.sleep(0.001)
+            out["marks_ready_ms"] = 1000 * (time.perf_counter() - t0)
+            out["marks_paint_ms"] = 1000 * (paints[n][1] - paints[n][0])
+        out["undecided_after_A"] = undecided
+    out["rss_mb"] = rss_mb()
+    return out
 
 
-if __name__ == "__main__":
+ROWS = [
+    ("lag_max_ms", "loop lag max while streaming (ms, target <= 50)"),
+    ("lag_p99_ms", "loop lag p99 while streaming (ms)"),
+    *[(f"{k}_median_ms", f"`{k}` key -> painted, median (ms)") for k in KEYS],
+    *[(f"{k}_max_ms", f"`{k}` key -> painted, max (ms)") for k in KEYS],
+    ("A_ms", "`A` key -> painted (ms)"),
+    ("marks_paint_ms", "word marks: the screen update on the loop (ms)"),
+    ("marks_ready_ms", "word marks: until all on screen are painted (ms)"),
+    ("rss_mb", "RSS max (MB, target <= 300)"),
+]
+
+
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--files", type=int, default=200)
     ap.add_argument("--hunks", type=int, default=10)
     ap.add_argument("--line-bytes", type=int, default=260)
-    ap.add_argument("--chunk", type=int, default=65536)
-    ap.add_argument("--no-pane", dest="pane", action="store_false",
-                    help="leave the review pane out of the stream (the diff view's own share)")
-    asyncio.run(main(ap.parse_args()))
+    ap.add_argument("--chunk", type=int, default=16384,
+                    help="reply bytes a frame (16 KiB at 30 frames a second: ~120k tok/s)")
+    ap.add_argument("--presses", type=int, default=30, help="presses of each of j k a r")
+    ap.add_argument("--size", type=int, nargs=2, default=list(SIZE))
+    ap.add_argument("--slow-ms", type=float, default=0,
+                    help="with --one: log every loop step slower than this (asyncio debug)")
+    ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        if args.slow_ms:  # name each loop step slower than this on stderr (asyncio's debug)
+            logging.basicConfig(level=logging.WARNING)
+            asyncio.get_event_loop_policy().set_event_loop(loop := asyncio.new_event_loop())
+            loop.set_debug(True)
+            loop.slow_callback_duration = args.slow_ms / 1000
+            print(json.dumps(loop.run_until_complete(one_run(args))))
+            return
+        print(json.dumps(asyncio.run(one_run(args))))
+        return
+    runs = []
+    for n in range(args.runs):
+        cmd = [sys.executable, __file__, "--one", *sys.argv[1:]]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            sys.exit(f"run {n + 1} failed:\n{done.stderr[-3000:]}")
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        print(f"run {n + 1}: " + ", ".join(f"{k} {runs[-1][k]:.1f}" for k, _ in ROWS),
+              flush=True)
+    first = runs[0]
+    print(f"\nreply: {first['mib']:.1f} MiB, {first['files']} files, {first['hunks']} hunks, "
+          f"{first['frames']} frames at {FPS}/s, {args.size[0]}x{args.size[1]}; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {len(runs)} runs")
+    print(f"{'':52} {'min':>8} {'median':>8} {'max':>8}")
+    for key, label in ROWS:
+        values = [r[key] for r in runs]
+        print(f"{label:52} {min(values):8.1f} {statistics.median(values):8.1f} "
+              f"{max(values):8.1f}")
+
+
+if __name__ == "__main__":
+    main()
