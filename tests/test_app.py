@@ -12,7 +12,7 @@ from spark_pair.headless.demo_project import FILES, PROMPT
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.app import SparkPairApp
 from spark_pair.ui.driver import Driver
-from spark_pair.ui.review_state import Kind, Mark
+from spark_pair.ui.review_state import Item, Kind, Mark
 from spark_pair.ui.screens.confirm import ConfirmScreen
 from spark_pair.ui.screens.main import Launch
 from spark_pair.ui.widgets.header import AppHeader
@@ -171,7 +171,7 @@ async def test_a_file_edited_during_review_is_stale_and_kept(repo: Path,
         await go_to(pilot, app, entry.index)
         await pilot.press("a")
         assert Mark.ACCEPTED not in entry.hunks  # a stale operation cannot be accepted
-        assert "STALE" in str(pane.get_option("1").prompt)
+        assert "STALE" in pane.text_of(Item(1))
         await pilot.press("A")
         assert Mark.ACCEPTED not in entry.hunks
         await pilot.press("R")

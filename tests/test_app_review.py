@@ -13,7 +13,7 @@ from test_app import all_proposed, make_app, notice, review, turn_over, until
 
 from spark_pair.headless.demo_project import FILES
 from spark_pair.sim.process import SimProcess
-from spark_pair.ui.review_state import Kind, Mark
+from spark_pair.ui.review_state import Item, Kind, Mark
 from spark_pair.ui.screens.check import CheckScreen
 from spark_pair.ui.screens.reason import ReasonScreen
 
@@ -45,7 +45,7 @@ async def test_c_rejects_with_a_reason_that_the_next_request_carries(
         await until(pilot, lambda: isinstance(app.screen, ReasonScreen), "the reason input")
         await pilot.press(*"keep the old total", "enter")
         assert first.hunks[0] is Mark.REJECTED and first.reasons[0] == "keep the old total"
-        assert "why: keep the old total" in str(review(app).get_option("0:0").prompt)
+        assert "why: keep the old total" in review(app).text_of(Item(0, 0))
         await pilot.press("A")  # the rest of the modifies and the create
         await pilot.press("r", "r")  # the delete, the rename
         await until(pilot, lambda: turn_over(app), "the end of the turn")

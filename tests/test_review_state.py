@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from spark_pair.approval import Action
 from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename
 from spark_pair.ui.review_state import Item, Mark, Refusal, Review
@@ -100,3 +103,86 @@ def test_decided_operations_are_not_decided_again() -> None:
     assert sent
     r.cursor = Item(1)
     assert r.reject() == ([], Refusal.DECIDED)
+
+
+def test_a_refused_operation_is_skipped_by_the_cursor() -> None:
+    r = review()
+    assert r.cursor == Item(0, 0)
+    r.refuse(0, "refused (conflict): the hunk does not match")
+    assert r.cursor == Item(1)  # not the refused modify's next hunk: nothing to decide there
+    r.accept()
+    assert r.cursor == Item(2)
+
+
+def naive_open(r: Review) -> list[Item]:
+    """The items still to decide, by walking everything (what the indexes must agree with)."""
+    return [it for it in r.items() if not r.entries[it.op].sent and r.item_undecided(it)]
+
+
+def naive_items(r: Review) -> list[Item]:
+    out: list[Item] = []
+    for index in sorted(r.entries):
+        entry = r.entries[index]
+        out += [Item(index, h) for h in range(len(entry.hunks))] if entry.hunks else [Item(index)]
+    return out
+
+
+OPS = st.one_of(
+    st.tuples(st.just("propose"), st.integers(0, 7), st.integers(0, 4)),
+    st.tuples(st.sampled_from(["accept", "reject", "confirm", "accept_all", "reject_all"])),
+    st.tuples(st.sampled_from(["move", "move_file"]), st.sampled_from([-2, -1, 1, 3])),
+    st.tuples(st.sampled_from(["refuse", "stale"]), st.integers(0, 7)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(OPS, max_size=40))
+def test_the_indexed_review_agrees_with_a_walk_over_every_item(steps: list[tuple]) -> None:
+    r = Review()
+    for step in steps:
+        match step:
+            case ("propose", index, n):
+                op = (Modify(f"m{index}.py", [hunk(k) for k in range(n)]) if n else
+                      [Create(f"c{index}.py", "x\n"), Delete(f"d{index}.py"),
+                       Rename(f"r{index}.py", f"s{index}.py")][index % 3])
+                r.propose(index, op)
+            case ("accept" | "reject" | "confirm" as name,):
+                before = r.cursor
+                open_before = naive_open(r)
+                getattr(r, name)()
+                after_open = naive_open(r)
+                if before is not None and len(after_open) < len(open_before):
+                    # decided: the cursor goes to the next open item after it, wrapping
+                    order = naive_items(r)
+                    at = order.index(before)
+                    expected = next((it for it in order[at + 1:] + order[:at + 1]
+                                     if it in after_open), before)
+                    assert r.cursor == expected
+            case ("accept_all" | "reject_all" as name,):
+                getattr(r, name)()
+            case ("move", step_):
+                before = r.cursor
+                r.move(step_)
+                order = naive_items(r)
+                if before in order:
+                    assert r.cursor == order[max(0, min(len(order) - 1,
+                                                        order.index(before) + step_))]
+            case ("move_file", step_):
+                before = r.cursor
+                r.move_file(step_)
+                order, ops = naive_items(r), sorted(r.entries)
+                if order:
+                    current = before.op if before in order else order[0].op
+                    target = ops[max(0, min(len(ops) - 1, ops.index(current) + step_))]
+                    assert r.cursor == next(it for it in order if it.op == target)
+            case ("refuse", index):
+                r.refuse(index, "refused")
+            case ("stale", index):
+                r.mark_stale(index)
+        assert r.items() == naive_items(r)
+        assert [r.is_open(it) for it in r.items()] == [it in naive_open(r) for it in r.items()]
+        assert [e.index for e in r.undecided()] == sorted(
+            i for i, e in r.entries.items() if not e.sent)
+        assert r.undecided_count == len(r.undecided())
+        if r.entries:
+            assert r.cursor in naive_items(r)

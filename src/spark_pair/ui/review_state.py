@@ -8,6 +8,7 @@ an operation whose file changed on disk is blocked until the session asks about 
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -117,11 +118,22 @@ class Refusal(StrEnum):
 
 
 class Review:
-    """The operations of one turn, their marks and the cursor."""
+    """The operations of one turn, their marks and the cursor.
+
+    Kept indexed so that a key costs O(log n) on a turn of thousands of hunks: the items in
+    order with their positions, and the sorted positions of the items still open (undecided
+    and not yet sent). A proposal that arrives last (the usual case while streaming) extends
+    them; anything else rebuilds them (O(items), rare)."""
 
     def __init__(self) -> None:
         self.entries: dict[int, Entry] = {}
         self.cursor: Item | None = None
+        self._order: list[int] = []  # operation indices, ascending
+        self._items: list[Item] = []
+        self._pos: dict[Item, int] = {}  # item -> its position in _items
+        self._first: dict[int, int] = {}  # operation index -> position of its first item
+        self._open: list[int] = []  # positions of open items, ascending
+        self._unsent: set[int] = set()  # operations whose decision is not sent yet
 
     # ---- what the session says ---------------------------------------------------------
 
@@ -132,7 +144,19 @@ class Review:
         entry = Entry(index, op, [Mark.UNDECIDED] * len(op.hunks) if isinstance(op, Modify)
                       else [], stale=stale or (old is not None and old.stale))
         self.entries[index] = entry
-        if self.cursor not in self.items() or not self.item_undecided(self.cursor):
+        self._unsent.add(index)
+        if old is None and (not self._order or index > self._order[-1]):
+            self._order.append(index)
+            self._first[index] = len(self._items)
+            for item in _items_of(entry):
+                self._pos[item] = len(self._items)
+                self._open.append(len(self._items))
+                self._items.append(item)
+        elif old is not None and len(old.hunks) == len(entry.hunks):
+            self._settle(entry)
+        else:
+            self._reindex()
+        if self.cursor not in self._pos or not self.is_open(self.cursor):
             self.cursor = self.first_undecided()
         return entry
 
@@ -148,7 +172,7 @@ class Review:
         entry = self.entries.get(index)
         if entry is not None:
             entry.problem = text
-            entry.sent = True
+            self._sent(entry)
             if self.cursor is not None and self.cursor.op == index:
                 self._advance()
 
@@ -160,18 +184,66 @@ class Review:
     def clear(self) -> None:
         self.entries.clear()
         self.cursor = None
+        self._reindex()
+
+    # ---- the indexes -------------------------------------------------------------------
+
+    def _reindex(self) -> None:
+        self._order = sorted(self.entries)
+        self._items, self._pos, self._first, self._open = [], {}, {}, []
+        self._unsent = {i for i, e in self.entries.items() if not e.sent}
+        for index in self._order:
+            entry = self.entries[index]
+            self._first[index] = len(self._items)
+            for item in _items_of(entry):
+                at = len(self._items)
+                self._pos[item] = at
+                if self._item_open(entry, item):
+                    self._open.append(at)
+                self._items.append(item)
+
+    def _reopen(self) -> None:
+        """The open positions again, from every item's mark (the items are as they were)."""
+        entries = self.entries
+        self._open = [at for at, item in enumerate(self._items)
+                      if self._item_open(entries[item.op], item)]
+
+    def _settle(self, entry: Entry) -> None:
+        """Bring the open positions of one operation up to date (its items are contiguous)."""
+        first = self._first[entry.index]
+        n = max(1, len(entry.hunks))
+        lo, hi = bisect_left(self._open, first), bisect_left(self._open, first + n)
+        self._open[lo:hi] = [first + k for k, item in enumerate(_items_of(entry))
+                             if self._item_open(entry, item)]
+
+    def _sent(self, entry: Entry) -> None:
+        entry.sent = True
+        self._unsent.discard(entry.index)
+        self._settle(entry)
+
+    @staticmethod
+    def _item_open(entry: Entry, item: Item) -> bool:
+        if entry.sent:
+            return False
+        return entry.mark is Mark.UNDECIDED if item.hunk is None else \
+            entry.hunks[item.hunk] is Mark.UNDECIDED
 
     # ---- items and the cursor ----------------------------------------------------------
 
     def items(self) -> list[Item]:
-        out: list[Item] = []
-        for index in sorted(self.entries):
-            entry = self.entries[index]
-            if entry.per_hunk:
-                out += [Item(index, h) for h in range(len(entry.hunks))]
-            else:
-                out.append(Item(index))
-        return out
+        return list(self._items)
+
+    def position(self, item: Item | None) -> int | None:
+        """Where an item is in the order of items (None: not an item of this turn)."""
+        return None if item is None else self._pos.get(item)
+
+    def is_open(self, item: Item) -> bool:
+        """The item still waits for the person (undecided, and its operation not sent)."""
+        at = self._pos.get(item)
+        if at is None:
+            return False
+        k = bisect_left(self._open, at)
+        return k < len(self._open) and self._open[k] == at
 
     def item_undecided(self, item: Item) -> bool:
         entry = self.entries[item.op]
@@ -180,42 +252,36 @@ class Review:
         return entry.hunks[item.hunk] is Mark.UNDECIDED
 
     def first_undecided(self) -> Item | None:
-        items = self.items()
-        found = next((it for it in items if self.item_undecided(it)), None)
-        return found or (items[0] if items else None)
+        if self._open:
+            return self._items[self._open[0]]
+        return self._items[0] if self._items else None
 
     def move(self, step: int) -> None:
         """Next / previous item (j / k)."""
-        items = self.items()
-        if not items:
+        if not self._items:
             return
-        if self.cursor not in items:
-            self.cursor = items[0]
+        at = self._pos.get(self.cursor) if self.cursor is not None else None
+        if at is None:
+            self.cursor = self._items[0]
             return
-        pos = items.index(self.cursor) + step
-        self.cursor = items[max(0, min(len(items) - 1, pos))]
+        self.cursor = self._items[max(0, min(len(self._items) - 1, at + step))]
 
     def move_file(self, step: int) -> None:
         """First item of the next / previous operation (n / p)."""
-        items = self.items()
-        if not items:
+        if not self._items:
             return
-        current = self.cursor.op if self.cursor in items else items[0].op
-        ops = sorted(self.entries)
-        pos = max(0, min(len(ops) - 1, ops.index(current) + step))
-        self.cursor = next(it for it in items if it.op == ops[pos])
+        current = self.cursor.op if self.cursor in self._pos else self._items[0].op
+        ops = self._order
+        pos = max(0, min(len(ops) - 1, bisect_left(ops, current) + step))
+        self.cursor = self._items[self._first[ops[pos]]]
 
     def _advance(self) -> None:
-        """To the next undecided item after the cursor (wrapping); stays when none is left."""
-        items = self.items()
-        if not items:
+        """To the next open item after the cursor (wrapping); stays when none is left."""
+        if not self._open:
             return
-        start = items.index(self.cursor) if self.cursor in items else -1
-        for k in range(1, len(items) + 1):
-            it = items[(start + k) % len(items)]
-            if self.item_undecided(it):
-                self.cursor = it
-                return
+        at = self._pos.get(self.cursor) if self.cursor is not None else None
+        k = 0 if at is None else bisect_right(self._open, at)
+        self.cursor = self._items[self._open[k % len(self._open)]]
 
     # ---- what the person says ------------------------------------------------------------
 
@@ -284,6 +350,7 @@ class Review:
         else:
             entry.hunks[item.hunk] = mark
         out = self._ready([entry])
+        self._settle(entry)
         self._advance()
         return out, None
 
@@ -300,6 +367,7 @@ class Review:
                 entry.mark = Mark.ACCEPTED
             touched.append(entry)
         out = self._ready(touched)
+        self._reopen()
         self.cursor = self.first_undecided()
         return out
 
@@ -313,7 +381,9 @@ class Review:
             if entry.mark is Mark.UNDECIDED:
                 entry.mark = Mark.REJECTED
             touched.append(entry)
-        return self._ready(touched)
+        out = self._ready(touched)
+        self._reopen()
+        return out
 
     def _ready(self, entries: list[Entry]) -> list[tuple[int, Decision]]:
         out = []
@@ -321,8 +391,20 @@ class Review:
             decision = entry.decision()
             if decision is not None and not entry.sent:
                 entry.sent = True
+                self._unsent.discard(entry.index)
                 out.append((entry.index, decision))
         return out
 
     def undecided(self) -> list[Entry]:
-        return [e for e in self.entries.values() if not e.sent]
+        """The operations whose decision is not sent yet, in order."""
+        return [self.entries[i] for i in sorted(self._unsent)]
+
+    @property
+    def undecided_count(self) -> int:
+        return len(self._unsent)
+
+
+def _items_of(entry: Entry) -> list[Item]:
+    if entry.per_hunk:
+        return [Item(entry.index, h) for h in range(len(entry.hunks))]
+    return [Item(entry.index)]

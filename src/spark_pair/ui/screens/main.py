@@ -316,10 +316,11 @@ class MainScreen(Screen[None]):
         """The live diff shows each hunk's decision and where the review cursor is."""
         diff = self.query_one(DiffView)
         review = self.query_one(ReviewPane).review
-        for entry in review.entries.values():
-            for h, mark in enumerate(entry.hunks):
-                diff.mark_hunk(entry.index, h, HunkMark.STALE if entry.stale and not entry.sent
-                               else _HUNK_MARKS.get(mark))
+        changed = (review.entries.values() if message.ops is None else
+                   [review.entries[i] for i in message.ops if i in review.entries])
+        diff.mark_hunks({(entry.index, h): HunkMark.STALE if entry.stale and not entry.sent
+                         else _HUNK_MARKS.get(mark)
+                         for entry in changed for h, mark in enumerate(entry.hunks)})
         if review.cursor is not None and message.moved:
             diff.scroll_to_hunk(review.cursor.op, review.cursor.hunk)
 

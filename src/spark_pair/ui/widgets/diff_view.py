@@ -317,6 +317,24 @@ class DiffView(ScrollView, can_focus=True):
             self.marks[key] = mark
         self._repaint_row(self.hunk_rows.get(key))
 
+    def mark_hunks(self, states: dict[tuple[int, int], HunkMark | None]) -> None:
+        """Show decisions (or none) on many hunks' headers, (op, hunk) -> state, with one
+        repaint (`A` decides thousands of hunks at once)."""
+        changed = [key for key, state in states.items() if self.marks.get(key) is not state]
+        if len(changed) <= 8:
+            for key in changed:
+                self.mark_hunk(*key, states[key])
+            return
+        for key in changed:
+            state = states[key]
+            if state is None:
+                del self.marks[key]
+            else:
+                self.marks[key] = state
+        self._cache.clear()
+        if self.is_attached:
+            self.refresh()
+
     def scroll_to_hunk(self, op_index: int, hunk_index: int | None = None) -> bool:
         """Bring a hunk (or a file header) into view and highlight its header; False if it has
         not arrived. Scrolling releases the tail-follow like the user scrolling would."""

@@ -3,16 +3,23 @@
 A modify lists its hunks (each accepted / rejected / undecided); create, delete and rename are
 one line each, marked with a letter and a word as well as a colour. The pane owns the review
 keys; a decision leaves as a `ReviewPane.Decided` message once an operation is fully decided.
+
+A Line API view: a turn of thousands of hunks costs O(visible rows) a frame. The rows are
+(operation, part) pairs kept in order; a key or a proposal repaints (or appends) only its
+operation's rows, and each row becomes a `Strip` when painted, kept in a bounded cache.
 """
 
 from __future__ import annotations
 
+from rich.style import Style
 from rich.text import Text
-from textual import on
+from textual import events
 from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Size
 from textual.message import Message
-from textual.widgets import OptionList
-from textual.widgets.option_list import Option
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from ...approval import Decision
 from ...edits.ops import Create, Hunk, Modify, Rename
@@ -34,7 +41,12 @@ REFUSALS = {
 }
 
 
-class ReviewPane(OptionList):
+HEAD = -1  # a row's part: the operation's own line
+PROBLEM = -2  # the line under it that says why it was refused
+CACHE_ROWS = 256
+
+
+class ReviewPane(ScrollView, can_focus=True):
     """The operations of the current turn; keys decide on them."""
 
     BINDINGS = [
@@ -63,18 +75,43 @@ class ReviewPane(OptionList):
         Binding("k", "previous_item", "previous", id="review.previous", show=False),
         Binding("n", "next_file", "next file", id="review.next_file", show=False),
         Binding("p", "previous_file", "previous file", id="review.previous_file", show=False),
+        Binding("down", "next_item", "next", id="review.down", show=False),
+        Binding("up", "previous_item", "previous", id="review.up", show=False),
+        Binding("pagedown", "page(1)", "page down", id="review.page_down", show=False),
+        Binding("pageup", "page(-1)", "page up", id="review.page_up", show=False),
+        Binding("home", "first", "first", id="review.first", show=False),
+        Binding("end", "last", "last", id="review.last", show=False),
     ]
+
+    COMPONENT_CLASSES = {"review-pane--cursor", "review-pane--header"}
 
     DEFAULT_CSS = """
     ReviewPane {
         height: auto;
         max-height: 10;
+        color: $foreground;
+        background: $surface;
+        overflow-x: hidden;
+        overflow-y: auto;
+        scrollbar-size-vertical: 1;
         border: round $secondary;
         border-title-align: left;
         padding: 0 1;
+        & > .review-pane--header { color: $text-disabled; }
+        & > .review-pane--cursor {
+            color: $foreground;
+            background: $block-cursor-blurred-background;
+            text-style: $block-cursor-blurred-text-style;
+        }
     }
     ReviewPane:focus {
         border: round $accent;
+        background-tint: $foreground 5%;
+        & > .review-pane--cursor {
+            color: $block-cursor-foreground;
+            background: $block-cursor-background;
+            text-style: $block-cursor-text-style;
+        }
     }
     ReviewPane.-empty {
         display: none;
@@ -103,16 +140,22 @@ class ReviewPane(OptionList):
 
     class Changed(Message):
         """Marks or the cursor changed (the live diff shows them); `moved`: the person moved
-        the cursor or decided (the diff then scrolls to the hunk under the cursor)."""
+        the cursor or decided (the diff then scrolls to the hunk under the cursor); `ops`: the
+        operations whose marks may have changed (None: any of them)."""
 
-        def __init__(self, moved: bool) -> None:
+        def __init__(self, moved: bool, ops: tuple[int, ...] | None = ()) -> None:
             super().__init__()
             self.moved = moved
+            self.ops = ops
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.review = Review()
-        self._shown: dict[int, int] = {}  # operation index -> its lines in the list
+        self._rows: list[tuple[int, int]] = []  # (operation index, HEAD / PROBLEM / hunk)
+        self._first_row: dict[int, int] = {}  # operation index -> its HEAD row
+        self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(CACHE_ROWS)  # (row, width)
+        self._styles: dict[str, Style] = {}
+        self._cursor_row = -1  # the row painted as the cursor
         self.border_title = "Review"
         self.add_class("-empty")
 
@@ -128,7 +171,7 @@ class ReviewPane(OptionList):
 
     def refuse(self, index: int, text: str) -> None:
         self.review.refuse(index, text)
-        self.refresh_items()
+        self.refresh_items(only=index)
 
     def set_applied(self, indices: list[int]) -> None:
         self.review.set_applied(indices)
@@ -140,57 +183,160 @@ class ReviewPane(OptionList):
 
     @property
     def has_undecided(self) -> bool:
-        return bool(self.review.undecided())
+        return self.review.undecided_count > 0
 
-    # ---- drawing ---------------------------------------------------------------------------
+    def text_of(self, item: Item) -> str:
+        """The plain text of an item's row (its operation's line, or its hunk's)."""
+        entry = self.review.entries[item.op]
+        if item.hunk is None:
+            return _entry_line(entry).plain
+        return _row_text(entry, item.hunk).plain
+
+    # ---- rows ------------------------------------------------------------------------------
 
     def refresh_items(self, moved: bool = False, only: int | None = None) -> None:
-        """Redraw the list; `only`: just that operation changed (its lines are patched in
-        place, or appended when it is new and last), so a key costs O(its hunks), not O(all)."""
+        """Bring the rows up to date; `only`: just that operation changed (its rows are
+        repainted, or appended when it is new and last), so a key costs O(its hunks)."""
         review = self.review
         entry = review.entries.get(only) if only is not None else None
-        fresh = [] if entry is None else _options(entry)
-        if entry is not None and self._shown.get(entry.index) == len(fresh):
-            for option in fresh:
-                if option.id is not None:
-                    self.replace_option_prompt(option.id, option.prompt)
-        elif (entry is not None and entry.index not in self._shown
-              and all(i < entry.index for i in self._shown)):
-            self.add_options(fresh)
-            self._shown[entry.index] = len(fresh)
+        first = self._first_row.get(only, -1) if only is not None else -1
+        rows = [] if entry is None else _rows_of(entry)
+        if entry is not None and first >= 0 and self._rows[first:first + len(rows)] == rows \
+                and (first + len(rows) == len(self._rows) or self._rows[first + len(rows)][0]
+                     != entry.index):
+            for row in range(first, first + len(rows)):
+                self._forget(row)
+        elif entry is not None and first < 0 and all(i < entry.index for i in self._first_row):
+            self._first_row[entry.index] = len(self._rows)
+            self._rows += rows
+            if self.is_attached:
+                self.refresh_lines(self._first_row[entry.index] - round(self.scroll_y), len(rows))
         else:
-            options: list[Option] = []
-            self._shown = {}
+            self._rows, self._first_row = [], {}
             for index in sorted(review.entries):
-                mine = _options(review.entries[index])
-                self._shown[index] = len(mine)
-                options += mine
-            self.clear_options()
-            self.add_options(options)
-        self.set_class(not self._shown, "-empty")
-        self._sync_cursor(moved)
-        undecided = len(review.undecided())
+                self._first_row[index] = len(self._rows)
+                self._rows += _rows_of(review.entries[index])
+            self._cache.clear()
+            self.refresh()
+        self.set_class(not self._rows, "-empty")
+        self._resize(Size(self.size.width, len(self._rows)))
+        undecided = review.undecided_count
         self.border_title = f"Review · {undecided} undecided" if undecided else "Review"
+        self._sync_cursor(moved, (only,) if only is not None else None)
 
-    def _sync_cursor(self, moved: bool = True) -> None:
-        self.post_message(self.Changed(moved))
-        item = self.review.cursor
-        if item is None:
+    def _resize(self, size: Size) -> None:
+        """A new virtual size, once per change. `virtual_size` is a layout reactive: setting it
+        lays out the whole screen again (tens of ms on a big screen). Once the pane is at its
+        maximum height with its scrollbar showing, more rows change only this pane: the size
+        is set quietly and the scrollbar told."""
+        if size == self.virtual_size:
             return
-        key = f"{item.op}" if item.hunk is None else f"{item.op}:{item.hunk}"
-        try:
-            self.highlighted = self.get_option_index(key)
-        except Exception:  # noqa: BLE001 - the option list is being rebuilt
-            pass
+        height = self.scrollable_content_region.height
+        if (self.is_attached and self.show_vertical_scrollbar and height
+                and size.width == self.virtual_size.width
+                and min(size.height, self.virtual_size.height) > height):
+            self.set_reactive(ReviewPane.virtual_size, size)
+            self._scroll_update(size)
+            self.refresh()
+        else:
+            self.virtual_size = size
 
-    @on(OptionList.OptionHighlighted)
-    def _follow_highlight(self, event: OptionList.OptionHighlighted) -> None:
-        key = event.option.id or ""
-        op, _, hunk = key.partition(":")
-        item = Item(int(op), int(hunk) if hunk else None) if op.isdigit() else None
-        if item is not None and item != self.review.cursor:  # arrow keys or the mouse
-            self.review.cursor = item
-            self.post_message(self.Changed(True))
+    def _forget(self, row: int) -> None:
+        """A row's text changed: paint it again."""
+        self._cache.discard((row, self.size.width))
+        if self.is_attached:
+            self.refresh_line(row - round(self.scroll_y))
+
+    def _row_of(self, item: Item | None) -> int:
+        if item is None or item.op not in self._first_row:
+            return -1
+        return self._first_row[item.op] + (0 if item.hunk is None else 1 + item.hunk)
+
+    def _sync_cursor(self, moved: bool = True, ops: tuple[int, ...] | None = ()) -> None:
+        """Paint the cursor where the review has it, keep it in view, tell the screen."""
+        self.post_message(self.Changed(moved, ops))
+        row = self._row_of(self.review.cursor)
+        old, self._cursor_row = self._cursor_row, row
+        if old != row:
+            for r in (old, row):
+                if 0 <= r < len(self._rows):
+                    self._forget(r)
+        self._keep_in_view()
+
+    def _keep_in_view(self) -> None:
+        """Scroll so the cursor's row shows (with its file's line, for a first hunk)."""
+        row, height = self._cursor_row, self.scrollable_content_region.height
+        if row < 0 or not height:
+            return  # not laid out yet: on_resize does it
+        cursor = self.review.cursor
+        top = row - 1 if cursor is not None and cursor.hunk == 0 else row
+        y = round(self.scroll_y)
+        if top < y:
+            self.scroll_to(y=top, animate=False, force=True, immediate=True)
+        elif row >= y + height:
+            self.scroll_to(y=row - height + 1, animate=False, force=True, immediate=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._keep_in_view()
+
+    # ---- painting --------------------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles.clear()
+        self._cache.clear()
+
+    def _on_focus(self, event: events.Focus) -> None:
+        self._styles.clear()  # the cursor row's style follows focus
+        self._forget(self._cursor_row)
+
+    def _on_blur(self, event: events.Blur) -> None:
+        self._styles.clear()
+        self._forget(self._cursor_row)
+
+    def _style(self, name: str) -> Style:
+        style = self._styles.get(name)
+        if style is None:
+            style = self.rich_style if not name else self.get_component_rich_style(name)
+            self._styles[name] = style
+        return style
+
+    def render_line(self, y: int) -> Strip:
+        index = round(self.scroll_y) + y
+        width = self.size.width
+        if not 0 <= index < len(self._rows):
+            return Strip.blank(width, self._style(""))
+        if index == self._cursor_row:
+            return self._paint(index, width, self._style("review-pane--cursor"))
+        key = (index, width)
+        strip = self._cache.get(key)
+        if strip is None:
+            op, part = self._rows[index]
+            entry = self.review.entries[op]
+            header = part == HEAD and entry.per_hunk
+            strip = self._paint(index, width, self._style("review-pane--header" if header
+                                                          else ""))
+            self._cache.set(key, strip)
+        return strip
+
+    def _paint(self, index: int, width: int, style: Style) -> Strip:
+        op, part = self._rows[index]
+        entry = self.review.entries[op]
+        text = _entry_line(entry) if part == HEAD else _row_text(entry, part)
+        text.truncate(width, overflow="ellipsis")
+        strip = Strip(list(text.render(self.app.console))).apply_style(style)
+        return strip.extend_cell_length(width, style).apply_meta({"row": index})
+
+    def _on_click(self, event: events.Click) -> None:
+        row = event.style.meta.get("row")
+        if not isinstance(row, int) or not 0 <= row < len(self._rows):
+            return
+        op, part = self._rows[row]
+        entry = self.review.entries[op]
+        if part == PROBLEM or (part == HEAD and entry.per_hunk):
+            return
+        self.review.cursor = Item(op, None if part == HEAD else part)
+        self._sync_cursor()
 
     # ---- keys ------------------------------------------------------------------------------
 
@@ -293,6 +439,18 @@ class ReviewPane(OptionList):
         self.review.move(-1)
         self._sync_cursor()
 
+    def action_page(self, step: int) -> None:
+        self.review.move(step * max(1, self.scrollable_content_region.height - 1))
+        self._sync_cursor()
+
+    def action_first(self) -> None:
+        self.review.move(-len(self._rows))
+        self._sync_cursor()
+
+    def action_last(self) -> None:
+        self.review.move(len(self._rows))
+        self._sync_cursor()
+
     def action_next_file(self) -> None:
         self.review.move_file(1)
         self._sync_cursor()
@@ -310,17 +468,22 @@ def _question(entry: Entry) -> str:
     return f"Delete {shown(op.path)}?{warn}"
 
 
-def _options(entry: Entry) -> list[Option]:
-    """The list lines of one operation: its line, its hunks, its problem."""
-    out = [Option(_entry_line(entry), id=f"{entry.index}", disabled=entry.per_hunk)]
-    if entry.per_hunk:
-        assert isinstance(entry.op, Modify)
-        for h, (hunk, mark) in enumerate(zip(entry.op.hunks, entry.hunks, strict=False)):
-            out.append(Option(_hunk_line(hunk, mark, entry.reasons.get(h, ""),
-                                         h in entry.amended), id=f"{entry.index}:{h}"))
+def _rows_of(entry: Entry) -> list[tuple[int, int]]:
+    """The rows of one operation: its line, its hunks, its problem."""
+    out = [(entry.index, HEAD)]
+    out += [(entry.index, h) for h in range(len(entry.hunks))]
     if entry.problem:
-        out.append(Option(Text("    ! " + entry.problem, style="bold"), disabled=True))
+        out.append((entry.index, PROBLEM))
     return out
+
+
+def _row_text(entry: Entry, part: int) -> Text:
+    """A hunk's row, or the problem row, of an operation."""
+    if part == PROBLEM:
+        return Text("  ! " + entry.problem, style="bold", no_wrap=True, overflow="ellipsis")
+    assert isinstance(entry.op, Modify)
+    return _hunk_line(entry.op.hunks[part], entry.hunks[part], entry.reasons.get(part, ""),
+                      part in entry.amended)
 
 
 def _label(entry: Entry) -> str:
@@ -376,7 +539,7 @@ def _hunk_line(hunk: Hunk, mark: Mark, reason: str = "", amended: bool = False) 
     if hunk.old_start is not None:
         head = f"@@ -{hunk.old_start},{hunk.old_len} +{hunk.new_start},{hunk.new_len} @@"
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(f"    {marker} {words:<9} ")
+    text.append(f"  {marker} {words:<9} ")
     text.append(f"{head} +{hunk.added} -{hunk.removed}")
     if hunk.section:
         text.append(f"  {shown_text(hunk.section)}", style="italic")

@@ -1,0 +1,88 @@
+"""The review pane on a turn too long for its height: the cursor stays in view, the mouse and
+the page keys move it, and a decision repaints the rows it changed."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+
+from spark_pair.edits.ops import Delete, Hunk, Modify
+from spark_pair.ui.review_state import Item, Mark
+from spark_pair.ui.themes import diff_variable_defaults
+from spark_pair.ui.widgets.review import ReviewPane
+
+FILES, HUNKS = 30, 3
+
+
+class PaneApp(App[None]):
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return diff_variable_defaults(self.current_theme)
+
+    def compose(self) -> ComposeResult:
+        yield ReviewPane()
+
+
+def proposed(pane: ReviewPane) -> None:
+    for f in range(FILES):
+        pane.propose(f, Modify(f"src/m{f}.py", [Hunk(1 + 10 * h, 1, 1 + 10 * h, 1,
+                                                     [f"-old{h}", f"+new{h}"])
+                                                for h in range(HUNKS)]))
+    pane.propose(FILES, Delete("gone.py"))
+
+
+def visible(pane: ReviewPane) -> list[str]:
+    """The pane's painted rows, as text."""
+    return [pane.render_line(y).text.rstrip() for y in range(pane.scrollable_content_region.height)]
+
+
+async def test_the_cursor_stays_in_view_as_it_walks_a_long_turn() -> None:
+    app = PaneApp()
+    async with app.run_test(size=(70, 14)) as pilot:
+        pane = app.query_one(ReviewPane)
+        proposed(pane)
+        pane.focus()
+        await pilot.pause()
+        assert pane.review.cursor == Item(0, 0)
+        await pilot.press(*["j"] * 40)
+        assert pane.review.cursor == Item(13, 1)
+        assert any("@@ -11,1 +11,1 @@" in row for row in visible(pane))  # hunk 2 of 14
+        assert "src/m13.py" in "".join(visible(pane))
+        await pilot.press("end")
+        assert pane.review.cursor == Item(FILES)
+        assert "DELETE gone.py" in visible(pane)[-1]
+        await pilot.press("home")
+        assert pane.review.cursor == Item(0, 0)
+        assert "src/m0.py" in visible(pane)[0]  # its file's line is shown with its first hunk
+
+
+async def test_a_decision_repaints_its_rows_and_the_title() -> None:
+    app = PaneApp()
+    async with app.run_test(size=(70, 14)) as pilot:
+        pane = app.query_one(ReviewPane)
+        proposed(pane)
+        pane.focus()
+        await pilot.pause()
+        await pilot.press("a", "r")
+        await pilot.pause()
+        rows = visible(pane)
+        assert "1/3 hunk(s) accepted" in rows[0]
+        assert rows[1].lstrip().startswith("✓ accepted")
+        assert rows[2].lstrip().startswith("✗ rejected")
+        assert pane.border_title == f"Review · {FILES + 1} undecided"
+        await pilot.press("A")
+        await pilot.pause()
+        assert pane.border_title == "Review · 1 undecided"  # the delete waits for d then y
+        assert pane.review.entries[FILES - 1].hunks == [Mark.ACCEPTED] * HUNKS
+        assert pane.review.cursor == Item(FILES)
+
+
+async def test_a_click_on_a_hunk_moves_the_cursor_there() -> None:
+    app = PaneApp()
+    async with app.run_test(size=(70, 14)) as pilot:
+        pane = app.query_one(ReviewPane)
+        proposed(pane)
+        pane.focus()
+        await pilot.pause()
+        await pilot.click(ReviewPane, offset=(6, 1 + 6))  # the border, then row 6: file 1's hunk 1
+        assert pane.review.cursor == Item(1, 1)
+        await pilot.click(ReviewPane, offset=(6, 1 + 4))  # file 1's own line: not an item
+        assert pane.review.cursor == Item(1, 1)
