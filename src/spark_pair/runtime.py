@@ -155,6 +155,10 @@ class StoreWriter:
             self.warn(f"request log unavailable ({exc}); continuing without it")
             return None
 
+    def flush(self) -> None:
+        """Wait for the pending writes (each one is committed once it returns)."""
+        self._pool.submit(lambda: None).result()
+
     def close(self) -> None:
         """Wait for the pending writes, then close the store."""
         self._pool.submit(self._close)

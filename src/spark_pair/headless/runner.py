@@ -11,6 +11,7 @@ import contextlib
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -58,6 +59,10 @@ class RunOptions:
     env: dict[str, str] | None = None
     prewarm: bool = False  # open the WebSocket while the run starts up
     ask: bool = False  # a question (AI? comment): the prose reply is the answer
+    # called with the exit code once the result is out, the files and the journal are written
+    # and the request record is stored; it does not return (the command's quick exit: no
+    # graceful close of the connection, the watcher or the request log)
+    leave: Callable[[int], None] | None = None
 
 
 class Diagnostics:
@@ -183,6 +188,9 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
             reports.append(report)
             start_lines(rt, opts, files, jl, diag)
             await _drive(rt.session, opts, files, jl, diag, report, watcher=rt.watcher)
+            if opts.leave is not None and report.code is not None:
+                await asyncio.to_thread(rt.store.flush)
+                opts.leave(report.code)
     except OSError as exc:
         if not reports or reports[0].code is None:
             raise
