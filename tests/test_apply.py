@@ -149,26 +149,36 @@ def test_turn_applies_modify_create_delete_rename(repo, journal):
     assert [t.turn_id for t in journal.list_turns()] == [done.turn_id]
 
 
-def test_a_failure_midway_rolls_back_every_file(repo, journal, monkeypatch):
+@pytest.mark.parametrize("step", ["write", "replace"])
+def test_a_failure_midway_rolls_back_every_file(repo, journal, monkeypatch, step):
+    """Writing b.txt's new content fails (nothing replaced yet), or replacing b.txt fails
+    after a.txt and the new file were replaced: either way every file is as before."""
     (repo / "a.txt").write_text("a\n")
     (repo / "b.txt").write_text("b\n")
     before = snapshot(repo)
     from spark_pair.edits import fsio
-    real, calls = fsio.atomic_write, []
+    real_create, real_replace, replaced = fsio.create_file, os.replace, []
 
-    def flaky(target, data, mode=None, **kw):
-        calls.append(target)
-        if str(target).endswith("b.txt"):
+    def flaky_create(path, data, mode=None):
+        if step == "write" and path.name.startswith(".b.txt.sp-tmp-"):
             raise OSError(28, "No space left on device")
-        real(target, data, mode, **kw)
+        return real_create(path, data, mode)
 
-    monkeypatch.setattr(fsio, "atomic_write", flaky)
+    def flaky_replace(src, dst):
+        if step == "replace" and str(dst).endswith("b.txt"):
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+        replaced.append(Path(dst).name)
+
+    monkeypatch.setattr(fsio, "create_file", flaky_create)
+    monkeypatch.setattr(os, "replace", flaky_replace)
     ops = [Modify("a.txt", [hunk(["-a", "+A"])]), Create("dir/new.txt", "n\n"),
            Modify("b.txt", [hunk(["-b", "+B"])])]
-    with pytest.raises(ApplyError, match="No space left") as err:
+    with pytest.raises(ApplyError, match="writing b.txt failed .*No space left") as err:
         apply_turn(repo, ops, journal=journal)
     assert "restored" in err.value.message
-    assert any(str(c).endswith("a.txt") for c in calls)
+    if step == "replace":
+        assert {"a.txt", "new.txt"} <= set(replaced)  # midway: these were in place
     assert snapshot(repo) == before
     assert journal.list_turns() == []
 
@@ -446,15 +456,14 @@ def test_rollback_keeps_a_user_file_that_has_the_temp_name_shape(repo, journal, 
     (repo / "b.txt").write_text("b\n")
     (repo / ".a.txt.sp-tmp-0123abcd").write_text("the user's own file\n")
     before = snapshot(repo)
-    from spark_pair.edits import fsio
-    real = fsio.atomic_write
+    real = os.replace
 
-    def flaky(target, data, mode=None, **kw):
-        if str(target).endswith("b.txt"):
+    def flaky(src, dst):
+        if str(dst).endswith("b.txt"):
             raise OSError(28, "No space left on device")
-        real(target, data, mode, **kw)
+        real(src, dst)
 
-    monkeypatch.setattr(fsio, "atomic_write", flaky)
+    monkeypatch.setattr(os, "replace", flaky)
     with pytest.raises(ApplyError, match="No space left"):
         apply_turn(repo, [Modify("a.txt", [hunk(["-a", "+A"])]),
                           Modify("b.txt", [hunk(["-b", "+B"])])], journal=journal)

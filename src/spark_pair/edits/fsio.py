@@ -98,28 +98,57 @@ def is_tmp_name_of(target: Path, name: str) -> bool:
                                                               for c in tail)
 
 
-def atomic_write(target: Path, data: bytes, mode: int | None = None, *,
-                 tmp: Path | None = None) -> None:
-    """Write `data` to `target` so that a crash leaves either the old or the new file, whole.
-
-    A temp file in the same directory (`tmp`, or a fresh name) is created (never an existing
-    one), written, fsynced, given its mode bits, moved over the target with os.replace, and the
-    directory is fsynced.
-    """
-    tmp = tmp or tmp_name(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+def create_file(path: Path, data: bytes, mode: int | None = None) -> int:
+    """Create `path` (never over an existing file) holding `data`, with its mode bits; returns
+    the open file for the caller to sync (sync_files). On a failure nothing of it is left."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
         os.fchmod(fd, default_mode() if mode is None else mode & 0o7777)
-        os.fsync(fd)
     except BaseException:
         os.close(fd)
-        tmp.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
         raise
-    os.close(fd)
+    return fd
+
+
+def sync_files(fds: list[int]) -> None:
+    """fsync each open file, then close it (every one is closed, also after a failure)."""
     try:
+        for fd in fds:
+            os.fsync(fd)
+    finally:
+        close_files(fds)
+
+
+def close_files(fds: list[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def sync_dirs(dirs: list[Path]) -> None:
+    """fsync each directory once: its new, replaced and removed names become durable."""
+    for d in dict.fromkeys(dirs):
+        fsync_dir(d)
+
+
+def atomic_write(target: Path, data: bytes, mode: int | None = None, *,
+                 tmp: Path | None = None) -> None:
+    """Write `data` to `target` so that a crash leaves either the old or the new file, whole.
+
+    A temp file in the same directory (`tmp`, or a fresh name) is created (never an existing
+    one), written, given its mode bits, fsynced, moved over the target with os.replace, and the
+    directory is fsynced.
+    """
+    tmp = tmp or tmp_name(target)
+    fd = create_file(tmp, data, mode)
+    try:
+        sync_files([fd])
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -8,6 +8,7 @@ Layout under data_dir/journal/<key>/ (key = hash of the real repo path):
     <turn id>/committed       written once every file of the turn is in place
     <turn id>/undone          written once an undo of this turn committed (on an undo turn: once
                               a redo of it committed)
+    (the markers are second names of the manifest, or empty files without hard links)
 An undo is itself a turn (kind "undo", undoes = the turn it restored); a redo is a turn of kind
 "redo" that restores the before-images of an undo turn (undoes = that undo turn), so the undone
 turn's after-state comes back byte for byte. A redo removes the undone turn's `undone` marker
@@ -15,13 +16,18 @@ turn's after-state comes back byte for byte. A redo removes the undone turn's `u
 recover(). A turn applied after an undo ends the redo chain, as in an editor.
 A turn directory with a manifest but no `committed` marker was interrupted: recover() puts
 back the before-image of each file that still holds what the turn wrote, and keeps (and names)
-a file changed since. The manifest is fsynced before any repository file is touched. Neither
+a file changed since. A turn is written in four steps, each synced before the next: the
+before-images and the manifest (named only once it and they are on disk); every new content
+as a temp file beside its target; the renames over the targets, then the removals (their
+folders synced once each); the `committed` marker. So no repository file is touched before
+its before-image is on disk, and no file is replaced by one that is not. Neither
 undo nor recovery ever writes one of spark-pair's own files (edits.paths.confine_target), and
 recovery removes only the temp files the manifest names.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -96,13 +102,21 @@ def _sha(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _write_marker(path: Path) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+def _mark(tdir: Path, name: str) -> None:
+    """Put the marker `name` (committed, undone) in a turn's folder, durably. It is a second
+    name of the turn's manifest (no file to create and sync), or an empty file where the file
+    system has no hard links (or the manifest is missing)."""
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    fsio.fsync_dir(path.parent)
+        os.link(tdir / "manifest.json", tdir / name)
+    except FileExistsError:
+        pass
+    except OSError:
+        fd = os.open(tdir / name, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    fsio.fsync_dir(tdir)
 
 
 def _read_state(full: Path) -> tuple[bytes | None, int | None]:
@@ -167,30 +181,43 @@ class Journal:
 
     def begin(self, turn_id: str, changes: list[FileChange], *, summary: str = "",
               kind: str = "apply", undoes: str | None = None) -> Path:
-        """Write the before-images and the manifest, durably, before any file is touched."""
+        """Write the before-images and the manifest, durably, before any file is touched.
+
+        The before-images and a temp manifest are written, then synced together; only then
+        does the manifest take its name, and the folders are synced: a manifest on disk always
+        names before-images that are on disk (a crash before leaves an entry without one,
+        which recovery discards)."""
         self.dir.mkdir(parents=True, exist_ok=True)
         tdir = self.dir / turn_id
         (tdir / "before").mkdir(parents=True)
-        fsio.fsync_dir(self.dir)
-        files = []
-        for n, ch in enumerate(changes):
-            if ch.after is not None:
-                ch.tmp = _free_tmp_name(self.root / ch.path)
-            entry: dict[str, object] = {"path": ch.path, "existed": ch.before is not None,
-                                        "before": None, "mode": ch.before_mode,
-                                        "after_sha256": _sha(ch.after), "after_mode": ch.after_mode,
-                                        "new_dirs": ch.new_dirs, "tmp": ch.tmp}
-            if ch.before is not None:
-                entry["before"] = f"before/{n}"
-                fsio.atomic_write(tdir / "before" / str(n), ch.before, 0o600)
-            files.append(entry)
-        manifest = {"turn_id": turn_id, "time": time.time(), "summary": summary[:500],
-                    "kind": kind, "undoes": undoes, "repo": str(self.root), "files": files}
-        fsio.atomic_write(tdir / "manifest.json", json.dumps(manifest, indent=1).encode(), 0o600)
+        files, fds = [], []
+        try:
+            for n, ch in enumerate(changes):
+                if ch.after is not None:
+                    ch.tmp = _free_tmp_name(self.root / ch.path)
+                entry: dict[str, object] = {"path": ch.path, "existed": ch.before is not None,
+                                            "before": None, "mode": ch.before_mode,
+                                            "after_sha256": _sha(ch.after),
+                                            "after_mode": ch.after_mode,
+                                            "new_dirs": ch.new_dirs, "tmp": ch.tmp}
+                if ch.before is not None:
+                    entry["before"] = f"before/{n}"
+                    fds.append(fsio.create_file(tdir / "before" / str(n), ch.before, 0o600))
+                files.append(entry)
+            manifest = {"turn_id": turn_id, "time": time.time(), "summary": summary[:500],
+                        "kind": kind, "undoes": undoes, "repo": str(self.root), "files": files}
+            tmp = fsio.tmp_name(tdir / "manifest.json")
+            fds.append(fsio.create_file(tmp, json.dumps(manifest, indent=1).encode(), 0o600))
+        except BaseException:
+            fsio.close_files(fds)
+            raise
+        fsio.sync_files(fds)
+        os.replace(tmp, tdir / "manifest.json")
+        fsio.sync_dirs([tdir / "before", tdir, self.dir])
         return tdir
 
     def commit(self, turn_id: str) -> None:
-        _write_marker(self.dir / turn_id / "committed")
+        _mark(self.dir / turn_id, "committed")
 
     def rollback(self, turn_id: str) -> Recovery:
         """Put the files of an unfinished turn back to their before-images, then forget the turn.
@@ -295,7 +322,7 @@ class Journal:
                 target = self.dir / manifest["undoes"]
                 if target.is_dir() and not (target / "undone").exists():
                     self._remove_new_dirs(self._manifest(target) or {"files": []})
-                    _write_marker(target / "undone")
+                    _mark(target, "undone")
             elif manifest.get("kind") == "redo":
                 target = self.dir / manifest["undoes"]
                 if target.is_dir() and not (target / "undone").exists():
@@ -383,7 +410,7 @@ class Journal:
             if marker.exists():
                 marker.unlink()
                 fsio.fsync_dir(marker.parent)
-        _write_marker(undo_dir / "undone")
+        _mark(undo_dir, "undone")
 
     def _undo_turn(self, turn_id: str, force: bool, kind: str = "undo") -> list[str]:
         tdir = self.dir / turn_id
@@ -422,7 +449,7 @@ class Journal:
         if kind == "redo":
             self._finish_redo(tdir)
         else:
-            _write_marker(tdir / "undone")
+            _mark(tdir, "undone")
         return [e["path"] for e in manifest["files"]]
 
 
@@ -441,21 +468,36 @@ def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, 
         journal.discard(turn_id)
         raise ApplyError(f"could not write the undo journal in {journal.dir} ({exc})",
                          hint="nothing was changed; free disk space or check permissions") from exc
-    current = ""
+    current, fds = "", []
     try:
-        for ch in changes:
-            current = ch.path
-            _, full = journal.confine(ch.path)
-            if ch.after is None:
-                fsio.remove_file(full)
+        targets = [journal.confine(ch.path)[1] for ch in changes]
+        dirs: list[Path] = []
+        for ch, full in zip(changes, targets, strict=True):  # every new content is written
+            if ch.after is None:  # beside its target, then all of them are synced...
                 continue
+            current = ch.path
             for d in ch.new_dirs:
                 (journal.root / d).mkdir(exist_ok=True)
-                fsio.fsync_dir((journal.root / d).parent)
-            fsio.atomic_write(full, ch.after, ch.after_mode,
-                              tmp=full.with_name(ch.tmp) if ch.tmp else None)
+                dirs.append((journal.root / d).parent)
+            fds.append(fsio.create_file(full.with_name(_tmp_of(ch)), ch.after, ch.after_mode))
+        pending, fds = fds, []
+        fsio.sync_files(pending)
+        # ...then they replace their targets, then the removed files go (a rename's
+        # destination is in place before its source goes), then each folder is synced once
+        for ch, full in sorted(zip(changes, targets, strict=True),
+                               key=lambda c: c[0].after is None):
+            current = ch.path
+            if ch.after is not None:
+                os.replace(full.with_name(_tmp_of(ch)), full)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(full)
+            dirs.append(full.parent)
+        current = ""
+        fsio.sync_dirs(dirs)
         journal.commit(turn_id)
     except BaseException as exc:
+        fsio.close_files(fds)
         outcome = "every file of the turn was restored"
         try:
             back = journal.rollback(turn_id)
@@ -465,7 +507,14 @@ def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, 
             outcome = "the next spark-pair command restores the files of the turn"
         if isinstance(exc, SparkPairError) or not isinstance(exc, Exception):
             raise
-        raise ApplyError(f"writing {current} failed ({exc}); {outcome}") from exc
+        what = f"writing {current}" if current else "syncing the turn's files"
+        raise ApplyError(f"{what} failed ({exc}); {outcome}") from exc
+
+
+def _tmp_of(ch: FileChange) -> str:
+    """The temp file name the manifest gives a change that writes a file."""
+    assert ch.tmp is not None  # set by Journal.begin for every change with content
+    return ch.tmp
 
 
 LOCK_POLL_S = 0.05
