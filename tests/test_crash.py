@@ -6,6 +6,7 @@ when the turn committed, undo) must bring the tree back to exactly its pre-turn 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -170,21 +171,20 @@ def test_each_step_of_a_turn_is_synced_before_the_next_depends_on_it(tmp_path, m
     turn = apply_turn(root, ops(), journal=journal)
     ev, repo = log.events, str(root.resolve()) + os.sep
     tdir = os.path.abspath(journal.dir / turn.turn_id)
-    manifest = os.path.join(tdir, "manifest.json")
-    named = log.last(lambda e: e[0] == "replace" and e[2] == manifest, len(ev))
-    assert named >= 0
+    rec = os.path.join(tdir, "record")
     touches = [i for i, e in enumerate(ev) if e[0] in ("replace", "unlink")
                and e[-1].startswith(repo)]
-    assert touches and min(touches) > named
+    assert touches
     first = min(touches)
-    # the before-images and the manifest: written, synced, then named; the folders synced
-    befores = {e[1] for e in ev[:named] if e[0] == "create" and "/before/" in e[1]}
-    assert len(befores) == 8  # every file that existed before the turn
-    for path in befores | {ev[named][1]}:
-        wrote = log.last(lambda e, p=path: e[0] == "write" and e[1] == p, named)
-        assert log.synced_between(path, wrote, named), path
-    for folder in (os.path.join(tdir, "before"), tdir, os.path.abspath(journal.dir)):
-        assert log.synced_between(folder, named, first), folder
+    # the record (manifest and before-images): written and synced, with its folders, first
+    created = log.last(lambda e: e == ("create", rec), first)
+    wrote = log.last(lambda e: e == ("write", rec), first)
+    assert 0 <= created < wrote and log.synced_between(rec, wrote, first)
+    made = log.last(lambda e: e == ("mkdir", tdir), first)
+    assert made >= 0 and log.synced_between(os.path.abspath(journal.dir), made, first)
+    assert log.synced_between(tdir, created, first)
+    manifest = json.loads((Path(tdir) / "record").read_bytes().split(b"\n", 1)[0])
+    assert sum(1 for f in manifest["files"] if f["existed"]) == 8  # each file there before
     # each replacement: a synced temp file
     for i in touches:
         if ev[i][0] == "replace":

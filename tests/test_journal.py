@@ -35,6 +35,18 @@ def journal(repo, tmp_path) -> Journal:
     return Journal(repo, tmp_path / "data")
 
 
+def record(tdir: Path) -> tuple[dict, bytes]:
+    """A turn's manifest and the before-images after it."""
+    head, body = (tdir / "record").read_bytes().split(b"\n", 1)
+    return json.loads(head), body
+
+
+def before_image(tdir: Path, path: str) -> bytes:
+    manifest, body = record(tdir)
+    offset, size = next(f["at"] for f in manifest["files"] if f["path"] == path)
+    return body[offset:offset + size]
+
+
 OPS = lambda: [Modify("m.txt", [hunk([" one", "-two", "+TWO"])]), Create("new/dir/c.txt", "c\n"),  # noqa: E731
                Delete("d.txt"), Rename("r.sh", "bin/r.sh")]
 
@@ -119,7 +131,7 @@ def test_recovery_keeps_a_file_the_user_changed_after_the_crash(repo, journal):
     assert rec.restored == ["d.txt"] and d.read_bytes() == old_d
     assert m.read_bytes() == b"turn\nplus important user work\n"
     assert rec.kept and rec.kept[0].startswith("m.txt") and "m.txt" in rec.describe()
-    assert (rec.saved / "before" / "0").read_bytes() == old_m  # the before-image is not lost
+    assert before_image(rec.saved, "m.txt") == old_m  # the before-image is not lost
     assert journal.recover() == [] and journal.list_turns() == []
 
 
@@ -147,7 +159,7 @@ def test_a_half_written_journal_entry_is_discarded(repo, journal):
 
 def test_manifest_records_before_images_and_after_hashes(repo, journal):
     turn = apply_turn(repo, OPS(), journal=journal, summary="rename and friends")
-    manifest = json.loads((journal.dir / turn.turn_id / "manifest.json").read_text())
+    manifest, _ = record(journal.dir / turn.turn_id)
     files = {f["path"]: f for f in manifest["files"]}
     assert manifest["summary"] == "rename and friends"
     assert files["new/dir/c.txt"]["existed"] is False and files["new/dir/c.txt"]["new_dirs"] == [
@@ -155,8 +167,7 @@ def test_manifest_records_before_images_and_after_hashes(repo, journal):
         "new/dir",
     ]
     assert files["d.txt"]["after_sha256"] is None
-    d_before = journal.dir / turn.turn_id / files["d.txt"]["before"]
-    assert d_before.read_bytes() == b"delete me\r\n"
+    assert before_image(journal.dir / turn.turn_id, "d.txt") == b"delete me\r\n"
     assert files["r.sh"]["mode"] == 0o751
 
 
@@ -196,11 +207,12 @@ def test_a_reused_turn_id_is_refused(repo, journal):
 def test_a_damaged_journal_is_a_clear_error_and_never_undoes_an_older_turn(repo, journal):
     first = apply_turn(repo, [Modify("m.txt", [hunk(["-one", "+ONE"])])], journal=journal)
     second = apply_turn(repo, [Modify("m.txt", [hunk(["-two", "+TWO"])])], journal=journal)
-    (journal.dir / second.turn_id / "before" / "0").unlink()
+    rec = journal.dir / second.turn_id / "record"
+    rec.write_bytes(rec.read_bytes()[:-1] + b"X")  # one byte of the before-image differs
     with pytest.raises(UndoError, match="damaged") as info:
         journal.undo(second.turn_id)
     assert info.value.hint and (repo / "m.txt").read_text() == "ONE\nTWO\n"
-    (journal.dir / second.turn_id / "manifest.json").write_text("{not json")
+    rec.write_text("{not json")
     assert [t.turn_id for t in journal.list_turns()] == [first.turn_id]
     assert journal.damaged == [second.turn_id]
     with pytest.raises(UndoError, match="damaged"):
@@ -276,3 +288,47 @@ def test_a_crash_between_the_redo_commit_and_its_markers_is_finished_by_recover(
     assert not turns[turn.turn_id].undone and turns[undo_turn.turn_id].undone
     journal.undo()
     assert (repo / "m.txt").read_text() == "one\ntwo\n"
+
+
+def _old_layout_turn(journal: Journal, turn_id: str, before: bytes, after: bytes,
+                     committed: bool) -> None:
+    """A turn as earlier versions wrote it: manifest.json and before/<n> files."""
+    tdir = journal.dir / turn_id
+    (tdir / "before").mkdir(parents=True)
+    (tdir / "before" / "0").write_bytes(before)
+    import hashlib
+    (tdir / "manifest.json").write_text(json.dumps({
+        "turn_id": turn_id, "time": 1.0, "summary": "old", "kind": "apply", "undoes": None,
+        "files": [{"path": "m.txt", "existed": True, "before": "before/0", "mode": 0o644,
+                   "after_sha256": hashlib.sha256(after).hexdigest(), "after_mode": 0o644,
+                   "new_dirs": [], "tmp": None}]}))
+    if committed:
+        (tdir / "committed").touch()
+
+
+def test_turns_written_by_earlier_versions_are_undone_and_recovered(repo, journal):
+    m = repo / "m.txt"
+    old = m.read_bytes()
+    os.chmod(m, 0o644)
+    m.write_bytes(b"old turn\n")
+    _old_layout_turn(journal, "20200101-000000-aaaaaa", old, b"old turn\n", committed=True)
+    assert [t.summary for t in journal.list_turns()] == ["old"]
+    journal.undo()
+    assert m.read_bytes() == old
+    journal.redo()
+    assert m.read_bytes() == b"old turn\n"
+    journal.undo()
+    m.write_bytes(b"interrupted\n")  # an old turn cut short: recovery puts the file back
+    _old_layout_turn(journal, "20200101-000001-bbbbbb", old, b"interrupted\n", committed=False)
+    [rec] = journal.recover()
+    assert rec.restored == ["m.txt"] and m.read_bytes() == old
+
+
+def test_a_record_cut_short_by_a_crash_is_discarded_and_touches_nothing(repo, journal):
+    m = repo / "m.txt"
+    tdir = journal.begin("t5", [FileChange("m.txt", m.read_bytes(), 0o644, b"new\n", 0o644)])
+    data = (tdir / "record").read_bytes()
+    (tdir / "record").write_bytes(data[:-3])  # the crash came before the record was synced
+    before = snapshot(repo)
+    assert journal.recover() == []
+    assert snapshot(repo) == before and not any(journal.dir.glob("t5*"))

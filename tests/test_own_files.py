@@ -204,11 +204,11 @@ def test_a_planted_manifest_reads_no_file_outside_its_turn_and_removes_no_outsid
     journal = Journal(repo, tmp_path / "data")
     tdir = journal.begin("20990101-000000-planted", [
         FileChange("a.txt", b"x\n", 0o644, b"a\n", 0o644)])
-    manifest = tdir / "manifest.json"
-    data = json.loads(manifest.read_text())
+    head, body = (tdir / "record").read_bytes().split(b"\n", 1)
+    data = json.loads(head)
     data["files"][0]["before"] = os.path.relpath(secret, tdir)
     data["files"][0]["new_dirs"] = ["../empty-outside", "../" * 6 + "tmp"]
-    manifest.write_text(json.dumps(data))
+    (tdir / "record").write_bytes(json.dumps(data).encode() + b"\n" + body)
     [rec] = journal.recover()
     assert (repo / "a.txt").read_text() == "a\n" and rec.restored == []
     assert rec.kept and "before-image" in rec.kept[0]

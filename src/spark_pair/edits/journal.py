@@ -1,14 +1,17 @@
 """The undo journal: before-images of every file a turn touches, kept per repository.
 
 Layout under data_dir/journal/<key>/ (key = hash of the real repo path):
-    <turn id>/manifest.json   turn id, time, summary, kind, per file: path, existed, before
-                              (before-image file), mode, after_sha256, after_mode, tmp (the
-                              name of the temp file the turn writes it through)
-    <turn id>/before/<n>      the exact bytes before the turn
+    <turn id>/record          line 1: the manifest (JSON): turn id, time, summary, kind, per
+                              file: path, existed, before ("record") and at ([offset, size] of
+                              its before-image after line 1), before_sha256, mode,
+                              after_sha256, after_mode, tmp (the name of the temp file the
+                              turn writes it through); then the before-images, back to back
     <turn id>/committed       written once every file of the turn is in place
     <turn id>/undone          written once an undo of this turn committed (on an undo turn: once
                               a redo of it committed)
-    (the markers are second names of the manifest, or empty files without hard links)
+    (the markers are second names of the record, or empty files without hard links)
+Turns written by earlier versions keep their manifest in <turn id>/manifest.json and each
+before-image in <turn id>/before/<n>; they are read (undone, recovered) the same way.
 An undo is itself a turn (kind "undo", undoes = the turn it restored); a redo is a turn of kind
 "redo" that restores the before-images of an undo turn (undoes = that undo turn), so the undone
 turn's after-state comes back byte for byte. A redo removes the undone turn's `undone` marker
@@ -17,10 +20,12 @@ recover(). A turn applied after an undo ends the redo chain, as in an editor.
 A turn directory with a manifest but no `committed` marker was interrupted: recover() puts
 back the before-image of each file that still holds what the turn wrote, and keeps (and names)
 a file changed since. A turn is written in four steps, each synced before the next: the
-before-images and the manifest (named only once it and they are on disk); every new content
-as a temp file beside its target; the renames over the targets, then the removals (their
-folders synced once each); the `committed` marker. So no repository file is touched before
-its before-image is on disk, and no file is replaced by one that is not. Neither
+record (one file: one sync for every before-image and the manifest) and the folders holding
+it; every new content as a temp file beside its target; the renames over the targets, then
+the removals (their folders synced once each); the `committed` marker. So no repository file
+is touched before its before-image is on disk, and no file is replaced by one that is not; a
+record cut short by a crash (shorter than its manifest says) was never finished, so no file
+was touched, and recovery discards it. Neither
 undo nor recovery ever writes one of spark-pair's own files (edits.paths.confine_target), and
 recovery removes only the temp files the manifest names.
 """
@@ -106,8 +111,9 @@ def _mark(tdir: Path, name: str) -> None:
     """Put the marker `name` (committed, undone) in a turn's folder, durably. It is a second
     name of the turn's manifest (no file to create and sync), or an empty file where the file
     system has no hard links (or the manifest is missing)."""
+    source = tdir / RECORD if (tdir / RECORD).exists() else tdir / "manifest.json"
     try:
-        os.link(tdir / "manifest.json", tdir / name)
+        os.link(source, tdir / name)
     except FileExistsError:
         pass
     except OSError:
@@ -181,39 +187,31 @@ class Journal:
 
     def begin(self, turn_id: str, changes: list[FileChange], *, summary: str = "",
               kind: str = "apply", undoes: str | None = None) -> Path:
-        """Write the before-images and the manifest, durably, before any file is touched.
-
-        The before-images and a temp manifest are written, then synced together; only then
-        does the manifest take its name, and the folders are synced: a manifest on disk always
-        names before-images that are on disk (a crash before leaves an entry without one,
-        which recovery discards)."""
+        """Write the turn's record (manifest and before-images, one file) and sync it and the
+        folders holding it, before any file is touched."""
         self.dir.mkdir(parents=True, exist_ok=True)
         tdir = self.dir / turn_id
-        (tdir / "before").mkdir(parents=True)
-        files, fds = [], []
-        try:
-            for n, ch in enumerate(changes):
-                if ch.after is not None:
-                    ch.tmp = _free_tmp_name(self.root / ch.path)
-                entry: dict[str, object] = {"path": ch.path, "existed": ch.before is not None,
-                                            "before": None, "mode": ch.before_mode,
-                                            "after_sha256": _sha(ch.after),
-                                            "after_mode": ch.after_mode,
-                                            "new_dirs": ch.new_dirs, "tmp": ch.tmp}
-                if ch.before is not None:
-                    entry["before"] = f"before/{n}"
-                    fds.append(fsio.create_file(tdir / "before" / str(n), ch.before, 0o600))
-                files.append(entry)
-            manifest = {"turn_id": turn_id, "time": time.time(), "summary": summary[:500],
-                        "kind": kind, "undoes": undoes, "repo": str(self.root), "files": files}
-            tmp = fsio.tmp_name(tdir / "manifest.json")
-            fds.append(fsio.create_file(tmp, json.dumps(manifest, indent=1).encode(), 0o600))
-        except BaseException:
-            fsio.close_files(fds)
-            raise
-        fsio.sync_files(fds)
-        os.replace(tmp, tdir / "manifest.json")
-        fsio.sync_dirs([tdir / "before", tdir, self.dir])
+        tdir.mkdir()
+        files, body, at = [], [], 0
+        for ch in changes:
+            if ch.after is not None:
+                ch.tmp = _free_tmp_name(self.root / ch.path)
+            entry: dict[str, object] = {"path": ch.path, "existed": ch.before is not None,
+                                        "before": None, "mode": ch.before_mode,
+                                        "after_sha256": _sha(ch.after), "after_mode": ch.after_mode,
+                                        "new_dirs": ch.new_dirs, "tmp": ch.tmp}
+            if ch.before is not None:
+                entry.update(before=RECORD, at=[at, len(ch.before)],
+                             before_sha256=_sha(ch.before))
+                body.append(ch.before)
+                at += len(ch.before)
+            files.append(entry)
+        manifest = {"turn_id": turn_id, "time": time.time(), "summary": summary[:500],
+                    "kind": kind, "undoes": undoes, "repo": str(self.root), "files": files}
+        head = json.dumps(manifest).encode()  # one line: JSON escapes every line break
+        record = head + b"\n" + b"".join(body)
+        fsio.sync_files([fsio.create_file(tdir / RECORD, record, 0o600)])
+        fsio.sync_dirs([tdir, self.dir])
         return tdir
 
     def commit(self, turn_id: str) -> None:
@@ -292,7 +290,22 @@ class Journal:
 
     @staticmethod
     def _manifest(tdir: Path) -> dict | None:
+        """The turn's manifest; None when it is missing or unreadable, or when its record is
+        shorter than the manifest says (a crash while it was written, before any file of the
+        repository was touched)."""
         try:
+            with open(tdir / RECORD, "rb") as f:
+                head = f.readline()
+                manifest = json.loads(head)
+                size = os.fstat(f.fileno()).st_size - len(head)
+            ends = [sum(at) for entry in manifest["files"]
+                    if isinstance(at := entry.get("at"), list) and _is_slice(at)]
+            return manifest if max(ends, default=0) <= size else None
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        try:  # a turn written by an earlier version
             return json.loads((tdir / "manifest.json").read_text())
         except (OSError, ValueError):
             return None
@@ -518,19 +531,39 @@ def _tmp_of(ch: FileChange) -> str:
 
 
 LOCK_POLL_S = 0.05
+RECORD = "record"  # a turn's manifest and before-images
 _BEFORE_NAME = re.compile(r"before/[0-9]+")
 
 
 def _before_image(tdir: Path, entry: dict) -> bytes | None:
     """The bytes a manifest entry had before its turn (None: the turn created the file). Only
-    the turn's own before/<n> files are read, whatever a damaged or planted manifest names."""
+    the turn's own record (or before/<n> files) is read, whatever a damaged or planted
+    manifest names."""
     if not entry["existed"]:
         return None
     name = entry["before"]
+    if name == RECORD:
+        at = entry.get("at")
+        if not (isinstance(at, list) and _is_slice(at)):
+            raise UndoError(f"the journal entry gives {at!r} as the place of a before-image")
+        with open(tdir / RECORD, "rb") as f:
+            f.readline()
+            f.seek(at[0], os.SEEK_CUR)
+            data = f.read(at[1])
+        if len(data) != at[1] or _sha(data) != entry.get("before_sha256"):
+            raise UndoError(f"the before-image of {entry['path']} in the journal is damaged",
+                            hint=f"it cannot be restored from {tdir}; git (git diff, git "
+                                 "checkout) still has the committed versions")
+        return data
     if not isinstance(name, str) or not _BEFORE_NAME.fullmatch(name):
         raise UndoError(f"the journal entry names {name!r} as a before-image (not one of the "
                         "turn's own); nothing is read from it")
     return (tdir / name).read_bytes()
+
+
+def _is_slice(at: list) -> bool:
+    """Whether a manifest's `at` is [offset, size]: two whole numbers, not negative."""
+    return len(at) == 2 and all(type(n) is int and n >= 0 for n in at)
 
 
 def _plain_name(name: object) -> bool:
