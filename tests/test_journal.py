@@ -275,19 +275,50 @@ def test_redo_refuses_when_a_file_changed_since_the_undo_unless_forced(repo, jou
     assert (repo / "m.txt").read_text() == "1\ntwo\n"
 
 
-def test_a_crash_between_the_redo_commit_and_its_markers_is_finished_by_recover(repo, journal):
+class _Died(BaseException):
+    """The process dying at this point (nothing after it runs)."""
+
+
+@pytest.mark.parametrize("step", ["undo", "redo"])
+def test_a_crash_between_an_undo_or_redo_commit_and_its_markers_is_finished_by_recover(
+        repo, journal, monkeypatch, step):
     turn = apply_turn(repo, [Modify("m.txt", [hunk(["-one", "+1"])])], journal=journal)
-    journal.undo()
+    if step == "redo":
+        journal.undo()
+
+    def die(self, tdir):
+        raise _Died
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Journal, "_finish", die)
+        with pytest.raises(_Died):  # right after the turn committed
+            journal.undo() if step == "undo" else journal.redo()
     undo_turn = next(t for t in journal.list_turns() if t.kind == "undo")
-    journal.redo()
-    # as if the process died right after the redo turn committed
-    (journal.dir / undo_turn.turn_id / "undone").unlink()
-    (journal.dir / turn.turn_id / "undone").touch()
+    unfinished = {t.turn_id: t.undone for t in journal.list_turns()}
+    assert unfinished[turn.turn_id] == (step == "redo")  # the markers were not set
     journal.recover()
     turns = {t.turn_id: t for t in journal.list_turns()}
-    assert not turns[turn.turn_id].undone and turns[undo_turn.turn_id].undone
+    assert turns[turn.turn_id].undone == (step == "undo")
+    assert turns[undo_turn.turn_id].undone == (step == "redo")
+    assert not list(journal.dir.glob("*/finishing"))
+    if step == "redo":
+        journal.undo()
+        assert (repo / "m.txt").read_text() == "one\ntwo\n"
+    else:
+        journal.redo()
+        assert (repo / "m.txt").read_text() == "1\ntwo\n"
+
+
+def test_recovery_reads_no_committed_apply_turn(repo, journal, monkeypatch):
+    """Every apply recovers first: its cost must not grow with the turns kept."""
+    for i in range(5):
+        apply_turn(repo, [Create(f"f{i}.txt", "x\n")], journal=journal)
     journal.undo()
-    assert (repo / "m.txt").read_text() == "one\ntwo\n"
+    read = []
+    real = Journal._manifest
+    monkeypatch.setattr(Journal, "_manifest", staticmethod(lambda t: read.append(t) or real(t)))
+    assert journal.recover() == []
+    assert read == []
 
 
 def _old_layout_turn(journal: Journal, turn_id: str, before: bytes, after: bytes,

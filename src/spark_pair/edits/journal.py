@@ -9,6 +9,7 @@ Layout under data_dir/journal/<key>/ (key = hash of the real repo path):
     <turn id>/committed       written once every file of the turn is in place
     <turn id>/undone          written once an undo of this turn committed (on an undo turn: once
                               a redo of it committed)
+    <turn id>/finishing       on an undo or redo turn until the markers it sets are written
     (the markers are second names of the record, or empty files without hard links)
 Turns written by earlier versions keep their manifest in <turn id>/manifest.json and each
 before-image in <turn id>/before/<n>; they are read (undone, recovered) the same way.
@@ -16,7 +17,8 @@ An undo is itself a turn (kind "undo", undoes = the turn it restored); a redo is
 "redo" that restores the before-images of an undo turn (undoes = that undo turn), so the undone
 turn's after-state comes back byte for byte. A redo removes the undone turn's `undone` marker
 (it can be undone again), then marks the undo turn `undone`; a crash in between is finished by
-recover(). A turn applied after an undo ends the redo chain, as in an editor.
+recover() (it reads only the turns left `finishing`, and the uncommitted ones). A turn
+applied after an undo ends the redo chain, as in an editor.
 A turn directory with a manifest but no `committed` marker was interrupted: recover() puts
 back the before-image of each file that still holds what the turn wrote, and keeps (and names)
 a file changed since. A turn is written in four steps, each synced before the next: the
@@ -25,9 +27,9 @@ it; every new content as a temp file beside its target; the renames over the tar
 the removals (their folders synced once each); the `committed` marker. So no repository file
 is touched before its before-image is on disk, and no file is replaced by one that is not; a
 record cut short by a crash (shorter than its manifest says) was never finished, so no file
-was touched, and recovery discards it. Neither
-undo nor recovery ever writes one of spark-pair's own files (edits.paths.confine_target), and
-recovery removes only the temp files the manifest names.
+was touched, and recovery discards it. Neither undo nor recovery ever writes one of
+spark-pair's own files (edits.paths.confine_target), and recovery removes only the temp files
+the manifest names.
 """
 
 from __future__ import annotations
@@ -211,6 +213,8 @@ class Journal:
         head = json.dumps(manifest).encode()  # one line: JSON escapes every line break
         record = head + b"\n" + b"".join(body)
         fsio.sync_files([fsio.create_file(tdir / RECORD, record, 0o600)])
+        if kind != "apply":  # it sets markers once committed: recovery finishes that
+            os.link(tdir / RECORD, tdir / FINISHING)
         fsio.sync_dirs([tdir, self.dir])
         return tdir
 
@@ -317,7 +321,8 @@ class Journal:
                 if p.is_dir() and not p.name.endswith((".discard", ".interrupted"))]
 
     def recover(self) -> list[Recovery]:
-        """Roll back any turn a crash interrupted; finish marking undone turns."""
+        """Roll back any turn a crash interrupted; finish marking undone turns. Only those
+        turns are read: a committed apply is never looked into."""
         done: list[Recovery] = []
         if not self.dir.is_dir():
             return done
@@ -325,22 +330,29 @@ class Journal:
             if p.name.endswith(".discard"):
                 shutil.rmtree(p, ignore_errors=True)
         for tdir in self._turn_dirs():
-            manifest = self._manifest(tdir)
             if not (tdir / "committed").exists():
                 done.append(self.rollback(tdir.name))
-            elif not manifest or not _plain_name(manifest.get("undoes")):
-                continue  # an apply, or a damaged entry: nothing to finish
-            elif manifest.get("kind") == "undo" and not (tdir / "undone").exists():
-                # (an undo that was redone is spent)
-                target = self.dir / manifest["undoes"]
-                if target.is_dir() and not (target / "undone").exists():
-                    self._remove_new_dirs(self._manifest(target) or {"files": []})
-                    _mark(target, "undone")
-            elif manifest.get("kind") == "redo":
-                target = self.dir / manifest["undoes"]
-                if target.is_dir() and not (target / "undone").exists():
-                    self._finish_redo(target)
+            elif (tdir / FINISHING).exists():
+                self._finish(tdir)
         return [r for r in done if r.restored or r.kept]
+
+    def _finish(self, tdir: Path) -> None:
+        """Set the markers of a committed undo or redo turn (a crash may have come first),
+        then drop its `finishing` marker."""
+        manifest = self._manifest(tdir)
+        if manifest and _plain_name(manifest.get("undoes")):
+            target = self.dir / manifest["undoes"]
+            kind = manifest.get("kind")
+            # (an undo that was redone is spent)
+            if (target.is_dir() and not (target / "undone").exists() and kind in ("undo", "redo")
+                    and not (kind == "undo" and (tdir / "undone").exists())):
+                self._remove_new_dirs(self._manifest(target) or {"files": []})
+                if kind == "redo":
+                    self._finish_redo(target)
+                else:
+                    _mark(target, "undone")
+        # not synced: if this removal is lost, the next recovery sets the same markers again
+        (tdir / FINISHING).unlink(missing_ok=True)
 
     def list_turns(self) -> list[TurnInfo]:
         """Committed turns, newest first."""
@@ -458,11 +470,7 @@ class Journal:
         undo_id = new_turn_id()
         write_changes(self, undo_id, changes, summary=f"{kind} of {turn_id}", kind=kind,
                       undoes=turn_id)
-        self._remove_new_dirs(manifest)
-        if kind == "redo":
-            self._finish_redo(tdir)
-        else:
-            _mark(tdir, "undone")
+        self._finish(self.dir / undo_id)
         return [e["path"] for e in manifest["files"]]
 
 
@@ -532,6 +540,7 @@ def _tmp_of(ch: FileChange) -> str:
 
 LOCK_POLL_S = 0.05
 RECORD = "record"  # a turn's manifest and before-images
+FINISHING = "finishing"  # an undo or redo turn whose markers may not be set yet
 _BEFORE_NAME = re.compile(r"before/[0-9]+")
 
 
