@@ -65,6 +65,10 @@ class FixedContext:
               ) -> tuple[pe.TurnRequest, dict[str, str | None]]:
         return pe.TurnRequest("bench", [pe.Message("user", prompt)]), dict(self.hashes)
 
+    def build_now(self, prompt: str, files: Sequence[str], *, followup: bool
+                  ) -> tuple[pe.TurnRequest, dict[str, str | None]]:
+        return self.build(prompt, files, followup=followup)
+
     def finish(self, request: pe.TurnRequest, reply: str, applied: Sequence[str],
                review: str = "") -> None:
         pass

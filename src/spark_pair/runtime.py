@@ -253,7 +253,22 @@ def _workspace_limits(cfg: Any) -> dict[str, Any]:
 
 
 async def _prewarm(rt: Runtime) -> None:
-    """Open the WebSocket and let the server prepare (generate: false) before the first turn."""
+    """Open the WebSocket and let the server prepare (generate: false) before the first turn;
+    load the turn's code meanwhile (it would otherwise load between enter and the request)."""
+    import importlib
+
+    def load() -> None:
+        for name in ("session_turn", "session_frames"):
+            importlib.import_module(f"{__package__}.{name}")
+
+    loading = asyncio.create_task(asyncio.to_thread(load))
+    try:
+        await _open_socket(rt)
+    finally:
+        await asyncio.gather(loading, return_exceptions=True)
+
+
+async def _open_socket(rt: Runtime) -> None:
     conn = rt.connection
     if rt.client.transport != Transport.WS:
         return

@@ -51,6 +51,12 @@ class Context(Protocol):
         """The request for a turn and the content hash of every file it showed the model."""
         ...
 
+    def build_now(self, prompt: str, files: Sequence[str], *, followup: bool) -> tuple[
+            TurnRequest, dict[str, str | None]] | None:
+        """`build` without blocking (no file read): called on the event loop, so the request
+        goes out at once; None when it would have to read (then `build` runs in a thread)."""
+        ...
+
     def finish(self, request: TurnRequest, reply: str, applied: Sequence[str],
                review: str = "") -> None:
         """Remember a completed turn (history) and what the turn itself wrote; `review` is what
@@ -202,7 +208,8 @@ class Session:
         try:
             turn_id = new_turn_id()
             followup = self.turns > 0
-            request, hashes = await asyncio.to_thread(
+            built = self.context.build_now(prompt, files, followup=followup)
+            request, hashes = built if built is not None else await asyncio.to_thread(
                 self.context.build, prompt, files, followup=followup)
             result = TurnResult(turn_id, TurnStatus.FAILED)
             from .session_turn import TurnRun
@@ -210,6 +217,8 @@ class Session:
             run = self._run = TurnRun(self, request, hashes, result, prompt, ask)
             if self._early is not None:
                 run.cancel(self._early)
+            else:
+                run.send()  # before the first event is handed over
             try:
                 yield TurnStarted(turn_id, prompt, tuple(sorted(hashes)),
                                   _estimate_tokens(request), followup)
@@ -217,6 +226,7 @@ class Session:
                     yield event
             finally:
                 self._run = None
+                await run.stop()  # left before its events were read
                 run.end_proposals(Ended.TURN_OVER)
                 if self.recorder is not None:
                     applied = result.status == TurnStatus.APPLIED

@@ -18,8 +18,11 @@ URGENT = (OperationProposed, Stale, Failed, TurnFinished)  # a frame holding one
 
 async def frames_of(session: Session, events: AsyncIterator[SessionEvent], interval: float
                   ) -> AsyncIterator[Frame]:
-    """Pulls the turn's events in a task and hands them over in batches."""
-    batch: list[SessionEvent] = []
+    """Pulls the turn's events in a task and hands them over in batches. The turn's first step
+    (its request built and sent off, up to `TurnStarted`) runs in the caller's task: one
+    task switch less between enter and the request."""
+    first = await anext(events, None)
+    batch: list[SessionEvent] = [] if first is None else [first]
     arrived = asyncio.Event()  # the batch holds something (or the turn ended)
     urgent = asyncio.Event()  # the batch holds an event that must not wait for the clock
     done = False
@@ -38,6 +41,8 @@ async def frames_of(session: Session, events: AsyncIterator[SessionEvent], inter
             urgent.set()
 
     task = asyncio.create_task(pull())
+    if batch:
+        arrived.set()
     loop = asyncio.get_running_loop()
     last = loop.time() - interval
     try:

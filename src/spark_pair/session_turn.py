@@ -130,6 +130,7 @@ class TurnRun:
         self.parser: DiffParser | None = None
         self.cancel_reason: Cancelled | None = None
         self.stopwatch: Stopwatch | None = None  # made when the request goes out
+        self.pump: asyncio.Task[None] | None = None  # the stream, from `send` on
 
     def cancel(self, reason: Cancelled) -> None:
         if self.cancel_reason is None:
@@ -145,14 +146,30 @@ class TurnRun:
 
     # ---- the turn ------------------------------------------------------------------------
 
+    def send(self) -> None:
+        """Start the request: the stream is pumped into the inbox from the loop's next turn on
+        (`events` does it if nobody did before)."""
+        if self.pump is None:
+            self.pump = asyncio.create_task(self._pump())
+            self.stopwatch = Stopwatch()  # for the partial metrics of a stopped turn
+
+    async def stop(self) -> None:
+        """Stop the stream (if it still runs) and wait for it."""
+        pump = self.pump
+        if pump is not None:
+            if not pump.done():
+                pump.cancel()
+            await asyncio.gather(pump, return_exceptions=True)
+
     async def events(self) -> AsyncIterator[SessionEvent]:
         chunks: list[str] = []
         error: SparkPairError | None = None
         # the request goes out first: the parser, the apply step and the watcher load with
         # the first event (the client's Started comes once the request is out), while the
         # server works on its first token
-        pump = asyncio.create_task(self._pump())
-        self.stopwatch = Stopwatch()  # for the partial metrics of a stopped turn
+        self.send()
+        stopwatch = self.stopwatch
+        assert stopwatch is not None
         self.proposals.on_answer = lambda p: self.inbox.put(_Answered(p))
         parser: DiffParser | None = None
         streaming = True
@@ -218,7 +235,7 @@ class TurnRun:
                         await watching.enter_async_context(self.s.watch(self._changed))
                     match event:
                         case TextDelta(text=text):
-                            self.stopwatch.text()
+                            stopwatch.text()
                             chunks.append(text)
                             try:
                                 parsed = parser.feed(text)
@@ -241,9 +258,7 @@ class TurnRun:
                         case _:
                             error = self._on_protocol(event) or error
         finally:
-            if not pump.done():
-                pump.cancel()
-            await asyncio.gather(pump, return_exceptions=True)
+            await self.stop()
         self.result.text = self.result.text or "".join(chunks)
         self.result.operations = list(self.proposals.ops)
         if error is not None:

@@ -23,14 +23,18 @@ Public API (plain Python; no textual or rich):
     ContextSnapshot(); file_diff(rel, old, new) -> str; changed_lines(old, new) -> [int]
     followup_input(root, changed_files, snapshots) -> str   diffs vs what the model saw
     Workspace(root, *, budget_tokens=8000, history_turns=6, watcher=None, chained=None,
-              max_tokens=None, temperature=None)
+              max_tokens=None, temperature=None, files=None)
         .build(prompt, files, *, followup) -> (TurnRequest, {path: content hash})
+        .build_now(...) -> the same, or None   no read: from prepared files if stat says so
+        .prepare(files) -> Prepared(tokens, again_in_s)   reads ahead (in a thread)
         .finish(request, reply, applied_paths)    the session's `Context` protocol
-        .last_context -> Context; .history; .snapshot; .reset()
+        .last_context -> Context; .history; .snapshot; .files (FileCache); .reset()
+    FileCache(root).refresh(rels) / .fresh(rels)  file texts kept current, checked by stat
 """
 
 from .aicomments import AIComment, find_ai_comments
-from .context import Workspace
+from .context import Prepared, Workspace
+from .filecache import FileCache
 from .files import IgnoreRules, find_root, list_files, read_text
 from .prompt import (
     SYSTEM_PROMPT,
@@ -50,8 +54,10 @@ __all__ = [
     "AIComment",
     "Context",
     "ContextSnapshot",
+    "FileCache",
     "History",
     "IgnoreRules",
+    "Prepared",
     "SYSTEM_PROMPT",
     "Watcher",
     "Workspace",

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..edits.ops import content_hash
 from ..edits.paths import read_regular
-from ..errors import SparkPairError
 from ..protocol.events import Message, TurnRequest
-from .files import read_text
+from .filecache import Cached, FileCache
 from .prompt import (
     SYSTEM_PROMPT,
     Context,
@@ -23,16 +22,13 @@ from .prompt import (
 from .watcher import Watcher
 
 
-def _disk_hash(root: Path, rel: str) -> str | None:
-    data = read_regular(root, rel)
-    return None if data is None else content_hash(data)
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What `Workspace.prepare` found: each context file's token estimate, and when to prepare
+    again (a file changed too recently to be trusted by stat alone; None: no need)."""
 
-
-def _read(root: Path, rel: str) -> str | None:
-    try:
-        return read_text(root, rel)
-    except SparkPairError:
-        return None
+    tokens: dict[str, int]
+    again_in_s: float | None
 
 
 class Workspace:
@@ -43,12 +39,17 @@ class Workspace:
     instruction, the diffs of files changed on disk since the model saw them, and the files it
     has not seen yet; `history` carries the full earlier messages for a client that has to
     resend. Otherwise every turn sends fresh file context plus the trimmed history.
+
+    The files a request shows come from `files`, a cache kept current by `prepare` (in a worker,
+    when the context set or a file in it changes): `build_now` makes the request on the event
+    loop from the cache when stat says nothing changed since it was read, else `build` (in a
+    thread) reads again only the files that changed.
     """
 
     def __init__(self, root: Path, *, budget_tokens: int = 8000, history_turns: int = 6,
                  watcher: Watcher | None = None, chained: Callable[[], bool] | None = None,
                  max_tokens: int | None = None, temperature: float | None = None,
-                 system_prompt: str = SYSTEM_PROMPT) -> None:
+                 system_prompt: str = SYSTEM_PROMPT, files: FileCache | None = None) -> None:
         self.root = Path(root)
         self.budget_tokens = budget_tokens
         self.history = History(history_turns)
@@ -59,6 +60,7 @@ class Workspace:
         self.temperature = temperature
         self.system_prompt = system_prompt
         self.last_context: Context | None = None
+        self.files = files or FileCache(self.root)
         self._whole: set[str] = set()  # files the model has seen in full
         self._pending: tuple[str, str] | None = None  # (instruction, sent) of the turn in flight
         self._review = ""  # the review of the last reply, told to the model in the next request
@@ -67,8 +69,38 @@ class Workspace:
         """Files changed on disk since the last turn (from the watcher; empty without one)."""
         return self.watcher.mark_turn() if self.watcher is not None else set()
 
+    def prepare(self, files: Sequence[str]) -> Prepared:
+        """Read ahead the files a request for `files` would show (blocking: call it in a
+        thread); files outside the context and what the model saw are forgotten."""
+        entries = self.files.refresh(self._involved(files), keep_only=True)
+        return Prepared({rel: entries[rel].tokens for rel in files}, self.files.settle_s())
+
+    def build_now(self, prompt: str, files: Sequence[str], *, followup: bool) -> tuple[
+            TurnRequest, dict[str, str | None]] | None:
+        """`build` without reading a file (for the event loop), or None when a file it would
+        show is not prepared or changed since (stat only)."""
+        entries = self.files.fresh(self._involved(files))
+        return None if entries is None else self._build(prompt, files, followup, entries)
+
     def build(self, prompt: str, files: Sequence[str], *, followup: bool) -> tuple[
             TurnRequest, dict[str, str | None]]:
+        entries = self.files.refresh(self._involved(files))
+        return self._build(prompt, files, followup, entries)
+
+    def _involved(self, files: Sequence[str]) -> list[str]:
+        """Every file a request for `files` may show: them and what the model saw before."""
+        return list(dict.fromkeys([*files, *self.snapshot.paths()]))
+
+    def _build(self, prompt: str, files: Sequence[str], followup: bool,
+               entries: dict[str, Cached]) -> tuple[TurnRequest, dict[str, str | None]]:
+        """The request from `entries` (the current text of every involved file)."""
+
+        def read(rel: str) -> str | None:
+            entry = entries[rel]
+            if entry.error is not None:
+                raise entry.error
+            return entry.text
+
         changed = self.changed_files()
         chain = (followup and len(self.history) > 0 and self.chained()
                  and len(self.history) < self.history.max_turns)
@@ -77,16 +109,18 @@ class Workspace:
             # Every seen file is compared, not only those the watcher reported yet: an edit
             # made just before this call may still sit in the watcher's debounce window.
             changed |= set(self.snapshot.paths())
-            diffs = followup_input(self.root, changed, self.snapshot)
+            diffs = followup_input(self.root, changed, self.snapshot, read=read)
             # Files not seen in full (new, or large ones shown as regions) get context again.
             new_files = [f for f in files if f not in self._whole]
-            ctx = build_context(self.root, new_files, self.budget_tokens, query=prompt)
+            ctx = build_context(self.root, new_files, self.budget_tokens, query=prompt,
+                                read=read)
             sent = (diffs + "\n" if diffs else "") + user_message(prompt, ctx)
             history = self.history.messages(full=True)
         else:
-            focus = {rel: changed_lines(self.snapshot.get(rel), _read(self.root, rel))
+            focus = {rel: changed_lines(self.snapshot.get(rel), entries[rel].text)
                      for rel in changed if rel in self.snapshot}
-            ctx = build_context(self.root, files, self.budget_tokens, query=prompt, focus=focus)
+            ctx = build_context(self.root, files, self.budget_tokens, query=prompt, focus=focus,
+                                read=read)
             self.snapshot.clear()
             self._whole.clear()
             sent = user_message(prompt, ctx)
@@ -98,7 +132,7 @@ class Workspace:
         self._whole.update(ctx.whole, ctx.missing)
         self.last_context = ctx
         self._pending = (prompt, sent)
-        hashes = {rel: _disk_hash(self.root, rel) for rel in self.snapshot.paths()}
+        hashes = {rel: entries[rel].digest for rel in self.snapshot.paths()}
         request = TurnRequest(self.system_prompt, [Message("user", sent)], history,
                               max_tokens=self.max_tokens, temperature=self.temperature)
         return request, hashes

@@ -174,6 +174,12 @@ class IgnoreRules:
 def read_text(root: Path, rel: str, *, max_bytes: int = MAX_FILE_BYTES) -> str | None:
     """The file's text, or None when it does not exist. Refuses binary or oversized files, and
     anything that resolves outside the repository or into .git/ (never sent to a model)."""
+    data = read_checked(root, rel, max_bytes=max_bytes)
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def read_checked(root: Path, rel: str, *, max_bytes: int = MAX_FILE_BYTES) -> bytes | None:
+    """`read_text`'s bytes: None when the file does not exist; the same refusals."""
     base = os.path.realpath(root)
     path = Path(os.path.realpath(os.path.join(base, rel)))
     git_dir = os.path.join(base, ".git")
@@ -202,4 +208,4 @@ def read_text(root: Path, rel: str, *, max_bytes: int = MAX_FILE_BYTES) -> str |
                          hint="check the path and its permissions") from exc
     if b"\0" in data[:8192]:
         raise UsageError(f"{rel} looks binary", hint="only text files can be sent to the model")
-    return data.decode("utf-8", errors="replace")
+    return data

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +36,15 @@ _STOP = frozenset({"this", "that", "with", "from", "into", "make", "file", "file
                    "them", "there", "where", "which", "what", "have", "only", "each", "every",
                    "the", "and", "for", "fix", "add", "use", "all", "any", "not", "but", "can",
                    "new", "now", "too", "its", "out", "via", "one", "two", "are", "was", "you"})
+
+
+Reader = Callable[[str], "str | None"]  # rel -> text (None: missing); raises SparkPairError
+
+
+def _reader(root: Path, max_bytes: int | None = None) -> Reader:
+    if max_bytes is None:
+        return lambda rel: read_text(root, rel)
+    return lambda rel: read_text(root, rel, max_bytes=max_bytes)
 
 
 @dataclass
@@ -135,18 +144,21 @@ def _fit_regions(rel: str, text: str, hits: list[int], budget: int) -> tuple[str
 
 
 def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query: str = "",
-                  focus: Mapping[str, Iterable[int]] | None = None) -> Context:
+                  focus: Mapping[str, Iterable[int]] | None = None,
+                  read: Reader | None = None) -> Context:
     """Context for `files` within `budget_tokens` (never over it).
 
     Small files go in whole. A file too large for its share of the budget is sent as the regions
     around lines that mention words of `query`, hold AI comments or are listed in `focus`
     (e.g. lines changed on disk), with line numbers. Unreadable files are reported in `omitted`.
+    `read(rel)` gives a file's text (default: `read_text` from disk).
     """
+    read = read or _reader(root)
     ctx = Context()
     texts: dict[str, str] = {}
     for rel in dict.fromkeys(files):
         try:
-            text = read_text(root, rel)
+            text = read(rel)
         except SparkPairError as exc:
             ctx.omitted[rel] = exc.message
             continue
@@ -277,16 +289,17 @@ def changed_lines(old: str | None, new: str | None) -> list[int]:
 
 
 def followup_input(root: Path, changed_files: Iterable[str], snapshots: ContextSnapshot,
-                   *, max_bytes: int | None = None) -> str:
+                   *, max_bytes: int | None = None, read: Reader | None = None) -> str:
     """What changed on disk since the model last saw each file, as unified diffs against its
-    snapshot ('' when nothing it saw changed). The snapshot is moved on to the current text."""
+    snapshot ('' when nothing it saw changed). The snapshot is moved on to the current text.
+    `read(rel)` gives a file's text (default: `read_text` from disk, up to `max_bytes`)."""
+    read = read or _reader(root, max_bytes)
     parts: list[str] = []
     for rel in sorted(set(changed_files)):
         if rel not in snapshots:
             continue  # the model never saw it
         try:
-            now = read_text(root, rel) if max_bytes is None else read_text(root, rel,
-                                                                            max_bytes=max_bytes)
+            now = read(rel)
         except SparkPairError as exc:
             parts.append(f"# {rel}: changed on disk, not shown ({exc.message})\n")
             continue
