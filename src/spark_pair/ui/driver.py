@@ -228,6 +228,19 @@ class Driver:
         finally:
             self.running = False
 
+    async def prepare(self, files: Sequence[str]) -> Any:
+        """Read the context files ahead of the next turn (in a thread), so enter sends at once;
+        the workspace's `Prepared` (token estimates), or None before the repository is open."""
+        if self.runtime is None:
+            return None
+        return await asyncio.to_thread(self.runtime.context.prepare, list(files))
+
+    def shows(self, paths: set[str]) -> bool:
+        """Whether the next request may show one of `paths` (then it is prepared again)."""
+        if self.runtime is None:
+            return False
+        return not paths.isdisjoint(self.runtime.context.snapshot.paths())
+
     async def undo(self, turn_id: str | None = None) -> list[str]:
         """Restore the last applied turn's files, or `turn_id`'s (in a thread: journal lock,
         fsync)."""

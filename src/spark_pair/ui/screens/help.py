@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 # (binding ids whose keys are shown, or a label), where, what
 KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
-    ("enter", "prompt", "send the prompt, or run a slash command"),
+    (("prompt.send",), "prompt", "send the prompt, or run a slash command"),
     (("app.stop",), "while streaming", "stop the stream (what arrived stays; nothing is written)"),
     (("review.accept", "review.reject"), "review",
      "accept / reject the focused hunk (or create), then the next one"),

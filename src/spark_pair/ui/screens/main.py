@@ -19,6 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
@@ -67,6 +68,10 @@ class MainScreen(Screen[None]):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
 
     BINDINGS = [
+        # the screen takes enter before the prompt sees it: the request goes out from the key's
+        # own handler (no message hops), the prompt is cleared once it is out
+        Binding("enter", "send", "send", id="prompt.send", priority=True, show=False,
+                tooltip="Send the prompt, or run a slash command"),
         Binding("tab", "cycle_focus(1)", "pane", id="app.next_pane",
                 tooltip="Move between prompt, review and files"),
         Binding("shift+tab", "cycle_focus(-1)", "previous pane", id="app.previous_pane",
@@ -95,6 +100,8 @@ class MainScreen(Screen[None]):
         self._clear_pending = False
         self._review_backlog: list[Any] = []  # frame events the review pane has yet to see
         self._file_list: list[str] | None = None
+        self._prepare_timer: Timer | None = None
+        self._sent: str | None = None  # the prompt text of the turn starting now
         self.trying = False  # `t`: run the check once the turn is applied
 
     # ---- layout ----------------------------------------------------------------------------
@@ -116,7 +123,6 @@ class MainScreen(Screen[None]):
         self.query_one(AppHeader).repo = self.launch.root.name or str(self.launch.root)
         self.query_one(Prompt).focus()
         self.query_one(FilesPane).set_context(self.context)
-        self._count_tokens(list(self.context))
         if not self.launch.prompt:
             self.say("type what should change and press enter · /add PATH puts a file into "
                      "the context · f1 lists every key")
@@ -155,6 +161,7 @@ class MainScreen(Screen[None]):
             self.notify(warning, title="config", severity="warning", timeout=8)
         self._apply_keymap(self.driver.settings.keys)
         self.call_after_refresh(_freeze_heap)
+        self._prepare()
         if self.launch.prompt:
             prompt, self.launch.prompt = self.launch.prompt, ""
             self.start_turn(prompt, list(self.context))
@@ -181,7 +188,8 @@ class MainScreen(Screen[None]):
     @on(Driver.FilesChanged)
     def _files_changed(self, message: Driver.FilesChanged) -> None:
         self.query_one(FilesPane).add_changed(message.paths)
-        self._count_tokens([p for p in message.paths if p in self.context])
+        if not message.paths.isdisjoint(self.context) or self.driver.shows(message.paths):
+            self._prepare()
 
     @on(Driver.Warning)
     def _warning(self, message: Driver.Warning) -> None:
@@ -201,7 +209,8 @@ class MainScreen(Screen[None]):
 
     # ---- turns -----------------------------------------------------------------------------
 
-    def start_turn(self, prompt: str, files: Sequence[str]) -> None:
+    def start_turn(self, prompt: str, files: Sequence[str]) -> bool:
+        """Start a turn (False: it cannot start now; the notice says why)."""
         if self.driver.session is None:
             if self.open_error is not None:
                 self.show_error(self.open_error)
@@ -209,10 +218,10 @@ class MainScreen(Screen[None]):
                     describe(self.open_error) + "\n  fix it, then /transport auto opens again")
             else:
                 self.say("not ready yet: the repository is still opening")
-            return
+            return False
         if self.turn_worker is not None:
             self.say("a turn is running: escape stops it")
-            return
+            return False
         self.last_prompt = prompt
         self.proposed_any = False
         self.trying = False
@@ -221,9 +230,14 @@ class MainScreen(Screen[None]):
         # the screen is cleared when the turn's first frame arrives: the request goes out
         # first, not after a relayout and a new footer
         self._clear_pending = True
+        return True
 
     def _clear_for_turn(self) -> None:
         self._clear_pending = False
+        sent, self._sent = self._sent, None
+        prompt = self.query_one(Prompt)
+        if sent is not None and prompt.value == sent:  # not if something new was typed since
+            prompt.value = ""
         self.query_one(DiffView).reset()
         self.query_one(Meter).reset()
         self.query_one(ReviewPane).clear()
@@ -252,6 +266,7 @@ class MainScreen(Screen[None]):
                 self._clear_for_turn()
             self.driver.approver.reset()
             self.refresh_bindings()
+            self._prepare()  # what the turn wrote, and the files the model saw, for the next
             if self.queued:
                 prompt, files = self.queued.pop(0)
                 self.start_turn(prompt, files)
@@ -333,18 +348,27 @@ class MainScreen(Screen[None]):
 
     # ---- the prompt ------------------------------------------------------------------------
 
+    def action_send(self) -> None:
+        self._send(self.query_one(Prompt).value)
+
     @on(Input.Submitted, "#prompt")
     def _submitted(self, event: Input.Submitted) -> None:
-        text = event.value.strip()
+        """The prompt's own enter (when the send key is remapped)."""
+        self._send(event.value)
+
+    def _send(self, value: str) -> None:
+        text = value.strip()
         if not text:
             return
         prompt = self.query_one(Prompt)
         prompt.remember(text)
-        prompt.value = ""
         if text.startswith("/"):
+            prompt.value = ""
             self.run_command(text)
+        elif self.start_turn(text, list(self.context)):
+            self._sent = value  # cleared from the prompt once the request is out
         else:
-            self.start_turn(text, list(self.context))
+            prompt.value = ""
 
     def run_command(self, text: str) -> None:
         command, _, arg = text.partition(" ")
@@ -479,7 +503,7 @@ class MainScreen(Screen[None]):
             return
         self.context[rel] = None
         self.query_one(FilesPane).set_context(self.context)
-        self._count_tokens([rel])
+        self._prepare()
 
     def drop_context(self, arg: str) -> None:
         rel = arg.strip().lstrip("./") if arg.startswith("./") else arg.strip()
@@ -488,6 +512,7 @@ class MainScreen(Screen[None]):
             return
         del self.context[rel]
         self.query_one(FilesPane).set_context(self.context)
+        self._prepare()
 
     @on(FilesPane.Toggled)
     def _toggled(self, message: FilesPane.Toggled) -> None:
@@ -496,13 +521,22 @@ class MainScreen(Screen[None]):
         else:
             self.add_context(message.path)
 
-    @work(group="tokens", exit_on_error=False)
-    async def _count_tokens(self, paths: list[str]) -> None:
-        counts = await asyncio.to_thread(_count_tokens, self.launch.root, paths)
-        for rel, n in counts.items():
+    @work(group="prepare", exclusive=True, exit_on_error=False)
+    async def _prepare(self) -> None:
+        """Read the context files ahead (a worker thread), so enter only sends; token estimates
+        for the files pane."""
+        if self._prepare_timer is not None:
+            self._prepare_timer.stop()
+            self._prepare_timer = None
+        prepared = await self.driver.prepare(list(self.context))
+        if prepared is None:
+            return
+        for rel, n in prepared.tokens.items():
             if rel in self.context:
                 self.context[rel] = n
         self.query_one(FilesPane).set_context(self.context)
+        if prepared.again_in_s is not None:  # a file changed too recently to trust its stat
+            self._prepare_timer = self.set_timer(prepared.again_in_s + 0.05, self._prepare)
 
     def _clear(self) -> None:
         if self.turn_worker is not None:
@@ -513,6 +547,7 @@ class MainScreen(Screen[None]):
         self.query_one(ReviewPane).clear()
         self.context.clear()
         self.query_one(FilesPane).set_context(self.context)
+        self._prepare()
         self.say("")
 
     def models(self) -> list[str]:
@@ -555,6 +590,8 @@ class MainScreen(Screen[None]):
     # ---- actions ---------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "send":  # enter elsewhere is the focused widget's
+            return isinstance(self.focused, Prompt)
         if action == "stop":
             return self.turn_worker is not None
         if action in ("regenerate", "escalate"):
@@ -642,17 +679,3 @@ def _freeze_heap() -> None:
 
 def _shown(widget: Any) -> bool:
     return all(node.display for node in widget.ancestors_with_self if hasattr(node, "display"))
-
-
-def _count_tokens(root: Path, paths: list[str]) -> dict[str, int]:
-    from ...protocol.metrics import estimate_tokens
-    from ...workspace.files import read_text
-
-    out = {}
-    for rel in paths:
-        try:
-            text = read_text(root, rel)
-        except SparkPairError:
-            text = None
-        out[rel] = estimate_tokens(text or "")
-    return out
