@@ -86,3 +86,27 @@ async def test_a_click_on_a_hunk_moves_the_cursor_there() -> None:
         assert pane.review.cursor == Item(1, 1)
         await pilot.click(ReviewPane, offset=(6, 1 + 4))  # file 1's own line: not an item
         assert pane.review.cursor == Item(1, 1)
+
+
+async def test_a_decision_far_down_repaints_the_rows_in_view() -> None:
+    app = PaneApp()
+    async with app.run_test(size=(70, 14)) as pilot:
+        pane = app.query_one(ReviewPane)
+        proposed(pane)
+        pane.focus()
+        await pilot.pause()
+        await pilot.press(*["j"] * 40)
+        assert pane.scroll_y > 20
+        regions = []
+        refresh = pane.refresh
+
+        def spy(*regions_, **kwargs):
+            regions.extend(regions_)
+            return refresh(*regions_, **kwargs)
+
+        pane.refresh = spy
+        shown_at = 40 + 14 - round(pane.scroll_y)  # the cursor's row (after 14 file lines)
+        assert 0 <= shown_at < pane.scrollable_content_region.height
+        await pilot.press("a")
+        assert shown_at in [r.y for r in regions]  # repainted where it is shown
+        assert all(r.y >= 0 for r in regions)

@@ -210,7 +210,7 @@ class ReviewPane(ScrollView, can_focus=True):
             self._first_row[entry.index] = len(self._rows)
             self._rows += rows
             if self.is_attached:
-                self.refresh_lines(self._first_row[entry.index] - round(self.scroll_y), len(rows))
+                self.refresh_lines(self._first_row[entry.index], len(rows))
         else:
             self._rows, self._first_row = [], {}
             for index in sorted(review.entries):
@@ -245,7 +245,7 @@ class ReviewPane(ScrollView, can_focus=True):
         """A row's text changed: paint it again."""
         self._cache.discard((row, self.size.width))
         if self.is_attached:
-            self.refresh_line(row - round(self.scroll_y))
+            self.refresh_line(row)  # (a row: virtual coordinates)
 
     def _row_of(self, item: Item | None) -> int:
         if item is None or item.op not in self._first_row:
