@@ -184,12 +184,11 @@ async def one_run(args: argparse.Namespace) -> dict[str, Any]:
             # word marks: a screen of changed pairs the person has not looked at yet
             row = next(i for i in range(len(view.rows) * 3 // 4, len(view.rows))
                        if view.rows[i].kind == Kind.HUNK)
-            ready = getattr(view, "marks_ready", lambda a, b: True)  # (marks made on paint)
             n = len(paints)
             t0 = time.perf_counter()
             view.scroll_to(y=row, animate=False, immediate=True)
-            for _ in range(4000):
-                if len(paints) > n and ready(row, row + args.size[1]):
+            for _ in range(4000):  # (older builds worked the marks out while painting)
+                if len(paints) > n and not getattr(view, "words_pending", False):
                     break
                 await asyncio.sleep(0.001)
             out["marks_ready_ms"] = 1000 * (time.perf_counter() - t0)

@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 from test_app import until
+from uiapps import words_marked
 
 from spark_pair.headless.demo_project import FILES, MATCH, PROMPT, reply_text
 from spark_pair.sim.process import SimProcess
 from spark_pair.sim.replies import tokenize
 from spark_pair.ui.app import SparkPairApp
 from spark_pair.ui.screens.main import Launch
+from spark_pair.ui.widgets.diff_view import DiffView
 from spark_pair.ui.widgets.meter import Meter
 from spark_pair.ui.widgets.prompt import Prompt
 from spark_pair.ui.widgets.review import ReviewPane
@@ -59,7 +61,7 @@ def streamed(app: SparkPairApp, tokens: int) -> Any:
         await until(pilot, lambda: meter.tokens >= tokens, f"{tokens} tokens")
         await until(pilot, lambda: all(v is not None for v in app.main.context.values()),
                     "the token estimates")
-        await pilot.pause()
+        await words_marked(pilot, app.main.query_one(DiffView))
     return before
 
 
@@ -79,7 +81,7 @@ def test_review_pane_with_every_kind_of_operation(snap_compare: Any, project: Pa
         pane = app.main.query_one(ReviewPane)
         await until(pilot, lambda: len(pane.review.entries) == 6, "every operation")
         await pilot.press("a", "r", "n", "A")  # hunks accepted and rejected, then the rest
-        await pilot.pause()
+        await words_marked(pilot, app.main.query_one(DiffView))
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=before)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from diffstream import frames, reply
-from uiapps import PaneApp
+from uiapps import PaneApp, words_marked
 
 from spark_pair.protocol.events import Completed, Metrics, Started, TextDelta, Usage
 from spark_pair.session_events import TurnStarted
@@ -114,7 +114,7 @@ def test_snapshot_of_a_diff_in_each_theme(snap_compare, theme: str, tmp_path: Pa
 
     async def before(pilot) -> None:
         fill(app)
-        await pilot.pause()
+        await words_marked(pilot, app.view)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=before)
 
@@ -125,7 +125,7 @@ def test_snapshot_no_color(snap_compare, tmp_path: Path, monkeypatch) -> None:
 
     async def before(pilot) -> None:
         fill(app)
-        await pilot.pause()
+        await words_marked(pilot, app.view)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=before)
 
@@ -158,7 +158,7 @@ async def test_switching_theme_repaints_the_diff_in_the_new_colours(tmp_path: Pa
     app = PaneApp("dark", user=tmp_path / "none")
     async with app.run_test(size=(80, 24)) as pilot:
         fill(app)
-        await pilot.pause()
+        await words_marked(pilot, app.view)
 
         def added_bg() -> str:
             for y in range(app.view.size.height):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_pair.edits.words import line_pairs, word_spans
+from spark_pair.edits.words import hunk_word_spans, line_pairs, word_spans
 
 
 def marked(line: str, spans) -> str:
@@ -58,3 +58,24 @@ def test_unmarked_parts_are_equal_on_both_sides(old, new):
             at = e
         return "".join(out + [line[at:]])
     assert rest(old, found[0]) == rest(new, found[1])
+
+
+def test_a_long_line_with_one_change_is_marked_and_a_long_reordered_one_is_not():
+    words = [f"w{i}" for i in range(400)]
+    old, new = " ".join(words), " ".join(words[:200] + ["CHANGED"] + words[201:])
+    spans = word_spans(old, new)
+    assert spans is not None
+    assert [old[s:e] for s, e in spans[0]] == ["w200"]
+    assert [new[s:e] for s, e in spans[1]] == ["CHANGED"]
+    # the same words in another order: far too many differing tokens to compare word by word
+    assert word_spans(" ".join(words[:300]), " ".join(reversed(words[:300]))) is None
+
+
+def test_a_hunk_gets_the_spans_of_each_paired_line_offset_by_its_marker():
+    lines = [" def total(items):", "-    return price * count", "+    return price * quantity",
+             " ", "-import os", "+class Widget(Base):", "+extra"]
+    spans = hunk_word_spans(lines)
+    assert set(spans) == {1, 2, 4, 5}
+    assert [lines[1][s:e] for s, e in spans[1]] == ["count"]
+    assert [lines[2][s:e] for s, e in spans[2]] == ["quantity"]
+    assert spans[4] == spans[5] == []  # nothing in common: a whole-line change

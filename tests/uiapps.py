@@ -68,3 +68,18 @@ class PaneApp(App[None]):
     @property
     def meter(self) -> Meter:
         return self.query_one(Meter)
+
+
+async def words_marked(pilot, view: DiffView) -> None:
+    """Let the word marks of the rows in view arrive (they are worked out off the loop) and be
+    painted: every row in view is asked for, then the app runs until none is pending."""
+    import time
+
+    await pilot.pause()
+    for y in range(view.size.height):
+        view.render_line(y)
+    deadline = time.monotonic() + 10
+    while view.words_pending:
+        assert time.monotonic() < deadline, "word marks never arrived"
+        await pilot.pause(0.005)
+    await pilot.pause()

@@ -21,11 +21,10 @@ from textual.strip import Strip
 from ...edits.ops import Create, Delete, Modify, Rename
 from ...edits.parser import FileFinished, FileStarted, HunkStarted, LineAdded
 from ...edits.paths import shown, shown_text
-from ...edits.words import line_pairs, word_spans
 from ...protocol.events import Rewound, TextDelta
 from ...session_events import OperationProposed, Refused, Stale
+from ..word_marks import WordMarks
 
-WORD_RUN = 200  # changed lines looked at around a row for its word-level partner
 CACHE_ROWS = 512  # strips kept; a rebuilt row costs tens of microseconds
 TAB = 4
 
@@ -150,6 +149,7 @@ class DiffView(ScrollView, can_focus=True):
         # painted rows by (row, scroll x, width)
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(CACHE_ROWS)
         self._styles: dict[str, Style] = {}
+        self._marks = WordMarks(self._words_ready)  # changed words per hunk, off the loop
         self.reset()
 
     # ---- state -------------------------------------------------------------------------------
@@ -167,7 +167,7 @@ class DiffView(ScrollView, can_focus=True):
         self.hunk_rows: dict[tuple[int, int], int] = {}
         self.marks: dict[tuple[int, int], HunkMark] = {}
         self.focused: tuple[int, int] | None = None
-        self._words: dict[int, list[tuple[int, int]]] = {}  # changed words per row
+        self._marks.clear()
         self._width = 0
         self._cache.clear()
         if self.is_attached:
@@ -177,6 +177,9 @@ class DiffView(ScrollView, can_focus=True):
 
     def on_mount(self) -> None:
         self.anchor()
+
+    def on_unmount(self) -> None:
+        self._marks.close()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -380,7 +383,7 @@ class DiffView(ScrollView, can_focus=True):
             return
         self._cache.clear()  # rare (a decision, a focus move): the visible rows are rebuilt
         if self.is_attached:
-            self.refresh_line(row - round(self.scroll_y))
+            self.refresh_line(row)  # (a row: virtual coordinates)
 
     # ---- painting ------------------------------------------------------------------------------
 
@@ -407,29 +410,32 @@ class DiffView(ScrollView, can_focus=True):
             base = self._styles[""] = self.rich_style
         return base + Style(bgcolor=style.bgcolor) if style.bgcolor else base
 
-    def _word_spans(self, index: int) -> list[tuple[int, int]]:
-        """The changed words of a removed or added row, paired within its run of changed
-        lines (once the file is complete; computed once per run)."""
-        spans = self._words.get(index)
-        if spans is not None:
-            return spans
-        row, changed = self.rows[index], (Kind.ADDED, Kind.REMOVED)
-        first = last = index
-        while (first > 0 and index - first < WORD_RUN and self.rows[first - 1].kind in changed
-               and self.rows[first - 1][2:] == row[2:]):
-            first -= 1
-        while (last + 1 < len(self.rows) and last - index < WORD_RUN
-               and self.rows[last + 1].kind in changed and self.rows[last + 1][2:] == row[2:]):
-            last += 1
-        run = self.rows[first:last + 1]
-        for i in range(first, last + 1):
-            self._words[i] = []
-        for a, b in line_pairs([r.text[:1] for r in run]):
-            found = word_spans(run[a].text[1:], run[b].text[1:])
-            if found is not None:
-                self._words[first + a] = [(s + 1, e + 1) for s, e in found[0]]
-                self._words[first + b] = [(s + 1, e + 1) for s, e in found[1]]
-        return self._words[index]
+    def _word_spans(self, index: int) -> list[tuple[int, int]] | None:
+        """The changed words of a removed or added row, from its hunk's marks (worked out off
+        the loop, once per hunk); None while they are worked out (the row is painted plain)."""
+        row = self.rows[index]
+        head = self.hunk_rows.get((row.op, row.hunk))
+        if head is None:
+            return []
+        marks = self._marks.get((row.op, row.hunk), lambda: [
+            r.text for r in self.rows[head + 1:self._block_end(head) + 1]])
+        return None if marks is None else marks.get(index - head - 1, [])
+
+    def _words_ready(self, key: Any) -> None:
+        """A hunk's word marks arrived: its rows are painted again."""
+        rows = self.rows_of(*key)
+        for cached in [k for k in self._cache.keys() if k[0] in rows]:
+            self._cache.discard(cached)
+        if self.is_attached and rows:
+            top = round(self.scroll_y)
+            first, last = max(rows.start, top), min(rows.stop, top + self.size.height)
+            if first < last:
+                self.refresh_lines(first, last - first)  # (rows: virtual coordinates)
+
+    @property
+    def words_pending(self) -> bool:
+        """Some hunk's word marks are still being worked out."""
+        return self._marks.pending
 
     def _segments(self, row: Row, style: Style, index: int = -1) -> list[Segment]:
         if row.kind in (Kind.ADDED, Kind.REMOVED) and index >= 0 and row.op != self._open:
