@@ -87,3 +87,45 @@ async def test_a_bad_setting_is_a_config_error_before_anything_opens(sim: SimPro
         async with open_runtime(repo, approver=PolicyApprover(),
                                 overrides=overrides(sim, transport="carrier-pigeon"), env=ENV):
             pass
+
+
+async def test_settings_are_loaded_off_the_event_loop(sim: SimProcess, repo: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from spark_pair import config
+
+    threads = []
+    load = config.load_settings
+
+    def spy(*args: object, **kwargs: object) -> config.Settings:
+        threads.append(threading.current_thread())
+        return load(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(config, "load_settings", spy)
+    async with open_runtime(repo, approver=PolicyApprover(), overrides=overrides(sim),
+                            env=ENV, watch=False):
+        pass
+    assert len(threads) == 1 and threading.main_thread() not in threads
+
+
+async def test_a_switch_keeps_the_conversation_and_a_bad_one_changes_nothing(
+        sim: SimProcess, repo: Path) -> None:
+    sim.configure(replies=[{"match": "EDIT", "text": DIFF}])
+    async with open_runtime(repo, approver=PolicyApprover(apply=True), overrides=overrides(sim),
+                            env=ENV, prewarm=True) as rt:
+        session, workspace = rt.session, rt.context
+        [e async for e in rt.session.turn("EDIT", ["a.txt"])]
+        await rt.switch({"model.name": "gpt-5.3-codex", "session.transport": "chat"})
+        assert rt.session is session and rt.context is workspace and len(workspace.history) == 1
+        assert rt.client.model == "gpt-5.3-codex" and session.client is rt.client
+        assert rt.connection.transport == Transport.CHAT
+        client = rt.client
+        with pytest.raises(ConfigError):
+            await rt.switch({"session.transport": "pigeon"})
+        assert rt.client is client and rt.settings.session.transport == "chat"
+        events = [e async for e in rt.session.turn("AGAIN", ["a.txt"])]
+        assert events[-1].result.model == "gpt-5.3-codex"
+    bodies = [r["body"] for r in sim.requests() if r.get("body")]
+    again = next(b for b in bodies if "AGAIN" in str(b))
+    assert any(m.get("role") == "assistant" for m in again["messages"])  # the first turn

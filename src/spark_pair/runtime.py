@@ -65,6 +65,11 @@ class ConnectionState:
     reason: str = ""  # why the last change happened (FELL_BACK, RECONNECTING, FAILED)
     _subs: list[Callable[[ConnectionState], Any]] = field(default_factory=list, repr=False)
 
+    def reset(self, transport: Transport, attempts: int) -> None:
+        """A new client: nothing sent on it yet."""
+        self.attempts = attempts
+        self._set(transport, ConnectionStatus.IDLE, "")
+
     def subscribe(self, callback: Callable[[ConnectionState], Any]) -> Callable[[], None]:
         """Call `callback(state)` after every change; returns an unsubscribe function."""
         self._subs.append(callback)
@@ -181,11 +186,65 @@ class Runtime:
     connection: ConnectionState
     store: StoreWriter
     prewarming: asyncio.Task[None] | None = None
+    lookup: _Lookup | None = None  # how the settings were found (for `switch`)
 
     async def warmed(self) -> None:
         """Wait for the pre-warm request (one response at a time per socket)."""
         if self.prewarming is not None and not self.prewarming.done():
             await asyncio.wait({self.prewarming})
+
+    async def switch(self, overrides: Mapping[str, str]) -> None:
+        """Talk to another model, or over another transport: the settings are loaded again with
+        `overrides` on top (in a thread) and a new client replaces the old one (pre-warmed
+        again if this runtime was). The session, its history, what the model saw and was told
+        about the last review, the prepared files, the watcher and the request log stay.
+        Raises ConfigError (and TurnInProgress while a turn runs); then nothing changed."""
+        from .errors import TurnInProgress
+
+        if self.session.running:
+            raise TurnInProgress("a turn is running", hint="finish or stop it first")
+        assert self.lookup is not None
+        lookup = self.lookup.with_overrides(overrides)
+        settings, client = await asyncio.to_thread(_connect, lookup, self.session.recorder)
+        prewarm = self.prewarming is not None
+        await self._stop_prewarm()
+        old, self.client, self.settings, self.lookup = self.client, client, settings, lookup
+        self.session.client = client
+        self.connection.reset(client.transport, settings.client_options().max_retries)
+        try:
+            await old.aclose()
+        finally:
+            if prewarm:
+                self.prewarming = asyncio.create_task(_prewarm(self))
+
+    async def _stop_prewarm(self) -> None:
+        if self.prewarming is not None and not self.prewarming.done():
+            self.prewarming.cancel()
+            await asyncio.gather(self.prewarming, return_exceptions=True)
+
+
+@dataclass(frozen=True)
+class _Lookup:
+    """Where and how settings are loaded."""
+
+    cwd: Path
+    env: Mapping[str, str] | None
+    overrides: Mapping[str, str]
+
+    def with_overrides(self, more: Mapping[str, str]) -> _Lookup:
+        return _Lookup(self.cwd, self.env, {**self.overrides, **more})
+
+
+def _connect(lookup: _Lookup, recorder: TurnRecorder | None) -> tuple[Settings, ModelClient]:
+    """The settings and a model client for them (blocking: config files, the transport memo)."""
+    from .config import load_settings
+    from .protocol import offers
+    from .protocol.client import ModelClient
+
+    settings = load_settings(cwd=lookup.cwd, env=lookup.env, overrides=dict(lookup.overrides))
+    client = ModelClient(settings.client_options(task="edit"), recorder=recorder,
+                         transport_cache=offers.default_path())
+    return settings, client
 
 
 @contextlib.asynccontextmanager
@@ -197,26 +256,25 @@ async def open_runtime(root: Path, *, approver: Approver,
                        store_path: Path | None = None) -> AsyncIterator[Runtime]:
     """Open `root` for turns. `cwd` is where settings are looked up from (default: root);
     `prewarm` opens the WebSocket in the background (for a front end that waits for a prompt);
-    `watch` starts the file watcher once the first request is out. Raises ConfigError."""
-    from .config import load_settings
-    from .protocol import offers
-    from .protocol.client import ModelClient
+    `watch` starts the file watcher once the first request is out. Raises ConfigError.
+    Settings are loaded in a thread: the event loop never waits for the config files."""
     from .workspace import Watcher, Workspace
 
     say = warn or log.warning
     root = Path(root)
-    settings = load_settings(cwd=cwd or root, env=env, overrides=dict(overrides or {}))
+    lookup = _Lookup(cwd or root, env, dict(overrides or {}))
     store = StoreWriter(say, store_path)
     recorder = TurnRecorder(store)
-    options = settings.client_options(task="edit")
     try:
-        async with ModelClient(options, recorder=recorder,
-                               transport_cache=offers.default_path()) as client:
-            connection = ConnectionState(client.transport, attempts=options.max_retries)
+        settings, client = await asyncio.to_thread(_connect, lookup, recorder)
+        rt: Runtime | None = None
+        try:
+            connection = ConnectionState(client.transport,
+                                         attempts=settings.client_options().max_retries)
             watcher = Watcher(root) if watch else None
             cfg = settings.session
             workspace = Workspace(root, watcher=watcher,
-                                  chained=lambda: client.transport == Transport.WS,
+                                  chained=lambda: session.client.transport == Transport.WS,
                                   **_workspace_limits(cfg))
 
             def observe(event: Event) -> None:
@@ -227,18 +285,19 @@ async def open_runtime(root: Path, *, approver: Approver,
             session = Session(root, client, approver, context=workspace, recorder=recorder,
                               watch=watcher.watch if watcher is not None else None,
                               observe=observe)
-            rt = Runtime(root, settings, session, client, watcher, workspace, connection, store)
+            rt = Runtime(root, settings, session, client, watcher, workspace, connection, store,
+                         lookup=lookup)
             if prewarm:
                 rt.prewarming = asyncio.create_task(_prewarm(rt))
                 session.ready = rt.warmed
             try:
                 yield rt
             finally:
-                if rt.prewarming is not None and not rt.prewarming.done():
-                    rt.prewarming.cancel()
-                    await asyncio.gather(rt.prewarming, return_exceptions=True)
+                await rt._stop_prewarm()
                 if watcher is not None:
                     await watcher.stop()
+        finally:
+            await (client if rt is None else rt.client).aclose()  # the one in use now
     finally:
         await asyncio.to_thread(store.close)
 
@@ -279,6 +338,9 @@ async def _open_socket(rt: Runtime) -> None:
         await rt.client.prewarm(request)  # best effort: it reports no model error
     except Exception as exc:  # noqa: BLE001 - a bug below: the first turn reports it properly
         log.warning("pre-warming the connection failed: %r", exc)
+    # the warm-up exchange is no part of the conversation: a turn after a switch (with history)
+    # must send its history whole, not continue the warm-up response
+    rt.client.reset_chain()
     if rt.client.transport != Transport.WS:  # the server refused the WebSocket
         conn._set(rt.client.transport, ConnectionStatus.FELL_BACK,
                   "the WebSocket mode is not offered here")

@@ -102,6 +102,14 @@ class Driver:
             self.model = model
             self.transport = transport
 
+    class Switched(Message, bubble=False):
+        """Another model or transport; the session goes on."""
+
+        def __init__(self, model: str, transport: str) -> None:
+            super().__init__()
+            self.model = model
+            self.transport = transport
+
     class OpenFailed(Message, bubble=False):
         def __init__(self, error: SparkPairError) -> None:
             super().__init__()
@@ -189,10 +197,17 @@ class Driver:
                 await stack.aclose()
 
     async def reopen(self, **overrides: str) -> None:
-        """Open again with changed settings (model, transport): a new connection."""
+        """Changed settings (model, transport): a new connection; the session and its history
+        stay. Raises SparkPairError (a bad setting) and keeps the connection it had. Opens the
+        repository when it is not open yet (an earlier error)."""
+        if self.runtime is None:
+            self.overrides.update(overrides)
+            await self.open()
+            return
+        await self.runtime.switch(overrides)
         self.overrides.update(overrides)
-        await self.close()
-        await self.open()
+        self.target.post_message(self.Switched(self.runtime.client.model,
+                                               str(self.runtime.client.transport)))
 
     def _warn(self, text: str) -> None:
         self.target.post_message(self.Warning(text))

@@ -80,8 +80,8 @@ class MainScreen(Screen[None]):
                 tooltip="Stop the stream; what arrived stays; nothing is written"),
         Binding("ctrl+r", "regenerate", "regen", id="app.regenerate",
                 tooltip="Run this turn again"),
-        Binding("ctrl+e", "escalate", "stronger", id="app.escalate", show=False,
-                tooltip="Run this turn again on the stronger model"),
+        Binding("ctrl+e", "escalate", "stronger", id="app.escalate", show=False, priority=True,
+                tooltip="Run this turn again on the stronger model"),  # the prompt's too
         Binding("f1", "help", "keys", id="app.help", tooltip="Every key and slash command"),
         Binding("question_mark", "help", "keys", id="app.help_q", show=False),
     ]
@@ -175,6 +175,11 @@ class MainScreen(Screen[None]):
                 f"[keys] names no binding {', '.join(map(repr, unknown))}",
                 hint="f1 shows the keys; ids look like review.accept, app.stop, files.toggle"))
         self.app.set_keymap({k: v for k, v in keymap.items() if k not in unknown})
+
+    @on(Driver.Switched)
+    def _switched(self, message: Driver.Switched) -> None:
+        self.query_one(AppHeader).model = message.model
+        self.query_one(Meter).prices = dict(self.driver.settings.prices)
 
     @on(Driver.OpenFailed)
     def _open_failed(self, message: Driver.OpenFailed) -> None:
@@ -485,7 +490,11 @@ class MainScreen(Screen[None]):
             self.say("a turn is running: finish or stop it first")
             return
         self.say(f"switching to {what}…")
-        await self.driver.reopen(**overrides)
+        try:
+            await self.driver.reopen(**overrides)
+        except SparkPairError as exc:
+            self.show_error(exc)
+            return
         if self.driver.session is not None:
             self.say(f"now using {what}")
 
@@ -643,7 +652,11 @@ class MainScreen(Screen[None]):
                 self.turn_worker = None
         if model is not None and model != self.driver.client.model:
             self.say(f"resending to {model}…")
-            await self.driver.reopen(**{"model.name": model})
+            try:
+                await self.driver.reopen(**{"model.name": model})
+            except SparkPairError as exc:
+                self.show_error(exc)
+                return
         self.start_turn(self.last_prompt, list(self.context))
 
     @property
