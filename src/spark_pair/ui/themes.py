@@ -158,5 +158,5 @@ def install_themes(app: App[Any], wanted: str | None = None,
     app.theme = name
     if problems:
         app.notify(problems_notice(problems, name), title="Themes", severity="warning",
-                   timeout=15)
+                   timeout=15, markup=False)  # theme file paths: literal
     return problems

@@ -57,7 +57,7 @@ class CheckScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(f"check: {self.command}  (the turn is applied; running…)",
-                        id="check-status")
+                        id="check-status", markup=False)  # a command and its result: literal
             yield Log(id="check-output", max_lines=5000)
             yield Label("[b]y[/b] keep the turn   [b]n[/b] roll it back (byte for byte)")
 

@@ -41,7 +41,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.question)
+            yield Label(self.question, markup=False)  # it names paths: literal
             yield Label("[b]y[/b] yes   [b]n[/b] no")
 
     def action_answer(self, yes: bool) -> None:

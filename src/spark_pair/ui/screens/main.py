@@ -112,7 +112,7 @@ class MainScreen(Screen[None]):
             yield FilesPane(id="files")
             yield DiffView(id="diff")
         yield ReviewPane(id="review")
-        yield Static("", id="notice", classes="-empty")
+        yield Static("", id="notice", classes="-empty", markup=False)  # paths: literal
         yield Prompt(placeholder="what should change? (/help for commands)", id="prompt",
                      suggester=SlashSuggester(self.models, self._files, lambda: list(self.context)))
         yield Meter(id="meter", **({"clock": self.launch.clock} if self.launch.clock else {}))
@@ -158,7 +158,7 @@ class MainScreen(Screen[None]):
         self.query_one(AppHeader).model = message.model
         self.query_one(Meter).prices = dict(self.driver.settings.prices)
         for warning in self.driver.settings.warnings:
-            self.notify(warning, title="config", severity="warning", timeout=8)
+            self.notify(warning, title="config", severity="warning", timeout=8, markup=False)
         self._apply_keymap(self.driver.settings.keys)
         self.call_after_refresh(_freeze_heap)
         self._prepare()
@@ -198,7 +198,7 @@ class MainScreen(Screen[None]):
 
     @on(Driver.Warning)
     def _warning(self, message: Driver.Warning) -> None:
-        self.notify(message.text, severity="warning", timeout=8)
+        self.notify(message.text, severity="warning", timeout=8, markup=False)
 
     @on(Driver.AIComments)
     def _ai_comments(self, message: Driver.AIComments) -> None:
@@ -451,7 +451,7 @@ class MainScreen(Screen[None]):
         settings = self.driver.settings
         check = "" if settings is None else settings.review.check.strip()
         if not check:
-            self.say('no check is configured: set \\[review] check = "pytest -q" in '
+            self.say('no check is configured: set [review] check = "pytest -q" in '
                      ".spark-pair.toml (A accepts without trying)")
             return
         if self.turn_worker is None or not self.query_one(ReviewPane).has_undecided:

@@ -36,7 +36,8 @@ class ReasonScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"Reject {self.what}: why? (the model hears it next turn)")
+            yield Label(f"Reject {self.what}: why? (the model hears it next turn)",
+                        markup=False)  # it names a path: literal
             yield Input(placeholder="reason (enter rejects, escape cancels)",
                         max_length=MAX_REASON, id="reason")
             yield Label("[b]enter[/b] reject   [b]escape[/b] cancel")
