@@ -6,6 +6,7 @@ row becomes a `Strip` when it is first painted and is kept in a bounded LRU cach
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from enum import IntEnum, StrEnum
 from typing import Any, NamedTuple
@@ -17,6 +18,7 @@ from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 
 from ...edits.ops import Create, Delete, Modify, Rename
 from ...edits.parser import FileFinished, FileStarted, HunkStarted, LineAdded
@@ -26,6 +28,7 @@ from ...session_events import OperationProposed, Refused, Stale
 from ..word_marks import WordMarks
 
 CACHE_ROWS = 512  # strips kept; a rebuilt row costs tens of microseconds
+BARS_S = 0.25  # while the diff grows, its scrollbars are repainted at most this often
 TAB = 4
 
 
@@ -150,6 +153,8 @@ class DiffView(ScrollView, can_focus=True):
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(CACHE_ROWS)
         self._styles: dict[str, Style] = {}
         self._marks = WordMarks(self._words_ready)  # changed words per hunk, off the loop
+        self._bars_at = 0.0  # when the scrollbars were last told (monotonic)
+        self._bars_timer: Timer | None = None
         self.reset()
 
     # ---- state -------------------------------------------------------------------------------
@@ -190,6 +195,7 @@ class DiffView(ScrollView, can_focus=True):
 
     def feed(self, events: Iterable[Any], partial_line: str | None = None) -> None:
         """Append one frame's session events; `partial_line` is the diff line being written."""
+        before = len(self.rows)
         for event in events:
             self._event(event)
         if partial_line is not None:
@@ -198,26 +204,59 @@ class DiffView(ScrollView, can_focus=True):
         size = Size(self._width, height)
         if size != self.virtual_size:
             self._grow(size)
-        if self.is_attached:
+        if self.is_attached and (self.following or self._in_view(before, height)):
             self.refresh()
+
+    @property
+    def following(self) -> bool:
+        """The view follows the tail (the person has not scrolled away from it)."""
+        return self._anchored and not self._anchor_released
+
+    def _in_view(self, first: int, end: int) -> bool:
+        top = round(self.scroll_y)
+        return first < top + self.size.height and end > top
 
     def _grow(self, size: Size) -> None:
         """A new virtual size, once per batch. `virtual_size` is a layout reactive: setting it
         lays out the whole screen again. While the scrollbars stay as they are only this view
-        changes, so the size is set quietly, the scrollbars told, and the tail followed here."""
-        width, height = self.container_size
-        same_bars = (self.show_vertical_scrollbar and size.height > height
-                     and self.show_horizontal_scrollbar
-                     == (size.width > width - self.styles.scrollbar_size_vertical))
-        if not (same_bars and self.is_attached):
+        changes: the size is set quietly and the tail followed here, and the scrollbars are
+        told at most BARS_S apart (a repaint of the scrollbar costs as much as the rows)."""
+        if not (self.is_attached and self._bars_for(size) == (self.show_horizontal_scrollbar,
+                                                              self.show_vertical_scrollbar)):
             self.virtual_size = size
             return
         self.set_reactive(DiffView.virtual_size, size)
-        self._scroll_update(size)
-        if self._anchored and not self._anchor_released:  # follow the tail (as layout does)
+        if self.following:  # follow the tail (as layout does)
             end = self.max_scroll_y
-            self.scroll_target_y = self.scroll_y = end
-            self.vertical_scrollbar.position = end
+            self.set_reactive(DiffView.scroll_target_y, end)
+            self.set_reactive(DiffView.scroll_y, end)
+        wait = self._bars_at + BARS_S - time.monotonic()
+        if wait <= 0:
+            self._sync_bars()
+        elif self._bars_timer is None:
+            self._bars_timer = self.set_timer(wait, self._sync_bars, name="diff scrollbars")
+
+    def _bars_for(self, size: Size) -> tuple[bool, bool]:
+        """The scrollbars (horizontal, vertical) a virtual size needs (as Textual decides)."""
+        width, height = self.container_size
+        horizontal, vertical = size.width > width, size.height > height
+        if vertical and not horizontal:
+            horizontal = size.width > width - self.styles.scrollbar_size_vertical
+        if horizontal and not vertical:
+            vertical = size.height > height - self.styles.scrollbar_size_horizontal
+        return horizontal, vertical
+
+    def _sync_bars(self) -> None:
+        """The scrollbars catch up with the virtual size and the scroll position."""
+        if self._bars_timer is not None:
+            self._bars_timer.stop()
+            self._bars_timer = None
+        self._bars_at = time.monotonic()
+        if not self.is_attached:
+            return
+        self._scroll_update(self.virtual_size)
+        if self.show_vertical_scrollbar:
+            self.vertical_scrollbar.position = self.scroll_y
 
     def _event(self, event: Any) -> None:
         match event:
