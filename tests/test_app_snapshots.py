@@ -59,6 +59,7 @@ def streamed(app: SparkPairApp, tokens: int) -> Any:
         app.main.query_one(Prompt).cursor_blink = False
         meter = app.main.query_one(Meter)
         await until(pilot, lambda: meter.tokens >= tokens, f"{tokens} tokens")
+        await until(pilot, lambda: not meter.pending, "the meter's repaint (4 a second)")
         await until(pilot, lambda: all(v is not None for v in app.main.context.values()),
                     "the token estimates")
         await words_marked(pilot, app.main.query_one(DiffView))

@@ -3,6 +3,11 @@
 Live numbers use protocol.metrics.timing() on the frames' arrival times (one TextDelta is one
 token); once the stream completes they are replaced by the client's own measurement, the same
 numbers `spark-pair run` prints.
+
+Feeding only counts. The line is repainted at most four times a second while the stream runs
+(at once when it starts or ends), from its own timer and only when its text changed: repainted
+in the same screen update as the live diff, the bar at the bottom would stretch that update
+over every pane in between.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from rich.text import Text
+from textual.timer import Timer
 from textual.widget import Widget
 
 from ...protocol.events import (
@@ -32,6 +38,7 @@ from ...stats import cost_usd
 
 SPARK = "▁▂▃▄▅▆▇█"
 SAMPLE_S = 0.25  # one sparkline bar per quarter second
+PAINT_S = 0.25  # the live line is repainted at most this often
 BARS = 12
 
 
@@ -74,6 +81,10 @@ class Meter(Widget):
         self.clock = clock
         self.transport = ""
         self.model = ""
+        self._shown = ""  # the text on screen
+        self._painted = 0.0  # when it was last repainted (monotonic)
+        self._timer: Timer | None = None  # a repaint waiting for its time
+        self._soon = False  # a repaint is due after the screen's next update
         self.reset()
 
     def reset(self) -> None:
@@ -90,8 +101,7 @@ class Meter(Widget):
         self.samples: deque[float] = deque(maxlen=BARS)
         self._sample_t: float | None = None
         self._sample_n = 0
-        if self.is_attached:
-            self.refresh()
+        self._repaint(now=True)
 
     # ---- feeding -------------------------------------------------------------------------------
 
@@ -101,6 +111,7 @@ class Meter(Widget):
         if self.t0 is None:
             self.t0 = now
         deltas = 0
+        ended = False
         for event in events:
             match event:
                 case TextDelta():
@@ -122,8 +133,10 @@ class Meter(Widget):
                 case Completed(metrics=metrics, usage=usage, retries=retries):
                     self.final, self.retries = metrics, retries
                     self.usage = usage or self.usage
+                    ended = True
                 case Failed(retries=retries):
                     self.retries = retries
+                    ended = True
                 case _:
                     pass
         if deltas:
@@ -133,7 +146,35 @@ class Meter(Widget):
             self.tokens += deltas
             self.t_last = now
         self._sample(now)
-        if self.is_attached:
+        self._repaint(now=ended)
+
+    # ---- painting ------------------------------------------------------------------------------
+
+    @property
+    def pending(self) -> bool:
+        """A repaint is waiting for its turn (the line on screen is behind the numbers)."""
+        return self._soon or self._timer is not None
+
+    def _repaint(self, now: bool = False) -> None:
+        """Repaint once PAINT_S has passed since the last repaint, or at once (`now`); either
+        way after the screen's next update, so the live diff's rows are painted first."""
+        if not self.is_attached:
+            return
+        wait = self._painted + PAINT_S - time.monotonic()
+        if now or wait <= 0:
+            if self._timer is not None:
+                self._timer.stop()
+                self._timer = None
+            if not self._soon:
+                self._soon = True
+                self.call_after_refresh(self._paint)
+        elif self._timer is None and not self._soon:
+            self._timer = self.set_timer(wait, self._paint, name="meter")
+
+    def _paint(self) -> None:
+        self._timer, self._soon = None, False
+        self._painted = time.monotonic()
+        if self._line() != self._shown:
             self.refresh()
 
     def _sample(self, now: float) -> None:
@@ -185,10 +226,14 @@ class Meter(Widget):
         out.append(self.transport or "-")
         return out
 
-    def render(self) -> Text:
+    def _line(self) -> str:
         parts = self.parts()
         width = self.size.width or 200
         sep = " │ "
         while len(parts) > 2 and len(sep.join(parts)) > width:
             parts.pop()
-        return Text(sep.join(parts), no_wrap=True, overflow="ellipsis")
+        return sep.join(parts)
+
+    def render(self) -> Text:
+        self._shown = self._line()
+        return Text(self._shown, no_wrap=True, overflow="ellipsis")
