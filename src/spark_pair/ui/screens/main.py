@@ -116,7 +116,7 @@ class MainScreen(Screen[None]):
         yield Prompt(placeholder="what should change? (/help for commands)", id="prompt",
                      suggester=SlashSuggester(self.models, self._files, lambda: list(self.context)))
         yield Meter(id="meter", **({"clock": self.launch.clock} if self.launch.clock else {}))
-        yield AppFooter(compact=True)
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self.query_one(DiffView).border_title = "Live diff"
