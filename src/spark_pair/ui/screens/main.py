@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from textual import on, work
+from textual import messages, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -280,12 +280,16 @@ class MainScreen(Screen[None]):
     def _frame(self, message: Driver.Frame) -> None:
         if self._clear_pending:
             self._clear_for_turn()
-        self.query_one(DiffView).feed(message.events, message.partial_line)
+        view = self.query_one(DiffView)
+        view.feed(message.events, message.partial_line)
         self.query_one(Meter).feed(message.events)
         if any(isinstance(e, _REVIEW_EVENTS) for e in message.events):
             # the review pane may appear and take focus (a new layout, a new footer): after
-            # the diff's new rows are painted (and always before the turn's end is handled)
+            # the diff's new rows are painted (and always before the turn's end is handled).
+            # The screen learns of the view's repaint now, not when the view's own queue next
+            # idles, so the update that paints the rows comes before the callback.
             if not self._review_backlog:
+                self.post_message(messages.Update(view))
                 self.call_after_refresh(self._review_events)
             self._review_backlog.extend(message.events)
 
@@ -584,6 +588,8 @@ class MainScreen(Screen[None]):
         if self._clear_pending:  # what the turn says comes after the clearing
             self._clear_for_turn()
         notice = self.query_one("#notice", Static)
+        if str(notice.content) == text and not notice.has_class("-error"):
+            return  # an update lays out the whole screen again
         notice.update(text)
         notice.set_class(not text, "-empty")
         notice.remove_class("-error")
