@@ -52,6 +52,7 @@ class FilesPane(OptionList):
         self.changed: set[str] = set()
         self.known: set[str] = set()  # listed once: stays, so a dropped file can come back
         self.border_title = "Files"
+        self._listed: tuple[object, ...] | None = None  # what the list shows
 
     def set_context(self, context: dict[str, int | None]) -> None:
         self.context = dict(context)
@@ -71,9 +72,13 @@ class FilesPane(OptionList):
         return sum(n or 0 for n in self.context.values())
 
     def refresh_items(self) -> None:
+        self.known |= self.context.keys() | self.changed
+        listed = (frozenset(self.known), frozenset(self.changed), tuple(self.context.items()))
+        if listed == self._listed:
+            return  # a rebuilt list lays out the whole screen again
+        self._listed = listed
         keep = self.highlighted_option.id if self.highlighted_option is not None else None
         options = []
-        self.known |= self.context.keys() | self.changed
         for path in sorted(self.known):
             text = Text(no_wrap=True, overflow="ellipsis")
             text.append("M " if path in self.changed else "  ")
