@@ -241,6 +241,9 @@ def test_deltas_rebuild_the_reply_and_need_json(sim: SimProcess, repo: Path, hom
     lines = lines_of(res.stdout)
     check_schema(lines)
     assert "".join(ln["text"] for ln in lines if ln["type"] == "delta") == MULTI_DIFF
+    # a line per message of the server (one token each), never text gathered into fewer
+    usage_line = next(ln for ln in lines if ln["type"] == "usage")
+    assert len([ln for ln in lines if ln["type"] == "delta"]) == usage_line["output_tokens"]
     assert [ln["decision"] for ln in lines if ln["type"] == "decision"] == ["skip"] * 4
     assert lines[-1]["status"] == "dry_run" and lines[-1]["exit_code"] == 0
     usage = run(repo, home, sim, "MULTI change", "--deltas")

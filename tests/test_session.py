@@ -35,11 +35,13 @@ DIFF = ("--- a/a.txt\n+++ b/a.txt\n@@ -1,4 +1,4 @@\n one\n-two\n+TWO\n three\n f
 
 
 class ScriptedClient:
-    """Yields the protocol events of one reply; can pause after a given chunk."""
+    """Yields the protocol events of one reply; can pause after a given chunk, or sleep `gap`
+    seconds before each (as messages arriving over a socket)."""
 
     def __init__(self, text: str, *, chunk: int = 7, pause_after: int | None = None,
-                 fail: Exception | None = None, model_changed: bool = False) -> None:
-        self.text, self.chunk, self.pause_after = text, chunk, pause_after
+                 fail: Exception | None = None, model_changed: bool = False,
+                 gap: float = 0.0) -> None:
+        self.text, self.chunk, self.pause_after, self.gap = text, chunk, pause_after, gap
         self.fail, self.model_changed = fail, model_changed
         self.resume = asyncio.Event()
         self.paused = asyncio.Event()
@@ -62,6 +64,8 @@ class ScriptedClient:
                 pause = self.pause_after is not None and n == self.pause_after
                 if pause:
                     self.paused.set()
+                if self.gap:
+                    await asyncio.sleep(self.gap)
                 yield pe.TextDelta(piece)
                 if pause:
                     await asyncio.wait_for(self.resume.wait(), 30)

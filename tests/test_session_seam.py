@@ -376,3 +376,48 @@ async def test_a_burst_of_buffered_deltas_leaves_the_loop_turns(repo: Path, tmp_
     await collect(session, on=on, ask=True)  # a prose answer: no file work in between
     tick.cancel()
     assert marks["done"] - marks["first"] >= 5
+
+
+def _not_text(events: list) -> tuple[list, list]:
+    """A turn's events but its text, without what differs per run (the turn id; when a decision
+    arrives): the events in order, and the decisions by index."""
+    shown = [(e.index, e.op) if isinstance(e, OperationProposed) else e for e in events
+             if not isinstance(e, pe.TextDelta | TurnStarted | TurnFinished | Decided)]
+    return shown, sorted((e.index, e.decision) for e in events if isinstance(e, Decided))
+
+
+async def test_with_latency_text_gathers_and_the_turn_is_the_same(tmp_path: Path) -> None:
+    # text may wait: it comes as fewer, longer TextDeltas, while every other event, the parse
+    # and the outcome are those of a turn that gets each message at once
+    turns = {}
+    for latency in (0.0, 30.0):
+        (tmp_path / str(latency)).mkdir()
+        repo = make_files(tmp_path / str(latency))
+        client = ScriptedClient(DIFF, gap=0.001)
+        session = make(repo, client, PolicyApprover(), tmp_path / str(latency))
+        events = await asyncio.wait_for(collect(session, latency=latency), 10)
+        turns[latency] = events
+    pieces = len(range(0, len(DIFF), 7))
+    for latency, events in turns.items():
+        texts = [e.text for e in events if isinstance(e, pe.TextDelta)]
+        assert "".join(texts) == DIFF
+        # held back until the stream's end
+        assert len(texts) == (pieces if latency == 0 else 1)
+        assert events[-1].result.status == TurnStatus.DRY_RUN
+    assert _not_text(turns[0.0]) == _not_text(turns[30.0])
+
+
+async def test_latency_never_holds_back_a_cancel(repo: Path, tmp_path: Path) -> None:
+    # the text waiting to be handed over is kept, and the stopped turn's TTFT is when the text
+    # arrived, not when it was handled
+    client = ScriptedClient(DIFF, pause_after=3, gap=0.01)
+    session = make(repo, client, PolicyApprover(True), tmp_path)
+    turn = asyncio.create_task(collect(session, latency=30.0))
+    await asyncio.wait_for(client.paused.wait(), 10)
+    await asyncio.sleep(0.5)
+    session.cancel()
+    events = await asyncio.wait_for(turn, 10)
+    result = events[-1].result
+    assert result.status == TurnStatus.CANCELLED and result.text == DIFF[:28]
+    assert result.metrics.partial and result.metrics.ttft_s < 0.4
+    assert client.closed

@@ -138,7 +138,8 @@ class Session:
         self.journal = journal
         self.recorder = recorder
         self.watch = watch  # watch(on_change) -> async context manager delivering changed paths
-        self.observe = observe  # sees every protocol event as it arrives (connection state)
+        self.observe = observe  # sees every protocol event but text as it arrives (connection
+        # state)
         self.ready: Callable[[], Awaitable[None]] | None = None  # awaited before each request
         self.turns = 0
         self._run: TurnRun | None = None
@@ -165,13 +166,18 @@ class Session:
         else:
             self._run.cancel(reason)
 
-    def turn(self, prompt: str, files: Sequence[str] = (), *, ask: bool = False
-             ) -> AsyncIterator[SessionEvent]:
+    def turn(self, prompt: str, files: Sequence[str] = (), *, ask: bool = False,
+             latency: float = 0.0) -> AsyncIterator[SessionEvent]:
         """The events of one turn (see the module docstring for their order). Raises
         TurnInProgress when a turn is already running. `ask`: a question (an `AI?` comment):
-        a prose reply is the answer, and an operation in it is refused, never written."""
+        a prose reply is the answer, and an operation in it is refused, never written.
+        `latency`: how late (seconds) model text may be handed over; the text that gathered
+        meanwhile comes as one TextDelta. A front end that shows nothing per token passes a
+        few hundredths, so the turn wakes that often instead of once per server message;
+        anything but text (a proposal, a file change, the stream's end, a cancel) is never
+        held back."""
         self._refuse_overlap()
-        return self._turn(prompt, files, ask)
+        return self._turn(prompt, files, ask, latency)
 
     def frames(self, prompt: str, files: Sequence[str] = (), *, ask: bool = False,
                interval: float = 1 / 30) -> AsyncIterator[Frame]:
@@ -201,7 +207,7 @@ class Session:
         if self._busy:
             raise TurnInProgress("a turn is already running in this session")
 
-    async def _turn(self, prompt: str, files: Sequence[str], ask: bool
+    async def _turn(self, prompt: str, files: Sequence[str], ask: bool, latency: float = 0.0
                     ) -> AsyncIterator[SessionEvent]:
         self._refuse_overlap()
         self._busy, self._early = True, None
@@ -214,7 +220,7 @@ class Session:
             result = TurnResult(turn_id, TurnStatus.FAILED)
             from .session_turn import TurnRun
 
-            run = self._run = TurnRun(self, request, hashes, result, prompt, ask)
+            run = self._run = TurnRun(self, request, hashes, result, prompt, ask, latency)
             if self._early is not None:
                 run.cancel(self._early)
             else:

@@ -76,23 +76,51 @@ class LoopShare:
 
 class _Inbox:
     """The turn's incoming items (stream, watcher, decisions, wake-ups), in order. `put` never
-    waits; the turn loop takes from `items` and waits only when it is empty."""
+    waits; the turn loop takes from `items` and waits only when it is empty.
 
-    def __init__(self) -> None:
+    `latency`: how long model text may wait before the turn loop is woken for it (0: at once).
+    A front end that shows nothing per token lets text gather, so the loop wakes about
+    1 / latency times a second instead of once per socket read; anything else (the stream's
+    end, a failure, a decision, a file change, a cancel) wakes it at once."""
+
+    def __init__(self, latency: float = 0.0) -> None:
         self.items: collections.deque[Any] = collections.deque()
+        self.latency = latency
         self._waiter: asyncio.Future[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._due = 0.0  # a text item may wake the loop from this (loop) time on
 
     def put(self, item: Any) -> None:
         self.items.append(item)
+        self._wake()
+
+    def put_text(self, item: Any) -> None:
+        """A text delta: the loop may be woken for it up to `latency` late."""
+        self.items.append(item)
+        waiter = self._waiter
+        if waiter is None or self._timer is not None:
+            return
+        loop = waiter.get_loop()
+        if loop.time() < self._due:
+            self._timer = loop.call_at(self._due, self._wake)
+        else:
+            self._wake()
+
+    def _wake(self) -> None:
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     async def wait(self) -> None:
         """Return once something is in `items`."""
+        loop = asyncio.get_running_loop()
         while not self.items:
-            self._waiter = asyncio.get_running_loop().create_future()
+            self._waiter = loop.create_future()
             await self._waiter
+        self._due = loop.time() + self.latency
 
 
 _END = object()  # the stream ended
@@ -113,7 +141,8 @@ class TurnRun:
     """The state of one turn while it runs: the stream loop, then the apply step."""
 
     def __init__(self, session: Session, request: TurnRequest, hashes: dict[str, str | None],
-                 result: TurnResult, prompt: str, ask: bool = False) -> None:
+                 result: TurnResult, prompt: str, ask: bool = False, latency: float = 0.0
+                 ) -> None:
         self.s = session
         self.prompt = prompt
         self.ask = ask  # a question: prose is the answer, operations are refused
@@ -124,7 +153,7 @@ class TurnRun:
         self.changed_early: set[str] = set()  # changed before any operation named them
         self.existed: dict[str, bool] = {}  # a create's target was there when it was parsed
         self.proposals = Proposals(session, result.turn_id)
-        self.inbox = _Inbox()
+        self.inbox = _Inbox(latency)
         self.writing: str | None = None  # path of the file being parsed now
         self.stale_refused: dict[int, StaleError] = {}
         self.parser: DiffParser | None = None
@@ -150,8 +179,8 @@ class TurnRun:
         """Start the request: the stream is pumped into the inbox from the loop's next turn on
         (`events` does it if nobody did before)."""
         if self.pump is None:
-            self.pump = asyncio.create_task(self._pump())
             self.stopwatch = Stopwatch()  # for the partial metrics of a stopped turn
+            self.pump = asyncio.create_task(self._pump())
 
     async def stop(self) -> None:
         """Stop the stream (if it still runs) and wait for it."""
@@ -168,11 +197,10 @@ class TurnRun:
         # the first event (the client's Started comes once the request is out), while the
         # server works on its first token
         self.send()
-        stopwatch = self.stopwatch
-        assert stopwatch is not None
         self.proposals.on_answer = lambda p: self.inbox.put(_Answered(p))
         parser: DiffParser | None = None
         streaming = True
+        gather = self.inbox.latency > 0  # text that gathered is handed over as one TextDelta
         try:
             async with contextlib.AsyncExitStack() as watching:
                 items = self.inbox.items
@@ -207,6 +235,7 @@ class TurnRun:
                         continue
                     if parser is None:
                         self.parser = parser = _start_parsing()
+                        from .edits.parser import FileFinished, FileStarted
                     if item is _END or isinstance(item, SparkPairError):
                         streaming = False
                         if isinstance(item, SparkPairError):
@@ -228,6 +257,9 @@ class TurnRun:
                             break
                         continue
                     event: Event = item
+                    if gather and type(event) is TextDelta and items and \
+                            type(items[0]) is TextDelta:
+                        event = _gathered(event, items)
                     yield event
                     if watch:  # after the first event: the request is out, so the watcher's
                         watch = False  # start-up work (imports, git) does not delay it
@@ -235,7 +267,6 @@ class TurnRun:
                         await watching.enter_async_context(self.s.watch(self._changed))
                     match event:
                         case TextDelta(text=text):
-                            stopwatch.text()
                             chunks.append(text)
                             try:
                                 parsed = parser.feed(text)
@@ -243,8 +274,11 @@ class TurnRun:
                                 error = exc
                                 break
                             for pe in parsed:
-                                for out in await self._on_parse(pe):
-                                    yield out
+                                if type(pe) is FileStarted or type(pe) is FileFinished:
+                                    for out in await self._on_parse(pe):
+                                        yield out
+                                else:  # a hunk or a line: nothing to look up
+                                    yield pe
                         case Rewound(keep=keep):
                             # a retry answered differently: forget what came after `keep`
                             text = "".join(chunks)[:keep]
@@ -291,16 +325,22 @@ class TurnRun:
         return None
 
     async def _pump(self) -> None:
-        put = self.inbox.put
+        put, put_text = self.inbox.put, self.inbox.put_text
         observe = self.s.observe
+        assert self.stopwatch is not None
+        arrived = self.stopwatch.text  # text is timed as it arrives, not as it is handled
         share = LoopShare()
         try:
             if self.s.ready is not None:
                 await self.s.ready()
             async for event in self.s.client.stream(self.request):
-                if observe is not None:
-                    observe(event)
-                put(event)
+                if type(event) is TextDelta:  # the hot path: one per server message
+                    arrived()
+                    put_text(event)
+                else:
+                    if observe is not None:
+                        observe(event)
+                    put(event)
                 await share.take()
         except Exception as exc:  # a bug below the client: report, never hang the turn
             put(exc if isinstance(exc, SparkPairError) else
@@ -529,6 +569,14 @@ class TurnRun:
             r.outcomes = [Outcome.NOT_APPLIED] * len(self.proposals.ops)
         if not r.decisions:
             r.decisions = list(self.proposals.decided)
+
+
+def _gathered(first: TextDelta, items: collections.deque[Any]) -> TextDelta:
+    """`first` and the text deltas queued right behind it, as one."""
+    texts = [first.text]
+    while items and type(items[0]) is TextDelta:
+        texts.append(items.popleft().text)
+    return TextDelta("".join(texts))
 
 
 def _start_parsing() -> DiffParser:

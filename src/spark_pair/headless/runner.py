@@ -17,10 +17,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
-from ..edits.parser import HunkStarted
+from ..edits.parser import HunkStarted, LineAdded
 from ..errors import Cancelled, SparkPairError, UsageError
 from ..exitcodes import ExitCode, exit_code_for
-from ..protocol.events import Completed, Failed, ModelChanged, Retrying, Rewound, TransportChanged
+from ..protocol.events import (
+    Completed,
+    Failed,
+    ModelChanged,
+    Retrying,
+    Rewound,
+    TextDelta,
+    TransportChanged,
+)
 from ..session_events import (
     Applied,
     RefusalKind,
@@ -41,6 +49,9 @@ if TYPE_CHECKING:
 
 
 CLOSE_GRACE_S = 3.0
+# nothing is shown per token (the diff is printed whole, JSON lines name files and hunks): model
+# text may reach the turn up to this late, so it wakes ~50 times a second, not once per token
+TEXT_LATENCY_S = 0.02
 
 
 @dataclass
@@ -285,9 +296,14 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
     def on_sigint() -> None:
         session.cancel(message="interrupted (Ctrl-C); nothing was written")
 
+    deltas = jl is not None and opts.deltas  # a line per delta: text is handed over as it comes
     with _signal(loop, on_sigint) if sigint else contextlib.nullcontext():
         try:
-            async for event in session.turn(opts.prompt, files, ask=opts.ask):
+            async for event in session.turn(opts.prompt, files, ask=opts.ask,
+                                            latency=0.0 if deltas else TEXT_LATENCY_S):
+                kind = type(event)
+                if kind is LineAdded or (kind is TextDelta and not deltas):
+                    continue  # the most common events: nothing to say about them
                 match event:
                     case TurnFinished():
                         report(event.result)
