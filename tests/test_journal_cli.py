@@ -173,3 +173,36 @@ def test_redo_after_undo_reapplies_exactly_and_then_has_nothing_left(repo, env):
     assert "Traceback" not in again.stderr
     listing = undo(repo, env, "--list").stdout
     assert "undo (redone since)" in listing and "redo of" in listing
+
+
+def test_undo_of_an_undo_or_a_redo_is_refused_with_the_command_that_does_it(repo, env):
+    """--turn takes an applied turn: an undo or redo record is refused, nothing is written,
+    and the applied turn keeps the state the listing shows."""
+    turn = apply(repo, env, [Modify("src/app.py", [Hunk(None, None, None, None,
+                                                        ["-x = 1", "+x = 10"])])])
+    assert undo(repo, env).returncode == 0
+
+    def listed() -> dict[str, dict]:
+        out = undo(repo, env, "--list", "--json")
+        return {t["turn_id"]: t for t in json.loads(out.stdout)["turns"]}
+
+    undo_id = next(t for t, info in listed().items() if info["kind"] == "undo")
+    refused = undo(repo, env, "--turn", undo_id)
+    assert refused.returncode == ExitCode.UNDO and "Traceback" not in refused.stderr
+    assert f"turn {undo_id} is an undo of turn {turn}" in refused.stderr
+    assert "spark-pair redo" in refused.stderr
+    assert (repo / "src" / "app.py").read_text() == "x = 1\ny = 2\n"
+    assert listed()[turn]["undone"] and not listed()[undo_id]["undone"]
+    redo = subprocess.run([sys.executable, "-c", "from spark_pair.cli import main; main()",
+                           "redo"], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    assert redo.returncode == 0, redo.stderr
+    redo_id = next(t for t, info in listed().items() if info["kind"] == "redo")
+    refused = undo(repo, env, "--turn", redo_id, "--json")
+    assert refused.returncode == ExitCode.UNDO
+    err = json.loads(refused.stdout)["error"]
+    assert f"turn {redo_id} is a redo of turn {turn}" in err["message"]
+    assert f"spark-pair undo --turn {turn}" in err["hint"]
+    assert (repo / "src" / "app.py").read_text() == "x = 10\ny = 2\n"
+    assert not listed()[turn]["undone"]
+    assert undo(repo, env, "--turn", turn).returncode == 0  # the applied turn itself: undone
+    assert (repo / "src" / "app.py").read_text() == "x = 1\ny = 2\n"

@@ -33,7 +33,8 @@ def _error_fields(error: Exception) -> dict[str, object]:
 
 @click.command("undo", cls=JsonUsageCommand, on_usage_error=_usage_json)
 @click.option("--list", "list_", is_flag=True, help="List the journaled turns, newest first.")
-@click.option("--turn", "turn_id", metavar="ID", help="Undo this turn instead of the last one.")
+@click.option("--turn", "turn_id", metavar="ID",
+              help="Undo this applied turn instead of the last one (an undo or redo is refused).")
 @click.option("--force", is_flag=True, help="Undo even if files changed since the turn.")
 @click.option("--json", "as_json", is_flag=True,
               help="Machine-readable output on stdout (errors too: {\"error\": {...}}).")

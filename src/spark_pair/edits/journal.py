@@ -400,6 +400,7 @@ class Journal:
                 if not found:
                     raise UndoError(f"no turn {turn_id!r} in this repository's journal")
                 turn = found[0]
+                _refuse_record(turn, {t.turn_id: t for t in turns})
                 if turn.undone:
                     raise UndoError(f"turn {turn_id} was already undone")
             return self._undo_turn(turn.turn_id, force)
@@ -573,6 +574,22 @@ def _before_image(tdir: Path, entry: dict) -> bytes | None:
 def _is_slice(at: list) -> bool:
     """Whether a manifest's `at` is [offset, size]: two whole numbers, not negative."""
     return len(at) == 2 and all(type(n) is int and n >= 0 for n in at)
+
+
+def _refuse_record(turn: TurnInfo, turns: dict[str, TurnInfo]) -> None:
+    """An undo or redo is not undone itself: say which command does what was meant."""
+    if turn.kind == "undo":
+        raise UndoError(f"turn {turn.turn_id} is an undo of turn {turn.undoes}, not an applied "
+                        "turn; nothing was changed",
+                        hint="`spark-pair redo` re-applies what the last undo restored; "
+                             "`spark-pair undo --list` shows the turns")
+    if turn.kind == "redo":
+        undo = turns.get(turn.undoes or "")
+        applied = undo.undoes if undo is not None else None
+        raise UndoError(f"turn {turn.turn_id} is a redo of turn {applied or turn.undoes}, not "
+                        "an applied turn; nothing was changed",
+                        hint=f"undo the applied turn itself: spark-pair undo --turn {applied}"
+                        if applied else "`spark-pair undo --list` shows the turns")
 
 
 def _plain_name(name: object) -> bool:
