@@ -211,3 +211,14 @@ def test_events_are_frozen_snapshots() -> None:
     assert started.header == HunkHeader(1, 1, 1, 1, "def f():")  # no list that grows later
     with pytest.raises(dataclasses.FrozenInstanceError):
         started.hunk_index = 3  # type: ignore[misc]
+
+
+def test_a_header_only_file_ending_the_reply_without_a_newline_is_whole() -> None:
+    """A pure rename (or a delete) is often the reply's last line, with no newline after it:
+    whole when the name is the one the `diff --git` line gave (or the mode has its 6 digits)."""
+    rename = "diff --git a/x.py b/pkg/y.py\nsimilarity index 100%\nrename from x.py\nrename to "
+    assert parse_diff(rename + "pkg/y.py") == [Rename("x.py", "pkg/y.py", [])]
+    assert parse_diff("diff --git a/d b/d\ndeleted file mode 100644") == [Delete("d")]
+    for cut in (rename + "pkg/y", rename + "pkg/", "diff --git a/d b/d\ndeleted file mode 1006"):
+        with pytest.raises(IncompleteReply, match="ends in the middle of a line"):
+            parse_diff(cut)

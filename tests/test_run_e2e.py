@@ -531,3 +531,12 @@ def test_a_model_failure_writes_one_error_line(sim: SimProcess, repo: Path, home
     check_schema(lines)
     errors = [ln for ln in lines if ln["type"] == "error"]
     assert len(errors) == 1 and errors[0]["status"] == 401, errors
+
+
+def test_a_pure_rename_ending_the_reply_without_a_newline_applies(sim: SimProcess, repo: Path,
+                                                                   home: Path) -> None:
+    sim.configure(replies=[{"match": "RENAME", "text": "diff --git a/util.py b/helpers.py\n"
+                            "similarity index 100%\nrename from util.py\nrename to helpers.py"}])
+    res = run(repo, home, sim, "RENAME util", "-f", "util.py", "--apply", "--allow-rename")
+    assert res.returncode == 0, res.stderr
+    assert not (repo / "util.py").exists() and (repo / "helpers.py").read_text() == UTIL_PY

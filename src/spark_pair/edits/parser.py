@@ -6,6 +6,7 @@ line is looked at once (a `--- ` line or a blank line may wait for the next line
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..errors import IncompleteReply, ParseError, SparkPairError
@@ -20,6 +21,7 @@ _BINARY = ("Binary files ", "GIT binary patch")
 # a reply cannot end inside (without the newline of) a header line, or a file header's line
 _HEADERS = ("diff --git ", "diff -", "--- ", "+++ ", "@@", "*** Begin Patch")
 _FILE_HEADERS = ("rename ", "new file mode", "deleted file mode", *_EXTENDED, *_BINARY)
+_FULL_MODE = re.compile(r"(new|deleted) file mode [0-7]{6}")
 _CUT_HINT = IncompleteReply.default_hint
 _ODD_HINT = ("nothing was written: the file would differ from the reply's text; regenerate the "
              "turn or ask for a smaller change")
@@ -58,6 +60,14 @@ class FileFinished:
 
 
 ParseEvent = FileStarted | HunkStarted | LineAdded | FileFinished
+
+
+def _whole_header(f: _File, line: str) -> bool:
+    """Whether a file header line is whole without its newline (the reply's last line): a
+    `rename to` naming what the `diff --git` line named, or a file mode with its six digits."""
+    if line.startswith("rename to "):
+        return f.new is not None and clean_path(line[10:]) == f.new
+    return _FULL_MODE.fullmatch(line) is not None
 
 
 def _strip_prefixes(old: str | None, new: str | None) -> tuple[str | None, str | None]:
@@ -321,7 +331,9 @@ class DiffParser:
             return True
         if self._env is not None:
             return last.startswith("***") and last.strip() != "*** End Patch"
-        return self._file is not None and self._hunk is None and last.startswith(_FILE_HEADERS)
+        f = self._file
+        return (f is not None and self._hunk is None and last.startswith(_FILE_HEADERS)
+                and not _whole_header(f, last))
 
     def _shown_name(self) -> str:
         return self._shown_name_of(self._file)
