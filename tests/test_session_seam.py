@@ -11,6 +11,7 @@ import pytest
 from test_session import DIFF, RewindingClient, ScriptedClient, collect, make, make_files
 
 from spark_pair.approval import Action, Decision, Ended, PolicyApprover, Proposal
+from spark_pair.edits.ops import Hunk
 from spark_pair.errors import TurnInProgress
 from spark_pair.protocol import events as pe
 from spark_pair.session_events import (
@@ -421,3 +422,29 @@ async def test_latency_never_holds_back_a_cancel(repo: Path, tmp_path: Path) -> 
     assert result.status == TurnStatus.CANCELLED and result.text == DIFF[:28]
     assert result.metrics.partial and result.metrics.ttft_s < 0.4
     assert client.closed
+
+
+@pytest.mark.parametrize("decision", [
+    Decision(Action.ACCEPT, hunks=(0, 2)),
+    Decision(Action.ACCEPT, hunks=(-1,)),
+    Decision(Action.ACCEPT, amended=((5, Hunk(None, None, None, None, ["-line 3", "+x"])),)),
+    Decision(Action.REJECT, notes=((3, "why"),)),
+])
+async def test_a_decision_naming_a_hunk_the_operation_lacks_is_refused(
+        long_repo: Path, tmp_path: Path, decision: Decision) -> None:
+    """Hunk indices are never guessed at: a front end that names a hunk the operation does
+    not have gets the turn refused (nothing written), with the index and the count."""
+    person = Person()
+    session = make(long_repo, ScriptedClient(TWO_HUNKS), person, tmp_path)
+
+    async def on(ev) -> None:
+        if isinstance(ev, OperationProposed):
+            await person.answer(ev.index, decision)
+
+    events = await collect(session, files=("long.txt",), on=on)
+    [decided] = [ev for ev in events if isinstance(ev, Decided)]
+    assert decided.decision.action == Action.REFUSE
+    assert "long.txt has 2 hunks (0 and 1)" in decided.decision.reason
+    result = events[-1].result
+    assert result.status == TurnStatus.REFUSED and "nothing was written" in result.error.message
+    assert (long_repo / "long.txt").read_text() == LONG

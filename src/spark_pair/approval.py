@@ -18,6 +18,8 @@ Deciding per hunk (what a front end does):
 `Decision.hunks` holds indices into `proposal.op.hunks` (the `hunk_index` of the events); None
 accepts every hunk; an empty tuple keeps none (a Modify then writes nothing, a Rename only moves
 the file). A Create or Delete has no hunks to choose from: it is accepted or not as a whole.
+An index the operation does not have (in `hunks`, `amended` or `notes`) turns the decision into
+a refusal: the turn writes nothing.
 
 A proposal can end without a decision: the session sets `proposal.ended` (why, an `Ended`) and
 then cancels the `decide()` task. When the target file changes on disk while the proposal is

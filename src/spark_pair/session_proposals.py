@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .approval import Action, Decision, Ended, Proposal
-from .edits.ops import Operation, op_paths
+from .edits.ops import Modify, Operation, Rename, op_paths
 from .session_events import Decided, OperationProposed
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class Proposals:
         task = self.tasks[i] if i < len(self.tasks) else None
         if proposal.ended is not None or task is None or self.current[i] is not proposal:
             return None
-        decision = _decision_of(task)
+        decision = _checked(_decision_of(task), self.ops[i])
         self.decided[i] = decision
         return Decided(i, self.ops[i], decision)
 
@@ -82,6 +82,22 @@ class Proposals:
         """Drop every operation parsed so far (their text was rewound)."""
         self.end_all(Ended.REWOUND)
         self.ops, self.current, self.tasks, self.decided = [], [], [], []
+
+
+def _checked(decision: Decision, op: Operation) -> Decision:
+    """The decision, or a refusal when it names a hunk the operation does not have (a front
+    end's mistake: which hunks were meant is never guessed)."""
+    count = len(op.hunks) if isinstance(op, Modify | Rename) else 0
+    named = [*(decision.hunks or ()), *(i for i, _ in decision.amended),
+             *(i for i, _ in decision.notes)]
+    bad = sorted({i for i in named if not (type(i) is int and 0 <= i < count)}, key=str)
+    if not bad or decision.action in (Action.REFUSE, Action.SKIP):
+        return decision
+    have = (f"{count} hunks (0 to {count - 1})" if count > 2 else
+            f"{count} hunks (0 and 1)" if count == 2 else
+            "1 hunk (0)" if count == 1 else "no hunks to choose from")
+    return Decision(Action.REFUSE, f"the decision names hunk {', '.join(map(str, bad))} but "
+                                   f"{' -> '.join(op_paths(op))} has {have}")
 
 
 def _decision_of(task: asyncio.Task[Decision]) -> Decision:
