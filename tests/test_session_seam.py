@@ -448,3 +448,74 @@ async def test_a_decision_naming_a_hunk_the_operation_lacks_is_refused(
     result = events[-1].result
     assert result.status == TurnStatus.REFUSED and "nothing was written" in result.error.message
     assert (long_repo / "long.txt").read_text() == LONG
+
+
+@pytest.mark.parametrize("second", [Action.ACCEPT, Action.REJECT])
+async def test_a_change_only_the_last_check_sees_is_asked_again_before_any_write(
+        long_repo: Path, tmp_path: Path, second: Action) -> None:
+    """No watcher reported it: the file changed after the person accepted, just before the
+    write. It is reported Stale and asked again; only the fresh decision writes."""
+    person = Person()
+    session = make(long_repo, ScriptedClient(TWO_HUNKS), person, tmp_path)  # no watcher
+    mine = LONG.replace("line 15\n", "line 15 (mine)\n")
+
+    async def on(ev) -> None:
+        if isinstance(ev, OperationProposed) and not ev.proposal.stale:
+            await person.answer(ev.index, Decision(Action.ACCEPT))
+        elif isinstance(ev, Decided) and not person.asked[-1].stale:
+            (long_repo / "long.txt").write_text(mine)  # after the decision, before the write
+        elif isinstance(ev, OperationProposed):
+            assert (long_repo / "long.txt").read_text() == mine  # nothing written meanwhile
+            await person.answer(ev.index, Decision(second))
+
+    events = await collect(session, files=("long.txt",), on=on)
+    assert [(e.path, e.index) for e in events if isinstance(e, Stale)] == [("long.txt", 0)]
+    assert [(p.stale, p.ended) for p in person.asked] == [(True, Ended.STALE), (True, None)]
+    result = events[-1].result
+    text = (long_repo / "long.txt").read_text()
+    if second == Action.ACCEPT:
+        assert result.status == TurnStatus.APPLIED and "LINE THREE" in text
+        assert "line 15 (mine)" in text
+    else:
+        assert result.status == TurnStatus.REJECTED and text == mine
+
+
+async def test_a_change_at_the_last_check_that_no_longer_fits_is_refused(
+        long_repo: Path, tmp_path: Path) -> None:
+    person = Person()
+    session = make(long_repo, ScriptedClient(TWO_HUNKS), person, tmp_path)
+    theirs = LONG.replace("line 3\n", "line 3 (theirs)\n")  # under the first hunk
+
+    async def on(ev) -> None:
+        if isinstance(ev, OperationProposed):
+            await person.answer(ev.index, Decision(Action.ACCEPT))
+        elif isinstance(ev, Decided):
+            (long_repo / "long.txt").write_text(theirs)
+
+    events = await collect(session, files=("long.txt",), on=on)
+    assert [type(e).__name__ for e in events if isinstance(e, Stale | Refused)] == [
+        "Stale", "Refused"]
+    assert len(person.asked) == 1 and events[-1].result.status == TurnStatus.CONFLICT
+    assert (long_repo / "long.txt").read_text() == theirs
+
+
+async def test_a_file_that_keeps_changing_at_the_last_check_is_refused_not_asked_forever(
+        long_repo: Path, tmp_path: Path) -> None:
+    person = Person()
+    session = make(long_repo, ScriptedClient(TWO_HUNKS), person, tmp_path)
+    writes = 0
+
+    async def on(ev) -> None:
+        nonlocal writes
+        if isinstance(ev, OperationProposed):
+            await person.answer(ev.index, Decision(Action.ACCEPT))
+        elif isinstance(ev, Decided):
+            writes += 1
+            (long_repo / "long.txt").write_text(LONG + f"tail {writes}\n")
+
+    events = await collect(session, files=("long.txt",), on=on)
+    refused = [e for e in events if isinstance(e, Refused)]
+    assert len(person.asked) == 4 and len(refused) == 1
+    assert "keeps changing" in refused[0].reason
+    assert events[-1].result.status == TurnStatus.CONFLICT
+    assert (long_repo / "long.txt").read_text() == LONG + "tail 4\n"

@@ -120,8 +120,10 @@ class Session:
        changes on disk (at once, once per change; `index` None while its file is still being
        written), followed by a new `OperationProposed` for that index (asked again) or by a
        `Refused(kind=STALE)` when the operation no longer fits the changed file.
-    3. After the stream and every decision: `Stale` for changes found at the last check,
-       `Refused` for each operation that stops the turn, `Applied` when files were written.
+    3. After the stream and every decision: `Stale` for a change found at the last look
+       before the write, followed (as in 2.) by a new `OperationProposed` and its `Decided`,
+       or by a `Refused(kind=STALE)`; then `Refused` for each operation that stops the turn,
+       `Applied` when files were written.
     4. `TurnFinished(result)` last, always (also after a failure or a cancel).
 
     `cancel()` ends a turn early (pending proposals end with `Ended.CANCELLED`; with no turn

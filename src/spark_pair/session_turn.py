@@ -39,6 +39,7 @@ from .protocol.events import (
 from .protocol.metrics import Stopwatch, estimate_request_tokens, estimate_tokens
 from .session_events import (
     Applied,
+    OperationProposed,
     Outcome,
     RefusalKind,
     Refused,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:  # the parser loads once the request is out
 
 ASK_REASON = "the turn asked a question (AI?): it edits no file"
 SLICE_S = 0.002  # the longest stretch of work before the loop gets a turn
+MAX_LATE_CHANGES = 3  # times one operation is asked again for a change seen at the last look
 
 
 class LoopShare:
@@ -156,6 +158,8 @@ class TurnRun:
         self.inbox = _Inbox(latency)
         self.writing: str | None = None  # path of the file being parsed now
         self.stale_refused: dict[int, StaleError] = {}
+        self.looks: dict[int, tuple[bool, str | None]] = {}  # the last look before the write
+        self.late: dict[int, int] = {}  # changes only the last look saw, per operation
         self.parser: DiffParser | None = None
         self.cancel_reason: Cancelled | None = None
         self.stopwatch: Stopwatch | None = None  # made when the request goes out
@@ -215,7 +219,13 @@ class TurnRun:
                             error = self.cancel_reason
                             break
                         if not streaming and not self.proposals.pending():
-                            break
+                            asked = False
+                            async for out in self._last_look():
+                                asked = asked or isinstance(out, OperationProposed)
+                                yield out
+                            if not asked:
+                                break
+                            continue  # the write waits for the fresh decisions
                         await self.inbox.wait()
                         continue
                     await share.take()
@@ -436,17 +446,52 @@ class TurnRun:
         self.stale_refused.pop(index, None)
         return [self.proposals.ask(index, stale=True)]
 
-    async def _disk_stale(self, op: Operation) -> tuple[bool, str | None]:
-        """Whether the operation's target differs from what it was computed against, and the
-        target's hash now."""
-        root = self.s.root
-        now = await asyncio.to_thread(_hash_of, root, op.path)
-        if isinstance(op, Create):  # stale only if it appeared during the turn; a file that
-            # was already there is a conflict (a create never overwrites), not a stale file
-            existed = self.existed.get(op.path, self.base.get(op.path) is not None)
-            there = now is not None or await asyncio.to_thread(_present, root, op.path)
-            return not existed and there, now
-        return op.base_hash is not None and now != op.base_hash, now
+    async def _last_look(self) -> AsyncIterator[SessionEvent]:
+        """The last look before the write, once every decision is in: a target that changed
+        on disk since it was last seen (the watcher had not reported it yet) is handled as a
+        reported change is: `Stale`, then the operation is refused when it no longer fits,
+        else asked again (the write waits for the fresh decision)."""
+        decided = self.proposals.decided
+        if self.cancel_reason is not None or self.ask or any(
+                d is not None and d.action == Action.REFUSE for d in decided):
+            return  # nothing will be written
+        todo = [(i, op) for i, (op, d) in enumerate(zip(self.proposals.ops, decided, strict=True))
+                if d is not None and d.action in (Action.ACCEPT, Action.SKIP)
+                and i not in self.stale_refused and _has_effect(select_hunks(op, d))]
+        if not todo:
+            return
+        self.looks = await asyncio.to_thread(self._look, todo)
+        for i, op in todo:
+            stale, now = self.looks[i]
+            if not stale or now == self.disk.get(op.path, op.base_hash):
+                continue
+            self.disk[op.path] = now
+            yield Stale(op.path, i)
+            self.late[i] = self.late.get(i, 0) + 1
+            if self.late[i] > MAX_LATE_CHANGES:  # never settles: not asked forever
+                self.proposals.end(i, Ended.STALE)
+                error = StaleError(f"{op.path} keeps changing on disk; it was not written",
+                                   hint="wait until whatever writes it is done, then run the "
+                                        "turn again")
+                self.stale_refused[i] = error
+                yield Refused(i, op, error.message, RefusalKind.STALE)
+                continue
+            for out in await self._ask_stale(i):
+                yield out
+
+    def _look(self, ops: list[tuple[int, Operation]]) -> dict[int, tuple[bool, str | None]]:
+        """For each operation (in a worker thread): whether its target differs from what it
+        was computed against, and the target's hash now."""
+        root, out = self.s.root, {}
+        for i, op in ops:
+            now = _hash_of(root, op.path)
+            if isinstance(op, Create):  # stale only if it appeared during the turn; a file that
+                # was already there is a conflict (a create never overwrites), not a stale file
+                existed = self.existed.get(op.path, self.base.get(op.path) is not None)
+                out[i] = (not existed and (now is not None or _present(root, op.path)), now)
+            else:
+                out[i] = (op.base_hash is not None and now != op.base_hash, now)
+        return out
 
     # ---- apply -----------------------------------------------------------------------------
 
@@ -479,13 +524,11 @@ class TurnRun:
             (i, err) for i, err in sorted(self.stale_refused.items())
             if decisions[i].action != Action.REJECT]
         for i, op in checked:
-            if i in self.stale_refused:
+            if refused or i in self.stale_refused:
                 continue
-            stale, now = await self._disk_stale(op)
-            if stale and now != self.disk.get(op.path, op.base_hash):
-                self.disk[op.path] = now  # a change the watcher has not reported (yet)
-                yield Stale(op.path, i)
-            if refused or not stale:
+            if i not in self.looks:
+                self.looks.update(await asyncio.to_thread(self._look, [(i, op)]))
+            if not self.looks[i][0]:
                 continue  # fresh operations are checked together by apply_turn
             try:  # re-check against the newer file (off the loop, so the deadline can fire)
                 found = await asyncio.to_thread(check_ops, self.s.root, [op],
