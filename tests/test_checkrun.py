@@ -80,6 +80,14 @@ async def test_a_check_ignoring_sigterm_is_killed(tmp_path):
     assert res.timed_out and time.monotonic() - start < 10
 
 
+async def stopped(pid: int, limit_s: float = 15.0) -> bool:
+    """Whether the process is gone within `limit_s` (checked every 20 ms)."""
+    deadline = time.monotonic() + limit_s
+    while alive(pid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    return not alive(pid)
+
+
 async def test_cancelling_the_caller_stops_the_process_group(tmp_path):
     pidfile = tmp_path / "child.pid"
     task = asyncio.create_task(run_check(f"sleep 60 & echo $! > {pidfile}; wait", tmp_path,
@@ -88,10 +96,33 @@ async def test_cancelling_the_caller_stops_the_process_group(tmp_path):
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    deadline = time.monotonic() + 15
-    while alive(child) and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    assert not alive(child)
+    assert await stopped(child)
+
+
+async def test_a_cancel_while_the_shell_starts_still_stops_what_it_started(tmp_path,
+                                                                           monkeypatch):
+    """On a busy machine the shell may run its commands before the process is handed back:
+    a cancel then must still stop the process group (here the hand-back is held until the
+    command has started its child, and the cancel comes in between)."""
+    pidfile = tmp_path / "child.pid"
+    real = asyncio.create_subprocess_shell
+    handed_back = asyncio.Event()
+
+    async def slow_start(*args, **kwargs):
+        proc = await real(*args, **kwargs)
+        await wait_for_file(pidfile)
+        await asyncio.sleep(0.2)  # the hand-back is slow; the cancel arrives meanwhile
+        handed_back.set()
+        return proc
+
+    monkeypatch.setattr(asyncio, "create_subprocess_shell", slow_start)
+    task = asyncio.create_task(run_check(f"sleep 60 & echo $! > {pidfile}; wait", tmp_path,
+                                         timeout_s=60))
+    child = int(await wait_for_file(pidfile))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert handed_back.is_set() and await stopped(child)
 
 
 async def test_only_the_tail_of_a_flood_is_kept(tmp_path):

@@ -15,6 +15,13 @@ ORDER = ["config", "base_url", "connect", "auth", "models", "request", "stream",
          "fallback"]
 
 
+# The stream check fails a stream whose deltas all arrive at once (a buffering proxy). The
+# tests pace the simulator's streams so that only a real buffer bunches them: an unpaced
+# stream on a busy machine may reach the client in one burst after a pause, and a buffered
+# one must be long enough that reading its deltas takes a small part of it.
+PACED = dict(tps=150, ttft_ms=0)  # 64 deltas over about 0.4 s
+
+
 def config(sim, **kw) -> DoctorConfig:
     base = dict(base_url=sim.base_url, api_key="sk-test-doctor-key", model=MODEL,
                 fallbacks=[FALLBACK], check_timeout_s=3.0)
@@ -37,7 +44,7 @@ def assert_fails_at(report: DoctorReport, check: str, error_class: str) -> None:
 
 
 async def test_healthy_simulator_passes_every_check(sim):
-    sim.configure(tps=1000, ttft_ms=10,
+    sim.configure(**PACED,
                   replies=[{"match": "What number", "text": "You asked me to remember 42."}])
     seen = []
     report = await run_doctor(config(sim), on_result=seen.append)
@@ -275,7 +282,7 @@ async def test_config_error_skips_everything_and_exits_config(sim):
 
 
 async def test_chat_only_transport_skips_ws(sim):
-    sim.configure(replies=[{"match": "What number", "text": "42"}])
+    sim.configure(**PACED, replies=[{"match": "What number", "text": "42"}])
     report = await run_doctor(config(sim, transport="chat"))
     assert by_id(report)["ws"].status == "skip"
     assert by_id(report)["stream"].data["api"] == "chat"
@@ -313,7 +320,7 @@ async def test_a_buffering_proxy_is_detected(sim):
     import httpx
     from aiohttp import web
 
-    sim.configure(tps=1000, ttft_ms=0, tokens=300,
+    sim.configure(tps=250, ttft_ms=0, tokens=300,  # held back by the proxy for 1.2 s
                   replies=[{"match": "What number", "text": "42"}])
 
     async def forward(request: web.Request) -> web.Response:

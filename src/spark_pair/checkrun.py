@@ -77,13 +77,19 @@ async def run_check(command: str, cwd: Path, *, timeout_s: float,
     """Run `command` in `cwd` and wait for it (at most `timeout_s`); never raises for the
     command's own failure. Cancelling the caller stops the process group, then re-raises."""
     start = time.monotonic()
+    starting = asyncio.ensure_future(asyncio.create_subprocess_shell(
+        command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True, env=None if env is None else dict(env)))
     try:
-        proc = await asyncio.create_subprocess_shell(
-            command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True, env=None if env is None else dict(env))
+        proc = await asyncio.shield(starting)
     except OSError as exc:
         return CheckResult(command, None, time.monotonic() - start, "", error=str(exc))
+    except asyncio.CancelledError:
+        # cancelled while the shell starts (it may already run its commands): let it start,
+        # then stop its whole process group, as for a cancel later on
+        await asyncio.shield(_stop_once_started(starting))
+        raise
     tail = _Tail(max_output)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
@@ -111,6 +117,14 @@ async def run_check(command: str, cwd: Path, *, timeout_s: float,
         raise
     return CheckResult(command, None if timed_out else proc.returncode,
                        time.monotonic() - start, tail.text(), timed_out=timed_out)
+
+
+async def _stop_once_started(starting: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    try:
+        proc = await starting
+    except OSError:
+        return  # it never started
+    await _stop(proc)
 
 
 async def _stop(proc: asyncio.subprocess.Process) -> None:
