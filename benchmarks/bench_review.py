@@ -9,10 +9,12 @@ the screen as the driver does: one `Driver.Frame` per frame (30 a second), each 
 parse events of --chunk bytes of the reply, with an `OperationProposed` after each finished
 file, so the ~4 MiB stream lasts a couple of seconds and 200 proposals arrive while it runs.
 Printed per run, then min / median / max over the runs:
-- loop lag max / p99 while streaming: the worst lateness of a 1 ms ticker (target <= 50 ms);
+- loop lag max / p99 while streaming: the worst lateness of a 1 ms ticker (target <= 50 ms),
+  and the CPU time of the longest loop steps (what the lag would be on an idle machine);
 - key -> painted for `j`, `k`, `a`, `r` (median and max of --presses each, the cursor walking
   the 2,000 hunks) and `A` (once, at the end): from the key event to the end of the first
-  screen update after the screen handled the review's change (target: a frame, <= 33 ms);
+  screen update after the screen handled the review's change (target: a frame, <= 33 ms),
+  and the loop's CPU time in that span;
 - word marks: a screen of changed pairs scrolled into view: how long its paint takes on the
   loop, and until every word mark on it is painted (they are computed off the loop);
 - RSS max of the process (target <= 300 MB).
@@ -91,6 +93,25 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def record_steps() -> tuple[list[float], list[bool]]:
+    """The CPU time of each loop step (callback or task step) while recording[0] is set: the
+    work that delays the loop, apart from the time the machine gives other processes."""
+    steps: list[float] = []
+    recording = [False]
+    run = asyncio.events.Handle._run
+
+    def timed(handle: asyncio.events.Handle) -> None:
+        if not recording[0]:
+            run(handle)
+            return
+        t = time.thread_time()
+        run(handle)
+        steps.append(time.thread_time() - t)
+
+    asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+    return steps, recording
+
+
 async def one_run(args: argparse.Namespace) -> dict[str, Any]:
     from spark_pair.ui.app import SparkPairApp
     from spark_pair.ui.screens.main import Launch
@@ -99,6 +120,7 @@ async def one_run(args: argparse.Namespace) -> dict[str, Any]:
 
     reply = make_reply(args.files, args.hunks, args.line_bytes)
     n_files, n_hunks = args.files, args.files * args.hunks
+    steps, recording = record_steps()
     out: dict[str, Any] = {"files": n_files, "hunks": n_hunks, "mib": len(reply) / 2**20,
                            "frames": -(-len(reply) // args.chunk)}
     with tempfile.TemporaryDirectory(prefix="bench-review-") as tmp:
@@ -114,14 +136,14 @@ async def one_run(args: argparse.Namespace) -> dict[str, Any]:
             while screen.driver.session is None and screen.open_error is None:
                 await pilot.pause(0.01)
             view, pane = screen.query_one(DiffView), screen.query_one(ReviewPane)
-            paints: list[tuple[float, float]] = []  # (start, end) of each screen update
+            paints: list[tuple[float, float, float]] = []  # screen updates: start, end, CPU
             handled: list[float] = []  # the screen finished handling a review change
             refresh, scroll = screen._compositor_refresh, view.scroll_to_hunk
 
             def timed_refresh() -> None:
                 t = time.perf_counter()
                 refresh()
-                paints.append((t, time.perf_counter()))
+                paints.append((t, time.perf_counter(), time.thread_time()))
 
             def timed_scroll(*a: Any, **k: Any) -> bool:
                 done = scroll(*a, **k)
@@ -142,6 +164,8 @@ async def one_run(args: argparse.Namespace) -> dict[str, Any]:
                     lags.append(time.perf_counter() - t - 0.001)
 
             tick = asyncio.create_task(ticker())
+            steps.clear()
+            recording[0] = True
             start = time.perf_counter()
             for k, frame in enumerate(frames_of(reply, args.chunk)):
                 screen.post_message(frame)
@@ -150,35 +174,40 @@ async def one_run(args: argparse.Namespace) -> dict[str, Any]:
                 await asyncio.sleep(0.01)
             await pilot.pause()
             stop = True
+            recording[0] = False
             await tick
             out["stream_s"] = time.perf_counter() - start
+            steps.sort()
+            out["step_cpu_max_ms"] = 1000 * steps[-1]
+            out["step_cpu_p99_ms"] = 1000 * steps[int(0.99 * (len(steps) - 1))]
             lags.sort()
             out["lag_max_ms"] = 1000 * lags[-1]
             out["lag_p99_ms"] = 1000 * lags[int(0.99 * (len(lags) - 1))]
 
-            async def press(key: str) -> float:
+            async def press(key: str) -> tuple[float, float]:
                 """Key event sent -> the end of the first screen update after the screen
-                handled the review's change."""
+                handled the review's change: wall time, and the loop's CPU time in it."""
                 n = len(handled)
-                t0 = time.perf_counter()
+                t0, cpu0 = time.perf_counter(), time.thread_time()
                 await pilot.press(key)
                 for _ in range(2000):
-                    if len(handled) > n and any(s >= handled[n] for s, _ in paints[-5:]):
+                    if len(handled) > n and any(p[0] >= handled[n] for p in paints[-5:]):
                         break
                     await asyncio.sleep(0.0005)
-                end = next(e for s, e in paints if s >= handled[n])
-                return 1000 * (end - t0)
+                end, cpu = next((e, c) for s, e, c in paints if s >= handled[n])
+                return 1000 * (end - t0), 1000 * (cpu - cpu0)
 
             pane.focus()
             await pilot.pause()
-            keys: dict[str, list[float]] = {key: [] for key in KEYS}
+            keys: dict[str, list[tuple[float, float]]] = {key: [] for key in KEYS}
             for _ in range(args.presses):
                 for key in KEYS:
                     keys[key].append(await press(key))
             for key, times in keys.items():
-                out[f"{key}_median_ms"] = statistics.median(times)
-                out[f"{key}_max_ms"] = max(times)
-            out["A_ms"] = await press("A")
+                out[f"{key}_median_ms"] = statistics.median(t for t, _ in times)
+                out[f"{key}_max_ms"] = max(t for t, _ in times)
+                out[f"{key}_cpu_median_ms"] = statistics.median(c for _, c in times)
+            out["A_ms"], out["A_cpu_ms"] = await press("A")
             undecided = len(pane.review.undecided())
 
             # word marks: a screen of changed pairs the person has not looked at yet
@@ -201,9 +230,13 @@ async def one_run(args: argparse.Namespace) -> dict[str, Any]:
 ROWS = [
     ("lag_max_ms", "loop lag max while streaming (ms, target <= 50)"),
     ("lag_p99_ms", "loop lag p99 while streaming (ms)"),
+    ("step_cpu_max_ms", "longest loop step while streaming, CPU (ms)"),
+    ("step_cpu_p99_ms", "loop step p99 while streaming, CPU (ms)"),
     *[(f"{k}_median_ms", f"`{k}` key -> painted, median (ms)") for k in KEYS],
     *[(f"{k}_max_ms", f"`{k}` key -> painted, max (ms)") for k in KEYS],
+    *[(f"{k}_cpu_median_ms", f"`{k}` key -> painted, loop CPU, median (ms)") for k in KEYS],
     ("A_ms", "`A` key -> painted (ms)"),
+    ("A_cpu_ms", "`A` key -> painted, loop CPU (ms)"),
     ("marks_paint_ms", "word marks: the screen update on the loop (ms)"),
     ("marks_ready_ms", "word marks: until all on screen are painted (ms)"),
     ("rss_mb", "RSS max (MB, target <= 300)"),
