@@ -315,3 +315,23 @@ async def test_headers_gain_the_operation_summary_when_it_is_complete() -> None:
                 view.feed(events, partial)
             await pilot.pause()
             assert view.rows[view.file_rows[0]].text.startswith(header), name
+
+
+async def test_a_decision_or_a_focus_move_repaints_only_the_rows_it_changes() -> None:
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        for events, partial in frames(long_diff(40), random.Random(2))[0]:
+            view.feed(events, partial)
+        view.scroll_to(y=0, animate=False)
+        await pilot.pause()
+        for y in range(view.size.height):
+            view.render_line(y)
+        painted = set(view._cache.keys())
+        assert len(painted) == view.size.height
+        header = view.hunk_rows[(0, 0)]
+        view.mark_hunk(0, 0, HunkMark.ACCEPTED)
+        view.scroll_to_hunk(0, 1)  # the focus moves to the next hunk's header
+        dropped = painted - set(view._cache.keys())
+        assert {key[0] for key in dropped} == {header, view.hunk_rows[(0, 1)]}
+        assert "accepted" in view.render_line(header).text

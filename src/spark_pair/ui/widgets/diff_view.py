@@ -302,7 +302,7 @@ class DiffView(ScrollView, can_focus=True):
         width = cell_len(self.rows[row].text)
         if width > self._width:
             self._width = width
-        self._repaint_row(row)
+        self._forget_rows(self.rows_of(index))
 
     def _take_text(self, text: str, intro_only: bool = False) -> None:
         self._all.append(text)
@@ -418,11 +418,19 @@ class DiffView(ScrollView, can_focus=True):
         return end
 
     def _repaint_row(self, row: int | None) -> None:
-        if row is None:
-            return
-        self._cache.clear()  # rare (a decision, a focus move): the visible rows are rebuilt
-        if self.is_attached:
-            self.refresh_line(row)  # (a row: virtual coordinates)
+        if row is not None:
+            self._forget_rows(range(row, row + 1))
+
+    def _forget_rows(self, rows: range) -> None:
+        """Rows whose look changed: their strips leave the cache (the others stay) and those
+        in view are painted again."""
+        for key in [k for k in self._cache.keys() if k[0] in rows]:
+            self._cache.discard(key)
+        if self.is_attached and rows:
+            top = round(self.scroll_y)
+            first, last = max(rows.start, top), min(rows.stop, top + self.size.height)
+            if first < last:
+                self.refresh_lines(first, last - first)  # (rows: virtual coordinates)
 
     # ---- painting ------------------------------------------------------------------------------
 
@@ -462,14 +470,7 @@ class DiffView(ScrollView, can_focus=True):
 
     def _words_ready(self, key: Any) -> None:
         """A hunk's word marks arrived: its rows are painted again."""
-        rows = self.rows_of(*key)
-        for cached in [k for k in self._cache.keys() if k[0] in rows]:
-            self._cache.discard(cached)
-        if self.is_attached and rows:
-            top = round(self.scroll_y)
-            first, last = max(rows.start, top), min(rows.stop, top + self.size.height)
-            if first < last:
-                self.refresh_lines(first, last - first)  # (rows: virtual coordinates)
+        self._forget_rows(self.rows_of(*key))
 
     @property
     def words_pending(self) -> bool:
