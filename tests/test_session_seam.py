@@ -25,6 +25,7 @@ from spark_pair.session_events import (
     TurnStarted,
     TurnStatus,
 )
+from spark_pair.session_turn import GATHER_CHARS
 from spark_pair.workspace import Watcher
 
 pytestmark = pytest.mark.timeout(30)
@@ -519,3 +520,15 @@ async def test_a_file_that_keeps_changing_at_the_last_check_is_refused_not_asked
     assert "keeps changing" in refused[0].reason
     assert events[-1].result.status == TurnStatus.CONFLICT
     assert (long_repo / "long.txt").read_text() == LONG + "tail 4\n"
+
+
+async def test_a_gathered_burst_is_handed_over_in_slices(repo: Path, tmp_path: Path) -> None:
+    # text that waited is parsed in bounded pieces (each leaves the loop a turn), not as one
+    # long stretch however much gathered
+    text = "word\n" * 5_000
+    client = ScriptedClient(text, chunk=1)  # 25k deltas queued at once
+    session = make(repo, client, PolicyApprover(), tmp_path)
+    events = await asyncio.wait_for(collect(session, ask=True, latency=30.0), 20)
+    texts = [e.text for e in events if isinstance(e, pe.TextDelta)]
+    assert "".join(texts) == text
+    assert len(texts) >= 3 and max(map(len, texts)) <= GATHER_CHARS

@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # the parser loads once the request is out
 
 ASK_REASON = "the turn asked a question (AI?): it edits no file"
 SLICE_S = 0.002  # the longest stretch of work before the loop gets a turn
+GATHER_CHARS = 8192  # the most text handed over as one TextDelta (parsed in well under SLICE_S)
 MAX_LATE_CHANGES = 3  # times one operation is asked again for a change seen at the last look
 
 
@@ -615,10 +616,14 @@ class TurnRun:
 
 
 def _gathered(first: TextDelta, items: collections.deque[Any]) -> TextDelta:
-    """`first` and the text deltas queued right behind it, as one."""
+    """`first` and the text deltas queued right behind it, as one (up to GATHER_CHARS, so a
+    burst is still parsed in slices that leave the loop its turns)."""
     texts = [first.text]
-    while items and type(items[0]) is TextDelta:
-        texts.append(items.popleft().text)
+    size = len(first.text)
+    while items and type(items[0]) is TextDelta and size < GATHER_CHARS:
+        text = items.popleft().text
+        texts.append(text)
+        size += len(text)
     return TextDelta("".join(texts))
 
 
