@@ -74,6 +74,10 @@ _NO_COLOR = {Kind.FILE: Style(bold=True, reverse=True), Kind.HUNK: Style(underli
              Kind.NOTE: Style(bold=True, italic=True), Kind.PROSE: Style(italic=True)}
 
 
+def _bar(overflow: str, needed: bool) -> bool:
+    return overflow == "scroll" or (overflow == "auto" and needed)
+
+
 def content_text(line: str) -> str:
     """A diff or prose line as safe to paint: tabs expanded, control and bidi characters
     escaped (so a line can neither drive the terminal nor reorder what is shown)."""
@@ -126,7 +130,7 @@ class DiffView(ScrollView, can_focus=True):
     DiffView {
         background: $surface;
         color: $foreground;
-        overflow-y: auto;
+        overflow-y: scroll;  /* always there: the first screenful and a new turn lay out nothing */
         overflow-x: auto;
         scrollbar-size-vertical: 1;
         scrollbar-size-horizontal: 1;
@@ -176,8 +180,8 @@ class DiffView(ScrollView, can_focus=True):
         self._width = 0
         self._cache.clear()
         if self.is_attached:
-            self.virtual_size = Size(0, 0)
-            self.anchor()
+            self._anchored, self._anchor_released = True, False
+            self._grow(Size(0, 0))
             self.refresh()
 
     def on_mount(self) -> None:
@@ -237,13 +241,15 @@ class DiffView(ScrollView, can_focus=True):
             self._bars_timer = self.set_timer(wait, self._sync_bars, name="diff scrollbars")
 
     def _bars_for(self, size: Size) -> tuple[bool, bool]:
-        """The scrollbars (horizontal, vertical) a virtual size needs (as Textual decides)."""
+        """The scrollbars (horizontal, vertical) a virtual size gets (as Textual decides)."""
+        styles = self.styles
         width, height = self.container_size
-        horizontal, vertical = size.width > width, size.height > height
-        if vertical and not horizontal:
-            horizontal = size.width > width - self.styles.scrollbar_size_vertical
-        if horizontal and not vertical:
-            vertical = size.height > height - self.styles.scrollbar_size_horizontal
+        horizontal = _bar(styles.overflow_x, size.width > width)
+        vertical = _bar(styles.overflow_y, size.height > height)
+        if styles.overflow_x == "auto" and vertical and not horizontal:
+            horizontal = size.width > width - styles.scrollbar_size_vertical
+        if styles.overflow_y == "auto" and horizontal and not vertical:
+            vertical = size.height > height - styles.scrollbar_size_horizontal
         return horizontal, vertical
 
     def _sync_bars(self) -> None:
