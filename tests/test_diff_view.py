@@ -335,3 +335,39 @@ async def test_a_decision_or_a_focus_move_repaints_only_the_rows_it_changes() ->
         dropped = painted - set(view._cache.keys())
         assert {key[0] for key in dropped} == {header, view.hunk_rows[(0, 1)]}
         assert "accepted" in view.render_line(header).text
+
+
+async def test_a_growing_diff_lays_out_nothing_and_its_scrollbar_catches_up() -> None:
+    """Rows arrive frame by frame, past the view's height, and a new turn clears them: the
+    screen is never laid out again (a layout repaints every pane), the tail is followed, and
+    the scrollbar, told at most 4 times a second, ends up showing all the rows."""
+    from textual import messages
+    from textual.screen import Screen
+
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        await pilot.pause()
+        layouts: list[object] = []
+        screen_on_layout = Screen._on_layout
+
+        async def on_layout(screen: Screen, message: messages.Layout) -> None:
+            layouts.append(message.widget)
+            await screen_on_layout(screen, message)
+
+        Screen._on_layout = on_layout  # type: ignore[method-assign]
+        try:
+            for n, (events, partial) in enumerate(frames(long_diff(60), random.Random(3))[0]):
+                view.feed(events, partial)
+                if n % 3 == 0:
+                    await pilot.pause()
+            await pilot.pause(0.3)  # the scrollbar's catch-up
+            assert len(view.rows) > 3 * SIZE[1]
+            assert view.scroll_offset.y == view.max_scroll_y > 0  # the tail is followed
+            assert view.vertical_scrollbar.window_virtual_size == view.virtual_size.height
+            view.reset()
+            await pilot.pause(0.3)
+            assert view.virtual_size.height == 0 and view.scroll_offset.y == 0
+            assert layouts == []
+        finally:
+            Screen._on_layout = screen_on_layout  # type: ignore[method-assign]
