@@ -31,6 +31,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("review.pager",), "review", "open the turn's diff in \\[review] pager ($PAGER, less -R)"),
     (("review.next", "review.previous", "review.next_file", "review.previous_file"), "review",
      "next / previous hunk; next / previous file"),
+    (("review.down", "review.up"), "review",
+     "the cursor down / up (page up / down, home and end move it too)"),
     (("files.toggle",), "files", "put the file into the context or take it out"),
     (("app.next_pane",), "anywhere", "move between prompt, review and files"),
     (("app.regenerate",), "anywhere", "regenerate this turn"),
