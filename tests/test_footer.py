@@ -47,7 +47,7 @@ class FooterApp(App[None]):
 
 
 def shown(footer: AppFooter) -> list[tuple[str, bool]]:
-    return [(k.description, k.enabled) for k in footer.keys]
+    return [(k.label, k.enabled) for k in footer.keys]
 
 
 async def test_the_footer_follows_focus_and_state_and_clicks_press_keys() -> None:
@@ -57,9 +57,9 @@ async def test_the_footer_follows_focus_and_state_and_clicks_press_keys() -> Non
         app.query_one("#plain").focus()
         await pilot.pause()
         assert shown(footer) == [("go", True), ("stop", False)]  # hidden keys stay hidden
-        assert footer.palette is not None and footer.palette.description == "palette"
+        assert [k.label for k in footer.pinned] == ["palette"]
         line = footer.render().plain
-        assert line.startswith("f2go  f3stop") and line.rstrip().endswith("palette")
+        assert line.startswith("f2 go  f3 stop") and line.rstrip().endswith("^p palette")
         assert not footer.children  # one line of text: nothing to mount or lay out
 
         await pilot.click(AppFooter, offset=(line.index("stop"), 0))
@@ -67,7 +67,7 @@ async def test_the_footer_follows_focus_and_state_and_clicks_press_keys() -> Non
         await pilot.click(AppFooter, offset=(line.index("go"), 0))
         await pilot.pause()
         assert app.pressed == ["go"] and shown(footer) == [("stop", True)]
-        assert footer.render().plain.startswith("f3stop  ")
+        assert footer.render().plain.startswith("f3 stop  ")
         await pilot.click(AppFooter, offset=(2, 0))
         assert app.pressed == ["go", "stop"]
 

@@ -1,4 +1,4 @@
-"""f1 (or ? outside the prompt): every key of the app and the slash commands."""
+"""? (f1 while the prompt holds text): every key of the app and the slash commands."""
 
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     ("ctrl+p", "anywhere", "command palette: model, transport, theme, context files"),
     (("app.quit",), "anywhere", "quit (asks when operations are undecided)"),
     (("prompt.history_back", "prompt.history_forward"), "prompt", "earlier / later prompts"),
-    (("app.help",), "anywhere", "this screen (also ? outside the prompt)"),
+    (("app.help", "app.help_q"), "anywhere",
+     "this screen (? is typed into a prompt that holds text)"),
 ]
 COMMANDS = [
     ("/undo", "restore the files of the last applied turn"),

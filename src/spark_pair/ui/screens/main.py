@@ -70,7 +70,7 @@ class MainScreen(Screen[None]):
     BINDINGS = [
         # the screen takes enter before the prompt sees it: the request goes out from the key's
         # own handler (no message hops), the prompt is cleared once it is out
-        Binding("enter", "send", "send", id="prompt.send", priority=True, show=False,
+        Binding("enter", "send", "send", id="prompt.send", priority=True,
                 tooltip="Send the prompt, or run a slash command"),
         Binding("tab", "cycle_focus(1)", "pane", id="app.next_pane",
                 tooltip="Move between prompt, review and files"),
@@ -83,7 +83,9 @@ class MainScreen(Screen[None]):
         Binding("ctrl+e", "escalate", "stronger", id="app.escalate", show=False, priority=True,
                 tooltip="Run this turn again on the stronger model"),  # the prompt's too
         Binding("f1", "help", "keys", id="app.help", tooltip="Every key and slash command"),
-        Binding("question_mark", "help", "keys", id="app.help_q", show=False),
+        # ? opens the help, from an empty prompt too (a prompt with text takes it as text)
+        Binding("question_mark", "help", "keys", id="app.help_q", priority=True,
+                tooltip="Every key and slash command"),
     ]
 
     def __init__(self, launch: Launch) -> None:
@@ -102,6 +104,7 @@ class MainScreen(Screen[None]):
         self._file_list: list[str] | None = None
         self._prepare_timer: Timer | None = None
         self._sent: str | None = None  # the prompt text of the turn starting now
+        self._prompt_has_text = False
         self.trying = False  # `t`: run the check once the turn is applied
 
     # ---- layout ----------------------------------------------------------------------------
@@ -356,6 +359,14 @@ class MainScreen(Screen[None]):
             self.say("all decided: the turn is applied when the stream ends")
 
     # ---- the prompt ------------------------------------------------------------------------
+
+    @on(Input.Changed, "#prompt")
+    def _prompt_changed(self, event: Input.Changed) -> None:
+        """? opens the help from an empty prompt, and is typed into one that holds text: the
+        footer shows which key opens the help."""
+        if bool(event.value) != self._prompt_has_text:
+            self._prompt_has_text = bool(event.value)
+            self.refresh_bindings()
 
     def action_send(self) -> None:
         self._send(self.query_one(Prompt).value)

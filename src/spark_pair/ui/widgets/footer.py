@@ -3,13 +3,15 @@
 Textual's Footer is a row of widgets, one per key, rebuilt whenever the screen's bindings are
 refreshed (focus moves, a turn starts or ends): new widgets and a new layout of the whole
 screen, tens of milliseconds each, in the middle of a stream. This one is a single line: it is
-repainted only when what it shows (key, label, enabled, tooltip) changes. A click presses the
-key under the pointer; hovering shows the key's tooltip.
+repainted only when what it shows (key, label, enabled, tooltip) changes. Which keys, in which
+order, and how many fit: `ui.footer_keys` (the focused pane's most important keys first; the
+help and palette keys always, at the right). A click presses the key under the pointer;
+hovering shows the key's tooltip.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from rich.style import Style
 from rich.text import Text
@@ -17,18 +19,9 @@ from textual import events
 from textual.screen import Screen
 from textual.widget import Widget
 
+from ..footer_keys import Shown, fit, keys_shown
+
 _DIM = Style(dim=True)
-_GAP = "  "
-
-
-class FooterKey(NamedTuple):
-    """One key as the footer shows it."""
-
-    key: str
-    display: str
-    description: str
-    enabled: bool
-    tooltip: str
 
 
 class AppFooter(Widget, can_focus=False):
@@ -55,9 +48,9 @@ class AppFooter(Widget, can_focus=False):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.keys: tuple[FooterKey, ...] = ()  # left to right
-        self.palette: FooterKey | None = None  # the command palette's key, at the right
-        self._spans: list[tuple[int, int, FooterKey]] = []  # painted columns of each key
+        self.keys: tuple[Shown, ...] = ()  # in order of importance
+        self.pinned: tuple[Shown, ...] = ()  # help and the palette, at the right
+        self._spans: list[tuple[int, int, Shown]] = []  # painted columns of each key
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
@@ -69,23 +62,15 @@ class AppFooter(Widget, can_focus=False):
     def bindings_changed(self, screen: Screen[Any]) -> None:
         if not screen.app.app_focus or screen is not self.screen:
             return  # (the terminal lost focus: the keys stay as they are)
-        keys, palette = self._keys_shown()
-        if (keys, palette) != (self.keys, self.palette):
-            self.keys, self.palette = keys, palette
-            self.refresh()
-
-    def _keys_shown(self) -> tuple[tuple[FooterKey, ...], FooterKey | None]:
         app = self.app
-        keys: dict[str, FooterKey] = {}  # one per action: its first binding
-        palette = None
-        for name, (_, binding, enabled, tooltip) in self.screen.active_bindings.items():
-            key = FooterKey(binding.key, app.get_key_display(binding), binding.description,
-                            enabled, tooltip or binding.tooltip or binding.description)
-            if name == app.COMMAND_PALETTE_BINDING and app.ENABLE_COMMAND_PALETTE:
-                palette = key
-            elif binding.show:
-                keys.setdefault(binding.action, key)
-        return tuple(keys.values()), palette
+        active = self.screen.active_bindings
+        palette = active.get(app.COMMAND_PALETTE_BINDING) if app.ENABLE_COMMAND_PALETTE else None
+        keys, pinned = keys_shown(((b, enabled, tooltip) for _, b, enabled, tooltip
+                                   in active.values()), app.get_key_display,
+                                  palette.binding if palette is not None else None)
+        if (tuple(keys), tuple(pinned)) != (self.keys, self.pinned):
+            self.keys, self.pinned = tuple(keys), tuple(pinned)
+            self.refresh()
 
     # ---- painting ------------------------------------------------------------------------
 
@@ -93,33 +78,42 @@ class AppFooter(Widget, can_focus=False):
         key_style = self.get_component_rich_style("app-footer--key")
         description_style = self.get_component_rich_style("app-footer--description")
         width = self.size.width
-        right = Text()
-        if self.palette is not None:
-            right.append("▏", self.get_component_rich_style("app-footer--rule"))
-            right.append(self.palette.display, key_style)
-            right.append(f"{self.palette.description} ", description_style)
-        room = max(0, width - right.cell_len)
+        keys, gap = fit(self.keys, self.pinned, width)
         text = Text(no_wrap=True, overflow="crop")
         spans = []
-        for key in self.keys:
-            if text.cell_len >= room:
-                break
+        for key in keys:
+            if spans:
+                text.append(" " * gap)
             start = text.cell_len
-            dim = _DIM if not key.enabled else Style()
-            text.append(key.display, key_style + dim)
-            text.append(key.description, description_style + dim)
-            spans.append((start, min(room, text.cell_len), key))
-            text.append(_GAP)
+            self._append(text, key, key_style, description_style)
+            spans.append((start, text.cell_len, key))
+        right = Text(no_wrap=True, overflow="crop")
+        if self.pinned:
+            right.append("▏", self.get_component_rich_style("app-footer--rule"))
+        starts = []
+        for i, key in enumerate(self.pinned):
+            if i:
+                right.append(" ")
+            starts.append(right.cell_len)
+            self._append(right, key, key_style, description_style)
+        right.append(" ")
+        room = max(0, width - right.cell_len)
         text.truncate(room)
         text.pad_right(room - text.cell_len)
-        if self.palette is not None:
-            spans.append((room, width, self.palette))
+        for start, key in zip(starts, self.pinned, strict=True):
+            spans.append((room + start, room + start + key.width, key))
         self._spans = spans
         return text + right
 
+    @staticmethod
+    def _append(text: Text, key: Shown, key_style: Style, description_style: Style) -> None:
+        dim = _DIM if not key.enabled else Style()
+        text.append(key.display, key_style + dim)
+        text.append(" " + key.label, description_style + dim)  # not by colour alone
+
     # ---- the mouse -----------------------------------------------------------------------
 
-    def key_at(self, x: int) -> FooterKey | None:
+    def key_at(self, x: int) -> Shown | None:
         for start, end, key in self._spans:
             if start <= x < end:
                 return key

@@ -63,6 +63,12 @@ class Prompt(Input):
         self._pos = 0  # len(history): the line being written
         self._draft = ""
 
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        """An empty prompt leaves ? to the screen (the help); one with text types it."""
+        if character == "?" and not self.value:
+            return False
+        return super().check_consume_key(key, character)
+
     def remember(self, text: str) -> None:
         if text and (not self.history or self.history[-1] != text):
             self.history.append(text)

@@ -1,0 +1,59 @@
+"""Which keys the footer keeps when the line is short: the most important first, ? always."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+from spark_pair.ui.footer_keys import Shown, fit, keys_shown
+from spark_pair.ui.screens.main import MainScreen
+from spark_pair.ui.widgets.review import ReviewPane
+
+
+def display(binding: Binding) -> str:
+    return {"ctrl+r": "^r", "ctrl+e": "^e", "ctrl+q": "^q", "ctrl+p": "^p", "question_mark": "?",
+            "escape": "esc", "enter": "⏎"}.get(binding.key, binding.key)
+
+
+PALETTE = Binding("ctrl+p", "command_palette", "palette")
+QUIT = Binding("ctrl+q", "quit", "quit", id="app.quit")
+
+
+def active(*owners: list[Binding], hidden: tuple[str, ...] = ()
+           ) -> list[tuple[Binding, bool, str]]:
+    """The screen's active bindings: those whose check_action says False are not there."""
+    return [(b, True, "") for bs in owners for b in bs if b.id not in hidden]
+
+
+def labels(keys: list[Shown]) -> list[str]:
+    return [f"{k.display} {k.label}" for k in keys]
+
+
+def test_the_review_pane_keys_come_first_in_the_order_that_matters() -> None:
+    left, right = keys_shown(active(ReviewPane.BINDINGS, MainScreen.BINDINGS, [QUIT],
+                                    hidden=("app.stop", "prompt.send")),
+                             display, PALETTE)
+    assert labels(left)[:8] == ["a accept", "r reject", "A all", "R reject rest",
+                                "d del/rename", "j/k hunk", "n/p file", "c reject+why"]
+    assert labels(right) == ["? keys", "^p palette"]
+    shown, gap = fit(left, right, 80)  # short labels, one column between keys
+    assert labels(shown) == ["a accept", "r reject", "A all", "R rest", "d del/ren", "j/k hunk",
+                             "n/p file"]
+    width = sum(k.width for k in shown) + gap * (len(shown) - 1) + sum(k.width for k in right)
+    assert width <= 80 - 3
+    wide, gap = fit(left, right, 200)
+    assert labels(wide) == labels(left) and gap == 2
+
+
+def test_while_streaming_escape_comes_first_and_f1_stands_in_for_a_typed_question_mark(
+        ) -> None:
+    left, right = keys_shown(active(MainScreen.BINDINGS, [QUIT], hidden=("app.help_q",)),
+                             display, PALETTE)
+    assert labels(left)[:3] == ["esc stop", "⏎ send", "tab pane"]  # the prompt: no review keys
+    assert labels(right) == ["f1 keys", "^p palette"]
+
+
+def test_keys_that_do_not_fit_are_left_out_whole_from_the_least_important() -> None:
+    left = [Shown("a", "a", "x" * 30, True, ""), Shown("b", "b", "short", True, "")]
+    right = [Shown("?", "?", "keys", True, "")]
+    assert fit(left, right, 30) == ([], 2)  # the most important does not fit: none after it
+    assert fit(list(reversed(left)), right, 30)[0] == [left[1]]
