@@ -16,11 +16,10 @@ from test_run_e2e import A_PY, env_for, make_repo
 
 from spark_pair.sim.process import SimProcess
 
-# the modules a run needs only once the reply streams in (parse, apply, journal, watch, log,
-# print); none of them may delay the request
+# the modules a run needs only once the reply streams in (parse, apply, journal, log, print);
+# none of them may delay the request
 AFTER_FIRST_TOKEN = ("spark_pair.edits.apply", "spark_pair.edits.journal",
-                     "spark_pair.edits.render", "spark_pair.store.sqlite", "sqlite3",
-                     "watchfiles")
+                     "spark_pair.edits.render", "spark_pair.store.sqlite", "sqlite3")
 
 BOOT = """
 import json, os, sys
@@ -77,3 +76,4 @@ def test_the_request_goes_out_before_the_reply_modules_load(sim: SimProcess, tmp
     early = [m for m in AFTER_FIRST_TOKEN if m in request["modules"]]
     assert early == [], f"loaded before the request went out: {early}"
     assert set(AFTER_FIRST_TOKEN) <= set(seen["exit"])  # ...and the run did need them later
+    assert "watchfiles" not in seen["exit"]  # one turn: the last look before the write checks

@@ -192,9 +192,12 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
     files = repo_paths(root, opts.cwd or Path.cwd(), opts.files)
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
     try:
+        # no file watcher for the one turn: the last look before the write finds a file that
+        # changed during the turn (Stale, then refused or decided again), and starting the
+        # watcher (its imports, the OS watches) would hold up a short reply's events
         async with open_runtime(root, approver=approver, overrides=opts.overrides, env=opts.env,
                                 cwd=opts.cwd or Path.cwd(), warn=diag.say,
-                                prewarm=opts.prewarm) as rt:
+                                prewarm=opts.prewarm, watch=False) as rt:
             report = _Reporter(opts, out, jl, diag, root, rt.settings, t0)
             reports.append(report)
             start_lines(rt, opts, files, jl, diag)
