@@ -1,8 +1,8 @@
 """`spark-pair run` sends its request before it loads what only the reply needs.
 
-A real `run` process against the simulator process, in a real git repo: a small boot script
-records which modules are loaded at every socket write the process makes (the request is the
-first large one) and at its exit."""
+A real `run` process (started as the installed command starts it) against the simulator
+process, in a real git repo: a small boot script records which modules are loaded at every
+blocking socket write the process makes (the request is the first large one) and at its exit."""
 
 from __future__ import annotations
 
@@ -16,23 +16,29 @@ from test_run_e2e import A_PY, env_for, make_repo
 
 from spark_pair.sim.process import SimProcess
 
-# the modules a run needs only once the reply streams in (parse, apply, journal, log, print);
+# the modules a run needs only once the reply streams in (read, parse, apply, journal, log);
 # none of them may delay the request
-AFTER_FIRST_TOKEN = ("spark_pair.edits.apply", "spark_pair.edits.journal",
-                     "spark_pair.edits.render", "spark_pair.store.sqlite", "sqlite3")
+AFTER_FIRST_TOKEN = ("asyncio", "spark_pair.edits.parser", "spark_pair.edits.apply",
+                     "spark_pair.edits.journal", "spark_pair.edits.render",
+                     "spark_pair.store.sqlite", "sqlite3")
+# ...nor may what a run never needs for sending: the HTTP and WebSocket clients, the command
+# line framework, and dataclasses (tens of milliseconds to import on a slow machine)
+NEVER_BEFORE = ("httpx", "websockets", "click", "dataclasses")
 
 BOOT = """
 import json, os, sys
-import asyncio.selector_events as se
+import _socket
 
 seen = []
-write = se._SelectorSocketTransport.write
 
-def recording(self, data):
-    seen.append({"bytes": len(data), "modules": sorted(sys.modules)})
-    return write(self, data)
+class Recording(_socket.socket):
+    __slots__ = ()
 
-se._SelectorSocketTransport.write = recording
+    def sendall(self, data, *args):
+        seen.append({"bytes": len(data), "modules": sorted(sys.modules)})
+        return super().sendall(data, *args)
+
+_socket.socket = Recording
 leave = os._exit
 
 def dump(code):
@@ -42,7 +48,7 @@ def dump(code):
 
 os._exit = dump
 sys.argv = ["spark-pair", *sys.argv[1:]]
-from spark_pair.cli import main
+from spark_pair.entry import main
 main()
 """
 
@@ -73,7 +79,7 @@ def test_the_request_goes_out_before_the_reply_modules_load(sim: SimProcess, tmp
     # the request (system prompt and the 5 kB file) is the first write of over 4 kB; the
     # WebSocket handshake and HTTP headers alone are far smaller
     request = next(w for w in seen["writes"] if w["bytes"] > 4000)
-    early = [m for m in AFTER_FIRST_TOKEN if m in request["modules"]]
+    early = [m for m in AFTER_FIRST_TOKEN + NEVER_BEFORE if m in request["modules"]]
     assert early == [], f"loaded before the request went out: {early}"
     assert set(AFTER_FIRST_TOKEN) <= set(seen["exit"])  # ...and the run did need them later
     assert "watchfiles" not in seen["exit"]  # one turn: the last look before the write checks

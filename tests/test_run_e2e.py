@@ -83,8 +83,10 @@ def env_for(home: Path, sim: SimProcess) -> dict[str, str]:
 
 
 def run(repo: Path, home: Path, sim: SimProcess, *args: str, stdin: str | None = None,
-        timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(_cli() + ["run", *args], cwd=repo, env=env_for(home, sim), input=stdin,
+        timeout: float = 60, env: dict[str, str] | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(_cli() + ["run", *args], cwd=repo,
+                          env={**env_for(home, sim), **(env or {})}, input=stdin,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -300,8 +302,10 @@ def test_ctrl_c_mid_stream_writes_nothing_and_exits_130(sim: SimProcess, repo: P
                                                         home: Path) -> None:
     import signal
 
-    padding = "".join(f"+line {i}\n" for i in range(150))
-    diff = f"--- /dev/null\n+++ b/pad.txt\n@@ -0,0 +1,150 @@\n{padding}"
+    # a reply that still streams once the run has loaded (its request goes out first, so the
+    # server is well ahead of a slow start): ~1,400 tokens at 300 tok/s
+    padding = "".join(f"+line {i}\n" for i in range(600))
+    diff = f"--- /dev/null\n+++ b/pad.txt\n@@ -0,0 +1,600 @@\n{padding}"
     sim.configure(replies=[{"match": "SLOW", "text": diff}], tps=300, ttft_ms=0)
     before = tree(repo)
     proc = subprocess.Popen(_cli() + ["run", "SLOW", "--apply", "--json"], cwd=repo,

@@ -6,24 +6,24 @@ can say which config is in effect. Errors name the file, the line and the field.
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
-import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from . import paths
 from .errors import ConfigError, add_secret
 from .paths import PROJECT_FILE
-from .protocol.events import Transport
+from .protocol.request import Transport
 from .urls import diagnose_key, normalize_base_url
 
+TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
 if TYPE_CHECKING:
+    from typing import Any
+
     from .protocol.client import ClientOptions
+
 
 TRANSPORTS = ("auto", *Transport)
 ENV_OVERRIDES = {
@@ -45,8 +45,37 @@ RANGES: dict[str, tuple[float, float]] = {
 }
 
 
-@dataclass
-class ModelSettings:
+class Table:
+    """A settings table: its annotated class attributes are the fields, with their defaults
+    (plain classes, not dataclasses: a one-shot `run` loads its settings before anything else,
+    and dataclasses cost tens of milliseconds to import)."""
+
+    def __init__(self, **values: Any) -> None:
+        names = self.names()
+        for name in names:
+            default = getattr(type(self), name)
+            setattr(self, name, list(default) if isinstance(default, list) else default)
+        for name, value in values.items():
+            if name not in names:
+                raise TypeError(f"{type(self).__name__} has no field {name!r}")
+            setattr(self, name, value)
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """The field names, in the order they are declared."""
+        return list(cls.__annotations__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.names())
+        return f"{type(self).__name__}({inner})"
+
+
+class ModelSettings(Table):
     name: str = "gpt-5.3-codex-spark"
     """Model id sent with every request (the least stable value: keep fallbacks)."""
     base_url: str = ""
@@ -55,14 +84,13 @@ class ModelSettings:
     """Name of the environment variable that holds the key (keys never live in files)."""
     api_key: str = ""
     """Only as "${ENV_NAME}": an alternative way to name the key's variable."""
-    fallbacks: list[str] = field(default_factory=list)
+    fallbacks: list[str] = []  # each instance gets its own copy (Table.__init__)
     """Models to move to, in order, when the model is not found (retired, typo)."""
     stronger: str = ""
     """A stronger model to escalate complex turns to."""
 
 
-@dataclass
-class RequestSettings:
+class RequestSettings(Table):
     timeout_ms: int = 60000
     """Read timeout: no data for this long ends the attempt."""
     max_tokens: int = 4096
@@ -71,8 +99,7 @@ class RequestSettings:
     """Sampling temperature."""
 
 
-@dataclass
-class SessionSettings:
+class SessionSettings(Table):
     transport: str = "auto"
     """auto | ws | responses | chat (auto tries WS, then Responses SSE, then Chat)."""
     reconnect_attempts: int = 3
@@ -87,8 +114,7 @@ class SessionSettings:
     """In the app, saving an `AI!` comment in a file starts a turn about it."""
 
 
-@dataclass
-class ReviewSettings:
+class ReviewSettings(Table):
     check: str = ""
     """Command that tries an accepted turn before it is kept, e.g. "pytest -q" (run by the
     shell in the repository root; empty: no check)."""
@@ -98,26 +124,36 @@ class ReviewSettings:
     """Program that shows a turn's diff (delta, less -R, ...); empty: $PAGER, then less -R."""
 
 
-SECTIONS: dict[str, type] = {"model": ModelSettings, "request": RequestSettings,
+SECTIONS: dict[str, type[Table]] = {"model": ModelSettings, "request": RequestSettings,
                              "session": SessionSettings, "review": ReviewSettings}
 
 
-@dataclass
 class Settings:
-    model: ModelSettings = field(default_factory=ModelSettings)
-    request: RequestSettings = field(default_factory=RequestSettings)
-    session: SessionSettings = field(default_factory=SessionSettings)
-    review: ReviewSettings = field(default_factory=ReviewSettings)
-    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """USD per million (input, output) tokens, by model id."""
-    keys: dict[str, str] = field(default_factory=dict)
-    """The app's key map: binding id (e.g. "review.accept") -> key(s) (e.g. "enter")."""
-    sources: dict[str, str] = field(default_factory=dict)
-    """"section.field" -> where the effective value came from."""
-    warnings: list[str] = field(default_factory=list)
-    files: list[Path] = field(default_factory=list)
-    """The config files found and read, lowest precedence first."""
-    env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
+    """The effective settings: one table per section, plus what the files and environment
+    said about them."""
+
+    def __init__(self, *, model: ModelSettings | None = None,
+                 request: RequestSettings | None = None, session: SessionSettings | None = None,
+                 review: ReviewSettings | None = None, env: Mapping[str, str] | None = None
+                 ) -> None:
+        self.model = model or ModelSettings()
+        self.request = request or RequestSettings()
+        self.session = session or SessionSettings()
+        self.review = review or ReviewSettings()
+        self.prices: dict[str, tuple[float, float]] = {}
+        """USD per million (input, output) tokens, by model id."""
+        self.keys: dict[str, str] = {}
+        """The app's key map: binding id (e.g. "review.accept") -> key(s) (e.g. "enter")."""
+        self.sources: dict[str, str] = {}
+        """"section.field" -> where the effective value came from."""
+        self.warnings: list[str] = []
+        self.files: list[Path] = []
+        """The config files found and read, lowest precedence first."""
+        self.env: Mapping[str, str] = os.environ if env is None else env
+
+    def __repr__(self) -> str:
+        return (f"Settings(model={self.model!r}, request={self.request!r}, "
+                f"session={self.session!r}, review={self.review!r})")
 
     @property
     def key_env(self) -> str:
@@ -138,9 +174,13 @@ class Settings:
     def client_options(self, task: str = "edit") -> ClientOptions:
         from .protocol.client import ClientOptions
 
+        return ClientOptions(**self.client_values(task))
+
+    def client_values(self, task: str = "edit") -> dict[str, Any]:
+        """The model client's options (protocol.client.ClientOptions) as keyword arguments."""
         base_url, _ = normalize_base_url(self.model.base_url)
         timeout_s = self.request.timeout_ms / 1000
-        return ClientOptions(
+        return dict(
             base_url=base_url, api_key=self.api_key, model=self.model.name,
             fallbacks=list(self.model.fallbacks), transport=self.session.transport,
             timeout_s=timeout_s, max_tokens=self.request.max_tokens,
@@ -157,8 +197,8 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None,
     env = os.environ if env is None else env
     settings = Settings(env=env)
     for section, cls in SECTIONS.items():
-        for f in fields(cls):
-            settings.sources[f"{section}.{f.name}"] = "default"
+        for name in cls.names():
+            settings.sources[f"{section}.{name}"] = "default"
     user = paths.user_config_file()
     project = find_project_file(cwd or Path.cwd())
     for path, label in ((user, "user file"), (project, "project file")):
@@ -190,6 +230,8 @@ def find_project_file(start: Path) -> Path | None:
 
 
 def _apply_file(settings: Settings, path: Path, label: str, env: Mapping[str, str]) -> None:
+    import tomllib  # only when a file is there (it costs ~10 ms to import)
+
     try:
         text = path.read_text(encoding="utf-8-sig")  # a BOM some editors add is fine
         data = tomllib.loads(text)
@@ -215,7 +257,7 @@ def _apply_file(settings: Settings, path: Path, label: str, env: Mapping[str, st
                 hint=f"sections are {', '.join(f'[{s}]' for s in known)}")
         if not isinstance(table, dict):
             raise ConfigError(f"{where}: {section} must be a table like [{section}]")
-        names = [f.name for f in fields(SECTIONS[section])]
+        names = SECTIONS[section].names()
         for name, value in table.items():
             line = lines.get((section, name), lines.get((section, None), 1))
             if name not in names:
@@ -418,5 +460,7 @@ def _line_index(text: str) -> dict[tuple[str, str | None], int]:
 
 
 def _did_you_mean(word: str, choices: Any) -> str:
+    import difflib
+
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""

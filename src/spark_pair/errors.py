@@ -32,7 +32,6 @@ Third-party exceptions are translated at the boundary: `raise ServerError(...) f
 
 from __future__ import annotations
 
-import html
 import os
 import re
 
@@ -71,6 +70,8 @@ def excerpt(body: str | bytes, limit: int = 300, *, text_only: bool = False) -> 
         body = body.decode("utf-8", "replace")
     body = redact(body)
     if text_only and "<" in body:
+        import html
+
         body = html.unescape(_TAG_RE.sub(" ", body))
     body = " ".join(body.split())
     return body if len(body) <= limit else body[:limit] + " …"

@@ -38,6 +38,7 @@ from .session import Session, TurnRecorder
 if TYPE_CHECKING:
     from .config import Settings
     from .protocol.client import ModelClient
+    from .protocol.sendfirst import Sent
     from .store.records import RequestRecord
     from .verdicts import Verdict
     from .workspace import Watcher, Workspace
@@ -235,15 +236,19 @@ class _Lookup:
         return _Lookup(self.cwd, self.env, {**self.overrides, **more})
 
 
-def _connect(lookup: _Lookup, recorder: TurnRecorder | None) -> tuple[Settings, ModelClient]:
-    """The settings and a model client for them (blocking: config files, the transport memo)."""
+def _connect(lookup: _Lookup, recorder: TurnRecorder | None, settings: Settings | None = None,
+             sent: Sent | None = None) -> tuple[Settings, ModelClient]:
+    """The settings (unless given) and a model client for them (blocking: config files, the
+    transport memo); `sent`: the client's first request went out ahead (headless.start)."""
     from .config import load_settings
     from .protocol import offers
     from .protocol.client import ModelClient
 
-    settings = load_settings(cwd=lookup.cwd, env=lookup.env, overrides=dict(lookup.overrides))
+    if settings is None:
+        settings = load_settings(cwd=lookup.cwd, env=lookup.env,
+                                 overrides=dict(lookup.overrides))
     client = ModelClient(settings.client_options(task="edit"), recorder=recorder,
-                         transport_cache=offers.default_path())
+                         transport_cache=offers.default_path(), sent=sent)
     return settings, client
 
 
@@ -253,12 +258,18 @@ async def open_runtime(root: Path, *, approver: Approver,
                        env: Mapping[str, str] | None = None, cwd: Path | None = None,
                        prewarm: bool = False, watch: bool = True,
                        warn: Callable[[str], None] | None = None,
-                       store_path: Path | None = None) -> AsyncIterator[Runtime]:
+                       store_path: Path | None = None, settings: Settings | None = None,
+                       workspace: Workspace | None = None, sent: Sent | None = None
+                       ) -> AsyncIterator[Runtime]:
     """Open `root` for turns. `cwd` is where settings are looked up from (default: root);
     `prewarm` opens the WebSocket in the background (for a front end that waits for a prompt);
     `watch` starts the file watcher once the first request is out. Raises ConfigError.
-    Settings are loaded in a thread: the event loop never waits for the config files."""
+    Settings are loaded in a thread: the event loop never waits for the config files.
+
+    A one-shot run that sent its first request ahead (headless.start) passes what it made:
+    its `settings`, its `workspace` (holding the request) and the `sent` request."""
     from .workspace import Watcher, Workspace
+    from .workspace.context import limits_of
 
     say = warn or log.warning
     root = Path(root)
@@ -266,16 +277,17 @@ async def open_runtime(root: Path, *, approver: Approver,
     store = StoreWriter(say, store_path)
     recorder = TurnRecorder(store)
     try:
-        settings, client = await asyncio.to_thread(_connect, lookup, recorder)
+        found, client = await asyncio.to_thread(_connect, lookup, recorder, settings, sent)
+        settings = found
         rt: Runtime | None = None
         try:
             connection = ConnectionState(client.transport,
                                          attempts=settings.client_options().max_retries)
             watcher = Watcher(root) if watch else None
-            cfg = settings.session
-            workspace = Workspace(root, watcher=watcher,
-                                  chained=lambda: session.client.transport == Transport.WS,
-                                  **_workspace_limits(cfg))
+            if workspace is None:
+                workspace = Workspace(root, **limits_of(settings.session))
+            workspace.watcher = watcher
+            workspace.chained = lambda: session.client.transport == Transport.WS
 
             def observe(event: Event) -> None:
                 connection.observe(event)
@@ -300,15 +312,6 @@ async def open_runtime(root: Path, *, approver: Approver,
             await (client if rt is None else rt.client).aclose()  # the one in use now
     finally:
         await asyncio.to_thread(store.close)
-
-
-def _workspace_limits(cfg: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if getattr(cfg, "context_tokens", None):
-        out["budget_tokens"] = int(cfg.context_tokens)
-    if getattr(cfg, "history_turns", None):
-        out["history_turns"] = int(cfg.history_turns)
-    return out
 
 
 async def _prewarm(rt: Runtime) -> None:

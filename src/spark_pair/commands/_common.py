@@ -11,6 +11,7 @@ import click
 
 from ..errors import SparkPairError
 from ..exitcodes import ExitCode, exit_code_for
+from ..headless.start import flag_overrides as flag_overrides  # its home is headless.start
 from ..protocol.events import Transport
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -45,14 +46,6 @@ def usage_json(error: Exception) -> None:
     from ..headless.runner import write_usage_error
 
     write_usage_error(sys.stdout, error)  # type: ignore[arg-type]
-
-
-def flag_overrides(
-    base_url: str | None, model: str | None, transport: str | None
-) -> dict[str, str]:
-    """The flags given on the command line, as config overrides ("section.field" -> value)."""
-    out = {"model.base_url": base_url, "model.name": model, "session.transport": transport}
-    return {k: v for k, v in out.items() if v}
 
 
 def report_errors(func: F) -> F:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import fields
 from pathlib import Path
 
 import click
@@ -24,10 +23,10 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
     settings = load_settings(overrides=flag_overrides(base_url, model, transport))
     values = {}
     for section, cls in SECTIONS.items():
-        for f in fields(cls):
-            if f.name == "api_key":
+        for name in cls.names():
+            if name == "api_key":
                 continue
-            dotted = f"{section}.{f.name}"
+            dotted = f"{section}.{name}"
             values[dotted] = {"value": settings.value(dotted), "source": settings.sources[dotted]}
     key = settings.api_key
     key_info = {"env": settings.key_env, "set": key is not None, "length": len(key or "")}

@@ -30,7 +30,7 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     conflict, stale file, refused path, write failure; nothing written), 6 refused by policy
     (nothing written), 7 --timeout, 130 interrupted."""
     from ..errors import UsageError
-    from ..headless.runner import RunOptions, main
+    from ..headless.start import RunOptions, leave, run
 
     if prompt == "-":
         prompt = sys.stdin.read()
@@ -42,23 +42,5 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     opts = RunOptions(prompt=prompt, files=list(files), apply=apply_, allow_delete=allow_delete,
                       allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
                       overrides=flag_overrides(base_url, model, transport), meter=not no_meter,
-                      leave=_leave)
-    _leave(main(opts))
-
-
-def _leave(code: int) -> None:
-    """Exit now: the result is out, the files, the journal and the request record are written,
-    so the interpreter's teardown of every module and object (tens of milliseconds, more on a
-    busy machine) is skipped, and so are the graceful closes the runner would still do (the
-    connection's close handshake, the watcher, the request log's checkpoint: SQLite keeps a
-    committed record in its write-ahead log, read by whoever opens it next)."""
-    import logging
-    import os
-
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):  # a closed pipe: nothing more can be said
-        pass
-    logging.shutdown()
-    os._exit(code)
+                      leave=leave)
+    leave(run(opts))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from .paths import content_hash as content_hash  # its home is .paths
 from .paths import shown
 
 
@@ -14,11 +14,6 @@ class OpKind(StrEnum):
     CREATE = "create"
     DELETE = "delete"
     RENAME = "rename"
-
-
-def content_hash(data: bytes | None) -> str | None:
-    """The base hash an operation is computed against (None: the file did not exist)."""
-    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -121,6 +121,15 @@ def confine_target(root: Path, path: str, data_dirs: tuple[Path, ...] = ()) -> t
 MAX_READ_BYTES = 64 * 1024 * 1024
 
 
+def content_hash(data: bytes | None) -> str | None:
+    """The base hash an operation is computed against (None: the file did not exist)."""
+    if data is None:
+        return None
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
 def read_regular(root: Path, rel: str, max_bytes: int = MAX_READ_BYTES) -> bytes | None:
     """The bytes of `rel` if it is a regular file inside the repository (not a symlink, device
     or FIFO, not over `max_bytes`), else None. For paths a model names: never followed outside

@@ -11,8 +11,6 @@ import contextlib
 import signal
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -40,6 +38,7 @@ from ..session_events import (
 )
 from ..termwrap import say
 from .jsonl import SCHEMA_VERSION, JsonLines, error_fields, event_to_dict, result_lines
+from .start import Early, RunOptions, repo_paths
 from .textfit import WIDTH, file_lines
 
 if TYPE_CHECKING:
@@ -52,28 +51,6 @@ CLOSE_GRACE_S = 3.0
 # nothing is shown per token (the diff is printed whole, JSON lines name files and hunks): model
 # text may reach the turn up to this late, so it wakes ~50 times a second, not once per token
 TEXT_LATENCY_S = 0.02
-
-
-@dataclass
-class RunOptions:
-    prompt: str
-    files: list[str] = field(default_factory=list)
-    apply: bool = False
-    allow_delete: bool = False
-    allow_rename: bool = False
-    json: bool = False
-    deltas: bool = False
-    timeout: float | None = None
-    overrides: dict[str, str] = field(default_factory=dict)
-    cwd: Path | None = None
-    meter: bool = True  # the one-line meter on stderr (text mode)
-    env: dict[str, str] | None = None
-    prewarm: bool = False  # open the WebSocket while the run starts up
-    ask: bool = False  # a question (AI? comment): the prose reply is the answer
-    # called with the exit code once the result is out, the files and the journal are written
-    # and the request record is stored; it does not return (the command's quick exit: no
-    # graceful close of the connection, the watcher or the request log)
-    leave: Callable[[int], None] | None = None
 
 
 class Diagnostics:
@@ -135,13 +112,16 @@ def meter_line(result: Any) -> str:
     return " │ ".join(parts)
 
 
-async def run(opts: RunOptions, out: TextIO, err: TextIO) -> int:
-    t0 = time.monotonic()
+async def run(opts: RunOptions, out: TextIO, err: TextIO, *, early: Early | None = None,
+              t0: float | None = None) -> int:
+    """The run; `early`: its request was sent ahead (headless.start); `t0`: when the run
+    began (time.monotonic)."""
+    t0 = time.monotonic() if t0 is None else t0
     jl = JsonLines(out, t0) if opts.json else None
     diag = Diagnostics(err)
     reports: list[_Reporter] = []
     try:
-        work = _run(opts, out, jl, diag, t0, reports)
+        work = _run(opts, out, jl, diag, t0, reports, early)
         if opts.timeout is None:
             return await work
         # the session stops itself at the deadline; this is the backstop for closing hangs
@@ -179,17 +159,24 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
 
 
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
-               t0: float, reports: list[_Reporter]) -> int:
+               t0: float, reports: list[_Reporter], early: Early | None = None) -> int:
     from ..workspace.files import find_root_soon
 
     if not opts.prompt.strip():
         raise UsageError("the prompt is empty", hint="spark-pair run 'what to change' [-f FILE]")
-    root_of = find_root_soon(opts.cwd)  # git looks while the rest loads
+    if early is None:
+        root_of = find_root_soon(opts.cwd)  # git looks while the rest loads
     from ..approval import PolicyApprover
     from ..runtime import open_runtime
 
-    root = root_of()
-    files = repo_paths(root, opts.cwd or Path.cwd(), opts.files)
+    if early is not None:
+        root, files = early.root, early.files
+        ahead: dict[str, Any] = {"settings": early.settings, "workspace": early.workspace,
+                                 "sent": early.sent}
+    else:
+        root = root_of()
+        files = repo_paths(root, opts.cwd or Path.cwd(), opts.files)
+        ahead = {}
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
     try:
         # no file watcher for the one turn: the last look before the write finds a file that
@@ -197,7 +184,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
         # watcher (its imports, the OS watches) would hold up a short reply's events
         async with open_runtime(root, approver=approver, overrides=opts.overrides, env=opts.env,
                                 cwd=opts.cwd or Path.cwd(), warn=diag.say,
-                                prewarm=opts.prewarm, watch=False) as rt:
+                                prewarm=opts.prewarm, watch=False, **ahead) as rt:
             report = _Reporter(opts, out, jl, diag, root, rt.settings, t0)
             reports.append(report)
             start_lines(rt, opts, files, jl, diag)
@@ -331,51 +318,6 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
                 timer.cancel()
 
 
-MAX_FOLDER_FILES = 200
-
-
-def repo_paths(root: Path, cwd: Path, files: list[str]) -> list[str]:
-    """-f paths (relative to cwd, or absolute) as repo paths, a folder as the files under it;
-    anything outside the repository is refused."""
-    import os
-
-    real_root = root.resolve()
-    out = []
-    for name in files:
-        full = Path(os.path.abspath(cwd / name))
-        full = full.resolve() if full.exists() else full
-        try:
-            rel = full.relative_to(real_root).as_posix()
-        except ValueError:
-            raise UsageError(f"-f {name}: outside the repository {root}",
-                             hint="only files inside the repository go into the context") from None
-        if rel == ".git" or rel.startswith(".git/"):
-            raise UsageError(f"-f {name}: not a file of the repository",
-                             hint="name files inside the repository, not .git")
-        if full.is_dir():
-            out.extend(_files_under(root, rel, name))
-        else:
-            out.append(rel)
-    return list(dict.fromkeys(out))
-
-
-def _files_under(root: Path, rel: str, name: str) -> list[str]:
-    """The listed (not ignored) files under a folder given to -f."""
-    from ..workspace.files import list_files
-
-    prefix = "" if rel in ("", ".") else rel + "/"
-    found = [f for f in list_files(root) if f.startswith(prefix)]
-    if not found:
-        raise UsageError(f"-f {name}: the folder holds no files spark-pair may read",
-                         hint="ignored files (.gitignore) are left out; name files instead")
-    if len(found) > MAX_FOLDER_FILES:
-        raise UsageError(
-            f"-f {name}: the folder holds {len(found)} files (limit {MAX_FOLDER_FILES})",
-            hint="name a smaller folder or the files themselves",
-        )
-    return found
-
-
 def _bases(root: Path, result: Any) -> dict[str, str]:
     """The current text of the files the operations edit (for exact @@ line numbers)."""
     from ..edits.paths import read_regular
@@ -407,8 +349,8 @@ class _signal:
             self.loop.remove_signal_handler(signal.SIGINT)
 
 
-def main(opts: RunOptions) -> int:
-    return asyncio.run(run(opts, sys.stdout, sys.stderr))
+def main(opts: RunOptions, *, early: Early | None = None, t0: float | None = None) -> int:
+    return asyncio.run(run(opts, sys.stdout, sys.stderr, early=early, t0=t0))
 
 
 

@@ -10,7 +10,6 @@ stops with exit code 0; during a turn it cancels the turn (nothing written) and 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -89,7 +88,7 @@ async def _watch(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diag
                         if jl is not None:
                             jl.write({"type": "comment", "path": c.path, "line": c.line,
                                       "kind": c.kind, "text": c.text})
-                    one = dataclasses.replace(opts, prompt=turn.prompt, files=list(turn.files),
+                    one = opts.replace(prompt=turn.prompt, files=list(turn.files),
                                               ask=turn.ask)
                     report = _Reporter(one, out, jl, diag, root, rt.settings, time.monotonic())
                     await _drive(session, one, list(turn.files), jl, diag, report, sigint=False)

@@ -3,47 +3,31 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
 
 from ..errors import ProtocolError
 from . import errors_map
-from .events import TurnRequest, Usage
-from .http_common import messages_of, post_sse
+from .bodies import chat_body as chat_body  # its home is .bodies
+from .events import Usage
 from .metrics import estimate_tokens
-
-if TYPE_CHECKING:
-    import httpx
 
 CUT_REASONS = ("length", "content_filter")  # finish reasons of a reply that was cut short
 
 
-def chat_body(request: TurnRequest, model: str, max_tokens: int | None,
-              temperature: float | None) -> dict[str, Any]:
-    messages = [{"role": "system", "content": request.instructions}] if request.instructions else []
-    body: dict[str, Any] = {"model": model, "messages": messages + messages_of(request),
-                            "stream": True, "stream_options": {"include_usage": True}}
-    if max_tokens is not None:
-        body["max_tokens"] = max_tokens
-    if temperature is not None:
-        body["temperature"] = temperature
-    return body
-
-
-async def stream_chat(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
-                      api_key: str | None, model: str, read_timeout_s: float
-                      ) -> AsyncGenerator[tuple[str, Any], None]:
-    """Yield ("delta", str), ("cut", IncompleteReply) when the output limit or a content filter
-    ended the reply, ("usage", Usage), ("done", response_id). A stream that ends without a
-    finish reason or [DONE] is a StreamDropped."""
+async def stream_chat(source: AsyncIterator[str | None], url: str, body: dict[str, Any], *,
+                      api_key: str | None, model: str) -> AsyncGenerator[tuple[str, Any], None]:
+    """Read the answer to `body` from `source` (http_common.post_sse, or adopted.sse for a
+    request sent ahead): yield ("delta", str), ("cut", IncompleteReply) when the output limit
+    or a content filter ended the reply, ("usage", Usage), ("done", response_id). A stream
+    that ends without a finish reason or [DONE] is a StreamDropped."""
     response_id = None
     usage = None
     cut = None
     chars = 0
     finished = False
     loads = json.loads
-    async for data in post_sse(http, url, body, api_key=api_key, model=model,
-                               read_timeout_s=read_timeout_s):
+    async for data in source:
         if data is None:  # the server took the request: ("open", url) first
             yield "open", url
             continue

@@ -17,7 +17,8 @@ from ..errors import AuthError, EndpointError, ModelError, ModelNotFound, add_se
 from ..store.records import Recorder, RequestRecord
 from ..urls import host_of
 from . import errors_map, offers
-from .chat import chat_body, stream_chat
+from .bodies import chat_body, responses_body, sse_body
+from .chat import stream_chat
 from .events import (
     Completed,
     Event,
@@ -32,13 +33,17 @@ from .events import (
     TurnRequest,
     Usage,
 )
+from .http_common import post_sse
 from .metrics import Stopwatch, estimate_request_tokens, estimate_tokens, tokens_for_chars
-from .responses_sse import responses_body, stream_responses
+from .request import CONNECT_TIMEOUT_S, endpoint_url
+from .responses_sse import stream_responses
 from .responses_ws import WsRefused, WsSession
 from .retry import MIN_READ_TIMEOUT_S, give_up_note, retry_delay
 
 if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never needs it)
     import httpx
+
+    from .sendfirst import Sent
 
 TRANSPORTS = tuple(Transport)  # the order auto tries them in
 
@@ -51,7 +56,7 @@ class ClientOptions:
     fallbacks: list[str] = field(default_factory=list)
     transport: str = "auto"  # auto | ws | responses | chat
     timeout_s: float = 60.0  # read timeout: no data for this long = StreamTimeout
-    connect_timeout_s: float = 10.0
+    connect_timeout_s: float = CONNECT_TIMEOUT_S
     max_tokens: int | None = 4096
     temperature: float | None = 0.2
     reconnect_attempts: int = 3  # WS reconnects before the sticky fall back to HTTP SSE
@@ -71,7 +76,9 @@ class ModelClient:
     """`async with ModelClient(opts) as c: async for ev in c.stream(req): ...`"""
 
     def __init__(self, options: ClientOptions, *, recorder: Recorder | None = None,
-                 transport_cache: Path | None = None) -> None:
+                 transport_cache: Path | None = None, sent: Sent | None = None) -> None:
+        """`sent`: the first request, sent ahead on a socket of its own (protocol.sendfirst);
+        the stream of that very request reads its reply there."""
         if options.transport not in ("auto", *TRANSPORTS):
             raise ValueError(f"unknown transport {options.transport!r}")
         add_secret(options.api_key)  # scrubbed from every message and log, whatever its shape
@@ -82,13 +89,9 @@ class ModelClient:
         self._models = [options.model, *[m for m in options.fallbacks if m != options.model]]
         self._model_index = 0
         self._auto = options.transport == "auto"
-        self._candidates = list(TRANSPORTS) if self._auto else [Transport(options.transport)]
-        self._recalled: str | None = None  # the transport taken from the probe memory
-        if self._auto and transport_cache is not None:
-            known = offers.recall(transport_cache, self.base_url)
-            if known is not None and known.transport in TRANSPORTS:
-                self._recalled = known.transport
-                self._candidates = list(TRANSPORTS[TRANSPORTS.index(known.transport):])
+        # the recalled transport: the one taken from the probe memory
+        self._candidates, self._recalled = offers.candidates(options.transport, transport_cache,
+                                                             self.base_url)
         self._ws_failures = 0
         self._rng = random.Random()
         self._retry_base_s = 1.0
@@ -96,6 +99,7 @@ class ModelClient:
         self._ws = WsSession(self.base_url, options.api_key,
                              connect_timeout_s=options.connect_timeout_s,
                              read_timeout_s=options.timeout_s)
+        self._sent = sent
 
     def __repr__(self) -> str:
         return f"ModelClient({self.options!r}, transport={self.transport!r})"
@@ -126,6 +130,9 @@ class ModelClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        if self._sent is not None:
+            self._sent.close()
+            self._sent = None
         await self._ws.close()
         if self._http is not None:
             await self._http.aclose()
@@ -203,6 +210,9 @@ class ModelClient:
                             base_host=host_of(self.base_url),
                             request_id=uuid.uuid4().hex[:16])
         watch = Stopwatch()
+        if request.sent_at is not None:  # it went out ahead (protocol.sendfirst)
+            rec.ts -= watch.t0 - request.sent_at
+            watch.t0 = request.sent_at
         t_start = time.monotonic()
         emitted = 0
         shown = ""  # the text yielded so far, kept only while a retry replays it
@@ -323,18 +333,30 @@ class ModelClient:
         o = self.options
         max_tokens = request.max_tokens if request.max_tokens is not None else o.max_tokens
         temperature = self._temperature(request)
+        sent, self._sent = self._sent, None
+        if sent is not None and (sent.request is not request or sent.transport != transport
+                                 or sent.model != model):
+            sent.close()  # not this request's: never read
+            sent = None
         if transport == Transport.WS:
             return self._ws.run(request, model, max_tokens, temperature,
-                                chain=o.persistent_ws, read_timeout_s=read_timeout_s)
+                                chain=o.persistent_ws, read_timeout_s=read_timeout_s, sent=sent)
+        url = endpoint_url(self.base_url, transport)
         if transport == Transport.RESPONSES:
-            url = f"{self.base_url}/v1/responses"
-            body = responses_body(request, model, max_tokens, temperature)
-            return stream_responses(self._client(), url, body, api_key=o.api_key, model=model,
-                                    read_timeout_s=read_timeout_s)
-        url = f"{self.base_url}/v1/chat/completions"
-        body = chat_body(request, model, max_tokens, temperature)
-        return stream_chat(self._client(), url, body, api_key=o.api_key, model=model,
-                           read_timeout_s=read_timeout_s)
+            body = sse_body(responses_body(request, model, max_tokens, temperature))
+        else:
+            body = chat_body(request, model, max_tokens, temperature)
+        if sent is not None:
+            from . import adopted
+
+            source = adopted.sse(sent, url, api_key=o.api_key, model=model,
+                                 read_timeout_s=read_timeout_s)
+        else:
+            source = post_sse(self._client(), url, body, api_key=o.api_key, model=model,
+                              read_timeout_s=read_timeout_s)
+        if transport == Transport.RESPONSES:
+            return stream_responses(source, url, api_key=o.api_key, model=model)
+        return stream_chat(source, url, body, api_key=o.api_key, model=model)
 
     async def _mode_missing(self, err: ModelError, transport: Transport) -> ModelError:
         """A 404/405 for the mode the transport setting demands: when the API root answers,

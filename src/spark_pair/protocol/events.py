@@ -2,43 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 
 from ..errors import ModelError
-
-
-class Transport(StrEnum):
-    """The three ways to reach a model (the one transport name list of the code base)."""
-
-    WS = "ws"  # Responses over one persistent WebSocket
-    RESPONSES = "responses"  # Responses over HTTP SSE
-    CHAT = "chat"  # Chat Completions over HTTP SSE
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One conversation item sent to the model."""
-
-    role: str  # "system" | "user" | "assistant"
-    content: str
-
-
-@dataclass(slots=True)
-class TurnRequest:
-    """What the session asks of the model for one turn.
-
-    `history` + `new_input` is the full conversation. On a live WS connection with a previous
-    response, only `new_input` is sent together with `previous_response_id`; every other path
-    (HTTP transports, a reconnect, a fallback model) sends `instructions` + history + new_input.
-    """
-
-    instructions: str
-    new_input: list[Message]
-    history: list[Message] = field(default_factory=list)
-    max_tokens: int | None = None
-    temperature: float | None = None
-    task: str = "edit"  # free label recorded in the store (edit, smoke, bench, ...)
+from .request import Message as Message  # re-exported: the request's home is .request
+from .request import Transport as Transport
+from .request import TurnRequest as TurnRequest
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError
 from . import errors_map
+from .bodies import json_bytes
+from .bodies import messages_of as messages_of  # its home is .bodies
 from .sse import iter_sse_data
 
 if TYPE_CHECKING:  # httpx loads with the first HTTP client (never on the WS path)
     import httpx
-
-
-def messages_of(request) -> list[dict[str, str]]:
-    return [{"role": m.role, "content": m.content} for m in (*request.history, *request.new_input)]
-
-
-def json_bytes(body: dict[str, Any]) -> bytes:
-    """The request body as UTF-8 JSON. A lone surrogate (an earlier broken reply kept in the
-    history) cannot be UTF-8: the body is then sent with \\u escapes instead of failing."""
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(body, separators=(",", ":"), allow_nan=False).encode("ascii")
 
 
 async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,

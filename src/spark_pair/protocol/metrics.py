@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
-from .events import Metrics, TurnRequest
+TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
+if TYPE_CHECKING:  # light to import: the workspace counts tokens before the request goes out
+    from .events import Metrics, TurnRequest
 
 
 class Stopwatch:
@@ -32,8 +33,8 @@ class Stopwatch:
         """A response stopped before its end (timeout, Ctrl-C, cancel): the rate over the text
         that arrived, the duration up to now, marked partial."""
         now = self.clock()
-        m = timing(self.t0, self.t_first, self.t_last or now, output_tokens)
-        return replace(m, duration_s=now - self.t0, partial=True)
+        return timing(self.t0, self.t_first, self.t_last or now, output_tokens,
+                      duration_s=now - self.t0, partial=True)
 
     def done(self) -> None:
         self.t_end = self.clock()
@@ -43,17 +44,21 @@ class Stopwatch:
         return timing(self.t0, self.t_first, end, output_tokens)
 
 
-def timing(t0: float, t_first: float | None, t_end: float, output_tokens: int) -> Metrics:
+def timing(t0: float, t_first: float | None, t_end: float, output_tokens: int, *,
+           duration_s: float | None = None, partial: bool = False) -> Metrics:
     """TTFT and tok/s from three instants of one clock: request sent, first text, last text.
 
     tok/s is the steady rate: the tokens after the first over the time after the first (so the
-    TTFT does not dilute it); None when there is too little to rate."""
+    TTFT does not dilute it); None when there is too little to rate. `duration_s` (default:
+    up to `t_end`) and `partial` are for a response stopped before its end."""
+    from .events import Metrics
+
     ttft = None if t_first is None else t_first - t0
     rate = None
     if t_first is not None and output_tokens > 1 and t_end > t_first:
         rate = (output_tokens - 1) / (t_end - t_first)
-    return Metrics(ttft_s=ttft, duration_s=t_end - t0, output_tokens=output_tokens,
-                   tokens_per_s=rate)
+    return Metrics(ttft_s=ttft, duration_s=t_end - t0 if duration_s is None else duration_s,
+                   output_tokens=output_tokens, tokens_per_s=rate, partial=partial)
 
 
 def estimate_tokens(text: str) -> int:

@@ -9,19 +9,22 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
 from .. import paths
+from .request import Transport
 
 MAX_AGE_S = 24 * 3600.0
 FILE_NAME = "transports.json"
 
 
-@dataclass(frozen=True)
-class Remembered:
+class Remembered(namedtuple("Remembered", "transport at")):
+    """A transport found to work (`at`: when, seconds since the epoch)."""
+
+    __slots__ = ()
     transport: str
-    at: float  # when it was found, seconds since the epoch
+    at: float
 
     def age_s(self, now: float | None = None) -> float:
         return (time.time() if now is None else now) - self.at
@@ -47,6 +50,19 @@ def recall_all(path: Path, now: float | None = None) -> dict[str, Remembered]:
                 and -60 <= now - at < MAX_AGE_S:  # a minute of clock skew is not the future
             out[base_url] = Remembered(transport, float(at))
     return out
+
+
+def candidates(setting: str, path: Path | None, base_url: str
+               ) -> tuple[list[Transport], str | None]:
+    """The transports to try, in order, for the `transport` setting (auto: from the one
+    remembered for `base_url` on), and the remembered one (None when nothing is)."""
+    order = list(Transport)
+    if setting != "auto":
+        return [Transport(setting)], None
+    known = recall(path, base_url) if path is not None else None
+    if known is None or known.transport not in order:
+        return order, None
+    return order[order.index(Transport(known.transport)):], known.transport
 
 
 def recall(path: Path, base_url: str, now: float | None = None) -> Remembered | None:

@@ -3,31 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
 
 from ..errors import ModelError, ProtocolError
 from . import errors_map
-from .events import TurnRequest, Usage
-from .http_common import messages_of, post_sse
-
-if TYPE_CHECKING:
-    import httpx
-
-
-def responses_body(request: TurnRequest, model: str, max_tokens: int | None,
-                   temperature: float | None, *, full: bool = True) -> dict[str, Any]:
-    """The create body. full=False sends only the new input (for previous_response_id)."""
-    items = messages_of(request) if full else [
-        {"role": m.role, "content": m.content} for m in request.new_input]
-    body: dict[str, Any] = {"model": model, "input": items}
-    if request.instructions:
-        body["instructions"] = request.instructions
-    if max_tokens is not None:
-        body["max_output_tokens"] = max_tokens
-    if temperature is not None:
-        body["temperature"] = temperature
-    return body
+from .bodies import responses_body as responses_body  # its home is .bodies
+from .events import Usage
 
 
 def handle_event(event: dict[str, Any], url: str, model: str, api_key: str | None
@@ -66,16 +48,16 @@ def _incomplete(resp: dict[str, Any], url: str) -> ModelError:
     return errors_map.incomplete(url, reason, resp.get("max_output_tokens"))
 
 
-async def stream_responses(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
-                           api_key: str | None, model: str, read_timeout_s: float
+async def stream_responses(source: AsyncIterator[str | None], url: str, *,
+                           api_key: str | None, model: str
                            ) -> AsyncGenerator[tuple[str, Any], None]:
-    """Yield ("id", rid), ("delta", str), ("cut", IncompleteReply) after `response.incomplete`
-    (the output limit, a content filter), ("usage", Usage|None), ("done", rid). A stream
-    without `response.completed` / `response.incomplete` is a StreamDropped."""
-    body = {**body, "stream": True}
+    """Read the answer to a create body (bodies.sse_body) from `source` (http_common.post_sse,
+    or adopted.sse for a request sent ahead): yield ("id", rid), ("delta", str), ("cut",
+    IncompleteReply) after `response.incomplete` (the output limit, a content filter),
+    ("usage", Usage|None), ("done", rid). A stream without `response.completed` /
+    `response.incomplete` is a StreamDropped."""
     loads = json.loads
-    async for data in post_sse(http, url, body, api_key=api_key, model=model,
-                               read_timeout_s=read_timeout_s):
+    async for data in source:
         if data is None:  # the server took the request: ("open", url) first
             yield "open", url
             continue

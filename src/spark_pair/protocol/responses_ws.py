@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import EndpointError, ModelError, ProtocolError
 from . import errors_map
-from .responses_sse import handle_event, responses_body
+from .adopted import AdoptedWs, Closed, WsState
+from .bodies import responses_body, ws_create
+from .request import Transport, endpoint_url
+from .responses_sse import handle_event
+from .sendfirst import BETA_HEADER, Refusal, Sent
 
 if TYPE_CHECKING:  # websockets loads when a socket opens (the HTTP transports never need it)
     from websockets.asyncio.client import ClientConnection
-
-BETA_HEADER = ("openai-beta", "responses_websockets=2026-02-06")
 QUIET_REOPENS = 3  # an idle socket closed by the server is reopened this many times per turn
 
 
@@ -26,13 +28,17 @@ class WsRefused(EndpointError):
                     "use transport = responses or auto")
 
 
+def refused(url: str, status: int, body: str, headers: dict[str, str],
+            api_key: str | None) -> ModelError:
+    """The error for an upgrade answered with `status` instead of 101."""
+    if status in (401, 403, 429) or status >= 500:
+        return errors_map.error_from_response(status, body, url, api_key=api_key, headers=headers)
+    return WsRefused(f"the WebSocket upgrade to {url} was refused (HTTP {status}): "
+                     f"{errors_map.body_excerpt(body)}", status=status, url=url, body=body)
+
+
 def ws_url(base_url: str) -> str:
-    base = base_url.rstrip("/")
-    if base.startswith("https://"):
-        base = "wss://" + base[len("https://"):]
-    elif base.startswith("http://"):
-        base = "ws://" + base[len("http://"):]
-    return base + "/v1/responses"
+    return endpoint_url(base_url, Transport.WS)
 
 
 class WsSession:
@@ -44,7 +50,7 @@ class WsSession:
         self.api_key = api_key
         self.connect_timeout_s = connect_timeout_s
         self.read_timeout_s = read_timeout_s
-        self.ws: ClientConnection | None = None
+        self.ws: ClientConnection | AdoptedWs | None = None
         self.previous_id: str | None = None
         self.opened = 0
         self.busy = False  # a response is in flight on self.ws
@@ -63,14 +69,8 @@ class WsSession:
         except InvalidStatus as exc:
             resp = exc.response
             body = bytes(resp.body or b"").decode("utf-8", "replace")
-            status = resp.status_code
-            if status in (401, 403, 429) or status >= 500:
-                raise errors_map.error_from_response(status, body, self.url,
-                                                     api_key=self.api_key,
-                                                     headers=dict(resp.headers)) from None
-            raise WsRefused(f"the WebSocket upgrade to {self.url} was refused (HTTP {status}): "
-                            f"{errors_map.body_excerpt(body)}",
-                            status=status, url=self.url, body=body) from None
+            raise refused(self.url, resp.status_code, body, dict(resp.headers),
+                          self.api_key) from None
         except InvalidHandshake as exc:
             raise WsRefused(f"the WebSocket handshake with {self.url} failed: {exc}",
                             url=self.url) from None
@@ -81,7 +81,19 @@ class WsSession:
         self.opened += 1
         self.previous_id = None
 
-    async def close(self, only: ClientConnection | None = None) -> None:
+    async def adopt(self, sent: Sent) -> None:
+        """Take over the socket a request was sent ahead on (protocol.sendfirst); raises the
+        error for a refused upgrade, as open() does."""
+        if sent.refusal is not None:
+            r: Refusal = sent.refusal
+            raise refused(self.url, r.status, r.body.decode("utf-8", "replace"), r.headers,
+                          self.api_key)
+        await self.close()
+        self.ws = await AdoptedWs.of(sent)
+        self.opened += 1
+        self.previous_id = None
+
+    async def close(self, only: ClientConnection | AdoptedWs | None = None) -> None:
         """Close the socket (or `only` that one, if it is still current or already replaced)."""
         ws = only or self.ws
         if ws is self.ws:
@@ -94,38 +106,43 @@ class WsSession:
 
     def _alive(self) -> bool:
         return self.ws is not None and self.ws.close_code is None and \
-            self.ws.state.name == "OPEN"
+            self.ws.state.name == WsState.OPEN.name
 
     async def run(self, request, model: str, max_tokens: int | None, temperature: float | None,
                   *, chain: bool = True, generate: bool = True,
-                  read_timeout_s: float | None = None) -> AsyncGenerator[tuple[str, Any], None]:
+                  read_timeout_s: float | None = None, sent: Sent | None = None
+                  ) -> AsyncGenerator[tuple[str, Any], None]:
         """One turn: ("open", url), ("id", rid), ("delta", s), ("cut", e), ("usage", u),
         ("done", rid).
 
         `read_timeout_s` below the session's own caps this turn's (a retry near the deadline).
+        `sent`: this turn's request already went out on that socket (protocol.sendfirst).
         """
-        from websockets.exceptions import ConnectionClosed
-
         for _ in range(QUIET_REOPENS + 1):
-            if self.busy:  # an earlier stream was abandoned mid-response: its socket is spent
-                await self.close()
-            if not self._alive():
-                await self.close()
-                await self.open()
-            use_chain = chain and self.previous_id is not None and bool(request.history)
-            body = responses_body(request, model, max_tokens, temperature, full=not use_chain)
-            if use_chain:
-                body["previous_response_id"] = self.previous_id
-            if not generate:
-                body["generate"] = False
-            message = json.dumps({"type": "response.create", **body})
-            assert self.ws is not None
-            try:
+            if sent is not None:
+                await self.adopt(sent)
+                sent = None
                 self.busy = True
-                await self.ws.send(message)
-            except ConnectionClosed:
-                await self.close()
-                continue
+            else:
+                if self.busy:  # an earlier stream was abandoned mid-response: its socket is spent
+                    await self.close()
+                if not self._alive():
+                    await self.close()
+                    await self.open()
+                use_chain = chain and self.previous_id is not None and bool(request.history)
+                body = responses_body(request, model, max_tokens, temperature,
+                                      full=not use_chain)
+                if use_chain:
+                    body["previous_response_id"] = self.previous_id
+                if not generate:
+                    body["generate"] = False
+                assert self.ws is not None
+                try:
+                    self.busy = True
+                    await self.ws.send(ws_create(body))
+                except _closed_errors(self.ws):
+                    await self.close()
+                    continue
             yield "open", self.url
             outcome = None
             async with aclosing(self._receive(model, read_timeout_s)) as items:
@@ -144,8 +161,6 @@ class WsSession:
 
     async def _receive(self, model: str, read_timeout_s: float | None = None
                        ) -> AsyncGenerator[tuple[str, Any], None]:
-        from websockets.exceptions import ConnectionClosed
-
         wait_s = self.read_timeout_s
         capped = read_timeout_s is not None and read_timeout_s < wait_s
         if read_timeout_s is not None and capped:
@@ -153,6 +168,9 @@ class WsSession:
 
         ws = self.ws
         assert ws is not None
+        closed = _closed_errors(ws)
+        recv = ws.recv_batch if isinstance(ws, AdoptedWs) else _one_by_one(ws)
+        loads = json.loads
         started = False
         done = False
         quiet = _Quiet(wait_s)
@@ -161,56 +179,57 @@ class WsSession:
             while True:
                 quiet.since, quiet.waiting = clock(), True
                 try:
-                    raw = await ws.recv()
+                    batch = await recv()
                 except asyncio.CancelledError:
                     if quiet.timed_out():
                         raise errors_map.timeout(self.url, wait_s, capped) from None
                     raise
-                except ConnectionClosed:
+                except closed:
                     if not started:
                         done = True
                         yield "quiet_reopen", "closed"
                         return
                     raise errors_map.dropped(self.url) from None
                 quiet.waiting = False
-                try:
-                    event = json.loads(raw)
-                except ValueError:
-                    raise ProtocolError(f"{self.url} sent a message that is not JSON",
-                                        url=self.url, body=str(raw)) from None
-                if event.get("type") == "error":
-                    code = (event.get("error") or {}).get("code")
-                    if code == "websocket_connection_limit_reached" and not started:
+                for raw in batch:
+                    try:
+                        event = loads(raw)
+                    except ValueError:
+                        raise ProtocolError(f"{self.url} sent a message that is not JSON",
+                                            url=self.url, body=str(raw)) from None
+                    if event.get("type") == "error":
+                        code = (event.get("error") or {}).get("code")
+                        if code == "websocket_connection_limit_reached" and not started:
+                            done = True
+                            yield "quiet_reopen", "limit"
+                            return
+                        if code == "previous_response_not_found" and not started:
+                            done = True
+                            yield "quiet_reopen", "chain_lost"
+                            return
+                        if code == "websocket_connection_limit_reached":
+                            raise errors_map.dropped(self.url, "the server closed the WebSocket")
+                        done = True  # an error event ends the response; the socket stays usable
+                    elif event.get("type") == "response.failed":
+                        done = True  # so does a failed response (raised just below)
+                    item = handle_event(event, self.url, model, self.api_key)
+                    if item is None:
+                        continue
+                    if item[0] == "id":
+                        started = True
+                        yield item
+                    elif item[0] == "completed":
+                        rid, usage, cut = item[1]
+                        self.previous_id = rid
                         done = True
-                        yield "quiet_reopen", "limit"
+                        if cut is not None:
+                            yield "cut", cut
+                        yield "usage", usage
+                        yield "done", rid
                         return
-                    if code == "previous_response_not_found" and not started:
-                        done = True
-                        yield "quiet_reopen", "chain_lost"
-                        return
-                    if code == "websocket_connection_limit_reached":
-                        raise errors_map.dropped(self.url, "the server closed the WebSocket")
-                    done = True  # an error event ends the response; the socket stays usable
-                elif event.get("type") == "response.failed":
-                    done = True  # so does a failed response (raised just below)
-                item = handle_event(event, self.url, model, self.api_key)
-                if item is None:
-                    continue
-                if item[0] == "id":
-                    started = True
-                    yield item
-                elif item[0] == "completed":
-                    rid, usage, cut = item[1]
-                    self.previous_id = rid
-                    done = True
-                    if cut is not None:
-                        yield "cut", cut
-                    yield "usage", usage
-                    yield "done", rid
-                    return
-                else:
-                    started = True
-                    yield item
+                    else:
+                        started = True
+                        yield item
         except ModelError:
             raise
         finally:
@@ -219,6 +238,25 @@ class WsSession:
                 await self.close(ws)
             elif ws is self.ws:
                 self.busy = False
+
+
+def _closed_errors(ws: object) -> tuple[type[BaseException], ...]:
+    """What a connection's recv/send raise once it has closed."""
+    if isinstance(ws, AdoptedWs):
+        return (Closed,)
+    from websockets.exceptions import ConnectionClosed
+
+    return (ConnectionClosed,)
+
+
+def _one_by_one(ws: ClientConnection) -> Any:
+    """`recv_batch` for a websockets connection: one message at a time."""
+    recv = ws.recv
+
+    async def batch() -> tuple[str | bytes]:
+        return (await recv(),)
+
+    return batch
 
 
 class _Quiet:

@@ -98,7 +98,8 @@ async def _model_request(request: web.Request, api: str) -> web.StreamResponse:
         body: Any = await request.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
         body = None
-    entry = state.add_entry(request.path, api, state.http_connection_id(request), body, ok)
+    entry = state.add_entry(request.path, api, state.http_connection_id(request), body, ok,
+                            request.headers)
     try:
         response = await _serve(request, state, api, body, ok, entry)
     except Dropped as exc:

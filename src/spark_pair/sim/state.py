@@ -65,12 +65,14 @@ class SimState:
         return not key or headers.get("Authorization", "") == f"Bearer {key}"
 
     def add_entry(self, path: str, transport: str, connection_id: int, body: Any,
-                  auth_ok: bool) -> dict[str, Any]:
-        """Log one request. Headers are never logged (they carry the key)."""
+                  auth_ok: bool, headers: Any = None) -> dict[str, Any]:
+        """Log one request. Headers are never logged (they carry the key), only the client's
+        User-Agent."""
         entry = {"seq": next(self._seq), "time": time.time(), "path": path,
                  "transport": transport, "connection_id": connection_id, "body": body,
                  "auth_ok": auth_ok, "status": None, "fault": None, "output_tokens": 0,
-                 "response_id": None, "last_token_time": None}
+                 "response_id": None, "last_token_time": None,
+                 "user_agent": headers.get("User-Agent") if headers is not None else None}
         self.log.append(entry)
         if len(self.log) > MAX_LOG:
             del self.log[: len(self.log) - MAX_LOG]

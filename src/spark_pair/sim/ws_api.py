@@ -42,7 +42,8 @@ async def responses_get(request: web.Request) -> web.StreamResponse:
     ok = state.auth_ok(request.headers)
     refused = _handshake_refusal(state, ok)
     if refused is not None:
-        entry = state.add_entry(request.path, "ws", state.http_connection_id(request), None, ok)
+        entry = state.add_entry(request.path, "ws", state.http_connection_id(request), None, ok,
+                                request.headers)
         entry["status"], entry["fault"] = refused
         return _refusal_response(*refused)
     await ws.prepare(request)
@@ -117,7 +118,8 @@ class WsSession:
 
     async def _respond(self, message: dict[str, Any]) -> None:
         state = self.state
-        entry = state.add_entry(self.request.path, "ws", self.conn_id, message, True)
+        entry = state.add_entry(self.request.path, "ws", self.conn_id, message, True,
+                                self.request.headers)
         body = dict(message.get("response") or {}) if isinstance(message.get("response"), dict) \
             else {k: v for k, v in message.items() if k != "type"}
         try:

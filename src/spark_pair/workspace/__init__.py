@@ -32,23 +32,52 @@ Public API (plain Python; no textual or rich):
     FileCache(root).refresh(rels) / .fresh(rels)  file texts kept current, checked by stat
 """
 
-from .aicomments import AIComment, find_ai_comments
-from .context import Prepared, Workspace
-from .filecache import FileCache
-from .files import IgnoreRules, find_root, list_files, read_text
-from .prompt import (
-    SYSTEM_PROMPT,
-    Context,
-    ContextSnapshot,
-    History,
-    build_context,
-    changed_lines,
-    estimate_tokens,
-    file_diff,
-    followup_input,
-    user_message,
-)
-from .watcher import Watcher
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
+if TYPE_CHECKING:
+    from .aicomments import AIComment, find_ai_comments
+    from .context import Prepared, Workspace
+    from .filecache import FileCache
+    from .files import IgnoreRules, find_root, list_files, read_text
+    from .prompt import (
+        SYSTEM_PROMPT,
+        Context,
+        ContextSnapshot,
+        History,
+        build_context,
+        changed_lines,
+        estimate_tokens,
+        file_diff,
+        followup_input,
+        user_message,
+    )
+    from .watcher import Watcher
+
+
+# each name loads its module on first use: a one-shot `run` builds its request from the context
+# and prompt modules before asyncio (which the watcher needs) is loaded
+_HOMES = {
+    "AIComment": "aicomments", "find_ai_comments": "aicomments", "Workspace": "context",
+    "Prepared": "context", "FileCache": "filecache",
+    "IgnoreRules": "files", "find_root": "files", "list_files": "files", "read_text": "files",
+    "SYSTEM_PROMPT": "prompt", "Context": "prompt", "ContextSnapshot": "prompt",
+    "History": "prompt", "build_context": "prompt", "changed_lines": "prompt",
+    "estimate_tokens": "prompt", "file_diff": "prompt", "followup_input": "prompt",
+    "user_message": "prompt", "Watcher": "watcher",
+}
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AIComment",

@@ -17,12 +17,11 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections import namedtuple
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..edits.ops import content_hash
-from ..edits.paths import confine, read_regular
+from ..edits.paths import confine, content_hash, read_regular
 from ..errors import PathRefused, SparkPairError
 from ..protocol.metrics import estimate_tokens
 from .files import read_checked
@@ -32,10 +31,11 @@ RACY_NS = 2_000_000_000  # the coarsest common file-system timestamp (FAT: 2 s)
 Stamp = tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Cached:
-    """One file as it was read."""
+class Cached(namedtuple("Cached", "stamp text error digest tokens racy")):
+    """One file as it was read (a named tuple: the workspace loads this module before a
+    one-shot run's request goes out, and dataclasses cost tens of milliseconds to import)."""
 
+    __slots__ = ()
     stamp: Stamp
     text: str | None  # None: the file does not exist (or could not be read: `error`)
     error: SparkPairError | None  # why it cannot be sent (binary, too large, outside the repo)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import PathRefused, UsageError
-from ..git import git_ok_later, run_git
+
+TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
+if TYPE_CHECKING:  # git (and subprocess) load on the first git call
+    import subprocess
+
 
 ALWAYS_IGNORED = frozenset({".git", ".venv", "node_modules", "__pycache__"})
 MAX_FILE_BYTES = 1_000_000
@@ -19,6 +22,8 @@ _WALK_LIMIT = 100_000  # files listed by the fallback walk, at most
 
 def _git(root: Path, *args: str,
          stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes] | None:
+    from ..git import run_git
+
     return run_git(root, *args, stdin=stdin, timeout=10)
 
 
@@ -30,6 +35,8 @@ def find_root(cwd: Path | None = None) -> Path:
 def find_root_soon(cwd: Path | None = None) -> Callable[[], Path]:
     """`find_root` in two steps: git starts now and the returned call reads its answer, so the
     caller can load and prepare other things while git runs."""
+    from ..git import git_ok_later
+
     start = Path(cwd or Path.cwd()).resolve()
     top = git_ok_later(start, "rev-parse", "--show-toplevel", timeout=10)
 
@@ -38,6 +45,37 @@ def find_root_soon(cwd: Path | None = None) -> Callable[[], Path]:
         return Path(out.decode().strip()).resolve() if out and out.strip() else start
 
     return answer
+
+
+# variables that change where git finds the repository (GIT_CONFIG*: a core.worktree given)
+_GIT_PLACES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
+               "GIT_DISCOVERY_ACROSS_FILESYSTEM")
+
+
+def plain_top(cwd: Path) -> Path | None:
+    """The git top level of `cwd` found without running git, when a plain look is certain to
+    give git's answer: a `.git` folder (or file) in cwd or a parent, owned by this user, no
+    variable set that moves git's search, cwd not inside .git; else None (ask git: `find_root`)."""
+    if any(name in os.environ for name in _GIT_PLACES) or any(
+            name.startswith("GIT_CONFIG") for name in os.environ):
+        return None
+    here = os.path.realpath(cwd)
+    if ".git" in here.split(os.sep):
+        return None
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    while True:
+        try:
+            marker = os.stat(os.path.join(here, ".git"))
+        except OSError:
+            marker = None
+        if marker is not None:
+            if uid is None or marker.st_uid != uid or os.stat(here).st_uid != uid:
+                return None  # git may refuse another user's repository: let it say
+            return Path(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
 def list_files(root: Path) -> list[str]:

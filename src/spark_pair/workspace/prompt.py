@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SparkPairError
-from ..protocol.events import Message
 from ..protocol.metrics import estimate_tokens
-from .aicomments import find_ai_comments
+from ..protocol.request import Message
 from .files import read_text
 
 SYSTEM_PROMPT = """\
@@ -47,17 +44,18 @@ def _reader(root: Path, max_bytes: int | None = None) -> Reader:
     return lambda rel: read_text(root, rel, max_bytes=max_bytes)
 
 
-@dataclass
 class Context:
-    """File context for one turn, and what went in and what did not."""
+    """File context for one turn, and what went in and what did not (a plain class: a
+    one-shot `run` builds it before it loads anything else)."""
 
-    text: str = ""
-    tokens: int = 0
-    whole: list[str] = field(default_factory=list)  # files sent in full
-    partial: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # 1-based regions
-    missing: list[str] = field(default_factory=list)  # requested, not on disk (may be created)
-    omitted: dict[str, str] = field(default_factory=dict)  # path -> why it was left out
-    texts: dict[str, str | None] = field(default_factory=dict)  # full text of every shown file
+    def __init__(self) -> None:
+        self.text = ""
+        self.tokens = 0
+        self.whole: list[str] = []  # files sent in full
+        self.partial: dict[str, list[tuple[int, int]]] = {}  # 1-based regions
+        self.missing: list[str] = []  # requested, not on disk (may be created)
+        self.omitted: dict[str, str] = {}  # path -> why it was left out
+        self.texts: dict[str, str | None] = {}  # full text of every shown file
 
     @property
     def shown(self) -> list[str]:
@@ -97,6 +95,8 @@ def query_words(query: str) -> set[str]:
 def _hits(rel: str, text: str, lines: list[str], words: set[str],
           focus: Iterable[int]) -> list[int]:
     """Relevant line numbers: focus lines and AI comments first, then lines naming a word."""
+    from .aicomments import find_ai_comments
+
     hits = dict.fromkeys(h for h in focus if 1 <= h <= len(lines))
     hits.update(dict.fromkeys(c.line for c in find_ai_comments(rel, text)))
     if words:
@@ -207,11 +207,13 @@ def user_message(instruction: str, context: Context) -> str:
 
 
 # --- history -------------------------------------------------------------------------------
-@dataclass
 class Turn:
-    instruction: str  # what the user asked (no file context)
-    sent: str  # the full user message as sent
-    reply: str
+    __slots__ = ("instruction", "sent", "reply")
+
+    def __init__(self, instruction: str, sent: str, reply: str) -> None:
+        self.instruction = instruction  # what the user asked (no file context)
+        self.sent = sent  # the full user message as sent
+        self.reply = reply
 
 
 class History:
@@ -266,6 +268,8 @@ class ContextSnapshot:
 
 def file_diff(rel: str, old: str | None, new: str | None) -> str:
     """A unified diff (3 lines of context) from old to new; '' when equal."""
+    import difflib
+
     if old == new:
         return ""
     a = (old or "").splitlines(keepends=True)
@@ -280,6 +284,8 @@ def file_diff(rel: str, old: str | None, new: str | None) -> str:
 
 def changed_lines(old: str | None, new: str | None) -> list[int]:
     """1-based line numbers in `new` that differ from `old` (for context focus)."""
+    import difflib
+
     a, b = (old or "").splitlines(), (new or "").splitlines()
     out: list[int] = []
     for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():

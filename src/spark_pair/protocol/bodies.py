@@ -1,0 +1,64 @@
+"""The request bodies of the three transports (one home; light to import: a one-shot `run`
+builds its body before it loads the client)."""
+
+from __future__ import annotations
+
+import json
+
+from .request import TurnRequest
+
+TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def messages_of(request: TurnRequest) -> list[dict[str, str]]:
+    return [{"role": m.role, "content": m.content} for m in (*request.history, *request.new_input)]
+
+
+def json_bytes(body: dict[str, Any]) -> bytes:
+    """The request body as UTF-8 JSON. A lone surrogate (an earlier broken reply kept in the
+    history) cannot be UTF-8: the body is then sent with \\u escapes instead of failing."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
+def chat_body(request: TurnRequest, model: str, max_tokens: int | None,
+              temperature: float | None) -> dict[str, Any]:
+    messages = [{"role": "system", "content": request.instructions}] if request.instructions else []
+    body: dict[str, Any] = {"model": model, "messages": messages + messages_of(request),
+                            "stream": True, "stream_options": {"include_usage": True}}
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    if temperature is not None:
+        body["temperature"] = temperature
+    return body
+
+
+def responses_body(request: TurnRequest, model: str, max_tokens: int | None,
+                   temperature: float | None, *, full: bool = True) -> dict[str, Any]:
+    """The create body (without `stream`). full=False sends only the new input (for
+    previous_response_id)."""
+    items = messages_of(request) if full else [
+        {"role": m.role, "content": m.content} for m in request.new_input]
+    body: dict[str, Any] = {"model": model, "input": items}
+    if request.instructions:
+        body["instructions"] = request.instructions
+    if max_tokens is not None:
+        body["max_output_tokens"] = max_tokens
+    if temperature is not None:
+        body["temperature"] = temperature
+    return body
+
+
+def sse_body(body: dict[str, Any]) -> dict[str, Any]:
+    """A Responses create body as POSTed for server-sent events."""
+    return {**body, "stream": True}
+
+
+def ws_create(body: dict[str, Any]) -> str:
+    """A Responses create body as the WebSocket mode's `response.create` message."""
+    return json.dumps({"type": "response.create", **body})

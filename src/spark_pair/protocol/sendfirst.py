@@ -1,0 +1,251 @@
+"""The first request of a one-shot run, sent over a plain blocking socket.
+
+Importing asyncio, httpx and websockets costs a few hundred milliseconds on a slow machine;
+none of it is needed to send one request. `send()` connects, sends the request (an HTTP/1.1
+POST, or the WebSocket upgrade and then the `response.create` message) and returns the
+connected socket; the client adopts it once it is loaded and reads the reply there
+(protocol.adopted), while the server works on the first token.
+
+`send()` returns None, having sent nothing a server could act on, whenever the normal
+transport must do it: TLS (https, wss), a proxy set in the environment (HTTP transports),
+a name that does not resolve, a refused connection or a redirected upgrade. The normal
+transport then sends the request and reports any failure exactly as it always has.
+
+Only light modules load here (no asyncio, ssl, hashlib or dataclasses).
+"""
+
+from __future__ import annotations
+
+import _socket
+import os
+import time
+from urllib.parse import urlsplit
+
+WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"  # RFC 6455
+BETA_HEADER = ("openai-beta", "responses_websockets=2026-02-06")
+MAX_HEAD = 64 * 1024  # an HTTP head larger than this is not a WebSocket upgrade answer
+MAX_REFUSAL_BODY = 64 * 1024
+PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy")
+
+
+class Refusal:
+    """A WebSocket upgrade answered with something other than 101 (read whole)."""
+
+    __slots__ = ("status", "headers", "body")
+
+    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.status, self.headers, self.body = status, headers, body
+
+
+class Sent:
+    """A request on the wire: the socket (blocking; the reader makes it non-blocking), what was
+    sent, when (time.perf_counter), and for the WebSocket mode the bytes that came after the
+    upgrade answer (`rest`) or the refused upgrade (`refusal`, the socket then closed)."""
+
+    __slots__ = ("sock", "transport", "model", "url", "at", "rest", "refusal", "request")
+
+    def __init__(self, sock: _socket.socket | None, transport: str, model: str, url: str,
+                 at: float, rest: bytes = b"", refusal: Refusal | None = None) -> None:
+        self.sock, self.transport, self.model, self.url = sock, transport, model, url
+        self.at, self.rest, self.refusal = at, rest, refusal
+        self.request: object = None  # the TurnRequest it carries (set by the caller)
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+
+def proxied(env: dict[str, str] | os._Environ[str]) -> bool:
+    """Whether a proxy is set for HTTP requests (the HTTP client honours these variables)."""
+    return any(env.get(name) or env.get(name.upper()) for name in PROXY_VARS)
+
+
+def send_http(url: str, transport: str, model: str, body: bytes, api_key: str | None,
+              connect_timeout_s: float) -> Sent | None:
+    """POST `body` (JSON) to `url` (chat or responses, streamed as server-sent events)."""
+    if proxied(os.environ):
+        return None
+    target = _target(url)
+    if target is None:
+        return None
+    host, port, host_header, path = target
+    sock = _connect(host, port, connect_timeout_s)
+    if sock is None:
+        return None
+    head = [f"POST {path} HTTP/1.1", f"Host: {host_header}", "Accept: text/event-stream",
+            "Content-Type: application/json", f"Content-Length: {len(body)}",
+            f"User-Agent: {user_agent()}"]
+    if api_key:
+        head.append(f"Authorization: Bearer {api_key}")
+    data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+    try:
+        sock.sendall(data)
+    except OSError:
+        sock.close()
+        return None  # nothing complete arrived: the normal transport sends it
+    return Sent(sock, transport, model, url, time.perf_counter())
+
+
+def send_ws(url: str, model: str, message: str, api_key: str | None,
+            connect_timeout_s: float) -> Sent | None:
+    """Open a WebSocket to `url` (ws://) and send `message` as one text message."""
+    target = _target(url, secure_scheme="wss", plain_scheme="ws")
+    if target is None:
+        return None
+    host, port, host_header, path = target
+    sock = _connect(host, port, connect_timeout_s)
+    if sock is None:
+        return None
+    import binascii
+
+    key = binascii.b2a_base64(os.urandom(16), newline=False)
+    head = [f"GET {path} HTTP/1.1", f"Host: {host_header}", "Upgrade: websocket",
+            "Connection: Upgrade", f"Sec-WebSocket-Key: {key.decode()}",
+            "Sec-WebSocket-Version: 13", f"{BETA_HEADER[0]}: {BETA_HEADER[1]}",
+            f"User-Agent: {user_agent()}"]
+    if api_key:
+        head.append(f"Authorization: Bearer {api_key}")
+    try:
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+        status, headers, rest = _read_head(sock)
+        if status != 101:
+            if 300 <= status < 400:
+                raise OSError("a redirect: the normal transport follows it")
+            body = _read_refusal_body(sock, headers, rest)
+            sock.close()
+            return Sent(None, "ws", model, url, time.perf_counter(),
+                        refusal=Refusal(status, headers, body))
+        if not _upgraded(headers, key):
+            raise OSError("not a WebSocket upgrade answer")
+        sock.sendall(frame(0x1, message.encode("utf-8")))
+    except OSError:
+        sock.close()
+        return None  # nothing a server acts on was sent: the normal transport opens its own
+    return Sent(sock, "ws", model, url, time.perf_counter(), rest=rest)
+
+
+def user_agent() -> str:
+    from .. import __version__
+
+    return f"spark-pair/{__version__}"
+
+
+def frame(opcode: int, payload: bytes) -> bytes:
+    """One final client frame (RFC 6455: a client masks every frame it sends)."""
+    n = len(payload)
+    if n < 126:
+        head = bytes((0x80 | opcode, 0x80 | n))
+    elif n < 1 << 16:
+        head = bytes((0x80 | opcode, 0x80 | 126)) + n.to_bytes(2, "big")
+    else:
+        head = bytes((0x80 | opcode, 0x80 | 127)) + n.to_bytes(8, "big")
+    mask = os.urandom(4)
+    return head + mask + mask_bytes(payload, mask)
+
+
+def mask_bytes(payload: bytes, mask: bytes) -> bytes:
+    """XOR `payload` with the repeated 4-byte `mask` (one big-integer XOR, not a byte loop)."""
+    n = len(payload)
+    if not n:
+        return b""
+    key = (mask * (n // 4 + 1))[:n]
+    return (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(n, "big")
+
+
+def _target(url: str, secure_scheme: str = "https", plain_scheme: str = "http"
+            ) -> tuple[str, int, str, str] | None:
+    """(host, port, Host header, path) of a plain (not TLS) URL; None for anything else."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme != plain_scheme or not parts.hostname:
+        return None  # TLS (https, wss): the normal transport
+    host = parts.hostname
+    shown = f"[{host}]" if ":" in host else host
+    header = shown if port is None else f"{shown}:{port}"
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return host, port or 80, header, path
+
+
+def _connect(host: str, port: int, timeout_s: float) -> _socket.socket | None:
+    try:  # an ASCII name as bytes: no IDNA codec to load
+        name = host.encode("ascii") if host.isascii() else host
+        infos = _socket.getaddrinfo(name, port, 0, _socket.SOCK_STREAM)
+    except OSError:
+        return None
+    for family, kind, proto, _, address in infos:
+        sock = _socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(timeout_s)
+            sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+            sock.connect(address)
+            return sock
+        except OSError:
+            sock.close()
+    return None
+
+
+def _read_head(sock: _socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """The status, headers (lower-case names) and any bytes after the head of an answer."""
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        if len(buf) > MAX_HEAD:
+            raise OSError("the answer's head is too large")
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise OSError("the connection closed during the upgrade")
+        buf += chunk
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    status, headers = parse_head(head)
+    return status, headers, rest
+
+
+def parse_head(head: bytes) -> tuple[int, dict[str, str]]:
+    """Status and headers (lower-case names; repeated ones joined with ", ") of an HTTP/1.x
+    answer's head (without the blank line). Raises OSError when it is not one."""
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+        raise OSError(f"not an HTTP/1.1 answer: {lines[0][:80]!r}")
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if not sep:
+            continue
+        name, value = name.strip().lower(), value.strip()
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return int(parts[1]), headers
+
+
+def _upgraded(headers: dict[str, str], key: bytes) -> bool:
+    import binascii
+
+    try:
+        from _sha1 import sha1  # CPython's own: hashlib would load OpenSSL (~5 ms) for it
+    except ImportError:
+        from hashlib import sha1
+    accept = binascii.b2a_base64(sha1(key + WS_GUID).digest(), newline=False).decode()
+    return (headers.get("upgrade", "").lower() == "websocket"
+            and "upgrade" in headers.get("connection", "").lower()
+            and headers.get("sec-websocket-accept", "") == accept
+            and not headers.get("sec-websocket-extensions"))
+
+
+def _read_refusal_body(sock: _socket.socket, headers: dict[str, str], rest: bytes) -> bytes:
+    """The body of a refused upgrade (Content-Length, or up to the close; capped)."""
+    want = headers.get("content-length", "")
+    limit = min(int(want), MAX_REFUSAL_BODY) if want.isdigit() else MAX_REFUSAL_BODY
+    body = rest
+    try:
+        while len(body) < limit and (want.isdigit() or "chunked" not in
+                                     headers.get("transfer-encoding", "")):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+    except OSError:
+        pass
+    return body[:limit]

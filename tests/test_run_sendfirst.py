@@ -1,0 +1,97 @@
+"""A one-shot run sends its first request over a socket of its own before the model client
+loads, and reads the reply on it (protocol.sendfirst, protocol.adopted). Real `run` processes
+against the simulator process, in real git repositories.
+
+Which path sent a request shows in the simulator's log: the first request of a run carries
+spark-pair's own User-Agent; the normal transports (httpx, websockets) send their own. A run
+whose repository git must find (GIT_DIR set) goes the normal way from the start: its answers
+are what a run said before, and the first-request path must say the same."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from test_run_e2e import A_NEW, MULTI_DIFF, NEW_PY, check_schema, home, lines_of, repo, run  # noqa: F401
+
+from spark_pair.sim.process import SimProcess
+
+TRANSPORTS = ("ws", "responses", "chat")
+FIRST = "spark-pair/"  # the User-Agent of a request sent first
+
+
+def agents(sim: SimProcess) -> list[str]:
+    """Who sent each model request (a refused WebSocket upgrade counts as one)."""
+    return ["first" if (e["user_agent"] or "").startswith(FIRST) else "normal"
+            for e in sim.requests() if e["transport"] in TRANSPORTS]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_the_first_request_goes_out_first_and_the_turn_applies(sim: SimProcess, repo: Path,
+                                                               home: Path, transport: str) -> None:
+    sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
+    res = run(repo, home, sim, "MULTI change", "--apply", "--allow-delete", "--allow-rename",
+              "--json", "--transport", transport)
+    assert res.returncode == 0, res.stderr
+    check_schema(lines_of(res.stdout))
+    assert agents(sim) == ["first"]
+    assert (repo / "a.py").read_text() == A_NEW and (repo / "main.py").read_text() == NEW_PY
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_drop_mid_stream_is_retried_the_normal_way_and_applied_once(
+        sim: SimProcess, repo: Path, home: Path, transport: str) -> None:
+    sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
+    sim.set_faults([{"kind": "drop", "after_tokens": 10, "times": 1}])
+    res = run(repo, home, sim, "MULTI change", "--apply", "--allow-delete", "--allow-rename",
+              "--json", "--transport", transport)
+    assert res.returncode == 0, res.stderr
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    assert [ln["reason"] for ln in lines if ln["type"] == "retry"] == ["dropped"]
+    assert agents(sim) == ["first", "normal"]  # one request per attempt, never one more
+    assert (repo / "a.py").read_text() == A_NEW and (repo / "main.py").read_text() == NEW_PY
+    assert len([ln for ln in lines if ln["type"] == "applied"]) == 1
+
+
+VARIES = ("t", "turn_id", "duration_ms", "request_id", "response_id", "ttft_ms", "tokens_per_s",
+          "delay_s")
+
+
+def _said(stdout: str) -> list[dict]:
+    """The JSON lines without what differs from run to run (times, ids, rates, jitter)."""
+    out = []
+    for line in lines_of(stdout):
+        line = {k: v for k, v in line.items() if k not in VARIES}
+        if "message" in line and isinstance(line["message"], str):
+            line["message"] = re.sub(r"\d+(\.\d+)? s\b", "N s", line["message"])
+        out.append(line)
+    return out
+
+
+FAILURES = {
+    "wrong key": ({"api_key": "sk-the-right-one"}, [], ()),
+    "unknown model": ({}, [], ("--model", "no-such-model")),
+    "rate limited": ({}, [{"kind": "rate_limit", "retry_after": 0, "times": -1}], ()),
+    "server error once": ({}, [{"kind": "server_error", "status": 503, "times": 1}], ()),
+}
+
+
+@pytest.mark.parametrize("failure", FAILURES)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_failing_answer_reads_as_it_does_the_normal_way(sim: SimProcess, repo: Path,
+                                                          home: Path, transport: str,
+                                                          failure: str) -> None:
+    config, faults, flags = FAILURES[failure]
+    sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}], **config)
+    said = []
+    for env in ({}, {"GIT_DIR": str(repo / ".git")}):  # first, then the normal way
+        sim.clear_requests()
+        sim.set_faults(faults)
+        res = run(repo, home, sim, "MULTI change", "--json", "--transport", transport, *flags,
+                  env=env)
+        said.append((res.returncode, _said(res.stdout), agents(sim)[:1]))
+    (code, lines, first), (normal_code, normal_lines, normal_first) = said
+    assert first == ["first"] and normal_first == ["normal"]
+    assert code == normal_code and lines == normal_lines
