@@ -73,7 +73,7 @@ def git(root: Path, *args: str) -> None:
 def cli() -> list[str]:
     script = Path(sys.executable).parent / "spark-pair"
     return [str(script)] if script.exists() else [
-        sys.executable, "-c", "from spark_pair.cli import main; main()"]
+        sys.executable, "-c", "from spark_pair.entry import main; main()"]
 
 
 def one_run(sim: SimProcess, repo: Path, home: Path, transport: str, prompt: str

@@ -56,7 +56,7 @@ def _cli() -> list[str]:
     script = Path(sys.executable).parent / "spark-pair"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "from spark_pair.cli import main; main()"]
+    return [sys.executable, "-c", "from spark_pair.entry import main; main()"]
 
 
 def make_repo(root: Path, files: dict[str, str]) -> Path:

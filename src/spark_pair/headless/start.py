@@ -244,15 +244,15 @@ def _send(opts: RunOptions, root: Path, cwd: Path) -> Early | None:
     temperature = request.temperature if request.temperature is not None else o["temperature"]
     model, key = o["model"], o["api_key"]
     url = endpoint_url(o["base_url"], transport)
+    wait_s = CONNECT_TIMEOUT_S if opts.timeout is None else min(CONNECT_TIMEOUT_S, opts.timeout)
     if transport == Transport.WS:
         body = responses_body(request, model, max_tokens, temperature)
-        sent = sendfirst.send_ws(url, model, ws_create(body), key, CONNECT_TIMEOUT_S)
+        sent = sendfirst.send_ws(url, model, ws_create(body), key, wait_s)
     else:
         body = (chat_body(request, model, max_tokens, temperature)
                 if transport == Transport.CHAT
                 else sse_body(responses_body(request, model, max_tokens, temperature)))
-        sent = sendfirst.send_http(url, transport, model, json_bytes(body), key,
-                                   CONNECT_TIMEOUT_S)
+        sent = sendfirst.send_http(url, transport, model, json_bytes(body), key, wait_s)
     if sent is None:
         return None
     sent.request = request

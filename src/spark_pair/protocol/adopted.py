@@ -17,7 +17,7 @@ from enum import Enum
 from ..errors import ModelError
 from . import errors_map
 from .sendfirst import Sent, frame, parse_head
-from .sse import iter_sse_data
+from .sse import iter_sse_batches
 
 MAX_HEAD = 64 * 1024
 
@@ -107,9 +107,9 @@ async def adopt(sent: Sent, first: bytes = b"") -> Pipe:
 # ---- HTTP ------------------------------------------------------------------------------
 
 async def sse(sent: Sent, url: str, *, api_key: str | None, model: str, read_timeout_s: float
-              ) -> AsyncIterator[str | None]:
-    """`post_sse` for a request sent ahead: None once the answer's head is in, then each SSE
-    data payload; a ModelError on failure (the same as the HTTP client's)."""
+              ) -> AsyncIterator[list[str] | None]:
+    """`post_sse` for a request sent ahead: None once the answer's head is in, then the SSE
+    data payloads of each read; a ModelError on failure (the same as the HTTP client's)."""
     pipe = await adopt(sent)
     try:
         try:
@@ -124,8 +124,8 @@ async def sse(sent: Sent, url: str, *, api_key: str | None, model: str, read_tim
                 raw = (await _whole(body)).decode("utf-8", "replace")
                 raise errors_map.not_openai_body(url, raw, ctype)
             yield None
-            async for data in iter_sse_data(body):
-                yield data
+            async for batch in iter_sse_batches(body):
+                yield batch
         except ModelError:
             raise
         except TimeoutError:

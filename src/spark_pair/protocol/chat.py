@@ -6,7 +6,7 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-from ..errors import ProtocolError
+from ..errors import ModelError, ProtocolError
 from . import errors_map
 from .bodies import chat_body as chat_body  # its home is .bodies
 from .events import Usage
@@ -15,46 +15,61 @@ from .metrics import estimate_tokens
 CUT_REASONS = ("length", "content_filter")  # finish reasons of a reply that was cut short
 
 
-async def stream_chat(source: AsyncIterator[str | None], url: str, body: dict[str, Any], *,
-                      api_key: str | None, model: str) -> AsyncGenerator[tuple[str, Any], None]:
+async def stream_chat(source: AsyncIterator[list[str] | None], url: str, body: dict[str, Any],
+                      *, api_key: str | None, model: str
+                      ) -> AsyncGenerator[tuple[str, Any], None]:
     """Read the answer to `body` from `source` (http_common.post_sse, or adopted.sse for a
     request sent ahead): yield ("delta", str), ("cut", IncompleteReply) when the output limit
     or a content filter ended the reply, ("usage", Usage), ("done", response_id). A stream
-    that ends without a finish reason or [DONE] is a StreamDropped."""
+    that ends without a finish reason or [DONE] is a StreamDropped. The text of one batch of
+    chunks is one delta."""
     response_id = None
     usage = None
     cut = None
     chars = 0
-    finished = False
+    finished = ended = False
     loads = json.loads
-    async for data in source:
-        if data is None:  # the server took the request: ("open", url) first
+    async for batch in source:
+        if batch is None:  # the server took the request: ("open", url) first
             yield "open", url
             continue
-        if data == "[DONE]":
-            finished = True
-            break
+        texts: list[str] = []
         try:
-            chunk = loads(data)
-        except ValueError:
-            raise ProtocolError(f"{url} sent a stream chunk that is not JSON: {data[:200]}",
-                                url=url, body=data) from None
-        if "error" in chunk and isinstance(chunk["error"], dict):
-            raise errors_map.error_from_event(chunk["error"], url, model=model, api_key=api_key)
-        response_id = response_id or chunk.get("id")
-        for choice in chunk.get("choices") or ():
-            text = (choice.get("delta") or {}).get("content")
-            if text:
-                chars += len(text)
-                yield "delta", text
-            reason = choice.get("finish_reason")
-            if reason:
-                if reason in CUT_REASONS:
-                    cut = errors_map.incomplete(url, reason, body.get("max_tokens"))
-                finished = True
-        u = chunk.get("usage")
-        if u:
-            usage = Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0))
+            for data in batch:
+                if data == "[DONE]":
+                    finished = ended = True
+                    break
+                try:
+                    chunk = loads(data)
+                except ValueError:
+                    raise ProtocolError(f"{url} sent a stream chunk that is not JSON: "
+                                        f"{data[:200]}", url=url, body=data) from None
+                if "error" in chunk and isinstance(chunk["error"], dict):
+                    raise errors_map.error_from_event(chunk["error"], url, model=model,
+                                                      api_key=api_key)
+                response_id = response_id or chunk.get("id")
+                for choice in chunk.get("choices") or ():
+                    text = (choice.get("delta") or {}).get("content")
+                    if text:
+                        chars += len(text)
+                        texts.append(text)
+                    reason = choice.get("finish_reason")
+                    if reason:
+                        if reason in CUT_REASONS:
+                            cut = errors_map.incomplete(url, reason, body.get("max_tokens"))
+                        finished = True
+                u = chunk.get("usage")
+                if u:
+                    usage = Usage(int(u.get("prompt_tokens") or 0),
+                                  int(u.get("completion_tokens") or 0))
+        except ModelError:
+            if texts:  # what came before the error is text the reply had
+                yield "delta", "".join(texts)
+            raise
+        if texts:
+            yield "delta", "".join(texts)
+        if ended:
+            break
     if not finished:
         raise errors_map.dropped(url, "the stream ended before the reply finished")
     if usage is None:

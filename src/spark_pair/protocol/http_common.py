@@ -9,7 +9,7 @@ from ..errors import ModelError
 from . import errors_map
 from .bodies import json_bytes
 from .bodies import messages_of as messages_of  # its home is .bodies
-from .sse import iter_sse_data
+from .sse import iter_sse_batches
 
 if TYPE_CHECKING:  # httpx loads with the first HTTP client (never on the WS path)
     import httpx
@@ -17,9 +17,10 @@ if TYPE_CHECKING:  # httpx loads with the first HTTP client (never on the WS pat
 
 async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                    api_key: str | None, model: str, read_timeout_s: float
-                   ) -> AsyncIterator[str | None]:
+                   ) -> AsyncIterator[list[str] | None]:
     """POST `body` as JSON and yield None once the server has taken the request (its answer's
-    headers are in), then each SSE data payload; raise a ModelError on failure.
+    headers are in), then the SSE data payloads of each network read (a batch: the readers
+    hand on the text of a batch as one delta); raise a ModelError on failure.
 
     A `read_timeout_s` below the client's own read timeout caps this request's (a retry near
     the retry deadline)."""
@@ -46,8 +47,8 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                 raw = (await resp.aread()).decode("utf-8", "replace")
                 raise errors_map.not_openai_body(url, raw, ctype)
             yield None
-            async for data in iter_sse_data(resp.aiter_bytes()):
-                yield data
+            async for batch in iter_sse_batches(resp.aiter_bytes()):
+                yield batch
     except ModelError:
         raise
     except httpx.TimeoutException as exc:

@@ -11,12 +11,14 @@ from . import errors_map
 from .bodies import responses_body as responses_body  # its home is .bodies
 from .events import Usage
 
+DELTA = "response.output_text.delta"  # the event type of the text as it streams
+
 
 def handle_event(event: dict[str, Any], url: str, model: str, api_key: str | None
                  ) -> tuple[str, Any] | None:
     """One typed Responses event -> an internal item, None to skip; raises on errors."""
     kind = event.get("type")
-    if kind == "response.output_text.delta":
+    if kind == DELTA:
         return "delta", event.get("delta") or ""
     if kind == "response.created":
         return "id", (event.get("response") or {}).get("id")
@@ -48,34 +50,49 @@ def _incomplete(resp: dict[str, Any], url: str) -> ModelError:
     return errors_map.incomplete(url, reason, resp.get("max_output_tokens"))
 
 
-async def stream_responses(source: AsyncIterator[str | None], url: str, *,
+async def stream_responses(source: AsyncIterator[list[str] | None], url: str, *,
                            api_key: str | None, model: str
                            ) -> AsyncGenerator[tuple[str, Any], None]:
     """Read the answer to a create body (bodies.sse_body) from `source` (http_common.post_sse,
     or adopted.sse for a request sent ahead): yield ("id", rid), ("delta", str), ("cut",
     IncompleteReply) after `response.incomplete` (the output limit, a content filter),
     ("usage", Usage|None), ("done", rid). A stream without `response.completed` /
-    `response.incomplete` is a StreamDropped."""
+    `response.incomplete` is a StreamDropped. The text of one batch of events is one delta."""
     loads = json.loads
-    async for data in source:
-        if data is None:  # the server took the request: ("open", url) first
+    async for batch in source:
+        if batch is None:  # the server took the request: ("open", url) first
             yield "open", url
             continue
+        texts: list[str] = []
         try:
-            event = loads(data)
-        except ValueError:
-            raise ProtocolError(f"{url} sent an event that is not JSON: {data[:200]}",
-                                url=url, body=data) from None
-        item = handle_event(event, url, model, api_key)
-        if item is None:
-            continue
-        if item[0] == "completed":
-            rid, usage, cut = item[1]
-            if cut is not None:
-                yield "cut", cut
-            yield "usage", usage
-            yield "done", rid
-            return
-        yield item
+            for data in batch:
+                try:
+                    event = loads(data)
+                except ValueError:
+                    raise ProtocolError(f"{url} sent an event that is not JSON: {data[:200]}",
+                                        url=url, body=data) from None
+                if event.get("type") == DELTA:
+                    texts.append(event.get("delta") or "")
+                    continue
+                item = handle_event(event, url, model, api_key)
+                if item is None:
+                    continue
+                if texts:
+                    yield "delta", "".join(texts)
+                    texts.clear()
+                if item[0] == "completed":
+                    rid, usage, cut = item[1]
+                    if cut is not None:
+                        yield "cut", cut
+                    yield "usage", usage
+                    yield "done", rid
+                    return
+                yield item
+        except ModelError:
+            if texts:  # what came before the error is text the reply had
+                yield "delta", "".join(texts)
+            raise
+        if texts:
+            yield "delta", "".join(texts)
     raise errors_map.dropped(url, "the stream ended before response.completed")
 

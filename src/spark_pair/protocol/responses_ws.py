@@ -13,7 +13,7 @@ from . import errors_map
 from .adopted import AdoptedWs, Closed, WsState
 from .bodies import responses_body, ws_create
 from .request import Transport, endpoint_url
-from .responses_sse import handle_event
+from .responses_sse import DELTA, handle_event
 from .sendfirst import BETA_HEADER, Refusal, Sent
 
 if TYPE_CHECKING:  # websockets loads when a socket opens (the HTTP transports never need it)
@@ -191,13 +191,22 @@ class WsSession:
                         return
                     raise errors_map.dropped(self.url) from None
                 quiet.waiting = False
+                texts: list[str] = []  # the batch's text, handed on as one delta
                 for raw in batch:
                     try:
                         event = loads(raw)
                     except ValueError:
                         raise ProtocolError(f"{self.url} sent a message that is not JSON",
                                             url=self.url, body=str(raw)) from None
-                    if event.get("type") == "error":
+                    kind = event.get("type")
+                    if kind == DELTA:
+                        texts.append(event.get("delta") or "")
+                        continue
+                    if texts:
+                        started = True
+                        yield "delta", "".join(texts)
+                        texts.clear()
+                    if kind == "error":
                         code = (event.get("error") or {}).get("code")
                         if code == "websocket_connection_limit_reached" and not started:
                             done = True
@@ -210,7 +219,7 @@ class WsSession:
                         if code == "websocket_connection_limit_reached":
                             raise errors_map.dropped(self.url, "the server closed the WebSocket")
                         done = True  # an error event ends the response; the socket stays usable
-                    elif event.get("type") == "response.failed":
+                    elif kind == "response.failed":
                         done = True  # so does a failed response (raised just below)
                     item = handle_event(event, self.url, model, self.api_key)
                     if item is None:
@@ -230,6 +239,9 @@ class WsSession:
                     else:
                         started = True
                         yield item
+                if texts:
+                    started = True
+                    yield "delta", "".join(texts)
         except ModelError:
             raise
         finally:

@@ -1,12 +1,13 @@
-"""A small, fast Server-Sent Events parser: yields each event's data payload (str)."""
+"""A small, fast Server-Sent Events parser: each event's data payload (str), in batches."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
 
-async def iter_sse_data(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
-    """Yield the `data:` payload of every event; multi-line data is joined with newlines.
+async def iter_sse_batches(chunks: AsyncIterator[bytes]) -> AsyncIterator[list[str]]:
+    """The `data:` payloads of the events each network chunk completes, one list per chunk
+    (none for a chunk that completes no event); multi-line data is joined with newlines.
 
     Lines are split once per network chunk (not per token); `event:`, `id:` and comments are
     skipped because every payload we read carries its own `type`.
@@ -19,18 +20,28 @@ async def iter_sse_data(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
             continue
         lines = buf.split(b"\n")
         buf = lines.pop()
+        out = []
         for line in lines:
             if line.endswith(b"\r"):
                 line = line[:-1]
             if not line:
                 if data:
-                    yield b"\n".join(data).decode("utf-8", "replace")
+                    out.append(b"\n".join(data).decode("utf-8", "replace"))
                     data = []
             elif line.startswith(b"data:"):
                 value = line[5:]
                 data.append(value[1:] if value.startswith(b" ") else value)
+        if out:
+            yield out
     if buf.startswith(b"data:"):
         value = buf[5:].rstrip(b"\r")
         data.append(value[1:] if value.startswith(b" ") else value)
     if data:
-        yield b"\n".join(data).decode("utf-8", "replace")
+        yield [b"\n".join(data).decode("utf-8", "replace")]
+
+
+async def iter_sse_data(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """`iter_sse_batches`, one payload at a time."""
+    async for batch in iter_sse_batches(chunks):
+        for data in batch:
+            yield data
