@@ -112,11 +112,10 @@ def meter_line(result: Any) -> str:
     return " │ ".join(parts)
 
 
-async def run(opts: RunOptions, out: TextIO, err: TextIO, *, early: Early | None = None,
-              t0: float | None = None) -> int:
-    """The run; `early`: its request was sent ahead (headless.start); `t0`: when the run
-    began (time.monotonic)."""
-    t0 = time.monotonic() if t0 is None else t0
+async def run(opts: RunOptions, out: TextIO, err: TextIO, *, early: Early | None = None
+              ) -> int:
+    """The run; `early`: its request was sent ahead (headless.start)."""
+    t0 = time.monotonic()
     jl = JsonLines(out, t0) if opts.json else None
     diag = Diagnostics(err)
     reports: list[_Reporter] = []
@@ -349,8 +348,8 @@ class _signal:
             self.loop.remove_signal_handler(signal.SIGINT)
 
 
-def main(opts: RunOptions, *, early: Early | None = None, t0: float | None = None) -> int:
-    return asyncio.run(run(opts, sys.stdout, sys.stderr, early=early, t0=t0))
+def main(opts: RunOptions, *, early: Early | None = None) -> int:
+    return asyncio.run(run(opts, sys.stdout, sys.stderr, early=early))
 
 
 

@@ -13,7 +13,6 @@ run goes the normal way, failing the same way it always has.
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 from ..errors import SparkPairError, UsageError
@@ -262,11 +261,10 @@ def _send(opts: RunOptions, root: Path, cwd: Path) -> Early | None:
 
 def run(opts: RunOptions) -> int:
     """The whole run (its exit code): the request first, then everything else."""
-    t0 = time.monotonic()
     early = send_first(opts)
     from .runner import main
 
-    return main(opts, early=early, t0=t0)
+    return main(opts, early=early)
 
 
 def leave(code: int) -> None:
