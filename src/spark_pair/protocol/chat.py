@@ -6,7 +6,7 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-from ..errors import ModelError, ProtocolError
+from ..errors import ProtocolError
 from . import errors_map
 from .bodies import chat_body as chat_body  # its home is .bodies
 from .events import Usage
@@ -21,8 +21,8 @@ async def stream_chat(source: AsyncIterator[list[str] | None], url: str, body: d
     """Read the answer to `body` from `source` (http_common.post_sse, or adopted.sse for a
     request sent ahead): yield ("delta", str), ("cut", IncompleteReply) when the output limit
     or a content filter ended the reply, ("usage", Usage), ("done", response_id). A stream
-    that ends without a finish reason or [DONE] is a StreamDropped. The text of one batch of
-    chunks is one delta."""
+    that ends without a finish reason or [DONE] is a StreamDropped. A delta per server message
+    (`--json --deltas` shows each)."""
     response_id = None
     usage = None
     cut = None
@@ -33,41 +33,33 @@ async def stream_chat(source: AsyncIterator[list[str] | None], url: str, body: d
         if batch is None:  # the server took the request: ("open", url) first
             yield "open", url
             continue
-        texts: list[str] = []
-        try:
-            for data in batch:
-                if data == "[DONE]":
-                    finished = ended = True
-                    break
-                try:
-                    chunk = loads(data)
-                except ValueError:
-                    raise ProtocolError(f"{url} sent a stream chunk that is not JSON: "
-                                        f"{data[:200]}", url=url, body=data) from None
-                if "error" in chunk and isinstance(chunk["error"], dict):
-                    raise errors_map.error_from_event(chunk["error"], url, model=model,
-                                                      api_key=api_key)
-                response_id = response_id or chunk.get("id")
-                for choice in chunk.get("choices") or ():
-                    text = (choice.get("delta") or {}).get("content")
-                    if text:
-                        chars += len(text)
-                        texts.append(text)
-                    reason = choice.get("finish_reason")
-                    if reason:
-                        if reason in CUT_REASONS:
-                            cut = errors_map.incomplete(url, reason, body.get("max_tokens"))
-                        finished = True
-                u = chunk.get("usage")
-                if u:
-                    usage = Usage(int(u.get("prompt_tokens") or 0),
-                                  int(u.get("completion_tokens") or 0))
-        except ModelError:
-            if texts:  # what came before the error is text the reply had
-                yield "delta", "".join(texts)
-            raise
-        if texts:
-            yield "delta", "".join(texts)
+        for data in batch:
+            if data == "[DONE]":
+                finished = ended = True
+                break
+            try:
+                chunk = loads(data)
+            except ValueError:
+                raise ProtocolError(f"{url} sent a stream chunk that is not JSON: {data[:200]}",
+                                    url=url, body=data) from None
+            if "error" in chunk and isinstance(chunk["error"], dict):
+                raise errors_map.error_from_event(chunk["error"], url, model=model,
+                                                  api_key=api_key)
+            response_id = response_id or chunk.get("id")
+            for choice in chunk.get("choices") or ():
+                text = (choice.get("delta") or {}).get("content")
+                if text:
+                    chars += len(text)
+                    yield "delta", text
+                reason = choice.get("finish_reason")
+                if reason:
+                    if reason in CUT_REASONS:
+                        cut = errors_map.incomplete(url, reason, body.get("max_tokens"))
+                    finished = True
+            u = chunk.get("usage")
+            if u:
+                usage = Usage(int(u.get("prompt_tokens") or 0),
+                              int(u.get("completion_tokens") or 0))
         if ended:
             break
     if not finished:

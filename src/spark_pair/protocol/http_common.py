@@ -19,8 +19,8 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                    api_key: str | None, model: str, read_timeout_s: float
                    ) -> AsyncIterator[list[str] | None]:
     """POST `body` as JSON and yield None once the server has taken the request (its answer's
-    headers are in), then the SSE data payloads of each network read (a batch: the readers
-    hand on the text of a batch as one delta); raise a ModelError on failure.
+    headers are in), then the SSE data payloads of each network read (a batch); raise a
+    ModelError on failure.
 
     A `read_timeout_s` below the client's own read timeout caps this request's (a retry near
     the retry deadline)."""

@@ -57,42 +57,31 @@ async def stream_responses(source: AsyncIterator[list[str] | None], url: str, *,
     or adopted.sse for a request sent ahead): yield ("id", rid), ("delta", str), ("cut",
     IncompleteReply) after `response.incomplete` (the output limit, a content filter),
     ("usage", Usage|None), ("done", rid). A stream without `response.completed` /
-    `response.incomplete` is a StreamDropped. The text of one batch of events is one delta."""
+    `response.incomplete` is a StreamDropped. A delta per server message."""
     loads = json.loads
     async for batch in source:
         if batch is None:  # the server took the request: ("open", url) first
             yield "open", url
             continue
-        texts: list[str] = []
-        try:
-            for data in batch:
-                try:
-                    event = loads(data)
-                except ValueError:
-                    raise ProtocolError(f"{url} sent an event that is not JSON: {data[:200]}",
-                                        url=url, body=data) from None
-                if event.get("type") == DELTA:
-                    texts.append(event.get("delta") or "")
-                    continue
-                item = handle_event(event, url, model, api_key)
-                if item is None:
-                    continue
-                if texts:
-                    yield "delta", "".join(texts)
-                    texts.clear()
-                if item[0] == "completed":
-                    rid, usage, cut = item[1]
-                    if cut is not None:
-                        yield "cut", cut
-                    yield "usage", usage
-                    yield "done", rid
-                    return
-                yield item
-        except ModelError:
-            if texts:  # what came before the error is text the reply had
-                yield "delta", "".join(texts)
-            raise
-        if texts:
-            yield "delta", "".join(texts)
+        for data in batch:
+            try:
+                event = loads(data)
+            except ValueError:
+                raise ProtocolError(f"{url} sent an event that is not JSON: {data[:200]}",
+                                    url=url, body=data) from None
+            if event.get("type") == DELTA:  # the hot path: a delta per server message
+                yield "delta", event.get("delta") or ""
+                continue
+            item = handle_event(event, url, model, api_key)
+            if item is None:
+                continue
+            if item[0] == "completed":
+                rid, usage, cut = item[1]
+                if cut is not None:
+                    yield "cut", cut
+                yield "usage", usage
+                yield "done", rid
+                return
+            yield item
     raise errors_map.dropped(url, "the stream ended before response.completed")
 

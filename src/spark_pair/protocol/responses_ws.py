@@ -191,7 +191,6 @@ class WsSession:
                         return
                     raise errors_map.dropped(self.url) from None
                 quiet.waiting = False
-                texts: list[str] = []  # the batch's text, handed on as one delta
                 for raw in batch:
                     try:
                         event = loads(raw)
@@ -199,13 +198,10 @@ class WsSession:
                         raise ProtocolError(f"{self.url} sent a message that is not JSON",
                                             url=self.url, body=str(raw)) from None
                     kind = event.get("type")
-                    if kind == DELTA:
-                        texts.append(event.get("delta") or "")
-                        continue
-                    if texts:
+                    if kind == DELTA:  # the hot path: a delta per server message
                         started = True
-                        yield "delta", "".join(texts)
-                        texts.clear()
+                        yield "delta", event.get("delta") or ""
+                        continue
                     if kind == "error":
                         code = (event.get("error") or {}).get("code")
                         if code == "websocket_connection_limit_reached" and not started:
@@ -239,9 +235,6 @@ class WsSession:
                     else:
                         started = True
                         yield item
-                if texts:
-                    started = True
-                    yield "delta", "".join(texts)
         except ModelError:
             raise
         finally:
