@@ -3,6 +3,8 @@ repository (the demo project; the simulator answers with the demo's multi-file t
 
 from __future__ import annotations
 
+import html
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -65,6 +67,17 @@ def all_proposed(app: SparkPairApp) -> bool:
 
 def turn_over(app: SparkPairApp) -> bool:
     return app.main.turn_worker is None and not app.main.driver.running
+
+
+def screen_text(app: SparkPairApp) -> str:
+    """The screen as a person reads it: one line per row, from the rendered SVG."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for m in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>',
+                         app.export_screenshot(), re.S):
+        rows.setdefault(float(m.group(2)), []).append((float(m.group(1)),
+                                                       html.unescape(m.group(3))))
+    return "\n".join("".join(t for _, t in sorted(r)).replace("\xa0", " ")
+                     for _, r in sorted(rows.items()))
 
 
 def notice(app: SparkPairApp) -> str:

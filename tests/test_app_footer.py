@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_app import all_proposed, make_app, until
-from test_app_literal import screen_text
+from test_app import all_proposed, make_app, screen_text, until
 from test_app_ui import opened
 
 from spark_pair.sim.process import SimProcess

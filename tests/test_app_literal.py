@@ -4,13 +4,11 @@ process, in a real git repository named with brackets)."""
 
 from __future__ import annotations
 
-import html
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from test_app import turn_over, until
+from test_app import screen_text, turn_over, until
 from test_app_ui import type_line
 
 from spark_pair.sim.process import SimProcess
@@ -39,17 +37,6 @@ def bracket_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "start"]):
         subprocess.run(git + args, cwd=root, check=True, capture_output=True)
     return root
-
-
-def screen_text(app: SparkPairApp) -> str:
-    """The screen as a person reads it: one line per row, from the rendered SVG."""
-    rows: dict[float, list[tuple[float, str]]] = {}
-    for m in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>',
-                         app.export_screenshot(), re.S):
-        rows.setdefault(float(m.group(2)), []).append((float(m.group(1)),
-                                                       html.unescape(m.group(3))))
-    return "\n".join("".join(t for _, t in sorted(r)).replace("\xa0", " ")
-                     for _, r in sorted(rows.items()))
 
 
 async def test_paths_with_brackets_are_shown_literally(bracket_repo: Path,

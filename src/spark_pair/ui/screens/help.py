@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rich.markup import escape
+from rich.console import Group
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.keys import key_to_character
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -27,8 +31,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("review.amend",), "review",
      "edit the focused hunk's result (or a created file) in $VISUAL/$EDITOR"),
     (("review.try",), "review",
-     "accept like A, apply, run \\[review] check; then keep (y) or roll back (n)"),
-    (("review.pager",), "review", "open the turn's diff in \\[review] pager ($PAGER, less -R)"),
+     "accept like A, apply, run [review] check; then keep (y) or roll back (n)"),
+    (("review.pager",), "review", "open the turn's diff in [review] pager ($PAGER, less -R)"),
     (("review.next", "review.previous", "review.next_file", "review.previous_file"), "review",
      "next / previous hunk; next / previous file"),
     (("review.down", "review.up"), "review",
@@ -56,25 +60,41 @@ COMMANDS = [
 ]
 
 
-def help_text(keys: Mapping[str, str] | None = None) -> str:
-    """The help, with the keys in effect (`keys`: binding id -> key, after the key map)."""
+def help_text(keys: Mapping[str, str] | None = None) -> Group:
+    """The help, with the keys in effect (`keys`: binding id -> key, after the key map): tables
+    whose last column wraps under itself on a narrow terminal."""
     if keys is None:
         from ..keys import default_keys
 
         keys = default_keys()
-    rows = [(k if isinstance(k, str) else " / ".join(escape(keys.get(i, i)) for i in k),
-             where, what) for k, where, what in KEYS]
-    width = max(len(k) for k, _, _ in rows)
-    places = max(len(w) for _, w, _ in rows)
-    lines = ["[b]Keys[/b] (remap them in the config's \\[keys] table by id)", ""]
-    lines += [f"  [b]{k:<{width}}[/b]  [dim]{where:<{places}}[/dim]  {what}"
-              for k, where, what in rows]
-    lines += ["", "[b]Slash commands[/b] (type / in the prompt; → completes)", ""]
-    cwidth = max(len(c) for c, _ in COMMANDS)
-    lines += [f"  [b]{c:<{cwidth}}[/b]  {what}" for c, what in COMMANDS]
-    lines += ["", "An AI! comment saved in a file starts a turn about it.",
-              "", "escape or ? closes this screen"]
-    return "\n".join(lines)
+    table = Table.grid(padding=(0, 2), expand=True)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(style="dim", no_wrap=True)
+    table.add_column(ratio=1)
+    for k, where, what in KEYS:
+        shown = k if isinstance(k, str) else " / ".join(_key(keys.get(i, i)) for i in k)
+        table.add_row(shown, where, what)
+    commands = Table.grid(padding=(0, 2), expand=True)
+    commands.add_column(style="bold", no_wrap=True)
+    commands.add_column(ratio=1)
+    for command, what in COMMANDS:
+        commands.add_row(command, what)
+    return Group(Text.assemble(("Keys", "bold"), " (remap them in the config's [keys] table "
+                               "by id)\n"), Padding(table, (0, 0, 0, 2)),
+                 Text.assemble("\n", ("Slash commands", "bold"),
+                               " (type / in the prompt; → completes)\n"),
+                 Padding(commands, (0, 0, 0, 2)),
+                 Text("\nAn AI! comment saved in a file starts a turn about it.\n\n"
+                      "escape or ? closes this screen"))
+
+
+def _key(key: str) -> str:
+    """A key as a person types it: ? for question_mark (several keys: a, b)."""
+    out = []
+    for k in key.split(","):
+        ch = key_to_character(k) if len(k) > 1 else None
+        out.append(ch if ch and ch.isprintable() and not ch.isspace() else k)
+    return ", ".join(out)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -108,7 +128,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(help_text(self.keys), markup=True)
+            yield Static(help_text(self.keys))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -1,0 +1,18 @@
+"""The help on an 80-column terminal: a description that wraps goes on under its own column."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from spark_pair.ui.screens.help import help_text
+
+
+def test_wrapped_descriptions_stay_in_their_column() -> None:
+    console = Console(width=76, record=True, color_system=None)
+    console.print(help_text())
+    lines = console.export_text().splitlines()
+    head = next(i for i, line in enumerate(lines) if "stop the stream" in line)
+    column = lines[head].index("stop the stream")
+    follow = lines[head + 1]
+    assert "nothing is written" in follow and follow.index(follow.strip()) == column
+    assert "? / f1" not in "\n".join(lines) and "question_mark" not in "\n".join(lines)
