@@ -116,6 +116,20 @@ async def test_resizing_never_crashes_and_80_columns_fold_the_files_pane(
         assert isinstance(app.screen, MainScreen)
 
 
+async def test_rows_stop_at_the_scrollbar_at_80_columns(repo: Path,
+                                                       demo_sim: SimProcess) -> None:
+    """With a scrollbar showing, no row of the live diff or the review pane runs into it (or
+    past the pane's border)."""
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        for pane in (app.main.query_one("#diff"), app.main.query_one("#review")):
+            region = pane.scrollable_content_region
+            assert region.width < pane.size.width, "the pane shows a scrollbar"
+            widths = {pane.render_line(y).cell_length for y in range(region.height)}
+            assert widths == {region.width}, pane
+
+
 async def test_ctrl_r_runs_the_turn_again_and_ctrl_e_on_the_stronger_model(
         repo: Path, demo_sim: SimProcess) -> None:
     app = make_app(repo, demo_sim, **{"model.stronger": "gpt-5.3-codex"})

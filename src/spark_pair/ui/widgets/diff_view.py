@@ -506,7 +506,7 @@ class DiffView(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
-        width = self.size.width
+        width = self.scrollable_content_region.width  # less the scrollbar
         if index == len(self.rows) and self.partial:  # the line being written: never cached
             kind = (_MARKER_KIND.get(self.partial[:1], Kind.CONTEXT) if self._open >= 0
                     else Kind.PROSE)

@@ -243,7 +243,7 @@ class ReviewPane(ScrollView, can_focus=True):
 
     def _forget(self, row: int) -> None:
         """A row's text changed: paint it again."""
-        self._cache.discard((row, self.size.width))
+        self._cache.discard((row, self._width))
         if self.is_attached:
             self.refresh_line(row)  # (a row: virtual coordinates)
 
@@ -294,6 +294,11 @@ class ReviewPane(ScrollView, can_focus=True):
         self._styles.clear()
         self._forget(self._cursor_row)
 
+    @property
+    def _width(self) -> int:
+        """The columns a row may use: the pane's width less its scrollbar."""
+        return self.scrollable_content_region.width
+
     def _style(self, name: str) -> Style:
         style = self._styles.get(name)
         if style is None:
@@ -303,7 +308,7 @@ class ReviewPane(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         index = round(self.scroll_y) + y
-        width = self.size.width
+        width = self._width
         if not 0 <= index < len(self._rows):
             return Strip.blank(width, self._style(""))
         if index == self._cursor_row:
