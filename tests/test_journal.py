@@ -363,3 +363,22 @@ def test_a_record_cut_short_by_a_crash_is_discarded_and_touches_nothing(repo, jo
     before = snapshot(repo)
     assert journal.recover() == []
     assert snapshot(repo) == before and not any(journal.dir.glob("t5*"))
+
+
+def test_undo_and_redo_work_where_the_file_system_has_no_hard_links(repo, journal, monkeypatch):
+    import errno
+
+    def no_link(*args, **kwargs):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_link)  # FAT, exFAT, some network file systems
+    before = snapshot(repo)
+    apply_turn(repo, OPS(), journal=journal)
+    after = snapshot(repo)
+    journal.undo()
+    assert snapshot(repo) == before
+    journal.redo()
+    assert snapshot(repo) == after
+    journal.undo()
+    assert snapshot(repo) == before
+    assert not list(journal.dir.glob("*/finishing"))

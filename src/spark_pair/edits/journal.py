@@ -110,21 +110,26 @@ def _sha(data: bytes | None) -> str | None:
 
 
 def _mark(tdir: Path, name: str) -> None:
-    """Put the marker `name` (committed, undone) in a turn's folder, durably. It is a second
-    name of the turn's manifest (no file to create and sync), or an empty file where the file
-    system has no hard links (or the manifest is missing)."""
+    """Put the marker `name` (committed, undone) in a turn's folder, durably."""
     source = tdir / RECORD if (tdir / RECORD).exists() else tdir / "manifest.json"
+    _put_marker(source, tdir / name)
+    fsio.fsync_dir(tdir)
+
+
+def _put_marker(source: Path, marker: Path) -> None:
+    """A marker is a second name of the turn's record (no file to create and sync), or an
+    empty synced file where the file system has no hard links (or the record is missing).
+    The caller syncs the folder."""
     try:
-        os.link(source, tdir / name)
+        os.link(source, marker)
     except FileExistsError:
         pass
     except OSError:
-        fd = os.open(tdir / name, os.O_WRONLY | os.O_CREAT, 0o600)
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
-    fsio.fsync_dir(tdir)
 
 
 def _read_state(full: Path) -> tuple[bytes | None, int | None]:
@@ -214,7 +219,7 @@ class Journal:
         record = head + b"\n" + b"".join(body)
         fsio.sync_files([fsio.create_file(tdir / RECORD, record, 0o600)])
         if kind != "apply":  # it sets markers once committed: recovery finishes that
-            os.link(tdir / RECORD, tdir / FINISHING)
+            _put_marker(tdir / RECORD, tdir / FINISHING)
         fsio.sync_dirs([tdir, self.dir])
         return tdir
 
