@@ -382,3 +382,32 @@ def test_undo_and_redo_work_where_the_file_system_has_no_hard_links(repo, journa
     journal.undo()
     assert snapshot(repo) == before
     assert not list(journal.dir.glob("*/finishing"))
+
+
+def _synced_dirs(monkeypatch) -> list[Path]:
+    """The folders fsynced from now on (by the path of the synced descriptor)."""
+    synced: list[Path] = []
+    real = os.fsync
+
+    def fsync(fd):
+        path = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        if path.is_dir():
+            synced.append(path)
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_the_first_turn_makes_the_journal_folders_durable_and_later_turns_do_not_sync_them(
+        repo, tmp_path, monkeypatch):
+    data = tmp_path / "home" / "data"
+    journal = Journal(repo, data)
+    synced = _synced_dirs(monkeypatch)
+    apply_turn(repo, [Create("a.txt", "a\n")], journal=journal)
+    for made in (data, data / "journal", journal.dir):  # each new folder's name is synced
+        assert made.parent.resolve() in synced
+    synced.clear()
+    apply_turn(repo, [Create("b.txt", "b\n")], journal=journal)
+    assert not {p.resolve() for p in (tmp_path / "home", data, data / "journal")} & set(synced)

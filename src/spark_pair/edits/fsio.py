@@ -80,6 +80,22 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def make_dirs(path: Path) -> bool:
+    """Create the folder `path` and its missing parents, each made durable (the folder holding
+    it is synced once it is made); True when `path` was made. An existing folder costs one
+    look."""
+    if path.is_dir():
+        return False
+    missing = []
+    while not path.is_dir() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        folder.mkdir(exist_ok=True)
+        fsync_dir(folder.parent)
+    return True
+
+
 def _stem(target: Path) -> str:
     """The target's name cut to at most 200 bytes (names are limited in bytes, not chars)."""
     return os.fsencode(target.name)[:200].decode("utf-8", "ignore") if len(

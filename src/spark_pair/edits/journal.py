@@ -168,7 +168,7 @@ class Journal:
         is true; without it, it waits for as long as the other command holds the lock.
         """
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            self._make_dir()
             fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise ApplyError(f"cannot open the undo journal {self.dir} ({exc})",
@@ -192,11 +192,15 @@ class Journal:
         finally:
             os.close(fd)
 
+    def _make_dir(self) -> None:
+        """The journal's folder (and the data folders above it), made durably the first time."""
+        fsio.make_dirs(self.dir)
+
     def begin(self, turn_id: str, changes: list[FileChange], *, summary: str = "",
               kind: str = "apply", undoes: str | None = None) -> Path:
         """Write the turn's record (manifest and before-images, one file) and sync it and the
         folders holding it, before any file is touched."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self._make_dir()
         tdir = self.dir / turn_id
         tdir.mkdir()
         files, body, at = [], [], 0
@@ -269,7 +273,7 @@ class Journal:
         if before is None:
             fsio.remove_file(full)
         else:
-            full.parent.mkdir(parents=True, exist_ok=True)
+            fsio.make_dirs(full.parent)
             fsio.atomic_write(full, before, entry["mode"])
         out.restored.append(rel)
 
