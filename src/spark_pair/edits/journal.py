@@ -11,6 +11,8 @@ Layout under data_dir/journal/<key>/ (key = hash of the real repo path):
                               a redo of it committed)
     <turn id>/finishing       on an undo or redo turn until the markers it sets are written
     (the markers are second names of the record, or empty files without hard links)
+    checked                   (beside the turns) earlier versions' undos and redos, which had no
+                              `finishing` marker, were finished once
 Turns written by earlier versions keep their manifest in <turn id>/manifest.json and each
 before-image in <turn id>/before/<n>; they are read (undone, recovered) the same way.
 An undo is itself a turn (kind "undo", undoes = the turn it restored); a redo is a turn of kind
@@ -194,7 +196,8 @@ class Journal:
 
     def _make_dir(self) -> None:
         """The journal's folder (and the data folders above it), made durably the first time."""
-        fsio.make_dirs(self.dir)
+        if fsio.make_dirs(self.dir):  # a new journal holds no earlier version's turns
+            (self.dir / CHECKED).touch()
 
     def begin(self, turn_id: str, changes: list[FileChange], *, summary: str = "",
               kind: str = "apply", undoes: str | None = None) -> Path:
@@ -343,7 +346,22 @@ class Journal:
                 done.append(self.rollback(tdir.name))
             elif (tdir / FINISHING).exists():
                 self._finish(tdir)
+        if not (self.dir / CHECKED).exists():
+            self._finish_earlier()
         return [r for r in done if r.restored or r.kept]
+
+    def _finish_earlier(self) -> None:
+        """Finish the undos and redos an earlier version left unmarked (it wrote no `finishing`
+        marker): once per journal, every committed undo and redo is finished (redos first: a
+        redo cut short has already taken the `undone` marker off the turn it redid)."""
+        found = []
+        for tdir in self._turn_dirs():
+            manifest = self._manifest(tdir) if (tdir / "committed").exists() else None
+            if manifest and manifest.get("kind") in ("undo", "redo"):
+                found.append((manifest.get("kind") != "redo", tdir.name))
+        for _, name in sorted(found):
+            self._finish(self.dir / name)
+        (self.dir / CHECKED).touch()  # not synced: if lost, the same check runs again
 
     def _finish(self, tdir: Path) -> None:
         """Set the markers of a committed undo or redo turn (a crash may have come first),
@@ -551,6 +569,7 @@ def _tmp_of(ch: FileChange) -> str:
 LOCK_POLL_S = 0.05
 RECORD = "record"  # a turn's manifest and before-images
 FINISHING = "finishing"  # an undo or redo turn whose markers may not be set yet
+CHECKED = "checked"  # in the journal's folder: no earlier version's turn is left unfinished
 _BEFORE_NAME = re.compile(r"before/[0-9]+")
 
 
