@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_run_e2e import A_NEW, A_PY, check_schema, lines_of, make_repo, run, tree
+from test_run_e2e import A_NEW, A_PY, check_schema, env_for, lines_of, make_repo, run, tree
 
 from spark_pair.edits.journal import Journal
 from spark_pair.errors import Cancelled
@@ -107,3 +107,43 @@ def test_a_crafted_reply_on_many_identical_lines_ends_within_the_timeout(
     res = run(repo, home, sim, "edit", "--timeout", "5", timeout=40)
     assert res.returncode in (ExitCode.CONFLICT, ExitCode.TIMEOUT), res.stderr
     assert "Traceback" not in res.stderr and tree(repo)["big.txt"] == b"x\n" * 100_000
+
+
+SLOW_WRITE = """
+import os, stat, time
+import spark_pair.headless.runner as runner
+runner.CLOSE_GRACE_S = 0.2  # the backstop comes soon after the deadline
+until = time.time() + float(os.environ.pop("SLOW_WRITE_S"))
+real = os.fsync
+def fsync(fd):  # the turn's first file sync (its journal record) lasts past the backstop
+    if stat.S_ISREG(os.fstat(fd).st_mode):
+        time.sleep(max(0.0, until - time.time()))
+    return real(fd)
+os.fsync = fsync
+from spark_pair.cli import main
+main()
+"""
+
+
+def test_a_deadline_during_the_write_reports_the_turn_applied(sim: SimProcess, tmp_path: Path
+                                                              ) -> None:
+    """Once the write has begun it runs to its end; the run says so truthfully (exit 0, the
+    turn id, a note), never "cancelled, nothing written" while the files changed."""
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    home = tmp_path / "home"
+    sim.configure(default="```diff\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
+                          "-    return 'hello ' + name\n+    return f'hello {name}'\n```\n")
+    env = env_for(home, sim) | {"SLOW_WRITE_S": "5.5"}  # the deadline is 3 s, the backstop 3.2
+    res = subprocess.run([sys.executable, "-c", SLOW_WRITE, "run", "use an f-string", "--apply",
+                          "--json", "--timeout", "3"], cwd=repo, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert (repo / "a.py").read_text() == A_NEW, res.stdout + res.stderr  # written
+    assert res.returncode == 0, res.stderr
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    end = lines[-1]
+    assert end["status"] == "applied" and end["turn_id"]
+    [applied] = [line for line in lines if line["type"] == "applied"]
+    assert any("--timeout" in note and "applied whole" in note for note in applied["notes"])
+    assert [t.turn_id for t in Journal(repo, home / "data").list_turns()] == [end["turn_id"]]
+    assert "Traceback" not in res.stderr

@@ -571,9 +571,9 @@ class TurnRun:
             return
         summary = " ".join(self.prompt.split())[:200]
         try:
-            applied = await asyncio.to_thread(
+            applied = await _to_the_end(asyncio.ensure_future(asyncio.to_thread(
                 apply_turn, self.s.root, [op for _, op in chosen], journal=self.s.journal,
-                turn_id=r.turn_id, summary=summary, stop=self.stopping)
+                turn_id=r.turn_id, summary=summary, stop=self.stopping)))
         except Cancelled as exc:  # the deadline came while planning or waiting for the lock
             self._finish_error(self._stopped(exc))
             return
@@ -587,7 +587,10 @@ class TurnRun:
             r.outcomes[i] = Outcome.APPLIED
         r.changed, r.notes, r.status = list(applied.changed), list(applied.notes), \
             TurnStatus.APPLIED
-        yield Applied(applied.turn_id, tuple(applied.changed), tuple(applied.notes))
+        if self.cancel_reason is not None and applied.changed:
+            r.notes.append(f"{self.cancel_reason.message} while the files were being written; "
+                           "a write is never cut short, so the turn was applied whole")
+        yield Applied(applied.turn_id, tuple(applied.changed), tuple(r.notes))
 
     def stopping(self) -> bool:
         """Whether the turn was cancelled (checks and the journal lock give way to it; called
@@ -615,6 +618,26 @@ class TurnRun:
             r.outcomes = [Outcome.NOT_APPLIED] * len(self.proposals.ops)
         if not r.decisions:
             r.decisions = list(self.proposals.decided)
+
+
+async def _to_the_end(work: asyncio.Future[Any]) -> Any:
+    """The outcome of the write in its worker thread, also when the task awaiting it is
+    cancelled meanwhile: the thread cannot be stopped once it writes, so the turn reports what
+    it did (the write gives way to a stop only before its first file). The cancel is spent."""
+    cancelled = 0
+    try:
+        while True:
+            try:
+                return await asyncio.shield(work)
+            except asyncio.CancelledError:
+                if work.cancelled():
+                    raise
+                cancelled += 1
+    finally:
+        task = asyncio.current_task()
+        if task is not None:
+            for _ in range(cancelled):
+                task.uncancel()
 
 
 def _gathered(first: TextDelta, items: collections.deque[Any]) -> TextDelta:

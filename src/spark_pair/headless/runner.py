@@ -85,6 +85,7 @@ class Diagnostics:
                 head = f"applied turn {event.turn_id}:"
                 lines = file_lines(head, list(event.changed), first_width=WIDTH - 12)
                 lines.append(f"  undo: spark-pair undo --turn {event.turn_id}")
+                lines.extend(f"  note: {note}" for note in event.notes)
                 self.say("\n".join(lines))
 
 
