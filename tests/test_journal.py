@@ -447,3 +447,53 @@ def test_an_undo_or_redo_an_earlier_version_left_unmarked_is_finished(repo, jour
         assert m.read_bytes() == old
         journal.redo()
         assert m.read_bytes() == new
+
+
+def test_a_rollback_that_hits_a_disk_fault_is_tried_again_once_the_fault_is_gone(
+        repo, journal, monkeypatch):
+    import errno
+
+    from spark_pair.edits import journal as journal_module
+    from spark_pair.errors import ApplyError
+
+    m = repo / "m.txt"
+    old = m.read_bytes()
+    journal.begin("t6", [FileChange("m.txt", old, 0o644, b"turn\n", 0o644)])
+    m.write_bytes(b"turn\n")  # the turn wrote the file, then died
+
+    def faulty(full):
+        raise OSError(errno.EIO, "Input/output error")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(journal_module, "_read_state", faulty)
+        with pytest.raises(ApplyError, match="rolling it back failed") as err:
+            journal.recover()
+        assert "next spark-pair command" in err.value.hint
+    assert m.read_bytes() == b"turn\n" and not any(journal.dir.glob("*.interrupted"))
+    [rec] = journal.recover()  # the fault is gone: the turn is rolled back now
+    assert rec.restored == ["m.txt"] and m.read_bytes() == old
+
+
+def test_a_commit_that_fails_to_sync_is_rolled_back_now_or_by_the_next_command(
+        repo, journal, monkeypatch):
+    from spark_pair.edits import fsio
+    from spark_pair.errors import ApplyError
+
+    before = snapshot(repo)
+    real = fsio.fsync_dir
+    failing = []
+
+    def fsync_dir(path):
+        if failing or (path.parent == journal.dir and (path / "committed").exists()):
+            failing.append(path)  # from the commit's sync on, every folder sync fails
+            raise OSError(5, "Input/output error")
+        return real(path)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(fsio, "fsync_dir", fsync_dir)
+        with pytest.raises(ApplyError) as err:
+            apply_turn(repo, OPS(), journal=journal)
+    assert "the next spark-pair command restores" in err.value.message
+    assert journal.list_turns() == []  # not recorded as applied
+    journal.recover()
+    assert snapshot(repo) == before

@@ -238,9 +238,14 @@ class Journal:
 
         Only a file still holding what the turn wrote (or its before-image) is touched; one that
         changed since (the user went on working after a crash) is kept as it is, and the turn's
-        before-images are then kept in `<turn>.interrupted` for the user to take from.
+        before-images are then kept in `<turn>.interrupted` for the user to take from. An
+        OSError (a disk or permission fault) leaves the turn as it is, to be rolled back again
+        by the next recovery.
         """
         tdir = self.dir / turn_id
+        if (tdir / "committed").exists():  # its commit failed to be synced: it is not applied
+            (tdir / "committed").unlink()
+            fsio.fsync_dir(tdir)
         manifest = self._manifest(tdir)
         out = Recovery(turn_id)
         if manifest is not None:
@@ -263,8 +268,11 @@ class Journal:
                 (full.parent / tmp).unlink(missing_ok=True)  # only the one this turn made
             now, _ = _read_state(full)
             before = _before_image(tdir, entry)
-        except (SparkPairError, OSError) as exc:
-            out.kept.append(f"{entry['path']} ({getattr(exc, 'message', exc)})")
+        except SparkPairError as exc:
+            out.kept.append(f"{entry['path']} ({exc.message})")
+            return
+        except (IsADirectoryError, NotADirectoryError):  # no longer a file: the user's now
+            out.kept.append(f"{entry['path']} (not a file now; kept as it is)")
             return
         if now == before:
             if before is not None and os.stat(full).st_mode & 0o7777 != entry["mode"]:
@@ -343,7 +351,13 @@ class Journal:
                 shutil.rmtree(p, ignore_errors=True)
         for tdir in self._turn_dirs():
             if not (tdir / "committed").exists():
-                done.append(self.rollback(tdir.name))
+                try:
+                    done.append(self.rollback(tdir.name))
+                except OSError as exc:
+                    raise ApplyError(
+                        f"turn {tdir.name} was interrupted, and rolling it back failed ({exc})",
+                        hint="nothing else was changed; fix the cause (disk space, permissions), "
+                             "then run again: the next spark-pair command rolls it back") from exc
             elif (tdir / FINISHING).exists():
                 self._finish(tdir)
         if not (self.dir / CHECKED).exists():
@@ -554,6 +568,9 @@ def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, 
                 outcome = back.describe()
         except Exception:  # the journal keeps the turn; the next apply or undo recovers it
             outcome = "the next spark-pair command restores the files of the turn"
+            if (journal.dir / turn_id / "committed").exists():
+                outcome = (f"its files could not be put back and the turn stays recorded as "
+                           f"applied: `spark-pair undo --turn {turn_id}` restores them")
         if isinstance(exc, SparkPairError) or not isinstance(exc, Exception):
             raise
         what = f"writing {current}" if current else "syncing the turn's files"
