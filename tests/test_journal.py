@@ -131,7 +131,11 @@ def test_recovery_keeps_a_file_the_user_changed_after_the_crash(repo, journal):
     assert rec.restored == ["d.txt"] and d.read_bytes() == old_d
     assert m.read_bytes() == b"turn\nplus important user work\n"
     assert rec.kept and rec.kept[0].startswith("m.txt") and "m.txt" in rec.describe()
-    assert before_image(rec.saved, "m.txt") == old_m  # the before-image is not lost
+    assert before_image(rec.saved.parent, "m.txt") == old_m  # the before-image is not lost,
+    assert (rec.saved / "m.txt").read_bytes() == old_m  # and it is there as a plain file
+    assert str(rec.saved / "m.txt").startswith(str(journal.dir))  # never in the repository
+    assert rec.saved.name == "before-images" and str(rec.saved) in rec.describe()
+    assert not (rec.saved / "d.txt").exists()  # the restored file is back in the repository
     assert journal.recover() == [] and journal.list_turns() == []
 
 

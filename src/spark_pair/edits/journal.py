@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from .. import paths as app_paths
 from ..errors import ApplyError, Cancelled, SparkPairError, UndoError
@@ -248,19 +248,23 @@ class Journal:
             fsio.fsync_dir(tdir)
         manifest = self._manifest(tdir)
         out = Recovery(turn_id)
+        kept = []
         if manifest is not None:
             for entry in manifest["files"]:
-                self._roll_back_file(tdir, entry, out)
+                if self._roll_back_file(tdir, entry, out):
+                    kept.append(entry)
             self._remove_new_dirs(manifest)
         if out.kept:
-            out.saved = tdir.with_name(tdir.name + ".interrupted")
-            os.replace(tdir, out.saved)
+            saved = tdir.with_name(tdir.name + ".interrupted")
+            os.replace(tdir, saved)
             fsio.fsync_dir(self.dir)
+            out.saved = _write_out(saved, kept)
         else:
             self._discard(tdir)
         return out
 
-    def _roll_back_file(self, tdir: Path, entry: dict, out: Recovery) -> None:
+    def _roll_back_file(self, tdir: Path, entry: dict, out: Recovery) -> bool:
+        """Put one file back; True when it is kept as it is."""
         try:
             rel, full = self.confine(entry["path"])
             tmp = entry.get("tmp")
@@ -270,23 +274,24 @@ class Journal:
             before = _before_image(tdir, entry)
         except SparkPairError as exc:
             out.kept.append(f"{entry['path']} ({exc.message})")
-            return
+            return True
         except (IsADirectoryError, NotADirectoryError):  # no longer a file: the user's now
             out.kept.append(f"{entry['path']} (not a file now; kept as it is)")
-            return
+            return True
         if now == before:
             if before is not None and os.stat(full).st_mode & 0o7777 != entry["mode"]:
                 os.chmod(full, entry["mode"])
-            return
+            return False
         if _sha(now) != entry["after_sha256"]:
             out.kept.append(f"{rel} (changed after the interrupted turn; kept as it is)")
-            return
+            return True
         if before is None:
             fsio.remove_file(full)
         else:
             fsio.make_dirs(full.parent)
             fsio.atomic_write(full, before, entry["mode"])
         out.restored.append(rel)
+        return False
 
     def _remove_new_dirs(self, manifest: dict) -> None:
         """Remove the directories a turn created, if they are empty again (deepest first)."""
@@ -614,6 +619,32 @@ def _before_image(tdir: Path, entry: dict) -> bytes | None:
         raise UndoError(f"the journal entry names {name!r} as a before-image (not one of the "
                         "turn's own); nothing is read from it")
     return (tdir / name).read_bytes()
+
+
+def _write_out(saved: Path, kept: list[dict]) -> Path:
+    """The before-images of the kept files as plain files, <turn>.interrupted/before-images/<repo
+    path> (the record holds them as byte ranges); returns that folder, or the turn's folder when
+    none could be written out. Never a path outside that folder, whatever the manifest says."""
+    folder = saved / "before-images"
+    wrote = False
+    for entry in kept:
+        path = entry.get("path")
+        if not isinstance(path, str) or "\0" in path:
+            continue
+        parts = PurePosixPath(path).parts
+        if not parts or parts[0] == "/" or any(p in (".", "..") for p in parts):
+            continue
+        try:
+            data = _before_image(saved, entry)
+            if data is None:  # the turn made the file: there was nothing before it
+                continue
+            target = folder.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            wrote = True
+        except (SparkPairError, OSError, KeyError):
+            continue
+    return folder if wrote else saved
 
 
 def _is_slice(at: list) -> bool:
