@@ -501,3 +501,35 @@ def test_a_commit_that_fails_to_sync_is_rolled_back_now_or_by_the_next_command(
     assert journal.list_turns() == []  # not recorded as applied
     journal.recover()
     assert snapshot(repo) == before
+
+
+KILL_IN_RESTORE = """
+import os, signal, sys
+from pathlib import Path
+from spark_pair.edits.journal import Journal
+real = os.replace
+def replace(src, dst, *args, **kwargs):
+    if ".sp-tmp-" in str(src):  # a restored file is written: die before it is moved in place
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(src, dst, *args, **kwargs)
+os.replace = replace
+Journal(Path(sys.argv[1]), Path(sys.argv[2])).recover()
+"""
+
+
+def test_a_crash_during_recovery_leaves_no_temp_file_for_good(repo, journal, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    d = repo / "d.txt"
+    old = d.read_bytes()
+    journal.begin("t7", [FileChange("d.txt", old, os.stat(d).st_mode & 0o7777, None, None)])
+    d.unlink()  # the turn deleted the file, then died
+    proc = subprocess.run([sys.executable, "-c", KILL_IN_RESTORE, str(repo), str(journal.data_dir)],
+                          timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert list(repo.glob(".d.txt.sp-tmp-*"))  # the recovery's temp file, left by its crash
+    [rec] = journal.recover()
+    assert rec.restored == ["d.txt"] and d.read_bytes() == old
+    assert not list(repo.glob(".*.sp-tmp-*"))

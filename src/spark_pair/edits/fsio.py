@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import secrets
@@ -102,8 +103,11 @@ def _stem(target: Path) -> str:
         os.fsencode(target.name)) > 200 else target.name
 
 
-def tmp_name(target: Path) -> Path:
-    return target.with_name(f".{_stem(target)}{TMP_MARK}{secrets.token_hex(4)}")
+def tmp_name(target: Path, key: str | None = None) -> Path:
+    """A temp file name beside `target`: random, or the same for the same `key` (so a later
+    run knows the name and can remove what a crash left)."""
+    tail = secrets.token_hex(4) if key is None else hashlib.sha256(key.encode()).hexdigest()[:8]
+    return target.with_name(f".{_stem(target)}{TMP_MARK}{tail}")
 
 
 def is_tmp_name_of(target: Path, name: str) -> bool:

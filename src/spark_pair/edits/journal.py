@@ -267,9 +267,8 @@ class Journal:
         """Put one file back; True when it is kept as it is."""
         try:
             rel, full = self.confine(entry["path"])
-            tmp = entry.get("tmp")
-            if isinstance(tmp, str) and fsio.is_tmp_name_of(full, tmp):
-                (full.parent / tmp).unlink(missing_ok=True)  # only the one this turn made
+            tmp = _restore_tmp(tdir.name, entry, full)
+            tmp.unlink(missing_ok=True)  # only the one this turn (or its recovery) made
             now, _ = _read_state(full)
             before = _before_image(tdir, entry)
         except SparkPairError as exc:
@@ -289,7 +288,7 @@ class Journal:
             fsio.remove_file(full)
         else:
             fsio.make_dirs(full.parent)
-            fsio.atomic_write(full, before, entry["mode"])
+            fsio.atomic_write(full, before, entry["mode"], tmp=tmp)
         out.restored.append(rel)
         return False
 
@@ -619,6 +618,16 @@ def _before_image(tdir: Path, entry: dict) -> bytes | None:
         raise UndoError(f"the journal entry names {name!r} as a before-image (not one of the "
                         "turn's own); nothing is read from it")
     return (tdir / name).read_bytes()
+
+
+def _restore_tmp(turn_id: str, entry: dict, full: Path) -> Path:
+    """The temp file a rollback restores a file through: the one the turn wrote it through,
+    or a name made from the turn and the path, so a crash during recovery leaves no temp file
+    the next recovery does not know."""
+    tmp = entry.get("tmp")
+    if isinstance(tmp, str) and fsio.is_tmp_name_of(full, tmp):
+        return full.parent / tmp
+    return fsio.tmp_name(full, key=f"{turn_id}/{entry['path']}")
 
 
 def _write_out(saved: Path, kept: list[dict]) -> Path:
