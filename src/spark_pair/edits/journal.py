@@ -31,7 +31,9 @@ is touched before its before-image is on disk, and no file is replaced by one th
 record cut short by a crash (shorter than its manifest says) was never finished, so no file
 was touched, and recovery discards it. Neither undo nor recovery ever writes one of
 spark-pair's own files (edits.paths.confine_target), and recovery removes only the temp files
-the manifest names.
+the manifest names and the ones its own restores use (named from the turn and the path). When
+recovery keeps a file the user changed, the turn moves to <turn id>.interrupted and the kept
+files' before-images are written out as plain files in its before-images/<path>.
 """
 
 from __future__ import annotations
