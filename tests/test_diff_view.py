@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import random
 
 from diffstream import CORPUS, frames, reply
@@ -371,3 +372,22 @@ async def test_a_growing_diff_lays_out_nothing_and_its_scrollbar_catches_up() ->
             assert layouts == []
         finally:
             Screen._on_layout = screen_on_layout  # type: ignore[method-assign]
+
+
+async def test_the_rows_of_a_huge_diff_add_nothing_for_the_collector_to_walk() -> None:
+    """A full collection walks every tracked object: a row (str and int) must not be one."""
+    def tracked_tuples() -> int:
+        gc.collect()  # (a tuple of atomic values stops being tracked here)
+        return sum(1 for o in gc.get_objects() if isinstance(o, tuple))
+
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        await pilot.pause()
+        before = tracked_tuples()
+        for events, partial in frames(long_diff(400), random.Random(5), max_frame=400)[0]:
+            view.feed(events, partial)
+        await pilot.pause()
+        grown = tracked_tuples() - before
+        assert len(view.rows) > 1600
+        assert grown < len(view.rows) // 8, (grown, len(view.rows))

@@ -8,7 +8,6 @@ messages; handlers own the screen's state.
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +33,7 @@ from ...session_events import (
     Stale,
     TurnFinished,
 )
-from .. import review_tools
+from .. import gcpolicy, review_tools
 from ..driver import Driver, describe
 from ..review_state import Mark
 from ..widgets.diff_view import DiffView, HunkMark
@@ -147,7 +146,7 @@ class MainScreen(Screen[None]):
         await self.driver.open()
 
     async def on_unmount(self) -> None:
-        gc.unfreeze()
+        gcpolicy.release()
         self.driver.cancel()
         await self.driver.close()
         if self.launch.demo is not None:
@@ -163,7 +162,7 @@ class MainScreen(Screen[None]):
         for warning in self.driver.settings.warnings:
             self.notify(warning, title="config", severity="warning", timeout=8, markup=False)
         self._apply_keymap(self.driver.settings.keys)
-        self.call_after_refresh(_freeze_heap)
+        self.call_after_refresh(gcpolicy.settle)
         self._prepare()
         if self.launch.prompt:
             prompt, self.launch.prompt = self.launch.prompt, ""
@@ -270,6 +269,7 @@ class MainScreen(Screen[None]):
             if event.state is WorkerState.ERROR and event.worker.error is not None:
                 self.show_error(event.worker.error)
             self.turn_worker = None
+            self.call_after_refresh(gcpolicy.settle)  # the turn's last rows are painted
             if self._clear_pending:  # ended before its first frame
                 self._clear_for_turn()
             self.driver.approver.reset()
@@ -281,6 +281,7 @@ class MainScreen(Screen[None]):
 
     @on(Driver.Frame)
     def _frame(self, message: Driver.Frame) -> None:
+        gcpolicy.streaming()
         if self._clear_pending:
             self._clear_for_turn()
         view = self.query_one(DiffView)
@@ -698,13 +699,6 @@ class MainScreen(Screen[None]):
 _TAKES_ARG = ("/model", "/add", "/drop")
 _REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished)
 _HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTED}
-
-
-def _freeze_heap() -> None:
-    """The first screen and the open repository live as long as the app: moved out of the
-    collector's reach, so a full collection mid-stream (tens of ms) walks only new objects."""
-    gc.collect()
-    gc.freeze()
 
 
 def _shown(widget: Any) -> bool:

@@ -7,9 +7,9 @@ row becomes a `Strip` when it is first painted and is kept in a bounded LRU cach
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from enum import IntEnum, StrEnum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -55,6 +55,43 @@ class Row(NamedTuple):
     text: str  # escaped and tab-expanded, ready to paint
     op: int = -1
     hunk: int = -1
+
+
+_KINDS = tuple(Kind)  # by value
+
+
+class Rows(Sequence[Row]):
+    """The rows of a turn, kept as plain tuples of str and int: the collector stops tracking
+    those, so a huge diff adds nothing to a full collection's walk (a `Row` or an enum member
+    in it would keep every row tracked)."""
+
+    def __init__(self) -> None:
+        self._items: list[tuple[int, str, int, int]] = []
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> Row: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Row]: ...
+    def __getitem__(self, index: int | slice) -> Row | list[Row]:
+        if isinstance(index, slice):
+            return [Row(_KINDS[k], *rest) for k, *rest in self._items[index]]
+        k, text, op, hunk = self._items[index]
+        return Row(_KINDS[k], text, op, hunk)
+
+    def __iter__(self) -> Iterator[Row]:
+        return (Row(_KINDS[k], text, op, hunk) for k, text, op, hunk in self._items)
+
+    def __setitem__(self, index: int, row: Row) -> None:
+        self._items[index] = (int(row.kind), row.text, row.op, row.hunk)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Rows) and self._items == other._items
+
+    def append(self, row: Row) -> None:
+        self._items.append((int(row.kind), row.text, row.op, row.hunk))
 
 
 _OP_WORDS = {"modify": "modify", "create": "create", "delete": "DELETE", "rename": "rename"}
@@ -165,7 +202,7 @@ class DiffView(ScrollView, can_focus=True):
 
     def reset(self) -> None:
         """Forget the turn: no rows, no marks, follow the tail again."""
-        self.rows: list[Row] = []
+        self.rows = Rows()
         self.partial = ""
         self._text: list[str] = []  # the unfinished text line, in pieces
         self._all: list[str] = []  # every text piece (a rewind keeps a prefix of them)
