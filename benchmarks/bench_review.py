@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import logging
 import os
@@ -112,6 +113,22 @@ def record_steps() -> tuple[list[float], list[bool]]:
     return steps, recording
 
 
+def record_full_collections(recording: list[bool]) -> list[float]:
+    """The CPU time of each full (generation 2) collection while recording[0] is set."""
+    full: list[float] = []
+    began = [0.0]
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if info["generation"] == 2 and recording[0]:
+            if phase == "start":
+                began[0] = time.thread_time()
+            else:
+                full.append(time.thread_time() - began[0])
+
+    gc.callbacks.append(seen)
+    return full
+
+
 async def one_run(args: argparse.Namespace) -> dict[str, Any]:
     from spark_pair.ui.app import SparkPairApp
     from spark_pair.ui.screens.main import Launch
@@ -121,6 +138,7 @@ async def one_run(args: argparse.Namespace) -> dict[str, Any]:
     reply = make_reply(args.files, args.hunks, args.line_bytes)
     n_files, n_hunks = args.files, args.files * args.hunks
     steps, recording = record_steps()
+    full = record_full_collections(recording)
     out: dict[str, Any] = {"files": n_files, "hunks": n_hunks, "mib": len(reply) / 2**20,
                            "frames": -(-len(reply) // args.chunk)}
     with tempfile.TemporaryDirectory(prefix="bench-review-") as tmp:
@@ -180,6 +198,8 @@ async def one_run(args: argparse.Namespace) -> dict[str, Any]:
             steps.sort()
             out["step_cpu_max_ms"] = 1000 * steps[-1]
             out["step_cpu_p99_ms"] = 1000 * steps[int(0.99 * (len(steps) - 1))]
+            out["full_gc_n"] = len(full)
+            out["full_gc_max_ms"] = 1000 * max(full, default=0.0)
             lags.sort()
             out["lag_max_ms"] = 1000 * lags[-1]
             out["lag_p99_ms"] = 1000 * lags[int(0.99 * (len(lags) - 1))]
@@ -232,6 +252,8 @@ ROWS = [
     ("lag_p99_ms", "loop lag p99 while streaming (ms)"),
     ("step_cpu_max_ms", "longest loop step while streaming, CPU (ms)"),
     ("step_cpu_p99_ms", "loop step p99 while streaming, CPU (ms)"),
+    ("full_gc_n", "full collections while streaming"),
+    ("full_gc_max_ms", "longest full collection while streaming, CPU (ms)"),
     *[(f"{k}_median_ms", f"`{k}` key -> painted, median (ms)") for k in KEYS],
     *[(f"{k}_max_ms", f"`{k}` key -> painted, max (ms)") for k in KEYS],
     *[(f"{k}_cpu_median_ms", f"`{k}` key -> painted, loop CPU, median (ms)") for k in KEYS],
