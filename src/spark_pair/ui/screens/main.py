@@ -232,6 +232,7 @@ class MainScreen(Screen[None]):
         self.last_prompt = prompt
         self.proposed_any = False
         self.trying = False
+        gcpolicy.streaming()  # from the request on
         self.turn_worker = self.run_worker(self._turn(prompt, list(files)), group="turn",
                                            exit_on_error=False)
         # the screen is cleared when the turn's first frame arrives: the request goes out
