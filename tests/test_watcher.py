@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from spark_pair.edits.fsio import atomic_write, tmp_name
 from spark_pair.workspace.aicomments import find_ai_comments
 from spark_pair.workspace.watcher import Watcher
 
@@ -65,6 +66,22 @@ async def test_a_burst_of_writes_is_coalesced(repo: Path) -> None:
         batch = await next_batch(queue)
         assert batch == {"a.py"}
     assert queue.qsize() <= 1  # 20 writes became one or two batches, not twenty
+
+
+async def test_spark_pairs_own_temp_files_are_not_changes(repo: Path) -> None:
+    """An atomic write's temp file (and one a crash left) is never reported: only the file."""
+    queue: asyncio.Queue = asyncio.Queue()
+    async with Watcher(repo, debounce_ms=30) as w:
+        w.subscribe(queue.put_nowait)
+        tmp_name(repo / "a.py").write_text("left by a crash\n")
+        for i in range(3):
+            atomic_write(repo / "a.py", f"x = {i + 2}\n".encode())
+        (repo / "b.py").write_text("y = 1\n")  # the last write: its batch ends the wait
+        seen: set[str] = set()
+        while "b.py" not in seen:
+            seen |= await next_batch(queue)
+        assert seen == {"a.py", "b.py"}
+        assert w.mark_turn() == {"a.py", "b.py"}
 
 
 async def test_new_ai_comments_are_reported_once(repo: Path) -> None:

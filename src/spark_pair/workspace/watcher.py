@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..edits.fsio import TMP_MARK
 from .aicomments import AIComment, find_ai_comments
 from .files import ALWAYS_IGNORED, IgnoreRules, read_text
 
@@ -201,8 +202,10 @@ class Watcher:
 
     def _keep(self, change: watchfiles.Change, path: str) -> bool:
         # Cheap checks only (no subprocess on the event loop per path); git decides per batch.
+        # spark-pair's own temp files (an atomic write's, a rollback's) are not changes.
         rel = self.rules.relative(path)
-        return rel is not None and rel != "" and not self.rules.is_ignored_cached(rel)
+        return (rel is not None and rel != "" and TMP_MARK not in rel.rpartition("/")[2]
+                and not self.rules.is_ignored_cached(rel))
 
     async def _handle(self, abs_paths: set[str]) -> None:
         """One batch: filtered in a worker thread (stat, git check-ignore, reading files for AI
