@@ -66,5 +66,12 @@ async def test_paths_with_brackets_are_shown_literally(bracket_repo: Path,
             await type_line(pilot, app, f"/drop {missing}")
             assert f"{missing} is not in the context" in str(app.main.query_one("#notice")
                                                               .render())
+        await pilot.press("ctrl+p")
+        await pilot.press(*"drop")
+        await until(pilot, lambda: f"Context: drop {PAGE}" in screen_text(app),
+                    "the palette's context command, brackets kept")
+        await pilot.press("escape")
+        await pilot.press("f1")
+        await until(pilot, lambda: "run [review] check" in screen_text(app), "the help")
     assert "<div/>" in (bracket_repo / PAGE).read_text()
     assert not (bracket_repo / OLD).exists()

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.markup import escape
 from textual.screen import Screen
 
 from .screens.main import Launch, MainScreen
@@ -46,15 +47,15 @@ class SparkPairApp(App[None]):
         yield from super().get_system_commands(screen)
         main = self.main
         for model in main.models():
-            yield SystemCommand(f"Model: {model}", "Send the next turns to this model",
+            yield SystemCommand(f"Model: {escape(model)}", "Send the next turns to this model",
                                 lambda m=model: main.run_command(f"/model {m}"))
         for name in ("auto", "ws", "responses", "chat"):
             yield SystemCommand(f"Transport: {name}", "Reconnect with this transport",
                                 lambda n=name: main.run_command(f"/transport {n}"))
         for rel in list(main.context):
-            yield SystemCommand(f"Context: drop {rel}", "Take the file out of the context",
+            yield SystemCommand(f"Context: drop {escape(rel)}", "Take the file out of the context",
                                 lambda r=rel: main.drop_context(r))
         changed = main.query_one(FilesPane).changed
         for rel in sorted(changed - main.context.keys())[:50]:
-            yield SystemCommand(f"Context: add {rel}", "Put the file into the context",
+            yield SystemCommand(f"Context: add {escape(rel)}", "Put the file into the context",
                                 lambda r=rel: main.add_context(r))

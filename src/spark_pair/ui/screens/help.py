@@ -73,12 +73,12 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
     table.add_column(ratio=1)
     for k, where, what in KEYS:
         shown = k if isinstance(k, str) else " / ".join(_key(keys.get(i, i)) for i in k)
-        table.add_row(shown, where, what)
+        table.add_row(Text(shown), where, Text(what))  # literal: [review] is not markup
     commands = Table.grid(padding=(0, 2), expand=True)
     commands.add_column(style="bold", no_wrap=True)
     commands.add_column(ratio=1)
     for command, what in COMMANDS:
-        commands.add_row(command, what)
+        commands.add_row(Text(command), Text(what))
     return Group(Text.assemble(("Keys", "bold"), " (remap them in the config's [keys] table "
                                "by id)\n"), Padding(table, (0, 0, 0, 2)),
                  Text.assemble("\n", ("Slash commands", "bold"),
