@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from textual import events
+
 from spark_pair.headless.demo_project import FILES, PROMPT
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.app import SparkPairApp
@@ -18,6 +20,7 @@ from spark_pair.ui.review_state import Item, Kind, Mark
 from spark_pair.ui.screens.confirm import ConfirmScreen
 from spark_pair.ui.screens.main import Launch
 from spark_pair.ui.widgets.header import AppHeader
+from spark_pair.ui.widgets.prompt import Prompt
 from spark_pair.ui.widgets.review import ReviewPane
 
 WAIT_S = 20.0
@@ -206,6 +209,28 @@ async def test_undo_restores_the_bytes(repo: Path, demo_sim: SimProcess) -> None
         await until(pilot, lambda: "restored" in notice(app), "the undo")
     assert {rel: (repo / rel).read_bytes() for rel in FILES} == before
     assert not (repo / "CHANGELOG.md").exists()
+
+
+async def test_enter_acts_on_the_text_typed_just_before_it(repo: Path,
+                                                            demo_sim: SimProcess) -> None:
+    """Keys that arrive in one terminal write are handled in order: enter runs the command
+    typed ahead of it, not the one typed before."""
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the open repository")
+        prompt = app.main.query_one(Prompt)
+        prompt.focus()
+        await pilot.pause()
+        ran: list[str] = []
+        run = app.main.run_command
+        app.main.run_command = lambda text: (ran.append(text), run(text))  # type: ignore
+        for n, word in enumerate(("/undo", "/redo"), 1):
+            for key in (*word, "enter"):  # one batch, as one terminal write delivers them
+                app.post_message(events.Key(key, "\r" if key == "enter" else key))
+            await until(pilot, lambda n=n: len(ran) >= n and not prompt.value,  # type: ignore
+                        "the command")
+        assert ran == ["/undo", "/redo"]
+        assert prompt.value == ""
 
 
 async def test_escape_stops_the_stream_and_writes_nothing(repo: Path,

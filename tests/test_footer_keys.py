@@ -6,6 +6,7 @@ from textual.binding import Binding
 
 from spark_pair.ui.footer_keys import Shown, fit, keys_shown
 from spark_pair.ui.screens.main import MainScreen
+from spark_pair.ui.widgets.prompt import Prompt
 from spark_pair.ui.widgets.review import ReviewPane
 
 
@@ -46,7 +47,8 @@ def test_the_review_pane_keys_come_first_in_the_order_that_matters() -> None:
 
 def test_while_streaming_escape_comes_first_and_f1_stands_in_for_a_typed_question_mark(
         ) -> None:
-    left, right = keys_shown(active(MainScreen.BINDINGS, [QUIT], hidden=("app.help_q",)),
+    left, right = keys_shown(active(Prompt.BINDINGS, MainScreen.BINDINGS, [QUIT],
+                                    hidden=("app.help_q",)),
                              display, PALETTE)
     assert labels(left)[:3] == ["esc stop", "⏎ send", "tab pane"]  # the prompt: no review keys
     assert labels(right) == ["f1 keys", "^p palette"]

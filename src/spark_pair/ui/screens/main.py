@@ -67,10 +67,6 @@ class MainScreen(Screen[None]):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
 
     BINDINGS = [
-        # the screen takes enter before the prompt sees it: the request goes out from the key's
-        # own handler (no message hops), the prompt is cleared once it is out
-        Binding("enter", "send", "send", id="prompt.send", priority=True,
-                tooltip="Send the prompt, or run a slash command"),
         Binding("tab", "cycle_focus(1)", "pane", id="app.next_pane",
                 tooltip="Move between prompt, review and files"),
         Binding("shift+tab", "cycle_focus(-1)", "previous pane", id="app.previous_pane",
@@ -115,7 +111,8 @@ class MainScreen(Screen[None]):
             yield DiffView(id="diff")
         yield ReviewPane(id="review")
         yield Static("", id="notice", classes="-empty", markup=False)  # paths: literal
-        yield Prompt(placeholder="what should change? (/help for commands)", id="prompt",
+        yield Prompt(self._send, placeholder="what should change? (/help for commands)",
+                     id="prompt",
                      suggester=SlashSuggester(self.models, self._files, lambda: list(self.context)))
         yield Meter(id="meter", **({"clock": self.launch.clock} if self.launch.clock else {}))
         yield AppFooter()
@@ -370,15 +367,9 @@ class MainScreen(Screen[None]):
             self._prompt_has_text = bool(event.value)
             self.refresh_bindings()
 
-    def action_send(self) -> None:
-        self._send(self.query_one(Prompt).value)
-
-    @on(Input.Submitted, "#prompt")
-    def _submitted(self, event: Input.Submitted) -> None:
-        """The prompt's own enter (when the send key is remapped)."""
-        self._send(event.value)
-
     def _send(self, value: str) -> None:
+        """The prompt's enter: send it, or run the slash command (the prompt is cleared once
+        the request is out)."""
         text = value.strip()
         if not text:
             return
@@ -618,8 +609,6 @@ class MainScreen(Screen[None]):
     # ---- actions ---------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "send":  # enter elsewhere is the focused widget's
-            return isinstance(self.focused, Prompt)
         if action == "stop":
             return self.turn_worker is not None
         if action in ("regenerate", "escalate"):

@@ -43,6 +43,10 @@ class Prompt(Input):
     """Enter sends; up/down walk the history of sent prompts."""
 
     BINDINGS = [
+        # the prompt takes enter itself, in turn with the keys typed before it; `send` runs in
+        # the key's own handler (no message hop), so the request goes out at once
+        Binding("enter", "submit", "send", id="prompt.send",
+                tooltip="Send the prompt, or run a slash command"),
         Binding("up", "history(-1)", "earlier prompt", id="prompt.history_back", show=False),
         Binding("down", "history(1)", "later prompt", id="prompt.history_forward", show=False),
     ]
@@ -57,8 +61,9 @@ class Prompt(Input):
     }
     """
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, send: Callable[[str], None], **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.send = send
         self.history: list[str] = []
         self._pos = 0  # len(history): the line being written
         self._draft = ""
@@ -68,6 +73,9 @@ class Prompt(Input):
         if character == "?" and not self.value:
             return False
         return super().check_consume_key(key, character)
+
+    async def action_submit(self) -> None:
+        self.send(self.value)
 
     def remember(self, text: str) -> None:
         if text and (not self.history or self.history[-1] != text):
