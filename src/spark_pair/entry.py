@@ -6,15 +6,18 @@ scripted run); every other command line, and any `run` line the small parser doe
 from __future__ import annotations
 
 import sys
+import time
 
 
 def main() -> None:
+    started = time.monotonic()  # the run's clock (--timeout, JSON times) starts here
     args = sys.argv[1:]
     if args[:1] == ["run"]:
         from .headless.start import parse_run_args
 
         opts = parse_run_args(args[1:])
         if opts is not None:
+            opts.started = started
             _run(opts)
     from .cli import main as cli
 
@@ -22,12 +25,12 @@ def main() -> None:
 
 
 def _run(opts: object) -> None:
-    from .exitcodes import ExitCode
     from .headless.start import leave, run
 
     try:
         code = run(opts)  # type: ignore[arg-type]
-    except KeyboardInterrupt:
-        print("spark-pair: interrupted", file=sys.stderr)
-        sys.exit(int(ExitCode.INTERRUPTED))
+    except KeyboardInterrupt:  # before the run's own Ctrl-C handling is in place
+        from .headless.runner import write_interrupted
+
+        code = write_interrupted(opts, sys.stdout, sys.stderr)  # type: ignore[arg-type]
     leave(code)

@@ -116,7 +116,7 @@ def meter_line(result: Any) -> str:
 async def run(opts: RunOptions, out: TextIO, err: TextIO, *, early: Early | None = None
               ) -> int:
     """The run; `early`: its request was sent ahead (headless.start)."""
-    t0 = time.monotonic()
+    t0 = time.monotonic() if opts.started is None else opts.started
     jl = JsonLines(out, t0) if opts.json else None
     diag = Diagnostics(err)
     reports: list[_Reporter] = []
@@ -125,7 +125,8 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO, *, early: Early | None
         if opts.timeout is None:
             return await work
         # the session stops itself at the deadline; this is the backstop for closing hangs
-        return await asyncio.wait_for(work, opts.timeout + CLOSE_GRACE_S)
+        left = opts.timeout + CLOSE_GRACE_S - (time.monotonic() - t0)
+        return await asyncio.wait_for(work, max(left, CLOSE_GRACE_S))
     except TimeoutError:
         if reports and reports[0].code is not None:
             diag.say("closing the connection took too long; exiting")
@@ -360,3 +361,17 @@ def write_usage_error(out: TextIO, error: SparkPairError) -> None:
     jl = JsonLines(out, t0)
     jl.write({"type": "error", **error_fields(error)})
     jl.write(_end(int(ExitCode.USAGE), "failed", None, t0, error.message))
+
+
+def write_interrupted(opts: RunOptions, out: TextIO, err: TextIO) -> int:
+    """Say that Ctrl-C stopped the run before its turn could (the same words and, with --json,
+    the same `error` and `end` lines as a turn cancelled by it); the exit code."""
+    exc = Cancelled("interrupted (Ctrl-C); nothing was written", hint="nothing was written")
+    code = int(exit_code_for(exc))
+    Diagnostics(err).say(exc.describe())
+    if opts.json:
+        t0 = time.monotonic() if opts.started is None else opts.started
+        jl = JsonLines(out, t0)
+        jl.write({"type": "error", **error_fields(exc)})
+        jl.write(_end(code, "cancelled", None, t0, exc.message))
+    return code

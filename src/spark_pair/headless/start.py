@@ -13,6 +13,7 @@ run goes the normal way, failing the same way it always has.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from ..errors import SparkPairError, UsageError
@@ -35,14 +36,16 @@ class RunOptions:
     """What a headless run was asked to do (flags and the prompt)."""
 
     __slots__ = ("prompt", "files", "apply", "allow_delete", "allow_rename", "json", "deltas",
-                 "timeout", "overrides", "cwd", "meter", "env", "prewarm", "ask", "leave")
+                 "timeout", "overrides", "cwd", "meter", "env", "prewarm", "ask", "leave",
+                 "started")
 
     def __init__(self, prompt: str, files: list[str] | None = None, apply: bool = False,
                  allow_delete: bool = False, allow_rename: bool = False, json: bool = False,
                  deltas: bool = False, timeout: float | None = None,
                  overrides: dict[str, str] | None = None, cwd: Path | None = None,
                  meter: bool = True, env: dict[str, str] | None = None, prewarm: bool = False,
-                 ask: bool = False, leave: Callable[[int], None] | None = None) -> None:
+                 ask: bool = False, leave: Callable[[int], None] | None = None,
+                 started: float | None = None) -> None:
         self.prompt = prompt
         self.files = [] if files is None else files
         self.apply = apply
@@ -61,6 +64,9 @@ class RunOptions:
         # written and the request record is stored; it does not return (the command's quick
         # exit: no graceful close of the connection, the watcher or the request log)
         self.leave = leave
+        # when the run began (time.monotonic; the process's start for the command): --timeout
+        # and the JSON lines' times count from here, the request sent first included
+        self.started = started
 
     def replace(self, **changes: Any) -> RunOptions:
         """A copy with `changes` applied."""
@@ -221,6 +227,8 @@ def send_first(opts: RunOptions) -> Early | None:
         return _send(opts, root, cwd)
     except SparkPairError:
         return None  # the normal path reports it, the same way as ever
+    except Exception:  # noqa: BLE001 - a case this path does not know: nothing went out
+        return None  # (a request is sent last), so the normal path does it all
 
 
 def _send(opts: RunOptions, root: Path, cwd: Path) -> Early | None:
@@ -243,7 +251,12 @@ def _send(opts: RunOptions, root: Path, cwd: Path) -> Early | None:
     temperature = request.temperature if request.temperature is not None else o["temperature"]
     model, key = o["model"], o["api_key"]
     url = endpoint_url(o["base_url"], transport)
-    wait_s = CONNECT_TIMEOUT_S if opts.timeout is None else min(CONNECT_TIMEOUT_S, opts.timeout)
+    wait_s = CONNECT_TIMEOUT_S
+    if opts.timeout is not None:  # what is left of the run's time (one clock for the run)
+        began = time.monotonic() if opts.started is None else opts.started
+        wait_s = min(wait_s, opts.timeout - (time.monotonic() - began))
+        if wait_s <= 0:
+            return None
     if transport == Transport.WS:
         body = responses_body(request, model, max_tokens, temperature)
         sent = sendfirst.send_ws(url, model, ws_create(body), key, wait_s)
@@ -261,6 +274,8 @@ def _send(opts: RunOptions, root: Path, cwd: Path) -> Early | None:
 
 def run(opts: RunOptions) -> int:
     """The whole run (its exit code): the request first, then everything else."""
+    if opts.started is None:
+        opts.started = time.monotonic()
     early = send_first(opts)
     from .runner import main
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import zlib
 from collections.abc import AsyncIterator
 from enum import Enum
+from typing import Any
 
 from ..errors import ModelError
 from . import errors_map
-from .sendfirst import Sent, frame, parse_head
+from .sendfirst import Sent, content_decoder, frame, parse_head
 from .sse import iter_sse_batches
 
 MAX_HEAD = 64 * 1024
@@ -110,10 +112,15 @@ async def sse(sent: Sent, url: str, *, api_key: str | None, model: str, read_tim
               ) -> AsyncIterator[list[str] | None]:
     """`post_sse` for a request sent ahead: None once the answer's head is in, then the SSE
     data payloads of each read; a ModelError on failure (the same as the HTTP client's)."""
+    if sent.timed_out is not None:  # the connect took its whole time: this attempt's timeout
+        raise errors_map.connect_timeout(url, sent.timed_out)
     pipe = await adopt(sent)
     try:
         try:
             status, headers, body = await _answer(pipe, read_timeout_s)
+            decoder = content_decoder(headers.get("content-encoding", ""))
+            if decoder is not None:
+                body = _decoding(body, decoder)
             ctype = headers.get("content-type", "")
             if status != 200:
                 raw = (await _whole(body)).decode("utf-8", "replace")
@@ -168,6 +175,20 @@ def _ended(pipe: Pipe, why: str) -> Closed:
 
 async def _whole(body: AsyncIterator[bytes]) -> bytes:
     return b"".join([chunk async for chunk in body])
+
+
+async def _decoding(body: AsyncIterator[bytes], decoder: Any) -> AsyncIterator[bytes]:
+    """A compressed body's bytes, decoded as they come (a decoding error is a broken reply)."""
+    try:
+        async for chunk in body:
+            data = decoder.decompress(chunk)
+            if data:
+                yield data
+        rest = decoder.flush()
+    except zlib.error as exc:
+        raise Closed(f"the compressed answer is broken: {exc}") from None
+    if rest:
+        yield rest
 
 
 async def _sized(pipe: Pipe, buf: bytes, length: int, timeout_s: float

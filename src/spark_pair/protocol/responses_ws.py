@@ -84,6 +84,8 @@ class WsSession:
     async def adopt(self, sent: Sent) -> None:
         """Take over the socket a request was sent ahead on (protocol.sendfirst); raises the
         error for a refused upgrade, as open() does."""
+        if sent.timed_out is not None:  # the upgrade took its whole time: this attempt's
+            raise errors_map.connect_timeout(self.url, sent.timed_out)
         if sent.refusal is not None:
             r: Refusal = sent.refusal
             raise refused(self.url, r.status, r.body.decode("utf-8", "replace"), r.headers,

@@ -9,7 +9,10 @@ connected socket; the client adopts it once it is loaded and reads the reply the
 `send()` returns None, having sent nothing a server could act on, whenever the normal
 transport must do it: TLS (https, wss), a proxy set in the environment (HTTP transports),
 a name that does not resolve, a refused connection or a redirected upgrade. The normal
-transport then sends the request and reports any failure exactly as it always has.
+transport then sends the request and reports any failure exactly as it always has. A connect
+or an upgrade that takes longer than the connect timeout is the first attempt's timeout: the
+`Sent` it returns carries `timed_out` (the seconds waited) and no socket, and the client
+reports it and retries as it would its own.
 
 Only light modules load here (no asyncio, ssl, hashlib or dataclasses).
 """
@@ -19,13 +22,17 @@ from __future__ import annotations
 import _socket
 import os
 import time
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"  # RFC 6455
 BETA_HEADER = ("openai-beta", "responses_websockets=2026-02-06")
 MAX_HEAD = 64 * 1024  # an HTTP head larger than this is not a WebSocket upgrade answer
 MAX_REFUSAL_BODY = 64 * 1024
 PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy")
+# what the HTTP client leaves unescaped in a path and a query (the URL standard's sets)
+_HTTP_PATH_SAFE = "".join(chr(i) for i in range(0x21, 0x7F) if chr(i) not in '"#<>?`{}')
+_HTTP_QUERY_SAFE = "".join(chr(i) for i in range(0x21, 0x7F) if chr(i) not in '"#<>')
+_WS_SAFE = ":/?#[]@!$&'()*+,;="  # the WebSocket client's, for a URL that is not ASCII
 
 
 class Refusal:
@@ -42,12 +49,14 @@ class Sent:
     sent, when (time.perf_counter), and for the WebSocket mode the bytes that came after the
     upgrade answer (`rest`) or the refused upgrade (`refusal`, the socket then closed)."""
 
-    __slots__ = ("sock", "transport", "model", "url", "at", "rest", "refusal", "request")
+    __slots__ = ("sock", "transport", "model", "url", "at", "rest", "refusal", "request",
+                 "timed_out")
 
     def __init__(self, sock: _socket.socket | None, transport: str, model: str, url: str,
-                 at: float, rest: bytes = b"", refusal: Refusal | None = None) -> None:
+                 at: float, rest: bytes = b"", refusal: Refusal | None = None,
+                 timed_out: float | None = None) -> None:
         self.sock, self.transport, self.model, self.url = sock, transport, model, url
-        self.at, self.rest, self.refusal = at, rest, refusal
+        self.at, self.rest, self.refusal, self.timed_out = at, rest, refusal, timed_out
         self.request: object = None  # the TurnRequest it carries (set by the caller)
 
     def close(self) -> None:
@@ -70,12 +79,16 @@ def send_http(url: str, transport: str, model: str, body: bytes, api_key: str | 
     if target is None:
         return None
     host, port, host_header, path = target
-    sock = _connect(host, port, connect_timeout_s)
+    started = time.perf_counter()
+    try:
+        sock = _connect(host, port, connect_timeout_s)
+    except TimeoutError:
+        return Sent(None, transport, model, url, started, timed_out=connect_timeout_s)
     if sock is None:
         return None
     head = [f"POST {path} HTTP/1.1", f"Host: {host_header}", "Accept: text/event-stream",
-            "Content-Type: application/json", f"Content-Length: {len(body)}",
-            f"User-Agent: {user_agent()}"]
+            "Accept-Encoding: identity", "Content-Type: application/json",
+            f"Content-Length: {len(body)}", f"User-Agent: {user_agent()}"]
     if api_key:
         head.append(f"Authorization: Bearer {api_key}")
     data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
@@ -90,11 +103,15 @@ def send_http(url: str, transport: str, model: str, body: bytes, api_key: str | 
 def send_ws(url: str, model: str, message: str, api_key: str | None,
             connect_timeout_s: float) -> Sent | None:
     """Open a WebSocket to `url` (ws://) and send `message` as one text message."""
-    target = _target(url, secure_scheme="wss", plain_scheme="ws")
+    target = _target(url, secure_scheme="wss", plain_scheme="ws", ws=True)
     if target is None:
         return None
     host, port, host_header, path = target
-    sock = _connect(host, port, connect_timeout_s)
+    started = time.perf_counter()
+    try:
+        sock = _connect(host, port, connect_timeout_s)
+    except TimeoutError:
+        return Sent(None, "ws", model, url, started, timed_out=connect_timeout_s)
     if sock is None:
         return None
     import binascii
@@ -108,7 +125,12 @@ def send_ws(url: str, model: str, message: str, api_key: str | None,
         head.append(f"Authorization: Bearer {api_key}")
     try:
         sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
-        status, headers, rest = _read_head(sock)
+        sock.settimeout(max(0.001, connect_timeout_s - (time.perf_counter() - started)))
+        try:
+            status, headers, rest = _read_head(sock)
+        except TimeoutError:  # the upgrade took the whole connect timeout: the first attempt's
+            sock.close()
+            return Sent(None, "ws", model, url, started, timed_out=connect_timeout_s)
         if status != 101:
             if 300 <= status < 400:
                 raise OSError("a redirect: the normal transport follows it")
@@ -153,24 +175,35 @@ def mask_bytes(payload: bytes, mask: bytes) -> bytes:
     return (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(n, "big")
 
 
-def _target(url: str, secure_scheme: str = "https", plain_scheme: str = "http"
+def _target(url: str, secure_scheme: str = "https", plain_scheme: str = "http", ws: bool = False
             ) -> tuple[str, int, str, str] | None:
-    """(host, port, Host header, path) of a plain (not TLS) URL; None for anything else."""
+    """(host, port, Host header, request target) of a plain (not TLS) URL, the target escaped
+    as the normal transport escapes it; None for anything else (that transport sends it)."""
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
         return None
-    if parts.scheme != plain_scheme or not parts.hostname:
-        return None  # TLS (https, wss): the normal transport
+    if parts.scheme != plain_scheme or not parts.hostname or not parts.hostname.isascii():
+        return None  # TLS (https, wss), or a name to convert (IDNA): the normal transport
     host = parts.hostname
     shown = f"[{host}]" if ":" in host else host
     header = shown if port is None else f"{shown}:{port}"
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return host, port or 80, header, path
+    path, query = parts.path or "/", parts.query
+    if ws:
+        if not url.isascii():
+            path, query = quote(path, safe=_WS_SAFE), quote(query, safe=_WS_SAFE)
+    elif "%" in path + query or "/." in path:
+        return None  # escapes to keep or dot segments to drop: the HTTP client's rules
+    else:
+        path, query = quote(path, safe=_HTTP_PATH_SAFE), quote(query, safe=_HTTP_QUERY_SAFE)
+    return host, port or 80, header, path + (f"?{query}" if query else "")
 
 
 def _connect(host: str, port: int, timeout_s: float) -> _socket.socket | None:
+    """A socket connected to `host`; None when it cannot be; TimeoutError when no address
+    answered and one took the whole `timeout_s`."""
+    timed_out = False
     try:  # an ASCII name as bytes: no IDNA codec to load
         name = host.encode("ascii") if host.isascii() else host
         infos = _socket.getaddrinfo(name, port, 0, _socket.SOCK_STREAM)
@@ -183,8 +216,13 @@ def _connect(host: str, port: int, timeout_s: float) -> _socket.socket | None:
             sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
             sock.connect(address)
             return sock
+        except TimeoutError:
+            sock.close()
+            timed_out = True
         except OSError:
             sock.close()
+    if timed_out:
+        raise TimeoutError(f"connecting to {host}:{port} took over {timeout_s:g} s")
     return None
 
 
@@ -235,17 +273,64 @@ def _upgraded(headers: dict[str, str], key: bytes) -> bool:
 
 
 def _read_refusal_body(sock: _socket.socket, headers: dict[str, str], rest: bytes) -> bytes:
-    """The body of a refused upgrade (Content-Length, or up to the close; capped)."""
+    """The body of a refused upgrade (Content-Length, chunked or up to the close; capped),
+    de-chunked and decoded."""
     want = headers.get("content-length", "")
-    limit = min(int(want), MAX_REFUSAL_BODY) if want.isdigit() else MAX_REFUSAL_BODY
+    chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+    limit = min(int(want), MAX_REFUSAL_BODY) if want.isdigit() and not chunked \
+        else MAX_REFUSAL_BODY
     body = rest
     try:
-        while len(body) < limit and (want.isdigit() or "chunked" not in
-                                     headers.get("transfer-encoding", "")):
+        while len(body) < limit and not (chunked and _chunks_end(body)):
             chunk = sock.recv(65536)
             if not chunk:
                 break
             body += chunk
     except OSError:
         pass
-    return body[:limit]
+    if chunked:
+        body = dechunk(body)
+    return decoded(body[:limit], headers.get("content-encoding", ""))
+
+
+def _chunks_end(body: bytes) -> bool:
+    return body.startswith(b"0\r\n") or b"\r\n0\r\n" in body
+
+
+def dechunk(data: bytes) -> bytes:
+    """The payload of a whole (or cut) chunked body."""
+    out, pos = [], 0
+    while True:
+        end = data.find(b"\r\n", pos)
+        if end < 0:
+            break
+        try:
+            size = int(data[pos:end].split(b";", 1)[0], 16)
+        except ValueError:
+            break
+        if size == 0:
+            break
+        out.append(data[end + 2:end + 2 + size])
+        pos = end + 2 + size + 2
+    return b"".join(out)
+
+
+def decoded(body: bytes, encoding: str) -> bytes:
+    """A whole body in its Content-Encoding decoded (gzip, deflate); as it is otherwise."""
+    decoder = content_decoder(encoding)
+    if decoder is None:
+        return body
+    try:
+        return decoder.decompress(body) + decoder.flush()
+    except Exception:  # noqa: BLE001 - zlib.error: shown as it came
+        return body
+
+
+def content_decoder(encoding: str):  # noqa: ANN201 - a zlib decompress object or None
+    """A decoder for a Content-Encoding of gzip or deflate (None for identity or another)."""
+    name = encoding.strip().lower()
+    if name not in ("gzip", "x-gzip", "deflate"):
+        return None
+    import zlib
+
+    return zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header, told apart

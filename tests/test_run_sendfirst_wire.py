@@ -1,0 +1,175 @@
+"""The request a one-shot run sends first, against a tiny server process on 127.0.0.1
+(tests/wire_server.py) that logs each request line and answers in one odd way: the request
+line and the answers must be what the normal transports send and say, a connect or an
+upgrade that hangs is one attempt of the run's time (never a second wait), and Ctrl-C during
+it ends the run as it always did."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_run_e2e import MULTI_DIFF, _cli, env_for, home, lines_of, repo, run  # noqa: F401
+
+from spark_pair.sim.process import SimProcess
+
+SERVER = Path(__file__).with_name("wire_server.py")
+FIRST = "spark-pair/"
+
+
+class Wire:
+    def __init__(self, log: Path, port: int, proc: subprocess.Popen[str]) -> None:
+        self.log, self.port, self.proc = log, port, proc
+
+    def requests(self) -> list[dict]:
+        if not self.log.exists():
+            return []
+        return [json.loads(ln) for ln in self.log.read_text().splitlines() if ln.strip()]
+
+    def first(self, request: dict) -> bool:
+        return any(h.lower().startswith("user-agent: " + FIRST) for h in request["headers"])
+
+
+@pytest.fixture
+def wire(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Wire]:
+    mode, delay = request.param
+    log = tmp_path / "wire.jsonl"
+    proc = subprocess.Popen([sys.executable, str(SERVER), str(log), mode, str(delay), "60"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield Wire(log, int(proc.stdout.readline()), proc)
+    finally:
+        proc.kill()
+        proc.wait(5)
+
+
+def _env(home: Path, sim: SimProcess, wire: Wire, path: str, **extra: str) -> dict[str, str]:
+    return {**env_for(home, sim), "SPARK_PAIR_BASE_URL": f"http://127.0.0.1:{wire.port}{path}",
+            **extra}
+
+
+@pytest.mark.parametrize("wire", [("notfound", 0)], indirect=True)
+@pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
+def test_a_base_path_beyond_ascii_is_escaped_as_the_normal_transport_does(
+        sim: SimProcess, repo: Path, home: Path, wire: Wire, transport: str) -> None:
+    said = []
+    for env in ({}, {"GIT_DIR": str(repo / ".git")}):  # first, then the normal way
+        before = len(wire.requests())
+        res = subprocess.run(_cli() + ["run", "MULTI change", "--json", "--transport", transport],
+                             cwd=repo, env={**_env(home, sim, wire, "/gw€ é b"), **env},
+                             capture_output=True, text=True, timeout=60)
+        assert "Traceback" not in res.stderr, res.stderr
+        got = wire.requests()[before]
+        said.append((res.returncode, got["line"], wire.first(got)))
+    (code, line, first), (normal_code, normal_line, normal_first) = said
+    assert first and not normal_first
+    assert line == normal_line and code == normal_code
+    assert "/gw%E2%82%AC" in line
+
+
+@pytest.mark.parametrize("wire", [("gzip404", 0)], indirect=True)
+def test_a_compressed_error_body_reads_as_it_does_the_normal_way(
+        sim: SimProcess, repo: Path, home: Path, wire: Wire) -> None:
+    said = []
+    for env in ({}, {"GIT_DIR": str(repo / ".git")}):
+        res = subprocess.run(_cli() + ["run", "MULTI change", "--json", "--transport", "chat"],
+                             cwd=repo, env={**_env(home, sim, wire, ""), **env},
+                             capture_output=True, text=True, timeout=60)
+        errors = [ln for ln in lines_of(res.stdout) if ln["type"] == "error"]
+        said.append((res.returncode, [e["message"] for e in errors]))
+    assert said[0] == said[1]
+    assert "no such route here" in " ".join(said[0][1])
+    first = wire.requests()[0]
+    assert wire.first(first) and "Accept-Encoding: identity" in first["headers"]
+
+
+@pytest.mark.parametrize("wire", [("slowhead", 30)], indirect=True)
+def test_an_upgrade_that_hangs_takes_the_timeout_once_with_one_request(
+        sim: SimProcess, repo: Path, home: Path, wire: Wire) -> None:
+    start = time.monotonic()
+    res = subprocess.run(_cli() + ["run", "MULTI change", "--json", "--transport", "ws",
+                                   "--timeout", "3"],
+                         cwd=repo, env=_env(home, sim, wire, ""), capture_output=True,
+                         text=True, timeout=60)
+    took = time.monotonic() - start
+    end = lines_of(res.stdout)[-1]
+    assert end["type"] == "end" and end["status"] == "cancelled", res.stdout
+    assert len(wire.requests()) == 1  # the attempt that hung, not a second upgrade after it
+    assert took < 5.5  # the run's 3 s, once (twice would be 6 s and more)
+
+
+@pytest.mark.parametrize("wire", [("slowhead", 30)], indirect=True)
+def test_ctrl_c_while_the_first_request_waits_ends_the_run_with_its_json_lines(
+        sim: SimProcess, repo: Path, home: Path, wire: Wire) -> None:
+    proc = subprocess.Popen(_cli() + ["run", "MULTI change", "--json", "--transport", "ws"],
+                            cwd=repo, env=_env(home, sim, wire, ""), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not wire.requests() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert wire.first(wire.requests()[0])  # it waits for the upgrade's answer
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    lines = lines_of(out)
+    assert [ln["type"] for ln in lines] == ["error", "end"]
+    assert lines[0]["kind"] == "cancelled" and "Ctrl-C" in lines[0]["message"]
+    assert lines[1]["status"] == "cancelled" and lines[1]["exit_name"] == "INTERRUPTED"
+
+
+@pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
+def test_no_time_in_the_json_lines_is_longer_than_the_run(sim: SimProcess, repo: Path,
+                                                          home: Path, transport: str) -> None:
+    sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
+    res = run(repo, home, sim, "MULTI change", "--json", "--transport", transport)
+    assert res.returncode == 0, res.stderr
+    lines = lines_of(res.stdout)
+    end = lines[-1]
+    metrics = next(ln for ln in lines if ln["type"] == "metrics")
+    assert metrics["ttft_ms"] <= metrics["duration_ms"] <= end["duration_ms"]
+    assert metrics["duration_ms"] / 1000 <= end["t"]
+
+
+@pytest.mark.parametrize("wire", [("slowhead", 30)], indirect=True)
+def test_an_upgrade_that_hangs_is_the_first_attempts_connect_timeout(wire: Wire) -> None:
+    import asyncio
+
+    from spark_pair.errors import StreamTimeout
+    from spark_pair.protocol import sendfirst
+    from spark_pair.protocol.responses_ws import WsSession
+
+    url = f"ws://127.0.0.1:{wire.port}/v1/responses"
+    start = time.monotonic()
+    sent = sendfirst.send_ws(url, "m", "{}", None, 0.5)
+    assert sent is not None and sent.timed_out == 0.5 and sent.sock is None
+    assert time.monotonic() - start < 5
+
+    async def adopt() -> None:
+        await WsSession(f"http://127.0.0.1:{wire.port}", None, connect_timeout_s=10,
+                        read_timeout_s=10).adopt(sent)
+
+    with pytest.raises(StreamTimeout, match="within 0.5 s"):
+        asyncio.run(adopt())
+
+
+@pytest.mark.parametrize("wire", [("chunked403", 10)], indirect=True)
+def test_a_chunked_refusal_of_the_upgrade_is_read_whole_and_de_chunked(wire: Wire) -> None:
+    from spark_pair.protocol import sendfirst
+
+    start = time.monotonic()
+    sent = sendfirst.send_ws(f"ws://127.0.0.1:{wire.port}/v1/responses", "m", "{}", None, 5)
+    assert sent is not None and sent.refusal is not None
+    assert sent.refusal.status == 403
+    assert json.loads(sent.refusal.body)["error"]["message"] == "no such route here"
+    assert time.monotonic() - start < 4  # the last chunk ends it, not the close
