@@ -20,6 +20,7 @@ from spark_pair.ui.review_state import Item, Kind, Mark
 from spark_pair.ui.screens.confirm import ConfirmScreen
 from spark_pair.ui.screens.main import Launch
 from spark_pair.ui.widgets.header import AppHeader
+from spark_pair.ui.widgets.meter import Meter
 from spark_pair.ui.widgets.prompt import Prompt
 from spark_pair.ui.widgets.review import ReviewPane
 
@@ -242,9 +243,29 @@ async def test_escape_stops_the_stream_and_writes_nothing(repo: Path,
         await pilot.press("escape")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert "stopped" in notice(app), notice(app)
+        assert notice(app).count("nothing was written") == 1, notice(app)  # said once
         assert len(review(app).review.entries) < 6  # the stream did not run to its end
     for rel, text in FILES.items():
         assert (repo / rel).read_text() == text
+
+
+async def test_escape_after_the_stream_leaves_the_review_deciding(repo: Path,
+                                                                   demo_sim: SimProcess) -> None:
+    """Once the reply is in, escape stops nothing: the turn still waits for the decisions,
+    and accepting them writes."""
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await until(pilot, lambda: app.main.query_one(Meter).final, "the end of the stream")
+        await pilot.pause()
+        assert "esc" not in screen_text(app).splitlines()[-1]  # the footer offers no stop
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        assert "stopped" not in notice(app), notice(app)
+        assert app.main.turn_worker is not None  # still waiting for the decisions
+        await pilot.press("A", "R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    assert (repo / "inventory.py").read_text() != FILES["inventory.py"]  # accepted: written
 
 
 async def test_a_saved_ai_comment_starts_a_turn(repo: Path, demo_sim: SimProcess) -> None:

@@ -232,7 +232,7 @@ class Driver:
 
     def cancel(self) -> None:
         if self.session is not None:
-            self.session.cancel(message="stopped (escape); nothing was written")
+            self.session.cancel(message="stopped (escape)")  # hint: nothing was written
 
     async def run_turn(self, prompt: str, files: Sequence[str] = ()) -> None:
         """One turn, handed to the target frame by frame (raises what the session raises

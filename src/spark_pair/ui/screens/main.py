@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from ...edits.paths import shown
 from ...errors import SparkPairError, UsageError
-from ...protocol.events import Rewound
+from ...protocol.events import Completed, Failed, Rewound
 from ...session_events import (
     Applied,
     OperationProposed,
@@ -92,6 +92,7 @@ class MainScreen(Screen[None]):
         self.last_prompt = ""
         self.queued: list[tuple[str, list[str]]] = []  # AI! turns waiting for the running one
         self.turn_worker: Worker[None] | None = None
+        self.streaming = False  # the turn's reply is still arriving (escape stops it)
         self.proposed_any = False
         self.open_error: SparkPairError | None = None
         self._clear_pending = False
@@ -232,6 +233,7 @@ class MainScreen(Screen[None]):
         gcpolicy.streaming()  # from the request on
         self.turn_worker = self.run_worker(self._turn(prompt, list(files)), group="turn",
                                            exit_on_error=False)
+        self.streaming = True
         # the screen is cleared when the turn's first frame arrives: the request goes out
         # first, not after a relayout and a new footer
         self._clear_pending = True
@@ -267,6 +269,7 @@ class MainScreen(Screen[None]):
             if event.state is WorkerState.ERROR and event.worker.error is not None:
                 self.show_error(event.worker.error)
             self.turn_worker = None
+            self.streaming = False
             self.call_after_refresh(gcpolicy.settle)  # the turn's last rows are painted
             if self._clear_pending:  # ended before its first frame
                 self._clear_for_turn()
@@ -285,6 +288,9 @@ class MainScreen(Screen[None]):
         view = self.query_one(DiffView)
         view.feed(message.events, message.partial_line)
         self.query_one(Meter).feed(message.events)
+        if self.streaming and any(isinstance(e, (Completed, Failed)) for e in message.events):
+            self.streaming = False  # the reply is in: escape no longer stops the turn
+            self.refresh_bindings()
         if any(isinstance(e, _REVIEW_EVENTS) for e in message.events):
             # the review pane may appear and take focus (a new layout, a new footer): after
             # the diff's new rows are painted (and always before the turn's end is handled).
@@ -610,7 +616,7 @@ class MainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
-            return self.turn_worker is not None
+            return self.streaming
         if action in ("regenerate", "escalate"):
             return bool(self.last_prompt) or None
         return True
@@ -626,7 +632,7 @@ class MainScreen(Screen[None]):
         order[(pos + step) % len(order)].focus()
 
     def action_stop(self) -> None:
-        if self.turn_worker is not None:
+        if self.streaming:
             self.driver.cancel()
             self.say("stopping: what arrived stays on screen; nothing is written")
 
