@@ -129,6 +129,41 @@ def test_stopwatch_steady_rate_excludes_ttft():
     assert m.ttft_s == 0.5 and m.duration_s == 1.5 and m.tokens_per_s == 100.0
 
 
+def paced(tokens: int, late_until: float = 0.0, late_from: int | None = None,
+          tps: float = 1200.0) -> Stopwatch:
+    """A stopwatch that saw `tokens` four-character tokens the server sent at `tps` from
+    t=0.1, each timed on arrival, except those a busy loop read at once: every token sent
+    before `late_until`, and from token `late_from` on (read 10 ms after the last was sent),
+    timed 20 µs apart as a backlog is."""
+    sent = [0.1 + i / tps for i in range(tokens)]
+    times = []
+    for i, t in enumerate(sent):
+        if t < late_until:
+            t = late_until
+        if late_from is not None and i >= late_from:
+            t = sent[-1] + 0.010
+        times.append(max(t, times[-1] + 20e-6) if times else t)
+    ticks = iter([0.0, *times, times[-1]])
+    watch = Stopwatch(clock=lambda: next(ticks))
+    for _ in times:
+        watch.text(4)
+    watch.done()
+    return watch
+
+
+@pytest.mark.parametrize("tokens", [26, 75, 400])
+def test_the_rate_is_the_server_pace_when_a_backlog_is_read_at_once(tokens):
+    for watch in (paced(tokens), paced(tokens, late_until=0.1 + tokens / 2400),
+                  paced(tokens, late_from=tokens - tokens // 4)):
+        rate = watch.metrics(tokens).tokens_per_s
+        assert rate is not None and abs(rate - 1200) / 1200 < 0.05, rate
+
+
+def test_a_reply_read_in_one_burst_has_no_rate_rather_than_a_wrong_one():
+    watch = paced(26, late_until=0.2)  # every token waited for the loop
+    assert watch.metrics(26).tokens_per_s is None
+
+
 # ---- client over httpx.MockTransport: endpoint shapes the simulator does not offer ----------
 
 import httpx  # noqa: E402

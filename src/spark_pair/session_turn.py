@@ -348,7 +348,7 @@ class TurnRun:
                 await self.s.ready()
             async for event in self.s.client.stream(self.request):
                 if type(event) is TextDelta:  # the hot path: one per server message
-                    arrived()
+                    arrived(len(event.text))
                     put_text(event)
                 else:
                     if observe is not None:

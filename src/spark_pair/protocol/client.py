@@ -252,7 +252,7 @@ class ModelClient:
                                 if length > emitted:
                                     new = value[max(0, emitted - before):]
                                     emitted = length
-                                    watch.text()
+                                    watch.text(len(new))
                                     yield TextDelta(new)
                             elif kind == "open":
                                 if not started:

@@ -9,8 +9,12 @@ if TYPE_CHECKING:  # light to import: the workspace counts tokens before the req
     from .events import Metrics, TurnRequest
 
 
+SAME_ARRIVAL_S = 0.0002  # texts timed closer than this came in one read: one arrival
+MIN_SPAN_S = 0.002  # arrivals closer than this together are a burst: too little to rate
+
+
 class Stopwatch:
-    """Made when the request begins; text() on each text, done() at the end."""
+    """Made when the request begins; text(chars) on each text, done() at the end."""
 
     def __init__(self, clock=time.perf_counter) -> None:
         self.clock = clock
@@ -18,47 +22,100 @@ class Stopwatch:
         self.t_first: float | None = None
         self.t_last: float | None = None
         self.t_end: float | None = None
+        self.arrivals: list[tuple[float, int]] = []  # (when, characters) of each text
 
     def first(self) -> None:
         if self.t_first is None:
             self.t_first = self.clock()
 
-    def text(self) -> None:
-        """Text arrived (the first call marks the first token)."""
+    def text(self, chars: int = 1) -> None:
+        """Text of `chars` characters arrived (the first call marks the first token)."""
         self.t_last = self.clock()
         if self.t_first is None:
             self.t_first = self.t_last
+        self.arrivals.append((self.t_last, chars))
 
     def stopped(self, output_tokens: int) -> Metrics:
         """A response stopped before its end (timeout, Ctrl-C, cancel): the rate over the text
         that arrived, the duration up to now, marked partial."""
         now = self.clock()
         return timing(self.t0, self.t_first, self.t_last or now, output_tokens,
-                      duration_s=now - self.t0, partial=True)
+                      duration_s=now - self.t0, partial=True, arrivals=self.arrivals)
 
     def done(self) -> None:
         self.t_end = self.clock()
 
     def metrics(self, output_tokens: int) -> Metrics:
         end = self.t_end if self.t_end is not None else self.clock()
-        return timing(self.t0, self.t_first, end, output_tokens)
+        return timing(self.t0, self.t_first, end, output_tokens, arrivals=self.arrivals)
 
 
 def timing(t0: float, t_first: float | None, t_end: float, output_tokens: int, *,
-           duration_s: float | None = None, partial: bool = False) -> Metrics:
+           duration_s: float | None = None, partial: bool = False,
+           arrivals: list[tuple[float, int]] | None = None) -> Metrics:
     """TTFT and tok/s from three instants of one clock: request sent, first text, last text.
 
     tok/s is the steady rate: the tokens after the first over the time after the first (so the
-    TTFT does not dilute it); None when there is too little to rate. `duration_s` (default:
+    TTFT does not dilute it); None when there is too little to rate. With `arrivals` (when,
+    characters) it is the server's pace read from them (see `pace`). `duration_s` (default:
     up to `t_end`) and `partial` are for a response stopped before its end."""
     from .events import Metrics
 
     ttft = None if t_first is None else t_first - t0
     rate = None
-    if t_first is not None and output_tokens > 1 and t_end > t_first:
+    if arrivals:
+        rate = pace(arrivals, output_tokens)
+    elif t_first is not None and output_tokens > 1 and t_end > t_first:
         rate = (output_tokens - 1) / (t_end - t_first)
     return Metrics(ttft_s=ttft, duration_s=t_end - t0 if duration_s is None else duration_s,
                    output_tokens=output_tokens, tokens_per_s=rate, partial=partial)
+
+
+def pace(arrivals: list[tuple[float, int]], output_tokens: int) -> float | None:
+    """The server's tok/s from when each text arrived and how long it was.
+
+    Text is timed when the loop reads it, never before it was sent but often after (a busy
+    loop reads a backlog at once): so each arrival is counted with all the tokens it holds,
+    and the rate is the slope of the upper hull of (when, tokens so far), the line of the
+    arrivals that were not late. None when the text came in one burst (nothing to rate)."""
+    chars = sum(c for _, c in arrivals)
+    if output_tokens < 2 or chars <= 0:
+        return None
+    per_char = output_tokens / chars
+    points: list[tuple[float, float]] = []  # (when, tokens so far), one per arrival
+    start = -1.0
+    so_far = 0
+    for when, c in arrivals:
+        so_far += c
+        if points and when - start < SAME_ARRIVAL_S:
+            points[-1] = (when, so_far * per_char)
+        else:
+            start = when
+            points.append((when, so_far * per_char))
+    hull: list[tuple[float, float]] = []
+    for p in points:  # upper hull, left to right
+        while len(hull) >= 2 and _not_above(hull[-2], hull[-1], p):
+            hull.pop()
+        hull.append(p)
+    if len(hull) < 2 or hull[-1][0] - hull[0][0] < MIN_SPAN_S:
+        return None  # a backlog read at once says nothing of the pace
+    # the hull's edges: steep where a backlog was read at once, flat where the end came late,
+    # the pace between. Each edge weighs its smaller share (of the time, of the tokens), so
+    # neither kind weighs much; the rate is the weighted median of the slopes
+    span_t, span_k = hull[-1][0] - hull[0][0], hull[-1][1] - hull[0][1]
+    edges = sorted(((k2 - k1) / (t2 - t1), min((t2 - t1) / span_t, (k2 - k1) / span_k))
+                   for (t1, k1), (t2, k2) in zip(hull, hull[1:], strict=False))
+    half = sum(w for _, w in edges) / 2
+    for slope, weight in edges:
+        half -= weight
+        if half <= 0:
+            return slope
+    return edges[-1][0]
+
+
+def _not_above(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float]) -> bool:
+    """Whether b lies on or below the line from a to c."""
+    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]) >= 0
 
 
 def estimate_tokens(text: str) -> int:
