@@ -85,6 +85,29 @@ async def test_e_lands_exactly_the_line_the_editor_changed(repo: Path, demo_sim:
             assert (repo / rel).read_text() == text, rel
 
 
+async def test_a_file_changed_after_e_says_the_edit_was_dropped(
+        repo: Path, demo_sim: SimProcess, tmp_path: Path, monkeypatch) -> None:
+    editor = script(tmp_path, "edit.py", "p = sys.argv[1]\nlines = open(p).read().split('\\n')\n"
+                    "lines[-2] = lines[-2] + '  # checked by hand'\n"
+                    "open(p, 'w').write('\\n'.join(lines))\n")
+    monkeypatch.setenv("VISUAL", str(editor))
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        first = review(app).review.entries[0]
+        await pilot.press("e")
+        await until(pilot, lambda: first.hunks[0] is Mark.ACCEPTED, "the edited hunk")
+        mine = "# a line of mine\n" + FILES["inventory.py"]  # away from every hunk
+        (repo / "inventory.py").write_text(mine)
+        await until(pilot, lambda: review(app).review.entries[0] is not first, "the new ask")
+        again = review(app).review.entries[0]
+        assert not again.amended and again.hunks[0] is Mark.UNDECIDED
+        assert "edit of it was dropped" in notice(app) and "press e" in notice(app)
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    assert "checked by hand" not in (repo / "inventory.py").read_text()
+
+
 async def test_e_with_a_failing_or_idle_editor_changes_nothing(
         repo: Path, demo_sim: SimProcess, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("VISUAL", str(script(tmp_path, "fail.py", "sys.exit(3)\n")))

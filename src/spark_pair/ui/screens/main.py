@@ -307,7 +307,12 @@ class MainScreen(Screen[None]):
         for event in events:
             match event:
                 case OperationProposed(proposal=proposal):
+                    old = review.review.entries.get(proposal.index)
                     review.propose(proposal.index, proposal.op, stale=proposal.stale)
+                    if old is not None and old.amended and not old.sent:
+                        # asked again against the file as it is now: the edit no longer fits
+                        self.say(f"{shown(old.op.path)} changed on disk: your edit of it was "
+                                 "dropped; press e to edit it again")
                     if not self.proposed_any:
                         self.proposed_any = True
                         review.focus()
