@@ -78,14 +78,10 @@ def send_http(url: str, transport: str, model: str, body: bytes, api_key: str | 
     target = _target(url)
     if target is None:
         return None
-    host, port, host_header, path = target
-    started = time.perf_counter()
-    try:
-        sock = _connect(host, port, connect_timeout_s)
-    except TimeoutError:
-        return Sent(None, transport, model, url, started, timed_out=connect_timeout_s)
+    host_header, path = target[2:]
+    sock, early, _ = _dial(url, target, transport, model, connect_timeout_s)
     if sock is None:
-        return None
+        return early
     head = [f"POST {path} HTTP/1.1", f"Host: {host_header}", "Accept: text/event-stream",
             "Accept-Encoding: identity", "Content-Type: application/json",
             f"Content-Length: {len(body)}", f"User-Agent: {user_agent()}"]
@@ -106,14 +102,10 @@ def send_ws(url: str, model: str, message: str, api_key: str | None,
     target = _target(url, secure_scheme="wss", plain_scheme="ws", ws=True)
     if target is None:
         return None
-    host, port, host_header, path = target
-    started = time.perf_counter()
-    try:
-        sock = _connect(host, port, connect_timeout_s)
-    except TimeoutError:
-        return Sent(None, "ws", model, url, started, timed_out=connect_timeout_s)
+    host_header, path = target[2:]
+    sock, early, started = _dial(url, target, "ws", model, connect_timeout_s)
     if sock is None:
-        return None
+        return early
     import binascii
 
     key = binascii.b2a_base64(os.urandom(16), newline=False)
@@ -145,6 +137,18 @@ def send_ws(url: str, model: str, message: str, api_key: str | None,
         sock.close()
         return None  # nothing a server acts on was sent: the normal transport opens its own
     return Sent(sock, "ws", model, url, time.perf_counter(), rest=rest)
+
+
+def _dial(url: str, target: tuple[str, int, str, str], transport: str, model: str,
+          timeout_s: float) -> tuple[_socket.socket | None, Sent | None, float]:
+    """Connect to `target`: (the socket, None, when the connect began), or (None, what to
+    return: a first attempt that timed out, or None for the normal transport, that time)."""
+    started = time.perf_counter()
+    try:
+        sock = _connect(target[0], target[1], timeout_s)
+    except TimeoutError:
+        return None, Sent(None, transport, model, url, started, timed_out=timeout_s), started
+    return sock, None, started
 
 
 def user_agent() -> str:
