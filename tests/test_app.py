@@ -351,6 +351,12 @@ async def test_an_ai_comment_saved_during_a_turn_waits_for_it(repo: Path,
         await until(pilot, lambda: app.main.queued, "the queued comment")
         assert "queued" in notice(app)
         assert app.main.last_prompt == PROMPT  # the running turn goes on
+        # escape stops the reply while it streams; the stall can be used up by the WebSocket's
+        # warm-up, and then the reply is in and the turn ends when it is decided
         await pilot.press("escape")
+        await until(pilot, lambda: not app.main.streaming, "the reply's end")
+        if app.main.last_prompt == PROMPT and app.main.turn_worker is not None:
+            review(app).focus()
+            await pilot.press("R")
         await until(pilot, lambda: "add a header line" in app.main.last_prompt, "its turn")
         await until(pilot, lambda: turn_over(app), "the end of its turn")
