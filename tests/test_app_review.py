@@ -194,3 +194,37 @@ async def test_o_shows_the_diff_in_the_pager_and_comes_back(
     text = copy.read_text()
     assert "--- a/inventory.py" in text and "+++ b/CHANGELOG.md" in text
     assert "discount" in text
+
+
+def written_rows(app) -> list[str]:
+    """The review's operation rows that say their operation is on disk now."""
+    pane = review(app)
+    return [pane.text_of(Item(i)) for i in sorted(pane.review.entries)
+            if "written" in pane.text_of(Item(i))]
+
+
+async def test_t_then_n_says_the_turn_was_rolled_back_and_redo_writes_it_again(
+        repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim, **{"review.check": "exit 1"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("t", "r", "r")  # the delete and the rename are rejected
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
+        assert len(written_rows(app)) == 4  # on disk while the check runs
+        screen = app.screen
+        await until(pilot, lambda: screen.result is not None, "the check's end")
+        await pilot.press("n")
+        await until(pilot, lambda: "rolled back" in notice(app), "the roll back")
+        pane = review(app)
+        heads = [pane.text_of(Item(i)) for i in sorted(pane.review.entries)]
+        assert written_rows(app) == []
+        assert [h for h in heads if "not kept: rolled back" in h] == heads[:4]
+        assert "not kept" in str(pane.border_title)
+        await send(pilot, app, "/redo")
+        await until(pilot, lambda: "re-applied" in notice(app), "the redo")
+        await until(pilot, lambda: len(written_rows(app)) == 4, "the rows written again")
+        assert "not kept" not in str(pane.border_title)
+        await send(pilot, app, "/undo")
+        await until(pilot, lambda: "restored" in notice(app), "the undo")
+        await until(pilot, lambda: written_rows(app) == [], "the rows undone")
+        assert "undone" in pane.text_of(Item(0)) and "undone" in str(pane.border_title)

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from spark_pair.approval import Action
 from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename
-from spark_pair.ui.review_state import Item, Mark, Refusal, Review
+from spark_pair.ui.review_state import Item, Mark, Refusal, Review, Undone
 
 
 def hunk(n: int) -> Hunk:
@@ -186,3 +186,14 @@ def test_the_indexed_review_agrees_with_a_walk_over_every_item(steps: list[tuple
         assert r.undecided_count == len(r.undecided())
         if r.entries:
             assert r.cursor in naive_items(r)
+
+
+def test_only_the_applied_turn_of_this_review_can_be_marked_undone() -> None:
+    r = review()
+    assert not r.set_undone("t1", Undone.UNDONE)  # nothing written yet
+    r.set_applied([0, 1], "t1")
+    assert not r.set_undone("t0", Undone.UNDONE) and r.undone is None  # another turn
+    assert r.set_undone("t1", Undone.ROLLED_BACK) and r.undone is Undone.ROLLED_BACK
+    assert r.set_undone("t1", None) and r.undone is None  # written again
+    r.clear()
+    assert r.turn_id is None and not r.set_undone("t1", Undone.UNDONE)

@@ -275,6 +275,13 @@ class Driver:
 
         return await asyncio.to_thread(lambda: Journal(self.root).redo())
 
+    async def undone(self, turn_id: str) -> bool:
+        """Whether the journal has `turn_id` undone now (in a thread)."""
+        from ..edits.journal import Journal
+
+        return await asyncio.to_thread(lambda: any(
+            t.turn_id == turn_id and t.undone for t in Journal(self.root).list_turns()))
+
 
 def describe(error: BaseException) -> str:
     """What the app shows for an error: its own message and hint."""

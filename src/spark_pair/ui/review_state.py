@@ -22,6 +22,13 @@ class Mark(StrEnum):
     REJECTED = "rejected"
 
 
+class Undone(StrEnum):
+    """Why the files an applied turn wrote are back as they were."""
+
+    ROLLED_BACK = "not kept: rolled back"  # t, a check, then n
+    UNDONE = "undone"  # /undo (/redo writes it again)
+
+
 class Kind(StrEnum):
     MODIFY = "modify"
     CREATE = "create"
@@ -134,6 +141,8 @@ class Review:
         self._first: dict[int, int] = {}  # operation index -> position of its first item
         self._open: list[int] = []  # positions of open items, ascending
         self._unsent: set[int] = set()  # operations whose decision is not sent yet
+        self.turn_id: str | None = None  # the turn as applied (None: nothing written)
+        self.undone: Undone | None = None  # what it wrote is back as it was
 
     # ---- what the session says ---------------------------------------------------------
 
@@ -176,14 +185,25 @@ class Review:
             if self.cursor is not None and self.cursor.op == index:
                 self._advance()
 
-    def set_applied(self, indices: list[int]) -> None:
+    def set_applied(self, indices: list[int], turn_id: str | None = None) -> None:
         for i in indices:
             if i in self.entries:
                 self.entries[i].applied = True
+        if turn_id is not None and indices:
+            self.turn_id, self.undone = turn_id, None
+
+    def set_undone(self, turn_id: str, undone: Undone | None) -> bool:
+        """The applied turn's files were restored (or written again: None); False when this
+        review is not of that turn."""
+        if turn_id != self.turn_id:
+            return False
+        self.undone = undone
+        return True
 
     def clear(self) -> None:
         self.entries.clear()
         self.cursor = None
+        self.turn_id = self.undone = None
         self._reindex()
 
     # ---- the indexes -------------------------------------------------------------------

@@ -35,7 +35,7 @@ from ...session_events import (
 )
 from .. import gcpolicy, review_tools
 from ..driver import Driver, describe
-from ..review_state import Mark
+from ..review_state import Mark, Undone
 from ..widgets.diff_view import DiffView, HunkMark
 from ..widgets.files import FilesPane
 from ..widgets.footer import AppFooter
@@ -335,7 +335,8 @@ class MainScreen(Screen[None]):
         if trying and result.status == "applied":
             self._check_applied(result.turn_id)
         review = self.query_one(ReviewPane)
-        review.set_applied([i for i, o in enumerate(result.outcomes) if o == Outcome.APPLIED])
+        review.set_applied([i for i, o in enumerate(result.outcomes) if o == Outcome.APPLIED],
+                           result.turn_id if result.status == "applied" else None)
         if result.error is not None:
             self.show_error(result.error)
         elif result.status == "applied":
@@ -437,6 +438,7 @@ class MainScreen(Screen[None]):
             self.show_error(exc)
             return
         self.say(f"restored {len(restored)} file(s): {', '.join(map(shown, restored))}")
+        await self._undone_shown()
 
     @work(group="command", exclusive=True, exit_on_error=False)
     async def _redo(self) -> None:
@@ -449,6 +451,15 @@ class MainScreen(Screen[None]):
             self.show_error(exc)
             return
         self.say(f"re-applied {len(written)} file(s): {', '.join(map(shown, written))}")
+        await self._undone_shown()
+
+    async def _undone_shown(self) -> None:
+        """After /undo or /redo: the review's rows say whether its turn is on disk now."""
+        review = self.query_one(ReviewPane)
+        turn_id = review.review.turn_id
+        if turn_id is not None:
+            undone = await self.driver.undone(turn_id)
+            review.set_undone(turn_id, (review.review.undone or Undone.UNDONE) if undone else None)
 
     # ---- review tools: edit a hunk, try before keep, the pager ------------------------------
 
@@ -500,7 +511,8 @@ class MainScreen(Screen[None]):
         except SparkPairError as exc:
             self.show_error(exc)
             return
-        self.say(f"rolled back: restored {len(restored)} file(s) byte for byte "
+        self.query_one(ReviewPane).set_undone(turn_id, Undone.ROLLED_BACK)
+        self.say(f"not kept: rolled back {len(restored)} file(s) byte for byte "
                  f"({', '.join(map(shown, restored))}); /redo applies it again")
 
     @work(group="command", exclusive=True, exit_on_error=False)

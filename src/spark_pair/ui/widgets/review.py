@@ -24,7 +24,7 @@ from textual.strip import Strip
 from ...approval import Decision
 from ...edits.ops import Create, Hunk, Modify, Rename
 from ...edits.paths import shown, shown_text
-from ..review_state import Entry, Item, Kind, Mark, Refusal, Review
+from ..review_state import Entry, Item, Kind, Mark, Refusal, Review, Undone
 from ..screens.confirm import ConfirmScreen
 from ..screens.reason import ReasonScreen
 
@@ -173,9 +173,15 @@ class ReviewPane(ScrollView, can_focus=True):
         self.review.refuse(index, text)
         self.refresh_items(only=index)
 
-    def set_applied(self, indices: list[int]) -> None:
-        self.review.set_applied(indices)
+    def set_applied(self, indices: list[int], turn_id: str | None = None) -> None:
+        self.review.set_applied(indices, turn_id)
         self.refresh_items()
+
+    def set_undone(self, turn_id: str, undone: Undone | None) -> None:
+        """What the turn wrote was restored (`undone`), or written again (None)."""
+        if self.review.set_undone(turn_id, undone):
+            self._cache.clear()
+            self.refresh_items()
 
     def clear(self) -> None:
         self.review.clear()
@@ -189,7 +195,7 @@ class ReviewPane(ScrollView, can_focus=True):
         """The plain text of an item's row (its operation's line, or its hunk's)."""
         entry = self.review.entries[item.op]
         if item.hunk is None:
-            return _entry_line(entry).plain
+            return _entry_line(entry, self.review.undone).plain
         return _row_text(entry, item.hunk).plain
 
     # ---- rows ------------------------------------------------------------------------------
@@ -221,7 +227,8 @@ class ReviewPane(ScrollView, can_focus=True):
         self.set_class(not self._rows, "-empty")
         self._resize(Size(self.size.width, len(self._rows)))
         undecided = review.undecided_count
-        self.border_title = f"Review · {undecided} undecided" if undecided else "Review"
+        self.border_title = (f"Review · {undecided} undecided" if undecided else
+                             f"Review · {review.undone}" if review.undone else "Review")
         self._sync_cursor(moved, (only,) if only is not None else None)
 
     def _resize(self, size: Size) -> None:
@@ -327,7 +334,8 @@ class ReviewPane(ScrollView, can_focus=True):
     def _paint(self, index: int, width: int, style: Style) -> Strip:
         op, part = self._rows[index]
         entry = self.review.entries[op]
-        text = _entry_line(entry) if part == HEAD else _row_text(entry, part)
+        text = _entry_line(entry, self.review.undone) if part == HEAD else \
+            _row_text(entry, part)
         text.truncate(width, overflow="ellipsis")
         strip = Strip(list(text.render(self.app.console))).apply_style(style)
         return strip.extend_cell_length(width, style).apply_meta({"row": index})
@@ -498,7 +506,7 @@ def _label(entry: Entry) -> str:
     return f"the {entry.kind} of {shown(op.path)}"
 
 
-def _entry_line(entry: Entry) -> Text:
+def _entry_line(entry: Entry, undone: Undone | None = None) -> Text:
     op = entry.op
     letter, word = TAGS[entry.kind]
     style = {Kind.MODIFY: "", Kind.CREATE: "bold", Kind.DELETE: "bold reverse",
@@ -530,7 +538,7 @@ def _entry_line(entry: Entry) -> Text:
         text.append("  STALE: changed on disk" + (" (blocked)" if entry.blocked else ""),
                     style="bold")
     if entry.applied:
-        text.append("  written", style="bold")
+        text.append(f"  {undone}" if undone else "  written", style="bold")
     if getattr(op, "uncommitted", False):
         text.append("  has uncommitted changes!", style="bold")
     return text
