@@ -22,15 +22,16 @@ from .sendfirst import Sent, content_decoder, frame, parse_head
 from .sse import iter_sse_batches
 
 MAX_HEAD = 64 * 1024
+READ_SIZE = 64 * 1024  # the reused read buffer (a fresh 256 KiB bytes per read costs ~20 us)
 
 
 class Closed(Exception):
     """The connection ended (the message says how, in the HTTP client's words)."""
 
 
-class Pipe(asyncio.Protocol):
+class Pipe(asyncio.BufferedProtocol):
     """The adopted socket's bytes: `read()` returns everything that arrived since the last
-    read, b"" once the connection has ended."""
+    read, b"" once the connection has ended. The socket is read into one reused buffer."""
 
     def __init__(self, first: bytes = b"") -> None:
         self.chunks: list[bytes] = [first] if first else []
@@ -38,9 +39,16 @@ class Pipe(asyncio.Protocol):
         self.error: BaseException | None = None
         self.transport: asyncio.Transport | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self._buffer = memoryview(bytearray(READ_SIZE))
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(self._buffer[:nbytes].tobytes())
 
     def data_received(self, data: bytes) -> None:
         self.chunks.append(data)
