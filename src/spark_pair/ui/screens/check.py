@@ -43,8 +43,10 @@ class CheckScreen(ModalScreen[bool]):
     CheckScreen Log {
         height: 1fr;
         border: round $secondary;
+        overflow: auto;  /* scrollbars only once the output needs them */
     }
     CheckScreen #check-status {
+        width: 100%;  /* wraps: the question at its end stays in view */
         text-style: bold;
     }
     """

@@ -32,6 +32,7 @@ class ConfirmScreen(ModalScreen[bool]):
     }
     ConfirmScreen Label {
         width: auto;
+        max-width: 100%;  /* a long question wraps instead of being cut */
     }
     """
 

@@ -28,6 +28,12 @@ class ReasonScreen(ModalScreen[str | None]):
         background: $surface;
         padding: 0 1;
     }
+    ReasonScreen Label {
+        width: 100%;  /* a long title wraps instead of being cut */
+    }
+    ReasonScreen #reason-hint {
+        color: $text-muted;
+    }
     """
 
     def __init__(self, what: str) -> None:
@@ -36,8 +42,8 @@ class ReasonScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"Reject {self.what}: why? (the model hears it next turn)",
-                        markup=False)  # it names a path: literal
+            yield Label(f"Reject {self.what}: why?", markup=False)  # a path: literal
+            yield Label("the model hears it with the next turn", id="reason-hint")
             yield Input(placeholder="reason (enter rejects, escape cancels)",
                         max_length=MAX_REASON, id="reason")
             yield Label("[b]enter[/b] reject   [b]escape[/b] cancel")

@@ -1,0 +1,67 @@
+"""The dialogs at small terminals (80x24, 60x20), with the app against the simulator as a real
+process: every word of a dialog's question shows (it wraps rather than being cut)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from test_app import all_proposed, make_app, until
+from textual.widgets import Log
+
+from spark_pair.sim.process import SimProcess
+from spark_pair.ui.app import SparkPairApp
+from spark_pair.ui.screens.check import CheckScreen
+from spark_pair.ui.screens.confirm import ConfirmScreen
+from spark_pair.ui.screens.reason import ReasonScreen
+
+SIZES = [(80, 24), (60, 20)]
+
+
+def dialog_text(app: SparkPairApp) -> str:
+    """The text inside the dialog's thick border, its rows joined by spaces (as the terminal
+    shows it, spaces included)."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
+                      color_system="truecolor", record=True, legacy_windows=False,
+                      safe_box=False)
+    console.print(app.screen._compositor.render_update(
+        full=True, screen_stack=app._background_screens))
+    rows = [row[row.index("█") + 1:row.rindex("█")] for row in console.export_text().splitlines()
+            if row.count("█") >= 2]
+    inner = [r.strip(" │╭╮╰╯─") for r in rows]
+    return " ".join(" ".join(inner).split())
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_dialogs_questions_show_whole_on_a_small_terminal(
+        repo: Path, demo_sim: SimProcess, size: tuple[int, int]) -> None:
+    app = make_app(repo, demo_sim, **{"review.check": "echo checking; exit 1"})
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the quit question")
+        await pilot.pause()
+        assert "6 operation(s) are undecided: quit without writing them?" in dialog_text(app)
+        await pilot.press("n")
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ReasonScreen), "the reason input")
+        await pilot.pause()
+        shown = dialog_text(app)
+        assert "Reject hunk 1 of inventory.py: why?" in shown
+        assert "the model hears it with the next turn" in shown
+        await pilot.press("escape")
+        await pilot.press("t", "d", "y", "r")
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
+        screen = app.screen
+        await until(pilot, lambda: screen.result is not None, "the check's end")
+        await pilot.pause()
+        assert ("FAILED: check failed (exit 1) in 0.0 s: echo checking; exit 1; keep (y) or "
+                "roll back (n)?") in dialog_text(app).replace(
+                    f"{screen.result.duration_s:.1f} s", "0.0 s")
+        output = screen.query_one(Log)
+        assert not output.show_vertical_scrollbar and not output.show_horizontal_scrollbar
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is app.main, "the roll back")
