@@ -24,6 +24,11 @@ AFTER_FIRST_TOKEN = ("asyncio", "spark_pair.edits.parser", "spark_pair.edits.app
 # ...nor may what a run never needs for sending: the HTTP and WebSocket clients, the command
 # line framework, and dataclasses (tens of milliseconds to import on a slow machine)
 NEVER_BEFORE = ("httpx", "websockets", "click", "dataclasses")
+# ...and what a text-mode run with --apply never needs at all: the JSON lines and their cost
+# table, review verdicts (a policy decides), and modules the standard library's own helpers
+# would pull in (uuid, secrets, shutil: each a few milliseconds of start-up)
+NEVER_IN_A_TEXT_RUN = ("spark_pair.headless.jsonl", "spark_pair.stats", "spark_pair.verdicts",
+                       "uuid", "secrets", "shutil")
 
 BOOT = """
 import json, os, sys
@@ -83,3 +88,4 @@ def test_the_request_goes_out_before_the_reply_modules_load(sim: SimProcess, tmp
     assert early == [], f"loaded before the request went out: {early}"
     assert set(AFTER_FIRST_TOKEN) <= set(seen["exit"])  # ...and the run did need them later
     assert "watchfiles" not in seen["exit"]  # one turn: the last look before the write checks
+    assert [m for m in NEVER_IN_A_TEXT_RUN if m in seen["exit"]] == []

@@ -7,7 +7,6 @@ continuation indented under the text.
 from __future__ import annotations
 
 import re
-import shutil
 import textwrap
 from typing import TextIO
 
@@ -29,6 +28,8 @@ def fit(text: str, stream: TextIO) -> str:
     isatty = getattr(stream, "isatty", None)
     if not (isatty and isatty()):
         return text
+    import shutil
+
     width = min(shutil.get_terminal_size((80, 24)).columns, MAX_WIDTH)
     out = []
     for line in text.splitlines():

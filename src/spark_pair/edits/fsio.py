@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
 from pathlib import Path
 
 from ..errors import ApplyError
@@ -106,7 +105,7 @@ def _stem(target: Path) -> str:
 def tmp_name(target: Path, key: str | None = None) -> Path:
     """A temp file name beside `target`: random, or the same for the same `key` (so a later
     run knows the name and can remove what a crash left)."""
-    tail = secrets.token_hex(4) if key is None else hashlib.sha256(key.encode()).hexdigest()[:8]
+    tail = os.urandom(4).hex() if key is None else hashlib.sha256(key.encode()).hexdigest()[:8]
     return target.with_name(f".{_stem(target)}{TMP_MARK}{tail}")
 
 

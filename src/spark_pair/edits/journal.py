@@ -44,8 +44,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -106,7 +104,7 @@ class Recovery:
 
 
 def new_turn_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
 
 
 def _sha(data: bytes | None) -> str | None:
@@ -314,7 +312,7 @@ class Journal:
         gone = tdir.with_name(tdir.name + ".discard")
         os.replace(tdir, gone)
         fsio.fsync_dir(self.dir)
-        shutil.rmtree(gone, ignore_errors=True)
+        _remove_tree(gone)
 
     # ---- reading -----------------------------------------------------------------------------
 
@@ -354,7 +352,7 @@ class Journal:
             return done
         for p in self.dir.iterdir():
             if p.name.endswith(".discard"):
-                shutil.rmtree(p, ignore_errors=True)
+                _remove_tree(p)
         for tdir in self._turn_dirs():
             if not (tdir / "committed").exists():
                 try:
@@ -656,6 +654,13 @@ def _write_out(saved: Path, kept: list[dict]) -> Path:
         except (SparkPairError, OSError, KeyError):
             continue
     return folder if wrote else saved
+
+
+def _remove_tree(folder: Path) -> None:
+    """Remove a set-aside turn folder, as far as it goes (shutil loads only when one is)."""
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _is_slice(at: list) -> bool:

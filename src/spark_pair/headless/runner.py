@@ -37,14 +37,14 @@ from ..session_events import (
     TurnStatus,
 )
 from ..termwrap import say
-from .jsonl import SCHEMA_VERSION, JsonLines, error_fields, event_to_dict, result_lines
 from .start import Early, RunOptions, repo_paths
 from .textfit import WIDTH, file_lines
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
     from ..runtime import Runtime
     from ..session import Session
     from ..workspace.watcher import Watcher
+    from .jsonl import JsonLines
 
 
 CLOSE_GRACE_S = 3.0
@@ -117,7 +117,7 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO, *, early: Early | None
               ) -> int:
     """The run; `early`: its request was sent ahead (headless.start)."""
     t0 = time.monotonic() if opts.started is None else opts.started
-    jl = JsonLines(out, t0) if opts.json else None
+    jl = _json_lines(out, t0) if opts.json else None
     diag = Diagnostics(err)
     reports: list[_Reporter] = []
     try:
@@ -146,10 +146,18 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO, *, early: Early | None
     code = int(exit_code_for(exc))
     diag.say(exc.describe())
     if jl is not None:
+        from .jsonl import error_fields
+
         jl.write({"type": "error", **error_fields(exc)})
         jl.write(_end(code, "cancelled" if isinstance(exc, Cancelled) else "failed", None, t0,
                       exc.message))
     return code
+
+
+def _json_lines(out: TextIO, t0: float) -> JsonLines:
+    from .jsonl import JsonLines
+
+    return JsonLines(out, t0)
 
 
 def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | None = None
@@ -220,6 +228,8 @@ def start_lines(rt: Runtime, opts: RunOptions, files: list[str], jl: JsonLines |
         diag.say(f"note: ${settings.key_env} is not set, so requests carry no API key (only "
                  "a local server accepts that)")
     if jl is not None:
+        from .jsonl import SCHEMA_VERSION
+
         jl.write({"type": "session", "version": __version__, "schema": SCHEMA_VERSION,
                   "repo": str(rt.root), "model": options.model, "transport": options.transport,
                   "apply": opts.apply, "allow_delete": opts.allow_delete,
@@ -259,6 +269,8 @@ class _Reporter:
             if result.status == TurnStatus.DRY_RUN:
                 diag.say("dry run: nothing was written (use --apply)")
         else:
+            from .jsonl import error_fields, result_lines
+
             if opts.ask:
                 jl.write({"type": "answer", "text": result.text})
             for line in result_lines(result, getattr(self.settings, "prices", None),
@@ -288,6 +300,8 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
         session.cancel(message="interrupted (Ctrl-C); nothing was written")
 
     deltas = jl is not None and opts.deltas  # a line per delta: text is handed over as it comes
+    if jl is not None:
+        from .jsonl import event_to_dict
     with _signal(loop, on_sigint) if sigint else contextlib.nullcontext():
         try:
             async for event in session.turn(opts.prompt, files, ask=opts.ask,
@@ -357,8 +371,10 @@ def main(opts: RunOptions, *, early: Early | None = None) -> int:
 
 def write_usage_error(out: TextIO, error: SparkPairError) -> None:
     """The `error` and `end` lines of a --json run stopped by bad command-line input."""
+    from .jsonl import error_fields
+
     t0 = time.monotonic()
-    jl = JsonLines(out, t0)
+    jl = _json_lines(out, t0)
     jl.write({"type": "error", **error_fields(error)})
     jl.write(_end(int(ExitCode.USAGE), "failed", None, t0, error.message))
 
@@ -370,8 +386,10 @@ def write_interrupted(opts: RunOptions, out: TextIO, err: TextIO) -> int:
     code = int(exit_code_for(exc))
     Diagnostics(err).say(exc.describe())
     if opts.json:
+        from .jsonl import error_fields
+
         t0 = time.monotonic() if opts.started is None else opts.started
-        jl = JsonLines(out, t0)
+        jl = _json_lines(out, t0)
         jl.write({"type": "error", **error_fields(exc)})
         jl.write(_end(code, "cancelled", None, t0, exc.message))
     return code

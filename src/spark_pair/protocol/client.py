@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import time
-import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -208,7 +208,7 @@ class ModelClient:
         rec = RequestRecord(ts=time.time(), model=self.model, transport=self.transport,
                             status="cancelled", task=request.task or o.task,
                             base_host=host_of(self.base_url),
-                            request_id=uuid.uuid4().hex[:16])
+                            request_id=os.urandom(8).hex())
         watch = Stopwatch()
         if request.sent_at is not None:  # it went out ahead (protocol.sendfirst)
             rec.ts -= watch.t0 - request.sent_at

@@ -8,12 +8,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import paths
 from ..errors import ConfigError, UsageError
-from ..verdicts import Fate, Verdict
 from .records import RequestRecord
+
+if TYPE_CHECKING:  # a run stores no verdicts: that module loads when they are read or kept
+    from ..verdicts import Fate, Verdict
 
 SCHEMA_VERSION = 1
 _COLUMNS = [f.name for f in fields(RequestRecord)]
@@ -97,6 +99,8 @@ class RequestStore:
 
     def verdict_rows(self, since: float | None = None) -> list[tuple[str, str, Fate]]:
         """(model, turn id, fate) of every recorded verdict since `since`, oldest first."""
+        from ..verdicts import Fate
+
         rows = self._db.execute("SELECT model, turn_id, fate FROM verdicts WHERE ts >= ?"
                                 " ORDER BY ts, id", (since or 0.0,))
         out = []
