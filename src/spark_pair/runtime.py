@@ -15,7 +15,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +33,7 @@ from .protocol.events import (
     TurnRequest,
 )
 from .session import Session, TurnRecorder
+from .values import Frozen, Value, set_field
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -55,16 +55,25 @@ class ConnectionStatus(StrEnum):
     FAILED = "failed"  # the last request failed: `reason`
 
 
-@dataclass
-class ConnectionState:
+class ConnectionState(Value):
     """The model connection as a status line shows it; updated live from the client's events."""
 
+    __slots__ = ("transport", "state", "attempt", "attempts", "reason", "_subs")
     transport: Transport
-    state: ConnectionStatus = ConnectionStatus.IDLE
-    attempt: int = 0  # while RECONNECTING
-    attempts: int = 0  # the retry budget of one request
-    reason: str = ""  # why the last change happened (FELL_BACK, RECONNECTING, FAILED)
-    _subs: list[Callable[[ConnectionState], Any]] = field(default_factory=list, repr=False)
+    state: ConnectionStatus
+    attempt: int  # while RECONNECTING
+    attempts: int  # the retry budget of one request
+    reason: str  # why the last change happened (FELL_BACK, RECONNECTING, FAILED)
+    _subs: list[Callable[[ConnectionState], Any]]
+
+    def __init__(self, transport: Transport, state: ConnectionStatus = ConnectionStatus.IDLE,
+                 attempt: int = 0, attempts: int = 0, reason: str = "") -> None:
+        self.transport = transport
+        self.state = state
+        self.attempt = attempt
+        self.attempts = attempts
+        self.reason = reason
+        self._subs = []
 
     def reset(self, transport: Transport, attempts: int) -> None:
         """A new client: nothing sent on it yet."""
@@ -176,8 +185,9 @@ class StoreWriter:
             self._store = None
 
 
-@dataclass
-class Runtime:
+class Runtime(Value):
+    __slots__ = ("root", "settings", "session", "client", "watcher", "context", "connection",
+                 "store", "prewarming", "lookup")
     root: Path
     settings: Settings
     session: Session
@@ -186,8 +196,23 @@ class Runtime:
     context: Workspace
     connection: ConnectionState
     store: StoreWriter
-    prewarming: asyncio.Task[None] | None = None
-    lookup: _Lookup | None = None  # how the settings were found (for `switch`)
+    prewarming: asyncio.Task[None] | None
+    lookup: _Lookup | None  # how the settings were found (for `switch`)
+
+    def __init__(self, root: Path, settings: Settings, session: Session, client: ModelClient,
+                 watcher: Watcher | None, context: Workspace, connection: ConnectionState,
+                 store: StoreWriter, prewarming: asyncio.Task[None] | None = None,
+                 lookup: _Lookup | None = None) -> None:
+        self.root = root
+        self.settings = settings
+        self.session = session
+        self.client = client
+        self.watcher = watcher
+        self.context = context
+        self.connection = connection
+        self.store = store
+        self.prewarming = prewarming
+        self.lookup = lookup
 
     async def warmed(self) -> None:
         """Wait for the pre-warm request (one response at a time per socket)."""
@@ -224,13 +249,19 @@ class Runtime:
             await asyncio.gather(self.prewarming, return_exceptions=True)
 
 
-@dataclass(frozen=True)
-class _Lookup:
+class _Lookup(Frozen):
     """Where and how settings are loaded."""
 
+    __slots__ = ("cwd", "env", "overrides")
     cwd: Path
     env: Mapping[str, str] | None
     overrides: Mapping[str, str]
+
+    def __init__(self, cwd: Path, env: Mapping[str, str] | None,
+                 overrides: Mapping[str, str]) -> None:
+        set_field(self, "cwd", cwd)
+        set_field(self, "env", env)
+        set_field(self, "overrides", overrides)
 
     def with_overrides(self, more: Mapping[str, str]) -> _Lookup:
         return _Lookup(self.cwd, self.env, {**self.overrides, **more})

@@ -8,7 +8,6 @@ import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +48,7 @@ from .session_events import (
     TurnStatus,
 )
 from .session_proposals import Proposals
+from .values import Frozen, set_field
 
 if TYPE_CHECKING:  # the parser loads once the request is out
     from .edits.parser import DiffParser, ParseEvent
@@ -130,14 +130,20 @@ _END = object()  # the stream ended
 _WAKE = object()  # the turn was cancelled: look at the inbox again
 
 
-@dataclass(frozen=True, slots=True)
-class _Changed:
+class _Changed(Frozen):
+    __slots__ = ("paths",)
     paths: frozenset[str]  # repo paths the watcher saw change
 
+    def __init__(self, paths: frozenset[str]) -> None:
+        set_field(self, "paths", paths)
 
-@dataclass(frozen=True, slots=True)
-class _Answered:
+
+class _Answered(Frozen):
+    __slots__ = ("proposal",)
     proposal: Proposal  # its decide() task is done
+
+    def __init__(self, proposal: Proposal) -> None:
+        set_field(self, "proposal", proposal)
 
 
 class TurnRun:

@@ -10,11 +10,11 @@ import operator
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import ApplyError, Cancelled, ConflictError, EditError, StaleError
 from ..git import git_ok
+from ..values import Value
 from . import fsio
 from .journal import FileChange, Journal, missing_dirs, new_turn_id, write_changes
 from .locate import Locator
@@ -130,7 +130,7 @@ def _locate(locator: Locator, hunk: Hunk, lo: int, delta: int, path: str) -> int
 def _tidy(hunk: Hunk) -> Hunk:
     """Blank context lines often lose their leading space, and CR may survive from CRLF diffs."""
     lines = [(ln or " ").removesuffix("\r") for ln in hunk.lines]
-    return hunk if lines == hunk.lines else replace(hunk, lines=lines)
+    return hunk if lines == hunk.lines else hunk.with_lines(lines)
 
 
 def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop = None) -> str:
@@ -186,11 +186,16 @@ _MISSING = "the model named a file that is not in the repository; regenerate the
 _NOT_A_FILE = "spark-pair only edits regular files; regenerate the turn naming a file"
 
 
-@dataclass(slots=True)
-class AppliedTurn:
+class AppliedTurn(Value):
+    __slots__ = ("turn_id", "changed", "notes")
     turn_id: str
     changed: list[str]
-    notes: list[str] = field(default_factory=list)
+    notes: list[str]
+
+    def __init__(self, turn_id: str, changed: list[str], notes: list[str] | None = None) -> None:
+        self.turn_id = turn_id
+        self.changed = changed
+        self.notes = [] if notes is None else notes
 
 
 class _Tree:

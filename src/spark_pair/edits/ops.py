@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import StrEnum
 
+from ..values import Frozen, Value, set_field
 from .paths import content_hash as content_hash  # its home is .paths
 from .paths import shown
 
@@ -16,33 +16,59 @@ class OpKind(StrEnum):
     RENAME = "rename"
 
 
-@dataclass(frozen=True, slots=True)
-class HunkHeader:
+class HunkHeader(Frozen):
     """A hunk's `@@` line as the model wrote it (numbers may be wrong or None)."""
 
+    __slots__ = ("old_start", "old_len", "new_start", "new_len", "section")
     old_start: int | None
     old_len: int | None
     new_start: int | None
     new_len: int | None
-    section: str = ""
+    section: str
+
+    def __init__(self, old_start: int | None, old_len: int | None, new_start: int | None,
+                 new_len: int | None, section: str = "") -> None:
+        set_field(self, "old_start", old_start)
+        set_field(self, "old_len", old_len)
+        set_field(self, "new_start", new_start)
+        set_field(self, "new_len", new_len)
+        set_field(self, "section", section)
 
 
-@dataclass(slots=True)
-class Hunk:
+class Hunk(Value):
     """One hunk. `lines` keep their marker: ' ' context, '-' removed, '+' added (no newline).
 
     `old_start` / `new_start` are the model's claims and may be wrong or missing (None).
     `no_newline_old` / `no_newline_new`: the old/new side ends without a final newline.
     """
 
+    __slots__ = ("old_start", "old_len", "new_start", "new_len", "lines", "section",
+                 "no_newline_old", "no_newline_new")
     old_start: int | None
     old_len: int | None
     new_start: int | None
     new_len: int | None
-    lines: list[str] = field(default_factory=list)
-    section: str = ""  # text after the second @@ (function name), display only
-    no_newline_old: bool = False
-    no_newline_new: bool = False
+    lines: list[str]
+    section: str  # text after the second @@ (function name), display only
+    no_newline_old: bool
+    no_newline_new: bool
+
+    def __init__(self, old_start: int | None, old_len: int | None, new_start: int | None,
+                 new_len: int | None, lines: list[str] | None = None, section: str = "",
+                 no_newline_old: bool = False, no_newline_new: bool = False) -> None:
+        self.old_start = old_start
+        self.old_len = old_len
+        self.new_start = new_start
+        self.new_len = new_len
+        self.lines = [] if lines is None else lines
+        self.section = section
+        self.no_newline_old = no_newline_old
+        self.no_newline_new = no_newline_new
+
+    def with_lines(self, lines: list[str]) -> Hunk:
+        """A copy holding `lines` instead."""
+        return Hunk(self.old_start, self.old_len, self.new_start, self.new_len, lines,
+                    self.section, self.no_newline_old, self.no_newline_new)
 
     @property
     def header(self) -> HunkHeader:
@@ -67,11 +93,16 @@ class Hunk:
         return sum(1 for ln in self.lines if ln[:1] == "-")
 
 
-@dataclass(slots=True)
-class Modify:
+class Modify(Value):
+    __slots__ = ("path", "hunks", "base_hash")
     path: str
     hunks: list[Hunk]
-    base_hash: str | None = None
+    base_hash: str | None
+
+    def __init__(self, path: str, hunks: list[Hunk], base_hash: str | None = None) -> None:
+        self.path = path
+        self.hunks = hunks
+        self.base_hash = base_hash
 
     def summary(self) -> str:
         add = sum(h.added for h in self.hunks)
@@ -79,11 +110,16 @@ class Modify:
         return f"modify {shown(self.path)} · {len(self.hunks)} hunk(s) +{add} -{rem}"
 
 
-@dataclass(slots=True)
-class Create:
+class Create(Value):
+    __slots__ = ("path", "content", "base_hash")
     path: str
     content: str
-    base_hash: str | None = None  # None: the file must not exist
+    base_hash: str | None  # None: the file must not exist
+
+    def __init__(self, path: str, content: str, base_hash: str | None = None) -> None:
+        self.path = path
+        self.content = content
+        self.base_hash = base_hash
 
     def summary(self) -> str:
         text = self.content
@@ -91,23 +127,36 @@ class Create:
         return f"create {shown(self.path)} · {lines} line(s)"
 
 
-@dataclass(slots=True)
-class Delete:
+class Delete(Value):
+    __slots__ = ("path", "base_hash", "uncommitted")
     path: str
-    base_hash: str | None = None
-    uncommitted: bool = False  # the file has changes git does not have: the approver must warn
+    base_hash: str | None
+    uncommitted: bool  # the file has changes git does not have: the approver must warn
+
+    def __init__(self, path: str, base_hash: str | None = None, uncommitted: bool = False
+                 ) -> None:
+        self.path = path
+        self.base_hash = base_hash
+        self.uncommitted = uncommitted
 
     def summary(self) -> str:
         warn = " (has uncommitted changes!)" if self.uncommitted else ""
         return f"DELETE {shown(self.path)}{warn}"
 
 
-@dataclass(slots=True)
-class Rename:
+class Rename(Value):
+    __slots__ = ("src", "dst", "hunks", "base_hash")
     src: str
     dst: str
-    hunks: list[Hunk] = field(default_factory=list)
-    base_hash: str | None = None
+    hunks: list[Hunk]
+    base_hash: str | None
+
+    def __init__(self, src: str, dst: str, hunks: list[Hunk] | None = None,
+                 base_hash: str | None = None) -> None:
+        self.src = src
+        self.dst = dst
+        self.hunks = [] if hunks is None else hunks
+        self.base_hash = base_hash
 
     @property
     def path(self) -> str:

@@ -1,95 +1,148 @@
-"""The one event stream every transport yields. Plain dataclasses; no UI types."""
+"""The one event stream every transport yields. Plain frozen values; no UI types."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..errors import ModelError
+from ..values import Frozen, set_field
 from .request import Message as Message  # re-exported: the request's home is .request
 from .request import Transport as Transport
 from .request import TurnRequest as TurnRequest
 
 
-@dataclass(frozen=True, slots=True)
-class Started:
+class Started(Frozen):
+    __slots__ = ("request_id", "transport", "model", "url")
     request_id: str
     transport: Transport
     model: str
     url: str
 
+    def __init__(self, request_id: str, transport: Transport, model: str, url: str) -> None:
+        set_field(self, "request_id", request_id)
+        set_field(self, "transport", transport)
+        set_field(self, "model", model)
+        set_field(self, "url", url)
 
-@dataclass(frozen=True, slots=True)
-class TextDelta:
+
+class TextDelta(Frozen):
+    __slots__ = ("text",)
     text: str
 
+    def __init__(self, text: str) -> None:
+        set_field(self, "text", text)
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+
+class Usage(Frozen):
+    __slots__ = ("input_tokens", "output_tokens", "estimated")
     input_tokens: int
     output_tokens: int
-    estimated: bool = False  # True when the server sent no usage and we counted ourselves
+    estimated: bool  # True when the server sent no usage and we counted ourselves
+
+    def __init__(self, input_tokens: int, output_tokens: int, estimated: bool = False) -> None:
+        set_field(self, "input_tokens", input_tokens)
+        set_field(self, "output_tokens", output_tokens)
+        set_field(self, "estimated", estimated)
 
 
-@dataclass(frozen=True, slots=True)
-class Metrics:
+class Metrics(Frozen):
     """Timing of one response, computed once by protocol.metrics from the events."""
 
+    __slots__ = ("ttft_s", "duration_s", "output_tokens", "tokens_per_s", "partial")
     ttft_s: float | None
     duration_s: float
     output_tokens: int
     tokens_per_s: float | None  # steady rate: tokens after the first / time after the first
-    partial: bool = False  # stopped before its end (timeout, Ctrl-C, cancel): what arrived
+    partial: bool  # stopped before its end (timeout, Ctrl-C, cancel): what arrived
+
+    def __init__(self, ttft_s: float | None, duration_s: float, output_tokens: int,
+                 tokens_per_s: float | None, partial: bool = False) -> None:
+        set_field(self, "ttft_s", ttft_s)
+        set_field(self, "duration_s", duration_s)
+        set_field(self, "output_tokens", output_tokens)
+        set_field(self, "tokens_per_s", tokens_per_s)
+        set_field(self, "partial", partial)
 
 
-@dataclass(frozen=True, slots=True)
-class Completed:
+class Completed(Frozen):
     """The response ended. `cut` is set when the server ended it early (the output limit or a
     content filter): the text is not the whole reply, so an edit turn must not apply it."""
 
+    __slots__ = ("response_id", "text", "usage", "metrics", "retries", "cut")
     response_id: str | None
     text: str
     usage: Usage | None
     metrics: Metrics
-    retries: int = 0
-    cut: ModelError | None = None
+    retries: int
+    cut: ModelError | None
+
+    def __init__(self, response_id: str | None, text: str, usage: Usage | None,
+                 metrics: Metrics, retries: int = 0, cut: ModelError | None = None) -> None:
+        set_field(self, "response_id", response_id)
+        set_field(self, "text", text)
+        set_field(self, "usage", usage)
+        set_field(self, "metrics", metrics)
+        set_field(self, "retries", retries)
+        set_field(self, "cut", cut)
 
 
-@dataclass(frozen=True, slots=True)
-class Retrying:
+class Retrying(Frozen):
+    __slots__ = ("attempt", "delay_s", "reason")
     attempt: int
     delay_s: float
     reason: str  # error kind, e.g. "rate_limit", "dropped"
 
+    def __init__(self, attempt: int, delay_s: float, reason: str) -> None:
+        set_field(self, "attempt", attempt)
+        set_field(self, "delay_s", delay_s)
+        set_field(self, "reason", reason)
 
-@dataclass(frozen=True, slots=True)
-class Rewound:
+
+class Rewound(Frozen):
     """A retried response differs from the text already yielded: keep only the first `keep`
     characters (consumers drop what came after and re-parse); new deltas follow."""
 
+    __slots__ = ("keep", "reason")
     keep: int
     reason: str
 
+    def __init__(self, keep: int, reason: str) -> None:
+        set_field(self, "keep", keep)
+        set_field(self, "reason", reason)
 
-@dataclass(frozen=True, slots=True)
-class TransportChanged:
+
+class TransportChanged(Frozen):
+    __slots__ = ("old", "new", "reason")
     old: Transport
     new: Transport
     reason: str
 
+    def __init__(self, old: Transport, new: Transport, reason: str) -> None:
+        set_field(self, "old", old)
+        set_field(self, "new", new)
+        set_field(self, "reason", reason)
 
-@dataclass(frozen=True, slots=True)
-class ModelChanged:
+
+class ModelChanged(Frozen):
     """The configured model was not found; moved to the next one in the fallback list."""
 
+    __slots__ = ("old", "new", "reason")
     old: str
     new: str
     reason: str
 
+    def __init__(self, old: str, new: str, reason: str) -> None:
+        set_field(self, "old", old)
+        set_field(self, "new", new)
+        set_field(self, "reason", reason)
 
-@dataclass(frozen=True, slots=True)
-class Failed:
+
+class Failed(Frozen):
+    __slots__ = ("error", "retries")
     error: ModelError
-    retries: int = 0
+    retries: int
+
+    def __init__(self, error: ModelError, retries: int = 0) -> None:
+        set_field(self, "error", error)
+        set_field(self, "retries", retries)
 
 
 Event = (Started | TextDelta | Usage | Completed | Retrying | Rewound | TransportChanged
