@@ -27,9 +27,17 @@ with Journal(Path(sys.argv[1]), Path(sys.argv[2])).locked():
 """
 
 
-def test_a_lock_wait_gives_up_when_stop_says_so_and_names_the_holder(tmp_path: Path) -> None:
+@pytest.mark.parametrize("left", ["", "98765432109876543210\n"])
+def test_a_lock_wait_gives_up_when_stop_says_so_and_names_the_holder(tmp_path: Path,
+                                                                     left: str) -> None:
+    """`left`: what an earlier holder left in the lock file (a longer number is not cut off
+    when the next one takes the lock; only the first word is read)."""
     root = tmp_path / "repo"
     root.mkdir()
+    if left:
+        folder = Journal(root, tmp_path / "data").dir
+        folder.mkdir(parents=True)
+        (folder / "lock").write_text(left)
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(root), str(tmp_path / "data")],
                               stdout=subprocess.PIPE, text=True)
     try:

@@ -217,7 +217,9 @@ class Journal:
                                              "finishes (or stop it), then run again",
                                         waiting="journal lock")
                     time.sleep(LOCK_POLL_S)
-            os.ftruncate(fd, 0)
+            # who holds it, for a command that waits: the first word of the file (not
+            # truncated first: a truncate can wait for the file system's journal, and a longer
+            # number left behind is only read after the newline)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             yield
         finally:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
 from ..edits.parser import HunkStarted, LineAdded
+from ..edits.render import render_ops  # loaded with the run, not in its last milliseconds
 from ..errors import Cancelled, SparkPairError, UsageError
 from ..exitcodes import ExitCode, exit_code_for
 from ..protocol.events import (
@@ -199,7 +200,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
             start_lines(rt, opts, files, jl, diag)
             await _drive(rt.session, opts, files, jl, diag, report, watcher=rt.watcher)
             if opts.leave is not None and report.code is not None:
-                await asyncio.to_thread(rt.store.flush)
+                rt.store.flush()  # the result is out and nothing else runs: no thread hop
                 opts.leave(report.code)
     except OSError as exc:
         if not reports or reports[0].code is None:
@@ -254,8 +255,6 @@ class _Reporter:
         if result.error is not None:
             diag.say(result.error.describe())
         if jl is None:
-            from ..edits.render import render_ops
-
             bases = None if result.changed else _bases(self.root, result)
             diff = render_ops(result.operations, bases)
             if diff:
