@@ -299,8 +299,7 @@ async def open_runtime(root: Path, *, approver: Approver,
 
     A one-shot run that sent its first request ahead (headless.start) passes what it made:
     its `settings`, its `workspace` (holding the request) and the `sent` request."""
-    from .workspace import Watcher, Workspace
-    from .workspace.context import limits_of
+    from .workspace.context import Workspace, limits_of
 
     say = warn or log.warning
     root = Path(root)
@@ -314,7 +313,11 @@ async def open_runtime(root: Path, *, approver: Approver,
         try:
             connection = ConnectionState(client.transport,
                                          attempts=settings.client_options().max_retries)
-            watcher = Watcher(root) if watch else None
+            watcher = None
+            if watch:  # (the watcher's module loads only for a runtime that watches)
+                from .workspace.watcher import Watcher
+
+                watcher = Watcher(root)
             if workspace is None:
                 workspace = Workspace(root, **limits_of(settings.session))
             workspace.watcher = watcher

@@ -370,22 +370,37 @@ class Journal:
             return None
 
     def _turn_dirs(self) -> list[Path]:
-        if not self.dir.is_dir():
-            return []
-        return [p for p in self.dir.iterdir()
-                if p.is_dir() and not p.name.endswith((".discard", ".interrupted"))]
+        listing = self._listing()
+        return [] if listing is None else [self.dir / name for name in listing[0]]
+
+    def _listing(self) -> tuple[list[str], list[str]] | None:
+        """The names of the turn folders, and of the folders set aside to be discarded, from
+        one listing (the kind of each entry comes with it: every apply lists every turn the
+        repository ever had, so nothing is looked up per entry); None without a journal."""
+        turns, discards = [], []
+        try:
+            with os.scandir(self.dir) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".discard"):
+                        discards.append(entry.name)
+                    elif entry.is_dir() and not entry.name.endswith(".interrupted"):
+                        turns.append(entry.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return turns, discards
 
     def recover(self) -> list[Recovery]:
         """Roll back any turn a crash interrupted; finish marking undone turns. Only those
         turns are read: a committed apply is never looked into."""
         done: list[Recovery] = []
-        if not self.dir.is_dir():
+        listing = self._listing()
+        if listing is None:
             return done
-        for p in self.dir.iterdir():
-            if p.name.endswith(".discard"):
-                _remove_tree(p)
-        for tdir in self._turn_dirs():
-            if not (tdir / "committed").exists():
+        turns, discards = listing
+        for name in discards:
+            _remove_tree(self.dir / name)
+        for tdir in (self.dir / name for name in turns):
+            if not os.path.exists(os.path.join(tdir, "committed")):
                 try:
                     done.append(self.rollback(tdir.name))
                 except OSError as exc:
@@ -393,7 +408,7 @@ class Journal:
                         f"turn {tdir.name} was interrupted, and rolling it back failed ({exc})",
                         hint="nothing else was changed; fix the cause (disk space, permissions), "
                              "then run again: the next spark-pair command rolls it back") from exc
-            elif (tdir / FINISHING).exists():
+            elif os.path.exists(os.path.join(tdir, FINISHING)):
                 self._finish(tdir)
         if not (self.dir / CHECKED).exists():
             self._finish_earlier()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
@@ -41,6 +40,8 @@ from .responses_ws import WsRefused, WsSession
 from .retry import MIN_READ_TIMEOUT_S, give_up_note, retry_delay
 
 if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never needs it)
+    import random
+
     import httpx
 
     from .sendfirst import Sent
@@ -93,7 +94,7 @@ class ModelClient:
         self._candidates, self._recalled = offers.candidates(options.transport, transport_cache,
                                                              self.base_url)
         self._ws_failures = 0
-        self._rng = random.Random()
+        self._rng: random.Random | None = None  # the retry jitter's (None: the module's)
         self._retry_base_s = 1.0
         self._http: httpx.AsyncClient | None = None
         self._ws = WsSession(self.base_url, options.api_key,

@@ -8,9 +8,12 @@ A drop whose reconnect is refused ends there, naming both.
 
 from __future__ import annotations
 
-import random
+from typing import TYPE_CHECKING
 
 from ..errors import ModelError
+
+if TYPE_CHECKING:  # loaded for a jittered wait only: a run that needs no retry never loads it
+    import random
 
 BASE_DELAY_S = 1.0
 MAX_DELAY_S = 30.0
@@ -30,6 +33,8 @@ def retry_delay(error: ModelError, attempt: int, elapsed_s: float, deadline_s: f
     if error.retry_after is not None and error.retry_after >= 0:
         delay = float(error.retry_after)
     else:
+        import random
+
         jitter = (rng or random).random() * 0.25
         delay = min(MAX_DELAY_S, base_s * 2 ** min(attempt - 1, 20)) * (1.0 + jitter)
     if elapsed_s + delay > deadline_s:
