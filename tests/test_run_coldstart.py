@@ -25,11 +25,12 @@ AFTER_FIRST_TOKEN = ("asyncio", "spark_pair.edits.parser", "spark_pair.edits.app
 # line framework, and dataclasses (tens of milliseconds to import on a slow machine)
 NEVER_BEFORE = ("httpx", "websockets", "click", "dataclasses")
 # ...and what a text-mode run with --apply never needs at all: the JSON lines and their cost
-# table, review verdicts (a policy decides), the file watcher (one turn), and modules the
-# standard library's own helpers would pull in (uuid, secrets, shutil, random: each a few
-# milliseconds of start-up)
+# table, review verdicts (a policy decides), the file watcher (one turn), dataclasses (the
+# classes a run uses are written out: spark_pair.values), and modules the standard library's
+# own helpers would pull in (uuid, secrets, shutil, random: each a few milliseconds)
 NEVER_IN_A_TEXT_RUN = ("spark_pair.headless.jsonl", "spark_pair.stats", "spark_pair.verdicts",
-                       "spark_pair.workspace.watcher", "uuid", "secrets", "shutil", "random")
+                       "spark_pair.workspace.watcher", "dataclasses", "uuid", "secrets", "shutil",
+                       "random")
 
 BOOT = """
 import json, os, sys

@@ -6,7 +6,6 @@ import json
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,7 @@ if TYPE_CHECKING:  # a run stores no verdicts: that module loads when they are r
     from ..verdicts import Fate, Verdict
 
 SCHEMA_VERSION = 1
-_COLUMNS = [f.name for f in fields(RequestRecord)]
+_COLUMNS = list(RequestRecord.__match_args__)
 
 
 class RequestStore:
