@@ -15,21 +15,26 @@ from spark_pair.sim.process import SimProcess
 from spark_pair.ui.app import SparkPairApp
 from spark_pair.ui.screens.check import CheckScreen
 from spark_pair.ui.screens.confirm import ConfirmScreen
+from spark_pair.ui.screens.help import HelpScreen
 from spark_pair.ui.screens.reason import ReasonScreen
 
 SIZES = [(80, 24), (60, 20)]
 
 
-def dialog_text(app: SparkPairApp) -> str:
-    """The text inside the dialog's thick border, its rows joined by spaces (as the terminal
-    shows it, spaces included)."""
+def screen_rows(app: SparkPairApp) -> list[str]:
+    """The screen's rows as the terminal shows them, spaces included."""
     width, height = app.size
     console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
                       color_system="truecolor", record=True, legacy_windows=False,
                       safe_box=False)
     console.print(app.screen._compositor.render_update(
         full=True, screen_stack=app._background_screens))
-    rows = [row[row.index("█") + 1:row.rindex("█")] for row in console.export_text().splitlines()
+    return console.export_text().splitlines()
+
+
+def dialog_text(app: SparkPairApp) -> str:
+    """The text inside the dialog's thick border, its rows joined by spaces."""
+    rows = [row[row.index("█") + 1:row.rindex("█")] for row in screen_rows(app)
             if row.count("█") >= 2]
     inner = [r.strip(" │╭╮╰╯─") for r in rows]
     return " ".join(" ".join(inner).split())
@@ -65,3 +70,17 @@ async def test_the_dialogs_questions_show_whole_on_a_small_terminal(
         assert not output.show_vertical_scrollbar and not output.show_horizontal_scrollbar
         await pilot.press("n")
         await until(pilot, lambda: app.screen is app.main, "the roll back")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_help_says_how_to_close_it_on_its_first_screen(
+        repo: Path, demo_sim: SimProcess, size: tuple[int, int]) -> None:
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        await pilot.pause()
+        rows = screen_rows(app)
+        assert "Keys" in rows[1] and "escape closes" in rows[-1]  # without scrolling
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.main, "the help closed")

@@ -116,6 +116,7 @@ class HelpScreen(ModalScreen[None]):
         border: round $accent;
         background: $surface;
         padding: 0 1;
+        border-subtitle-align: right;
     }
     HelpScreen Static {
         width: 100%;
@@ -127,7 +128,8 @@ class HelpScreen(ModalScreen[None]):
         self.keys = keys
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
+        with VerticalScroll() as scroll:
+            scroll.border_subtitle = "escape closes · ↑ ↓ scroll"  # in view on a small screen
             yield Static(help_text(self.keys))
 
     def action_close(self) -> None:
