@@ -1,5 +1,6 @@
-"""The dialogs at small terminals (80x24, 60x20), with the app against the simulator as a real
-process: every word of a dialog's question shows (it wraps rather than being cut)."""
+"""What a person reads in the dialogs and on the panes' borders, with the app against the
+simulator as a real process: every word shows (it wraps or fits rather than being cut), also at
+80x24 and 60x20."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from spark_pair.ui.screens.check import CheckScreen
 from spark_pair.ui.screens.confirm import ConfirmScreen
 from spark_pair.ui.screens.help import HelpScreen
 from spark_pair.ui.screens.reason import ReasonScreen
+from spark_pair.ui.widgets.files import FilesPane, tokens_label
 
 SIZES = [(80, 24), (60, 20)]
 
@@ -84,3 +86,19 @@ async def test_the_help_says_how_to_close_it_on_its_first_screen(
         assert "Keys" in rows[1] and "escape closes" in rows[-1]  # without scrolling
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.main, "the help closed")
+
+
+async def test_the_files_pane_shows_its_context_summary_whole(repo: Path,
+                                                              demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(120, 40)) as pilot:
+        files = app.main.query_one(FilesPane)
+        await pilot.press(*"/add README.md", "enter")
+        await until(pilot, lambda: app.main.context.get("README.md") and
+                    app.main.context.get("inventory.py"), "the token estimates")
+        await pilot.pause()
+        summary = f"3 in context · {tokens_label(files.context_tokens)} tok"
+        left = [row[:files.region.right] for row in screen_rows(app)[files.region.y:
+                                                                    files.region.bottom]]
+        assert any(summary in row for row in left)
+        assert not any("…" in row for row in (left[0], left[-1]))  # the borders are whole

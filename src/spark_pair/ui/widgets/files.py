@@ -97,9 +97,9 @@ class FilesPane(OptionList):
                 self.highlighted = self.get_option_index(keep)
             except Exception:  # noqa: BLE001 - the file left the list
                 pass
-        n = len(self.context)
-        self.border_title = (f"Files · context {n} · {tokens_label(self.context_tokens)} tok"
-                             if n else "Files")
+        n = len(self.context)  # on the lower border: the title's line is too short for both
+        self.border_subtitle = (f"{n} in context · {tokens_label(self.context_tokens)} tok"
+                                if n else "")
 
     def action_toggle(self) -> None:
         option = self.highlighted_option
