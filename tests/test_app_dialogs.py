@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from test_app import all_proposed, make_app, until
+from test_app import all_proposed, make_app, turn_over, until
 from textual.widgets import Log
 
 from spark_pair.sim.process import SimProcess
@@ -102,3 +102,23 @@ async def test_the_files_pane_shows_its_context_summary_whole(repo: Path,
                                                                     files.region.bottom]]
         assert any(summary in row for row in left)
         assert not any("…" in row for row in (left[0], left[-1]))  # the borders are whole
+
+
+async def test_a_conflict_at_80x24_shows_its_hint_in_the_notice(repo: Path,
+                                                                demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("A", "R")
+        await until(pilot, lambda: turn_over(app), "the first turn")
+        await pilot.press("ctrl+r")  # the same reply, against the files it already changed
+        await until(pilot, lambda: app.main.turn_worker is not None, "the second turn")
+        await until(pilot, lambda: all_proposed(app), "every proposal again")
+        await pilot.press("A", "R")
+        await until(pilot, lambda: turn_over(app), "the second turn's end")
+        await pilot.pause()
+        notice = app.main.query_one("#notice")
+        assert notice.has_class("-error")
+        shown = screen_rows(app)[notice.region.y:notice.region.bottom]
+        assert "its lines are not in the file" in shown[0]
+        assert any("hint: the hunk's context does not match the file" in row for row in shown)

@@ -284,7 +284,12 @@ class Driver:
 
 
 def describe(error: BaseException) -> str:
-    """What the app shows for an error: its own message and hint."""
+    """What the app shows for an error: its own message and hint. The hint goes under the
+    message's first line: the notice has room for a few lines, and what follows (a conflict's
+    lines of the hunk) may be cut."""
     if isinstance(error, SparkPairError):
+        first, more, rest = error.message.partition("\n")
+        if more and error.hint:
+            return f"{first}\n  hint: {error.hint}\n{rest}"
         return error.describe()
     return f"internal error: {type(error).__name__}: {error}\n  hint: please report it"
