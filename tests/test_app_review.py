@@ -228,3 +228,22 @@ async def test_t_then_n_says_the_turn_was_rolled_back_and_redo_writes_it_again(
         await until(pilot, lambda: "restored" in notice(app), "the undo")
         await until(pilot, lambda: written_rows(app) == [], "the rows undone")
         assert "undone" in pane.text_of(Item(0)) and "undone" in str(pane.border_title)
+
+
+async def test_a_proposal_asked_again_after_a_change_on_disk_is_not_labelled_stale(
+        repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        first = review(app).review.entries[0]
+        mine = "# a line of mine\n" + FILES["inventory.py"]  # away from every hunk: still fits
+        (repo / "inventory.py").write_text(mine)
+        await until(pilot, lambda: review(app).review.entries[0] is not first, "the new ask")
+        again = review(app).review.entries[0]
+        head = review(app).text_of(Item(0))
+        assert not again.blocked and "STALE" not in head
+        assert "changed on disk, asked again" in head
+        await pilot.press("A", "R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    text = (repo / "inventory.py").read_text()
+    assert text.startswith("# a line of mine\n") and "discount" in text

@@ -85,8 +85,10 @@ def test_a_stale_operation_is_blocked_until_the_session_asks_again() -> None:
     assert r.accept() == ([], Refusal.BLOCKED)
     r.propose(0, Modify("a.py", [hunk(1), hunk(5), hunk(9)]), stale=True)
     entry = r.entries[0]
-    assert entry.stale and not entry.blocked
+    assert entry.stale and entry.again and not entry.blocked
     assert r.accept() == ([], None)  # acceptable again (the session re-checks it on apply)
+    r.mark_stale(0)  # changed once more before every hunk was decided
+    assert entry.blocked and r.accept() == ([], Refusal.BLOCKED)
 
 
 def test_a_refused_operation_needs_no_decision() -> None:

@@ -59,6 +59,7 @@ class Entry:
     mark: Mark = Mark.UNDECIDED  # the whole operation (derived for a modify with hunks)
     stale: bool = False  # its file changed on disk after the request
     blocked: bool = False  # stale and not asked about again: cannot be accepted
+    again: bool = False  # asked again after its file changed: it fits the file as it is now
     sent: bool = False  # the decision went to the session
     problem: str = ""  # a refusal or conflict, with its hint
     applied: bool = False
@@ -151,7 +152,7 @@ class Review:
         operation is no longer blocked, and what was not yet sent is asked again)."""
         old = self.entries.get(index)
         entry = Entry(index, op, [Mark.UNDECIDED] * len(op.hunks) if isinstance(op, Modify)
-                      else [], stale=stale or (old is not None and old.stale))
+                      else [], stale=stale or (old is not None and old.stale), again=stale)
         self.entries[index] = entry
         self._unsent.add(index)
         if old is None and (not self._order or index > self._order[-1]):

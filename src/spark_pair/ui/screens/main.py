@@ -356,7 +356,7 @@ class MainScreen(Screen[None]):
         review = self.query_one(ReviewPane).review
         changed = (review.entries.values() if message.ops is None else
                    [review.entries[i] for i in message.ops if i in review.entries])
-        diff.mark_hunks({(entry.index, h): HunkMark.STALE if entry.stale and not entry.sent
+        diff.mark_hunks({(entry.index, h): HunkMark.STALE if entry.blocked
                          else _HUNK_MARKS.get(mark)
                          for entry in changed for h, mark in enumerate(entry.hunks)})
         if review.cursor is not None and message.moved:

@@ -534,9 +534,11 @@ def _entry_line(entry: Entry, undone: Undone | None = None) -> Text:
         text.append(f"  {marker} {words}")
         if entry.reasons.get(None):
             text.append(f"  why: {shown_text(entry.reasons[None])}", style="italic")
-    if entry.stale:
+    if entry.blocked or (entry.stale and not entry.again):
         text.append("  STALE: changed on disk" + (" (blocked)" if entry.blocked else ""),
                     style="bold")
+    elif entry.again:
+        text.append("  changed on disk, asked again")
     if entry.applied:
         text.append(f"  {undone}" if undone else "  written", style="bold")
     if getattr(op, "uncommitted", False):
