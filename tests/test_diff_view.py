@@ -392,3 +392,50 @@ async def test_the_rows_of_a_huge_diff_add_nothing_for_the_collector_to_walk() -
         grown = tracked_rows() - before
         assert len(view.rows) > 1600
         assert grown < len(view.rows) // 8, (grown, len(view.rows))
+
+
+async def test_the_framed_rows_are_textuals_own_and_kept_while_the_tail_scrolls() -> None:
+    """The view frames its rows itself (border, the app's filters) and keeps them: what it
+    paints is exactly what Textual's own path paints, through growth, decisions, a focus
+    move and another border colour; a row shown before is not made again."""
+    from textual.geometry import Region
+    from textual.scroll_view import ScrollView
+
+    def both(view: DiffView) -> tuple[list[list[object]], list[list[object]]]:
+        crop = Region(0, 0, *view.region.size)
+        view._styles_cache.clear()  # Textual's path from scratch
+        ours = [list(strip) for strip in view.render_lines(crop)]
+        return ours, [list(strip) for strip in ScrollView.render_lines(view, crop)]
+
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        view.styles.border = ("round", "green")
+        view.border_title = "Live diff"
+        await pilot.pause()
+        seen: dict[int, object] = {}
+        kept = again = 0
+        for events, partial in frames(long_diff(30), random.Random(4), max_frame=12)[0]:
+            view.feed(events, partial)
+            await pilot.pause()
+            ours, textuals = both(view)
+            assert ours == textuals
+            top = view.scroll_offset.y
+            crop = Region(0, 0, *view.region.size)
+            for y, strip in enumerate(view.render_lines(crop)[1:-1]):
+                if top + y < len(view.rows):
+                    again += top + y in seen
+                    kept += seen.get(top + y) is strip
+                    seen[top + y] = strip
+        assert view.scroll_offset.y > 0 and again > 100
+        assert kept > 0.8 * again  # shown again: the same strip (headers gain their summary)
+        view.mark_hunk(0, 1, HunkMark.ACCEPTED)
+        view.scroll_to_hunk(0, 1)
+        await pilot.pause()
+        ours, textuals = both(view)
+        assert ours == textuals
+        assert any("accepted" in "".join(s.text for s in row) for row in ours)
+        view.styles.border = ("round", "red")
+        await pilot.pause()
+        red, textuals = both(view)
+        assert red == textuals and red[1] != ours[1]  # framed again in the new colour

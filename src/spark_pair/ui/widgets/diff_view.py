@@ -1,7 +1,9 @@
 """The live diff pane: a Line API view that grows by frame-sized batches of session events.
 
 Work per token is O(1) (text is only appended to a list); a frame costs O(visible rows): each
-row becomes a `Strip` when it is first painted and is kept in a bounded LRU cache.
+row becomes a `Strip` when it is first painted and is kept in a bounded LRU cache, with its
+border and the app's filters (`render_lines`): a frame that scrolls the tail repaints only the
+rows it has not shown before, and the screen reuses what it made of the others.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
@@ -190,8 +192,10 @@ class DiffView(ScrollView, can_focus=True):
     def __init__(self, *, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        # painted rows by (row, scroll x, width)
+        # painted rows by (row, scroll x, width): the row alone, and framed (border, filters)
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(CACHE_ROWS)
+        self._framed: LRUCache[tuple[int, int, int], Strip] = LRUCache(CACHE_ROWS)
+        self._framing: tuple[Any, ...] | None = None  # what the framed rows were made with
         self._styles: dict[str, Style] = {}
         self._marks = WordMarks(self._words_ready)  # changed words per hunk, off the loop
         self._bars_at = 0.0  # when the scrollbars were last told (monotonic)
@@ -215,7 +219,7 @@ class DiffView(ScrollView, can_focus=True):
         self.focused: tuple[int, int] | None = None
         self._marks.clear()
         self._width = 0
-        self._cache.clear()
+        self._forget_all()
         if self.is_attached:
             self._anchored, self._anchor_released = True, False
             self._grow(Size(0, 0))
@@ -230,7 +234,7 @@ class DiffView(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._styles.clear()
-        self._cache.clear()
+        self._forget_all()
 
     # ---- feeding -------------------------------------------------------------------------------
 
@@ -416,7 +420,7 @@ class DiffView(ScrollView, can_focus=True):
                 del self.marks[key]
             else:
                 self.marks[key] = state
-        self._cache.clear()
+        self._forget_all()
         if self.is_attached:
             self.refresh()
 
@@ -467,13 +471,18 @@ class DiffView(ScrollView, can_focus=True):
     def _forget_rows(self, rows: range) -> None:
         """Rows whose look changed: their strips leave the cache (the others stay) and those
         in view are painted again."""
-        for key in [k for k in self._cache.keys() if k[0] in rows]:
-            self._cache.discard(key)
+        for cache in (self._cache, self._framed):
+            for key in [k for k in cache.keys() if k[0] in rows]:
+                cache.discard(key)
         if self.is_attached and rows:
             top = round(self.scroll_y)
             first, last = max(rows.start, top), min(rows.stop, top + self.size.height)
             if first < last:
                 self.refresh_lines(first, last - first)  # (rows: virtual coordinates)
+
+    def _forget_all(self) -> None:
+        self._cache.clear()
+        self._framed.clear()
 
     # ---- painting ------------------------------------------------------------------------------
 
@@ -561,3 +570,50 @@ class DiffView(ScrollView, can_focus=True):
                 scroll_x, scroll_x + width, self._fill(style))
             self._cache.set(key, strip)
         return strip
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The rows in `crop`, framed as Textual frames them (border, the app's line filters).
+        A row framed once is kept (by row, scroll x and width) while the frame looks the same:
+        when the tail scrolls, only the rows new to the view are made, and the screen's own
+        caches of a kept strip (its cuts, its rendering) are reused. The border's top and
+        bottom rows are Textual's."""
+        styles = self.styles
+        size = self.region.size
+        base_background, background = self.background_colors
+        app = self.app
+        filters = tuple(self.get_line_filters())
+        framing = (size, base_background, background, styles.border, styles.outline,
+                   styles.padding, styles.tint, styles.text_opacity, self.opacity,
+                   app.ansi_theme, app.native_ansi_color, filters,
+                   styles.hatch if styles.has_rule("hatch") else None)
+        if framing != self._framing:
+            self._framed.clear()
+            self._framing = framing
+        gutter = styles.gutter
+        top, bottom = gutter.top, size.height - gutter.bottom
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        end = len(self.rows)
+        content_size = self.content_region.size
+        strips: list[Strip] = []
+        for y in crop.line_range:
+            if not top <= y < bottom:  # border (or padding) rows
+                strips.extend(super().render_lines(Region(0, y, size.width, 1)))
+                continue
+            index = scroll_y + y - top
+            key = (index if index < end else -1, scroll_x, width)  # (-1: a blank row)
+            strip = None if index == end and self.partial else self._framed.get(key)
+            if strip is None:
+                strip = self._styles_cache.render_line(
+                    styles, y, size, content_size, styles.padding, base_background,
+                    background, self.render_line, None, None, framing[8], framing[9],
+                    framing[10])
+                for line_filter in filters:
+                    strip = strip.apply_filter(line_filter, background)
+                if not (index == end and self.partial):
+                    self._framed.set(key, strip)
+            strips.append(strip)
+        if crop.column_span != (0, size.width):
+            x1, x2 = crop.column_span
+            strips = [strip.crop(x1, x2) for strip in strips]
+        return strips
