@@ -249,6 +249,34 @@ async def test_escape_stops_the_stream_and_writes_nothing(repo: Path,
         assert (repo / rel).read_text() == text
 
 
+async def test_a_shown_notice_keeps_its_row_while_the_reply_streams(repo: Path,
+                                                                     demo_sim: SimProcess) -> None:
+    """The notice on screen at enter gives way to the turn's own line (the screen is not laid
+    out again as the first tokens arrive) and goes when the review pane appears."""
+    from spark_pair.ui.widgets.diff_view import DiffView
+
+    demo_sim.configure(tps=80)  # the first operation is proposed a while after the first rows
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository")
+        await pilot.pause()
+        assert "type what should change" in notice(app)
+        diff = app.main.query_one(DiffView)
+        before = diff.region
+        await pilot.press(*PROMPT[:20])
+        app.main.query_one(Prompt).value = PROMPT
+        await pilot.press("enter")
+        await until(pilot, lambda: diff.rows, "the first rows")
+        await pilot.pause()
+        assert "streaming" in notice(app) and "escape" in notice(app), notice(app)
+        assert diff.region == before  # the live diff kept its place: no new layout
+        await until(pilot, lambda: review(app).review.entries, "the first proposal")
+        await pilot.pause()
+        assert app.main.query_one("#notice").has_class("-empty"), notice(app)
+        await pilot.press("escape")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
 async def test_escape_after_the_stream_leaves_the_review_deciding(repo: Path,
                                                                    demo_sim: SimProcess) -> None:
     """Once the reply is in, escape stops nothing: the turn still waits for the decisions,

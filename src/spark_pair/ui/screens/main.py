@@ -249,7 +249,11 @@ class MainScreen(Screen[None]):
         self.query_one(Meter).reset()
         self.query_one(ReviewPane).clear()
         self.query_one(FilesPane).new_turn()
-        self.say("")
+        # a notice on screen gives way to the turn's own line rather than disappearing: its
+        # row going to the live diff would lay the whole screen out again (twice: containers
+        # resized ask for a second pass) while the first tokens arrive. It goes once the review
+        # pane appears, in that layout
+        self.say(STREAMING if self._notice_shown() else "")
         self.refresh_bindings()
 
     async def _turn(self, prompt: str, files: list[str]) -> None:
@@ -316,6 +320,8 @@ class MainScreen(Screen[None]):
                     if not self.proposed_any:
                         self.proposed_any = True
                         review.focus()
+                        if self._notice_says(STREAMING):
+                            self.say("")
                 case Stale(path=path, index=index):
                     if index is not None:
                         review.mark_stale(index)
@@ -621,6 +627,13 @@ class MainScreen(Screen[None]):
         notice.set_class(not text, "-empty")
         notice.remove_class("-error")
 
+    def _notice_shown(self) -> bool:
+        return not self.query_one("#notice", Static).has_class("-empty")
+
+    def _notice_says(self, text: str) -> bool:
+        notice = self.query_one("#notice", Static)
+        return str(notice.content) == text and not notice.has_class("-error")
+
     def show_error(self, error: BaseException) -> None:
         if self._clear_pending:
             self._clear_for_turn()
@@ -710,6 +723,7 @@ class MainScreen(Screen[None]):
 
 
 _TAKES_ARG = ("/model", "/add", "/drop")
+STREAMING = "the reply is streaming: escape stops it; nothing is written until you decide"
 _REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished)
 _HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTED}
 
