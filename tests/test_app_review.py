@@ -247,3 +247,21 @@ async def test_a_proposal_asked_again_after_a_change_on_disk_is_not_labelled_sta
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     text = (repo / "inventory.py").read_text()
     assert text.startswith("# a line of mine\n") and "discount" in text
+
+
+async def test_under_review_the_prompt_says_how_to_end_the_turn_and_keeps_the_text(
+        repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app) and not app.main.streaming,
+                    "the whole reply, under review")
+        await send(pilot, app, "also log the total")
+        said = notice(app)
+        assert "under review" in said and "R rejects" in said and "escape" not in said
+        assert app.main.query_one("#prompt").value == "also log the total"  # enter sends it later
+        await send(pilot, app, "/undo")
+        assert "under review" in notice(app) and "escape" not in notice(app)
+        await pilot.press("tab")  # to the review
+        assert app.focused is review(app)
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")

@@ -225,7 +225,7 @@ class MainScreen(Screen[None]):
                 self.say("not ready yet: the repository is still opening")
             return False
         if self.turn_worker is not None:
-            self.say("a turn is running: escape stops it")
+            self.say(self._busy("enter sends this"))
             return False
         self.last_prompt = prompt
         self.proposed_any = False
@@ -398,8 +398,9 @@ class MainScreen(Screen[None]):
             self.run_command(text)
         elif self.start_turn(text, list(self.context)):
             self._sent = value  # cleared from the prompt once the request is out
-        else:
+        elif self.turn_worker is None:
             prompt.value = ""
+        # else: a turn is in flight; the text stays for enter once it is over
 
     def run_command(self, text: str) -> None:
         command, _, arg = text.partition(" ")
@@ -436,7 +437,7 @@ class MainScreen(Screen[None]):
     @work(group="command", exclusive=True, exit_on_error=False)
     async def _undo(self) -> None:
         if self.turn_worker is not None:
-            self.say("a turn is running: finish or stop it before /undo")
+            self.say(self._busy("/undo"))
             return
         try:
             restored = await self.driver.undo()
@@ -449,7 +450,7 @@ class MainScreen(Screen[None]):
     @work(group="command", exclusive=True, exit_on_error=False)
     async def _redo(self) -> None:
         if self.turn_worker is not None:
-            self.say("a turn is running: finish or stop it before /redo")
+            self.say(self._busy("/redo"))
             return
         try:
             written = await self.driver.redo()
@@ -524,7 +525,7 @@ class MainScreen(Screen[None]):
     @work(group="command", exclusive=True, exit_on_error=False)
     async def _reopen(self, overrides: dict[str, str], what: str) -> None:
         if self.turn_worker is not None:
-            self.say("a turn is running: finish or stop it first")
+            self.say(self._busy(f"switch to {what}"))
             return
         self.say(f"switching to {what}…")
         try:
@@ -586,7 +587,7 @@ class MainScreen(Screen[None]):
 
     def _clear(self) -> None:
         if self.turn_worker is not None:
-            self.say("a turn is running: escape stops it first")
+            self.say(self._busy("/clear"))
             return
         self.query_one(DiffView).reset()
         self.query_one(Meter).reset()
@@ -616,6 +617,12 @@ class MainScreen(Screen[None]):
         self._file_list = await asyncio.to_thread(list_files, self.launch.root)
 
     # ---- messages --------------------------------------------------------------------------
+
+    def _busy(self, then: str) -> str:
+        """Why something waits for the turn in flight, with the key that ends that turn now."""
+        if self.streaming:
+            return f"a turn is streaming: escape stops it, then {then}"
+        return f"a turn is under review: decide it (R rejects what is left), then {then}"
 
     def say(self, text: str) -> None:
         if self._clear_pending:  # what the turn says comes after the clearing
