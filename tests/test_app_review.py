@@ -227,6 +227,7 @@ async def test_t_then_n_says_the_turn_was_rolled_back_and_redo_writes_it_again(
         await send(pilot, app, "/undo")
         await until(pilot, lambda: "restored" in notice(app), "the undo")
         await until(pilot, lambda: written_rows(app) == [], "the rows undone")
+        assert "/redo writes them again" in notice(app)
         assert "undone" in pane.text_of(Item(0)) and "undone" in str(pane.border_title)
 
 

@@ -444,7 +444,8 @@ class MainScreen(Screen[None]):
         except SparkPairError as exc:
             self.show_error(exc)
             return
-        self.say(f"restored {len(restored)} file(s): {', '.join(map(shown, restored))}")
+        self.say(f"restored {len(restored)} file(s): {', '.join(map(shown, restored))}"
+                 "; /redo writes them again")
         await self._undone_shown()
 
     @work(group="command", exclusive=True, exit_on_error=False)
