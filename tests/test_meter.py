@@ -116,6 +116,22 @@ async def test_parts_before_and_after_the_stream_and_narrow_widths() -> None:
     assert meter.parts()[:3] == ["TTFT -", "- tok/s", "0 tok"]
 
 
+async def test_a_late_first_frame_with_a_backlog_does_not_inflate_the_live_rate() -> None:
+    """The live figure is `run`'s formula (the pace of the arrivals that were not late): the
+    screen was busy as the stream began, so its first frame holds the 150 tokens that came in
+    the first 150 ms; the frames after it come on time, 50 tokens each at 1,000 tok/s."""
+    t = [10.0]
+    meter = Meter(clock=lambda: t[0])
+    meter.feed([TurnStarted("t", "p", [], 100, False), Started("r", "ws", "m", "u")])
+    t[0] = 10.35  # TTFT 200 ms, read 150 ms late
+    meter.feed([TextDelta("abcd")] * 150)
+    for i in range(1, 9):
+        t[0] = 10.35 + i * 0.05
+        meter.feed([TextDelta("abcd")] * 50)
+    rate = meter.metrics().tokens_per_s
+    assert abs(rate - 1000) / 1000 < 0.05, rate  # (first to last frame would read 1,373)
+
+
 async def test_no_price_no_cost_and_a_narrow_meter_drops_the_least_important() -> None:
     app = MeterApp()
     async with app.run_test(size=(40, 3)) as pilot:

@@ -1,8 +1,10 @@
 """The status bar: TTFT, live tok/s with a sparkline, tokens, usage, cost, retries, transport.
 
-Live numbers use protocol.metrics.timing() on the frames' arrival times (one TextDelta is one
-token); once the stream completes they are replaced by the client's own measurement, the same
-numbers `spark-pair run` prints.
+Live numbers come from the formula of `spark-pair run`'s meter (protocol.metrics.timing() with
+arrivals): each frame is an arrival of the text it holds, at the time the screen got it (one
+TextDelta is one token), and tok/s is the pace of the arrivals that were not late (a frame
+handled late, with a backlog, does not inflate it). Once the stream completes they are replaced
+by the client's own measurement, the same numbers `spark-pair run` prints.
 
 Feeding only counts. The line is repainted at most four times a second while the stream runs
 (at once when it starts or ends), from its own timer and only when its text changed: repainted
@@ -98,6 +100,7 @@ class Meter(Widget):
         self.final: Metrics | None = None
         self.retries = 0
         self.fallbacks = 0
+        self.arrivals: list[tuple[float, int]] = []  # (when, characters) of each frame's text
         self.samples: deque[float] = deque(maxlen=BARS)
         self._sample_t: float | None = None
         self._sample_n = 0
@@ -110,12 +113,13 @@ class Meter(Widget):
         now = self.clock() if now is None else now
         if self.t0 is None:
             self.t0 = now
-        deltas = 0
+        deltas = chars = 0
         ended = False
         for event in events:
             match event:
-                case TextDelta():
+                case TextDelta(text=text):
                     deltas += 1
+                    chars += len(text)
                 case TurnStarted(context_tokens=tokens):
                     self.reset()
                     self.t0, self.context_tokens = now, tokens
@@ -145,6 +149,8 @@ class Meter(Widget):
                 self._sample_t, self._sample_n = now, 0
             self.tokens += deltas
             self.t_last = now
+            if chars:
+                self.arrivals.append((now, chars))
         self._sample(now)
         self._repaint(now=ended)
 
@@ -193,7 +199,7 @@ class Meter(Widget):
             return self.final
         if self.t0 is None or self.t_first is None or self.t_last is None:
             return None
-        return timing(self.t0, self.t_first, self.t_last, self.tokens)
+        return timing(self.t0, self.t_first, self.t_last, self.tokens, arrivals=self.arrivals)
 
     def cost(self) -> float | None:
         """USD for the turn so far: the usage when known, else the estimate."""
