@@ -196,6 +196,7 @@ class DiffView(ScrollView, can_focus=True):
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(CACHE_ROWS)
         self._framed: LRUCache[tuple[int, int, int], Strip] = LRUCache(CACHE_ROWS)
         self._framing: tuple[Any, ...] | None = None  # what the framed rows were made with
+        self._edges: dict[tuple[int, Any, Any], Strip] = {}  # border rows by (y, titles)
         self._styles: dict[str, Style] = {}
         self._marks = WordMarks(self._words_ready)  # changed words per hunk, off the loop
         self._bars_at = 0.0  # when the scrollbars were last told (monotonic)
@@ -483,6 +484,7 @@ class DiffView(ScrollView, can_focus=True):
     def _forget_all(self) -> None:
         self._cache.clear()
         self._framed.clear()
+        self._edges.clear()
 
     # ---- painting ------------------------------------------------------------------------------
 
@@ -576,7 +578,7 @@ class DiffView(ScrollView, can_focus=True):
         A row framed once is kept (by row, scroll x and width) while the frame looks the same:
         when the tail scrolls, only the rows new to the view are made, and the screen's own
         caches of a kept strip (its cuts, its rendering) are reused. The border's top and
-        bottom rows are Textual's."""
+        bottom rows are Textual's, kept the same way (the title is drawn anew otherwise)."""
         styles = self.styles
         size = self.region.size
         base_background, background = self.background_colors
@@ -588,6 +590,7 @@ class DiffView(ScrollView, can_focus=True):
                    styles.hatch if styles.has_rule("hatch") else None)
         if framing != self._framing:
             self._framed.clear()
+            self._edges.clear()
             self._framing = framing
         gutter = styles.gutter
         top, bottom = gutter.top, size.height - gutter.bottom
@@ -598,7 +601,12 @@ class DiffView(ScrollView, can_focus=True):
         strips: list[Strip] = []
         for y in crop.line_range:
             if not top <= y < bottom:  # border (or padding) rows
-                strips.extend(super().render_lines(Region(0, y, size.width, 1)))
+                edge = (y, self._border_title, self._border_subtitle)
+                strip = self._edges.get(edge)
+                if strip is None:
+                    strip = self._edges[edge] = super().render_lines(
+                        Region(0, y, size.width, 1))[0]
+                strips.append(strip)
                 continue
             index = scroll_y + y - top
             key = (index if index < end else -1, scroll_x, width)  # (-1: a blank row)
