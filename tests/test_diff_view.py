@@ -397,7 +397,7 @@ async def test_the_rows_of_a_huge_diff_add_nothing_for_the_collector_to_walk() -
 async def test_the_framed_rows_are_textuals_own_and_kept_while_the_tail_scrolls() -> None:
     """The view frames its rows itself (border, the app's filters) and keeps them: what it
     paints is exactly what Textual's own path paints, through growth, decisions, a focus
-    move and another border colour; a row shown before is not made again."""
+    move, a lower view and another border colour; a row shown before is not made again."""
     from textual.geometry import Region
     from textual.scroll_view import ScrollView
 
@@ -435,6 +435,16 @@ async def test_the_framed_rows_are_textuals_own_and_kept_while_the_tail_scrolls(
         ours, textuals = both(view)
         assert ours == textuals
         assert any("accepted" in "".join(s.text for s in row) for row in ours)
+        top = view.scroll_offset.y
+        shown = {top + y: strip for y, strip in enumerate(
+            view.render_lines(Region(0, 0, *view.region.size))[1:-1])}
+        view.styles.height = SIZE[1] - 6  # a pane below takes some of the height
+        await pilot.pause()
+        ours, textuals = both(view)
+        assert ours == textuals and len(ours) == SIZE[1] - 6
+        top = view.scroll_offset.y
+        lower = view.render_lines(Region(0, 0, *view.region.size))[1:-1]
+        assert all(strip is shown[top + y] for y, strip in enumerate(lower))  # kept
         view.styles.border = ("round", "red")
         await pilot.pause()
         red, textuals = both(view)

@@ -584,9 +584,12 @@ class DiffView(ScrollView, can_focus=True):
         base_background, background = self.background_colors
         app = self.app
         filters = tuple(self.get_line_filters())
-        framing = (size, base_background, background, styles.border, styles.outline,
-                   styles.padding, styles.tint, styles.text_opacity, self.opacity,
-                   app.ansi_theme, app.native_ansi_color, filters,
+        content_size = self.content_region.size
+        opacity, ansi_theme, native_ansi = self.opacity, app.ansi_theme, app.native_ansi_color
+        # (not the view's height: rows framed before the review pane took some of it stay)
+        framing = (size.width, content_size.width, base_background, background, styles.border,
+                   styles.outline, styles.padding, styles.tint, styles.text_opacity, opacity,
+                   ansi_theme, native_ansi, filters,
                    styles.hatch if styles.has_rule("hatch") else None)
         if framing != self._framing:
             self._framed.clear()
@@ -597,7 +600,6 @@ class DiffView(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         end = len(self.rows)
-        content_size = self.content_region.size
         strips: list[Strip] = []
         for y in crop.line_range:
             if not top <= y < bottom:  # border (or padding) rows
@@ -614,8 +616,7 @@ class DiffView(ScrollView, can_focus=True):
             if strip is None:
                 strip = self._styles_cache.render_line(
                     styles, y, size, content_size, styles.padding, base_background,
-                    background, self.render_line, None, None, framing[8], framing[9],
-                    framing[10])
+                    background, self.render_line, None, None, opacity, ansi_theme, native_ansi)
                 for line_filter in filters:
                     strip = strip.apply_filter(line_filter, background)
                 if not (index == end and self.partial):
