@@ -266,3 +266,21 @@ async def test_under_review_the_prompt_says_how_to_end_the_turn_and_keeps_the_te
         assert app.focused is review(app)
         await pilot.press("R")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_a_missing_editor_or_pager_is_named_with_a_hint(repo: Path, demo_sim: SimProcess,
+                                                              tmp_path: Path,
+                                                              monkeypatch) -> None:
+    monkeypatch.setenv("VISUAL", str(tmp_path / "no-such-editor"))
+    app = make_app(repo, demo_sim, **{"review.pager": str(tmp_path / "no-such-pager")})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("e")
+        await until(pilot, lambda: "no-such-editor" in notice(app), "the editor's report")
+        assert "not found" in notice(app) and "hint: set $VISUAL or $EDITOR" in notice(app)
+        assert review(app).review.entries[0].hunks[0] is Mark.UNDECIDED
+        await pilot.press("o")
+        await until(pilot, lambda: "no-such-pager" in notice(app), "the pager's report")
+        assert "not found" in notice(app) and "hint: set [review] pager" in notice(app)
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")

@@ -16,6 +16,8 @@ from textual.app import App, SuspendNotSupported
 
 from ..errors import UsageError
 
+NOT_FOUND = 127  # the exit status of a program that is not there (as a shell reports it)
+
 
 def editor_argv(env: Mapping[str, str] | None = None) -> list[str]:
     env = os.environ if env is None else env
@@ -39,7 +41,8 @@ def _argv(command: str, where: str) -> list[str]:
 
 
 def run_program(app: App[object], argv: list[str], path: Path, cwd: Path) -> int:
-    """Run `argv path` with the terminal handed over; its exit status (127: not found)."""
+    """Run `argv path` with the terminal handed over; its exit status (NOT_FOUND: no such
+    program)."""
     try:
         with app.suspend():
             return _run(argv, path, cwd)
@@ -54,6 +57,6 @@ def _run(argv: list[str], path: Path, cwd: Path, own_terminal: bool = True) -> i
     try:
         return subprocess.run([*argv, str(path)], cwd=cwd, check=False, **quiet).returncode
     except FileNotFoundError:
-        return 127
+        return NOT_FOUND
     except OSError:
         return 126

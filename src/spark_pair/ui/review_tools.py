@@ -13,8 +13,8 @@ from textual.app import App
 from ..edits.amend import amend_content, amend_hunk, hunk_result
 from ..edits.ops import Create, Modify
 from ..edits.render import render_ops
-from ..errors import SparkPairError
-from .external import editor_argv, pager_argv, run_program
+from ..errors import SparkPairError, UsageError
+from .external import NOT_FOUND, editor_argv, pager_argv, run_program
 from .review_state import Item
 from .widgets.review import ReviewPane
 
@@ -37,9 +37,14 @@ def amend(app: App[object], pane: ReviewPane, item: Item, root: Path) -> str:
         path = Path(tmp) / f"{PurePosixPath(op.path).stem[:40] or 'hunk'}{suffix}"
         path.write_text(original, encoding="utf-8", newline="")
         try:
-            code = run_program(app, editor_argv(), path, root)
+            argv = editor_argv()
+            code = run_program(app, argv, path, root)
         except SparkPairError as exc:
             return exc.describe()
+        if code == NOT_FOUND:
+            return UsageError(f"the editor {argv[0]!r} was not found: nothing changed",
+                              hint="set $VISUAL or $EDITOR to your editor (nano, vim, "
+                                   "code --wait)").describe()
         if code != 0:
             return f"the editor exited with status {code}: nothing changed"
         try:
@@ -75,7 +80,12 @@ def page(app: App[object], pane: ReviewPane, root: Path, setting: str) -> str:
         path = Path(tmp) / "turn.diff"
         path.write_text(text, encoding="utf-8")
         try:
-            code = run_program(app, pager_argv(setting), path, root)
+            argv = pager_argv(setting)
+            code = run_program(app, argv, path, root)
         except SparkPairError as exc:
             return exc.describe()
+    if code == NOT_FOUND:
+        return UsageError(f"the pager {argv[0]!r} was not found",
+                          hint="set [review] pager in the config, or $PAGER (less -R, "
+                               "delta)").describe()
     return "" if code == 0 else f"the pager exited with status {code}"
