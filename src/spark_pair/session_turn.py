@@ -51,6 +51,7 @@ from .session_proposals import Proposals
 from .values import Frozen, set_field
 
 if TYPE_CHECKING:  # the parser loads once the request is out
+    from .edits.apply import AppliedTurn
     from .edits.parser import DiffParser, ParseEvent
     from .session import Session
 
@@ -166,6 +167,9 @@ class TurnRun:
         self.writing: str | None = None  # path of the file being parsed now
         self.stale_refused: dict[int, StaleError] = {}
         self.looks: dict[int, tuple[bool, str | None]] = {}  # the last look before the write
+        # what the write the last look went on to (when it found nothing changed) came to: the
+        # written turn, or the Cancelled / EditError that stopped it before its first file
+        self.written: AppliedTurn | SparkPairError | None = None
         self.late: dict[int, int] = {}  # changes only the last look saw, per operation
         self.parser: DiffParser | None = None
         self.cancel_reason: Cancelled | None = None
@@ -469,7 +473,12 @@ class TurnRun:
                 and i not in self.stale_refused and _has_effect(select_hunks(op, d))]
         if not todo:
             return
-        self.looks = await asyncio.to_thread(self._look, todo)
+        chosen = self._straight_write()
+        if chosen is None:
+            self.looks = await asyncio.to_thread(self._look, todo)
+        else:  # one trip to a worker thread for the look and the write
+            self.looks, self.written = await _to_the_end(asyncio.ensure_future(
+                asyncio.to_thread(self._look_then_write, todo, chosen)))
         for i, op in todo:
             stale, now = self.looks[i]
             if not stale or now == self.disk.get(op.path, op.base_hash):
@@ -488,6 +497,40 @@ class TurnRun:
             for out in await self._ask_stale(i):
                 yield out
 
+    def _straight_write(self) -> list[tuple[int, Operation]] | None:
+        """The operations the apply step writes when the last look finds none of their files
+        changed: every decision is in and none refuses, no operation waits on a stale check,
+        and some have an effect. None when the apply step has more to weigh first."""
+        decided = self.proposals.decided
+        if self.cancel_reason is not None or self.ask or self.stale_refused or any(
+                d is None or d.action == Action.REFUSE for d in decided):
+            return None
+        chosen = [(i, select_hunks(op, d))
+                  for i, (op, d) in enumerate(zip(self.proposals.ops, decided, strict=True))
+                  if d is not None and d.action == Action.ACCEPT]
+        return [(i, op) for i, op in chosen if _has_effect(op)] or None
+
+    def _look_then_write(self, todo: list[tuple[int, Operation]],
+                         chosen: list[tuple[int, Operation]]
+                         ) -> tuple[dict[int, tuple[bool, str | None]],
+                                    AppliedTurn | SparkPairError | None]:
+        """The last look and, when it finds no target changed, the write it would lead to
+        (in the same worker thread: the end of a turn waits for one thread, not two)."""
+        from .edits.apply import apply_turn
+
+        looks = self._look(todo)
+        if any(stale for stale, _ in looks.values()):
+            return looks, None
+        try:
+            return looks, apply_turn(self.s.root, [op for _, op in chosen],
+                                     journal=self.s.journal, turn_id=self.result.turn_id,
+                                     summary=self._summary(), stop=self.stopping)
+        except (Cancelled, EditError) as exc:  # the apply step reports it
+            return looks, exc
+
+    def _summary(self) -> str:
+        return " ".join(self.prompt.split())[:200]
+
     def _look(self, ops: list[tuple[int, Operation]]) -> dict[int, tuple[bool, str | None]]:
         """For each operation (in a worker thread): whether its target differs from what it
         was computed against, and the target's hash now."""
@@ -505,11 +548,13 @@ class TurnRun:
     # ---- apply -----------------------------------------------------------------------------
 
     async def _apply(self) -> AsyncIterator[SessionEvent]:
-        from .edits.apply import apply_turn, check_each, check_ops
+        from .edits.apply import AppliedTurn, apply_turn, check_each, check_ops
 
         r = self.result
-        if self.cancel_reason is not None:
-            self._finish_error(self.cancel_reason)
+        if self.cancel_reason is not None and not isinstance(self.written, AppliedTurn):
+            # (a write the last look began gave way to it: what it waited for is said too)
+            stopped = self.written if isinstance(self.written, Cancelled) else None
+            self._finish_error(self.cancel_reason if stopped is None else self._stopped(stopped))
             return
         ops = self.proposals.ops
         if self.ask:
@@ -575,11 +620,12 @@ class TurnRun:
             r.status = TurnStatus.DRY_RUN if any(d.action == Action.SKIP for d in decisions) \
                 else (TurnStatus.REJECTED if decisions else TurnStatus.NO_CHANGES)
             return
-        summary = " ".join(self.prompt.split())[:200]
         try:
-            applied = await _to_the_end(asyncio.ensure_future(asyncio.to_thread(
+            if isinstance(self.written, SparkPairError):
+                raise self.written
+            applied = self.written or await _to_the_end(asyncio.ensure_future(asyncio.to_thread(
                 apply_turn, self.s.root, [op for _, op in chosen], journal=self.s.journal,
-                turn_id=r.turn_id, summary=summary, stop=self.stopping)))
+                turn_id=r.turn_id, summary=self._summary(), stop=self.stopping)))
         except Cancelled as exc:  # the deadline came while planning or waiting for the lock
             self._finish_error(self._stopped(exc))
             return
