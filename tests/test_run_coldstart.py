@@ -27,10 +27,11 @@ NEVER_BEFORE = ("httpx", "websockets", "click", "dataclasses")
 # ...and what a text-mode run with --apply never needs at all: the JSON lines and their cost
 # table, review verdicts (a policy decides), the file watcher (one turn), dataclasses (the
 # classes a run uses are written out: spark_pair.values), and modules the standard library's
-# own helpers would pull in (uuid, secrets, shutil, random: each a few milliseconds)
+# own helpers would pull in (uuid, secrets, shutil, random: each a few milliseconds), and ssl
+# (asyncio's TLS: the request went out over plain HTTP, and so does the rest of the run)
 NEVER_IN_A_TEXT_RUN = ("spark_pair.headless.jsonl", "spark_pair.stats", "spark_pair.verdicts",
                        "spark_pair.workspace.watcher", "dataclasses", "uuid", "secrets", "shutil",
-                       "random")
+                       "random", "ssl")
 
 BOOT = """
 import json, os, sys
@@ -91,3 +92,20 @@ def test_the_request_goes_out_before_the_reply_modules_load(sim: SimProcess, tmp
     assert set(AFTER_FIRST_TOKEN) <= set(seen["exit"])  # ...and the run did need them later
     assert "watchfiles" not in seen["exit"]  # one turn: the last look before the write checks
     assert [m for m in NEVER_IN_A_TEXT_RUN if m in seen["exit"]] == []
+
+
+def test_asyncio_loaded_without_tls_leaves_ssl_importable() -> None:
+    """A run that sent its request over plain HTTP loads asyncio without ssl; ssl itself (an
+    HTTP client's fallback, say) still imports as ever, and asyncio runs without it."""
+    code = ("import sys\n"
+            "from spark_pair.headless.start import _load_asyncio_without_tls\n"
+            "_load_asyncio_without_tls()\n"
+            "import asyncio, asyncio.base_events\n"
+            "assert 'ssl' not in sys.modules and asyncio.base_events.ssl is None\n"
+            "assert asyncio.run(asyncio.sleep(0, 'ran')) == 'ran'\n"
+            "import ssl\n"
+            "print(type(ssl.create_default_context()).__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "SSLContext"
