@@ -266,6 +266,21 @@ async def test_follow_up_turn_sends_only_changes(repo: Path, tmp_path: Path) -> 
     assert events[-1].result.status == "no_changes"
 
 
+async def test_a_session_that_remembers_nothing_keeps_no_history(repo: Path,
+                                                                  tmp_path: Path) -> None:
+    """`remember = False` (a one-shot run): the applied turn is reported as ever, and the next
+    turn's request carries no history of it."""
+    client = ScriptedClient(DIFF)
+    session = make(repo, client, PolicyApprover(True, True, True), tmp_path)
+    session.remember = False
+    events = await collect(session)
+    assert events[-1].result.status == "applied"
+    assert session.context.history.messages() == []
+    client.text = ""
+    await collect(session, prompt="and now?", files=("a.txt",))
+    assert client.requests[1].history == []
+
+
 async def test_conflicting_hunk_refuses_the_turn_and_names_the_file(repo: Path,
                                                                     tmp_path: Path) -> None:
     before = snapshot(repo)

@@ -143,6 +143,9 @@ class Session:
         self.observe = observe  # sees every protocol event but text as it arrives (connection
         # state)
         self.ready: Callable[[], Awaitable[None]] | None = None  # awaited before each request
+        # whether a finished turn is kept for the next (history, the files as the model saw
+        # them); a front end that exits after its one turn (`run`) sets it False
+        self.remember = True
         self.turns = 0
         self._run: TurnRun | None = None
         self._busy = False
@@ -243,8 +246,8 @@ class Session:
             if verdicts and self.recorder is not None:
                 self.recorder.verdicts(turn_id, result.model, verdicts)
             self.turns += 1
-            if result.metrics is not None and not result.metrics.partial:  # the model
-                # answered: the turn joins the history
+            if self.remember and result.metrics is not None and not result.metrics.partial:
+                # the model answered: the turn joins the history
                 await asyncio.to_thread(self.context.finish, request, result.text,
                                         list(result.changed), _note(verdicts))
             yield TurnFinished(result)

@@ -195,6 +195,8 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
         async with open_runtime(root, approver=approver, overrides=opts.overrides, env=opts.env,
                                 cwd=opts.cwd or Path.cwd(), warn=diag.say,
                                 prewarm=opts.prewarm, watch=False, **ahead) as rt:
+            if opts.leave is not None:  # the command exits after this turn: nothing to keep
+                rt.session.remember = False
             report = _Reporter(opts, out, jl, diag, root, rt.settings, t0)
             reports.append(report)
             start_lines(rt, opts, files, jl, diag)
