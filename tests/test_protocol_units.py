@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spark_pair.errors import (
     AuthError,
@@ -14,7 +18,7 @@ from spark_pair.errors import (
     ServerError,
     StreamTimeout,
 )
-from spark_pair.protocol import errors_map
+from spark_pair.protocol import errors_map, fastjson
 from spark_pair.protocol.client import ClientOptions
 from spark_pair.protocol.metrics import Stopwatch
 from spark_pair.protocol.sse import iter_sse_data
@@ -374,3 +378,26 @@ async def test_a_lone_surrogate_in_the_history_is_sent_escaped_not_a_crash():
         done = await c.complete(request)
     assert done.text == "Hello, world"
     assert [m["content"] for m in seen[0]["messages"]][1:] == ["a broken \ud800 reply", "again, é"]
+
+
+def _outcome(parse, text: str) -> tuple[str, object]:
+    try:
+        return "value", parse(text)
+    except ValueError as exc:
+        return type(exc).__name__, str(exc)
+
+
+_JSONISH = st.one_of(
+    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                 lambda inner: st.lists(inner, max_size=3)
+                 | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=6)
+    .map(json.dumps),
+    st.text(alphabet=' \t\n{}[]":,0123456789.eE+-abnrtuflsNIfy\\\ufeff', max_size=30))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSONISH, st.sampled_from(["", " ", "\n", "x", ",1", "}"]),
+       st.sampled_from(["", " ", "\t"]))
+def test_a_message_parses_as_json_loads_parses_it(text: str, after: str, before: str) -> None:
+    whole = before + text + after
+    assert _outcome(fastjson.loads, whole) == _outcome(json.loads, whole)

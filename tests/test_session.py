@@ -50,7 +50,7 @@ class ScriptedClient:
         self.transport = "ws"
         self.closed = False
 
-    async def stream(self, request: pe.TurnRequest):
+    async def stream(self, request: pe.TurnRequest, *, gather: bool = False):
         self.requests.append(request)
         try:
             if self.model_changed:
@@ -297,7 +297,7 @@ async def test_conflicting_hunk_refuses_the_turn_and_names_the_file(repo: Path,
 class RewindingClient(ScriptedClient):
     """Streams a first attempt that deletes b.txt, then a retry that answers differently."""
 
-    async def stream(self, request: pe.TurnRequest):
+    async def stream(self, request: pe.TurnRequest, *, gather: bool = False):
         self.requests.append(request)
         first = "--- a/a.txt\n+++ b/a.txt\n@@ -1,4 +1,4 @@\n one\n-two\n+TWO\n three\n four\n" \
                 "--- a/b.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-alpha\n"

@@ -70,8 +70,9 @@ class ClientLike(Protocol):
     @property
     def transport(self) -> Transport: ...
 
-    def stream(self, request: TurnRequest) -> AsyncIterator[Event]:
-        """The reply's events; ends with Completed or Failed and never raises ModelError."""
+    def stream(self, request: TurnRequest, *, gather: bool = False) -> AsyncIterator[Event]:
+        """The reply's events; ends with Completed or Failed and never raises ModelError.
+        A TextDelta per server message; `gather`: the text of one read may come as one."""
         ...
 
 

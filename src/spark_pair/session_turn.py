@@ -356,7 +356,9 @@ class TurnRun:
         try:
             if self.s.ready is not None:
                 await self.s.ready()
-            async for event in self.s.client.stream(self.request):
+            # text that may wait anyway may come a read at a time (one TextDelta per read)
+            async for event in self.s.client.stream(self.request,
+                                                    gather=self.inbox.latency > 0):
                 if type(event) is TextDelta:  # the hot path: one per server message
                     arrived(len(event.text))
                     put_text(event)

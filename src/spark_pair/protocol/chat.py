@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -10,6 +9,7 @@ from ..errors import ProtocolError
 from . import errors_map
 from .bodies import chat_body as chat_body  # its home is .bodies
 from .events import Usage
+from .fastjson import loads
 from .metrics import estimate_tokens
 
 CUT_REASONS = ("length", "content_filter")  # finish reasons of a reply that was cut short
@@ -19,20 +19,20 @@ async def stream_chat(source: AsyncIterator[list[str] | None], url: str, body: d
                       *, api_key: str | None, model: str
                       ) -> AsyncGenerator[tuple[str, Any], None]:
     """Read the answer to `body` from `source` (http_common.post_sse, or adopted.sse for a
-    request sent ahead): yield ("delta", str), ("cut", IncompleteReply) when the output limit
-    or a content filter ended the reply, ("usage", Usage), ("done", response_id). A stream
-    that ends without a finish reason or [DONE] is a StreamDropped. A delta per server message
-    (`--json --deltas` shows each)."""
+    request sent ahead): yield ("deltas", [str, ...]), ("cut", IncompleteReply) when the
+    output limit or a content filter ended the reply, ("usage", Usage), ("done", response_id).
+    A stream that ends without a finish reason or [DONE] is a StreamDropped. A delta per server
+    message (`--json --deltas` shows each); the deltas of one read come together, in order."""
     response_id = None
     usage = None
     cut = None
     chars = 0
     finished = ended = False
-    loads = json.loads
     async for batch in source:
         if batch is None:  # the server took the request: ("open", url) first
             yield "open", url
             continue
+        texts: list[str] = []  # the deltas of this read so far
         for data in batch:
             if data == "[DONE]":
                 finished = ended = True
@@ -40,9 +40,13 @@ async def stream_chat(source: AsyncIterator[list[str] | None], url: str, body: d
             try:
                 chunk = loads(data)
             except ValueError:
+                if texts:
+                    yield "deltas", texts
                 raise ProtocolError(f"{url} sent a stream chunk that is not JSON: {data[:200]}",
                                     url=url, body=data) from None
             if "error" in chunk and isinstance(chunk["error"], dict):
+                if texts:
+                    yield "deltas", texts
                 raise errors_map.error_from_event(chunk["error"], url, model=model,
                                                   api_key=api_key)
             response_id = response_id or chunk.get("id")
@@ -50,7 +54,7 @@ async def stream_chat(source: AsyncIterator[list[str] | None], url: str, body: d
                 text = (choice.get("delta") or {}).get("content")
                 if text:
                     chars += len(text)
-                    yield "delta", text
+                    texts.append(text)
                 reason = choice.get("finish_reason")
                 if reason:
                     if reason in CUT_REASONS:
@@ -60,6 +64,8 @@ async def stream_chat(source: AsyncIterator[list[str] | None], url: str, body: d
             if u:
                 usage = Usage(int(u.get("prompt_tokens") or 0),
                               int(u.get("completion_tokens") or 0))
+        if texts:
+            yield "deltas", texts
         if ended:
             break
     if not finished:

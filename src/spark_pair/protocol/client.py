@@ -234,8 +234,11 @@ class ModelClient:
         assert result is not None
         return result
 
-    async def stream(self, request: TurnRequest) -> AsyncIterator[Event]:
-        """Yield events; ends with Completed or Failed. Never raises ModelError."""
+    async def stream(self, request: TurnRequest, *, gather: bool = False
+                     ) -> AsyncIterator[Event]:
+        """Yield events; ends with Completed or Failed. Never raises ModelError. A TextDelta
+        per server message; `gather`: per read instead (the text of the messages that came in
+        one read, for a consumer that hands text over late anyway)."""
         o = self.options
         rec = RequestRecord(ts=time.time(), model=self.model, transport=self.transport,
                             status="cancelled", task=request.task or o.task,
@@ -268,24 +271,25 @@ class ModelClient:
                     async with aclosing(self._attempt(transport, model, request,
                                                       read_s)) as items:
                         async for kind, value in items:
-                            if kind == "delta":
+                            if kind == "deltas":
                                 if not length:  # text came: the server offers it
                                     self._remember(transport)
-                                before = length
-                                length += len(value)
-                                parts.append(value)
-                                if before < emitted:  # a retry replays text already yielded
-                                    same = _common_prefix(value, shown[before:emitted])
-                                    if same < min(len(value), emitted - before):
-                                        emitted = before + same
-                                        shown = shown[:emitted]
-                                        yield Rewound(emitted, "the retried response differs "
-                                                               "from the text already shown")
-                                if length > emitted:
-                                    new = value[max(0, emitted - before):]
-                                    emitted = length
-                                    watch.text(len(new))
-                                    yield TextDelta(new)
+                                for piece in ("".join(value),) if gather else value:
+                                    before = length
+                                    length += len(piece)
+                                    parts.append(piece)
+                                    if before < emitted:  # a retry replays text yielded before
+                                        same = _common_prefix(piece, shown[before:emitted])
+                                        if same < min(len(piece), emitted - before):
+                                            emitted = before + same
+                                            shown = shown[:emitted]
+                                            yield Rewound(emitted, "the retried response "
+                                                          "differs from the text already shown")
+                                    if length > emitted:
+                                        new = piece[max(0, emitted - before):]
+                                        emitted = length
+                                        watch.text(len(new))
+                                        yield TextDelta(new)
                             elif kind == "open":
                                 if not started:
                                     started = True

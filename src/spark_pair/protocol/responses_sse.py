@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -10,6 +9,7 @@ from ..errors import ModelError, ProtocolError
 from . import errors_map
 from .bodies import responses_body as responses_body  # its home is .bodies
 from .events import Usage
+from .fastjson import loads
 
 DELTA = "response.output_text.delta"  # the event type of the text as it streams
 
@@ -54,24 +54,30 @@ async def stream_responses(source: AsyncIterator[list[str] | None], url: str, *,
                            api_key: str | None, model: str
                            ) -> AsyncGenerator[tuple[str, Any], None]:
     """Read the answer to a create body (bodies.sse_body) from `source` (http_common.post_sse,
-    or adopted.sse for a request sent ahead): yield ("id", rid), ("delta", str), ("cut",
+    or adopted.sse for a request sent ahead): yield ("id", rid), ("deltas", [str, ...]), ("cut",
     IncompleteReply) after `response.incomplete` (the output limit, a content filter),
     ("usage", Usage|None), ("done", rid). A stream without `response.completed` /
-    `response.incomplete` is a StreamDropped. A delta per server message."""
-    loads = json.loads
+    `response.incomplete` is a StreamDropped. A delta per server message; the deltas of one
+    read come together, in order."""
     async for batch in source:
         if batch is None:  # the server took the request: ("open", url) first
             yield "open", url
             continue
+        texts: list[str] = []  # the deltas of this read so far
         for data in batch:
             try:
                 event = loads(data)
             except ValueError:
+                if texts:
+                    yield "deltas", texts
                 raise ProtocolError(f"{url} sent an event that is not JSON: {data[:200]}",
                                     url=url, body=data) from None
             if event.get("type") == DELTA:  # the hot path: a delta per server message
-                yield "delta", event.get("delta") or ""
+                texts.append(event.get("delta") or "")
                 continue
+            if texts:  # the text before this event goes first
+                yield "deltas", texts
+                texts = []
             item = handle_event(event, url, model, api_key)
             if item is None:
                 continue
@@ -83,5 +89,7 @@ async def stream_responses(source: AsyncIterator[list[str] | None], url: str, *,
                 yield "done", rid
                 return
             yield item
+        if texts:
+            yield "deltas", texts
     raise errors_map.dropped(url, "the stream ended before response.completed")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -12,6 +11,7 @@ from ..errors import EndpointError, ModelError, ProtocolError
 from . import errors_map
 from .adopted import AdoptedWs, Closed, WsState
 from .bodies import responses_body, ws_create
+from .fastjson import loads
 from .request import Transport, endpoint_url
 from .responses_sse import DELTA, handle_event
 from .sendfirst import BETA_HEADER, Refusal, Sent
@@ -114,8 +114,8 @@ class WsSession:
                   *, chain: bool = True, generate: bool = True,
                   read_timeout_s: float | None = None, sent: Sent | None = None
                   ) -> AsyncGenerator[tuple[str, Any], None]:
-        """One turn: ("open", url), ("id", rid), ("delta", s), ("cut", e), ("usage", u),
-        ("done", rid).
+        """One turn: ("open", url), ("id", rid), ("deltas", [s, ...]), ("cut", e), ("usage", u),
+        ("done", rid); the deltas of the messages of one read come together, in order.
 
         `read_timeout_s` below the session's own caps this turn's (a retry near the deadline).
         `sent`: this turn's request already went out on that socket (protocol.sendfirst).
@@ -172,7 +172,6 @@ class WsSession:
         assert ws is not None
         closed = _closed_errors(ws)
         recv = ws.recv_batch if isinstance(ws, AdoptedWs) else _one_by_one(ws)
-        loads = json.loads
         started = False
         done = False
         quiet = _Quiet(wait_s)
@@ -193,17 +192,23 @@ class WsSession:
                         return
                     raise errors_map.dropped(self.url) from None
                 quiet.waiting = False
+                texts: list[str] = []  # the deltas of this read so far
                 for raw in batch:
                     try:
                         event = loads(raw)
                     except ValueError:
+                        if texts:
+                            yield "deltas", texts
                         raise ProtocolError(f"{self.url} sent a message that is not JSON",
                                             url=self.url, body=str(raw)) from None
                     kind = event.get("type")
                     if kind == DELTA:  # the hot path: a delta per server message
                         started = True
-                        yield "delta", event.get("delta") or ""
+                        texts.append(event.get("delta") or "")
                         continue
+                    if texts:  # the text before this event goes first
+                        yield "deltas", texts
+                        texts = []
                     if kind == "error":
                         code = (event.get("error") or {}).get("code")
                         if code == "websocket_connection_limit_reached" and not started:
@@ -237,6 +242,8 @@ class WsSession:
                     else:
                         started = True
                         yield item
+                if texts:
+                    yield "deltas", texts
         except ModelError:
             raise
         finally:
