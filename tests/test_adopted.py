@@ -165,3 +165,45 @@ def test_a_masked_server_frame_fails_the_connection() -> None:
     with pytest.raises(Closed):
         asyncio.run(ws.recv_batch())
     assert ws.close_code == 1002
+
+
+class PausingWire(Wire):
+    """A transport whose reading can be paused (as the event loop's can)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paused = False
+
+    def pause_reading(self) -> None:
+        self.paused = True
+
+    def resume_reading(self) -> None:
+        self.paused = False
+
+
+def test_paced_reads_leave_the_socket_unread_for_a_period_unless_a_read_filled_the_buffer(
+        ) -> None:
+    async def scenario() -> list[tuple[int, bool]]:
+        pipe = Pipe()
+        wire = PausingWire()
+        pipe.connection_made(wire)  # type: ignore[arg-type]
+        seen = []
+        buf = pipe.get_buffer(-1)
+        buf[:5] = b"first"
+        pipe.buffer_updated(5)
+        seen.append((len(await pipe.read()), wire.paused))  # not paced yet: read on
+        pipe.pace(0.01)
+        full = len(buf)
+        buf[:] = b"x" * full
+        pipe.buffer_updated(full)  # the read took all the buffer holds: more is waiting
+        seen.append((len(await pipe.read()), wire.paused))
+        buf[:4] = b"rest"
+        pipe.buffer_updated(4)
+        seen.append((len(await pipe.read()), wire.paused))  # paced: unread for a period
+        await asyncio.sleep(0.05)
+        seen.append((0, wire.paused))  # ... and read again after it
+        pipe.close()
+        return seen
+
+    full = len(Pipe().get_buffer(-1))
+    assert asyncio.run(scenario()) == [(5, False), (full, False), (4, True), (0, False)]

@@ -95,3 +95,50 @@ def test_a_failing_answer_reads_as_it_does_the_normal_way(sim: SimProcess, repo:
     (code, lines, first), (normal_code, normal_lines, normal_first) = said
     assert first == ["first"] and normal_first == ["normal"]
     assert code == normal_code and lines == normal_lines
+
+
+def long_edit(lines: int) -> tuple[str, str, str]:
+    """A file of `lines` lines, the same with every seventh line changed, and the diff between
+    them (one hunk per change)."""
+    old = [f"value_{i} = compute({i}, 'item {i:05d}')\n" for i in range(lines)]
+    new = [line.replace("compute(", "fast(") if i % 7 == 3 else line
+           for i, line in enumerate(old)]
+    diff = ["--- a/big.py\n", "+++ b/big.py\n"]
+    for start in range(0, lines - 6, 7):
+        diff.append(f"@@ -{start + 1},7 +{start + 1},7 @@\n")
+        for i in range(start, start + 7):
+            diff.append(f"-{old[i]}+{new[i]}" if i % 7 == 3 else f" {old[i]}")
+    return "".join(old), "".join(new), "".join(diff)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_long_reply_is_whole_timed_at_the_server_pace_and_a_delta_per_message(
+        sim: SimProcess, repo: Path, home: Path, transport: str) -> None:
+    # long enough that the reader reads at most once per period after its first messages
+    from spark_pair.protocol.adopted import UNPACED_MESSAGES
+
+    old, new, diff = long_edit(280)
+    (repo / "big.py").write_text(old)
+    tps = 2000
+    sim.configure(replies=[{"match": "LONG", "text": diff}], tps=tps, ttft_ms=100)
+    res = run(repo, home, sim, "LONG change", "-f", "big.py", "--apply", "--json",
+              "--transport", transport)
+    assert res.returncode == 0, res.stderr
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    assert agents(sim) == ["first"]
+    assert (repo / "big.py").read_text() == new
+    metrics = next(ln for ln in lines if ln["type"] == "metrics")
+    tokens = next(ln for ln in lines if ln["type"] == "usage")["output_tokens"]
+    assert tokens > 4 * UNPACED_MESSAGES
+    assert metrics["ttft_ms"] >= 100
+    assert abs(metrics["tokens_per_s"] - tps) / tps < 0.05, metrics
+    # --deltas: a line per server message (one token each), also once the reads are paced
+    (repo / "big.py").write_text(old)
+    res = run(repo, home, sim, "LONG change", "-f", "big.py", "--json", "--deltas",
+              "--transport", transport)
+    assert res.returncode == 0, res.stderr
+    lines = lines_of(res.stdout)
+    deltas = [ln["text"] for ln in lines if ln["type"] == "delta"]
+    assert "".join(deltas) == diff
+    assert len(deltas) == next(ln for ln in lines if ln["type"] == "usage")["output_tokens"]
