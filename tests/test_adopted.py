@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import socket
 
 import pytest
 
+from spark_pair.protocol import adopted
 from spark_pair.protocol.adopted import AdoptedWs, Closed, Pipe, _answer
 from spark_pair.protocol.sendfirst import frame, mask_bytes
 
@@ -167,43 +169,33 @@ def test_a_masked_server_frame_fails_the_connection() -> None:
     assert ws.close_code == 1002
 
 
-class PausingWire(Wire):
-    """A transport whose reading can be paused (as the event loop's can)."""
+def test_paced_reads_take_everything_that_arrived_in_one_read_per_period(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(adopted, "READ_SIZE", 4096)  # a reply's end is often more than that
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.paused = False
-
-    def pause_reading(self) -> None:
-        self.paused = True
-
-    def resume_reading(self) -> None:
-        self.paused = False
-
-
-def test_paced_reads_leave_the_socket_unread_for_a_period_unless_a_read_filled_the_buffer(
-        ) -> None:
-    async def scenario() -> list[tuple[int, bool]]:
-        pipe = Pipe()
-        wire = PausingWire()
-        pipe.connection_made(wire)  # type: ignore[arg-type]
+    async def scenario() -> list[tuple[bytes, bool]]:
+        ours, theirs = socket.socketpair()
+        loop = asyncio.get_running_loop()
+        pipe = Pipe(sock=ours)
+        await loop.create_connection(lambda: pipe, sock=ours)
         seen = []
-        buf = pipe.get_buffer(-1)
-        buf[:5] = b"first"
-        pipe.buffer_updated(5)
-        seen.append((len(await pipe.read()), wire.paused))  # not paced yet: read on
-        pipe.pace(0.01)
-        full = len(buf)
-        buf[:] = b"x" * full
-        pipe.buffer_updated(full)  # the read took all the buffer holds: more is waiting
-        seen.append((len(await pipe.read()), wire.paused))
-        buf[:4] = b"rest"
-        pipe.buffer_updated(4)
-        seen.append((len(await pipe.read()), wire.paused))  # paced: unread for a period
-        await asyncio.sleep(0.05)
-        seen.append((0, wire.paused))  # ... and read again after it
+        theirs.sendall(b"first")
+        seen.append((await pipe.read(5.0), True))
+        pipe.pace(0.05)
+        started = loop.time()
+        for part in (b"a", b"b", b"c"):  # three messages during one period: one read
+            theirs.sendall(part)
+            await asyncio.sleep(0.005)
+        seen.append((await pipe.read(5.0), loop.time() - started >= 0.05))
+        big = bytes(range(256)) * 100  # more than one buffer: taken whole, not a period later
+        theirs.sendall(big)
+        await asyncio.sleep(0.1)
+        got = await pipe.read(5.0)
+        seen.append((b"big" if got == big else got[:20], True))
+        theirs.close()
+        seen.append((await pipe.read(5.0), pipe.ended))
         pipe.close()
         return seen
 
-    full = len(Pipe().get_buffer(-1))
-    assert asyncio.run(scenario()) == [(5, False), (full, False), (4, True), (0, False)]
+    assert asyncio.run(scenario()) == [(b"first", True), (b"abc", True), (b"big", True),
+                                       (b"", True)]

@@ -36,18 +36,19 @@ class Closed(Exception):
 
 class Pipe(asyncio.BufferedProtocol):
     """The adopted socket's bytes: `read()` returns everything that arrived since the last
-    read, b"" once the connection has ended. The socket is read into one reused buffer."""
+    read, b"" once the connection has ended. The socket is read into one reused buffer; once
+    paced (`pace()`), at most once per period, straight from the socket."""
 
-    def __init__(self, first: bytes = b"") -> None:
+    def __init__(self, first: bytes = b"", sock: socket.socket | None = None) -> None:
         self.chunks: list[bytes] = [first] if first else []
         self.ended = False
         self.error: BaseException | None = None
         self.transport: asyncio.Transport | None = None
+        self.sock = sock
         self._waiter: asyncio.Future[None] | None = None
         self._buffer = memoryview(bytearray(READ_SIZE))
         self.period = 0.0  # see pace()
-        self._resume: asyncio.TimerHandle | None = None
-        self._more = False
+        self._last = 0.0  # loop time of the last paced read
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -56,7 +57,6 @@ class Pipe(asyncio.BufferedProtocol):
         return self._buffer
 
     def buffer_updated(self, nbytes: int) -> None:
-        self._more = nbytes == len(self._buffer)  # a full read: more may be waiting
         self.data_received(self._buffer[:nbytes].tobytes())
 
     def data_received(self, data: bytes) -> None:
@@ -81,45 +81,77 @@ class Pipe(asyncio.BufferedProtocol):
     async def read(self, timeout_s: float | None = None) -> bytes:
         """The bytes that arrived (waits for some); b"" at the end; TimeoutError after
         `timeout_s` with nothing."""
+        paced = self.period > 0
+        if paced and not self.chunks and not self.ended:
+            loop = asyncio.get_running_loop()
+            wait = self._last + self.period - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._take()
         if not self.chunks and not self.ended:
             loop = asyncio.get_running_loop()
             self._waiter = waiter = loop.create_future()
             timer = None if timeout_s is None else loop.call_later(timeout_s, _expire, waiter)
+            if paced:  # nothing came during the period: the first byte ends the wait
+                self._reading(True)
             try:
                 await waiter
             finally:
                 self._waiter = None
                 if timer is not None:
                     timer.cancel()
+                if paced:
+                    self._reading(False)
         chunks = self.chunks
         if not chunks:
             return b""
         data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         chunks.clear()
-        if self.period and not self._more and self._resume is None and \
-                self.transport is not None:
-            self.transport.pause_reading()  # the kernel holds what comes for the period
-            self._resume = asyncio.get_running_loop().call_later(self.period, self._reading)
+        if paced:
+            self._last = asyncio.get_running_loop().time()
         return data
 
     def pace(self, period_s: float) -> None:
-        """From now on leave the socket unread for `period_s` after each read: what arrives
-        meanwhile is read at once (one wake-up); a byte waits `period_s` at most."""
-        self.period = period_s
+        """From now on read at most once per `period_s`, straight from the socket: the kernel
+        holds what arrives meanwhile (no wake-up per message); a byte waits `period_s` at
+        most. Nothing changes without a socket of its own."""
+        if self.sock is not None and self.transport is not None and not self.period:
+            self.period = period_s
+            self._last = asyncio.get_running_loop().time()
+            self._reading(False)
 
-    def _reading(self) -> None:
-        self._resume = None
-        if self.transport is not None:
-            self.transport.resume_reading()  # a no-op once it closes
+    def _reading(self, on: bool) -> None:
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            if on:
+                transport.resume_reading()
+            else:
+                transport.pause_reading()
+
+    def _take(self) -> None:
+        """Read what the socket holds now (the event loop does not read it while paced)."""
+        sock, buf = self.sock, self._buffer
+        assert sock is not None
+        while True:
+            try:
+                n = sock.recv_into(buf)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                self.ended, self.error = True, exc
+                return
+            if not n:
+                self.ended = True
+                return
+            self.chunks.append(buf[:n].tobytes())
+            if n < len(buf):
+                return
 
     def write(self, data: bytes) -> None:
         if self.transport is not None and not self.transport.is_closing():
             self.transport.write(data)
 
     def close(self) -> None:
-        if self._resume is not None:
-            self._resume.cancel()
-            self._resume = None
         if self.transport is not None:
             self.transport.close()
 
@@ -135,7 +167,7 @@ async def adopt(sent: Sent, first: bytes = b"") -> Pipe:
     assert raw is not None
     sent.sock = None
     sock = socket.socket(raw.family, raw.type, raw.proto, fileno=raw.detach())
-    pipe = Pipe(first)
+    pipe = Pipe(first, sock)
     await asyncio.get_running_loop().create_connection(lambda: pipe, sock=sock)
     return pipe
 
