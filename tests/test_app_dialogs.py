@@ -122,3 +122,22 @@ async def test_a_conflict_at_80x24_shows_its_hint_in_the_notice(repo: Path,
         shown = screen_rows(app)[notice.region.y:notice.region.bottom]
         assert "its lines are not in the file" in shown[0]
         assert any("hint: the hunk's context does not match the file" in row for row in shown)
+
+
+async def test_at_60x20_a_long_notice_leaves_the_header_and_footer_in_view(
+        repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim, **{"review.check": "exit 1"})
+    async with app.run_test(size=(60, 20)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("t", "r", "r")
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
+        screen = app.screen
+        await until(pilot, lambda: screen.result is not None, "the check's end")
+        await pilot.press("n")
+        await until(pilot, lambda: "rolled back" in str(app.main.query_one("#notice").render()),
+                    "the roll back")
+        await pilot.pause()
+        rows = screen_rows(app)
+        assert app.main.query_one("#notice").region.height >= 3  # wrapped at 60 columns
+        assert rows[0].startswith(" spark-pair") and "keys" in rows[-1]
+        assert app.main.max_scroll_y == 0  # the screen itself does not scroll
