@@ -197,6 +197,7 @@ class DiffView(ScrollView, can_focus=True):
         self._framed: LRUCache[tuple[int, int, int], Strip] = LRUCache(CACHE_ROWS)
         self._framing: tuple[Any, ...] | None = None  # what the framed rows were made with
         self._edges: dict[tuple[int, Any, Any], Strip] = {}  # border rows by (y, titles)
+        self._sides: tuple[Segment, Segment, Style] | None = None  # left, right, pad style
         self._styles: dict[str, Style] = {}
         self._marks = WordMarks(self._words_ready)  # changed words per hunk, off the loop
         self._bars_at = 0.0  # when the scrollbars were last told (monotonic)
@@ -591,12 +592,25 @@ class DiffView(ScrollView, can_focus=True):
                    styles.outline, styles.padding, styles.tint, styles.text_opacity, opacity,
                    ansi_theme, native_ansi, filters,
                    styles.hatch if styles.has_rule("hatch") else None)
+        gutter = styles.gutter
+        top, bottom = gutter.top, size.height - gutter.bottom
         if framing != self._framing:
             self._framed.clear()
             self._edges.clear()
             self._framing = framing
-        gutter = styles.gutter
-        top, bottom = gutter.top, size.height - gutter.bottom
+            self._sides = None
+            plain = (not any(styles.padding) and not any(e for e, _ in styles.outline)
+                     and not styles.tint.a and styles.text_opacity == opacity == 1.0
+                     and framing[-1] is None and top < bottom)
+            if plain:  # a row is [left edge, the row, padding, right edge]: take the edges
+                sides = list(self._styles_cache.render_line(  # from Textual's frame of a
+                    styles, top, size, content_size, styles.padding, base_background,
+                    background, lambda _: Strip([], 0), None, None, opacity, ansi_theme,
+                    native_ansi))  # blank row
+                if len(sides) == 3 and sides[0].text and sides[2].text:
+                    self._sides = (sides[0], sides[2], sides[1].style or Style())
+        sides = self._sides
+        inner = content_size.width
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         end = len(self.rows)
@@ -614,9 +628,20 @@ class DiffView(ScrollView, can_focus=True):
             key = (index if index < end else -1, scroll_x, width)  # (-1: a blank row)
             strip = None if index == end and self.partial else self._framed.get(key)
             if strip is None:
-                strip = self._styles_cache.render_line(
-                    styles, y, size, content_size, styles.padding, base_background,
-                    background, self.render_line, None, None, opacity, ansi_theme, native_ansi)
+                if sides is None:
+                    strip = self._styles_cache.render_line(
+                        styles, y, size, content_size, styles.padding, base_background,
+                        background, self.render_line, None, None, opacity, ansi_theme,
+                        native_ansi)
+                else:
+                    row = self.render_line(y - top)
+                    if row.cell_length > inner:
+                        row = row.crop(0, inner)
+                    segments = [sides[0], *row]
+                    if row.cell_length < inner:
+                        segments.append(Segment(" " * (inner - row.cell_length), sides[2]))
+                    segments.append(sides[1])
+                    strip = Strip(segments, size.width)
                 for line_filter in filters:
                     strip = strip.apply_filter(line_filter, background)
                 if not (index == end and self.partial):
