@@ -644,6 +644,8 @@ class TurnRun:
         if self.cancel_reason is not None and applied.changed:
             r.notes.append(f"{self.cancel_reason.message} while the files were being written; "
                            "a write is never cut short, so the turn was applied whole")
+        if self.s.recorder is not None:  # the request log is written meanwhile (its thread)
+            self.s.recorder.flush(r.turn_id)
         yield Applied(applied.turn_id, tuple(applied.changed), tuple(r.notes))
 
     def stopping(self) -> bool:
