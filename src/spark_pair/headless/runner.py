@@ -197,6 +197,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
                                 prewarm=opts.prewarm, watch=False, **ahead) as rt:
             if opts.leave is not None:  # the command exits after this turn: nothing to keep
                 rt.session.remember = False
+                _collect_from_here()
             report = _Reporter(opts, out, jl, diag, root, rt.settings, t0)
             reports.append(report)
             start_lines(rt, opts, files, jl, diag)
@@ -211,6 +212,14 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
     code = reports[0].code
     assert code is not None
     return code
+
+
+def _collect_from_here() -> None:
+    """Collect garbage from here on, leaving out what start-up made (it stays for the run)."""
+    import gc
+
+    gc.freeze()
+    gc.enable()
 
 
 def start_lines(rt: Runtime, opts: RunOptions, files: list[str], jl: JsonLines | None,
