@@ -279,8 +279,8 @@ async def app_run(sim: SimProcess, root: Path, probe: bool) -> dict[str, Any]:
         client = main.driver.client
         stream = client.stream
 
-        async def timed_stream(request: Any) -> Any:
-            async for event in stream(request):
+        async def timed_stream(request: Any, **options: Any) -> Any:
+            async for event in stream(request, **options):
                 if isinstance(event, pe.TextDelta):
                     state["last_token"] = time.perf_counter()
                     state["tokens"] += 1
