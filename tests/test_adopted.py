@@ -199,3 +199,24 @@ def test_paced_reads_take_everything_that_arrived_in_one_read_per_period(
 
     assert asyncio.run(scenario()) == [(b"first", True), (b"abc", True), (b"big", True),
                                        (b"", True)]
+
+
+@pytest.mark.parametrize("fragmented", [False, True])
+def test_a_text_message_that_is_not_utf8_fails_the_connection(fragmented: bool) -> None:
+    good = server_frame(0x1, json.dumps({"type": "x"}).encode())
+    bad = b'{"type": "\xff"}'
+    wire = good + (server_frame(0x1, bad[:5], fin=False) + server_frame(0x0, bad[5:])
+                   if fragmented else server_frame(0x1, bad))
+    ws = AdoptedWs(pipe_of([wire], end=False))
+
+    async def read_all() -> list[list[str]]:
+        batches = []
+        with pytest.raises(Closed):
+            while True:
+                batches.append(await ws.recv_batch())
+        return batches
+
+    assert asyncio.run(read_all()) == [['{"type": "x"}']]  # what came before it is read
+    assert ws.close_code == 1007
+    assert [unmask(w) for w in ws.pipe.transport.sent] == [  # type: ignore[union-attr]
+        (0x8, (1007).to_bytes(2, "big"))]

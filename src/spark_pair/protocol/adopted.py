@@ -386,7 +386,7 @@ class AdoptedWs:
             if size == 126:
                 if n - at < 2:
                     break
-                size, at = int.from_bytes(buf[at:at + 2], "big"), at + 2
+                size, at = buf[at] << 8 | buf[at + 1], at + 2
             elif size == 127:
                 if n - at < 8:
                     break
@@ -396,8 +396,15 @@ class AdoptedWs:
                 break
             if n - at < size:
                 break
-            payload = bytes(buf[at:at + size])
             pos = at + size
+            if b0 == 0x81 and not self.parts:  # a whole text message in one frame: the usual
+                try:
+                    out.append(buf[at:pos].decode("utf-8"))
+                except UnicodeDecodeError:
+                    self._fail(1007)
+                    break
+                continue
+            payload = bytes(buf[at:pos])
             opcode = b0 & 0x0F
             if opcode in (0x0, 0x1, 0x2):
                 self.parts.append(payload)
