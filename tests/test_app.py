@@ -13,12 +13,15 @@ from typing import Any
 from textual import events
 
 from spark_pair.headless.demo_project import FILES, PROMPT
+from spark_pair.session_events import TurnFinished
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.app import SparkPairApp
 from spark_pair.ui.driver import Driver
 from spark_pair.ui.review_state import Item, Kind, Mark
 from spark_pair.ui.screens.confirm import ConfirmScreen
 from spark_pair.ui.screens.main import Launch
+from spark_pair.ui.widgets.diff_view import DiffView
+from spark_pair.ui.widgets.diff_view import Kind as DiffKind
 from spark_pair.ui.widgets.header import AppHeader
 from spark_pair.ui.widgets.meter import Meter
 from spark_pair.ui.widgets.prompt import Prompt
@@ -388,3 +391,52 @@ async def test_an_ai_comment_saved_during_a_turn_waits_for_it(repo: Path,
             await pilot.press("R")
         await until(pilot, lambda: "add a header line" in app.main.last_prompt, "its turn")
         await until(pilot, lambda: turn_over(app), "the end of its turn")
+
+
+def view_rows(app: SparkPairApp) -> list[tuple[DiffKind, str]]:
+    return [(row.kind, row.text) for row in app.main.query_one(DiffView).rows]
+
+
+async def test_a_reply_s_last_line_without_a_newline_is_shown(repo: Path,
+                                                               sim: SimProcess) -> None:
+    # prose only, and its last line never ends: the turn fails (no diff) but says it all
+    sim.configure(tps=400, replies=[{"match": "tell me", "text": (
+        "I looked at inventory.py.\n\nThere is nothing to change there")}])
+    frames: list[Driver.Frame] = []
+    app = make_app(repo, sim, prompt="tell me about it")
+    async with app.run_test(size=(80, 24), message_hook=frames.append) as pilot:
+        await until(pilot, lambda: any(isinstance(f, Driver.Frame) and f.events and
+                                       isinstance(f.events[-1], TurnFinished) for f in frames),
+                    "the turn's last frame")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        await pilot.pause()
+        assert view_rows(app) == [(DiffKind.PROSE, "I looked at inventory.py."),
+                                  (DiffKind.PROSE, ""),
+                                  (DiffKind.PROSE, "There is nothing to change there")]
+        assert app.main.query_one(DiffView).partial == ""
+        assert "There is nothing to change there" in screen_text(app)
+
+
+async def test_a_diff_ending_without_a_newline_is_shown_once_and_written(
+        repo: Path, sim: SimProcess) -> None:
+    reply = ("Marking the discount done.\n--- a/TODO.txt\n+++ b/TODO.txt\n@@ -1,2 +1,2 @@\n"
+             " - validate the input lines\n-- add a discount to the order total\n"
+             "+- add a discount to the order total (done)\n\\ No newline at end of file")
+    sim.configure(tps=400, replies=[{"match": "mark it", "text": reply}])
+    app = make_app(repo, sim, prompt="mark it done")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: review(app).review.entries, "the proposal")
+        await until(pilot, lambda: not app.main.streaming, "the reply's end")
+        await pilot.pause()
+        rows = view_rows(app)
+        assert rows[0] == (DiffKind.PROSE, "Marking the discount done.")
+        assert [kind for kind, _ in rows[1:]] == [
+            DiffKind.FILE, DiffKind.HUNK, DiffKind.CONTEXT, DiffKind.REMOVED, DiffKind.ADDED,
+            *[DiffKind.CONTEXT] * (len(rows) - 6)]  # the `\` line, if shown, once
+        assert rows[5][1] == "+- add a discount to the order total (done)"
+        assert not any(kind is DiffKind.PROSE for kind, _ in rows[1:])
+        assert app.main.query_one(DiffView).partial == ""
+        await pilot.press("A")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    assert (repo / "TODO.txt").read_text() == ("- validate the input lines\n"
+                                              "- add a discount to the order total (done)")

@@ -25,7 +25,7 @@ from textual.timer import Timer
 from ...edits.ops import Create, Delete, Modify, Rename
 from ...edits.parser import FileFinished, FileStarted, HunkStarted, LineAdded
 from ...edits.paths import shown, shown_text
-from ...protocol.events import Rewound, TextDelta
+from ...protocol.events import Completed, Failed, Rewound, TextDelta
 from ...session_events import OperationProposed, Refused, Stale
 from ..word_marks import WordMarks
 
@@ -215,6 +215,7 @@ class DiffView(ScrollView, can_focus=True):
         self._open = -1  # the op whose lines are arriving (-1: none)
         self._blank = False
         self._in_diff = False  # the text is inside a diff block (not prose)
+        self._ended = False  # the reply's text is all in (its last line taken)
         self.file_rows: dict[int, int] = {}
         self.hunk_rows: dict[tuple[int, int], int] = {}
         self.marks: dict[tuple[int, int], HunkMark] = {}
@@ -245,8 +246,8 @@ class DiffView(ScrollView, can_focus=True):
         before = len(self.rows)
         for event in events:
             self._event(event)
-        if partial_line is not None:
-            self.partial = partial_line
+        if partial_line is not None:  # once the reply ended, only a diff line is still due
+            self.partial = "" if self._ended and not self._in_diff else partial_line
         height = len(self.rows) + (1 if self.partial else 0)
         size = Size(self._width, height)
         if size != self.virtual_size:
@@ -331,6 +332,8 @@ class DiffView(ScrollView, can_focus=True):
                 self._add(Row(Kind.NOTE, content_text(f"refused {op.summary()}: {reason}")))
             case Stale(path=path):
                 self._add(Row(Kind.NOTE, f"stale: {shown(path)} changed on disk"))
+            case Completed() | Failed():
+                self._end_text()
             case Rewound(keep=keep):
                 # a retry answered differently: the session sends the diff's events again from
                 # the start; the kept text's prose is shown again up to where the diff began
@@ -364,6 +367,14 @@ class DiffView(ScrollView, can_focus=True):
         for line in lines:
             show = show and not (intro_only and self._in_diff)  # replayed: only the intro
             self._text_line(line.removesuffix("\r"), show)
+
+    def _end_text(self) -> None:
+        """The reply ended: its last line, even without a newline, is a line (a diff line among
+        it comes from the parser, as every diff line does)."""
+        self._ended = True
+        last, self._text = "".join(self._text), []
+        if last:
+            self._text_line(last.removesuffix("\r"))
 
     def _text_line(self, line: str, show: bool = True) -> None:
         """Prose rows: text lines outside the diff. Told from the text alone (the diff's own
