@@ -115,7 +115,7 @@ def long_edit(lines: int) -> tuple[str, str, str]:
 def test_a_long_reply_is_whole_timed_at_the_server_pace_and_a_delta_per_message(
         sim: SimProcess, repo: Path, home: Path, transport: str) -> None:
     # long enough that the reader reads at most once per period after its first messages
-    from spark_pair.protocol.adopted import UNPACED_MESSAGES, UNPACED_S
+    from spark_pair.protocol.adopted import UNPACED_MESSAGES
 
     old, new, diff = long_edit(280)
     (repo / "big.py").write_text(old)
@@ -130,7 +130,7 @@ def test_a_long_reply_is_whole_timed_at_the_server_pace_and_a_delta_per_message(
     assert (repo / "big.py").read_text() == new
     metrics = next(ln for ln in lines if ln["type"] == "metrics")
     tokens = next(ln for ln in lines if ln["type"] == "usage")["output_tokens"]
-    assert tokens > 4 * UNPACED_MESSAGES and tokens / tps > 2 * UNPACED_S
+    assert tokens > 4 * UNPACED_MESSAGES
     assert metrics["ttft_ms"] >= 100
     assert abs(metrics["tokens_per_s"] - tps) / tps < 0.05, metrics
     # --deltas: a line per server message (one token each), also once the reads are paced

@@ -23,13 +23,13 @@ from .sse import iter_sse_batches
 
 MAX_HEAD = 64 * 1024
 READ_SIZE = 256 * 1024  # the reused read buffer (a fresh bytes object per read costs ~20 us)
-# a reply is read as it comes for its first messages and its first half second (the first text
-# is timed exactly, a short reply ends without delay, and a read up to a period late moves the
-# rate of a longer one by 2 % at most); after that at most once per READ_PERIOD_S, so what
-# arrives in between is read in one wake-up (at 1,200 tok/s a wake-up per token costs more
-# than the token)
+# a reply is read as it comes for its first messages (the first text is timed exactly, a short
+# reply ends without delay); after that at most once per period, so what arrives in between is
+# read in one wake-up (at 1,200 tok/s a wake-up per token costs more than the token). The
+# period is READ_PERIOD_S at most and PACE_SHARE of the reply's time so far, so a read held a
+# period back moves the reply's rate by 2 % at most however fast it is.
 UNPACED_MESSAGES = 200
-UNPACED_S = 0.5
+PACE_SHARE = 0.02
 READ_PERIOD_S = 0.010
 
 
@@ -117,16 +117,20 @@ class Pipe(asyncio.BufferedProtocol):
         return data
 
     def counted(self, messages: int) -> None:
-        """`messages` more were read: the reads are paced once the reply is past its first
-        UNPACED_MESSAGES messages and UNPACED_S."""
-        if self.period or not messages:
+        """`messages` more were read: past the first UNPACED_MESSAGES the reads are paced, the
+        period growing with the reply's time (PACE_SHARE of it, READ_PERIOD_S at most)."""
+        if self.period >= READ_PERIOD_S or not messages or self.sock is None:
             return
         now = asyncio.get_running_loop().time()
         if self._unpaced == UNPACED_MESSAGES:
             self._first = now
         self._unpaced -= messages
-        if self._unpaced <= 0 and now - self._first >= UNPACED_S:
-            self.pace(READ_PERIOD_S)
+        if self._unpaced <= 0:
+            period = min(READ_PERIOD_S, PACE_SHARE * (now - self._first))
+            if self.period:
+                self.period = period
+            elif period > 0:
+                self.pace(period)
 
     def pace(self, period_s: float) -> None:
         """From now on read at most once per `period_s`, straight from the socket: the kernel
