@@ -59,12 +59,16 @@ async def test_c_rejects_with_a_reason_that_the_next_request_carries(
     assert "applied as you proposed: inventory.py hunk 2" in sent
 
 
-async def test_e_lands_exactly_the_line_the_editor_changed(repo: Path, demo_sim: SimProcess,
-                                                           tmp_path: Path, monkeypatch) -> None:
+def hand_editor(tmp_path: Path, monkeypatch) -> None:
+    """$VISUAL: an editor that appends '  # checked by hand' to the hunk's last line."""
     editor = script(tmp_path, "edit.py", "p = sys.argv[1]\nlines = open(p).read().split('\\n')\n"
                     "lines[-2] = lines[-2] + '  # checked by hand'\n"
                     "open(p, 'w').write('\\n'.join(lines))\n")
     monkeypatch.setenv("VISUAL", str(editor))
+
+async def test_e_lands_exactly_the_line_the_editor_changed(repo: Path, demo_sim: SimProcess,
+                                                           tmp_path: Path, monkeypatch) -> None:
+    hand_editor(tmp_path, monkeypatch)
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
@@ -87,10 +91,7 @@ async def test_e_lands_exactly_the_line_the_editor_changed(repo: Path, demo_sim:
 
 async def test_a_file_changed_after_e_says_the_edit_was_dropped(
         repo: Path, demo_sim: SimProcess, tmp_path: Path, monkeypatch) -> None:
-    editor = script(tmp_path, "edit.py", "p = sys.argv[1]\nlines = open(p).read().split('\\n')\n"
-                    "lines[-2] = lines[-2] + '  # checked by hand'\n"
-                    "open(p, 'w').write('\\n'.join(lines))\n")
-    monkeypatch.setenv("VISUAL", str(editor))
+    hand_editor(tmp_path, monkeypatch)
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
