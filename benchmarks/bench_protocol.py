@@ -22,6 +22,7 @@ import websockets
 from spark_pair.protocol.chat import stream_chat
 from spark_pair.protocol.client import ClientOptions, ModelClient
 from spark_pair.protocol.events import Completed, Message, TextDelta, TurnRequest
+from spark_pair.protocol.http_common import post_sse
 from spark_pair.protocol.responses_sse import handle_event, stream_responses
 from spark_pair.protocol.responses_ws import BETA_HEADER, ws_url
 from spark_pair.sim.process import SimProcess
@@ -86,12 +87,15 @@ async def parse_only(base: str, transport: str, tokens: int) -> float:
                               stream=ByteStream(chunks))
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
-        fn = stream_chat if transport == "chat" else stream_responses
+        url = "http://replay" + path
         t0 = time.perf_counter()
+        source = post_sse(http, url, body, api_key=None, model=MODEL, read_timeout_s=10)
+        items = (stream_chat(source, url, body, api_key=None, model=MODEL)
+                 if transport == "chat" else
+                 stream_responses(source, url, api_key=None, model=MODEL))
         n = 0
-        async for kind, _ in fn(http, "http://replay" + path, body, api_key=None, model=MODEL,
-                                read_timeout_s=10):
-            n += kind == "delta"
+        async for kind, value in items:
+            n += len(value) if kind == "deltas" else 0
         return n / (time.perf_counter() - t0)
 
 

@@ -43,7 +43,8 @@ class InstantClient:
     def __init__(self, chunks: list[str]) -> None:
         self.chunks = chunks
 
-    async def stream(self, request: pe.TurnRequest) -> AsyncIterator[object]:
+    async def stream(self, request: pe.TurnRequest, *, gather: bool = False
+                     ) -> AsyncIterator[object]:
         yield pe.Started("req_bench", "ws", "m", "ws://127.0.0.1:1/v1/responses")
         sleep = asyncio.sleep
         for chunk in self.chunks:
