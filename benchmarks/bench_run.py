@@ -14,7 +14,11 @@ sampled in every run (4 x --runs per transport). Per transport:
   edit, <= 15 ms for a one-hunk edit);
 - CPU: user + sys of the process (from wait4, outside the process) per 1,000 output tokens,
   for the ~4,000-token edit at each rate (target <= 25 ms); `marginal` is the CPU above a
-  one-hunk run's, per 1,000 extra tokens (the per-token path without start-up).
+  one-hunk run's, per 1,000 extra tokens (the per-token path without start-up);
+- floor: what this machine charges a Python process that runs none of spark-pair's code:
+  the bare interpreter, plus asyncio (loaded without ssl, as run loads it), plus sleeping
+  through the reply woken once per read period (protocol.adopted.READ_PERIOD_S), as the
+  paced reads are. The CPU target has to fit above it.
 
 The machine may be shared: every figure is min / median / max over the runs.
 """
@@ -30,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from spark_pair.protocol.adopted import READ_PERIOD_S
 from spark_pair.sim.process import SimProcess
 
 TTFT_MS = 100.0
@@ -107,6 +112,44 @@ def one_run(sim: SimProcess, repo: Path, home: Path, transport: str, prompt: str
             "tokens": entry["output_tokens"]}
 
 
+FLOOR_CODE = """
+import sys
+sys.modules["ssl"] = None
+import asyncio
+async def wake(n, period):
+    for _ in range(n):
+        await asyncio.sleep(period)
+asyncio.run(wake(int(sys.argv[1]), float(sys.argv[2])))
+"""
+
+
+def process_cpu_ms(args: list[str]) -> float:
+    """user + sys of a child process (from wait4), in ms."""
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{args[:2]} failed")
+    return (usage.ru_utime + usage.ru_stime) * 1000
+
+
+def floor_lines(runs: int, tokens: float, rates: list[float]) -> list[str]:
+    """The platform's floor: interpreter, + asyncio, + woken per read period for the reply."""
+    bare = [process_cpu_ms([sys.executable, "-c", "pass"]) for _ in range(runs)]
+    loop = [process_cpu_ms([sys.executable, "-c", FLOOR_CODE, "0", "0"]) for _ in range(runs)]
+    out = [f"floor (no spark-pair code): interpreter {spread(bare)}; with asyncio "
+           f"{spread(loop)}"]
+    for tps in rates:
+        reply_s = TTFT_MS / 1000 + tokens / tps
+        wakes = round(reply_s / READ_PERIOD_S)
+        woken = [process_cpu_ms([sys.executable, "-c", FLOOR_CODE, str(wakes),
+                                 str(READ_PERIOD_S)]) for _ in range(runs)]
+        per_k = [w / tokens * 1000 for w in woken]
+        out.append(f"  asyncio woken every {READ_PERIOD_S * 1000:g} ms through a {tokens:.0f}-"
+                   f"token reply at {tps:5.0f} tok/s ({reply_s:.2f} s): {spread(woken)} = "
+                   f"{statistics.median(per_k):.1f} ms per 1,000 tokens")
+    return out
+
+
 def spread(values: list[float], unit: str = "ms") -> str:
     return (f"{min(values):6.1f} / {statistics.median(values):6.1f} / {max(values):6.1f} {unit}")
 
@@ -126,6 +169,7 @@ def main() -> None:
         print(f"replies: {hunks} hunks ({len(big)} chars) and 1 hunk ({len(small)} chars); "
               f"TTFT {TTFT_MS:g} ms; {args.runs} runs per rate and size; min / median / max; "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        tokens = 0.0
         for transport in args.transport:
             starts: list[float] = []
             tails: dict[str, list[float]] = {"big": [], "small": []}
@@ -141,6 +185,7 @@ def main() -> None:
                     starts += [r["start_ms"] for r in rs]
                     tails[size] += [r["tail_ms"] for r in rs]
                 per_k = [r["cpu_ms"] / r["tokens"] * 1000 for r in runs["big"]]
+                tokens = statistics.median(r["tokens"] for r in runs["big"])
                 extra = (statistics.median(r["tokens"] for r in runs["big"])
                          - statistics.median(r["tokens"] for r in runs["small"]))
                 marginal = ((statistics.median(r["cpu_ms"] for r in runs["big"])
@@ -158,6 +203,8 @@ def main() -> None:
             print(f"  tail, 1 hunk:              {spread(tails['small'])}  (target <= 15 ms)")
             for line in lines:
                 print(line)
+        for line in floor_lines(args.runs, tokens, args.tps):
+            print(line)
 
 
 if __name__ == "__main__":
