@@ -18,7 +18,8 @@ sampled in every run (4 x --runs per transport). Per transport:
 - floor: what this machine charges a Python process that runs none of spark-pair's code:
   the bare interpreter, plus asyncio (loaded without ssl, as run loads it), plus sleeping
   through the reply woken once per read period (protocol.adopted.READ_PERIOD_S), as the
-  paced reads are. The CPU target has to fit above it.
+  paced reads are (and, for comparison, woken by time.sleep with no event loop). The CPU
+  target has to fit above it.
 
 The machine may be shared: every figure is min / median / max over the runs.
 """
@@ -121,6 +122,11 @@ async def wake(n, period):
         await asyncio.sleep(period)
 asyncio.run(wake(int(sys.argv[1]), float(sys.argv[2])))
 """
+SLEEP_CODE = """
+import sys, time
+for _ in range(int(sys.argv[1])):
+    time.sleep(float(sys.argv[2]))
+"""
 
 
 def process_cpu_ms(args: list[str]) -> float:
@@ -143,10 +149,12 @@ def floor_lines(runs: int, tokens: float, rates: list[float]) -> list[str]:
         wakes = round(reply_s / READ_PERIOD_S)
         woken = [process_cpu_ms([sys.executable, "-c", FLOOR_CODE, str(wakes),
                                  str(READ_PERIOD_S)]) for _ in range(runs)]
-        per_k = [w / tokens * 1000 for w in woken]
-        out.append(f"  asyncio woken every {READ_PERIOD_S * 1000:g} ms through a {tokens:.0f}-"
-                   f"token reply at {tps:5.0f} tok/s ({reply_s:.2f} s): {spread(woken)} = "
-                   f"{statistics.median(per_k):.1f} ms per 1,000 tokens")
+        slept = [process_cpu_ms([sys.executable, "-c", SLEEP_CODE, str(wakes),
+                                 str(READ_PERIOD_S)]) for _ in range(runs)]
+        out.append(f"  woken every {READ_PERIOD_S * 1000:g} ms through a {tokens:.0f}-token reply "
+                   f"at {tps:5.0f} tok/s ({reply_s:.2f} s): asyncio {spread(woken)} = "
+                   f"{statistics.median(woken) / tokens * 1000:.1f} ms per 1,000 tokens; "
+                   f"no event loop (time.sleep) {statistics.median(slept) / tokens * 1000:.1f}")
     return out
 
 
