@@ -20,7 +20,7 @@ from spark_pair.ui.driver import Driver
 from spark_pair.ui.review_state import Item, Kind, Mark
 from spark_pair.ui.screens.confirm import ConfirmScreen
 from spark_pair.ui.screens.main import Launch
-from spark_pair.ui.widgets.diff_view import DiffView
+from spark_pair.ui.widgets.diff_view import DiffView, content_text
 from spark_pair.ui.widgets.diff_view import Kind as DiffKind
 from spark_pair.ui.widgets.header import AppHeader
 from spark_pair.ui.widgets.meter import Meter
@@ -114,6 +114,34 @@ async def test_hunks_appear_while_the_turn_streams(repo: Path, demo_sim: SimProc
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     for rel, text in FILES.items():
         assert (repo / rel).read_text() == text  # all rejected: nothing written
+
+
+async def test_the_followed_diff_keeps_its_last_rows_in_view_as_the_review_pane_grows(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """The review pane appears with the first operation and grows with each one after, taking
+    rows from the live diff: every frame painted after such a layout shows the diff's last
+    row while the diff follows the reply."""
+    demo_sim.configure(tps=1500)
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        diff = app.main.query_one(DiffView)
+        seen: list[tuple[int, str, str]] = []  # (diff height, last row in view, last row)
+
+        def laid_out(_: object) -> None:
+            if diff.following and diff.rows and diff.virtual_size.height > diff.size.height:
+                rows = diff.scrollable_content_region.height
+                last = content_text(diff.partial) if diff.partial else diff.rows[-1].text
+                seen.append((diff.size.height, diff.render_line(rows - 1).text.rstrip(),
+                             last.rstrip()))
+
+        app.main.screen_layout_refresh_signal.subscribe(diff, laid_out, immediate=True)
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await until(pilot, lambda: turn_over(app) or not app.main.streaming, "the reply's end")
+        await pilot.pause(0.2)
+        assert len({height for height, _, _ in seen}) >= 3  # the pane took rows more than once
+        assert [s for s in seen if s[1] != s[2]] == []
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
 
 
 async def test_a_then_R_writes_exactly_the_first_hunk(repo: Path, demo_sim: SimProcess) -> None:

@@ -449,3 +449,39 @@ async def test_the_framed_rows_are_textuals_own_and_kept_while_the_tail_scrolls(
         await pilot.pause()
         red, textuals = both(view)
         assert red == textuals and red[1] != ours[1]  # framed again in the new colour
+
+
+async def test_a_pane_taking_rows_keeps_the_followed_tail_in_view_and_a_scrolled_view_put() -> None:
+    """A pane below the diff appears and grows (the review pane does so as operations arrive):
+    the frame that layout paints still shows the diff's last row (Textual's layout followed the
+    tail with the height the view had before, so the last rows were painted out of view until
+    a later layout). A view the person scrolled up keeps its rows."""
+    app = DiffApp()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.view
+        for events, partial in frames(long_diff(), random.Random(7))[0]:
+            view.feed(events, partial)
+        view.feed([TextDelta("Done.\n")])
+        await pilot.pause()
+        painted: list[list[str]] = []  # the rows in view when each layout is painted
+
+        def laid_out(_: object) -> None:
+            painted.append([view.render_line(y).text.rstrip()
+                            for y in range(view.scrollable_content_region.height)])
+
+        app.screen.screen_layout_refresh_signal.subscribe(view, laid_out, immediate=True)
+        for height in (SIZE[1] - 4, SIZE[1] - 7, SIZE[1] - 9):  # the pane appears, then grows
+            painted.clear()
+            view.styles.height = height
+            await pilot.pause()
+            assert view.size.height == height and painted
+            assert all(rows[-1] == "Done." for rows in painted), painted
+        view.focus()
+        await pilot.press("up", "up", "up")
+        await pilot.pause()
+        held, shown = view.scroll_y, screen_lines(view)[0]
+        assert held == view.max_scroll_y - 3
+        view.styles.height = SIZE[1] - 12
+        await pilot.pause()
+        assert view.scroll_y == held and screen_lines(view)[0] == shown  # left where it was
+        assert not view.following

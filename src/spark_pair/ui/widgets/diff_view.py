@@ -234,6 +234,19 @@ class DiffView(ScrollView, can_focus=True):
     def on_unmount(self) -> None:
         self._marks.close()
 
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
+                      layout: bool = True) -> bool:
+        """A new height from a layout (the review pane appearing or growing takes rows from
+        the diff). Textual's layout follows the tail with the height the view had before, so
+        the last rows would be painted out of view until a later layout: a view that follows
+        the tail keeps it in view now. A view the person scrolled stays where it is."""
+        resized = super()._size_updated(size, virtual_size, container_size, layout)
+        if self.following and self.scroll_y != self.max_scroll_y:
+            end = self.max_scroll_y
+            self.set_reactive(DiffView.scroll_target_y, end)
+            self.scroll_y = end  # (tells the scrollbar, repaints the rows)
+        return resized
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._styles.clear()
