@@ -31,8 +31,9 @@ WAIT_S = 20.0
 
 
 def make_app(root: Path, sim: SimProcess, *, prompt: str = PROMPT, transport: str = "auto",
+             files: tuple[str, ...] = ("inventory.py", "test_inventory.py"),
              **overrides: str) -> SparkPairApp:
-    launch = Launch(root=root, prompt=prompt, files=["inventory.py", "test_inventory.py"],
+    launch = Launch(root=root, prompt=prompt, files=list(files),
                     overrides={"model.base_url": sim.base_url,
                                "model.name": "gpt-5.3-codex-spark",
                                "session.transport": transport, **overrides},

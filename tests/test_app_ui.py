@@ -6,11 +6,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from test_app import all_proposed, make_app, notice, screen_text, turn_over, until
+from test_app import (
+    all_proposed,
+    entries_of,
+    go_to,
+    make_app,
+    notice,
+    screen_text,
+    turn_over,
+    until,
+)
 
 from spark_pair.headless.demo_project import FILES
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.driver import Driver
+from spark_pair.ui.review_state import Kind
+from spark_pair.ui.screens.confirm import ConfirmScreen
 from spark_pair.ui.screens.help import HelpScreen
 from spark_pair.ui.screens.main import MainScreen
 from spark_pair.ui.widgets.files import FilesPane
@@ -96,6 +107,45 @@ async def test_files_pane_toggles_the_context(repo: Path, demo_sim: SimProcess) 
         (repo / "stock.csv").write_text("pen, 2.00, 1\n")
         await until(pilot, lambda: "stock.csv" in files.changed, "the watcher's report")
         assert str(files.get_option("stock.csv").prompt).startswith("M ")
+
+
+def listed(app: Any) -> list[str]:
+    """The files pane's rows as a person reads them."""
+    pane = app.main.query_one(FilesPane)
+    return [str(pane.get_option_at_index(i).prompt) for i in range(pane.option_count)]
+
+
+async def test_a_context_file_the_turn_deleted_leaves_the_files_pane_until_undo(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """An accepted delete of a context file: the file leaves the files pane and is no longer
+    sent; /undo brings it back to both, /redo takes it away again."""
+    app = make_app(repo, demo_sim, files=("inventory.py", "TODO.txt"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        files = app.main.query_one(FilesPane)
+        await until(pilot, lambda: "  ● TODO.txt 16" in listed(app), "TODO.txt in the context")
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await go_to(pilot, app, entries_of(app, Kind.DELETE)[0].index)
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("y", "R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert not (repo / "TODO.txt").exists()
+        await until(pilot, lambda: not any("TODO.txt" in row for row in listed(app)),
+                    "the deleted file to leave the list")
+        assert any("● inventory.py" in row for row in listed(app))
+        assert files.border_subtitle.startswith("1 in context")
+        assert app.main.sent_context() == ["inventory.py"]
+        await type_line(pilot, app, "/undo")
+        await until(pilot, lambda: "restored" in notice(app), "the undo")
+        assert (repo / "TODO.txt").read_text() == FILES["TODO.txt"]
+        await until(pilot, lambda: any("● TODO.txt 16" in row for row in listed(app)),
+                    "the restored file back in the list")
+        assert files.border_subtitle.startswith("2 in context")
+        assert app.main.sent_context() == ["inventory.py", "TODO.txt"]
+        await type_line(pilot, app, "/redo")
+        await until(pilot, lambda: "re-applied" in notice(app), "the redo")
+        await until(pilot, lambda: not any("TODO.txt" in row for row in listed(app)),
+                    "the file deleted again to leave the list")
 
 
 async def test_resizing_never_crashes_and_80_columns_fold_the_files_pane(

@@ -106,6 +106,19 @@ def test_a_created_deleted_or_retargeted_file_is_noticed(tree: Path) -> None:
     assert "N = 1" in text and "T = 1" in text and "B = 1" not in text
 
 
+def test_prepare_names_the_context_files_missing_on_disk(tree: Path) -> None:
+    """A deleted context file is named missing (an unreadable one is not: it exists), and is
+    no longer once it is back."""
+    ws = Workspace(tree, files=FileCache(tree, clock=later))
+    (tree / "blob.bin").write_bytes(b"\0binary")
+    assert ws.prepare(["a.py", "b.py", "blob.bin"]).missing == frozenset()
+    (tree / "b.py").unlink()
+    prepared = ws.prepare(["a.py", "b.py", "blob.bin"])
+    assert prepared.missing == {"b.py"} and prepared.tokens["a.py"] > 0
+    (tree / "b.py").write_text("B = 2\n")
+    assert ws.prepare(["a.py", "b.py"]).missing == frozenset()
+
+
 async def test_the_request_at_the_server_holds_the_bytes_on_disk_at_enter(
         sim: SimProcess, tree: Path) -> None:
     """Prepared, then changed (same size, same mtime) right before the turn: the simulator

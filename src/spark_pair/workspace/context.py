@@ -27,13 +27,15 @@ if TYPE_CHECKING:  # the watcher needs asyncio: loaded by the runtime, after the
     from .watcher import Watcher
 
 
-class Prepared(namedtuple("Prepared", "tokens again_in_s")):
-    """What `Workspace.prepare` found: each context file's token estimate, and when to prepare
-    again (a file changed too recently to be trusted by stat alone; None: no need)."""
+class Prepared(namedtuple("Prepared", "tokens again_in_s missing")):
+    """What `Workspace.prepare` found: each context file's token estimate, when to prepare
+    again (a file changed too recently to be trusted by stat alone; None: no need), and the
+    context files that do not exist on disk (deleted, or not created yet)."""
 
     __slots__ = ()
     tokens: dict[str, int]
     again_in_s: float | None
+    missing: frozenset[str]
 
 
 def limits_of(session: Any) -> dict[str, Any]:
@@ -89,7 +91,10 @@ class Workspace:
         """Read ahead the files a request for `files` would show (blocking: call it in a
         thread); files outside the context and what the model saw are forgotten."""
         entries = self.files.refresh(self._involved(files), keep_only=True)
-        return Prepared({rel: entries[rel].tokens for rel in files}, self.files.settle_s())
+        missing = frozenset(rel for rel in files
+                            if entries[rel].text is None and entries[rel].error is None)
+        return Prepared({rel: entries[rel].tokens for rel in files}, self.files.settle_s(),
+                        missing)
 
     def build_now(self, prompt: str, files: Sequence[str], *, followup: bool) -> tuple[
             TurnRequest, dict[str, str | None]] | None:

@@ -89,6 +89,7 @@ class MainScreen(Screen[None]):
         self.driver = Driver(launch.root, self, overrides=launch.overrides, env=launch.env,
                              prewarm=launch.prewarm)
         self.context: dict[str, int | None] = {rel: None for rel in launch.files}
+        self.missing: frozenset[str] = frozenset()  # context files gone from disk (prepare)
         self.last_prompt = ""
         self.queued: list[tuple[str, list[str]]] = []  # AI! turns waiting for the running one
         self.turn_worker: Worker[None] | None = None
@@ -164,7 +165,7 @@ class MainScreen(Screen[None]):
         self._prepare()
         if self.launch.prompt:
             prompt, self.launch.prompt = self.launch.prompt, ""
-            self.start_turn(prompt, list(self.context))
+            self.start_turn(prompt, self.sent_context())
 
     def _apply_keymap(self, keymap: dict[str, str]) -> None:
         from ..keys import unknown_ids
@@ -205,7 +206,7 @@ class MainScreen(Screen[None]):
         for comment in message.comments:
             prompt = f"Do what the AI! comment in {comment.path} line {comment.line} says" + (
                 f": {comment.text}" if comment.text else "") + " (and remove the comment)"
-            files = list(dict.fromkeys([comment.path, *self.context]))
+            files = list(dict.fromkeys([comment.path, *self.sent_context()]))
             if self.driver.running or self.turn_worker is not None:
                 self.queued.append((prompt, files))
                 self.say(f"AI! comment in {shown(comment.path)} queued: it runs after this turn")
@@ -213,6 +214,11 @@ class MainScreen(Screen[None]):
                 self.start_turn(prompt, files)
 
     # ---- turns -----------------------------------------------------------------------------
+
+    def sent_context(self) -> list[str]:
+        """The context files a request shows: one gone from disk (a turn deleted it) stays in
+        the set, unlisted and not sent, until it is back (/undo)."""
+        return [rel for rel in self.context if rel not in self.missing]
 
     def start_turn(self, prompt: str, files: Sequence[str]) -> bool:
         """Start a turn (False: it cannot start now; the notice says why)."""
@@ -396,7 +402,7 @@ class MainScreen(Screen[None]):
         if text.startswith("/"):
             prompt.value = ""
             self.run_command(text)
-        elif self.start_turn(text, list(self.context)):
+        elif self.start_turn(text, self.sent_context()):
             self._sent = value  # cleared from the prompt once the request is out
         elif self.turn_worker is None:
             prompt.value = ""
@@ -462,7 +468,9 @@ class MainScreen(Screen[None]):
         await self._undone_shown()
 
     async def _undone_shown(self) -> None:
-        """After /undo or /redo: the review's rows say whether its turn is on disk now."""
+        """After /undo or /redo: the review's rows say whether its turn is on disk now; the
+        files pane lists again a context file the undo brought back."""
+        self._prepare()
         review = self.query_one(ReviewPane)
         turn_id = review.review.turn_id
         if turn_id is not None:
@@ -582,7 +590,8 @@ class MainScreen(Screen[None]):
         for rel, n in prepared.tokens.items():
             if rel in self.context:
                 self.context[rel] = n
-        self.query_one(FilesPane).set_context(self.context)
+        self.missing = prepared.missing
+        self.query_one(FilesPane).set_context(self.context, self.missing)
         if prepared.again_in_s is not None:  # a file changed too recently to trust its stat
             self._prepare_timer = self.set_timer(prepared.again_in_s + 0.05, self._prepare)
 
@@ -709,7 +718,7 @@ class MainScreen(Screen[None]):
             except SparkPairError as exc:
                 self.show_error(exc)
                 return
-        self.start_turn(self.last_prompt, list(self.context))
+        self.start_turn(self.last_prompt, self.sent_context())
 
     @property
     def undecided(self) -> int:

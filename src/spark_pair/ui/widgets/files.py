@@ -2,7 +2,8 @@
 
 `●` marks a file in the context (sent with every prompt) with its token estimate; `M` marks a
 file changed on disk since the last turn. space or enter toggles a file in or out of the
-context.
+context. A context file gone from disk (a turn deleted it) is not listed; it is listed again
+once it is back (/undo).
 """
 
 from __future__ import annotations
@@ -51,11 +52,16 @@ class FilesPane(OptionList):
         self.context: dict[str, int | None] = {}  # path -> token estimate (None: counting)
         self.changed: set[str] = set()
         self.known: set[str] = set()  # listed once: stays, so a dropped file can come back
+        self.missing: frozenset[str] = frozenset()  # context files gone from disk: not listed
         self.border_title = "Files"
         self._listed: tuple[object, ...] | None = None  # what the list shows
 
-    def set_context(self, context: dict[str, int | None]) -> None:
+    def set_context(self, context: dict[str, int | None],
+                    missing: frozenset[str] | None = None) -> None:
+        """The context set, and (when known) which of its files are gone from disk."""
         self.context = dict(context)
+        if missing is not None:
+            self.missing = missing
         self.refresh_items()
 
     def add_changed(self, paths: set[str]) -> None:
@@ -69,17 +75,18 @@ class FilesPane(OptionList):
 
     @property
     def context_tokens(self) -> int:
-        return sum(n or 0 for n in self.context.values())
+        return sum(n or 0 for rel, n in self.context.items() if rel not in self.missing)
 
     def refresh_items(self) -> None:
         self.known |= self.context.keys() | self.changed
-        listed = (frozenset(self.known), frozenset(self.changed), tuple(self.context.items()))
+        listed = (frozenset(self.known), frozenset(self.changed), tuple(self.context.items()),
+                  self.missing)
         if listed == self._listed:
             return  # a rebuilt list lays out the whole screen again
         self._listed = listed
         keep = self.highlighted_option.id if self.highlighted_option is not None else None
         options = []
-        for path in sorted(self.known):
+        for path in sorted(self.known - self.missing):
             text = Text(no_wrap=True, overflow="ellipsis")
             text.append("M " if path in self.changed else "  ")
             text.append("● " if path in self.context else "  ")
@@ -97,7 +104,8 @@ class FilesPane(OptionList):
                 self.highlighted = self.get_option_index(keep)
             except Exception:  # noqa: BLE001 - the file left the list
                 pass
-        n = len(self.context)  # on the lower border: the title's line is too short for both
+        n = len(self.context.keys() - self.missing)
+        # on the lower border: the title's line is too short for both
         self.border_subtitle = (f"{n} in context · {tokens_label(self.context_tokens)} tok"
                                 if n else "")
 
