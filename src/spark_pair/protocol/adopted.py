@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from enum import Enum
 from typing import Any
 
@@ -196,7 +196,7 @@ async def adopt(sent: Sent, first: bytes = b"") -> Pipe:
 # ---- HTTP ------------------------------------------------------------------------------
 
 async def sse(sent: Sent, url: str, *, api_key: str | None, model: str, read_timeout_s: float
-              ) -> AsyncIterator[list[str] | None]:
+              ) -> AsyncGenerator[list[str] | None, None]:
     """`post_sse` for a request sent ahead: None once the answer's head is in, then the SSE
     data payloads of each read; a ModelError on failure (the same as the HTTP client's)."""
     if sent.timed_out is not None:  # the connect took its whole time: this attempt's timeout

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+import asyncio
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any
 
 from ..errors import ProtocolError
@@ -13,61 +15,86 @@ from .fastjson import loads
 from .metrics import estimate_tokens
 
 CUT_REASONS = ("length", "content_filter")  # finish reasons of a reply that was cut short
+# A reply is complete at its finish reason. A usage chunk that was asked for (stream_options)
+# may come after it; some servers send none and never end the stream (no [DONE], the
+# connection kept open), so it is awaited this long after the finish, then counted here.
+USAGE_GRACE_S = 0.25
 
 
-async def stream_chat(source: AsyncIterator[list[str] | None], url: str, body: dict[str, Any],
-                      *, api_key: str | None, model: str
+async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
+                      body: dict[str, Any], *, api_key: str | None, model: str
                       ) -> AsyncGenerator[tuple[str, Any], None]:
     """Read the answer to `body` from `source` (http_common.post_sse, or adopted.sse for a
     request sent ahead): yield ("deltas", [str, ...]), ("cut", IncompleteReply) when the
     output limit or a content filter ended the reply, ("usage", Usage), ("done", response_id).
-    A stream that ends without a finish reason or [DONE] is a StreamDropped. A delta per server
+    The reply ends at its finish reason (with the usage, or USAGE_GRACE_S later without it)
+    or at [DONE]; a stream that ends before either is a StreamDropped. A delta per server
     message (`--json --deltas` shows each); the deltas of one read come together, in order."""
+    wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
     response_id = None
     usage = None
     cut = None
     chars = 0
-    finished = ended = False
-    async for batch in source:
-        if batch is None:  # the server took the request: ("open", url) first
-            yield "open", url
-            continue
-        texts: list[str] = []  # the deltas of this read so far
-        for data in batch:
-            if data == "[DONE]":
-                finished = ended = True
+    finished = False
+    grace_end = 0.0  # loop time: the end of the wait for the usage after the finish
+    async with aclosing(source):
+        while True:
+            if finished and (usage is not None or not wants_usage):
                 break
             try:
-                chunk = loads(data)
-            except ValueError:
-                if texts:
-                    yield "deltas", texts
-                raise ProtocolError(f"{url} sent a stream chunk that is not JSON: {data[:200]}",
-                                    url=url, body=data) from None
-            if "error" in chunk and isinstance(chunk["error"], dict):
-                if texts:
-                    yield "deltas", texts
-                raise errors_map.error_from_event(chunk["error"], url, model=model,
-                                                  api_key=api_key)
-            response_id = response_id or chunk.get("id")
-            for choice in chunk.get("choices") or ():
-                text = (choice.get("delta") or {}).get("content")
-                if text:
-                    chars += len(text)
-                    texts.append(text)
-                reason = choice.get("finish_reason")
-                if reason:
-                    if reason in CUT_REASONS:
-                        cut = errors_map.incomplete(url, reason, body.get("max_tokens"))
-                    finished = True
-            u = chunk.get("usage")
-            if u:
-                usage = Usage(int(u.get("prompt_tokens") or 0),
-                              int(u.get("completion_tokens") or 0))
-        if texts:
-            yield "deltas", texts
-        if ended:
-            break
+                if finished:
+                    async with asyncio.timeout_at(grace_end):
+                        batch = await anext(source)
+                else:
+                    batch = await anext(source)
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                if not finished:
+                    raise
+                break  # no usage came: counted here
+            if batch is None:  # the server took the request: ("open", url) first
+                yield "open", url
+                continue
+            texts: list[str] = []  # the deltas of this read so far
+            ended = False
+            for data in batch:
+                if data == "[DONE]":
+                    finished = ended = True
+                    break
+                try:
+                    chunk = loads(data)
+                except ValueError:
+                    if texts:
+                        yield "deltas", texts
+                    raise ProtocolError(f"{url} sent a stream chunk that is not JSON: "
+                                        f"{data[:200]}", url=url, body=data) from None
+                if "error" in chunk and isinstance(chunk["error"], dict):
+                    if texts:
+                        yield "deltas", texts
+                    raise errors_map.error_from_event(chunk["error"], url, model=model,
+                                                      api_key=api_key)
+                response_id = response_id or chunk.get("id")
+                for choice in chunk.get("choices") or ():
+                    text = (choice.get("delta") or {}).get("content")
+                    if text:
+                        chars += len(text)
+                        texts.append(text)
+                    reason = choice.get("finish_reason")
+                    if reason:
+                        if reason in CUT_REASONS:
+                            cut = errors_map.incomplete(url, reason, body.get("max_tokens"))
+                        if not finished:
+                            finished = True
+                            grace_end = asyncio.get_running_loop().time() + USAGE_GRACE_S
+                u = chunk.get("usage")
+                if u:
+                    usage = Usage(int(u.get("prompt_tokens") or 0),
+                                  int(u.get("completion_tokens") or 0))
+            if texts:
+                yield "deltas", texts
+            if ended:
+                break
     if not finished:
         raise errors_map.dropped(url, "the stream ended before the reply finished")
     if usage is None:

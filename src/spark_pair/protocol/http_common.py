@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError
@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # httpx loads with the first HTTP client (never on the WS pat
 
 async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                    api_key: str | None, model: str, read_timeout_s: float
-                   ) -> AsyncIterator[list[str] | None]:
+                   ) -> AsyncGenerator[list[str] | None, None]:
     """POST `body` as JSON and yield None once the server has taken the request (its answer's
     headers are in), then the SSE data payloads of each network read (a batch); raise a
     ModelError on failure.

@@ -14,10 +14,14 @@ KINDS = {
     "html": {"status": 200},
     "ws_refuse": {},
     "concurrency_limit": {"max_concurrent": 1},
+    # the stream's end is never marked: no `data: [DONE]` (chat) and no end of the body; the
+    # connection stays open `seconds` after the last event (some servers and gateways do this)
+    "no_done": {"seconds": 3600},
 }
 TRANSPORTS = {None, "ws", "http", "chat", "responses", "models"}
 # Kinds that fire on the WS handshake; the others fire on a request (HTTP or WS response.create).
 HANDSHAKE_KINDS = {"ws_refuse", "html"}
+HTTP_KINDS = {"no_done"}  # kinds of an HTTP stream only (a WS response.create skips them)
 # name -> (lowest, highest, whole numbers only); `status` depends on the kind
 LIMITS: dict[str, tuple[float, float, bool]] = {
     "retry_after": (0, 86400, False),
@@ -131,6 +135,8 @@ class FaultBook:
             if transport == "ws" and (fault.kind in HANDSHAKE_KINDS) != handshake:
                 continue
             if transport != "ws" and fault.kind == "ws_refuse":
+                continue
+            if transport == "ws" and fault.kind in HTTP_KINDS:
                 continue
             if fault.times > 0:
                 fault.times -= 1

@@ -188,7 +188,9 @@ async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn,
     entry["output_tokens"] = sent
     entry["last_token_time"] = time.time()
     reason = "length" if turn.truncated else "stop"
-    await resp.write(stream.finish(reason, turn.input_tokens, sent).encode())
+    held = fault is not None and fault.kind == "no_done"
+    await resp.write(stream.finish(reason, turn.input_tokens, sent, done=not held).encode())
+    await _hold_open(fault)
     await resp.write_eof()
     return resp
 
@@ -211,8 +213,16 @@ async def _stream_responses(request: web.Request, body: dict, model: str, turn: 
     entry["last_token_time"] = time.time()
     tail = stream.finish(turn.text, turn.input_tokens, sent, turn.truncated)
     await resp.write("".join(wire.sse(e) for e in tail).encode())
+    await _hold_open(fault)
     await resp.write_eof()
     return resp
+
+
+async def _hold_open(fault: Fault | None) -> None:
+    """The `no_done` fault: the body is left open after its last event (a client that leaves
+    ends the wait)."""
+    if fault is not None and fault.kind == "no_done":
+        await asyncio.sleep(float(fault.get("seconds")))
 
 
 async def _whole(request: web.Request, body: dict, api: str, model: str, turn: Turn,

@@ -58,11 +58,14 @@ class ChatStream:
         head, tail = self._delta_head, self._delta_tail
         return "".join(head + _dumps(t) + tail for t in tokens)
 
-    def finish(self, reason: str, prompt_tokens: int, completion_tokens: int) -> str:
+    def finish(self, reason: str, prompt_tokens: int, completion_tokens: int,
+               done: bool = True) -> str:
+        """The finish chunk, the usage chunk (if asked for) and `data: [DONE]` (unless not
+        `done`)."""
         out = self._chunk([{"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}])
         if self.include_usage:
             out += self._chunk([], usage=chat_usage(prompt_tokens, completion_tokens))
-        return out + "data: [DONE]\n\n"
+        return out + "data: [DONE]\n\n" if done else out
 
 
 def chat_usage(prompt: int, completion: int) -> dict:
