@@ -218,6 +218,19 @@ async def test_stalled_stream_fails_within_the_check_timeout(sim):
     assert "--check-timeout" in stream.hint
 
 
+@pytest.mark.parametrize("transport", ["chat", "responses"])
+async def test_a_stream_left_open_after_its_last_event_passes(sim, transport):
+    """No [DONE] and no end of the body (some servers and gateways): the stream ended at its
+    finish reason (chat) or response.completed, so it is not called stalled."""
+    sim.configure(**PACED, replies=[{"match": "What number", "text": "42"}])
+    sim.set_faults([{"kind": "no_done", "times": -1}])
+    report = await run_doctor(config(sim, transport=transport, check_timeout_s=8.0))
+    stream = by_id(report)["stream"]
+    assert stream.status == "pass", (stream.detail, stream.hint)
+    assert stream.data["api"] == transport and stream.data["usage"]
+    assert stream.duration_ms < 5_000  # not the 8 s check timeout
+
+
 @pytest.mark.parametrize("fault", [
     {"kind": "stall", "transport": "ws", "after_tokens": 3},
     {"kind": "ws_close"},

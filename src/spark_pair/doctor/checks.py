@@ -16,6 +16,7 @@ import httpx
 from .. import errors as E
 from ..errors import SparkPairError, redact
 from ..protocol import errors_map, offers
+from ..protocol.chat import USAGE_GRACE_S
 from ..urls import WHITESPACE_NOTE
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
 from .wire import (
@@ -521,16 +522,22 @@ class _Doctor:
                 raise self._http_error(resp, raw, url)
             events = aiter(sse_data(resp))
             last = start  # when data last arrived
+            finished = None  # when a chat reply's finish reason came
             while True:
                 now = time.perf_counter()
                 if times and now - start >= limit:
                     ended = "limit"
                     break
+                wait = limit - (now - last)
+                if finished is not None:  # only its usage is awaited (see USAGE_GRACE_S)
+                    wait = min(wait, finished + USAGE_GRACE_S - now)
                 try:
-                    data = await asyncio.wait_for(anext(events), limit - (now - last))
+                    data = await asyncio.wait_for(anext(events), wait)
                 except StopAsyncIteration:
                     break
                 except TimeoutError:
+                    if finished is not None:
+                        break  # the reply ended; its stream was left open
                     got = f"{len(times)} deltas arrived, then nothing" if times else "nothing"
                     raise E.StreamTimeout(
                         f"the stream stalled: {got} for {limit:g} s",
@@ -549,6 +556,10 @@ class _Doctor:
                         times.append(last - start)
                     if event.get("usage"):
                         usage = event["usage"]
+                    if finished is None and any(c.get("finish_reason") for c in choices):
+                        finished = last
+                    if finished is not None and usage:
+                        break
                 else:
                     kind = event.get("type")
                     if kind == "response.output_text.delta":
