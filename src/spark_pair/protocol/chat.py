@@ -14,7 +14,9 @@ from .events import Usage
 from .fastjson import loads
 from .metrics import estimate_tokens
 
-CUT_REASONS = ("length", "content_filter")  # finish reasons of a reply that was cut short
+# finish reasons of a reply that was cut short: the output limit (a gateway may pass on
+# "max_tokens"), a content filter, a request the server aborted (vLLM) or failed
+CUT_REASONS = ("length", "max_tokens", "content_filter", "abort", "error")
 # A reply is complete at its finish reason. A usage chunk that was asked for (stream_options)
 # may come after it; some servers send none and never end the stream (no [DONE], the
 # connection kept open), so it is awaited this long after the finish, then counted here.
@@ -65,14 +67,19 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
                 try:
                     chunk = loads(data)
                 except ValueError:
+                    if not data or data.isspace():
+                        continue  # an empty `data:` line (a proxy's keep-alive)
+                    chunk = None
+                if not isinstance(chunk, dict):
                     if texts:
                         yield "deltas", texts
-                    raise ProtocolError(f"{url} sent a stream chunk that is not JSON: "
-                                        f"{data[:200]}", url=url, body=data) from None
-                if "error" in chunk and isinstance(chunk["error"], dict):
+                    raise ProtocolError(f"{url} sent a stream chunk that is not a JSON object: "
+                                        f"{data[:200]}", url=url, body=data)
+                err = chunk.get("error")
+                if err or chunk.get("object") == "error":  # older vLLM: the chunk is the error
                     if texts:
                         yield "deltas", texts
-                    raise errors_map.error_from_event(chunk["error"], url, model=model,
+                    raise errors_map.error_from_event(_error_of(err or chunk), url, model=model,
                                                       api_key=api_key)
                 response_id = response_id or chunk.get("id")
                 for choice in chunk.get("choices") or ():
@@ -105,3 +112,7 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
     yield "usage", usage
     yield "done", response_id
 
+
+def _error_of(err: Any) -> dict[str, Any]:
+    """A stream's error as an error object: an object as is, a text as its message."""
+    return err if isinstance(err, dict) else {"message": str(err)}

@@ -119,10 +119,16 @@ def not_openai_body(url: str, body: str, content_type: str, status: int = 200) -
                          f"event stream: {body_excerpt(body)}", status=status, url=url, body=body)
 
 
+SERVER_TYPES = ("server_error", "api_error")  # OpenAI's and Ollama's type of a server failure
+
+
 def error_from_event(err: Mapping, url: str, *, status: int | None = None, model: str = "",
                      api_key: str | None = None) -> ModelError:
-    """An `error` / `response.failed` event (SSE or WebSocket) as a ModelError."""
+    """An `error` / `response.failed` event (SSE or WebSocket) as a ModelError. A numeric
+    `code` is the HTTP status the server would have answered (vLLM, llama.cpp)."""
     code = err.get("code") or err.get("type")
+    if status is None and isinstance(code, int) and 400 <= code <= 599:
+        status = code
     message = redact(str(err.get("message") or code or "error"), _secret(api_key))
     retry_after = retry_after_of(err.get("headers") if isinstance(err.get("headers"), Mapping)
                                  else None)
@@ -134,7 +140,7 @@ def error_from_event(err: Mapping, url: str, *, status: int | None = None, model
     if status == 429 or code in ("rate_limit_exceeded", "rate_limit"):
         return RateLimited(f"rate limited at {url}: {message}", status=429, url=url,
                            retry_after=retry_after)
-    if (status or 0) >= 500 or err.get("type") == "server_error" or code == "server_error":
+    if (status or 0) >= 500 or err.get("type") in SERVER_TYPES or code == "server_error":
         return ServerError(f"server error at {url}: {message}", status=status, url=url,
                            retry_after=retry_after)
     return BadRequest(f"{url} refused the request: {message}", status=status, url=url,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 
@@ -10,7 +11,9 @@ async def iter_sse_batches(chunks: AsyncIterator[bytes]) -> AsyncIterator[list[s
     (none for a chunk that completes no event); multi-line data is joined with newlines.
 
     Lines are split once per network chunk (not per token); `event:`, `id:` and comments are
-    skipped because every payload we read carries its own `type`.
+    skipped because every payload we read carries its own `type`. Two failures servers send
+    outside `data:` are payloads too: an `error:` field (as `{"error": ...}`) and a bare JSON
+    line (as is).
     """
     buf = b""
     data: list[bytes] = []
@@ -31,6 +34,13 @@ async def iter_sse_batches(chunks: AsyncIterator[bytes]) -> AsyncIterator[list[s
             elif line.startswith(b"data:"):
                 value = line[5:]
                 data.append(value[1:] if value.startswith(b" ") else value)
+            elif line.startswith(b"error:"):  # llama.cpp's failure field (builds of 2025)
+                data.append(_error_payload(line[6:].strip()))
+            elif line.startswith(b"{"):  # a bare JSON line (Ollama's failure mid-stream)
+                if data:
+                    out.append(b"\n".join(data).decode("utf-8", "replace"))
+                    data = []
+                out.append(line.decode("utf-8", "replace"))
         if out:
             yield out
     if buf.startswith(b"data:"):
@@ -45,3 +55,10 @@ async def iter_sse_data(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
     async for batch in iter_sse_batches(chunks):
         for data in batch:
             yield data
+
+
+def _error_payload(value: bytes) -> bytes:
+    """An `error:` field's value as the payload `{"error": value}` (a text value as a string)."""
+    if not value.startswith(b"{"):
+        value = json.dumps(value.decode("utf-8", "replace")).encode()
+    return b'{"error":' + value + b"}"
