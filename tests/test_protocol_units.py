@@ -362,6 +362,24 @@ async def test_a_reply_the_server_cut_is_completed_with_the_cut_named(api, body,
     assert done.cut is not None and done.cut.kind == "incomplete" and why in done.cut.message
 
 
+@pytest.mark.parametrize("line", [
+    b'data: {"error":{"message":"engine died","type":"InternalServerError","param":null,'
+    b'"code":500}}\n\n',  # vLLM's Responses stream: an error object without a type
+    b'{"error":{"message":"engine died","type":"api_error","param":null,"code":null}}\n',
+])
+async def test_a_responses_stream_failure_without_a_type_is_the_servers_error(line):
+    body = (b'data: {"type":"response.created","response":{"id":"r"}}\n\n'
+            b'data: {"type":"response.output_text.delta","delta":"--- a/x"}\n\n' + line)
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    async with mock_client(handler, "responses", max_retries=0) as c:
+        events = [e async for e in c.stream(turn())]
+    err = events[-1].error
+    assert isinstance(err, ServerError) and "engine died" in err.message
+
+
 async def test_a_lone_surrogate_in_the_history_is_sent_escaped_not_a_crash():
     import json
 

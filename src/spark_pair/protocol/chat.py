@@ -79,8 +79,8 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
                 if err or chunk.get("object") == "error":  # older vLLM: the chunk is the error
                     if texts:
                         yield "deltas", texts
-                    raise errors_map.error_from_event(_error_of(err or chunk), url, model=model,
-                                                      api_key=api_key)
+                    raise errors_map.error_from_event(errors_map.error_object(err or chunk), url,
+                                                      model=model, api_key=api_key)
                 response_id = response_id or chunk.get("id")
                 for choice in chunk.get("choices") or ():
                     text = (choice.get("delta") or {}).get("content")
@@ -112,7 +112,3 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
     yield "usage", usage
     yield "done", response_id
 
-
-def _error_of(err: Any) -> dict[str, Any]:
-    """A stream's error as an error object: an object as is, a text as its message."""
-    return err if isinstance(err, dict) else {"message": str(err)}

@@ -119,6 +119,11 @@ def not_openai_body(url: str, body: str, content_type: str, status: int = 200) -
                          f"event stream: {body_excerpt(body)}", status=status, url=url, body=body)
 
 
+def error_object(err: Any) -> dict[str, Any]:
+    """A stream's `error` as an error object: an object as is, a text as its message."""
+    return err if isinstance(err, dict) else {"message": str(err)}
+
+
 SERVER_TYPES = ("server_error", "api_error")  # OpenAI's and Ollama's type of a server failure
 
 

@@ -37,6 +37,9 @@ def handle_event(event: dict[str, Any], url: str, model: str, api_key: str | Non
             err = event
         raise errors_map.error_from_event(err, url, status=event.get("status"), model=model,
                                           api_key=api_key)
+    if kind is None and event.get("error"):  # vLLM, Ollama: an error object without a type
+        raise errors_map.error_from_event(errors_map.error_object(event["error"]), url,
+                                          model=model, api_key=api_key)
     if kind == "response.failed":
         resp = event.get("response") or {}
         err = resp.get("error") or {"message": kind, "type": "server_error"}
