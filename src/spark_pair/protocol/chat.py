@@ -66,19 +66,20 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
                     break
                 try:
                     chunk = loads(data)
+                    err = chunk.get("error")
                 except ValueError:
                     if not data or data.isspace():
                         continue  # an empty `data:` line (a proxy's keep-alive)
-                    chunk = None
-                if not isinstance(chunk, dict):
+                    err = chunk = None
+                except AttributeError:  # JSON, but not an object
+                    err = chunk = None
+                if chunk is None or err or chunk.get("object") == "error":
                     if texts:
                         yield "deltas", texts
-                    raise ProtocolError(f"{url} sent a stream chunk that is not a JSON object: "
-                                        f"{data[:200]}", url=url, body=data)
-                err = chunk.get("error")
-                if err or chunk.get("object") == "error":  # older vLLM: the chunk is the error
-                    if texts:
-                        yield "deltas", texts
+                    if chunk is None:
+                        raise ProtocolError(f"{url} sent a stream chunk that is not a JSON "
+                                            f"object: {data[:200]}", url=url, body=data)
+                    # older vLLM sends the error object itself as the chunk
                     raise errors_map.error_from_event(errors_map.error_object(err or chunk), url,
                                                       model=model, api_key=api_key)
                 response_id = response_id or chunk.get("id")
