@@ -1,13 +1,18 @@
-"""Apply and undo time for a 50-file turn (real files, real fsyncs), and hunk location in a
-large file (a 2,000-line hunk in a 100,000-line file, and crafted worst cases). Prints numbers.
+"""Apply and undo time for a 50-file turn (real files, real fsyncs), hunk location in a
+large file (a 2,000-line hunk in a 100,000-line file, and crafted worst cases), and the time of
+a one-hunk apply with 0, 100 and 1,000 earlier turns in the journal (its cost must not grow with
+the history). Prints numbers.
 
     .venv/bin/python benchmarks/bench_apply.py [--files 50] [--lines 300] [--rounds 5] [--dir D]
                                                [--big-lines 100000] [--hunk-lines 2000]
+                                               [--history 0,100,1000] [--history-rounds 30]
+                                               [--only history]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -92,6 +97,55 @@ def bench_locate(lines: int, hunk_lines: int, rounds: int) -> None:
               f"{statistics.median(shows) * 1000:.1f} ms (min {min(shows) * 1000:.1f})")
 
 
+def spread(xs: list[float]) -> str:
+    """min / median / max in milliseconds."""
+    return (f"min {min(xs) * 1000:.2f} / median {statistics.median(xs) * 1000:.2f} / "
+            f"max {max(xs) * 1000:.2f} ms")
+
+
+def bench_history(histories: list[int], rounds: int, where: str | None) -> None:
+    """A one-hunk edit of one file, applied as `spark-pair run` applies it (a fresh Journal:
+    lock, recovery check, journal, write, commit), with n earlier turns in the journal; and the
+    recovery check alone (lock + recover)."""
+    print(f"one-hunk apply with earlier turns in the journal ({rounds} rounds each; "
+          f"load average {', '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    base = None
+    for n in histories:
+        with tempfile.TemporaryDirectory(dir=where) as tmp:
+            root, data = Path(tmp) / "repo", Path(tmp) / "data"
+            root.mkdir()
+            (root / "h.txt").write_text("v0\n")
+            (root / "a.py").write_text("".join(f"x_{i} = {i}\n" for i in range(2 * rounds + 9)))
+            t0 = time.perf_counter()
+            for i in range(n):  # the history: n committed turns
+                apply_turn(root, [Modify("h.txt", [Hunk(None, None, None, None,
+                                                        [f"-v{i}", f"+v{i + 1}"])])],
+                           journal=Journal(root, data))
+            made = time.perf_counter() - t0
+            applies, checks = [], []
+            for r in range(rounds + 1):  # the first round is not timed (a warm-up)
+                op = Modify("a.py", [Hunk(None, None, None, None,
+                                          [f" x_{2 * r} = {2 * r}",  # a line no round edits
+                                           f"-x_{2 * r + 1} = {2 * r + 1}",
+                                           f"+x_{2 * r + 1} = {2 * r + 1}  # edited"])])
+                t0 = time.perf_counter()
+                apply_turn(root, [op], journal=Journal(root, data))
+                took = time.perf_counter() - t0
+                journal = Journal(root, data)
+                t0 = time.perf_counter()
+                with journal.locked():
+                    journal.recover()
+                check = time.perf_counter() - t0
+                if r:
+                    applies.append(took)
+                    checks.append(check)
+        ratio = "" if base is None else f" ({statistics.median(applies) / base:.2f}x of 0 turns)"
+        base = statistics.median(applies) if base is None else base
+        print(f"  {n:>5} turns (made in {made:.1f} s): apply {spread(applies)}{ratio}")
+        print(f"  {'':>5}        recovery check (lock + recover): {spread(checks)}")
+    print(f"  load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=50)
@@ -100,7 +154,14 @@ def main() -> None:
     ap.add_argument("--dir", help="where to make the scratch repos (default: the system temp dir)")
     ap.add_argument("--big-lines", type=int, default=100_000)
     ap.add_argument("--hunk-lines", type=int, default=2_000)
+    ap.add_argument("--history", default="0,100,1000",
+                    help="numbers of earlier turns in the journal, comma-separated")
+    ap.add_argument("--history-rounds", type=int, default=30)
+    ap.add_argument("--only", choices=["history"], help="run only this part")
     args = ap.parse_args()
+    bench_history([int(n) for n in args.history.split(",")], args.history_rounds, args.dir)
+    if args.only == "history":
+        return
     bench_locate(args.big_lines, args.hunk_lines, args.rounds)
     applies, undos, pure = [], [], []
     for _ in range(args.rounds):
