@@ -13,6 +13,9 @@ Layout under data_dir/journal/<key>/ (key = hash of the real repo path):
     (the markers are second names of the record, or empty files without hard links)
     checked                   (beside the turns) earlier versions' undos and redos, which had no
                               `finishing` marker, were finished once
+    unfinished/<turn id>      (beside the turns) an empty file per turn that may be unfinished
+    lock                      the lock; its first line: the holder's process id, then (once it
+                              let go, the index complete) "indexed" and the folder's mtime
 Turns written by earlier versions keep their manifest in <turn id>/manifest.json and each
 before-image in <turn id>/before/<n>; they are read (undone, recovered) the same way.
 An undo is itself a turn (kind "undo", undoes = the turn it restored); a redo is a turn of kind
@@ -34,6 +37,17 @@ spark-pair's own files (edits.paths.confine_target), and recovery removes only t
 the manifest names and the ones its own restores use (named from the turn and the path). When
 recovery keeps a file the user changed, the turn moves to <turn id>.interrupted and the kept
 files' before-images are written out as plain files in its before-images/<path>.
+
+The index of unfinished turns keeps recovery's cost independent of the history (every apply
+recovers first). Its invariant: every turn folder without `committed`, or with `finishing`,
+has its entry in unfinished/. The entry is made before the turn's folder and synced with it,
+before any repository file is touched; it goes (unsynced) only once what it guards is on disk:
+the commit of an apply, the markers of an undo or redo, the rollback (the folder renamed away
+and the journal's folder synced). An entry left by a lost removal is only looked at and dropped.
+recover() then reads only unfinished/, when the lock's last holder wrote that the index was
+complete and the journal's folder has the mtime it left (an earlier version writes only its
+process id there, and its new turn folders change the mtime, on disk together with them);
+otherwise it looks at every turn folder, as before, and the index is complete once it is done.
 """
 
 from __future__ import annotations
@@ -179,6 +193,8 @@ class Journal:
         self.data_dir = data_dir or app_paths.data_dir()
         self.dir = self.data_dir / "journal" / key
         self.damaged: list[str] = []  # committed turns whose manifest cannot be read
+        self._indexed = False  # the lock was taken with the index of unfinished turns complete
+        self._recovered = False  # recover() ran while the lock is held (the index is complete)
 
     # ---- locking and writing ----------------------------------------------------------------
 
@@ -217,18 +233,26 @@ class Journal:
                                              "finishes (or stop it), then run again",
                                         waiting="journal lock")
                     time.sleep(LOCK_POLL_S)
+            self._indexed = _sealed(fd, self.dir)  # read before the process id replaces it
             # who holds it, for a command that waits: the first word of the file (not
             # truncated first: a truncate can wait for the file system's journal, and a longer
             # number left behind is only read after the newline)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-            yield
+            try:
+                yield
+            finally:
+                if self._recovered:
+                    _seal(fd, self.dir)
+                self._indexed = self._recovered = False
         finally:
             os.close(fd)
 
     def _make_dir(self) -> None:
-        """The journal's folder (and the data folders above it), made durably the first time."""
+        """The journal's folder (and the data folders above it) and its index of unfinished
+        turns, made durably the first time."""
         if fsio.make_dirs(self.dir):  # a new journal holds no earlier version's turns
             (self.dir / CHECKED).touch()
+        fsio.make_dirs(self.dir / INDEX)
 
     def begin(self, turn_id: str, changes: list[FileChange], *, summary: str = "",
               kind: str = "apply", undoes: str | None = None) -> Path:
@@ -236,6 +260,7 @@ class Journal:
         folders holding it, before any file is touched."""
         self._make_dir()
         tdir = self.dir / turn_id
+        os.close(os.open(self.dir / INDEX / turn_id, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         tdir.mkdir()
         files, body, at = [], [], 0
         for ch in changes:
@@ -258,11 +283,21 @@ class Journal:
         fsio.sync_files([fsio.create_file(tdir / RECORD, record, 0o600)])
         if kind != "apply":  # it sets markers once committed: recovery finishes that
             _put_marker(tdir / RECORD, tdir / FINISHING)
-        fsio.sync_dirs([tdir, self.dir])
+        fsio.sync_dirs([tdir, self.dir, self.dir / INDEX])
         return tdir
 
-    def commit(self, turn_id: str) -> None:
+    def commit(self, turn_id: str, *, done: bool = True) -> None:
+        """Mark the turn committed, durably. `done`: nothing is left to do after it (an undo
+        or redo keeps its index entry until its markers are set)."""
         _mark(self.dir / turn_id, "committed")
+        if done:
+            self._close(turn_id)
+
+    def _close(self, turn_id: str) -> None:
+        """Drop a turn's entry from the index of unfinished turns: only once what it guards is
+        synced. Not synced itself: an entry left behind is only looked at again."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.dir / INDEX / turn_id)
 
     def rollback(self, turn_id: str) -> Recovery:
         """Put the files of an unfinished turn back to their before-images, then forget the turn.
@@ -292,6 +327,7 @@ class Journal:
             out.saved = _write_out(saved, kept)
         else:
             self._discard(tdir)
+        self._close(turn_id)
         return out
 
     def _roll_back_file(self, tdir: Path, entry: dict, out: Recovery) -> bool:
@@ -338,6 +374,7 @@ class Journal:
         """Forget a turn whose journal entry could not be written (no file was touched)."""
         if (self.dir / turn_id).exists():
             self._discard(self.dir / turn_id)
+        self._close(turn_id)
 
     def _discard(self, tdir: Path) -> None:
         gone = tdir.with_name(tdir.name + ".discard")
@@ -375,15 +412,16 @@ class Journal:
 
     def _listing(self) -> tuple[list[str], list[str]] | None:
         """The names of the turn folders, and of the folders set aside to be discarded, from
-        one listing (the kind of each entry comes with it: every apply lists every turn the
-        repository ever had, so nothing is looked up per entry); None without a journal."""
+        one listing (the kind of each entry comes with it: undo, redo and a recovery without
+        a complete index list every turn the repository ever had, so nothing is looked up per
+        entry); None without a journal."""
         turns, discards = [], []
         try:
             with os.scandir(self.dir) as entries:
                 for entry in entries:
                     if entry.name.endswith(".discard"):
                         discards.append(entry.name)
-                    elif entry.is_dir() and not entry.name.endswith(".interrupted"):
+                    elif entry.is_dir() and _turn_name(entry.name):
                         turns.append(entry.name)
         except (FileNotFoundError, NotADirectoryError):
             return None
@@ -391,28 +429,47 @@ class Journal:
 
     def recover(self) -> list[Recovery]:
         """Roll back any turn a crash interrupted; finish marking undone turns. Only those
-        turns are read: a committed apply is never looked into."""
+        turns are read: a committed apply is never looked into. With the index of unfinished
+        turns known complete (see the module's docstring), only the turns it names are looked
+        at; otherwise every turn folder is."""
         done: list[Recovery] = []
-        listing = self._listing()
-        if listing is None:
-            return done
-        turns, discards = listing
-        for name in discards:
-            _remove_tree(self.dir / name)
-        for tdir in (self.dir / name for name in turns):
-            if not os.path.exists(os.path.join(tdir, "committed")):
-                try:
-                    done.append(self.rollback(tdir.name))
-                except OSError as exc:
-                    raise ApplyError(
-                        f"turn {tdir.name} was interrupted, and rolling it back failed ({exc})",
-                        hint="nothing else was changed; fix the cause (disk space, permissions), "
-                             "then run again: the next spark-pair command rolls it back") from exc
-            elif os.path.exists(os.path.join(tdir, FINISHING)):
-                self._finish(tdir)
-        if not (self.dir / CHECKED).exists():
-            self._finish_earlier()
+        try:
+            names = os.listdir(self.dir / INDEX)
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        for name in names:
+            if _turn_name(name):
+                self._recover_turn(self.dir / name, done)
+                _remove_tree(self.dir / f"{name}.discard")  # a rollback cut short leaves it
+            self._close(name)
+        if not self._indexed:
+            listing = self._listing()
+            if listing is None:
+                return done
+            turns, discards = listing
+            for name in discards:
+                _remove_tree(self.dir / name)
+            for name in turns:
+                self._recover_turn(self.dir / name, done)
+            if not (self.dir / CHECKED).exists():
+                self._finish_earlier()
+        self._recovered = True
         return [r for r in done if r.restored or r.kept]
+
+    def _recover_turn(self, tdir: Path, done: list[Recovery]) -> None:
+        """Roll back the turn if it is not committed; finish it if it is left `finishing`."""
+        if not os.path.exists(os.path.join(tdir, "committed")):
+            if not tdir.is_dir():  # (an index entry whose turn is gone)
+                return
+            try:
+                done.append(self.rollback(tdir.name))
+            except OSError as exc:
+                raise ApplyError(
+                    f"turn {tdir.name} was interrupted, and rolling it back failed ({exc})",
+                    hint="nothing else was changed; fix the cause (disk space, permissions), "
+                         "then run again: the next spark-pair command rolls it back") from exc
+        elif os.path.exists(os.path.join(tdir, FINISHING)):
+            self._finish(tdir)
 
     def _finish_earlier(self) -> None:
         """Finish the undos and redos an earlier version left unmarked (it wrote no `finishing`
@@ -444,6 +501,7 @@ class Journal:
                     _mark(target, "undone")
         # not synced: if this removal is lost, the next recovery sets the same markers again
         (tdir / FINISHING).unlink(missing_ok=True)
+        self._close(tdir.name)
 
     def list_turns(self) -> list[TurnInfo]:
         """Committed turns, newest first."""
@@ -608,7 +666,7 @@ def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, 
             dirs.append(full.parent)
         current = ""
         fsio.sync_dirs(dirs)
-        journal.commit(turn_id)
+        journal.commit(turn_id, done=kind == "apply")
     except BaseException as exc:
         fsio.close_files(fds)
         outcome = "every file of the turn was restored"
@@ -637,6 +695,8 @@ LOCK_POLL_S = 0.05
 RECORD = "record"  # a turn's manifest and before-images
 FINISHING = "finishing"  # an undo or redo turn whose markers may not be set yet
 CHECKED = "checked"  # in the journal's folder: no earlier version's turn is left unfinished
+INDEX = "unfinished"  # in the journal's folder: an entry per turn that may be unfinished
+SEAL = b"indexed"  # in the lock's first line: its last holder left the index complete
 _BEFORE_NAME = re.compile(r"before/[0-9]+")
 
 
@@ -728,6 +788,29 @@ def _refuse_record(turn: TurnInfo, turns: dict[str, TurnInfo]) -> None:
                         "an applied turn; nothing was changed",
                         hint=f"undo the applied turn itself: spark-pair undo --turn {applied}"
                         if applied else "`spark-pair undo --list` shows the turns")
+
+
+def _turn_name(name: str) -> bool:
+    """Whether a name in the journal's folder (or the index) is a turn's (not set aside, not
+    the index)."""
+    return name != INDEX and not name.endswith((".interrupted", ".discard"))
+
+
+def _sealed(fd: int, folder: Path) -> bool:
+    """Whether the lock's last holder let go with the index of unfinished turns complete (it
+    wrote SEAL and the folder's mtime then) and nothing changed the folder since."""
+    try:
+        words = os.pread(fd, 64, 0).split(b"\n", 1)[0].split()
+        return words[1:] == [SEAL, str(os.stat(folder).st_mtime_ns).encode()]
+    except OSError:
+        return False
+
+
+def _seal(fd: int, folder: Path) -> None:
+    """Say in the lock that the index is complete, as of the folder's mtime now (not synced:
+    if it is lost, the next recovery looks at every turn once)."""
+    with contextlib.suppress(OSError):
+        os.pwrite(fd, f"{os.getpid()} {SEAL.decode()} {os.stat(folder).st_mtime_ns}\n".encode(), 0)
 
 
 def _plain_name(name: object) -> bool:
