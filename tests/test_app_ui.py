@@ -115,36 +115,49 @@ def listed(app: Any) -> list[str]:
     return [str(pane.get_option_at_index(i).prompt) for i in range(pane.option_count)]
 
 
+def in_list(app: Any, name: str) -> str | None:
+    """The files pane's row of a file (`M ● name tokens`), None when it is not listed."""
+    return next((row for row in listed(app) if row[4:].split(" ")[0] == name), None)
+
+
 async def test_a_context_file_the_turn_deleted_leaves_the_files_pane_until_undo(
         repo: Path, demo_sim: SimProcess) -> None:
     """An accepted delete of a context file: the file leaves the files pane and is no longer
-    sent; /undo brings it back to both, /redo takes it away again."""
-    app = make_app(repo, demo_sim, files=("inventory.py", "TODO.txt"))
+    sent; /undo brings it back to both, /redo takes it away again. A renamed context file
+    stays in the context under its new name."""
+    app = make_app(repo, demo_sim, files=("inventory.py", "TODO.txt", "stock.csv"))
     async with app.run_test(size=(120, 40)) as pilot:
         files = app.main.query_one(FilesPane)
-        await until(pilot, lambda: "  ● TODO.txt 16" in listed(app), "TODO.txt in the context")
+        await until(pilot, lambda: in_list(app, "TODO.txt") == "  ● TODO.txt 16",
+                    "TODO.txt in the context")
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await go_to(pilot, app, entries_of(app, Kind.DELETE)[0].index)
-        await pilot.press("d")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
-        await pilot.press("y", "R")
+        for kind in (Kind.DELETE, Kind.RENAME):
+            await go_to(pilot, app, entries_of(app, kind)[0].index)
+            await pilot.press("d")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+            await pilot.press("y")
+        await pilot.press("R")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
-        assert not (repo / "TODO.txt").exists()
-        await until(pilot, lambda: not any("TODO.txt" in row for row in listed(app)),
-                    "the deleted file to leave the list")
-        assert any("● inventory.py" in row for row in listed(app))
-        assert files.border_subtitle.startswith("1 in context")
-        assert app.main.sent_context() == ["inventory.py"]
+        assert not (repo / "TODO.txt").exists() and not (repo / "stock.csv").exists()
+        await until(pilot, lambda: in_list(app, "TODO.txt") is None
+                    and in_list(app, "stock.csv") is None, "the deleted files to leave the list")
+        assert "●" in (in_list(app, "inventory.py") or "")
+        assert "●" in (in_list(app, "sample_stock.csv") or "")  # the renamed file, renamed
+        assert files.border_subtitle.startswith("2 in context")
+        assert app.main.sent_context() == ["inventory.py", "sample_stock.csv"]
         await type_line(pilot, app, "/undo")
         await until(pilot, lambda: "restored" in notice(app), "the undo")
         assert (repo / "TODO.txt").read_text() == FILES["TODO.txt"]
-        await until(pilot, lambda: any("● TODO.txt 16" in row for row in listed(app)),
-                    "the restored file back in the list")
-        assert files.border_subtitle.startswith("2 in context")
-        assert app.main.sent_context() == ["inventory.py", "TODO.txt"]
+        await until(pilot, lambda: "● TODO.txt 16" in (in_list(app, "TODO.txt") or "")
+                    and in_list(app, "sample_stock.csv") is None,
+                    "the restored files back in the list")
+        assert "●" in (in_list(app, "stock.csv") or "")
+        assert files.border_subtitle.startswith("3 in context")
+        assert app.main.sent_context() == ["inventory.py", "TODO.txt", "stock.csv"]
         await type_line(pilot, app, "/redo")
         await until(pilot, lambda: "re-applied" in notice(app), "the redo")
-        await until(pilot, lambda: not any("TODO.txt" in row for row in listed(app)),
+        await until(pilot, lambda: in_list(app, "TODO.txt") is None
+                    and "●" in (in_list(app, "sample_stock.csv") or ""),
                     "the file deleted again to leave the list")
 
 

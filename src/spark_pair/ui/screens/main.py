@@ -22,6 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
+from ...edits.ops import Rename
 from ...edits.paths import shown
 from ...errors import SparkPairError, UsageError
 from ...protocol.events import Completed, Failed, Rewound
@@ -349,6 +350,7 @@ class MainScreen(Screen[None]):
         review = self.query_one(ReviewPane)
         review.set_applied([i for i, o in enumerate(result.outcomes) if o == Outcome.APPLIED],
                            result.turn_id if result.status == "applied" else None)
+        self._follow_renames(result)
         if result.error is not None:
             self.show_error(result.error)
         elif result.status == "applied":
@@ -360,6 +362,16 @@ class MainScreen(Screen[None]):
         elif result.status == "no_changes":
             self.say("the reply changed nothing")
         self.query_one(Prompt).focus()
+
+    def _follow_renames(self, result: Any) -> None:
+        """A context file the turn renamed stays in the context under its new name (the old
+        one, gone from disk, leaves the files pane; /undo brings it back)."""
+        moved = [op.dst for op, outcome in zip(result.operations, result.outcomes, strict=False)
+                 if outcome == Outcome.APPLIED and isinstance(op, Rename)
+                 and op.src in self.context and op.dst not in self.context]
+        if moved:
+            self.context.update(dict.fromkeys(moved))
+            self.query_one(FilesPane).set_context(self.context)  # (prepared at the turn's end)
 
     @on(ReviewPane.Changed)
     def _review_changed(self, message: ReviewPane.Changed) -> None:
