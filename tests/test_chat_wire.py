@@ -162,3 +162,70 @@ async def test_a_reply_ended_by_an_abort_or_a_limit_is_cut(reason) -> None:
     "max_tokens": the reply is incomplete and never applied."""
     done = await completed(chunk("--- a/x\n") + chunk(None, reason) + DONE)
     assert done.cut is not None and done.cut.kind == "incomplete"
+
+
+# ---- the same failures from real server processes (the simulator's profiles) ------------------
+
+@pytest.fixture(scope="module", params=["vllm", "llama.cpp", "ollama"])
+def profiled(request):
+    """A server that reports a failure mid-stream its own way (sim.profiles.StreamError)."""
+    from spark_pair.sim.process import SimProcess
+
+    with SimProcess(tps=0, ttft_ms=0, profile=request.param) as server:
+        yield server
+
+
+@pytest.fixture
+def server(profiled):
+    from test_run_e2e import MULTI_DIFF
+
+    profiled.reset()
+    profiled.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
+    return profiled
+
+
+PATHS = ("first", "normal")  # the request sent first (protocol.adopted), the HTTP client
+
+
+def run_chat(server, repo, home, path: str, *args: str):
+    from test_run_e2e import check_schema, lines_of, run
+
+    env = {"GIT_DIR": str(repo / ".git")} if path == "normal" else {}
+    res = run(repo, home, server, "MULTI change", "--json", "--transport", "chat", *args,
+              env=env)
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    return res, lines
+
+
+@pytest.fixture
+def repo(tmp_path):
+    from test_run_e2e import A_PY, OLD_PY, UTIL_PY, make_repo
+
+    return make_repo(tmp_path / "repo", {"a.py": A_PY, "old.py": OLD_PY, "util.py": UTIL_PY})
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_server_failure_mid_stream_is_retried_as_one(server, repo, tmp_path, path) -> None:
+    from test_run_e2e import A_NEW
+
+    server.set_faults([{"kind": "stream_error", "status": 500, "after_tokens": 5, "times": 1}])
+    res, lines = run_chat(server, repo, tmp_path / "home", path, "--apply", "--allow-delete",
+                          "--allow-rename")
+    assert res.returncode == 0, res.stderr
+    assert [ln["reason"] for ln in lines if ln["type"] == "retry"] == ["server"]
+    assert (repo / "a.py").read_text() == A_NEW
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_refusal_mid_stream_shows_the_servers_message(server, repo, tmp_path, path) -> None:
+    from spark_pair.exitcodes import ExitCode
+
+    before = (repo / "a.py").read_bytes()
+    server.set_faults([{"kind": "stream_error", "status": 400, "after_tokens": 5, "times": -1}])
+    res, lines = run_chat(server, repo, tmp_path / "home", path, "--apply")
+    assert res.returncode == ExitCode.MODEL, res.stderr
+    assert "simulated failure mid-stream (400)" in res.stderr
+    assert {ln["class"] for ln in lines if ln["type"] == "error"} == {"BadRequest"}
+    assert not [ln for ln in lines if ln["type"] == "retry"]
+    assert (repo / "a.py").read_bytes() == before

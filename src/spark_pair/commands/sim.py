@@ -40,7 +40,8 @@ def command(host: str, port: int, profile: str, tps: float | None, ttft_ms: floa
     WebSocket) with scripted replies, pacing and fault injection. Stop it with Ctrl-C.
 
     --profile acts as another server (llama.cpp, vLLM, Ollama, a gateway): only the endpoints
-    it offers, its own 404 bodies, its usage chunk (or none) and its usual pacing."""
+    it offers, its own 404 bodies, its usage chunk (or none), its way of reporting a failure
+    mid-stream (fault stream_error) and its usual pacing."""
     from ..sim.faults import FaultSpecError, parse_fault_spec
     from ..sim.replies import SimConfig, load_script
     from ..sim.server import serve

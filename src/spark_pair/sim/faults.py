@@ -17,11 +17,15 @@ KINDS = {
     # the stream's end is never marked: no `data: [DONE]` (chat) and no end of the body; the
     # connection stays open `seconds` after the last event (some servers and gateways do this)
     "no_done": {"seconds": 3600},
+    # a chat stream fails after `after_tokens` tokens, reported as the profile's server does
+    # (sim.profiles.StreamError); `status` is the HTTP status the failure stands for
+    "stream_error": {"after_tokens": 5, "status": 500},
 }
 TRANSPORTS = {None, "ws", "http", "chat", "responses", "models"}
 # Kinds that fire on the WS handshake; the others fire on a request (HTTP or WS response.create).
 HANDSHAKE_KINDS = {"ws_refuse", "html"}
 HTTP_KINDS = {"no_done"}  # kinds of an HTTP stream only (a WS response.create skips them)
+CHAT_KINDS = {"stream_error"}  # kinds of a chat stream only
 # name -> (lowest, highest, whole numbers only); `status` depends on the kind
 LIMITS: dict[str, tuple[float, float, bool]] = {
     "retry_after": (0, 86400, False),
@@ -30,7 +34,7 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
     "seconds": (0, 86400, False),
     "max_concurrent": (1, 10**6, True),
 }
-STATUS_LIMITS = {"server_error": (500, 599), "html": (200, 599)}
+STATUS_LIMITS = {"server_error": (500, 599), "html": (200, 599), "stream_error": (400, 599)}
 
 
 class FaultSpecError(ValueError):
@@ -137,6 +141,8 @@ class FaultBook:
             if transport != "ws" and fault.kind == "ws_refuse":
                 continue
             if transport == "ws" and fault.kind in HTTP_KINDS:
+                continue
+            if transport != "chat" and fault.kind in CHAT_KINDS:
                 continue
             if fault.times > 0:
                 fault.times -= 1

@@ -184,6 +184,13 @@ async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn,
     async def emit(tokens: list[str]) -> None:
         await resp.write(stream.tokens(tokens).encode())
 
+    if fault is not None and fault.kind == "stream_error":
+        tokens = turn.tokens[:int(fault.get("after_tokens"))]
+        entry["output_tokens"] = await pump(pacer, tokens, emit, None, _abort(request))
+        style = request.app[STATE].profile.stream_error
+        await resp.write(stream.error(style, int(fault.get("status"))).encode())
+        await resp.write_eof()
+        return resp
     sent = await pump(pacer, turn.tokens, emit, fault, _abort(request))
     entry["output_tokens"] = sent
     entry["last_token_time"] = time.time()

@@ -1,7 +1,8 @@
 """Server profiles: what real OpenAI-compatible servers offer, so tests meet them without them.
 
 A profile says which endpoints exist, what a missing one answers (each server's own 404 body),
-whether a chat stream sends the usage chunk it was asked for, and the server's usual pacing.
+whether a chat stream sends the usage chunk it was asked for, how a chat stream reports a
+failure after it began (the fault `stream_error`), and the server's usual pacing.
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ class NotFound:
     body: str
 
 
+class StreamError(enum.Enum):
+    """How a chat stream that has begun reports a failure."""
+
+    DATA = "data"  # `data: {"error": {...}}` then [DONE] (OpenAI style; vLLM: code = status)
+    FIELD = "field"  # an `error: {...}` SSE field, then [DONE] (llama.cpp builds of 2025)
+    BARE = "bare"  # a bare JSON line `{"error": {...}}` without `data:`, then the end (Ollama)
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
@@ -36,6 +45,7 @@ class Profile:
     tps: float  # usual pacing (the flags --tps and --ttft-ms override it)
     ttft_ms: float
     about: str
+    stream_error: StreamError = StreamError.DATA
 
 
 _ALL = frozenset(Endpoint)
@@ -45,13 +55,14 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("spark", _ALL, NotFound(404, "text/plain", "404: Not Found"), True, 1200.0, 150.0,
             "a Spark-class endpoint: every mode, usage, 1,200 tok/s"),
     Profile("llama.cpp", frozenset({Endpoint.MODELS, Endpoint.CHAT}), _FASTAPI_404, False,
-            20.0, 300.0, "llama.cpp's server: chat completions only, no usage chunk, 20 tok/s"),
+            20.0, 300.0, "llama.cpp's server: chat completions only, no usage chunk, 20 tok/s",
+            StreamError.FIELD),
     Profile("vllm", frozenset({Endpoint.MODELS, Endpoint.CHAT, Endpoint.RESPONSES}),
             _FASTAPI_404, True, 90.0, 120.0,
             "vLLM: chat completions and Responses over HTTP, no WebSocket, 90 tok/s"),
     Profile("ollama", frozenset({Endpoint.MODELS, Endpoint.CHAT}),
             NotFound(404, "text/plain", "404 page not found"), True, 40.0, 250.0,
-            "Ollama: chat completions only, a plain-text 404, 40 tok/s"),
+            "Ollama: chat completions only, a plain-text 404, 40 tok/s", StreamError.BARE),
     Profile("gateway", frozenset({Endpoint.MODELS, Endpoint.CHAT, Endpoint.RESPONSES}),
             NotFound(404, "application/json", json.dumps({"error": {
                 "message": "Unknown request URL. Please check the URL for typos.",

@@ -9,6 +9,8 @@ import time
 import uuid
 from typing import Any
 
+from .profiles import StreamError
+
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -66,6 +68,22 @@ class ChatStream:
         if self.include_usage:
             out += self._chunk([], usage=chat_usage(prompt_tokens, completion_tokens))
         return out + "data: [DONE]\n\n" if done else out
+
+
+    def error(self, style: StreamError, status: int) -> str:
+        """A failure after the stream began, as the profile's server reports it."""
+        message = f"simulated failure mid-stream ({status})"
+        if style is StreamError.BARE:  # Ollama: its OpenAI error body, written into the stream
+            kind = "invalid_request_error" if status < 500 else "api_error"
+            return _dumps(error_body(message, kind, None)) + "\n"
+        if style is StreamError.FIELD:  # llama.cpp: its error object in an `error:` field
+            kind = "invalid_request_error" if status < 500 else "server_error"
+            return "error: " + _dumps({"code": status, "message": message, "type": kind}) + \
+                "\n\ndata: [DONE]\n\n"
+        # vLLM's shape (its exception's name, the status as the code); gateways send the same
+        kind = "BadRequestError" if status < 500 else "InternalServerError"
+        err = {"message": message, "type": kind, "param": None, "code": status}
+        return "data: " + _dumps({"error": err}) + "\n\ndata: [DONE]\n\n"
 
 
 def chat_usage(prompt: int, completion: int) -> dict:
