@@ -231,6 +231,20 @@ async def test_a_stream_left_open_after_its_last_event_passes(sim, transport):
     assert stream.duration_ms < 5_000  # not the 8 s check timeout
 
 
+@pytest.mark.parametrize("profile", ["llama.cpp", "ollama"])
+async def test_a_failure_mid_stream_is_the_servers_own_error(profile):
+    """llama.cpp sends it as an `error:` field, Ollama as a bare JSON line: not 'no text'."""
+    from spark_pair.sim.process import SimProcess
+
+    with SimProcess(tps=0, ttft_ms=0, profile=profile) as server:
+        server.set_faults([{"kind": "stream_error", "status": 400, "after_tokens": 0,
+                            "times": -1}])
+        report = await run_doctor(config(server, transport="chat", fallbacks=[]))
+    stream = by_id(report)["stream"]
+    assert stream.status == "fail" and stream.error_class == "bad_request", stream.detail
+    assert "simulated failure mid-stream (400)" in stream.detail
+
+
 @pytest.mark.parametrize("fault", [
     {"kind": "stall", "transport": "ws", "after_tokens": 3},
     {"kind": "ws_close"},

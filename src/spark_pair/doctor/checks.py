@@ -17,6 +17,7 @@ from .. import errors as E
 from ..errors import SparkPairError, redact
 from ..protocol import errors_map, offers
 from ..protocol.chat import USAGE_GRACE_S
+from ..protocol.sse import iter_sse_data
 from ..urls import WHITESPACE_NOTE
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
 from .wire import (
@@ -31,7 +32,6 @@ from .wire import (
     proxy_for,
     request_body,
     responses_text,
-    sse_data,
     url_problems,
     ws_url,
 )
@@ -283,9 +283,8 @@ class _Doctor:
                           self.auth_hint())
 
     def _event_error(self, event: dict[str, Any], url: str) -> E.ModelError:
-        err = event.get("error") or (event.get("response") or {}).get("error") or {}
-        if not isinstance(err, dict):
-            err = {"message": str(err)}
+        err = errors_map.error_object(
+            event.get("error") or (event.get("response") or {}).get("error") or {})
         status = event.get("status") if isinstance(event.get("status"), int) else None
         out = errors_map.error_from_event(err, url, status=status, model=self.cfg.model or "",
                                           api_key=self.cfg.api_key)
@@ -520,7 +519,7 @@ class _Doctor:
                     raise E.ProtocolError("asked for a stream, got one JSON body: the server or "
                                           "a proxy ignores stream=true", url=url, body=raw)
                 raise self._http_error(resp, raw, url)
-            events = aiter(sse_data(resp))
+            events = aiter(iter_sse_data(resp.aiter_bytes()))
             last = start  # when data last arrived
             finished = None  # when a chat reply's finish reason came
             while True:
@@ -545,6 +544,8 @@ class _Doctor:
                              "server, or a proxy that buffers; a server that needs longer "
                              "before its first token: raise --check-timeout") from None
                 last = time.perf_counter()
+                if not data or data.isspace():
+                    continue  # an empty `data:` line (a proxy's keep-alive)
                 event = parse_event(data, url)
                 if event is None:
                     break

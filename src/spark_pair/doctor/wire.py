@@ -140,21 +140,6 @@ def judge_stream(api: str, stats: dict[str, Any]) -> Outcome:
                    note="; ".join(notes))
 
 
-async def sse_data(resp: httpx.Response):  # type: ignore[no-untyped-def]
-    """The `data:` payloads of an SSE body (multi-line data joined)."""
-    lines: list[str] = []
-    async for line in resp.aiter_lines():
-        if not line:
-            if lines:
-                yield "\n".join(lines)
-                lines = []
-            continue
-        if line.startswith("data:"):
-            lines.append(line[5:].lstrip(" "))
-    if lines:
-        yield "\n".join(lines)
-
-
 def parse_event(data: str, url: str) -> dict[str, Any] | None:
     if data.strip() == "[DONE]":
         return None
