@@ -132,6 +132,32 @@ async def test_a_late_first_frame_with_a_backlog_does_not_inflate_the_live_rate(
     assert abs(rate - 1000) / 1000 < 0.05, rate  # (first to last frame would read 1,373)
 
 
+async def test_after_a_retry_the_live_rate_is_the_new_attempts_and_the_final_ttft_says_whose(
+        ) -> None:
+    """100 tokens at 1,000 tok/s, a drop, 1.5 s of backoff and reconnect, then the rest of the
+    reply at the same pace: the live figure is the new attempt's pace (over both, the wait
+    counted in, it read ~250), and the final TTFT names the attempt it belongs to."""
+    t = [10.0]
+    meter = Meter(clock=lambda: t[0])
+    meter.feed([TurnStarted("t", "p", [], 100, False), Started("r", "ws", "m", "u")])
+    t[0] = 10.15
+    for _ in range(10):
+        meter.feed([TextDelta("abcd")] * 10)
+        t[0] += 0.010
+    meter.feed([Retrying(1, 1.2, "dropped")])
+    assert meter.metrics().tokens_per_s is None  # nothing of the new attempt yet
+    t[0] += 1.5
+    for _ in range(40):
+        meter.feed([TextDelta("abcd")] * 10)
+        t[0] += 0.010
+    live = meter.metrics()
+    assert live.output_tokens == 500 and abs(live.tokens_per_s - 1000) / 1000 < 0.05, live
+    meter.feed([Completed("id", "", Usage(100, 500), Metrics(0.2, 2.05, 500, 1000.0, attempt=2),
+                          retries=1)])
+    parts = meter.parts()
+    assert parts[0] == "TTFT 200 ms (attempt 2)" and parts[1].startswith("1,000 tok/s")
+
+
 async def test_no_price_no_cost_and_a_narrow_meter_drops_the_least_important() -> None:
     app = MeterApp()
     async with app.run_test(size=(40, 3)) as pilot:

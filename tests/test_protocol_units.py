@@ -168,6 +168,32 @@ def test_a_reply_read_in_one_burst_has_no_rate_rather_than_a_wrong_one():
     assert watch.metrics(26).tokens_per_s is None
 
 
+def test_after_a_retry_ttft_and_rate_are_the_answering_attempts_and_the_wait_is_not_in_them():
+    """The first attempt streams 100 tokens at 1,000 tok/s and drops; a second and a half of
+    backoff and reconnect later the second attempt replays them and goes on to 500, at the
+    same pace. Over both attempts the rate read about a fifth of the server's."""
+    t = [0.0]
+    watch = Stopwatch(clock=lambda: t[0])
+    t[0] = 0.15  # TTFT 150 ms
+    for _ in range(10):
+        watch.text(40)  # 10 tokens a read, one read per 10 ms
+        t[0] += 0.010
+    t[0] = 1.75  # the backoff and the reconnect; the retry's request goes out
+    watch.again()
+    t[0] += 0.2  # its own TTFT
+    for _ in range(50):
+        watch.text(40)
+        t[0] += 0.010
+    watch.done()
+    m = watch.metrics(500)
+    assert m.attempt == 2 and m.ttft_s == pytest.approx(0.2)
+    assert m.duration_s == pytest.approx(t[0])  # every attempt and the wait between
+    assert m.tokens_per_s == pytest.approx(1000 * 490 / 500, rel=0.03)  # not ~290
+    stopped = watch.stopped(600, chars=2400)  # the whole text shown so far: 600 tokens
+    assert stopped.partial and stopped.attempt == 2 and stopped.output_tokens == 600
+    assert stopped.tokens_per_s == pytest.approx(m.tokens_per_s, rel=0.03)
+
+
 # ---- client over httpx.MockTransport: endpoint shapes the simulator does not offer ----------
 
 import httpx  # noqa: E402

@@ -182,6 +182,45 @@ def test_drop_mid_stream_retries_and_applies_once(sim: SimProcess, repo: Path, h
     assert len(meter) == 1 and meter[0].endswith("│ 1 retry")
 
 
+PAD_DIFF = ("--- /dev/null\n+++ b/pad.txt\n@@ -0,0 +1,150 @@\n"
+            + "".join(f"+line {i}\n" for i in range(150)))
+
+
+@pytest.mark.parametrize("transport", ["responses", "ws", "chat"])
+def test_tok_s_after_a_mid_reply_retry_is_the_pace_of_the_attempt_that_answered(
+        sim: SimProcess, repo: Path, home: Path, transport: str) -> None:
+    """The connection drops a tenth into the reply; the run waits a second, reconnects and asks
+    again. The rate is the pace of the attempt that answered, the waits between the attempts
+    excluded (counted in, it read 5-9x low), and every place that shows it agrees: run's
+    --json and text meter and the request log that `stats` reads. The TTFT is that attempt's,
+    and says so."""
+    tps = 1200
+    sim.configure(replies=[{"match": "PAD", "text": PAD_DIFF}], tps=tps, ttft_ms=150)
+    shown = []
+    for fmt in (["--json"], []):
+        sim.set_faults([{"kind": "drop", "after_tokens": 60, "times": 1}])
+        res = run(repo, home, sim, "PAD please", "--transport", transport, *fmt)
+        assert res.returncode == 0, res.stderr
+        shown.append(res)
+    lines = lines_of(shown[0].stdout)
+    check_schema(lines)
+    [retry] = [ln for ln in lines if ln["type"] == "retry"]
+    [m] = [ln for ln in lines if ln["type"] == "metrics"]
+    assert retry["reason"] == "dropped" and m["retries"] == 1 and m["attempt"] == 2
+    assert tps / 2 < m["tokens_per_s"] < tps * 2, m  # the wait alone is more than the reply
+    assert m["ttft_ms"] < m["duration_ms"] - retry["delay_s"] * 1000  # no wait in it
+    [meter] = [ln for ln in shown[1].stderr.splitlines() if "TTFT" in ln]
+    assert " ms (attempt 2) │ " in meter and meter.endswith("│ 1 retry")
+    rate = float(meter.split(" tok/s")[0].rsplit("│ ", 1)[1].replace(",", ""))
+    assert tps / 2 < rate < tps * 2, meter
+    stats = subprocess.run(_cli() + ["stats", "--json"], cwd=repo, env=env_for(home, sim),
+                           capture_output=True, text=True, timeout=60)
+    total = json.loads(stats.stdout)["total"]
+    assert total["requests"] == 2 and total["retries"] == 2
+    spread = total["tokens_per_s"]
+    assert tps / 2 < spread["min"] <= spread["max"] < tps * 2, spread
+
+
 def test_hung_endpoint_ends_at_timeout(sim: SimProcess, repo: Path, home: Path) -> None:
     sim.set_faults([{"kind": "stall", "after_tokens": 2, "seconds": 3600, "times": -1}])
     before = tree(repo)

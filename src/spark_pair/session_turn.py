@@ -28,6 +28,7 @@ from .protocol.events import (
     Event,
     Failed,
     ModelChanged,
+    Retrying,
     Rewound,
     Started,
     TextDelta,
@@ -350,8 +351,9 @@ class TurnRun:
     async def _pump(self) -> None:
         put, put_text = self.inbox.put, self.inbox.put_text
         observe = self.s.observe
-        assert self.stopwatch is not None
-        arrived = self.stopwatch.text  # text is timed as it arrives, not as it is handled
+        watch = self.stopwatch
+        assert watch is not None
+        arrived = watch.text  # text is timed as it arrives, not as it is handled
         share = LoopShare()
         try:
             if self.s.ready is not None:
@@ -363,6 +365,11 @@ class TurnRun:
                     arrived(len(event.text))
                     put_text(event)
                 else:
+                    match event:  # the next attempt is timed afresh (as the client does)
+                        case Retrying(delay_s=delay):
+                            watch.again(delay)
+                        case TransportChanged() | ModelChanged():
+                            watch.again()
                     if observe is not None:
                         observe(event)
                     put(event)

@@ -111,7 +111,8 @@ def metrics_line(m: Any, retries: int, response_id: str | None) -> dict[str, Any
     return {"type": "metrics", "ttft_ms": _ms(m.ttft_s), "duration_ms": _ms(m.duration_s),
             "output_tokens": m.output_tokens,
             "tokens_per_s": None if m.tokens_per_s is None else round(m.tokens_per_s, 1),
-            "retries": retries, "response_id": response_id, "partial": m.partial}
+            "retries": retries, "response_id": response_id, "partial": m.partial,
+            "attempt": m.attempt}
 
 
 def result_lines(result: Any, prices: dict[str, tuple[float, float]] | None = None,

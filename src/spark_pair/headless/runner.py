@@ -28,6 +28,7 @@ from ..protocol.events import (
     TextDelta,
     TransportChanged,
 )
+from ..protocol.metrics import attempt_note
 from ..session_events import (
     Applied,
     RefusalKind,
@@ -95,7 +96,8 @@ def meter_line(result: Any) -> str:
     m, u = result.metrics, result.usage
     parts = []
     if m is not None:
-        parts.append(f"TTFT {m.ttft_s * 1000:.0f} ms" if m.ttft_s is not None else "TTFT -")
+        parts.append((f"TTFT {m.ttft_s * 1000:.0f} ms" if m.ttft_s is not None else "TTFT -")
+                     + attempt_note(m))
         parts.append(f"{m.tokens_per_s:,.0f} tok/s" if m.tokens_per_s else "- tok/s")
     stopped = m is not None and m.partial
     if u is not None and not stopped:

@@ -255,6 +255,7 @@ class ModelClient:
         tried = [self.model]
         started = False
         previous: ModelError | None = None  # the error that led to the current retry
+        attempted = False
         try:
             while True:
                 transport, model = self.transport, self.model
@@ -268,12 +269,20 @@ class ModelClient:
                     left = o.retry_deadline_s - (time.monotonic() - t_start)
                     read_s = max(MIN_READ_TIMEOUT_S, min(o.timeout_s, left))
                 try:
-                    async with aclosing(self._attempt(transport, model, request,
-                                                      read_s)) as items:
+                    reply = self._attempt(transport, model, request, read_s, watch)
+                    if attempted:  # a retry, or another transport or model: timed afresh, from
+                        watch.again()  # its start (its client loaded: no part of the server's)
+                    attempted = True
+                    async with aclosing(reply) as items:
                         async for kind, value in items:
                             if kind == "deltas":
                                 if not length:  # text came: the server offers it
                                     self._remember(transport)
+                                # the text of one read, timed as it came: a retry's replay too
+                                # (the attempt's own pace), before any of it is handed on
+                                chars = sum(map(len, value))
+                                if chars:
+                                    watch.text(chars)
                                 for piece in ("".join(value),) if gather else value:
                                     before = length
                                     length += len(piece)
@@ -288,7 +297,6 @@ class ModelClient:
                                     if length > emitted:
                                         new = piece[max(0, emitted - before):]
                                         emitted = length
-                                        watch.text(len(new))
                                         yield TextDelta(new)
                             elif kind == "open":
                                 if not started:
@@ -364,7 +372,8 @@ class ModelClient:
     def _temperature(self, request: TurnRequest) -> float | None:
         return request.temperature if request.temperature is not None else self.options.temperature
 
-    def _attempt(self, transport: Transport, model: str, request: TurnRequest, read_timeout_s: float
+    def _attempt(self, transport: Transport, model: str, request: TurnRequest,
+                 read_timeout_s: float, watch: Stopwatch
                  ) -> AsyncGenerator[tuple[str, Any], None]:
         o = self.options
         max_tokens = request.max_tokens if request.max_tokens is not None else o.max_tokens
@@ -477,7 +486,7 @@ def _fill_stopped(rec: RequestRecord, watch: Stopwatch, chars: int,
     that arrived before it stopped and the (estimated) tokens that were sent."""
     rec.input_tokens = estimate_request_tokens(request)
     tokens = tokens_for_chars(chars)
-    m = watch.stopped(tokens)
+    m = watch.stopped(tokens, chars)
     rec.ttft_ms = None if m.ttft_s is None else m.ttft_s * 1000
     rec.duration_ms = m.duration_s * 1000
     rec.tokens_per_s = m.tokens_per_s

@@ -46,20 +46,22 @@ class Usage(Frozen):
 class Metrics(Frozen):
     """Timing of one response, computed once by protocol.metrics from the events."""
 
-    __slots__ = ("ttft_s", "duration_s", "output_tokens", "tokens_per_s", "partial")
-    ttft_s: float | None
-    duration_s: float
+    __slots__ = ("ttft_s", "duration_s", "output_tokens", "tokens_per_s", "partial", "attempt")
+    ttft_s: float | None  # of the attempt that was timed, from its start
+    duration_s: float  # the whole request's, every attempt and the waits between included
     output_tokens: int
-    tokens_per_s: float | None  # steady rate: tokens after the first / time after the first
+    tokens_per_s: float | None  # the server's pace on the attempt that was timed
     partial: bool  # stopped before its end (timeout, Ctrl-C, cancel): what arrived
+    attempt: int  # the attempt timed (1, 2, ...): the one that answered, or was stopped
 
     def __init__(self, ttft_s: float | None, duration_s: float, output_tokens: int,
-                 tokens_per_s: float | None, partial: bool = False) -> None:
+                 tokens_per_s: float | None, partial: bool = False, attempt: int = 1) -> None:
         set_field(self, "ttft_s", ttft_s)
         set_field(self, "duration_s", duration_s)
         set_field(self, "output_tokens", output_tokens)
         set_field(self, "tokens_per_s", tokens_per_s)
         set_field(self, "partial", partial)
+        set_field(self, "attempt", attempt)
 
 
 class Completed(Frozen):

@@ -14,64 +14,98 @@ MIN_SPAN_S = 0.002  # arrivals closer than this together are a burst: too little
 
 
 class Stopwatch:
-    """Made when the request begins; text(chars) on each text, done() at the end."""
+    """Made when the request begins; text(chars) on each read's text, done() at the end.
+
+    A request may take several attempts (a retry after a drop or an error, another transport
+    or model): again() starts the next. TTFT and tok/s are those of the attempt that produced
+    the answer (the last), timed from when it began: the waits before it (backoff, reconnect)
+    and a dropped attempt's text are no part of them. The duration runs from the request's
+    start to its end, every attempt included."""
 
     def __init__(self, clock=time.perf_counter) -> None:
         self.clock = clock
-        self.t0 = clock()
-        self.t_first: float | None = None
+        self.t0 = clock()  # the request began (its first attempt)
+        self.t_start: float | None = None  # the current attempt began (None: the first, at t0)
+        self.attempt = 1
+        self.t_first: float | None = None  # the current attempt's first text
         self.t_last: float | None = None
         self.t_end: float | None = None
-        self.arrivals: list[tuple[float, int]] = []  # (when, characters) of each text
+        self.arrivals: list[tuple[float, int]] = []  # the attempt's (when, characters) of each
+        self.chars = 0  # the characters timed, every attempt's
+
+    def again(self, delay_s: float = 0.0) -> None:
+        """The next attempt begins (in `delay_s`): its TTFT and tok/s start afresh."""
+        self.attempt += 1
+        self.t_start = self.clock() + delay_s
+        self.t_first = self.t_last = None
+        self.arrivals = []
 
     def first(self) -> None:
+        """The first token came (ahead of its text, or without any)."""
         if self.t_first is None:
             self.t_first = self.clock()
 
     def text(self, chars: int = 1) -> None:
-        """Text of `chars` characters arrived (the first call marks the first token)."""
+        """Text of `chars` characters arrived (the first call marks the attempt's first token)."""
         self.t_last = self.clock()
         if self.t_first is None:
             self.t_first = self.t_last
         self.arrivals.append((self.t_last, chars))
+        self.chars += chars
 
-    def stopped(self, output_tokens: int) -> Metrics:
+    def stopped(self, output_tokens: int, chars: int | None = None) -> Metrics:
         """A response stopped before its end (timeout, Ctrl-C, cancel): the rate over the text
-        that arrived, the duration up to now, marked partial."""
+        that arrived, the duration up to now, marked partial. `output_tokens` are the tokens of
+        `chars` characters of text (default: all the text timed)."""
         now = self.clock()
-        return timing(self.t0, self.t_first, self.t_last or now, output_tokens,
-                      duration_s=now - self.t0, partial=True, arrivals=self.arrivals)
+        chars = self.chars if chars is None else chars
+        had = sum(c for _, c in self.arrivals)  # the attempt's share of them
+        rated = output_tokens * had / chars if chars > 0 else 0
+        return timing(self._start(), self.t_first, self.t_last or now, output_tokens,
+                      duration_s=now - self.t0, partial=True, arrivals=self.arrivals,
+                      rated=rated, attempt=self.attempt)
 
     def done(self) -> None:
         self.t_end = self.clock()
 
     def metrics(self, output_tokens: int) -> Metrics:
+        """The whole reply's numbers; `output_tokens`: the tokens of the answering attempt's
+        text (the whole reply)."""
         end = self.t_end if self.t_end is not None else self.clock()
-        return timing(self.t0, self.t_first, end, output_tokens, arrivals=self.arrivals)
+        return timing(self._start(), self.t_first, end, output_tokens, duration_s=end - self.t0,
+                      arrivals=self.arrivals, attempt=self.attempt)
+
+    def _start(self) -> float:
+        return self.t0 if self.t_start is None else self.t_start
 
 
 def timing(t0: float, t_first: float | None, t_end: float, output_tokens: int, *,
            duration_s: float | None = None, partial: bool = False,
-           arrivals: list[tuple[float, int]] | None = None) -> Metrics:
+           arrivals: list[tuple[float, int]] | None = None, rated: float | None = None,
+           attempt: int = 1) -> Metrics:
     """TTFT and tok/s from three instants of one clock: request sent, first text, last text.
 
     tok/s is the steady rate: the tokens after the first over the time after the first (so the
     TTFT does not dilute it); None when there is too little to rate. With `arrivals` (when,
-    characters) it is the server's pace read from them (see `pace`). `duration_s` (default:
-    up to `t_end`) and `partial` are for a response stopped before its end."""
+    characters) it is the server's pace read from them (see `pace`), `rated` (default
+    `output_tokens`) being the tokens they hold.
+    `duration_s` (default: up to `t_end`) and `partial` are for a response stopped before its
+    end; `attempt` says which attempt of the request was timed."""
     from .events import Metrics
 
     ttft = None if t_first is None else t_first - t0
+    rated = output_tokens if rated is None else rated
     rate = None
     if arrivals:
-        rate = pace(arrivals, output_tokens)
-    elif t_first is not None and output_tokens > 1 and t_end > t_first:
-        rate = (output_tokens - 1) / (t_end - t_first)
+        rate = pace(arrivals, rated)
+    elif t_first is not None and rated > 1 and t_end > t_first:
+        rate = (rated - 1) / (t_end - t_first)
     return Metrics(ttft_s=ttft, duration_s=t_end - t0 if duration_s is None else duration_s,
-                   output_tokens=output_tokens, tokens_per_s=rate, partial=partial)
+                   output_tokens=output_tokens, tokens_per_s=rate, partial=partial,
+                   attempt=attempt)
 
 
-def pace(arrivals: list[tuple[float, int]], output_tokens: int) -> float | None:
+def pace(arrivals: list[tuple[float, int]], output_tokens: float) -> float | None:
     """The server's tok/s from when each text arrived and how long it was.
 
     Text is timed when the loop reads it, never before it was sent but often after (a busy
@@ -116,6 +150,11 @@ def pace(arrivals: list[tuple[float, int]], output_tokens: int) -> float | None:
 def _not_above(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float]) -> bool:
     """Whether b lies on or below the line from a to c."""
     return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]) >= 0
+
+
+def attempt_note(m: Metrics | None) -> str:
+    """' (attempt N)', said after the TTFT when a later attempt than the first was timed."""
+    return f" (attempt {m.attempt})" if m is not None and m.attempt > 1 else ""
 
 
 def estimate_tokens(text: str) -> int:

@@ -3,8 +3,10 @@
 Live numbers come from the formula of `spark-pair run`'s meter (protocol.metrics.timing() with
 arrivals): each frame is an arrival of the text it holds, at the time the screen got it (one
 TextDelta is one token), and tok/s is the pace of the arrivals that were not late (a frame
-handled late, with a backlog, does not inflate it). Once the stream completes they are replaced
-by the client's own measurement, the same numbers `spark-pair run` prints.
+handled late, with a backlog, does not inflate it), of the current attempt only (a retry's wait
+is no generation time). Once the stream completes they are replaced by the client's own
+measurement, the same numbers `spark-pair run` prints (TTFT and tok/s of the attempt that
+answered, named when it was not the first).
 
 Feeding only counts. The line is repainted at most four times a second while the stream runs
 (at once when it starts or ends), from its own timer and only when its text changed: repainted
@@ -34,7 +36,7 @@ from ...protocol.events import (
     TransportChanged,
     Usage,
 )
-from ...protocol.metrics import timing
+from ...protocol.metrics import attempt_note, timing
 from ...session_events import TurnStarted
 from ...stats import cost_usd
 
@@ -95,6 +97,7 @@ class Meter(Widget):
         self.t_first: float | None = None
         self.t_last: float | None = None
         self.tokens = 0
+        self.rated = 0  # the tokens of the current attempt (those `arrivals` hold)
         self.context_tokens: int | None = None
         self.usage: Usage | None = None
         self.final: Metrics | None = None
@@ -128,10 +131,13 @@ class Meter(Widget):
                 case TransportChanged(new=new):
                     self.transport = new
                     self.fallbacks += 1
+                    self._again()
                 case ModelChanged(new=new):
                     self.model = new
+                    self._again()
                 case Retrying(attempt=attempt):
                     self.retries = attempt
+                    self._again()
                 case Usage():
                     self.usage = event
                 case Completed(metrics=metrics, usage=usage, retries=retries):
@@ -148,11 +154,16 @@ class Meter(Widget):
                 self.t_first = now
                 self._sample_t, self._sample_n = now, 0
             self.tokens += deltas
+            self.rated += deltas
             self.t_last = now
             if chars:
                 self.arrivals.append((now, chars))
         self._sample(now)
         self._repaint(now=ended)
+
+    def _again(self) -> None:
+        """The next attempt begins: the live rate is its own (not across the wait)."""
+        self.arrivals, self.rated = [], 0
 
     # ---- painting ------------------------------------------------------------------------------
 
@@ -199,7 +210,8 @@ class Meter(Widget):
             return self.final
         if self.t0 is None or self.t_first is None or self.t_last is None:
             return None
-        return timing(self.t0, self.t_first, self.t_last, self.tokens, arrivals=self.arrivals)
+        return timing(self.t0, self.t_first, self.t_last, self.tokens, arrivals=self.arrivals,
+                      rated=self.rated)
 
     def cost(self) -> float | None:
         """USD for the turn so far: the usage when known, else the estimate."""
@@ -213,7 +225,7 @@ class Meter(Widget):
         m = self.metrics()
         ttft = m.ttft_s if m is not None else None
         rate = m.tokens_per_s if m is not None else None
-        out = [f"TTFT {ttft * 1000:.0f} ms" if ttft is not None else "TTFT -",
+        out = [(f"TTFT {ttft * 1000:.0f} ms" if ttft is not None else "TTFT -") + attempt_note(m),
                (f"{rate:,.0f} tok/s" if rate else "- tok/s")
                + (f" {sparkline(self.samples)}" if self.samples else "")]
         u = self.usage
