@@ -220,3 +220,28 @@ def test_a_text_message_that_is_not_utf8_fails_the_connection(fragmented: bool) 
     assert ws.close_code == 1007
     assert [unmask(w) for w in ws.pipe.transport.sent] == [  # type: ignore[union-attr]
         (0x8, (1007).to_bytes(2, "big"))]
+
+
+def test_a_read_that_finds_the_reader_far_behind_says_so() -> None:
+    """The pipe tells its reader of each read whether one receive took BEHIND_BYTES or more (a
+    backlog the reader came late to): such text is no measure of the server's pace."""
+
+    async def go() -> list[bool]:
+        ours, theirs = socket.socketpair()
+        told: list[bool] = []
+        try:
+            theirs.sendall(b"x" * (adopted.BEHIND_BYTES + 1000))  # waiting before the first read
+            pipe = Pipe(b"", ours, told.append)
+            await asyncio.get_running_loop().create_connection(lambda: pipe, sock=ours)
+            got = len(await pipe.read(5.0))
+            while got < adopted.BEHIND_BYTES + 1000:  # the rest of the backlog, if split
+                got += len(await pipe.read(5.0))
+            theirs.sendall(b"y" * 100)  # then one message, read as it comes
+            assert await pipe.read(5.0) == b"y" * 100
+            pipe.close()
+        finally:
+            theirs.close()
+        return told
+
+    told = asyncio.run(go())
+    assert told[0] and told[-1] is False

@@ -20,7 +20,7 @@ from spark_pair.errors import (
 )
 from spark_pair.protocol import errors_map, fastjson
 from spark_pair.protocol.client import ClientOptions
-from spark_pair.protocol.metrics import Stopwatch
+from spark_pair.protocol.metrics import Stopwatch, pace
 from spark_pair.protocol.sse import iter_sse_data
 
 
@@ -192,6 +192,54 @@ def test_after_a_retry_ttft_and_rate_are_the_answering_attempts_and_the_wait_is_
     stopped = watch.stopped(600, chars=2400)  # the whole text shown so far: 600 tokens
     assert stopped.partial and stopped.attempt == 2 and stopped.output_tokens == 600
     assert stopped.tokens_per_s == pytest.approx(m.tokens_per_s, rel=0.03)
+
+
+def backlogged(late_s: float, server_tps: float = 10_000, tokens: int = 3000,
+               window: int = 430, reader_tps: float = 40_000) -> tuple[list, set[int]]:
+    """The arrivals of a reply the server sends at `server_tps` from t=0.15 to a reader that
+    comes `late_s` after the first token was sent: its first read finds only a window's
+    worth (the server holds the rest back until the reader makes room) and the reads after
+    it catch up as fast as the reader goes (`reader_tps`, a window a read) until one takes
+    all there was; from there on each read (every 2 ms) takes what came since. Returns the
+    arrivals (when, characters) and which of them were read behind (a full window)."""
+    t, got, arrivals, behind = 0.15 + late_s, 0, [], set()
+    while got < tokens:
+        take = min(window, int((t - 0.15) * server_tps) + 1 - got, tokens - got)
+        if take == window:
+            behind.add(len(arrivals))
+        arrivals.append((t, 4 * take))
+        got += take
+        t += take / reader_tps if take == window else 0.002
+    return arrivals, behind
+
+
+def test_reads_far_behind_a_fast_stream_never_set_its_pace():
+    """A run's first read came 200 ms late (the machine was busy): it found a full receive
+    window, and the reads after it caught up as fast as the reader went, which the rate took
+    for the server's pace (a responses run read 24,748 for a 10,000 tok/s server). Those
+    reads count in the tokens, never in the pace; a reply read behind from start to end has
+    no rate rather than a wrong one."""
+    arrivals, behind = backlogged(late_s=0.2)
+    assert len(behind) >= 5 and len(arrivals) - len(behind) >= 10
+    assert pace(arrivals, 3000) > 20_000  # every arrival a point: the reader's pace
+    rate = pace(arrivals, 3000, behind)
+    assert rate is not None and abs(rate - 10_000) / 10_000 < 0.05, rate
+    late, all_behind = backlogged(late_s=0.35)  # the reply ended before the reader caught up
+    assert len(late) - len(all_behind) <= 1 and pace(late, 3000, all_behind) is None
+    for reads, flags, expected in ((arrivals, behind, rate), (late, all_behind, None)):
+        t = [0.0]  # the stopwatch, told of each read whether it was behind
+        watch = Stopwatch(clock=lambda t=t: t[0])
+        for i, (when, chars) in enumerate(reads):
+            t[0] = when
+            watch.read(i in flags)
+            watch.text(chars)
+        watch.done()
+        assert watch.metrics(3000).tokens_per_s == expected
+    on_time = Stopwatch(clock=lambda: t[0])  # a reader that never says: on time throughout
+    for when, chars in arrivals:
+        t[0] = when
+        on_time.text(chars)
+    assert on_time.metrics(3000).tokens_per_s == pace(arrivals, 3000)
 
 
 # ---- client over httpx.MockTransport: endpoint shapes the simulator does not offer ----------

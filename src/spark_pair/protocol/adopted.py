@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import zlib
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from enum import Enum
 from typing import Any
 
@@ -31,6 +31,10 @@ READ_SIZE = 256 * 1024  # the reused read buffer (a fresh bytes object per read 
 UNPACED_MESSAGES = 200
 PACE_SHARE = 0.02
 READ_PERIOD_S = 0.010
+# a receive this large found the reader far behind the stream (at 10,000 tok/s some 30 ms;
+# a paced read is 10 ms at most): its text came earlier than it is timed, and the server may
+# have held more back for want of room in the receive window
+BEHIND_BYTES = 64 * 1024
 
 
 class Closed(Exception):
@@ -40,10 +44,14 @@ class Closed(Exception):
 class Pipe(asyncio.BufferedProtocol):
     """The adopted socket's bytes: `read()` returns everything that arrived since the last
     read, b"" once the connection has ended. The socket is read into one reused buffer; once
-    paced (`pace()`), at most once per period, straight from the socket."""
+    paced (`pace()`), at most once per period, straight from the socket. `reads` is told of
+    each read whether it found the reader behind (a receive of BEHIND_BYTES or more)."""
 
-    def __init__(self, first: bytes = b"", sock: socket.socket | None = None) -> None:
+    def __init__(self, first: bytes = b"", sock: socket.socket | None = None,
+                 reads: Callable[[bool], None] | None = None) -> None:
         self.chunks: list[bytes] = [first] if first else []
+        self.reads = reads
+        self._most = 0  # the most one receive took since the last read
         self.ended = False
         self.error: BaseException | None = None
         self.transport: asyncio.Transport | None = None
@@ -62,6 +70,7 @@ class Pipe(asyncio.BufferedProtocol):
         return self._buffer
 
     def buffer_updated(self, nbytes: int) -> None:
+        self._most = max(self._most, nbytes)
         self.data_received(self._buffer[:nbytes].tobytes())
 
     def data_received(self, data: bytes) -> None:
@@ -112,6 +121,9 @@ class Pipe(asyncio.BufferedProtocol):
             return b""
         data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         chunks.clear()
+        if self.reads is not None:
+            self.reads(self._most >= BEHIND_BYTES)
+            self._most = 0
         if paced:
             self._last = asyncio.get_running_loop().time()
         return data
@@ -164,6 +176,7 @@ class Pipe(asyncio.BufferedProtocol):
             if not n:
                 self.ended = True
                 return
+            self._most = max(self._most, n)
             self.chunks.append(buf[:n].tobytes())
             if n < len(buf):
                 return
@@ -188,7 +201,7 @@ async def adopt(sent: Sent, first: bytes = b"") -> Pipe:
     assert raw is not None
     sent.sock = None
     sock = socket.socket(raw.family, raw.type, raw.proto, fileno=raw.detach())
-    pipe = Pipe(first, sock)
+    pipe = Pipe(first, sock, sent.reads)
     await asyncio.get_running_loop().create_connection(lambda: pipe, sock=sock)
     return pipe
 

@@ -383,6 +383,8 @@ class ModelClient:
                                  or sent.model != model):
             sent.close()  # not this request's: never read
             sent = None
+        if sent is not None:  # read by a reader that may come late (it loads first)
+            sent.reads = watch.read
         if transport == Transport.WS:
             return self._ws.run(request, model, max_tokens, temperature,
                                 chain=o.persistent_ws, read_timeout_s=read_timeout_s, sent=sent)

@@ -6,6 +6,8 @@ import time
 
 TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
 if TYPE_CHECKING:  # light to import: the workspace counts tokens before the request goes out
+    from collections.abc import Collection
+
     from .events import Metrics, TurnRequest
 
 
@@ -32,6 +34,8 @@ class Stopwatch:
         self.t_end: float | None = None
         self.arrivals: list[tuple[float, int]] = []  # the attempt's (when, characters) of each
         self.chars = 0  # the characters timed, every attempt's
+        self.held: set[int] = set()  # the arrivals read far behind the stream (see read())
+        self._behind = False  # see read()
 
     def again(self, delay_s: float = 0.0) -> None:
         """The next attempt begins (in `delay_s`): its TTFT and tok/s start afresh."""
@@ -39,17 +43,29 @@ class Stopwatch:
         self.t_start = self.clock() + delay_s
         self.t_first = self.t_last = None
         self.arrivals = []
+        self.held = set()
+        self._behind = False
 
     def first(self) -> None:
         """The first token came (ahead of its text, or without any)."""
         if self.t_first is None:
             self.t_first = self.clock()
 
+    def read(self, behind: bool) -> None:
+        """The reader read the socket; `behind`: it found a backlog (it came late: a busy
+        machine, a run still loading). The text of such a read was sent before it is timed,
+        and the server may have held more back for want of room in the receive window: the
+        reads after it catch up as fast as the reader goes. That text counts in the tokens,
+        never in the pace (see pace). A reader that never says is taken to be on time."""
+        self._behind = behind
+
     def text(self, chars: int = 1) -> None:
         """Text of `chars` characters arrived (the first call marks the attempt's first token)."""
         self.t_last = self.clock()
         if self.t_first is None:
             self.t_first = self.t_last
+        if self._behind:
+            self.held.add(len(self.arrivals))
         self.arrivals.append((self.t_last, chars))
         self.chars += chars
 
@@ -63,7 +79,7 @@ class Stopwatch:
         rated = output_tokens * had / chars if chars > 0 else 0
         return timing(self._start(), self.t_first, self.t_last or now, output_tokens,
                       duration_s=now - self.t0, partial=True, arrivals=self.arrivals,
-                      rated=rated, attempt=self.attempt)
+                      rated=rated, held=self.held, attempt=self.attempt)
 
     def done(self) -> None:
         self.t_end = self.clock()
@@ -73,7 +89,7 @@ class Stopwatch:
         text (the whole reply)."""
         end = self.t_end if self.t_end is not None else self.clock()
         return timing(self._start(), self.t_first, end, output_tokens, duration_s=end - self.t0,
-                      arrivals=self.arrivals, attempt=self.attempt)
+                      arrivals=self.arrivals, held=self.held, attempt=self.attempt)
 
     def _start(self) -> float:
         return self.t0 if self.t_start is None else self.t_start
@@ -82,13 +98,13 @@ class Stopwatch:
 def timing(t0: float, t_first: float | None, t_end: float, output_tokens: int, *,
            duration_s: float | None = None, partial: bool = False,
            arrivals: list[tuple[float, int]] | None = None, rated: float | None = None,
-           attempt: int = 1) -> Metrics:
+           held: set[int] | None = None, attempt: int = 1) -> Metrics:
     """TTFT and tok/s from three instants of one clock: request sent, first text, last text.
 
     tok/s is the steady rate: the tokens after the first over the time after the first (so the
     TTFT does not dilute it); None when there is too little to rate. With `arrivals` (when,
     characters) it is the server's pace read from them (see `pace`), `rated` (default
-    `output_tokens`) being the tokens they hold.
+    `output_tokens`) being the tokens they hold and `held` those read far behind the stream.
     `duration_s` (default: up to `t_end`) and `partial` are for a response stopped before its
     end; `attempt` says which attempt of the request was timed."""
     from .events import Metrics
@@ -97,7 +113,7 @@ def timing(t0: float, t_first: float | None, t_end: float, output_tokens: int, *
     rated = output_tokens if rated is None else rated
     rate = None
     if arrivals:
-        rate = pace(arrivals, rated)
+        rate = pace(arrivals, rated, held or ())
     elif t_first is not None and rated > 1 and t_end > t_first:
         rate = (rated - 1) / (t_end - t_first)
     return Metrics(ttft_s=ttft, duration_s=t_end - t0 if duration_s is None else duration_s,
@@ -105,13 +121,21 @@ def timing(t0: float, t_first: float | None, t_end: float, output_tokens: int, *
                    attempt=attempt)
 
 
-def pace(arrivals: list[tuple[float, int]], output_tokens: float) -> float | None:
+def pace(arrivals: list[tuple[float, int]], output_tokens: float,
+         held: Collection[int] = ()) -> float | None:
     """The server's tok/s from when each text arrived and how long it was.
 
     Text is timed when the loop reads it, never before it was sent but often after (a busy
     loop reads a backlog at once): so each arrival is counted with all the tokens it holds,
     and the rate is the slope of the upper hull of (when, tokens so far), the line of the
-    arrivals that were not late. None when the text came in one burst (nothing to rate)."""
+    arrivals that were not late. That holds for a read that took all there was, however
+    late, while the server still sent: its point is on the line. Not for the arrivals in
+    `held`, read by a reader far behind the stream (a reader that came late finds a backlog,
+    maybe only part of it: the server holds the rest back for want of room in the receive
+    window and sends it as the reader makes room, so the reads catch up as fast as the reader
+    goes, faster than the server sent, or the reply had ended long before): they count in
+    the tokens but are no points of the line. None when the text came in one burst, or only
+    in reads that were behind (nothing to rate)."""
     chars = sum(c for _, c in arrivals)
     if output_tokens < 2 or chars <= 0:
         return None
@@ -119,8 +143,10 @@ def pace(arrivals: list[tuple[float, int]], output_tokens: float) -> float | Non
     points: list[tuple[float, float]] = []  # (when, tokens so far), one per arrival
     start = -1.0
     so_far = 0
-    for when, c in arrivals:
+    for i, (when, c) in enumerate(arrivals):
         so_far += c
+        if i in held:
+            continue
         if points and when - start < SAME_ARRIVAL_S:
             points[-1] = (when, so_far * per_char)
         else:

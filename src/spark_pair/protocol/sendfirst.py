@@ -24,6 +24,10 @@ import os
 import time
 from urllib.parse import quote, urlsplit
 
+TYPE_CHECKING = False  # not typing's: only light modules load here
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"  # RFC 6455
 BETA_HEADER = ("openai-beta", "responses_websockets=2026-02-06")
 MAX_HEAD = 64 * 1024  # an HTTP head larger than this is not a WebSocket upgrade answer
@@ -50,7 +54,7 @@ class Sent:
     upgrade answer (`rest`) or the refused upgrade (`refusal`, the socket then closed)."""
 
     __slots__ = ("sock", "transport", "model", "url", "at", "rest", "refusal", "request",
-                 "timed_out")
+                 "timed_out", "reads")
 
     def __init__(self, sock: _socket.socket | None, transport: str, model: str, url: str,
                  at: float, rest: bytes = b"", refusal: Refusal | None = None,
@@ -58,6 +62,9 @@ class Sent:
         self.sock, self.transport, self.model, self.url = sock, transport, model, url
         self.at, self.rest, self.refusal, self.timed_out = at, rest, refusal, timed_out
         self.request: object = None  # the TurnRequest it carries (set by the caller)
+        # told of each read of the reply whether it found the reader behind the stream (set
+        # by the caller: protocol.metrics.Stopwatch.read)
+        self.reads: Callable[[bool], None] | None = None
 
     def close(self) -> None:
         if self.sock is not None:
