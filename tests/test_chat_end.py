@@ -122,3 +122,26 @@ async def test_the_model_client_ends_the_open_reply_and_serves_the_next_turn(sim
             assert isinstance(done, Completed) and done.text.endswith("+b\n")
             assert done.usage is not None and not done.usage.estimated
             assert time.monotonic() - t0 < FAST_S
+
+
+INTERRUPTED = [{"kind": "interrupt", "after_tokens": 12, "times": -1}]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_reply_ended_by_done_without_a_finish_reason_is_dropped_not_applied(
+        sim: SimProcess, repo: Path, home: Path, path: str) -> None:
+    """llama.cpp's server ends a reply it gave up (a newer request took its slot) with
+    `data: [DONE]` alone: what came is part of a reply, never a finished one."""
+    sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
+    sim.set_faults(INTERRUPTED)
+    before = {p.name: p.read_bytes() for p in repo.iterdir() if p.is_file()}
+    res = run(repo, home, sim, "MULTI change", "--apply", "--allow-delete", "--allow-rename",
+              "--json", "--timeout", "20", "--transport", "chat", env=_env(path, repo))
+    assert res.returncode == ExitCode.MODEL, res.stderr
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    assert {e["class"] for e in lines if e["type"] == "error"} == {"StreamDropped"}
+    assert "no finish reason" in res.stderr
+    assert not [ln for ln in lines if ln["type"] == "applied"]
+    assert {p.name: p.read_bytes() for p in repo.iterdir() if p.is_file()} == before
+    assert len(sim.requests()) > 1  # a dropped stream is retried, as any drop is

@@ -10,7 +10,7 @@ import json
 import httpx
 import pytest
 
-from spark_pair.errors import BadRequest, ProtocolError, ServerError
+from spark_pair.errors import BadRequest, ProtocolError, ServerError, StreamDropped
 from spark_pair.protocol.client import ClientOptions, ModelClient
 from spark_pair.protocol.events import Completed, Failed, Message, TurnRequest
 
@@ -229,3 +229,13 @@ def test_a_refusal_mid_stream_shows_the_servers_message(server, repo, tmp_path, 
     assert {ln["class"] for ln in lines if ln["type"] == "error"} == {"BadRequest"}
     assert not [ln for ln in lines if ln["type"] == "retry"]
     assert (repo / "a.py").read_bytes() == before
+
+
+async def test_done_without_a_finish_reason_is_a_dropped_stream() -> None:
+    """llama.cpp's server ends a reply it gave up with [DONE] alone (no finish reason)."""
+    events, calls = await read(chunk(None) + chunk("--- a/x\n") + DONE, max_retries=1)
+    failed = events[-1]
+    assert isinstance(failed, Failed), failed
+    assert isinstance(failed.error, StreamDropped)
+    assert "no finish reason" in str(failed.error)
+    assert calls == 2  # retried like any dropped stream

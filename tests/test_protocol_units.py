@@ -347,7 +347,10 @@ def _chat_sse(*pieces: str) -> bytes:
         + b"\n\n"
         for p in pieces
     )
-    return out + b"data: [DONE]\n\n"
+    return out + _CHAT_FINISH + b"data: [DONE]\n\n"
+
+
+_CHAT_FINISH = b'data: {"id": "c", "choices": [{"delta": {}, "finish_reason": "stop"}]}\n\n'
 
 
 async def _stream_with_a_cut_first_attempt(second: bytes) -> list:
@@ -357,7 +360,7 @@ async def _stream_with_a_cut_first_attempt(second: bytes) -> list:
         calls.append(1)
         body = _chat_sse("--- a/x\n", "+++ b/x\n", "@@ old\n") if len(calls) == 1 else second
         if len(calls) == 1:
-            body = body[: body.rindex(b"data: [DONE]")]  # cut before [DONE]: a drop
+            body = body[: body.rindex(_CHAT_FINISH)]  # cut before the finish: a drop
         return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
     async with mock_client(handler, "chat") as c:

@@ -29,15 +29,16 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
     """Read the answer to `body` from `source` (http_common.post_sse, or adopted.sse for a
     request sent ahead): yield ("deltas", [str, ...]), ("cut", IncompleteReply) when the
     output limit or a content filter ended the reply, ("usage", Usage), ("done", response_id).
-    The reply ends at its finish reason (with the usage, or USAGE_GRACE_S later without it)
-    or at [DONE]; a stream that ends before either is a StreamDropped. A delta per server
+    The reply ends at its finish reason (with the usage, or USAGE_GRACE_S later without it);
+    a stream that ends before it, [DONE] included, is a StreamDropped (llama.cpp's server ends
+    a reply it gave up with [DONE] alone). A delta per server
     message (`--json --deltas` shows each); the deltas of one read come together, in order."""
     wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
     response_id = None
     usage = None
     cut = None
     chars = 0
-    finished = False
+    finished = ended = False
     grace_end = 0.0  # loop time: the end of the wait for the usage after the finish
     async with aclosing(source):
         while True:
@@ -61,8 +62,8 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
             texts: list[str] = []  # the deltas of this read so far
             ended = False
             for data in batch:
-                if data == "[DONE]":
-                    finished = ended = True
+                if data == "[DONE]":  # the stream's end; the reply's is its finish reason
+                    ended = True
                     break
                 try:
                     chunk = loads(data)
@@ -104,7 +105,9 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
             if ended:
                 break
     if not finished:
-        raise errors_map.dropped(url, "the stream ended before the reply finished")
+        why = ("the stream ended ([DONE]) with no finish reason: the server stopped the reply "
+               "early" if ended else "the stream ended before the reply finished")
+        raise errors_map.dropped(url, why)
     if usage is None:
         sent = "".join(m["content"] for m in body["messages"])
         usage = Usage(estimate_tokens(sent), (chars + 3) // 4, estimated=True)

@@ -20,12 +20,15 @@ KINDS = {
     # a chat stream fails after `after_tokens` tokens, reported as the profile's server does
     # (sim.profiles.StreamError); `status` is the HTTP status the failure stands for
     "stream_error": {"after_tokens": 5, "status": 500},
+    # a chat stream ends with `data: [DONE]` after `after_tokens` tokens and no finish reason
+    # (llama.cpp's server when a newer request takes the slot of a running one)
+    "interrupt": {"after_tokens": 5},
 }
 TRANSPORTS = {None, "ws", "http", "chat", "responses", "models"}
 # Kinds that fire on the WS handshake; the others fire on a request (HTTP or WS response.create).
 HANDSHAKE_KINDS = {"ws_refuse", "html"}
 HTTP_KINDS = {"no_done"}  # kinds of an HTTP stream only (a WS response.create skips them)
-CHAT_KINDS = {"stream_error"}  # kinds of a chat stream only
+CHAT_KINDS = {"stream_error", "interrupt"}  # kinds of a chat stream only
 # name -> (lowest, highest, whole numbers only); `status` depends on the kind
 LIMITS: dict[str, tuple[float, float, bool]] = {
     "retry_after": (0, 86400, False),

@@ -191,6 +191,12 @@ async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn,
         await resp.write(stream.error(style, int(fault.get("status"))).encode())
         await resp.write_eof()
         return resp
+    if fault is not None and fault.kind == "interrupt":
+        tokens = turn.tokens[:int(fault.get("after_tokens"))]
+        entry["output_tokens"] = await pump(pacer, tokens, emit, None, _abort(request))
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
     sent = await pump(pacer, turn.tokens, emit, fault, _abort(request))
     entry["output_tokens"] = sent
     entry["last_token_time"] = time.time()
