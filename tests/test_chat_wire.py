@@ -239,3 +239,14 @@ async def test_done_without_a_finish_reason_is_a_dropped_stream() -> None:
     assert isinstance(failed.error, StreamDropped)
     assert "no finish reason" in str(failed.error)
     assert calls == 2  # retried like any dropped stream
+
+
+async def test_without_usage_the_count_is_the_pieces_when_they_are_more_than_the_length_says(
+        ) -> None:
+    """llama.cpp sends a token per chunk and no usage: ten 2-character tokens are ten, not the
+    five that 4 characters a token would make of them."""
+    done = await completed(b"".join(chunk("ab") for _ in range(10)) + chunk(None, "stop") + DONE)
+    assert done.usage is not None and done.usage.estimated
+    assert done.usage.output_tokens == 10
+    long = await completed(chunk("x" * 40) + chunk(None, "stop") + DONE)  # a few per piece
+    assert long.usage is not None and long.usage.output_tokens == 10

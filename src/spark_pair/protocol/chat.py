@@ -37,7 +37,7 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
     response_id = None
     usage = None
     cut = None
-    chars = 0
+    chars = pieces = 0  # the text's length and its pieces (for a count without usage)
     finished = ended = False
     grace_end = 0.0  # loop time: the end of the wait for the usage after the finish
     async with aclosing(source):
@@ -88,6 +88,7 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
                     text = (choice.get("delta") or {}).get("content")
                     if text:
                         chars += len(text)
+                        pieces += 1
                         texts.append(text)
                     reason = choice.get("finish_reason")
                     if reason:
@@ -110,7 +111,9 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
         raise errors_map.dropped(url, why)
     if usage is None:
         sent = "".join(m["content"] for m in body["messages"])
-        usage = Usage(estimate_tokens(sent), (chars + 3) // 4, estimated=True)
+        # a server sends a token per piece (llama.cpp, vLLM, Ollama) or a few: the pieces
+        # count them, or the length does (about 4 characters a token) if it is more
+        usage = Usage(estimate_tokens(sent), max(pieces, (chars + 3) // 4), estimated=True)
     if cut is not None:
         yield "cut", cut
     yield "usage", usage
