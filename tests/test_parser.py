@@ -128,7 +128,7 @@ def test_an_overcounted_hunk_does_not_swallow_the_next_file_header() -> None:
 def test_dev_null_headers_and_timestamps() -> None:
     text = ("--- /dev/null\t2024-01-01 10:00:00.000000000 +0000\n+++ b/n.py 2024-01-01 10:00:00\n"
             "@@ -0,0 +1 @@\n+x\n--- a/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-y\n")
-    assert parse_diff(text) == [Create("n.py", "x\n"), Delete("gone.py")]
+    assert parse_diff(text) == [Create("n.py", "x\n"), Delete("gone.py", lines=["y"])]
 
 
 def test_removed_double_dash_and_added_double_plus_lines() -> None:

@@ -128,16 +128,27 @@ class Create(Value):
 
 
 class Delete(Value):
-    __slots__ = ("path", "base_hash", "uncommitted")
+    """`lines`: the lines the reply shows it removes (markers stripped); None when it shows none
+    (a header-only delete). Applied only when they are the file's whole content, or, with
+    none shown, when the file is empty or exactly what the model was shown (`base_hash`)."""
+
+    __slots__ = ("path", "base_hash", "uncommitted", "lines")
     path: str
     base_hash: str | None
     uncommitted: bool  # the file has changes git does not have: the approver must warn
+    lines: list[str] | None
 
-    def __init__(self, path: str, base_hash: str | None = None, uncommitted: bool = False
-                 ) -> None:
+    def __init__(self, path: str, base_hash: str | None = None, uncommitted: bool = False,
+                 lines: list[str] | None = None) -> None:
         self.path = path
         self.base_hash = base_hash
         self.uncommitted = uncommitted
+        self.lines = lines
+
+    @property
+    def removed(self) -> int:
+        """The lines the reply shows removed (0 for a header-only delete)."""
+        return len(self.lines or ())
 
     def summary(self) -> str:
         warn = " (has uncommitted changes!)" if self.uncommitted else ""

@@ -103,7 +103,7 @@ def _strip_prefixes(old: str | None, new: str | None) -> tuple[str | None, str |
 
 class _File(Value):
     __slots__ = ("old", "new", "created", "deleted", "rename_from", "rename_to", "hunks",
-                 "index", "shown_hunks", "headed", "binary", "moves")
+                 "index", "shown_hunks", "headed", "binary", "moves", "git", "pair", "copied")
     old: str | None
     new: str | None
     created: bool
@@ -116,6 +116,9 @@ class _File(Value):
     headed: bool  # saw the ---/+++ pair
     binary: bool  # a `Binary files` / `GIT binary patch` section
     moves: tuple[str, ...]  # the `rename from/to`, `copy from/to` lines seen
+    git: tuple[str | None, str | None] | None  # the `diff` line's paths (prefixes stripped)
+    pair: tuple[str | None, str | None] | None  # the `---`/`+++` lines' paths (likewise)
+    copied: str | None  # the `copy from` path
 
     def __init__(self, old: str | None = None, new: str | None = None) -> None:
         self.old = old
@@ -126,6 +129,7 @@ class _File(Value):
         self.index = None
         self.shown_hunks = 0
         self.moves = ()
+        self.git = self.pair = self.copied = None
 
 
 class DiffParser:
@@ -390,6 +394,15 @@ class DiffParser:
 
     def _build(self, f: _File) -> Operation | None:
         _check_moves(f, self._shown_name_of(f))
+        clash = _disagreement(f, f.pair)
+        if clash is not None:
+            raise ParseError(f"the diff for {self._shown_name_of(f)}: {clash}",
+                             hint=_CLASH_HINT)
+        if f.copied is not None:
+            raise ParseError(f"the reply copies {shown(f.copied)} to "
+                             f"{shown(f.rename_to or f.new or '?')}: copies are not applied",
+                             hint="nothing was written; ask for the new file as a created "
+                                  "file instead")
         kind = self._kind(f)
         src, dst = self._names(f)
         hunks = [h for h in f.hunks or [] if h.lines]
@@ -410,7 +423,11 @@ class DiffParser:
         if not src:
             return None
         if kind is OpKind.DELETE:
-            return Delete(src)
+            if any(ln[:1] == "+" for h in hunks for ln in h.lines):
+                raise ParseError(f"the deleted file {shown(src)} has an added ('+') line",
+                                 hint=_ODD_HINT)
+            return Delete(src, lines=[ln for h in hunks for ln in h.old_lines] if hunks
+                          else None)
         if kind is OpKind.RENAME:
             return Rename(src, dst or src, hunks)
         if not hunks:
@@ -539,16 +556,18 @@ class DiffParser:
 
     def _header(self, minus: str, plus: str) -> None:
         old, new = clean_path(minus[4:]), clean_path(plus[4:])
+        pair = _strip_prefixes(old, new)
         self._end_hunk()
         f = self._file
-        if (f is not None and not f.headed and not f.hunks and f.index is None
-                and _same_file(f, old, new)):
+        if f is not None and not f.headed and not f.hunks and f.index is None and (
+                _same_file(f, pair, self._shown_name_of(f))):
             f.old, f.new = old, new  # the ---/+++ lines after a 'diff --git' header
         else:
             self._end_file()
             self._begin(_File(old=old, new=new))
         assert self._file is not None
         self._file.headed = True
+        self._file.pair = pair
         self._fix_prefixes()
 
     def _fix_prefixes(self) -> None:
@@ -567,6 +586,8 @@ class DiffParser:
             old, new = _git_paths(line)
             self._begin(_File(old=old, new=new))
             self._fix_prefixes()
+            assert self._file is not None
+            self._file.git = (self._file.old, self._file.new)
             return
         if line.startswith("--- "):
             self._held = [line]
@@ -593,6 +614,8 @@ class DiffParser:
             f.moves += ("rename to",)
         elif line.startswith(("copy from ", "copy to ")):
             f.moves += ("copy from" if line.startswith("copy from ") else "copy to",)
+            if line.startswith("copy from "):
+                f.copied = clean_path(line[10:])
         elif line.startswith("+++ "):
             f.new = clean_path(line[4:])
         elif line.startswith(_BINARY):
@@ -615,14 +638,83 @@ def _check_moves(f: _File, name: str) -> None:
                                   f"'{missing}' line: the header was cut short", hint=_CUT_HINT)
 
 
-def _same_file(f: _File, old: str, new: str) -> bool:
-    """Whether ---/+++ lines name the file a `diff --git` header opened (not the next file
-    after a header-only rename or delete)."""
-    if f.old is None and f.new is None:
+def _same_file(f: _File, pair: tuple[str | None, str | None], name: str) -> bool:
+    """Whether ---/+++ lines belong to the header-only section `f` (a `diff --git` line, maybe
+    with mode or rename lines): they say what its header says. Lines naming none of its files
+    begin the next file (after a header-only rename or delete); lines naming one of them but
+    saying something else are a ParseError (never an operation on a file the lines do not
+    describe)."""
+    clash = _disagreement(f, pair)
+    if clash is None:
         return True
-    known = {f.old, f.new, f.rename_from, f.rename_to, DEV_NULL}
-    a, b = _strip_prefixes(old, new)
-    return a in known and b in known
+    named = {_key(p) for p in (*(f.git or ()), f.rename_from, f.rename_to) if p}
+    if named & {_key(p) for p in pair if p and p != DEV_NULL}:
+        raise ParseError(f"the diff for {name}: {clash}", hint=_CLASH_HINT)
+    return False
+
+
+_CLASH_HINT = ("nothing was written: the reply does not say clearly which file it changes; "
+               "regenerate the turn")
+_Claim = tuple[str, str | None, bool]  # (which line, the path it names, a `diff` line's path)
+
+
+def _disagreement(f: _File, pair: tuple[str | None, str | None] | None) -> str | None:
+    """What the header lines of one file (the `diff` line, `rename from/to`, `new/deleted file
+    mode`, `---`/`+++`) say differently about its old or new file, or None when they agree.
+    The `diff` line names the file on both sides, also for a new or deleted one."""
+    old: list[_Claim] = []
+    new: list[_Claim] = []
+    if f.git is not None:
+        old.append(("the 'diff' line", f.git[0], True))
+        new.append(("the 'diff' line", f.git[1], True))
+    if f.rename_from:
+        old.append(("'rename from'", f.rename_from, False))
+    if f.rename_to:
+        new.append(("'rename to'", f.rename_to, False))
+    if f.created:
+        old.append(("'new file mode'", DEV_NULL, False))
+    if f.deleted:
+        new.append(("'deleted file mode'", DEV_NULL, False))
+    if pair is not None:
+        old.append(("the '---' line", pair[0], False))
+        new.append(("the '+++' line", pair[1], False))
+    old_name, clash = _side(old)
+    if clash is None:
+        new_name, clash = _side(new)
+    if clash is not None:
+        return clash
+    if old_name == DEV_NULL and new_name == DEV_NULL:
+        return "the header names /dev/null as both the old and the new file"
+    for claims, other in ((old, new_name), (new, old_name)):
+        gits = [p for _, p, git in claims if git and p]
+        if gits and _side(claims)[0] == DEV_NULL and other not in (None, DEV_NULL) and (
+                _key(gits[0]) != _key(other)):
+            return (f"the 'diff' line names {shown(gits[0])}, the other header lines "
+                    f"{shown(other)}")
+    return None
+
+
+def _key(path: str | None) -> str | None:
+    """A path as compared between header lines: `./a.py` and `a.py` are one file."""
+    if not path or path == DEV_NULL:
+        return path
+    return "/".join(p for p in path.split("/") if p not in ("", ".")) or path
+
+
+def _named(path: str | None) -> str:
+    return "no file (/dev/null)" if path == DEV_NULL else shown(path or "")
+
+
+def _side(claims: list[_Claim]) -> tuple[str | None, str | None]:
+    """(the path one side's claims agree on, or None; what two of them say differently)."""
+    null = [c for c in claims if c[1] == DEV_NULL]
+    named = [c for c in claims if c[1] and c[1] != DEV_NULL and not (null and c[2])]
+    first = null[0] if null else (named[0] if named else None)
+    for c in (*null, *named):
+        if first is not None and _key(c[1]) != _key(first[1]):
+            return None, (f"its header lines disagree about which file it is: {first[0]} names "
+                          f"{_named(first[1])}, {c[0]} names {_named(c[1])}")
+    return (first[1] if first else None), None
 
 
 def _header_text(h: Hunk) -> str:
