@@ -39,7 +39,8 @@ def setup(root: Path) -> None:
 def ops() -> list:
     """The turn: modify one file, create one in a new folder, delete one, rename one."""
     return [Modify("a.txt", [Hunk(None, None, None, None, [" one", "-two", "+TWO"])]),
-            Create("new/c.txt", "c\n"), Delete("b.sh"), Rename("r.txt", "moved/r.txt")]
+            Create("new/c.txt", "c\n"), Delete("b.sh", lines=["echo b"]),
+            Rename("r.txt", "moved/r.txt")]
 
 
 def _count_steps(kill_at: int, log: list[str]) -> None:

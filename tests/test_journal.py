@@ -48,7 +48,7 @@ def before_image(tdir: Path, path: str) -> bytes:
 
 
 OPS = lambda: [Modify("m.txt", [hunk([" one", "-two", "+TWO"])]), Create("new/dir/c.txt", "c\n"),  # noqa: E731
-               Delete("d.txt"), Rename("r.sh", "bin/r.sh")]
+               Delete("d.txt", lines=["delete me"]), Rename("r.sh", "bin/r.sh")]
 
 
 def test_undo_restores_the_last_turn_exactly(repo, journal):

@@ -166,7 +166,9 @@ class TurnRun:
         self.proposals = Proposals(session, result.turn_id)
         self.inbox = _Inbox(latency)
         self.writing: str | None = None  # path of the file being parsed now
-        self.stale_refused: dict[int, StaleError] = {}
+        self.shown = dict(hashes)  # path -> the hash of what the model saw (never grows)
+        self.refused: dict[int, EditError] = {}  # refused before the write: stale, or it
+        # could never go (a delete of a missing file, or of lines that are not the whole file)
         self.looks: dict[int, tuple[bool, str | None]] = {}  # the last look before the write
         # what the write the last look went on to (when it found nothing changed) came to: the
         # written turn, or the Cancelled / EditError that stopped it before its first file
@@ -402,23 +404,43 @@ class TurnRun:
             self.writing = None
             op = pe.op
             if not isinstance(op, Create) and op.base_hash is None:
-                op.base_hash = self.base.get(op.path)
-            if isinstance(op, Delete):
-                from .edits.apply import flag_uncommitted
-
-                # the approver warns about unsaved work (git, in a thread)
-                await asyncio.to_thread(flag_uncommitted, self.s.root, [op])
+                # a delete showing none of its lines goes only with the file the model saw
+                seen = self.shown if isinstance(op, Delete) and op.lines is None else self.base
+                op.base_hash = seen.get(op.path)
+            problem = None
+            if isinstance(op, Delete):  # in a thread: the file is read, git is asked
+                problem = await asyncio.to_thread(self._vet_delete, op)
             stale = any(self._is_stale_path(p) for p in op_paths(op))
             index = self.proposals.add(op)
             if self.cancel_reason is not None:  # nobody is asked once the turn is cancelled
                 self.proposals.current[index].ended = Ended.CANCELLED
             elif self.ask:  # a question never edits: refused at the apply step
                 self.proposals.current[index].ended = Ended.TURN_OVER
+            elif problem is not None:  # never asked: it cannot go as it is
+                self.refused[index] = problem
+                out.append(Refused(index, op, problem.message, _refusal_kind(problem)))
             elif stale:
                 out.extend(await self._ask_stale(index))
             else:
                 out.append(self.proposals.ask(index, stale=False))
         return out
+
+    def _vet_delete(self, op: Delete) -> EditError | None:
+        """Why a delete cannot go after the operations before it (its file is missing, its
+        lines are not the whole file, it shows none and the model never saw the file), else
+        None, with `op.uncommitted` set for the approver's warning (blocking: git, a read)."""
+        from .edits.apply import check_each, flag_uncommitted
+
+        ops = [*(o for o in self.proposals.ops if op.path in op_paths(o)), op]
+        try:
+            found = [e for i, e in check_each(self.s.root, ops, stop=self.stopping)
+                     if i == len(ops) - 1]
+        except Cancelled:
+            return None  # the turn is stopping: its cancel ends it
+        if found:
+            return found[0]
+        flag_uncommitted(self.s.root, [op])
+        return None
 
     # ---- staleness -----------------------------------------------------------------------
 
@@ -463,9 +485,9 @@ class TurnRun:
             return []  # the turn is stopping: its cancel ends it
         if found:
             error = StaleError(found[0])
-            self.stale_refused[index] = error
+            self.refused[index] = error
             return [Refused(index, op, found[0], RefusalKind.STALE)]
-        self.stale_refused.pop(index, None)
+        self.refused.pop(index, None)
         return [self.proposals.ask(index, stale=True)]
 
     async def _last_look(self) -> AsyncIterator[SessionEvent]:
@@ -479,7 +501,7 @@ class TurnRun:
             return  # nothing will be written
         todo = [(i, op) for i, (op, d) in enumerate(zip(self.proposals.ops, decided, strict=True))
                 if d is not None and d.action in (Action.ACCEPT, Action.SKIP)
-                and i not in self.stale_refused and _has_effect(select_hunks(op, d))]
+                and i not in self.refused and _has_effect(select_hunks(op, d))]
         if not todo:
             return
         chosen = self._straight_write()
@@ -500,7 +522,7 @@ class TurnRun:
                 error = StaleError(f"{op.path} keeps changing on disk; it was not written",
                                    hint="wait until whatever writes it is done, then run the "
                                         "turn again")
-                self.stale_refused[i] = error
+                self.refused[i] = error
                 yield Refused(i, op, error.message, RefusalKind.STALE)
                 continue
             for out in await self._ask_stale(i):
@@ -511,7 +533,7 @@ class TurnRun:
         changed: every decision is in and none refuses, no operation waits on a stale check,
         and some have an effect. None when the apply step has more to weigh first."""
         decided = self.proposals.decided
-        if self.cancel_reason is not None or self.ask or self.stale_refused or any(
+        if self.cancel_reason is not None or self.ask or self.refused or any(
                 d is None or d.action == Action.REFUSE for d in decided):
             return None
         chosen = [(i, select_hunks(op, d))
@@ -584,10 +606,10 @@ class TurnRun:
             (i, op) for i, op in enumerate(ops)
             if decisions[i].action == Action.SKIP and _has_effect(op)]
         problems: list[tuple[int, SparkPairError]] = [
-            (i, err) for i, err in sorted(self.stale_refused.items())
+            (i, err) for i, err in sorted(self.refused.items())
             if decisions[i].action != Action.REJECT]
         for i, op in checked:
-            if refused or i in self.stale_refused:
+            if refused or i in self.refused:
                 continue
             if i not in self.looks:
                 self.looks.update(await asyncio.to_thread(self._look, [(i, op)]))
@@ -639,8 +661,10 @@ class TurnRun:
             self._finish_error(self._stopped(exc))
             return
         except EditError as exc:
-            i, op = next(((i, op) for i, op in chosen
-                          if any(p in exc.message for p in op_paths(op))), chosen[0])
+            at = exc.details.get("op_index")
+            i, op = chosen[at] if isinstance(at, int) and 0 <= at < len(chosen) else next(
+                ((i, op) for i, op in chosen if any(p in exc.message for p in op_paths(op))),
+                chosen[0])
             yield Refused(i, op, exc.message, _refusal_kind(exc))
             self._finish_error(exc, TurnStatus.CONFLICT)
             return

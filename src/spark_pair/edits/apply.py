@@ -19,7 +19,7 @@ from . import fsio
 from .journal import FileChange, Journal, missing_dirs, new_turn_id, write_changes
 from .locate import Locator
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename, content_hash
-from .paths import confine_target, real_root
+from .paths import confine_target, real_root, shown
 
 Stop = Callable[[], bool] | None  # true once the turn is cancelled (timeout, Ctrl-C)
 
@@ -133,11 +133,13 @@ def _tidy(hunk: Hunk) -> Hunk:
     return hunk if lines == hunk.lines else hunk.with_lines(lines)
 
 
-def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop = None) -> str:
+def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop = None,
+                exact: bool = False) -> str:
     """Apply hunks, in order and without overlap, to `text`; keep the file's line endings.
 
-    Raises ConflictError naming the hunk when it matches nowhere or ambiguously; Cancelled as
-    soon as stop() is true (checked before each hunk).
+    A hunk's lines are found exactly or, unless `exact`, with whitespace normalised. Raises
+    ConflictError naming the hunk when it matches nowhere or ambiguously; Cancelled as soon as
+    stop() is true (checked before each hunk).
     """
     lines, ends = _split(text)
     style = "\r\n" if ends and ends[0] == "\r\n" else "\n"
@@ -145,7 +147,7 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
     out: list[str] = []
     out_ends: list[str] = []
     pos = delta = 0
-    locator = Locator(lines, escapes=fsio.has_escapes(text))
+    locator = Locator(lines, escapes=fsio.has_escapes(text), loose=not exact)
     for hunk in hunks:
         check_stop(stop)
         hunk = _tidy(hunk)
@@ -183,6 +185,12 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
 # ---- turns ---------------------------------------------------------------------------------
 
 _MISSING = "the model named a file that is not in the repository; regenerate the turn"
+_TWICE = ("nothing was written; the reply names the file in two operations that cannot both be "
+          "done: regenerate the turn")
+_PARTIAL = ("nothing was written; the file holds lines the reply does not show (your own "
+            "work?): regenerate the turn with the file in the context, or delete it yourself")
+_UNSEEN = ("nothing was written; put the file in the context (`-f PATH`, or space in the files "
+           "pane) and ask again, or delete it yourself")
 _NOT_A_FILE = "spark-pair only edits regular files; regenerate the turn naming a file"
 
 
@@ -206,6 +214,22 @@ class _Tree:
         self.own = own  # data folders besides the default ones (the journal's)
         self.disk: dict[str, tuple[bytes | None, int | None]] = {}
         self.state: dict[str, tuple[bytes | None, int | None]] = {}
+        self.by: dict[str, str] = {}  # what an earlier operation of the turn did to a path
+
+    def stale(self, rel: str, base_hash: str | None) -> bool:
+        """Whether the file on disk differs from what the operation was computed against."""
+        data = self.disk[rel][0]
+        return base_hash is not None and data is not None and content_hash(data) != base_hash
+
+    def gone(self, rel: str, verb: str, base_hash: str | None) -> EditError:
+        """Why there is no file at `rel` to `verb`."""
+        by = self.by.get(rel)
+        if by is not None:
+            return ConflictError(f"cannot {verb} {rel}: an earlier operation in this reply {by}",
+                                 hint=_TWICE)
+        if base_hash is not None:
+            return StaleError(f"{rel} was deleted since the request")
+        return ConflictError(f"cannot {verb} {rel}: the file does not exist", hint=_MISSING)
 
     def path(self, path: str) -> str:
         rel, full = confine_target(self.root, path, self.own)
@@ -240,22 +264,44 @@ class _Tree:
                                     "in this turn", hint=_NOT_A_FILE)
 
 
-def _edit(rel: str, data: bytes, hunks: list[Hunk], base_hash: str | None, notes: list[str],
+def _edit(rel: str, data: bytes, hunks: list[Hunk], stale: bool, notes: list[str],
           stop: Stop) -> bytes:
+    """`data` with the hunks applied. A file changed since the request (`stale`) takes them
+    only where their lines are exactly as the model saw them: a line the person changed is
+    never matched loosely and overwritten."""
     text, encoding = fsio.decode(data, rel)
     if any(fsio.has_escapes(ln) for h in hunks for ln in h.lines):  # never written as bytes
         raise ApplyError(f"{rel}: the reply holds a lone surrogate, which is not a character",
                          hint="regenerate the turn; nothing was changed")
-    if base_hash is None or content_hash(data) == base_hash:
+    if not stale:
         return fsio.encode(apply_hunks(text, hunks, rel, stop=stop), encoding, rel)
     try:
-        new = apply_hunks(text, hunks, rel, stop=stop)
+        new = apply_hunks(text, hunks, rel, stop=stop, exact=True)
     except ConflictError as exc:
         detail = "\n".join("  " + line for line in exc.message.splitlines())
-        raise StaleError(f"{rel} changed since the request; its hunks no longer apply\n{detail}"
-                         ) from exc
-    notes.append(f"{rel} changed since the request; its hunks still applied cleanly")
+        raise StaleError(f"{rel} changed since the request; its hunks no longer apply exactly"
+                         f"\n{detail}") from exc
+    notes.append(f"{rel} changed since the request; its hunks still matched it exactly, so "
+                 "they were applied and the change on disk was kept")
     return fsio.encode(new, encoding, rel)
+
+
+def _whole_file(rel: str, data: bytes, lines: list[str], stale: bool) -> str | None:
+    """How the lines a delete removes differ from the file's whole content, or None when they
+    are all of it (line by line as a hunk is matched; exactly when the file is `stale`)."""
+    text, _ = fsio.decode(data, rel)
+    have = _split(text)[0]
+    keys = Locator(have, escapes=fsio.has_escapes(text), loose=not stale).keys
+    for i, (mine, theirs) in enumerate(zip(have, lines, strict=False)):
+        if not any(key(mine) == key(theirs) for key in keys):
+            return (f"line {i + 1} is {shown(mine[:60])!r} in the file but "
+                    f"{shown(theirs[:60])!r} in the reply")
+    if len(have) > len(lines):
+        return (f"the reply removes {len(lines)} line(s), the file has {len(have)}; line "
+                f"{len(lines) + 1} is {shown(have[len(lines)][:60])!r}")
+    if len(have) < len(lines):
+        return f"the reply removes {len(lines)} line(s), the file has {len(have)}"
+    return None
 
 
 def _plan_op(tree: _Tree, op: Operation, notes: list[str], stop: Stop = None) -> None:
@@ -264,13 +310,16 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str], stop: Stop = None) ->
         rel = tree.path(op.path)
         data, mode = tree.state[rel]
         if data is None:
-            if op.base_hash is not None:
-                raise StaleError(f"{rel} was deleted since the request")
-            raise ConflictError(f"cannot modify {rel}: the file does not exist", hint=_MISSING)
-        tree.state[rel] = (_edit(rel, data, op.hunks, op.base_hash, notes, stop), mode)
+            raise tree.gone(rel, "modify", op.base_hash)
+        stale = tree.stale(rel, op.base_hash)
+        tree.state[rel] = (_edit(rel, data, op.hunks, stale, notes, stop), mode)
+        tree.by.setdefault(rel, "modifies it")
     elif isinstance(op, Create):
         rel = tree.path(op.path)
         if tree.state[rel][0] is not None:
+            if rel in tree.by and tree.disk[rel][0] is None:
+                raise ConflictError(f"cannot create {rel}: an earlier operation in this reply "
+                                    f"{tree.by[rel]}", hint=_TWICE)
             raise ConflictError(f"{rel} already exists; a create never overwrites",
                                 hint="regenerate the turn as a modification of the existing file")
         tree.check_shape(rel)
@@ -278,30 +327,54 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str], stop: Stop = None) ->
             raise ApplyError(f"{rel}: the reply holds a lone surrogate, which is not a character",
                              hint="regenerate the turn; nothing was changed")
         tree.state[rel] = (fsio.encode(op.content, "utf-8", rel), fsio.default_mode())
+        tree.by[rel] = "creates it"
     elif isinstance(op, Delete):
         rel = tree.path(op.path)
         data, _ = tree.state[rel]
         if data is None:
-            raise ConflictError(f"cannot delete {rel}: the file does not exist", hint=_MISSING)
-        if op.base_hash is not None and content_hash(data) != op.base_hash:
-            raise StaleError(f"{rel} changed since the request; it is not deleted")
+            raise tree.gone(rel, "delete", op.base_hash)
+        stale = tree.stale(rel, op.base_hash)
+        if op.lines is not None:
+            differ = _whole_file(rel, data, op.lines, stale)
+            if differ is not None and stale:
+                raise StaleError(f"{rel} changed since the request and is no longer what the "
+                                 f"reply deletes ({differ}); it is not deleted")
+            if differ is not None:
+                raise ConflictError(f"cannot delete {rel}: the lines the reply removes are not "
+                                    f"the whole file ({differ})", hint=_PARTIAL)
+            if stale:
+                notes.append(f"{rel} changed since the request; it still held exactly the "
+                             "lines the reply removes, so it was deleted")
+        elif data:  # the reply shows none of its lines: only the file the model was shown
+            if op.base_hash is None:
+                raise ConflictError(f"cannot delete {rel}: the reply shows none of its lines "
+                                    "and the model was not shown the file", hint=_UNSEEN)
+            if stale:
+                raise StaleError(f"{rel} changed since the request; it is not deleted")
         tree.state[rel] = (None, None)
+        tree.by[rel] = "deletes it"
     elif isinstance(op, Rename):
         src, dst = tree.path(op.src), tree.path(op.dst)
         data, mode = tree.state[src]
         if data is None:
-            raise ConflictError(f"cannot rename {src}: the file does not exist", hint=_MISSING)
+            raise tree.gone(src, "rename", None)
         if src != dst and tree.state[dst][0] is not None:
+            if dst in tree.by and tree.disk[dst][0] is None:
+                raise ConflictError(f"cannot rename {src} to {dst}: an earlier operation in "
+                                    f"this reply writes {dst} (a rename never overwrites)",
+                                    hint=_TWICE)
             raise ConflictError(f"cannot rename {src} to {dst}: {dst} exists (a rename never "
                                 "overwrites)", hint=f"move or remove {dst} first, or ask for "
                                 "another name; nothing was written")
+        stale = tree.stale(src, op.base_hash)
         if op.hunks:
-            data = _edit(src, data, op.hunks, op.base_hash, notes, stop)
-        elif op.base_hash is not None and content_hash(data) != op.base_hash:
+            data = _edit(src, data, op.hunks, stale, notes, stop)
+        elif stale:
             notes.append(f"{src} changed since the request; it is renamed with its current content")
         tree.state[src] = (None, None)
         tree.check_shape(dst)
         tree.state[dst] = (data, mode)
+        tree.by[src], tree.by[dst] = f"renames it to {dst}", f"renames {src} to it"
     else:
         raise ApplyError(f"unknown operation {type(op).__name__}")
 
@@ -341,7 +414,8 @@ def check_ops(root: Path, ops: Sequence[Operation], *, stop: Stop = None) -> lis
 
 def apply_turn(root: Path, ops: Sequence[Operation], *, journal: Journal | None = None,
                turn_id: str | None = None, summary: str = "", stop: Stop = None) -> AppliedTurn:
-    """Apply all operations of one turn, or none of them. Raises EditError (nothing changed).
+    """Apply all operations of one turn, or none of them. Raises EditError (nothing changed);
+    one found while planning names its operation's index in `ops` (`details["op_index"]`).
 
     With `stop`, the wait for the journal lock and the planning give up (Cancelled, nothing
     written) once stop() is true; once the first file is written the turn is finished.
@@ -351,8 +425,12 @@ def apply_turn(root: Path, ops: Sequence[Operation], *, journal: Journal | None 
     with journal.locked(stop):
         notes = [r.describe() for r in journal.recover()]
         tree = _Tree(root, journal.own)
-        for op in ops:
-            _plan_op(tree, op, notes, stop)
+        for i, op in enumerate(ops):
+            try:
+                _plan_op(tree, op, notes, stop)
+            except EditError as exc:
+                exc.details["op_index"] = i  # which operation it is about
+                raise
         changes = _changes(tree)
         turn_id = turn_id or new_turn_id()
         check_stop(stop)

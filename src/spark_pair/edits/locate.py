@@ -74,12 +74,13 @@ class LineIndex:
 
 class Locator:
     """A file's lines, indexed on first use under each key in turn: exact first, then with
-    whitespace normalised. Lines holding undecodable bytes compare as the model saw them."""
+    whitespace normalised (unless `loose` is False). Lines holding undecodable bytes compare
+    as the model saw them."""
 
-    def __init__(self, lines: Sequence[str], escapes: bool = False) -> None:
+    def __init__(self, lines: Sequence[str], escapes: bool = False, loose: bool = True) -> None:
         self.lines = lines
         first = readable if escapes else exact
-        self.keys: tuple[Callable[[str], str], ...] = (
+        self.keys: tuple[Callable[[str], str], ...] = (first,) if not loose else (
             first, (lambda s: normalised(readable(s))) if escapes else normalised)
         self._indexes: dict[int, LineIndex] = {}
 

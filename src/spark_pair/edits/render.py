@@ -76,13 +76,16 @@ def render_op(op: Operation, base_text: str | None = None) -> str:
         h = Hunk(0, 0, 1, len(lines), ["+" + ln for ln in lines],
                  no_newline_new=not op.content.endswith("\n"))
         return head + f"--- /dev/null\n+++ b/{path}\n" + _hunk_text(h, 0, 0)
-    if isinstance(op, Delete):
+    if isinstance(op, Delete):  # the lines the reply removes, else the file it would remove
         head += "deleted file mode 100644\n"
-        if not base_text:
+        if op.lines:
+            h = Hunk(1, len(op.lines), 0, 0, ["-" + ln for ln in op.lines])
+        elif base_text:
+            lines = _lines(base_text)
+            h = Hunk(1, len(lines), 0, 0, ["-" + ln for ln in lines],
+                     no_newline_old=not base_text.endswith("\n"))
+        else:
             return head
-        lines = _lines(base_text)
-        h = Hunk(1, len(lines), 0, 0, ["-" + ln for ln in lines],
-                 no_newline_old=not base_text.endswith("\n"))
         return head + f"--- a/{path}\n+++ /dev/null\n" + _hunk_text(h, 0, 0)
     return head + f"--- a/{path}\n+++ b/{path}\n" + _hunks_text(op.hunks, base_text)
 

@@ -8,7 +8,7 @@ import time
 from typing import Any, TextIO
 
 from .. import stats
-from ..edits.ops import Create, op_kind
+from ..edits.ops import Create, Delete, op_kind
 from ..edits.parser import FileStarted, HunkStarted
 from ..errors import SparkPairError, redact
 from ..protocol.events import (
@@ -43,6 +43,8 @@ def _op_fields(op: Any, hunk_lines: int | None = None) -> dict[str, Any]:
     out["removed"] = sum(h.removed for h in hunks)
     if isinstance(op, Create):
         out["added"] = op.content.count("\n") + (bool(op.content) and not op.content.endswith("\n"))
+    elif isinstance(op, Delete):
+        out["removed"] = op.removed
     out["summary"] = op.summary()
     return out
 
