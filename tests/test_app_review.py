@@ -285,3 +285,21 @@ async def test_a_missing_editor_or_pager_is_named_with_a_hint(repo: Path, demo_s
         assert "not found" in notice(app) and "hint: set [review] pager" in notice(app)
         await pilot.press("R")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_a_delete_showing_part_of_the_file_is_refused_at_once_and_never_asked(
+        repo: Path, demo_sim: SimProcess) -> None:
+    from spark_pair.edits.ops import Delete
+
+    (repo / "TODO.txt").write_text(FILES["TODO.txt"] + "- mine, not committed\n")
+    before = snapshot(repo)
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        # the reply's three modifies, its create and its rename; its delete shows 2 of 3 lines
+        await until(pilot, lambda: len(review(app).review.entries) == 5, "the proposals")
+        assert not any(isinstance(e.op, Delete) for e in review(app).review.entries.values())
+        await pilot.press("A")  # every modify and the create
+        await pilot.press("r")  # the rename: nothing is left to decide
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert "TODO.txt" in notice(app) and "not the whole file" in notice(app)
+    assert snapshot(repo) == before
