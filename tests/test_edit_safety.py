@@ -288,6 +288,8 @@ def test_an_operation_after_a_rename_or_delete_of_its_file_names_it(repo: Path) 
     "diff --git a/x b/x\ndeleted file mode 100644\n--- a/x\n+++ b/x\n@@ -1 +0,0 @@\n-y\n",
     # a diff line for x and ---/+++ lines that move it to y
     "diff --git a/x b/x\n--- a/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n",
+    # ... or a +++ line without its --- line
+    "diff --git a/x b/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n",
 ])
 def test_header_lines_that_disagree_about_the_file_are_refused(text: str) -> None:
     with pytest.raises(ParseError, match="disagree about which file it is") as err:
@@ -320,3 +322,8 @@ def test_agreeing_headers_and_the_next_file_after_a_bare_rename_still_parse() ->
 def test_a_deleted_file_with_an_added_line_is_refused() -> None:
     with pytest.raises(ParseError, match=r"deleted file x has an added \('\+'\) line"):
         parse_diff("--- a/x\n+++ /dev/null\n@@ -1 +1 @@\n-a\n+b\n")
+
+
+def test_a_plus_line_without_its_minus_line_names_the_diff_lines_file() -> None:
+    ops = parse_diff("diff --git a/x b/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+    assert ops == [Modify("x", [Hunk(1, 1, 1, 1, ["-a", "+b"])])]  # not a rename to b/x

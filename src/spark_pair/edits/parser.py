@@ -616,8 +616,11 @@ class DiffParser:
             f.moves += ("copy from" if line.startswith("copy from ") else "copy to",)
             if line.startswith("copy from "):
                 f.copied = clean_path(line[10:])
-        elif line.startswith("+++ "):
-            f.new = clean_path(line[4:])
+        elif line.startswith("+++ "):  # without its '---' line
+            new = clean_path(line[4:])
+            if f.git is not None and new.startswith("b/") and _key(new[2:]) == _key(f.git[1]):
+                new = new[2:]
+            f.new, f.pair = new, (f.pair[0] if f.pair else None, new)
         elif line.startswith(_BINARY):
             f.binary = True  # refused when the operation is built, unless it is a delete
         elif line.startswith(_EXTENDED) or not line.strip():
