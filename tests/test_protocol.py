@@ -162,6 +162,19 @@ async def test_ws_close_after_responses_reopens_quietly(sim):
     assert conns == 2
 
 
+@pytest.mark.parametrize("transport", ["responses", "chat"])
+async def test_http_turns_reuse_one_connection(sim, transport):
+    """A finished reply's stream is read to its end, so its connection serves the next turn
+    (no new TCP and TLS handshake per turn)."""
+    sim.configure(default=TEXT)
+    async with client(sim, transport) as c:
+        for _ in range(3):
+            events = await run(c)
+            assert isinstance(events[-1], Completed) and events[-1].text == TEXT
+    log = [r for r in sim.requests() if r["transport"] == transport]
+    assert len(log) == 3 and len({r["connection_id"] for r in log}) == 1
+
+
 async def test_ten_ws_turns_use_one_connection_and_chain(sim):
     before = sim.stats()["ws_connections"]
     history: list[Message] = []

@@ -401,9 +401,10 @@ class ModelClient:
         else:
             source = post_sse(self._client(), url, body, api_key=o.api_key, model=model,
                               read_timeout_s=read_timeout_s)
+        reuse = sent is None  # the socket of a request sent ahead is not kept
         if transport == Transport.RESPONSES:
-            return stream_responses(source, url, api_key=o.api_key, model=model)
-        return stream_chat(source, url, body, api_key=o.api_key, model=model)
+            return stream_responses(source, url, api_key=o.api_key, model=model, reuse=reuse)
+        return stream_chat(source, url, body, api_key=o.api_key, model=model, reuse=reuse)
 
     async def _mode_missing(self, err: ModelError, transport: Transport) -> ModelError:
         """A 404/405 for the mode the transport setting demands: when the API root answers,

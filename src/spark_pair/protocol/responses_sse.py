@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from ..errors import ModelError, ProtocolError
@@ -10,6 +10,7 @@ from . import errors_map
 from .bodies import responses_body as responses_body  # its home is .bodies
 from .events import Usage
 from .fastjson import loads
+from .sse import read_to_end
 
 DELTA = "response.output_text.delta"  # the event type of the text as it streams
 
@@ -53,15 +54,15 @@ def _incomplete(resp: dict[str, Any], url: str) -> ModelError:
     return errors_map.incomplete(url, reason, resp.get("max_output_tokens"))
 
 
-async def stream_responses(source: AsyncIterator[list[str] | None], url: str, *,
-                           api_key: str | None, model: str
+async def stream_responses(source: AsyncGenerator[list[str] | None, None], url: str, *,
+                           api_key: str | None, model: str, reuse: bool = False
                            ) -> AsyncGenerator[tuple[str, Any], None]:
     """Read the answer to a create body (bodies.sse_body) from `source` (http_common.post_sse,
     or adopted.sse for a request sent ahead): yield ("id", rid), ("deltas", [str, ...]), ("cut",
     IncompleteReply) after `response.incomplete` (the output limit, a content filter),
     ("usage", Usage|None), ("done", rid). A stream without `response.completed` /
     `response.incomplete` is a StreamDropped. A delta per server message; the deltas of one
-    read come together, in order."""
+    read come together, in order. `reuse`: as stream_chat's."""
     async for batch in source:
         if batch is None:  # the server took the request: ("open", url) first
             yield "open", url
@@ -85,6 +86,8 @@ async def stream_responses(source: AsyncIterator[list[str] | None], url: str, *,
             if item is None:
                 continue
             if item[0] == "completed":
+                if reuse:
+                    await read_to_end(source)
                 rid, usage, cut = item[1]
                 if cut is not None:
                     yield "cut", cut

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+
+from ..errors import ModelError
+
+# how long the stream of a complete reply may take to end (its end is on its way: the server
+# sent it with the last event); read to its end, the HTTP connection serves the next request
+END_WAIT_S = 0.02
 
 
 async def iter_sse_batches(chunks: AsyncIterator[bytes]) -> AsyncIterator[list[str]]:
@@ -62,3 +69,15 @@ def _error_payload(value: bytes) -> bytes:
     if not value.startswith(b"{"):
         value = json.dumps(value.decode("utf-8", "replace")).encode()
     return b'{"error":' + value + b"}"
+
+
+async def read_to_end(source: AsyncGenerator[object, None], within_s: float = END_WAIT_S
+                      ) -> None:
+    """Read what is left of a stream whose reply is complete, for `within_s` at most (so that
+    its connection can be kept); what comes is dropped, and so is a failure."""
+    try:
+        async with asyncio.timeout(within_s):
+            async for _ in source:
+                pass
+    except (TimeoutError, ModelError):
+        pass
