@@ -7,6 +7,7 @@ line is looked at once (a `--- ` line or a blank line may wait for the next line
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ..errors import IncompleteReply, ParseError, SparkPairError
 from ..values import Frozen, Value, set_field
@@ -14,6 +15,9 @@ from . import envelope
 from .ops import Create, Delete, Hunk, HunkHeader, Modify, Operation, OpKind, Rename
 from .paths import shown
 from .syntax import DEV_NULL, clean_path, is_fence, parse_hunk_header, written_line
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _EXTENDED = ("index ", "old mode ", "new mode ", "similarity index ", "dissimilarity index ",
              "copy from ", "copy to ")
@@ -560,7 +564,7 @@ class DiffParser:
         self._end_hunk()
         f = self._file
         if f is not None and not f.headed and not f.hunks and f.index is None and (
-                _same_file(f, pair, self._shown_name_of(f))):
+                _same_file(f, pair, self._shown_name_of)):
             f.old, f.new = old, new  # the ---/+++ lines after a 'diff --git' header
         else:
             self._end_file()
@@ -641,7 +645,8 @@ def _check_moves(f: _File, name: str) -> None:
                                   f"'{missing}' line: the header was cut short", hint=_CUT_HINT)
 
 
-def _same_file(f: _File, pair: tuple[str | None, str | None], name: str) -> bool:
+def _same_file(f: _File, pair: tuple[str | None, str | None],
+               name: Callable[[_File], str]) -> bool:
     """Whether ---/+++ lines belong to the header-only section `f` (a `diff --git` line, maybe
     with mode or rename lines): they say what its header says. Lines naming none of its files
     begin the next file (after a header-only rename or delete); lines naming one of them but
@@ -652,7 +657,7 @@ def _same_file(f: _File, pair: tuple[str | None, str | None], name: str) -> bool
         return True
     named = {_key(p) for p in (*(f.git or ()), f.rename_from, f.rename_to) if p}
     if named & {_key(p) for p in pair if p and p != DEV_NULL}:
-        raise ParseError(f"the diff for {name}: {clash}", hint=_CLASH_HINT)
+        raise ParseError(f"the diff for {name(f)}: {clash}", hint=_CLASH_HINT)
     return False
 
 
@@ -665,6 +670,9 @@ def _disagreement(f: _File, pair: tuple[str | None, str | None] | None) -> str |
     """What the header lines of one file (the `diff` line, `rename from/to`, `new/deleted file
     mode`, `---`/`+++`) say differently about its old or new file, or None when they agree.
     The `diff` line names the file on both sides, also for a new or deleted one."""
+    if not (f.created or f.deleted or f.rename_from or f.rename_to) and len(
+            {p for p in (*(f.git or ()), *(pair or ())) if p}) <= 1:
+        return None  # the common case: every line names one file (a modify)
     old: list[_Claim] = []
     new: list[_Claim] = []
     if f.git is not None:
@@ -699,7 +707,7 @@ def _disagreement(f: _File, pair: tuple[str | None, str | None] | None) -> str |
 
 def _key(path: str | None) -> str | None:
     """A path as compared between header lines: `./a.py` and `a.py` are one file."""
-    if not path or path == DEV_NULL:
+    if not path or path == DEV_NULL or ("./" not in path and "//" not in path):
         return path
     return "/".join(p for p in path.split("/") if p not in ("", ".")) or path
 
