@@ -16,3 +16,13 @@ def test_wrapped_descriptions_stay_in_their_column() -> None:
     follow = lines[head + 1]
     assert "nothing is written" in follow and follow.index(follow.strip()) == column
     assert "? / f1" not in "\n".join(lines) and "question_mark" not in "\n".join(lines)
+
+
+def test_the_help_shows_the_id_of_every_key_a_config_may_remap() -> None:
+    from spark_pair.ui.keys import default_keys
+
+    console = Console(width=76, record=True, color_system=None)
+    console.print(help_text())
+    words = set(console.export_text().split())
+    missing = [i for i in default_keys() if i not in words]
+    assert not missing, f"ids the help does not show: {missing}"

@@ -35,10 +35,12 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("review.pager",), "review", "open the turn's diff in [review] pager ($PAGER, less -R)"),
     (("review.next", "review.previous", "review.next_file", "review.previous_file"), "review",
      "next / previous hunk; next / previous file"),
-    (("review.down", "review.up"), "review",
-     "the cursor down / up (page up / down, home and end move it too)"),
+    (("review.down", "review.up"), "review", "the cursor down / up"),
+    (("review.page_down", "review.page_up"), "review", "the cursor a page down / up"),
+    (("review.first", "review.last"), "review", "the cursor to the first / last row"),
     (("files.toggle",), "files", "put the file into the context or take it out"),
-    (("app.next_pane",), "anywhere", "move between prompt, review and files"),
+    (("app.next_pane", "app.previous_pane"), "anywhere",
+     "next / previous pane: prompt, review, files"),
     (("app.regenerate",), "anywhere", "regenerate this turn"),
     (("app.escalate",), "anywhere", "resend this turn to the stronger model"),
     ("ctrl+p", "anywhere", "command palette: model, transport, theme, context files"),
@@ -46,6 +48,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("prompt.history_back", "prompt.history_forward"), "prompt", "earlier / later prompts"),
     (("app.help", "app.help_q"), "anywhere",
      "this screen (? is typed into a prompt that holds text)"),
+    (("confirm.yes", "confirm.no", "confirm.cancel"), "a question", "yes / no / no"),
+    (("help.close", "help.close_q", "help.close_q2"), "this screen", "close it"),
 ]
 COMMANDS = [
     ("/undo", "restore the files of the last applied turn"),
@@ -73,14 +77,18 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
     table.add_column(ratio=1)
     for k, where, what in KEYS:
         shown = k if isinstance(k, str) else " / ".join(_key(keys.get(i, i)) for i in k)
-        table.add_row(Text(shown), where, Text(what))  # literal: [review] is not markup
+        row = Text(what)  # literal: [review] is not markup
+        if not isinstance(k, str):  # the ids a [keys] table remaps, after the action
+            row.append("  " + " ".join(k), style="dim italic")
+        table.add_row(Text(shown), where, row)
     commands = Table.grid(padding=(0, 2), expand=True)
     commands.add_column(style="bold", no_wrap=True)
     commands.add_column(ratio=1)
     for command, what in COMMANDS:
         commands.add_row(Text(command), Text(what))
-    return Group(Text.assemble(("Keys", "bold"), " (remap them in the config's [keys] table "
-                               "by id)\n"), Padding(table, (0, 0, 0, 2)),
+    return Group(Text.assemble(("Keys", "bold"), " (each action ends with its id, dim: remap "
+                               "it in the config, e.g. [keys] \"review.accept\" = \"y\")\n"),
+                 Padding(table, (0, 0, 0, 2)),
                  Text.assemble("\n", ("Slash commands", "bold"),
                                " (type / in the prompt; → completes)\n"),
                  Padding(commands, (0, 0, 0, 2)),
@@ -93,8 +101,11 @@ def _key(key: str) -> str:
     out = []
     for k in key.split(","):
         ch = key_to_character(k) if len(k) > 1 else None
-        out.append(ch if ch and ch.isprintable() and not ch.isspace() else k)
+        out.append(ch if ch and ch.isprintable() and not ch.isspace() else _SHORT.get(k, k))
     return ", ".join(out)
+
+
+_SHORT = {"pagedown": "pgdn", "pageup": "pgup"}  # the key column stays narrow
 
 
 class HelpScreen(ModalScreen[None]):

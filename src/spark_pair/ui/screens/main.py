@@ -175,7 +175,8 @@ class MainScreen(Screen[None]):
         if unknown:
             self.show_error(UsageError(
                 f"[keys] names no binding {', '.join(map(repr, unknown))}",
-                hint="f1 shows the keys; ids look like review.accept, app.stop, files.toggle"))
+                hint="f1 shows every key with its id (dim, after the action), e.g. "
+                     "review.accept, app.stop, files.toggle"))
         self.app.set_keymap({k: v for k, v in keymap.items() if k not in unknown})
 
     @on(Driver.Switched)
