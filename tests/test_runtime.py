@@ -129,3 +129,36 @@ async def test_a_switch_keeps_the_conversation_and_a_bad_one_changes_nothing(
     bodies = [r["body"] for r in sim.requests() if r.get("body")]
     again = next(b for b in bodies if "AGAIN" in str(b))
     assert any(m.get("role") == "assistant" for m in again["messages"])  # the first turn
+
+
+@pytest.mark.parametrize("transport", ["ws", "chat"])
+async def test_an_error_the_server_answers_with_is_not_a_failed_connection(
+        sim: SimProcess, repo: Path, transport: str) -> None:
+    """A refused key or an unknown model: the state names it; "failed" means the link broke."""
+    sim.configure(api_key="sk-the-right-key")
+    async with open_runtime(repo, approver=PolicyApprover(), overrides=overrides(sim, transport),
+                            env=ENV, prewarm=False) as rt:
+        events = [e async for e in rt.session.turn("EDIT", ["a.txt"])]
+        assert not events[-1].result.ok
+        assert (rt.connection.state, rt.connection.reason) == (
+            ConnectionStatus.ANSWERED_ERROR, "key refused")
+    sim.configure(api_key=None)
+    more = {"model.name": "no-such-model"}
+    async with open_runtime(repo, approver=PolicyApprover(),
+                            overrides={**overrides(sim, transport), **more}, env=ENV,
+                            prewarm=False) as rt:
+        events = [e async for e in rt.session.turn("EDIT", ["a.txt"])]
+        assert not events[-1].result.ok
+        assert (rt.connection.state, rt.connection.reason) == (
+            ConnectionStatus.ANSWERED_ERROR, "model not found")
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: the link fails
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    async with open_runtime(repo, approver=PolicyApprover(),
+                            overrides={**overrides(sim, transport), "model.base_url": closed},
+                            env=ENV, prewarm=False) as rt:
+        events = [e async for e in rt.session.turn("EDIT", ["a.txt"])]
+        assert not events[-1].result.ok
+        assert rt.connection.state == ConnectionStatus.FAILED

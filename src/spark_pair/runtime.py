@@ -20,6 +20,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .approval import Approver
+from .errors import (
+    AuthError,
+    BadRequest,
+    ConnectionFailed,
+    EndpointError,
+    IncompleteReply,
+    ModelError,
+    ModelNotFound,
+    ProtocolError,
+    RateLimited,
+    ServerError,
+    StreamDropped,
+    StreamTimeout,
+)
 from .protocol.events import (
     Completed,
     Event,
@@ -52,7 +66,8 @@ class ConnectionStatus(StrEnum):
     CONNECTED = "connected"
     RECONNECTING = "reconnecting"  # a retry is scheduled: `attempt` of `attempts`
     FELL_BACK = "fell_back"  # the first transport failed or is not offered: `transport` now
-    FAILED = "failed"  # the last request failed: `reason`
+    FAILED = "failed"  # the link failed (refused, dropped, timed out): `reason`
+    ANSWERED_ERROR = "answered_error"  # the server answered with an error: `reason` says which
 
 
 class ConnectionState(Value):
@@ -63,7 +78,8 @@ class ConnectionState(Value):
     state: ConnectionStatus
     attempt: int  # while RECONNECTING
     attempts: int  # the retry budget of one request
-    reason: str  # why the last change happened (FELL_BACK, RECONNECTING, FAILED)
+    reason: str  # why the last change happened (FELL_BACK, RECONNECTING, FAILED), or the
+    # error the server answered with, in a few words (ANSWERED_ERROR: "key refused")
     _subs: list[Callable[[ConnectionState], Any]]
 
     def __init__(self, transport: Transport, state: ConnectionStatus = ConnectionStatus.IDLE,
@@ -102,7 +118,19 @@ class ConnectionState(Value):
                 if self.state != ConnectionStatus.FELL_BACK:
                     self._set(self.transport, ConnectionStatus.CONNECTED, "")
             case Failed(error=error):
+                self._failed(error)
+
+    def _failed(self, error: ModelError) -> None:
+        """Only a broken link is a failed connection: an error the server answered with (a
+        refused key, an unknown model) says so, and a cut reply came over a working one."""
+        match error:
+            case ConnectionFailed() | StreamTimeout() | StreamDropped():
                 self._set(self.transport, ConnectionStatus.FAILED, error.message)
+            case IncompleteReply():
+                self._set(self.transport, ConnectionStatus.CONNECTED, "")
+            case _:
+                words = next((w for cls, w in ANSWERED if isinstance(error, cls)), "error")
+                self._set(self.transport, ConnectionStatus.ANSWERED_ERROR, words)
 
     def _set(self, transport: Transport, state: ConnectionStatus, reason: str,
              attempt: int = 0) -> None:
@@ -115,6 +143,18 @@ class ConnectionState(Value):
                 callback(self)
             except Exception:  # noqa: BLE001 - a broken status line must not break a turn
                 log.exception("a connection-state callback failed")
+
+
+# the server's answer, in the few words a status line has room for (first match wins)
+ANSWERED: tuple[tuple[type[ModelError], str], ...] = (
+    (AuthError, "key refused"),
+    (ModelNotFound, "model not found"),
+    (EndpointError, "URL not found"),
+    (RateLimited, "rate limited"),
+    (ServerError, "server error"),
+    (BadRequest, "request refused"),
+    (ProtocolError, "not an API reply"),
+)
 
 
 class StoreWriter:

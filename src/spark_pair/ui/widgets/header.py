@@ -18,6 +18,7 @@ STATES = {
     ConnectionStatus.RECONNECTING: ("↻", "reconnecting"),
     ConnectionStatus.FELL_BACK: ("▲", "fell back"),
     ConnectionStatus.FAILED: ("✗", "failed"),
+    ConnectionStatus.ANSWERED_ERROR: ("✗", "error"),  # the words say which error
     "opening": ("◌", "opening"),
 }
 
@@ -50,6 +51,8 @@ class AppHeader(Widget):
             words = f"reconnecting {c.attempt}/{c.attempts}" if c.attempts else "reconnecting"
         elif c.state == ConnectionStatus.FELL_BACK:
             words = "fell back to HTTP" if c.transport != "ws" else "fell back"
+        elif c.state == ConnectionStatus.ANSWERED_ERROR and c.detail:
+            words = c.detail  # key refused, model not found: the link itself works
         state = f" {transport} {marker} {words}"
         note = f"  {self.note}" if self.note else ""
         right = " f1 keys "
