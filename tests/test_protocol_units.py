@@ -338,6 +338,20 @@ async def test_stream_cut_before_done_is_a_drop():
     assert events[-1].error.kind == "dropped"
 
 
+async def test_a_drop_given_up_on_says_so_and_what_to_do():
+    """Shown only once the retries are spent: the hint never promises another one."""
+    def handler(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                              content=CHAT_SSE[:60])
+
+    async with mock_client(handler, "chat", max_retries=2) as c:
+        c._retry_base_s = 0.001
+        events = [e async for e in c.stream(turn())]
+    err = events[-1].error
+    assert err.kind == "dropped" and "gave up after 2 retries" in err.message
+    assert "retries and resends" not in err.hint and "again" in err.hint
+
+
 def _chat_sse(*pieces: str) -> bytes:
     import json as _json
 

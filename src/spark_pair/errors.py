@@ -227,7 +227,12 @@ class StreamTimeout(ModelError):
 class StreamDropped(ModelError):
     kind = "dropped"
     retryable = True
-    default_hint = "the connection closed mid-response; spark-pair retries and resends the request"
+    # shown once the retries are spent (the message says how many): what is left to do
+    default_hint = (
+        "nothing was written; send the turn again (ctrl+r in the app), or try another transport "
+        "([session] transport = responses or chat): a proxy or load balancer that cuts long "
+        "streams, or an unstable server, does this"
+    )
 
 
 class IncompleteReply(ModelError):

@@ -21,6 +21,7 @@ from ..protocol.sse import iter_sse_data
 from ..urls import WHITESPACE_NOTE
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
 from .wire import (
+    DROP_HINT,
     api_url,
     has_request,
     http_error,
@@ -695,7 +696,7 @@ class _Doctor:
                            "history resent"
         except ConnectionClosed as exc:
             raise E.StreamDropped(f"the server closed the WebSocket during the memory check "
-                                  f"({exc})", url=url) from exc
+                                  f"({exc})", url=url, hint=DROP_HINT) from exc
         finally:
             await self._drop_ws()
     async def check_fallback(self) -> Outcome:

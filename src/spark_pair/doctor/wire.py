@@ -95,7 +95,13 @@ def link_error(exc: Exception, url: str) -> E.ModelError:
         return E.StreamTimeout(f"no answer from {url} in time ({type(exc).__name__})", url=url)
     if isinstance(exc, httpx.ConnectError):
         return E.ConnectionFailed(f"cannot connect to {url}: {exc}", url=url)
-    return E.StreamDropped(f"the connection to {url} broke: {exc or type(exc).__name__}", url=url)
+    return E.StreamDropped(f"the connection to {url} broke: {exc or type(exc).__name__}", url=url,
+                           hint=DROP_HINT)
+
+
+# the check is not retried: what a drop during one means
+DROP_HINT = ("run doctor again; if it keeps breaking, a proxy or load balancer that cuts streams "
+             "or an unstable server is in the way: try another transport ([session] transport)")
 
 
 # ---- stream helpers --------------------------------------------------------------------
