@@ -293,9 +293,27 @@ async def test_auto_falls_back_to_sse_when_ws_is_refused(sim, tmp_path):
         assert c.transport == "responses"
     changes = [e for e in events if isinstance(e, TransportChanged)]
     assert [(e.old, e.new) for e in changes] == [("ws", "responses")]
+    assert changes[0].reason.startswith("no WebSocket mode here (HTTP 404 at ws://")
+    assert "WebSocket mode is not available here" in changes[0].reason  # what the server said
     assert isinstance(events[-1], Completed)
     async with ModelClient(opts, transport_cache=cache) as c:
         assert c.transport == "responses"  # remembered per base URL
+
+
+async def test_auto_names_why_it_leaves_a_transport_a_wrong_path_or_an_html_page(sim):
+    """Not "not supported here" when the base URL is wrong or a web page answers."""
+    opts = ClientOptions(base_url=sim.base_url + "/wrong/path", api_key="k", model=MODEL,
+                         max_retries=0)
+    async with ModelClient(opts) as c:
+        events = await run(c)
+    reasons = [e.reason for e in events if isinstance(e, TransportChanged)]
+    assert len(reasons) == 2 and all("wrong base URL" in r and "HTTP 404" in r and
+                                     "/wrong/path/v1/responses" in r for r in reasons), reasons
+    sim.set_faults([{"kind": "html", "times": -1}])
+    async with ModelClient(ClientOptions(base_url=sim.base_url, api_key="k", model=MODEL)) as c:
+        events = await run(c)
+    reasons = [e.reason for e in events if isinstance(e, TransportChanged)]
+    assert len(reasons) == 1 and "answered with an HTML page (HTTP 200)" in reasons[0], reasons
 
 
 async def test_ws_failures_fall_back_to_http_for_good(sim):

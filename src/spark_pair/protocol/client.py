@@ -430,7 +430,8 @@ class ModelClient:
             and err.status in (404, 405))
         if self._auto and not_here and len(self._candidates) > 1:
             self._candidates.pop(0)
-            return TransportChanged(transport, self.transport, f"{transport} not supported here")
+            return TransportChanged(transport, self.transport,
+                                    errors_map.fallback_reason(err, transport))
         if transport == Transport.WS and err.retryable:
             self._ws_failures += 1
             if self._ws_failures > self.options.reconnect_attempts:

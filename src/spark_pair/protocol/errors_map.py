@@ -114,6 +114,31 @@ def mode_not_offered(err: ModelError, mode: str) -> EndpointError:
                          url=err.url, body=err.body)
 
 
+def fallback_reason(err: ModelError, mode: str) -> str:
+    """Why auto leaves `mode` for the next transport, as far as the answer tells: an HTML
+    page, the API saying the mode is missing, or a path that is not there (a wrong base URL
+    or a server without the mode: a bare 404 cannot tell which)."""
+    what = "WebSocket mode" if mode == "ws" else "Responses API"
+    where = err.url or "the server"
+    status = f"HTTP {err.status}" if err.status is not None else "no status"
+    body = err.body or ""
+    if _is_html(body):
+        return (f"{where} answered with an HTML page ({status}), not the API: a wrong "
+                f"base URL, or a login or proxy page")
+    _, said = _parse_error_body(body)
+    if said:  # the API itself answered: the base URL is right
+        return f"no {what} here ({status} at {where}: {excerpt(said, 120)})"
+    if err.status in (404, 405):
+        return (f"nothing at {where} ({status}): a wrong base URL, or no {what} on "
+                f"this server")
+    return f"{where} refused it ({status}): no {what} here"
+
+
+def _is_html(body: str) -> bool:
+    head = body.lstrip()[:200].lower()
+    return head.startswith(("<!doctype html", "<html")) or "<html" in head
+
+
 def not_openai_body(url: str, body: str, content_type: str, status: int = 200) -> ProtocolError:
     return ProtocolError(f"{url} answered with {content_type or 'no content type'}, not an "
                          f"event stream: {body_excerpt(body)}", status=status, url=url, body=body)
