@@ -173,3 +173,24 @@ async def test_no_price_no_cost_and_a_narrow_meter_drops_the_least_important() -
 def test_sparkline_scales_to_the_highest_bar() -> None:
     assert sparkline([0, 50, 100]) == "▁▅█"
     assert sparkline([0, 0]) == "▁▁"
+
+
+async def test_an_80_column_meter_shortens_the_sparkline_and_keeps_the_transport() -> None:
+    t = [100.0]
+    app = MeterApp({"m": (1.0, 2.0)})
+    async with app.run_test(size=(80, 3)) as pilot:
+        meter = app.meter
+        meter.clock = lambda: t[0]
+        meter.feed([TurnStarted("t", "p", [], 4000, False), Started("r", "ws", "m", "u")])
+        for i in range(1, 41):  # 4 s of frames: a full sparkline, rising
+            t[0] = 100.0 + i / 10
+            meter.feed([TextDelta("x")] * (10 * i))
+        meter.feed([Retrying(4, 0.5, "dropped"), TransportChanged("ws", "responses", "x")])
+        await pilot.pause()
+        full = " │ ".join(meter.parts())
+        assert len(full) > 78 and full.endswith(" │ responses")
+        shown = meter._line()
+        assert len(shown) <= 78 and shown.endswith(" │ 4 retries, 1 fallback │ responses")
+        bars = shown.split(" │ ")[1].split(" ")[-1]  # the room left: the newest bars
+        assert 0 < len(bars) < 12 and set(bars) <= set("▁▂▃▄▅▆▇█") and bars[-1] == "█"
+        assert "$" not in shown and "in ~" not in shown  # cost and usage went first

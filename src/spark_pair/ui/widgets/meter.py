@@ -221,35 +221,53 @@ class Meter(Widget):
         return cost_usd(self.model, self.context_tokens or 0, self.tokens, self.prices)
 
     def parts(self) -> list[str]:
-        """The meter's fields, most important first."""
+        """The meter's fields in order, the sparkline after tok/s."""
+        out = [text for _, text in self._fields()]
+        if self.samples:
+            out[1] += f" {sparkline(self.samples)}"
+        return out
+
+    def _fields(self) -> list[tuple[int, str]]:
+        """(rank, text) of each field, without the sparkline: a narrow meter drops the highest
+        rank first. TTFT, tok/s and the transport (rank 0) always stay."""
         m = self.metrics()
         ttft = m.ttft_s if m is not None else None
         rate = m.tokens_per_s if m is not None else None
-        out = [(f"TTFT {ttft * 1000:.0f} ms" if ttft is not None else "TTFT -") + attempt_note(m),
-               (f"{rate:,.0f} tok/s" if rate else "- tok/s")
-               + (f" {sparkline(self.samples)}" if self.samples else "")]
+        out = [(0, (f"TTFT {ttft * 1000:.0f} ms" if ttft is not None else "TTFT -")
+                + attempt_note(m)),
+               (0, f"{rate:,.0f} tok/s" if rate else "- tok/s")]
         u = self.usage
         tokens = u.output_tokens if u is not None else self.tokens
-        out.append(f"{tokens:,} tok")
+        out.append((2, f"{tokens:,} tok"))
         if u is not None:
             est = " est." if u.estimated else ""
-            out.append(f"in {compact(u.input_tokens)} out {compact(u.output_tokens)}{est}")
+            out.append((3, f"in {compact(u.input_tokens)} out {compact(u.output_tokens)}{est}"))
         elif self.context_tokens is not None:
-            out.append(f"in ~{compact(self.context_tokens)}")
+            out.append((3, f"in ~{compact(self.context_tokens)}"))
         cost = self.cost()
         if cost is not None:
-            out.append(f"{'~' if u is None else ''}${cost:.4f}")
-        out.append(f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}"
-                   + (f", {self.fallbacks} fallback" if self.fallbacks else ""))
-        out.append(self.transport or "-")
+            out.append((4, f"{'~' if u is None else ''}${cost:.4f}"))
+        out.append((1, f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}"
+                    + (f", {self.fallbacks} fallback" if self.fallbacks else "")))
+        out.append((0, self.transport or "-"))
         return out
 
     def _line(self) -> str:
-        parts = self.parts()
+        """The fields that fit, the sparkline in the room left: it shortens (its oldest bars
+        go) before any field goes; then fields go by rank (cost, usage, tokens, retries).
+        TTFT, tok/s and the transport stay."""
         width = self.size.width or 200
         sep = " │ "
-        while len(parts) > 2 and len(sep.join(parts)) > width:
-            parts.pop()
+        fields = self._fields()
+        while len(sep.join(t for _, t in fields)) > width:
+            rank = max(r for r, _ in fields)
+            if rank == 0:
+                break
+            del fields[max(i for i, (r, _) in enumerate(fields) if r == rank)]
+        parts = [t for _, t in fields]
+        bars = min(len(self.samples), width - len(sep.join(parts)) - 1)
+        if bars > 0:
+            parts[1] += f" {sparkline(list(self.samples)[-bars:])}"
         return sep.join(parts)
 
     def render(self) -> Text:
