@@ -88,6 +88,23 @@ async def test_prompt_history_walks_back_and_forth(repo: Path, demo_sim: SimProc
         assert prompt.value == "draft"  # what was being written comes back
 
 
+async def test_add_and_drop_say_what_changed_when_the_files_pane_is_folded(
+        repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(80, 24)) as pilot:  # under 100 columns: no files pane
+        await until(pilot, lambda: opened(app), "the open repository")
+        assert not app.main.query_one(FilesPane).display
+        await type_line(pilot, app, "/add README.md")
+        assert notice(app) == "added README.md to the context: 3 files in it now"
+        await type_line(pilot, app, "/add ./README.md")
+        assert notice(app) == "README.md is already in the context"
+        await type_line(pilot, app, "/drop ./README.md")
+        assert notice(app) == "dropped README.md from the context: 2 files in it now"
+        assert "README.md" not in app.main.context
+        await type_line(pilot, app, "/add nope.py")
+        assert "no such file" in notice(app) and "hint:" in notice(app)
+
+
 async def test_files_pane_toggles_the_context(repo: Path, demo_sim: SimProcess) -> None:
     app = make_app(repo, demo_sim, prompt="")
     async with app.run_test(size=(120, 40)) as pilot:

@@ -570,18 +570,34 @@ class MainScreen(Screen[None]):
             self.show_error(UsageError(f"/add {arg}: no such file in the repository",
                                        hint="paths are relative to the repository root"))
             return
+        if rel in self.context:
+            self.say(f"{shown(rel)} is already in the context")
+            return
         self.context[rel] = None
         self.query_one(FilesPane).set_context(self.context)
         self._prepare()
+        self._context_said(f"added {shown(rel)} to the context")
 
     def drop_context(self, arg: str) -> None:
-        rel = arg.strip().lstrip("./") if arg.startswith("./") else arg.strip()
+        from ...edits.paths import clean_rel_path
+
+        try:
+            rel = clean_rel_path(arg.strip())
+        except SparkPairError:
+            rel = arg.strip()  # (never in the context)
         if rel not in self.context:
             self.say(f"{shown(rel)} is not in the context")
             return
         del self.context[rel]
         self.query_one(FilesPane).set_context(self.context)
         self._prepare()
+        self._context_said(f"dropped {shown(rel)} from the context")
+
+    def _context_said(self, what: str) -> None:
+        """A change of the context set, said where the folded files pane cannot show it."""
+        if not _shown(self.query_one(FilesPane)):
+            n = len(self.context)
+            self.say(f"{what}: {n} file{'' if n == 1 else 's'} in it now")
 
     @on(FilesPane.Toggled)
     def _toggled(self, message: FilesPane.Toggled) -> None:
