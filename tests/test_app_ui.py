@@ -88,6 +88,39 @@ async def test_prompt_history_walks_back_and_forth(repo: Path, demo_sim: SimProc
         assert prompt.value == "draft"  # what was being written comes back
 
 
+async def test_at_80x24_a_refused_key_and_a_missing_model_are_read_whole(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """Message and hint, every word on screen; the header names the error, not a failed link."""
+    from spark_pair.ui.driver import describe
+    from spark_pair.ui.widgets.header import AppHeader
+
+    def whole(error: Any) -> bool:
+        return " ".join(describe(error).split()) in " ".join(screen_text(app).split())
+
+    demo_sim.configure(api_key="the-right-key")
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        errors: list[Any] = []
+        original = app.main.show_error
+        app.main.show_error = lambda e: (errors.append(e), original(e))  # type: ignore[method-assign]
+        await until(pilot, lambda: app.main.last_prompt and turn_over(app) and errors,
+                    "the failed turn")
+        await pilot.pause()
+        assert whole(errors[-1]), screen_text(app)
+        header = str(app.main.query_one(AppHeader).render())
+        assert "key refused" in header and "failed" not in header
+        demo_sim.configure(api_key=None)
+        await type_line(pilot, app, "/model no-such-model")
+        await until(pilot, lambda: "now using model no-such-model" in notice(app), "the switch")
+        await type_line(pilot, app, "add a discount")
+        await until(pilot, lambda: "no-such-model" in notice(app) and turn_over(app)
+                    and "hint:" in notice(app), "the missing model")
+        await pilot.pause()
+        assert whole(errors[-1]), screen_text(app)
+        header = str(app.main.query_one(AppHeader).render())
+        assert "model not found" in header and "failed" not in header
+
+
 async def test_add_and_drop_say_what_changed_when_the_files_pane_is_folded(
         repo: Path, demo_sim: SimProcess) -> None:
     app = make_app(repo, demo_sim, prompt="")

@@ -65,7 +65,7 @@ class Launch:
 
 class MainScreen(Screen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-tiny"), (22, "-short"), (30, "-tall")]
+    VERTICAL_BREAKPOINTS = [(0, "-tiny"), (22, "-short"), (24, "-mid"), (30, "-tall")]
 
     BINDINGS = [
         Binding("tab", "cycle_focus(1)", "pane", id="app.next_pane",
