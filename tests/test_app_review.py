@@ -245,6 +245,7 @@ async def test_a_proposal_asked_again_after_a_change_on_disk_is_not_labelled_sta
         head = review(app).text_of(Item(0))
         assert not again.blocked and "STALE" not in head
         assert "changed on disk, asked again" in head
+        assert "stale" not in notice(app)  # the notice about it gave way to its new state
         await pilot.press("A", "R")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     text = (repo / "inventory.py").read_text()

@@ -102,6 +102,7 @@ class MainScreen(Screen[None]):
         self._file_list: list[str] | None = None
         self._prepare_timer: Timer | None = None
         self._sent: str | None = None  # the prompt text of the turn starting now
+        self._notice_op: int | None = None  # the operation the notice is about (it gives way)
         self._prompt_has_text = False
         self.trying = False  # `t`: run the check once the turn is applied
 
@@ -324,7 +325,9 @@ class MainScreen(Screen[None]):
                     if old is not None and old.amended and not old.sent:
                         # asked again against the file as it is now: the edit no longer fits
                         self.say(f"{shown(old.op.path)} changed on disk: your edit of it was "
-                                 "dropped; press e to edit it again")
+                                 "dropped; press e to edit it again", op=proposal.index)
+                    elif old is not None:  # asked again: its row says so
+                        self._give_way(proposal.index)
                     if not self.proposed_any:
                         self.proposed_any = True
                         review.focus()
@@ -333,11 +336,13 @@ class MainScreen(Screen[None]):
                 case Stale(path=path, index=index):
                     if index is not None:
                         review.mark_stale(index)
-                    self.say(f"{shown(path)} changed on disk during the turn: stale")
+                    self.say(f"{shown(path)} changed on disk during the turn: stale", op=index)
                 case Refused(index=index, reason=reason, kind=kind):
                     review.refuse(index, f"refused ({kind}): {reason}")
+                    self._give_way(index)
                 case Rewound():
                     review.clear()
+                    self._give_way(self._notice_op)
                     self.proposed_any = False
                 case Applied():
                     pass
@@ -495,7 +500,7 @@ class MainScreen(Screen[None]):
     @on(ReviewPane.Amend)
     def _amend(self, message: ReviewPane.Amend) -> None:
         self.say(review_tools.amend(self.app, self.query_one(ReviewPane), message.item,
-                                    self.launch.root))
+                                    self.launch.root), op=message.item.op)
 
     @on(ReviewPane.OpenPager)
     def _open_pager(self, message: ReviewPane.OpenPager) -> None:
@@ -663,15 +668,23 @@ class MainScreen(Screen[None]):
             return f"a turn is streaming: escape stops it, then {then}"
         return f"a turn is under review: decide it (R rejects what is left), then {then}"
 
-    def say(self, text: str) -> None:
+    def say(self, text: str, op: int | None = None) -> None:
+        """The notice line; `op`: the operation it is about (it gives way when that operation's
+        state changes)."""
         if self._clear_pending:  # what the turn says comes after the clearing
             self._clear_for_turn()
+        self._notice_op = op
         notice = self.query_one("#notice", Static)
         if str(notice.content) == text and not notice.has_class("-error"):
             return  # an update lays out the whole screen again
         notice.update(text)
         notice.set_class(not text, "-empty")
         notice.remove_class("-error")
+
+    def _give_way(self, op: int | None) -> None:
+        """The notice about `op` goes: that operation's state changed (its row says how)."""
+        if op is not None and op == self._notice_op:
+            self.say("")
 
     def _notice_shown(self) -> bool:
         return not self.query_one("#notice", Static).has_class("-empty")
@@ -683,6 +696,7 @@ class MainScreen(Screen[None]):
     def show_error(self, error: BaseException) -> None:
         if self._clear_pending:
             self._clear_for_turn()
+        self._notice_op = None
         notice = self.query_one("#notice", Static)
         notice.update(describe(error))
         notice.remove_class("-empty")
