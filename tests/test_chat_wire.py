@@ -94,6 +94,12 @@ async def test_a_role_chunk_with_null_content_and_a_stream_without_done() -> Non
 
 # ---- shapes that were misread -----------------------------------------------------------------
 
+async def test_done_with_spaces_around_it_ends_the_stream() -> None:
+    """`data:  [DONE] ` (a proxy that pads it) is still the end, not a chunk that is not JSON."""
+    done = await completed(chunk("a") + chunk("b", "stop") + b"data:  [DONE] \n\n")
+    assert done.text == "ab"
+
+
 async def test_llama_cpp_error_field_is_the_servers_error_not_an_empty_reply() -> None:
     """llama.cpp builds through 2025 send a failure as an `error:` SSE field, then [DONE]."""
     message = "the request exceeds the available context size, try increasing it"

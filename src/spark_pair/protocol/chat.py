@@ -71,8 +71,12 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
                     chunk = loads(data)
                     err = chunk.get("error")
                 except ValueError:
-                    if not data or data.isspace():
+                    bare = data.strip()
+                    if not bare:
                         continue  # an empty `data:` line (a proxy's keep-alive)
+                    if bare == "[DONE]":  # padded with spaces
+                        ended = True
+                        break
                     err = chunk = None
                 except AttributeError:  # JSON, but not an object
                     err = chunk = None
