@@ -45,13 +45,15 @@ class Pipe(asyncio.BufferedProtocol):
     """The adopted socket's bytes: `read()` returns everything that arrived since the last
     read, b"" once the connection has ended. The socket is read into one reused buffer; once
     paced (`pace()`), at most once per period, straight from the socket. `reads` is told of
-    each read whether it found the reader behind (a receive of BEHIND_BYTES or more)."""
+    each read whether the reader is behind the stream: from a receive of BEHIND_BYTES or more
+    until it next has to wait (or out a paced period): the reads in between catch up."""
 
     def __init__(self, first: bytes = b"", sock: socket.socket | None = None,
                  reads: Callable[[bool], None] | None = None) -> None:
         self.chunks: list[bytes] = [first] if first else []
         self.reads = reads
         self._most = 0  # the most one receive took since the last read
+        self._behind = False  # see `reads`
         self.ended = False
         self.error: BaseException | None = None
         self.transport: asyncio.Transport | None = None
@@ -100,12 +102,14 @@ class Pipe(asyncio.BufferedProtocol):
             loop = asyncio.get_running_loop()
             wait = self._last + self.period - loop.time()
             if wait > 0:
+                self._behind = False  # caught up: it reads ahead of the period
                 await asyncio.sleep(wait)
             self._take()
         if not self.chunks and not self.ended:
             loop = asyncio.get_running_loop()
             self._waiter = waiter = loop.create_future()
             timer = None if timeout_s is None else loop.call_later(timeout_s, _expire, waiter)
+            self._behind = False  # caught up: it waits for the stream
             if paced:  # nothing came during the period: the first byte ends the wait
                 self._reading(True)
             try:
@@ -122,7 +126,8 @@ class Pipe(asyncio.BufferedProtocol):
         data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         chunks.clear()
         if self.reads is not None:
-            self.reads(self._most >= BEHIND_BYTES)
+            self._behind = self._behind or self._most >= BEHIND_BYTES
+            self.reads(self._behind)
             self._most = 0
         if paced:
             self._last = asyncio.get_running_loop().time()
