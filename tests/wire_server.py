@@ -6,6 +6,8 @@ argv[1], and answers every request the way argv[2] says:
   slowhead   waits argv[3] seconds, then closes without an answer
   gzip404    404 whose JSON error body is gzip-encoded
   chunked403 403 whose JSON error body is chunked (in two chunks)
+  redirect   307 to the same path under /moved on this server (ws:// for a WebSocket upgrade,
+             http:// otherwise): a same-origin move a client could follow with the key
 It stops by itself after argv[4] seconds (default 60)."""
 
 from __future__ import annotations
@@ -46,6 +48,15 @@ def serve(conn: socket.socket) -> None:
                          + b"%x\r\n%s\r\n" % (half, ERROR[:half])
                          + b"%x\r\n%s\r\n0\r\n\r\n" % (len(ERROR) - half, ERROR[half:]))
             time.sleep(DELAY)  # the connection stays open: the body's end is the last chunk
+            return
+        if MODE == "redirect":
+            upgrade = any(h.lower().startswith("upgrade:") for h in lines[1:])
+            path = lines[0].split(" ")[1]
+            host = conn.getsockname()
+            location = f"{'ws' if upgrade else 'http'}://{host[0]}:{host[1]}/moved{path}"
+            conn.sendall(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: %s\r\n"
+                         b"Content-Length: 0\r\nConnection: close\r\n\r\n"
+                         % location.encode())
             return
         body, extra = ERROR, b""
         if MODE == "gzip404":

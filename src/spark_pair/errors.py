@@ -7,6 +7,7 @@
     ├── ModelError                 anything that went wrong talking to the model
     │   ├── AuthError              401 / 403: key missing, wrong, whitespace, "Bearer" doubled
     │   ├── EndpointError          404 / 405: wrong path (/v1 doubled or missing); shows the URL
+    │   │   └── Redirected         3xx: the base URL moved; names where to (never followed)
     │   ├── ModelNotFound          model id unknown or retired (moves to the next fallback)
     │   ├── BadRequest             400 / 422: the server refused the request body
     │   ├── RateLimited            429 (retried; honours Retry-After)
@@ -177,6 +178,15 @@ class EndpointError(ModelError):
         "base_url must be the API root (e.g. https://host/api); spark-pair appends /v1/...; "
         "check for /v1 doubled or missing"
     )
+
+
+class Redirected(EndpointError):
+    """The server answered with a redirect (3xx). It is never followed: the API key must not
+    go to another address unasked."""
+
+    kind = "redirect"
+    default_hint = ("set the base URL to where it points (model.base_url / --base-url); "
+                    "spark-pair does not follow redirects, so the API key goes nowhere else")
 
 
 class ModelNotFound(ModelError):

@@ -277,7 +277,9 @@ class _Doctor:
     def _http_error(self, resp: httpx.Response, body: str, url: str,
                     model: str = "") -> E.ModelError:
         ctype = resp.headers.get("content-type", "").lower()
-        if "html" in ctype and resp.status_code not in (401, 403, 429) and resp.status_code < 500:
+        status = resp.status_code
+        moved = 300 <= status < 400  # a redirect's page says less than its Location
+        if "html" in ctype and not moved and status not in (401, 403, 429) and status < 500:
             return self._html_error(resp, url)
         return http_error(resp.status_code, body, url, resp.headers.get("content-type", ""),
                           resp.headers, self.cfg.api_key, model or self.cfg.model or "",
@@ -589,9 +591,9 @@ class _Doctor:
         except InvalidStatus as exc:
             status = exc.response.status_code
             body = exc.response.body.decode("utf-8", "replace") if exc.response.body else ""
-            if status in (401, 403):
-                raise http_error(status, body, url, api_key=self.cfg.api_key,
-                                 auth_hint=self.auth_hint()) from exc
+            if status in (401, 403) or 300 <= status < 400:
+                raise http_error(status, body, url, headers=exc.response.headers,
+                                 api_key=self.cfg.api_key, auth_hint=self.auth_hint()) from exc
             if self.cfg.transport == "auto":  # not offered here: auto uses HTTP streaming
                 return Outcome(f"WebSocket mode refused at {url} (HTTP {status})",
                                {"offered": False, "status": status},
@@ -618,7 +620,7 @@ class _Doctor:
                        {"handshake_ms": round(handshake_ms, 1), "turn_ms": round(turn_ms, 1)})
 
     async def _ws_connect(self, url: str) -> None:
-        from websockets.asyncio.client import connect
+        from ..protocol.responses_ws import connect  # never follows a redirect
 
         headers = {"openai-beta": WS_BETA}
         if self.key:

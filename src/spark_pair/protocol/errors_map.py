@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from ..errors import (
     AuthError,
@@ -17,6 +18,7 @@ from ..errors import (
     ModelNotFound,
     ProtocolError,
     RateLimited,
+    Redirected,
     ServerError,
     StreamDropped,
     StreamTimeout,
@@ -78,6 +80,8 @@ def error_from_response(status: int, body: str, url: str, *, api_key: str | None
     # what the server said: its JSON message, else an excerpt of the raw body
     detail = redact(message or "", secret) if shaped else body_excerpt(redact(body, secret))
     kw: dict[str, Any] = dict(status=status, url=safe_url, body=redact(body, secret))
+    if 300 <= status < 400:
+        return redirected(status, safe_url, _location(headers), kw["body"])
     if code == "model_not_found":
         return ModelNotFound(f"model {model!r} was not found at {safe_url} ({detail})", **kw)
     if status in (401, 403):
@@ -99,6 +103,46 @@ def error_from_response(status: int, body: str, url: str, *, api_key: str | None
     if status in (400, 422):
         return BadRequest(f"HTTP {status} from {safe_url}: {detail}", **kw)
     return ProtocolError(f"unexpected HTTP {status} from {safe_url}: {detail}", **kw)
+
+
+ENDPOINTS = ("/v1/chat/completions", "/v1/responses", "/v1/models")
+MAX_LOCATION = 300  # a Location longer than this is cut in the message
+
+
+def _location(headers: Mapping[str, str] | None) -> str:
+    if not headers:
+        return ""
+    return (headers.get("location") or headers.get("Location") or "").strip()
+
+
+def redirected(status: int, url: str, location: str, body: str | None = None) -> Redirected:
+    """A 3xx answer: where it points and the base URL that stands for (never followed)."""
+    kw: dict[str, Any] = dict(status=status, url=url, body=body)
+    if not location:
+        return Redirected(f"HTTP {status} from {url}: a redirect without a Location header "
+                          "(the server or a proxy in front of it moved the API)", **kw)
+    target = urljoin(url, location)
+    shown = target if len(target) <= MAX_LOCATION else target[:MAX_LOCATION] + " …"
+    base = moved_base(url, target)
+    hint = None
+    if base is not None:
+        hint = (f"set the base URL to where it points: {base} (model.base_url / --base-url); "
+                "spark-pair does not follow redirects, so the API key goes nowhere else")
+    return Redirected(f"the server redirected the request to {shown} (HTTP {status} for {url})",
+                      hint=hint, **kw)
+
+
+def moved_base(url: str, target: str) -> str | None:
+    """The base URL a redirect target stands for, when it keeps the request's endpoint path
+    (`https://new/api/v1/responses` for `.../v1/responses` -> `https://new/api`); else None."""
+    old, new = urlsplit(url), urlsplit(target)
+    scheme = {"ws": "http", "wss": "https"}.get(new.scheme, new.scheme)
+    if scheme not in ("http", "https") or not new.netloc:
+        return None
+    for endpoint in ENDPOINTS:
+        if old.path.endswith(endpoint) and new.path.endswith(endpoint):
+            return urlunsplit((scheme, new.netloc, new.path[:-len(endpoint)], "", ""))
+    return None
 
 
 MODE_HINT = ("this server does not offer the Responses API (or its WebSocket mode); set "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EndpointError, ModelError, ProtocolError
@@ -31,7 +32,7 @@ class WsRefused(EndpointError):
 def refused(url: str, status: int, body: str, headers: dict[str, str],
             api_key: str | None) -> ModelError:
     """The error for an upgrade answered with `status` instead of 101."""
-    if status in (401, 403, 429) or status >= 500:
+    if status in (401, 403, 429) or status >= 500 or 300 <= status < 400:
         return errors_map.error_from_response(status, body, url, api_key=api_key, headers=headers)
     return WsRefused(f"the WebSocket upgrade to {url} was refused (HTTP {status}): "
                      f"{errors_map.body_excerpt(body)}", status=status, url=url, body=body)
@@ -39,6 +40,23 @@ def refused(url: str, status: int, body: str, headers: dict[str, str],
 
 def ws_url(base_url: str) -> str:
     return endpoint_url(base_url, Transport.WS)
+
+
+def connect(url: str, **kwargs: Any) -> Any:
+    """websockets' `connect` (awaitable), except that a redirect is never followed: it is
+    raised as the InvalidStatus it is (the API key must not go to another address unasked)."""
+    return _connect_class()(url, **kwargs)
+
+
+@cache
+def _connect_class() -> type:
+    from websockets.asyncio.client import connect as ws_connect
+
+    class Connect(ws_connect):  # type: ignore[misc, valid-type]
+        def process_redirect(self, exc: Exception) -> Exception | str:
+            return exc
+
+    return Connect
 
 
 class WsSession:
@@ -56,7 +74,6 @@ class WsSession:
         self.busy = False  # a response is in flight on self.ws
 
     async def open(self) -> None:
-        from websockets.asyncio.client import connect
         from websockets.exceptions import InvalidHandshake, InvalidStatus
 
         headers = [BETA_HEADER]

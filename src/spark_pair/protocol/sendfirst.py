@@ -8,7 +8,7 @@ connected socket; the client adopts it once it is loaded and reads the reply the
 
 `send()` returns None, having sent nothing a server could act on, whenever the normal
 transport must do it: TLS (https, wss), a proxy set in the environment (HTTP transports),
-a name that does not resolve, a refused connection or a redirected upgrade. The normal
+a name that does not resolve or a refused connection. The normal
 transport then sends the request and reports any failure exactly as it always has. A connect
 or an upgrade that takes longer than the connect timeout is the first attempt's timeout: the
 `Sent` it returns carries `timed_out` (the seconds waited) and no socket, and the client
@@ -130,9 +130,7 @@ def send_ws(url: str, model: str, message: str, api_key: str | None,
         except TimeoutError:  # the upgrade took the whole connect timeout: the first attempt's
             sock.close()
             return Sent(None, "ws", model, url, started, timed_out=connect_timeout_s)
-        if status != 101:
-            if 300 <= status < 400:
-                raise OSError("a redirect: the normal transport follows it")
+        if status != 101:  # a refusal, or a redirect (never followed): reported as it came
             body = _read_refusal_body(sock, headers, rest)
             sock.close()
             return Sent(None, "ws", model, url, time.perf_counter(),

@@ -13,6 +13,7 @@ KINDS = {
     "stall": {"after_tokens": 0, "seconds": 3600},
     "html": {"status": 200},
     "ws_refuse": {},
+    "redirect": {"status": 307},
     "concurrency_limit": {"max_concurrent": 1},
     # the stream's end is never marked: no `data: [DONE]` (chat) and no end of the body; the
     # connection stays open `seconds` after the last event (some servers and gateways do this)
@@ -26,7 +27,7 @@ KINDS = {
 }
 TRANSPORTS = {None, "ws", "http", "chat", "responses", "models"}
 # Kinds that fire on the WS handshake; the others fire on a request (HTTP or WS response.create).
-HANDSHAKE_KINDS = {"ws_refuse", "html"}
+HANDSHAKE_KINDS = {"ws_refuse", "html", "redirect"}
 HTTP_KINDS = {"no_done"}  # kinds of an HTTP stream only (a WS response.create skips them)
 CHAT_KINDS = {"stream_error", "interrupt"}  # kinds of a chat stream only
 # name -> (lowest, highest, whole numbers only); `status` depends on the kind
@@ -37,7 +38,8 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
     "seconds": (0, 86400, False),
     "max_concurrent": (1, 10**6, True),
 }
-STATUS_LIMITS = {"server_error": (500, 599), "html": (200, 599), "stream_error": (400, 599)}
+STATUS_LIMITS = {"server_error": (500, 599), "html": (200, 599), "stream_error": (400, 599),
+                 "redirect": (300, 399)}
 
 
 class FaultSpecError(ValueError):

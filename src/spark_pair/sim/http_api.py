@@ -38,8 +38,10 @@ def model_not_found(model: Any) -> web.Response:
                           "to it.", "invalid_request_error", "model_not_found", "model")
 
 
-def fault_response(fault: Fault) -> web.Response | None:
+def fault_response(fault: Fault, request: web.Request) -> web.Response | None:
     """The immediate answer for faults that replace the whole response."""
+    if fault.kind == "redirect":
+        return redirect(int(fault.get("status")), request)
     if fault.kind == "rate_limit":
         retry = fault.get("retry_after")
         return error_response(429, "Rate limit reached for requests. Please try again later.",
@@ -54,6 +56,14 @@ def fault_response(fault: Fault) -> web.Response | None:
     return None
 
 
+def redirect(status: int, request: web.Request) -> web.Response:
+    """A gateway's move from http to https: the same host and path, as a 3xx with a Location
+    (and the short HTML page servers add to it)."""
+    location = f"https://{request.host}{request.path_qs}"
+    return web.Response(status=status, headers={"Location": location}, content_type="text/html",
+                        text=f'<html><body><a href="{location}">Moved</a></body></html>')
+
+
 def too_busy() -> web.Response:
     return error_response(429, "Too many concurrent requests.", "requests",
                           "rate_limit_exceeded", headers={"Retry-After": "1"})
@@ -63,18 +73,19 @@ async def models(request: web.Request) -> web.Response:
     state = request.app[STATE]
     ok = state.auth_ok(request.headers)
     entry = state.add_entry(request.path, "models", state.http_connection_id(request), None, ok)
-    response = _models_response(state, ok, entry)
+    response = _models_response(state, ok, entry, request)
     entry["status"] = response.status
     return response
 
 
-def _models_response(state: SimState, ok: bool, entry: dict) -> web.Response:
+def _models_response(state: SimState, ok: bool, entry: dict,
+                     request: web.Request) -> web.Response:
     if not ok:
         return unauthorized()
     fault = state.faults.take("models")
     if fault is not None:
         entry["fault"] = fault.kind
-        answer = fault_response(fault)
+        answer = fault_response(fault, request)
         if answer is not None:
             return answer
     created = int(time.time())
@@ -139,7 +150,7 @@ async def _serve(request: web.Request, state: SimState, api: str, body: Any, ok:
     fault = state.faults.take(api)
     if fault is not None:
         entry["fault"] = fault.kind
-        answer = fault_response(fault)
+        answer = fault_response(fault, request)
         if answer is not None:
             return answer
     previous = body.get("previous_response_id") if api == "responses" else None

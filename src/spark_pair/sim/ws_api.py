@@ -45,7 +45,7 @@ async def responses_get(request: web.Request) -> web.StreamResponse:
         entry = state.add_entry(request.path, "ws", state.http_connection_id(request), None, ok,
                                 request.headers)
         entry["status"], entry["fault"] = refused
-        return _refusal_response(*refused)
+        return _refusal_response(*refused, request)
     await ws.prepare(request)
     session = WsSession(state, ws, state.new_ws_connection(), request)
     await session.run()
@@ -63,9 +63,11 @@ def _handshake_refusal(state: SimState, ok: bool) -> tuple[int, str | None] | No
     return int(fault.get("status")), fault.kind
 
 
-def _refusal_response(status: int, fault: str | None) -> web.Response:
+def _refusal_response(status: int, fault: str | None, request: web.Request) -> web.Response:
     if status == 401:
         return http_api.unauthorized()
+    if fault == "redirect":
+        return http_api.redirect(status, request)
     if fault == "html":
         return web.Response(status=status, text=http_api.HTML_PAGE, content_type="text/html")
     return http_api.error_response(404, "WebSocket mode is not available here.",
