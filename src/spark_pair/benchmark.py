@@ -34,7 +34,8 @@ LONG_PROMPT = ("Write a complete, long technical tutorial (at least 6,000 words)
                "a text editor in Python, with full code listings for every step.")
 DEFAULT_CONCURRENCY = (1, 4, 8, 16)
 # error classes that more load cannot fix: a level where every request fails so ends the sweep
-SETUP_ERRORS = {"auth", "endpoint", "model_not_found", "bad_request", "connection", "protocol"}
+SETUP_ERRORS = {"auth", "endpoint", "redirect", "model_not_found", "bad_request", "connection",
+                "protocol"}
 LONG_MAX_TOKENS = 8192
 REGRESSION_DROP = 0.10  # a tok/s drop larger than this against the baseline is a regression
 
