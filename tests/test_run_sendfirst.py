@@ -2,8 +2,8 @@
 loads, and reads the reply on it (protocol.sendfirst, protocol.adopted). Real `run` processes
 against the simulator process, in real git repositories.
 
-Which path sent a request shows in the simulator's log: the first request of a run carries
-spark-pair's own User-Agent; the normal transports (httpx, websockets) send their own. A run
+Both ways send the same request (the same User-Agent too); which way the first went shows in
+the run's request record (`sent_ahead`), and the simulator's log counts the requests. A run
 whose repository git must find (GIT_DIR set) goes the normal way from the start: its answers
 are what a run said before, and the first-request path must say the same."""
 
@@ -15,16 +15,27 @@ from pathlib import Path
 import pytest
 from test_run_e2e import A_NEW, MULTI_DIFF, NEW_PY, check_schema, home, lines_of, repo, run  # noqa: F401
 
+from spark_pair.protocol.request import user_agent
 from spark_pair.sim.process import SimProcess
 
 TRANSPORTS = ("ws", "responses", "chat")
-FIRST = "spark-pair/"  # the User-Agent of a request sent first
 
 
-def agents(sim: SimProcess) -> list[str]:
-    """Who sent each model request (a refused WebSocket upgrade counts as one)."""
-    return ["first" if (e["user_agent"] or "").startswith(FIRST) else "normal"
-            for e in sim.requests() if e["transport"] in TRANSPORTS]
+def sent_ahead(home: Path) -> list[bool]:
+    """For each request record in `home`'s log, oldest first: whether its first attempt was
+    the request sent ahead (protocol.sendfirst)."""
+    from spark_pair.store import RequestStore
+
+    with RequestStore(next(home.rglob("requests.sqlite3")), must_exist=True) as store:
+        return [bool(r.extra.get("sent_ahead")) for r in store.records()]
+
+
+def ways(sim: SimProcess, home: Path) -> list[str]:
+    """How each model request of the last run went out (a refused WebSocket upgrade counts as
+    one): a run sends one request per attempt, and only its first attempt can go out ahead."""
+    count = len([e for e in sim.requests() if e["transport"] in TRANSPORTS])
+    first = "first" if sent_ahead(home)[-1] else "normal"
+    return [first, *["normal"] * (count - 1)] if count else []
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -35,7 +46,7 @@ def test_the_first_request_goes_out_first_and_the_turn_applies(sim: SimProcess, 
               "--json", "--transport", transport)
     assert res.returncode == 0, res.stderr
     check_schema(lines_of(res.stdout))
-    assert agents(sim) == ["first"]
+    assert ways(sim, home) == ["first"]
     assert (repo / "a.py").read_text() == A_NEW and (repo / "main.py").read_text() == NEW_PY
 
 
@@ -50,7 +61,8 @@ def test_a_drop_mid_stream_is_retried_the_normal_way_and_applied_once(
     lines = lines_of(res.stdout)
     check_schema(lines)
     assert [ln["reason"] for ln in lines if ln["type"] == "retry"] == ["dropped"]
-    assert agents(sim) == ["first", "normal"]  # one request per attempt, never one more
+    assert ways(sim, home) == ["first", "normal"]  # one request per attempt, never one more
+    assert {e["user_agent"] for e in sim.requests()} == {user_agent()}  # both ways send it
     assert (repo / "a.py").read_text() == A_NEW and (repo / "main.py").read_text() == NEW_PY
     assert len([ln for ln in lines if ln["type"] == "applied"]) == 1
 
@@ -91,7 +103,7 @@ def test_a_failing_answer_reads_as_it_does_the_normal_way(sim: SimProcess, repo:
         sim.set_faults(faults)
         res = run(repo, home, sim, "MULTI change", "--json", "--transport", transport, *flags,
                   env=env)
-        said.append((res.returncode, _said(res.stdout), agents(sim)[:1]))
+        said.append((res.returncode, _said(res.stdout), ways(sim, home)[:1]))
     (code, lines, first), (normal_code, normal_lines, normal_first) = said
     assert first == ["first"] and normal_first == ["normal"]
     assert code == normal_code and lines == normal_lines
@@ -126,7 +138,7 @@ def test_a_long_reply_is_whole_timed_at_the_server_pace_and_a_delta_per_message(
     assert res.returncode == 0, res.stderr
     lines = lines_of(res.stdout)
     check_schema(lines)
-    assert agents(sim) == ["first"]
+    assert ways(sim, home) == ["first"]
     assert (repo / "big.py").read_text() == new
     metrics = next(ln for ln in lines if ln["type"] == "metrics")
     tokens = next(ln for ln in lines if ln["type"] == "usage")["output_tokens"]

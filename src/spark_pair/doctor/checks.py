@@ -17,6 +17,7 @@ from .. import errors as E
 from ..errors import SparkPairError, redact
 from ..protocol import errors_map, offers
 from ..protocol.chat import USAGE_GRACE_S
+from ..protocol.request import user_agent
 from ..protocol.sse import iter_sse_data
 from ..urls import WHITESPACE_NOTE
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
@@ -94,7 +95,8 @@ class _Doctor:
         results: dict[str, CheckResult] = {}
         timeout = httpx.Timeout(self.cfg.check_timeout_s)
         try:
-            async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as http:
+            async with httpx.AsyncClient(timeout=timeout, follow_redirects=False,
+                                         headers={"User-Agent": user_agent()}) as http:
                 self.http = http
                 stopped: set[str] = set()  # failed, or skipped because a need did not pass
                 held: list[CheckResult] = []  # a timed-out plain request, judged after the stream
@@ -625,7 +627,7 @@ class _Doctor:
         headers = {"openai-beta": WS_BETA}
         if self.key:
             headers["Authorization"] = f"Bearer {self.key}"
-        self.ws = await connect(url, additional_headers=headers,
+        self.ws = await connect(url, additional_headers=headers, user_agent_header=user_agent(),
                                 open_timeout=self.cfg.check_timeout_s, max_size=2**24)
 
     async def _ws_turn(self, extra: dict[str, Any], url: str,

@@ -34,7 +34,7 @@ from .events import (
 )
 from .http_common import post_sse
 from .metrics import Stopwatch, estimate_request_tokens, estimate_tokens, tokens_for_chars
-from .request import CONNECT_TIMEOUT_S, endpoint_url
+from .request import CONNECT_TIMEOUT_S, endpoint_url, user_agent
 from .responses_sse import stream_responses
 from .responses_ws import WsRefused, WsSession
 from .retry import MIN_READ_TIMEOUT_S, give_up_note, retry_delay
@@ -179,7 +179,8 @@ class ModelClient:
                                     write=o.timeout_s, pool=o.connect_timeout_s)
             # a plain-http base URL never does TLS: skip loading the CA bundle (~60 ms)
             plain = urlsplit(self.base_url).scheme == "http"
-            self._http = httpx.AsyncClient(timeout=timeout, verify=not plain)
+            self._http = httpx.AsyncClient(timeout=timeout, verify=not plain,
+                                           headers={"User-Agent": user_agent()})
         return self._http
 
     # ---- requests --------------------------------------------------------------------
@@ -246,6 +247,7 @@ class ModelClient:
                             request_id=os.urandom(8).hex())
         watch = Stopwatch()
         if request.sent_at is not None:  # it went out ahead (protocol.sendfirst)
+            rec.extra["sent_ahead"] = True  # its first attempt: the log tells the two ways apart
             rec.ts -= watch.t0 - request.sent_at
             watch.t0 = request.sent_at
         t_start = time.monotonic()

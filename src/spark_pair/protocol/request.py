@@ -19,6 +19,13 @@ class Transport(StrEnum):
 CONNECT_TIMEOUT_S = 10.0  # the default time to open a connection
 
 
+def user_agent() -> str:
+    """The User-Agent of every request to a model, whichever way it goes out."""
+    from .. import __version__
+
+    return f"spark-pair/{__version__}"
+
+
 def endpoint_url(base_url: str, transport: Transport) -> str:
     """The URL a transport sends a turn to: the API root plus /v1/chat/completions or
     /v1/responses (ws:// or wss:// for the WebSocket mode)."""

@@ -13,7 +13,7 @@ from . import errors_map
 from .adopted import AdoptedWs, Closed, WsState
 from .bodies import responses_body, ws_create
 from .fastjson import loads
-from .request import Transport, endpoint_url
+from .request import Transport, endpoint_url, user_agent
 from .responses_sse import DELTA, handle_event
 from .sendfirst import BETA_HEADER, Refusal, Sent
 
@@ -82,7 +82,7 @@ class WsSession:
         try:
             self.ws = await connect(self.url, additional_headers=headers, max_size=None,
                                     compression=None, open_timeout=self.connect_timeout_s,
-                                    proxy=None)
+                                    proxy=None, user_agent_header=user_agent())
         except InvalidStatus as exc:
             resp = exc.response
             body = bytes(resp.body or b"").decode("utf-8", "replace")

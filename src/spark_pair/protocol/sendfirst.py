@@ -24,6 +24,8 @@ import os
 import time
 from urllib.parse import quote, urlsplit
 
+from .request import user_agent
+
 TYPE_CHECKING = False  # not typing's: only light modules load here
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -154,12 +156,6 @@ def _dial(url: str, target: tuple[str, int, str, str], transport: str, model: st
     except TimeoutError:
         return None, Sent(None, transport, model, url, started, timed_out=timeout_s), started
     return sock, None, started
-
-
-def user_agent() -> str:
-    from .. import __version__
-
-    return f"spark-pair/{__version__}"
 
 
 def frame(opcode: int, payload: bytes) -> bytes:
