@@ -17,7 +17,7 @@ from .. import errors as E
 from ..errors import SparkPairError, redact
 from ..protocol import errors_map, offers
 from ..protocol.chat import USAGE_GRACE_S
-from ..protocol.request import user_agent
+from ..protocol.request import CONNECT_STAGGER_S, user_agent
 from ..protocol.sse import iter_sse_data
 from ..urls import WHITESPACE_NOTE
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
@@ -392,13 +392,14 @@ class _Doctor:
                                      hint="check the host name for typos, your DNS, VPN or "
                                           "container network") from exc
         dns_ms = ms(t0)
-        address = infos[0][4][0]
         t1 = time.perf_counter()
         use_tls = parts.scheme == "https" and not proxy
         try:
             ctx = ssl.create_default_context() if use_tls else None
+            # every address the name has, the next one when one fails or hangs (as a request)
             reader, writer = await asyncio.open_connection(
-                address, port, ssl=ctx, server_hostname=host if use_tls else None)
+                target, port, ssl=ctx, server_hostname=host if use_tls else None,
+                happy_eyeballs_delay=CONNECT_STAGGER_S)
         except ssl.SSLError as exc:
             plain = getattr(exc, "reason", "") in PLAIN_HTTP_REASONS
             hint = (f"the server speaks plain HTTP on port {port}, not TLS: use "
@@ -414,6 +415,7 @@ class _Doctor:
             raise E.ConnectionFailed(f"cannot connect to {target}:{port}{via}: "
                                      f"{exc.strerror or exc}") from exc
         connect_ms = ms(t1)
+        address = (writer.get_extra_info("peername") or (infos[0][4][0],))[0]
         writer.close()
         try:
             await asyncio.wait_for(writer.wait_closed(), 1.0)
@@ -628,7 +630,8 @@ class _Doctor:
         if self.key:
             headers["Authorization"] = f"Bearer {self.key}"
         self.ws = await connect(url, additional_headers=headers, user_agent_header=user_agent(),
-                                open_timeout=self.cfg.check_timeout_s, max_size=2**24)
+                                open_timeout=self.cfg.check_timeout_s, max_size=2**24,
+                                happy_eyeballs_delay=CONNECT_STAGGER_S)
 
     async def _ws_turn(self, extra: dict[str, Any], url: str,
                        model: str | None = None) -> tuple[str, str | None, float | None]:

@@ -17,6 +17,9 @@ class Transport(StrEnum):
 
 
 CONNECT_TIMEOUT_S = 10.0  # the default time to open a connection
+# a name's next address is tried when one fails, or this long after it began (RFC 8305's
+# connection attempt delay), all within the one connect timeout
+CONNECT_STAGGER_S = 0.25
 
 
 def user_agent() -> str:

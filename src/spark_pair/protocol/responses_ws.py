@@ -13,7 +13,7 @@ from . import errors_map
 from .adopted import AdoptedWs, Closed, WsState
 from .bodies import responses_body, ws_create
 from .fastjson import loads
-from .request import Transport, endpoint_url, user_agent
+from .request import CONNECT_STAGGER_S, Transport, endpoint_url, user_agent
 from .responses_sse import DELTA, handle_event
 from .sendfirst import BETA_HEADER, Refusal, Sent
 
@@ -52,7 +52,7 @@ def connect(url: str, **kwargs: Any) -> Any:
 def _connect_class() -> type:
     from websockets.asyncio.client import connect as ws_connect
 
-    class Connect(ws_connect):  # type: ignore[misc, valid-type]
+    class Connect(ws_connect):
         def process_redirect(self, exc: Exception) -> Exception | str:
             return exc
 
@@ -82,7 +82,8 @@ class WsSession:
         try:
             self.ws = await connect(self.url, additional_headers=headers, max_size=None,
                                     compression=None, open_timeout=self.connect_timeout_s,
-                                    proxy=None, user_agent_header=user_agent())
+                                    proxy=None, user_agent_header=user_agent(),
+                                    happy_eyeballs_delay=CONNECT_STAGGER_S)
         except InvalidStatus as exc:
             resp = exc.response
             body = bytes(resp.body or b"").decode("utf-8", "replace")

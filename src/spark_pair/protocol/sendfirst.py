@@ -8,11 +8,12 @@ connected socket; the client adopts it once it is loaded and reads the reply the
 
 `send()` returns None, having sent nothing a server could act on, whenever the normal
 transport must do it: TLS (https, wss), a proxy set in the environment (HTTP transports),
-a name that does not resolve or a refused connection. The normal
-transport then sends the request and reports any failure exactly as it always has. A connect
-or an upgrade that takes longer than the connect timeout is the first attempt's timeout: the
-`Sent` it returns carries `timed_out` (the seconds waited) and no socket, and the client
-reports it and retries as it would its own.
+a name that does not resolve or a refused connection. The normal transport then sends the
+request and reports any failure exactly as it always has. A connect (every address of the
+name, one soon after the other) or an upgrade that takes longer than the connect timeout is
+the first attempt's timeout: the `Sent` it returns carries `timed_out` (the seconds waited)
+and no socket, and the client reports it and retries as it would its own. A refused or
+redirected upgrade comes back as the `refusal` it is.
 
 Only light modules load here (no asyncio, ssl, hashlib or dataclasses).
 """
@@ -20,11 +21,12 @@ Only light modules load here (no asyncio, ssl, hashlib or dataclasses).
 from __future__ import annotations
 
 import _socket
+import errno
 import os
 import time
 from urllib.parse import quote, urlsplit
 
-from .request import user_agent
+from .request import CONNECT_STAGGER_S, user_agent
 
 TYPE_CHECKING = False  # not typing's: only light modules load here
 if TYPE_CHECKING:
@@ -39,6 +41,7 @@ PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy")
 _HTTP_PATH_SAFE = "".join(chr(i) for i in range(0x21, 0x7F) if chr(i) not in '"#<>?`{}')
 _HTTP_QUERY_SAFE = "".join(chr(i) for i in range(0x21, 0x7F) if chr(i) not in '"#<>')
 _WS_SAFE = ":/?#[]@!$&'()*+,;="  # the WebSocket client's, for a URL that is not ASCII
+_CONNECTING = {errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN}  # a non-blocking connect's
 
 
 class Refusal:
@@ -207,27 +210,67 @@ def _target(url: str, secure_scheme: str = "https", plain_scheme: str = "http", 
 
 def _connect(host: str, port: int, timeout_s: float) -> _socket.socket | None:
     """A socket connected to `host`; None when it cannot be; TimeoutError when no address
-    answered and one took the whole `timeout_s`."""
-    timed_out = False
+    answered within `timeout_s`. The name's addresses are tried in turn, the next as soon as
+    one fails or CONNECT_STAGGER_S after it began while it still waits (RFC 8305); the first
+    to connect wins, all within the one `timeout_s`."""
     try:  # an ASCII name as bytes: no IDNA codec to load
         name = host.encode("ascii") if host.isascii() else host
         infos = _socket.getaddrinfo(name, port, 0, _socket.SOCK_STREAM)
     except OSError:
         return None
-    for family, kind, proto, _, address in infos:
-        sock = _socket.socket(family, kind, proto)
-        try:
-            sock.settimeout(timeout_s)
+    deadline = time.perf_counter() + timeout_s
+    pending: list[_socket.socket] = []  # connecting
+    won = None
+    try:
+        for i, (family, kind, proto, _, address) in enumerate(infos):
+            if time.perf_counter() >= deadline:
+                break
+            sock = _socket.socket(family, kind, proto)
+            pending.append(sock)
+            sock.setblocking(False)
             sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
-            sock.connect(address)
-            return sock
-        except TimeoutError:
-            sock.close()
-            timed_out = True
-        except OSError:
-            sock.close()
-    if timed_out:
+            err = sock.connect_ex(address)
+            if err == 0:  # connected at once
+                won = sock
+                break
+            if err not in _CONNECTING:  # refused or unreachable at once: the next address
+                pending.remove(sock)
+                sock.close()
+                continue
+            last = i == len(infos) - 1
+            won = _first_connected(pending, deadline if last else
+                                   min(deadline, time.perf_counter() + CONNECT_STAGGER_S))
+            if won is not None:
+                break
+        else:
+            won = _first_connected(pending, deadline)
+    finally:
+        for sock in pending:
+            if sock is not won:
+                sock.close()
+    if won is not None:
+        won.settimeout(timeout_s)
+        return won
+    if pending:
         raise TimeoutError(f"connecting to {host}:{port} took over {timeout_s:g} s")
+    return None
+
+
+def _first_connected(pending: list[_socket.socket], until: float) -> _socket.socket | None:
+    """The first of `pending` to connect before `until` (perf_counter); those that fail are
+    closed and dropped from `pending`, so an empty list means every one failed."""
+    import select
+
+    while pending:
+        left = until - time.perf_counter()
+        if left <= 0:
+            return None
+        _, done, failed = select.select([], pending, pending, left)
+        for sock in dict.fromkeys(done + failed):
+            pending.remove(sock)
+            if sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_ERROR) == 0:
+                return sock
+            sock.close()
     return None
 
 
