@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from test_run_e2e import A_NEW, MULTI_DIFF, NEW_PY, check_schema, home, lines_of, repo, run  # noqa: F401
-from test_run_sendfirst import agents
+from test_run_sendfirst import ways
 
 from spark_pair.exitcodes import ExitCode
 from spark_pair.protocol.client import ClientOptions, ModelClient
@@ -58,7 +58,7 @@ def test_a_reply_left_open_ends_at_its_finish_and_applies(sim: SimProcess, repo:
     assert res.returncode == 0, res.stderr
     lines = lines_of(res.stdout)
     check_schema(lines)
-    assert agents(sim) == [path]  # one request, on the path under test
+    assert ways(sim, home) == [path]  # one request, on the path under test
     assert (repo / "a.py").read_text() == A_NEW and (repo / "main.py").read_text() == NEW_PY
     usage = next(ln for ln in lines if ln["type"] == "usage")
     assert not usage["estimated"]  # the server's usage came with the finish
@@ -77,7 +77,7 @@ def test_without_the_usage_it_asked_for_the_reply_ends_after_a_short_grace(
     assert res.returncode == 0, res.stderr
     lines = lines_of(res.stdout)
     check_schema(lines)
-    assert agents(llama) == [path]
+    assert ways(llama, home) == [path]
     assert (repo / "main.py").read_text() == NEW_PY
     usage = next(ln for ln in lines if ln["type"] == "usage")
     assert usage["estimated"]  # counted here: a token per piece, as llama.cpp sends them
