@@ -375,6 +375,54 @@ async def test_a_buffering_proxy_is_detected(sim):
     assert "buffers" in by_id(report)["stream"].hint
 
 
+@pytest.mark.parametrize("transport", ["responses", "chat"])
+async def test_a_fast_stream_after_a_slow_first_token_passes(sim, transport):
+    """64 tokens at 1,200 tok/s take 53 ms after a 600 ms TTFT: a small part of the wait, yet
+    streamed (many reads), so not a buffer."""
+    sim.configure(tps=1200, ttft_ms=600, replies=[{"match": "What number", "text": "42"}])
+    report = await run_doctor(config(sim, transport=transport))
+    stream = by_id(report)["stream"]
+    assert stream.status == "pass", (stream.detail, stream.hint)
+    assert "too fast" not in stream.detail  # buffering was really judged
+    assert stream.data["ttft_ms"] >= 600 and stream.data["deltas"] >= 32
+    assert report.ok and exit_code(report) == ExitCode.OK
+
+
+async def test_a_fast_llama_cpp_server_passes_the_stream_check():
+    from spark_pair.sim.process import SimProcess
+
+    with SimProcess(tps=2000, ttft_ms=300, profile="llama.cpp") as server:
+        report = await run_doctor(config(server, fallbacks=[], transport="auto"))
+    stream = by_id(report)["stream"]
+    assert stream.status == "pass", (stream.detail, stream.hint)
+    assert stream.data["api"] == "chat" and not stream.data["usage"]
+
+
+async def test_a_buffering_server_fails_the_stream_check(sim):
+    """The simulator's `buffer` fault holds each stream's body back until its end: it fails
+    even for a fast model, and only after a second stream looked the same."""
+    sim.configure(tps=1200, ttft_ms=600, replies=[{"match": "What number", "text": "42"}])
+    sim.set_faults([{"kind": "buffer", "times": -1}])
+    report = await run_doctor(config(sim, transport="chat"))
+    stream = by_id(report)["stream"]
+    assert stream.status == "fail" and stream.error_class == "timeout", stream.detail
+    assert "all at once" in stream.detail and "1 network read" in stream.detail
+    assert "buffers" in stream.hint
+    streamed = [e for e in sim.requests() if (e["body"] or {}).get("stream")]
+    assert [e["fault"] for e in streamed] == ["buffer", "buffer"]
+
+
+async def test_a_stream_held_back_once_is_streamed_again(sim):
+    # a client that stalled once reads one stream in a lump; a buffer holds back every one
+    sim.configure(tps=1200, ttft_ms=300, replies=[{"match": "What number", "text": "42"}])
+    sim.set_faults([{"kind": "buffer", "times": 2}])  # the plain request's and one stream's
+    report = await run_doctor(config(sim, transport="chat"))
+    stream = by_id(report)["stream"]
+    assert stream.status == "pass", (stream.detail, stream.hint)
+    streamed = [e for e in sim.requests() if (e["body"] or {}).get("stream")]
+    assert [e["fault"] for e in streamed] == ["buffer", None]
+
+
 async def test_stream_check_takes_ttft_and_rate_from_protocol_metrics(sim, monkeypatch):
     """TTFT and tok/s have one formula (protocol.metrics.timing), doctor included."""
     from spark_pair.protocol import metrics

@@ -18,12 +18,13 @@ from ..errors import SparkPairError, redact
 from ..protocol import errors_map, offers
 from ..protocol.chat import USAGE_GRACE_S
 from ..protocol.request import CONNECT_STAGGER_S, user_agent
-from ..protocol.sse import iter_sse_data
+from ..protocol.sse import iter_sse_batches
 from ..urls import WHITESPACE_NOTE
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
 from .wire import (
     DROP_HINT,
     api_url,
+    buffered,
     has_request,
     http_error,
     judge_stream,
@@ -498,6 +499,8 @@ class _Doctor:
             note = (f"this server does not offer the Responses API (HTTP {exc.status}); "
                     "transport = auto uses chat completions")
             stats = await self._stream(api)
+        if buffered(stats):  # a buffer holds back every stream; a client that stalled, one
+            stats = await self._stream(api)
         outcome = judge_stream(api, stats)
         self.streaming = True
         outcome.note = "; ".join(n for n in (note, outcome.note) if n)
@@ -517,6 +520,7 @@ class _Doctor:
         start = time.perf_counter()
         times: list[float] = []
         usage: dict[str, Any] | None = None
+        reads = 0  # the network reads that carried deltas (a buffered stream needs few)
         ended = "end"  # end | tokens (read enough) | limit (slow: still arriving at the limit)
         async with self.http.stream("POST", url, json=body, headers=self._headers()) as resp:
             ctype = resp.headers.get("content-type", "")
@@ -526,10 +530,11 @@ class _Doctor:
                     raise E.ProtocolError("asked for a stream, got one JSON body: the server or "
                                           "a proxy ignores stream=true", url=url, body=raw)
                 raise self._http_error(resp, raw, url)
-            events = aiter(iter_sse_data(resp.aiter_bytes()))
+            batches = aiter(iter_sse_batches(resp.aiter_bytes()))
             last = start  # when data last arrived
             finished = None  # when a chat reply's finish reason came
-            while True:
+            done = False
+            while not done:
                 now = time.perf_counter()
                 if times and now - start >= limit:
                     ended = "limit"
@@ -538,7 +543,7 @@ class _Doctor:
                 if finished is not None:  # only its usage is awaited (see USAGE_GRACE_S)
                     wait = min(wait, finished + USAGE_GRACE_S - now)
                 try:
-                    data = await asyncio.wait_for(anext(events), wait)
+                    batch = await asyncio.wait_for(anext(batches), wait)
                 except StopAsyncIteration:
                     break
                 except TimeoutError:
@@ -551,37 +556,42 @@ class _Doctor:
                              "server, or a proxy that buffers; a server that needs longer "
                              "before its first token: raise --check-timeout") from None
                 last = time.perf_counter()
-                if not data or data.isspace():
-                    continue  # an empty `data:` line (a proxy's keep-alive)
-                event = parse_event(data, url)
-                if event is None:
-                    break
-                if "error" in event and event.get("type") is None:
-                    raise self._event_error(event, url)
-                if api == "chat":
-                    choices = event.get("choices") or []
-                    if choices and (choices[0].get("delta") or {}).get("content"):
-                        times.append(last - start)
-                    if event.get("usage"):
-                        usage = event["usage"]
-                    if finished is None and any(c.get("finish_reason") for c in choices):
-                        finished = last
-                    if finished is not None and usage:
+                before = len(times)
+                for data in batch:  # the events one network read completed
+                    if not data or data.isspace():
+                        continue  # an empty `data:` line (a proxy's keep-alive)
+                    event = parse_event(data, url)
+                    if event is None:
+                        done = True
                         break
-                else:
-                    kind = event.get("type")
-                    if kind == "response.output_text.delta":
-                        times.append(last - start)
-                    elif kind in ("error", "response.failed"):
+                    if "error" in event and event.get("type") is None:
                         raise self._event_error(event, url)
-                    elif kind in ("response.completed", "response.incomplete"):
-                        usage = (event.get("response") or {}).get("usage")
+                    if api == "chat":
+                        choices = event.get("choices") or []
+                        if choices and (choices[0].get("delta") or {}).get("content"):
+                            times.append(last - start)
+                        if event.get("usage"):
+                            usage = event["usage"]
+                        if finished is None and any(c.get("finish_reason") for c in choices):
+                            finished = last
+                        done = finished is not None and bool(usage)
+                    else:
+                        kind = event.get("type")
+                        if kind == "response.output_text.delta":
+                            times.append(last - start)
+                        elif kind in ("error", "response.failed"):
+                            raise self._event_error(event, url)
+                        elif kind in ("response.completed", "response.incomplete"):
+                            usage = (event.get("response") or {}).get("usage")
+                            done = True
+                    if len(times) > self.cfg.stream_tokens:
+                        ended = "tokens"  # the server ignores the token limit: enough was read
+                        done = True
+                    if done:
                         break
-                if len(times) > self.cfg.stream_tokens:
-                    ended = "tokens"  # the server ignores the token limit: enough was read
-                    break
-        return {"times": times, "usage": usage, "total_s": time.perf_counter() - start,
-                "ended": ended, "limit_s": limit}
+                reads += len(times) > before
+        return {"times": times, "reads": reads, "usage": usage,
+                "total_s": time.perf_counter() - start, "ended": ended, "limit_s": limit}
 
     async def check_ws(self) -> Outcome:
         if self.cfg.transport in ("chat", "responses"):

@@ -106,6 +106,37 @@ DROP_HINT = ("run doctor again; if it keeps breaking, a proxy or load balancer t
 
 # ---- stream helpers --------------------------------------------------------------------
 
+# Faster than any model streams: a span this short for its tokens is a buffer being read out.
+MAX_STREAM_TPS = 20_000.0
+# A streaming server's events reach the client one to a few per network read (one per token at
+# 1,200 tok/s; about five when 5,000 tok/s are written once a millisecond); a buffer's arrive
+# by the packetful.
+DELTAS_PER_READ = 8
+
+
+def stream_shape(stats: Mapping[str, Any]) -> tuple[int, int, float]:
+    """(tokens, reads, spread in s) of a streamed reply: its output tokens (usage, else one a
+    delta), the network reads that carried its deltas (distinct arrival times if not counted)
+    and the time from its first delta to its last."""
+    times: list[float] = stats["times"]
+    usage = stats["usage"] or {}
+    counted = usage.get("output_tokens", usage.get("completion_tokens"))
+    reads = stats.get("reads") or len(set(times))
+    return counted or len(times), reads, (times[-1] - times[0]) if times else 0.0
+
+
+def buffered(stats: Mapping[str, Any]) -> bool:
+    """Whether a stream's deltas look held back and released together: many of them, after a
+    wait long enough to tell, read out in a few network reads, within less time than the
+    fastest model needs for their tokens. A fast model after a slow first token is not this:
+    its deltas come in many reads, spread over tokens / rate."""
+    deltas = len(stats["times"])
+    if deltas < 8 or stats["total_s"] < 0.05:
+        return False
+    tokens, reads, spread = stream_shape(stats)
+    return reads * DELTAS_PER_READ <= deltas and spread < tokens / MAX_STREAM_TPS
+
+
 def judge_stream(api: str, stats: dict[str, Any]) -> Outcome:
     """Pass with the measured TTFT and rate (a note when slow or without usage), or fail when
     the whole stream arrived at once (something buffers it)."""
@@ -115,19 +146,20 @@ def judge_stream(api: str, stats: dict[str, Any]) -> Outcome:
     if not times:
         raise E.ProtocolError(f"the {api} stream ended without any text", hint=None)
     last, total = times[-1], stats["total_s"]
-    counted = usage.get("output_tokens", usage.get("completion_tokens"))
-    tokens = counted or len(times)
+    tokens, reads, spread = stream_shape(stats)
     # times are seconds after the request was sent; the client's own formula rates them
     timed = metrics.timing(0.0, times[0], last, tokens)
     ttft, tps = timed.ttft_s or 0.0, timed.tokens_per_s
     data = {"api": api, "ttft_ms": round(ttft * 1000, 1), "tokens": tokens, "deltas": len(times),
-            "tokens_per_s": round(tps, 1) if tps else None, "usage": bool(usage),
+            "reads": reads, "tokens_per_s": round(tps, 1) if tps else None, "usage": bool(usage),
             "ended": ended}
-    spread = last - ttft
-    if len(times) >= 8 and total >= 0.05 and spread < 0.1 * total:
+    if buffered(stats):
+        within = f" within {spread * 1000:.1f} ms" if reads > 1 else ""
         raise E.StreamTimeout(
-            f"the stream arrived all at once: {len(times)} deltas within {spread * 1000:.0f} ms, "
-            f"after {ttft * 1000:.0f} ms of silence",
+            f"the stream arrived all at once: {len(times)} deltas came in {reads} network "
+            f"read{'s' if reads > 1 else ''}{within}, after {ttft * 1000:.0f} ms of silence "
+            f"(no model streams {tokens} tokens in under {tokens / MAX_STREAM_TPS * 1000:.1f} "
+            "ms)",
             hint="something between you and the model buffers the stream (a proxy or gateway): "
                  "turn response buffering off there, or use the WebSocket transport")
     rate = f"{tps:,.0f} tok/s" if tps else "too short to rate"

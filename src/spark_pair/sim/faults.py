@@ -24,11 +24,14 @@ KINDS = {
     # a chat stream ends with `data: [DONE]` after `after_tokens` tokens and no finish reason
     # (llama.cpp's server when a newer request takes the slot of a running one)
     "interrupt": {"after_tokens": 5},
+    # a buffering proxy: the whole stream body is held back until the reply is complete, then
+    # sent in one write (the events themselves are unchanged)
+    "buffer": {},
 }
 TRANSPORTS = {None, "ws", "http", "chat", "responses", "models"}
 # Kinds that fire on the WS handshake; the others fire on a request (HTTP or WS response.create).
 HANDSHAKE_KINDS = {"ws_refuse", "html", "redirect"}
-HTTP_KINDS = {"no_done"}  # kinds of an HTTP stream only (a WS response.create skips them)
+HTTP_KINDS = {"no_done", "buffer"}  # kinds of an HTTP stream only (a WS response.create skips)
 CHAT_KINDS = {"stream_error", "interrupt"}  # kinds of a chat stream only
 # name -> (lowest, highest, whole numbers only); `status` depends on the kind
 LIMITS: dict[str, tuple[float, float, bool]] = {

@@ -190,10 +190,11 @@ async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn,
     entry["response_id"] = stream.id
     resp = web.StreamResponse(headers=SSE_HEADERS)
     await resp.prepare(request)
-    await resp.write(stream.start().encode())
+    body = _Body(resp, fault)
+    await body.write(stream.start().encode())
 
     async def emit(tokens: list[str]) -> None:
-        await resp.write(stream.tokens(tokens).encode())
+        await body.write(stream.tokens(tokens).encode())
 
     if fault is not None and fault.kind == "stream_error":
         tokens = turn.tokens[:int(fault.get("after_tokens"))]
@@ -213,7 +214,8 @@ async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn,
     entry["last_token_time"] = time.time()
     reason = "length" if turn.truncated else "stop"
     held = fault is not None and fault.kind == "no_done"
-    await resp.write(stream.finish(reason, turn.input_tokens, sent, done=not held).encode())
+    await body.write(stream.finish(reason, turn.input_tokens, sent, done=not held).encode())
+    await body.flush()
     await _hold_open(fault)
     await resp.write_eof()
     return resp
@@ -225,21 +227,43 @@ async def _stream_responses(request: web.Request, body: dict, model: str, turn: 
     entry["response_id"] = stream.id
     resp = web.StreamResponse(headers=SSE_HEADERS)
     await resp.prepare(request)
+    body = _Body(resp, fault)
     head = stream.start() + stream.open_message()
-    await resp.write("".join(wire.sse(e) for e in head).encode())
+    await body.write("".join(wire.sse(e) for e in head).encode())
 
     async def emit(tokens: list[str]) -> None:
         kind = "response.output_text.delta"
-        await resp.write("".join(wire.sse_raw(kind, stream.delta_json(t)) for t in tokens).encode())
+        await body.write("".join(wire.sse_raw(kind, stream.delta_json(t)) for t in tokens).encode())
 
     sent = await pump(pacer, turn.tokens, emit, fault, _abort(request))
     entry["output_tokens"] = sent
     entry["last_token_time"] = time.time()
     tail = stream.finish(turn.text, turn.input_tokens, sent, turn.truncated)
-    await resp.write("".join(wire.sse(e) for e in tail).encode())
+    await body.write("".join(wire.sse(e) for e in tail).encode())
+    await body.flush()
     await _hold_open(fault)
     await resp.write_eof()
     return resp
+
+
+class _Body:
+    """A stream body's writes; the `buffer` fault holds them all until `flush()`."""
+
+    def __init__(self, resp: web.StreamResponse, fault: Fault | None) -> None:
+        self.resp = resp
+        self.held: list[bytes] | None = [] if fault is not None and fault.kind == "buffer" \
+            else None
+
+    async def write(self, data: bytes) -> None:
+        if self.held is None:
+            await self.resp.write(data)
+        else:
+            self.held.append(data)
+
+    async def flush(self) -> None:
+        if self.held:
+            await self.resp.write(b"".join(self.held))
+            self.held = []
 
 
 async def _hold_open(fault: Fault | None) -> None:
