@@ -80,6 +80,28 @@ async def test_memory_fails_when_the_answer_lacks_42(sim):
     assert "I don't know" in by_id(report)["memory"].detail
 
 
+@pytest.mark.parametrize("transport", ["chat", "responses"])
+async def test_memory_failing_with_the_history_resent_blames_the_model(sim, transport):
+    # the whole conversation went to the server: it cannot have dropped it
+    sim.configure(replies=[{"match": "What number", "text": "I don't know."}])
+    report = await run_doctor(config(sim, transport=transport))
+    memory = by_id(report)["memory"]
+    assert memory.status == "fail" and "I don't know" in memory.detail
+    assert "full history resent" in memory.detail
+    assert "previous_response_id" not in memory.hint and "drops" not in memory.hint
+    assert "too weak" in memory.hint and "stronger" in memory.hint
+    recall = [e["body"] for e in sim.requests() if "What number" in str(e["body"])]
+    assert recall and all("Remember the number 42" in str(b) for b in recall)
+
+
+async def test_memory_failing_when_chained_suspects_the_server_too(sim):
+    sim.configure(replies=[{"match": "What number", "text": "I don't know."}])
+    report = await run_doctor(config(sim))  # auto: the WebSocket mode, chained
+    memory = by_id(report)["memory"]
+    assert memory.status == "fail" and "previous_response_id" in memory.detail
+    assert "drops the conversation" in memory.hint and "too weak" in memory.hint
+
+
 async def test_wrong_key_fails_auth_and_explains(sim):
     sim.configure(api_key="sk-the-right-key-123")
     report = await run_doctor(config(sim, api_key="sk-a-wrong-key-456"))

@@ -671,25 +671,34 @@ class _Doctor:
         first = {"role": "user", "content": REMEMBER_PROMPT}
         second = {"role": "user", "content": RECALL_PROMPT}
         if self.ws_ok:
-            reply2, how = await self._ws_memory(first, second)
+            reply2, how, chained = await self._ws_memory(first, second)
         else:
             model = self.cfg.model or ""
             reply1, _ = await self._ask(model, [first])
             reply2, _ = await self._ask(model, [first, {"role": "assistant", "content": reply1},
                                                 second])
-            how = f"{self._request_api()}, full history resent"
+            how, chained = f"{self._request_api()}, full history resent", False
         if MEMORY_NUMBER not in reply2:
+            asked = f"asked to recall {MEMORY_NUMBER}, the model answered " \
+                    f"{E.excerpt(reply2, 80)!r}"
+            if chained:
+                raise E.ProtocolError(
+                    f"{asked} ({how})",
+                    hint="the server drops the conversation (previous_response_id not kept? "
+                         "transport = \"chat\" resends the whole history instead), or the "
+                         "model is too weak to recall (set [model] name to a stronger one)")
             raise E.ProtocolError(
-                f"asked to recall {MEMORY_NUMBER}, the model answered {E.excerpt(reply2, 80)!r}",
-                hint="the second turn did not see the first: the server drops the conversation "
-                     "(previous_response_id not kept?) or the model is too weak for the task")
+                f"{asked}, with the first turn in the request ({how})",
+                hint="the server got the whole conversation, so the model did not use it: a "
+                     "model too weak to recall (set [model] name to a stronger one), or a "
+                     "server that cuts the prompt to a small context window")
         return Outcome(f"{how}: recalled {MEMORY_NUMBER}", {"via": how})
 
-
     async def _ws_memory(self, first: dict[str, str],
-                         second: dict[str, str]) -> tuple[str, str]:
+                         second: dict[str, str]) -> tuple[str, str, bool]:
         """Two turns on a fresh socket, chained; if the server closes the socket after the
-        first turn, reconnect once and resend the history (as the client does)."""
+        first turn, reconnect once and resend the history (as the client does). Returns the
+        second reply, how it was asked, and whether it was chained (not resent)."""
         from websockets.exceptions import ConnectionClosed
 
         url = ws_url(self.base, "/v1/responses")
@@ -701,7 +710,7 @@ class _Doctor:
             try:
                 reply2, _, _ = await self._ws_turn(
                     {"input": [second], "previous_response_id": rid}, url)
-                return reply2, "ws, chained with previous_response_id"
+                return reply2, "ws, chained with previous_response_id", True
             except (ConnectionClosed, E.BadRequest) as exc:
                 if isinstance(exc, E.BadRequest) and "connection" not in exc.message.lower():
                     raise
@@ -710,7 +719,7 @@ class _Doctor:
             history = [first, {"role": "assistant", "content": reply1}, second]
             reply2, _, _ = await self._ws_turn({"input": history}, url)
             return reply2, "ws, the server closed the socket after one turn; reconnected, " \
-                           "history resent"
+                           "history resent", False
         except ConnectionClosed as exc:
             raise E.StreamDropped(f"the server closed the WebSocket during the memory check "
                                   f"({exc})", url=url, hint=DROP_HINT) from exc
