@@ -30,12 +30,15 @@ from ._common import report_errors
 @click.option("--models", help="Comma-separated model ids to serve.")
 @click.option("--tokens", default=200, show_default=True, type=click.IntRange(min=1),
               help="Length of generated replies when no script reply matches.")
+@click.option("--ctx-size", "context", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Context window in tokens (0 = none): a reply stops with finish_reason "
+                   "length where prompt and reply fill it, whatever max_tokens says.")
 @click.option("--fault", "faults", multiple=True, metavar="SPEC",
               help="Inject a fault, e.g. rate_limit:times=2,retry_after=1 (repeatable).")
 @report_errors
 def command(host: str, port: int, profile: str, tps: float | None, ttft_ms: float | None,
             script: Path | None, api_key: str | None, models: str | None, tokens: int,
-            faults: tuple[str, ...]) -> None:
+            context: int, faults: tuple[str, ...]) -> None:
     """Serve a protocol-faithful OpenAI-compatible endpoint (chat SSE, responses SSE, responses
     WebSocket) with scripted replies, pacing and fault injection. Stop it with Ctrl-C.
 
@@ -49,7 +52,7 @@ def command(host: str, port: int, profile: str, tps: float | None, ttft_ms: floa
     chosen = PROFILES[profile]
     config = SimConfig(tps=chosen.tps if tps is None else tps,
                        ttft_ms=chosen.ttft_ms if ttft_ms is None else ttft_ms,
-                       tokens=tokens, api_key=api_key or None)
+                       tokens=tokens, context=context, api_key=api_key or None)
     if models:
         config.update({"models": models})
     if script is not None:

@@ -21,6 +21,9 @@ class SimConfig:
     replies: list[dict[str, str]] = field(default_factory=list)
     default: str | None = None
     tokens: int = 200
+    # the context window in tokens (0: none): a reply stops (finish_reason length) where the
+    # prompt and the reply fill it, whatever max_tokens says, as llama.cpp's server does
+    context: int = 0
     models: list[str] = field(default_factory=lambda: list(DEFAULT_MODELS))
     api_key: str | None = None
 

@@ -61,10 +61,14 @@ def plan_turn(config: SimConfig, body: dict[str, Any], api: str,
         items = responses_items(body)
         limit = body.get("max_output_tokens")
     tokens = tokenize(choose_reply(config, last, (history or []) + items))
+    prompt = input_tokens(chars)
+    if config.context > 0:  # the window holds the prompt and the reply
+        room = max(0, config.context - prompt)
+        limit = room if not isinstance(limit, int) or limit < 0 else min(limit, room)
     truncated = isinstance(limit, int) and limit >= 0 and len(tokens) > limit
     if truncated:
         tokens = tokens[:limit]
-    return Turn(tokens, input_tokens(chars), truncated, items)
+    return Turn(tokens, prompt, truncated, items)
 
 
 async def pump(pacer: Pacer, tokens: list[str], emit: Callable[[list[str]], Awaitable[None]],
