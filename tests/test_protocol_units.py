@@ -510,3 +510,24 @@ _JSONISH = st.one_of(
 def test_a_message_parses_as_json_loads_parses_it(text: str, after: str, before: str) -> None:
     whole = before + text + after
     assert _outcome(fastjson.loads, whole) == _outcome(json.loads, whole)
+
+
+@pytest.mark.parametrize("output, cap, counted, says, limit", [
+    (4096, 4096, True, "the output limit of 4096 tokens was reached", True),
+    (3833, 4096, True, "stopped it after 3,833 output tokens (below the max_tokens of 4,096)",
+     False),
+    (3833, None, True, "stopped it after 3,833 output tokens (no max_tokens was sent)", False),
+    # an estimate (characters / 4) may be a third off: near the cap it cannot tell which
+    (3833, 4096, False, "the output limit of 4,096 tokens was reached, or the server's context "
+                        "window ended it (about 3,833 tokens came)", True),
+    (1500, 4096, False, "stopped it after about 1,500 output tokens", False),
+])
+def test_a_length_cut_says_whose_limit_ended_it(output, cap, counted, says, limit):
+    from spark_pair.protocol import errors_map
+
+    first = errors_map.incomplete("http://h/v1/chat/completions", "length", cap)
+    err = errors_map.counted_cut(first, output, counted)
+    assert says in err.message
+    assert errors_map.output_limit_reached(err) is limit
+    assert ("raising max_tokens will not help" in err.hint) is (not limit)
+    assert "raise max_tokens" in first.hint  # before the count: the output limit, as sent

@@ -358,6 +358,7 @@ class ModelClient:
                 self._remember(transport)
                 rec.model, rec.transport = model, transport
                 metrics = watch.metrics(usage.output_tokens)
+                cut = errors_map.counted_cut(cut, usage.output_tokens, not usage.estimated)
                 done = Completed(response_id, text, usage, metrics, retries=retries, cut=cut)
                 self._fill_record(rec, watch, done, usage, retries, None)
                 yield usage

@@ -247,20 +247,69 @@ def dropped(url: str, why: str = "the connection closed mid-response") -> Stream
     return StreamDropped(f"{why} ({url})", url=url)
 
 
-def incomplete(url: str, reason: object, max_tokens: object = None) -> IncompleteReply:
+LIMIT_REASONS = ("length", "max_output_tokens", "max_tokens")  # "the output limit", per API
+SERVER_LIMIT_HINT = (
+    "nothing was written; raising max_tokens will not help: send less context (fewer or "
+    "smaller files, a shorter conversation), split the request into smaller steps, or use a "
+    "server with a larger context window (llama.cpp: --ctx-size)")
+
+
+def incomplete(url: str, reason: object, max_tokens: object = None,
+               output_tokens: int | None = None, counted: bool = True) -> IncompleteReply:
     """A reply the server ended early: the output limit (`length`, `max_output_tokens`), a
-    content filter, or a reason it did not give."""
+    content filter, or a reason it did not give. With the reply's `output_tokens` (`counted`
+    by the server, or estimated), a limit well below max_tokens (or none sent) is the
+    server's own: its context window or its own cap, which max_tokens does not move."""
     hint = None
-    if reason in ("length", "max_output_tokens", "max_tokens"):
-        cap = f" of {max_tokens} tokens" if isinstance(max_tokens, int) else ""
-        why = f"the output limit{cap} was reached"
+    cap = max_tokens if isinstance(max_tokens, int) else None
+    at_limit = False  # it stopped at the max_tokens it was sent, as far as can be told
+    if reason in LIMIT_REASONS:
+        why, hint, at_limit = _limit_cut(cap, output_tokens, counted)
     elif reason == "content_filter":
         why = "the server's content filter stopped it"
         hint = "nothing was written; rephrase or split the request"
     else:
         why = f"the server marked it incomplete ({reason or 'no reason given'})"
     return IncompleteReply(f"the reply was cut before it finished: {why} ({url})", url=url,
-                           hint=hint)
+                           hint=hint, reason=reason, max_tokens=max_tokens,
+                           output_limit=at_limit)
+
+
+def _limit_cut(cap: int | None, output_tokens: int | None,
+               counted: bool) -> tuple[str, str | None, bool]:
+    """(why, hint, at the output limit) for a reply ended by a token limit. A server that
+    counts stops at max_tokens itself, so a count below it was another limit; an estimate
+    (characters / 4) may be a third off either way, so only far below it says as much."""
+    sent = f"max_tokens of {cap:,}" if cap else "no max_tokens was sent"
+    if output_tokens is None or (cap and output_tokens >= cap * (0.98 if counted else 0.7)):
+        if output_tokens is None or counted:
+            return f"the output limit{f' of {cap} tokens' if cap else ''} was reached", None, True
+        return (f"the output limit of {cap:,} tokens was reached, or the server's context "
+                f"window ended it (about {output_tokens:,} tokens came)",
+                "nothing was written; split the request into smaller steps; then, near "
+                "max_tokens: raise it ([request] max_tokens); well short of it: the server's "
+                "context window ended the reply, so send less context (fewer or smaller "
+                "files) or use a server with a larger window (llama.cpp: --ctx-size)", True)
+    about = "" if counted else "about "
+    below = f"below the {sent}" if cap else sent
+    return (f"the server stopped it after {about}{output_tokens:,} output tokens ({below}): "
+            "its context window (the prompt and the reply together) or its own limit ended it",
+            SERVER_LIMIT_HINT, False)
+
+
+def output_limit_reached(err: ModelError | None) -> bool:
+    """Whether a cut reply stopped at the max_tokens it was sent (as asked: every token it
+    was allowed), not for a reason of the server's."""
+    return isinstance(err, IncompleteReply) and err.details.get("output_limit") is True
+
+
+def counted_cut(cut: ModelError | None, output_tokens: int, counted: bool) -> ModelError | None:
+    """A cut reply's error once its output tokens are known (the stream says why it ended
+    before its usage comes): `incomplete` again, with them."""
+    if not isinstance(cut, IncompleteReply) or "reason" not in cut.details:
+        return cut
+    return incomplete(cut.url or "", cut.details["reason"], cut.details.get("max_tokens"),
+                      output_tokens, counted)
 
 
 def body_excerpt(body: str, limit: int = 200) -> str:
