@@ -114,3 +114,35 @@ async def test_a_level_runs_at_least_its_concurrency_in_requests(sim):
     assert [(lv.concurrency, lv.requests, lv.ok) for lv in result.levels] == [(1, 2, 2),
                                                                              (4, 4, 4)]
     assert not result.truncated
+
+
+@pytest.mark.parametrize("settings", [
+    {"default": ""},  # the server ends each reply without any text
+    {"context": 20},  # its context window is full before the reply begins
+])
+async def test_a_reply_with_no_output_is_not_a_success(sim, settings):
+    sim.configure(tps=2000, ttft_ms=0, tokens=100, **settings)
+    plan = BenchPlan(model=MODEL, transports=["chat"], concurrency=[1, 2], requests=2,
+                     max_tokens=1000)
+    result = await run_bench(plan, factory(sim))
+    assert [(lv.ok, lv.errors) for lv in result.levels] == [(0, 2), (0, 2)]
+    assert all(lv.error_classes == {"incomplete": 2} for lv in result.levels)
+    assert result.knee("chat") is None  # no level where half the requests got nothing
+
+
+async def test_a_reply_the_server_cut_short_is_not_a_success(sim):
+    # the window (prompt + reply) ends each reply after a few dozen of its 300 tokens
+    sim.configure(tps=5000, ttft_ms=0, tokens=300, context=120)
+    plan = BenchPlan(model=MODEL, transports=["responses"], concurrency=[1], requests=2,
+                     max_tokens=1000)
+    (level,) = (await run_bench(plan, factory(sim))).levels
+    assert (level.ok, level.errors, level.error_classes) == (0, 2, {"incomplete": 2})
+    assert level.ttft_ms.count == 0 and level.aggregate_tps == 0
+
+
+async def test_a_reply_that_stops_at_max_tokens_is_a_success(sim):
+    sim.configure(tps=5000, ttft_ms=0, tokens=300)  # longer than the 50 tokens asked for
+    plan = BenchPlan(model=MODEL, transports=["chat"], concurrency=[1], requests=2,
+                     max_tokens=50)
+    (level,) = (await run_bench(plan, factory(sim))).levels
+    assert (level.ok, level.errors) == (2, 0)

@@ -83,6 +83,33 @@ async def test_each_transport_streams_the_exact_text(sim, transport):
 
 
 @pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
+async def test_a_reply_the_context_window_ended_is_not_called_the_output_limit(sim, transport):
+    # prompt + reply fill the server's 300-token window long before max_tokens (400)
+    sim.configure(tps=0, ttft_ms=0, tokens=500, context=300)
+    rec = ListRecorder()
+    async with client(sim, transport, max_tokens=400, recorder=rec) as c:
+        done = await c.complete(turn())
+    assert isinstance(done.cut, IncompleteReply)
+    tokens = done.usage.output_tokens
+    assert 200 < tokens < 300 and not done.usage.estimated
+    assert f"the server stopped it after {tokens} output tokens (below the max_tokens of 400)" \
+        in done.cut.message
+    assert "output limit" not in done.cut.message
+    assert "raising max_tokens will not help" in done.cut.hint and "context" in done.cut.hint
+    assert [(r.status, r.error_class) for r in rec.records] == [("cut", "incomplete")]
+
+
+async def test_a_reply_with_no_output_is_recorded_as_cut(sim):
+    sim.configure(default="")
+    rec = ListRecorder()
+    async with client(sim, "chat", recorder=rec) as c:
+        done = await c.complete(turn())
+    assert done.text == "" and done.cut is None  # not cut: the turn says what it makes of it
+    assert "without any output" in done.shortfall().message
+    assert [(r.status, r.error_class) for r in rec.records] == [("cut", "incomplete")]
+
+
+@pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
 async def test_a_reply_cut_at_max_tokens_is_marked_cut_and_not_retried(sim, transport):
     sim.configure(default=TEXT)
     async with client(sim, transport, max_tokens=10) as c:
@@ -91,7 +118,7 @@ async def test_a_reply_cut_at_max_tokens_is_marked_cut_and_not_retried(sim, tran
         assert isinstance(done, Completed) and done.text == TEXT[:40] == streamed(events)
         assert isinstance(done.cut, IncompleteReply) and not done.cut.retryable
         assert "the output limit of 10 tokens was reached" in done.cut.message
-        assert "max_tokens" in done.cut.hint
+        assert "raise max_tokens" in done.cut.hint
         assert not any(isinstance(e, (Failed, Retrying)) for e in events)
         sim.configure(default="done")
         again = await run(c)  # the connection is still good for the next turn

@@ -128,3 +128,30 @@ def test_review_shares_per_model_in_json_and_in_the_table(home):
     text = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"}).stdout
     row = next(line for line in text.splitlines() if line.strip().startswith("fast-model"))
     assert row.split()[1:] == ["1", "4", "50%", "25%", "25%"]
+
+
+async def test_replies_the_server_cut_show_as_cut(sim, tmp_path, monkeypatch):
+    """Real requests to the simulator into a real store: a whole reply is ok; one the server's
+    context window ended and one without any output are cut, not ok and not failed."""
+    from spark_pair.protocol.client import ClientOptions, ModelClient
+    from spark_pair.protocol.events import Message, TurnRequest
+
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    store = RequestStore(tmp_path / "home" / "data" / "requests.sqlite3")
+    options = ClientOptions(base_url=sim.base_url, api_key=None, model="gpt-5.3-codex-spark",
+                            transport="chat", max_tokens=1000)
+    request = TurnRequest("You edit code.", [Message("user", "change x")])
+    for settings in ({"tokens": 100}, {"tokens": 500, "context": 300}, {"default": ""}):
+        sim.reset()
+        sim.configure(tps=0, ttft_ms=0, **settings)
+        async with ModelClient(options, recorder=store) as client:
+            await client.complete(request)
+    store.close()
+    data = json.loads(CliRunner().invoke(main, ["stats", "--since", "all", "--json"]).stdout)
+    total = data["total"]
+    assert (total["requests"], total["ok"], total["cut"], total["errors"]) == (3, 1, 2, 0)
+    assert total["error_rate"] == 0 and total["cut_rate"] == pytest.approx(2 / 3)
+    shown = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"}).stdout
+    assert "3 (1 ok, 2 cut, 0 failed, 0 stopped)" in shown
+    assert "cut%" in shown and max(len(line) for line in shown.splitlines()) <= 80

@@ -16,6 +16,7 @@ from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .protocol import errors_map
 from .protocol.events import (
     Completed,
     Failed,
@@ -269,8 +270,12 @@ def _completed(event: Completed, transport: str, retries: int,
                marks: list[tuple[float, int]], chars: int) -> RequestResult:
     m = event.metrics
     tokens = event.usage.output_tokens if event.usage else m.output_tokens
+    short = event.shortfall()  # cut by the server, or no output: not a success
+    if errors_map.output_limit_reached(short):
+        short = None  # it stopped at --max-tokens: every token it was asked for
     return RequestResult(
-        ok=True, transport=transport,
+        ok=short is None, transport=transport, error_class=short and short.kind,
+        error=short.message if short else "", hint=short.hint if short else "",
         ttft_ms=None if m.ttft_s is None else m.ttft_s * 1000, duration_ms=m.duration_s * 1000,
         output_tokens=tokens, tokens_per_s=m.tokens_per_s, retries=retries,
         thousands_s=thousand_marks(marks, chars, tokens))

@@ -72,6 +72,7 @@ class Group:
     requests: int = 0
     ok: int = 0
     errors: int = 0
+    cut: int = 0  # replies the server ended early or without any output (not whole answers)
     cancelled: int = 0
     error_classes: dict[str, int] = field(default_factory=dict)
     retries: int = 0
@@ -86,10 +87,15 @@ class Group:
     def error_rate(self) -> float:
         return self.errors / self.requests if self.requests else 0.0
 
+    @property
+    def cut_rate(self) -> float:
+        return self.cut / self.requests if self.requests else 0.0
+
     def as_dict(self) -> dict[str, object]:
         return {
             "key": self.key, "requests": self.requests, "ok": self.ok, "errors": self.errors,
-            "cancelled": self.cancelled, "error_rate": self.error_rate,
+            "cut": self.cut, "cancelled": self.cancelled, "error_rate": self.error_rate,
+            "cut_rate": self.cut_rate,
             "error_classes": dict(self.error_classes), "retries": self.retries,
             "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
             "ttft_ms": self.ttft_ms.as_dict(), "tokens_per_s": self.tokens_per_s.as_dict(),
@@ -102,6 +108,8 @@ def summarize_group(key: str, records: Sequence[RequestRecord], prices: Prices) 
     for rec in records:
         if rec.status == "ok":
             group.ok += 1
+        elif rec.status == "cut":
+            group.cut += 1
         elif rec.status == "cancelled":
             group.cancelled += 1
         else:
@@ -116,7 +124,7 @@ def summarize_group(key: str, records: Sequence[RequestRecord], prices: Prices) 
             group.unpriced += 1
         else:
             group.cost += cost
-    ok = [r for r in records if r.status == "ok"]
+    ok = [r for r in records if r.status in ("ok", "cut")]  # a cut reply was timed whole
     group.ttft_ms = Spread.of(r.ttft_ms for r in ok)
     group.tokens_per_s = Spread.of(r.tokens_per_s for r in ok
                                    if (r.output_tokens or 0) >= TPS_MIN_OUTPUT_TOKENS)

@@ -188,8 +188,10 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
 
     Each level runs --requests requests (at least its concurrency) on that many parallel
     connections. The knee is the level with the highest aggregate throughput whose error rate
-    is under --max-error-rate. A request that fails for a set-up reason (key, URL, model,
-    connection) stops the sweep at once. Use a separate API key for load tests.
+    is under --max-error-rate. A reply without any output, or one the server ended early for a
+    reason of its own (its context window, a filter, an abort), is an error (kind incomplete);
+    one that stops at --max-tokens is not. A request that fails for a set-up reason (key, URL,
+    model, connection) stops the sweep at once. Use a separate API key for load tests.
 
     Baseline: every stored run is compared with the baseline, the newest earlier complete run
     (same model, host and max_tokens) that was not a regression; a regressed run is stored,

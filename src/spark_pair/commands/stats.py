@@ -66,10 +66,11 @@ def _table(title: str, groups: list) -> object:
     table = Table(title=title, title_justify="left", box=None, pad_edge=False,
                   padding=(0, 0, 0, 1), header_style="bold underline")
     table.add_column(title.split()[-1], overflow="fold", max_width=22)
-    for name in ("reqs", "err%", "in", "out", "ttft50", "ttft95", "tps50", "tps95", "cost"):
+    for name in ("reqs", "err%", "cut%", "in", "out", "ttft50", "ttft95", "tps50", "tps95", "cost"):
         table.add_column(name, justify="right", no_wrap=True)
     for g in groups:
         table.add_row(Text(g.key), str(g.requests), f"{100 * g.error_rate:.0f}",
+                      f"{100 * g.cut_rate:.0f}",
                       _fmt_tokens(g.input_tokens), _fmt_tokens(g.output_tokens),
                       _fmt_num(g.ttft_ms.p50), _fmt_num(g.ttft_ms.p95),
                       _fmt_num(g.tokens_per_s.p50), _fmt_num(g.tokens_per_s.p95),
@@ -84,14 +85,16 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
     since = ("all time" if report.since is None
              else "since " + time.strftime("%Y-%m-%d %H:%M", time.localtime(report.since)))
     console.print(Text.assemble((f"Requests {since}", "bold"),
-                                f": {total.requests} ({total.ok} ok, {total.errors} failed, "
-                                f"{total.cancelled} stopped), {total.retries} retries"))
+                                f": {total.requests} ({total.ok} ok, {total.cut} cut, "
+                                f"{total.errors} failed, {total.cancelled} stopped), "
+                                f"{total.retries} retries"))
     say(console, f"Tokens: {total.input_tokens:,} in, {total.output_tokens:,} out; "
                  f"cost {_fmt_cost(total.cost, total.unpriced)}")
     say(console, "ttft = TTFT ms, tps = tok/s per request (p50 / p95), from replies of "
                  f"{stats.TPS_MIN_OUTPUT_TOKENS}+ output tokens (shorter ones have no steady "
                  "rate); stopped requests (--timeout, Ctrl-C, cancel) count their tokens "
-                 "but not in TTFT or tok/s; * = some requests unpriced", style="dim")
+                 "but not in TTFT or tok/s; cut = replies the server ended early or without "
+                 "any output (not whole answers); * = some requests unpriced", style="dim")
     if total.ttft_ms.count:
         say(console, f"TTFT ms: p50 {_fmt_num(total.ttft_ms.p50)}, "
                       f"p95 {_fmt_num(total.ttft_ms.p95)}, max {_fmt_num(total.ttft_ms.max)}; "
@@ -136,7 +139,11 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
 def command(since_text: str, by_text: str, task: str | None, as_json: bool,
             db_path: Path | None) -> None:
     """Report the request log: requests, tokens, TTFT and tok/s, errors, retries, cost, and
-    per model the share of proposed hunks kept as is, amended and rejected in review."""
+    per model the share of proposed hunks kept as is, amended and rejected in review.
+
+    A request is ok (a whole reply), cut (the server ended the reply early, at the output limit
+    or for a reason of its own, or without any output: err% leaves it out, cut% counts it),
+    failed, or stopped (--timeout, Ctrl-C, cancel)."""
     from ..config import load_settings
     from ..store import RequestStore
 

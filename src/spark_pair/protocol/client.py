@@ -448,7 +448,9 @@ class ModelClient:
         rec.retries = retries
         if done is not None:
             m = done.metrics
-            rec.status = "ok"
+            short = done.shortfall()
+            rec.status = "ok" if short is None else "cut"
+            rec.error_class = None if short is None else short.kind
             rec.http_status = 200
             rec.response_id = done.response_id
             rec.ttft_ms = None if m.ttft_s is None else m.ttft_s * 1000

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import ModelError
+from ..errors import IncompleteReply, ModelError
 from ..values import Frozen, set_field
 from .request import Message as Message  # re-exported: the request's home is .request
 from .request import Transport as Transport
@@ -84,6 +84,18 @@ class Completed(Frozen):
         set_field(self, "metrics", metrics)
         set_field(self, "retries", retries)
         set_field(self, "cut", cut)
+
+    def shortfall(self) -> ModelError | None:
+        """Why this is not a whole reply: the server's cut, or no output at all (a server that
+        ended the request without an answer); None for a whole reply."""
+        if self.cut is not None:
+            return self.cut
+        if not self.text:
+            return IncompleteReply("the server ended the reply without any output",
+                                   hint="the server gave up on the request (overloaded, "
+                                        "restarted, or its context window is full): try again, "
+                                        "or send less context")
+        return None
 
 
 class Retrying(Frozen):

@@ -15,7 +15,9 @@ class RequestRecord(Value):
     ts: float  # wall-clock start, seconds since the epoch
     model: str
     transport: str  # "ws" | "responses" | "chat"
-    status: str  # "ok" | "error" | "cancelled"
+    # "ok" | "cut" (the server ended the reply early, or without any output: not a whole
+    # answer; error_class says why) | "error" | "cancelled"
+    status: str
     task: str  # edit | smoke | bench | doctor | ...
     base_host: str  # host[:port] only, never a full URL with query or key
     http_status: int | None
