@@ -221,6 +221,29 @@ def test_tok_s_after_a_mid_reply_retry_is_the_pace_of_the_attempt_that_answered(
     assert tps / 2 < spread["min"] <= spread["max"] < tps * 2, spread
 
 
+def test_ttft_after_rate_limits_is_the_answering_attempts(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    """Two 429s with Retry-After 0.5 s, then the answer after the server's 150 ms TTFT: the
+    TTFT is that attempt's (it read 1.3 s, the waits counted in), in --json and in the request
+    log that `stats` reads; the waits are the retry lines' delays, and in duration_ms."""
+    sim.configure(replies=[{"match": "PAD", "text": PAD_DIFF}], tps=1200, ttft_ms=150)
+    sim.set_faults([{"kind": "rate_limit", "retry_after": 0.5, "times": 2}])
+    res = run(repo, home, sim, "PAD please", "--json")
+    assert res.returncode == 0, res.stderr
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    retries = [ln for ln in lines if ln["type"] == "retry"]
+    [m] = [ln for ln in lines if ln["type"] == "metrics"]
+    waited = sum(r["delay_s"] for r in retries) * 1000
+    assert [r["reason"] for r in retries] == ["rate_limit"] * 2 and m["attempt"] == 3
+    assert 150 <= m["ttft_ms"] < 150 + waited / 2, m
+    assert m["duration_ms"] >= waited + m["ttft_ms"]
+    stats = subprocess.run(_cli() + ["stats", "--json"], cwd=repo, env=env_for(home, sim),
+                           capture_output=True, text=True, timeout=60)
+    ttft = json.loads(stats.stdout)["total"]["ttft_ms"]
+    assert ttft["count"] == 1 and ttft["max"] == pytest.approx(m["ttft_ms"], abs=1)
+
+
 def test_hung_endpoint_ends_at_timeout(sim: SimProcess, repo: Path, home: Path) -> None:
     sim.set_faults([{"kind": "stall", "after_tokens": 2, "seconds": 3600, "times": -1}])
     before = tree(repo)
