@@ -513,7 +513,7 @@ def test_a_message_parses_as_json_loads_parses_it(text: str, after: str, before:
 
 
 @pytest.mark.parametrize("output, cap, counted, says, limit", [
-    (4096, 4096, True, "the output limit of 4096 tokens was reached", True),
+    (4096, 4096, True, "the output limit of 4,096 tokens was reached", True),
     (3833, 4096, True, "stopped it after 3,833 output tokens (below the max_tokens of 4,096)",
      False),
     (3833, None, True, "stopped it after 3,833 output tokens (no max_tokens was sent)", False),
@@ -521,6 +521,7 @@ def test_a_message_parses_as_json_loads_parses_it(text: str, after: str, before:
     (3833, 4096, False, "the output limit of 4,096 tokens was reached, or the server's context "
                         "window ended it (about 3,833 tokens came)", True),
     (1500, 4096, False, "stopped it after about 1,500 output tokens", False),
+    (2, 7, False, "the output limit of 7 tokens was reached, or the server's", True),  # tiny
 ])
 def test_a_length_cut_says_whose_limit_ended_it(output, cap, counted, says, limit):
     from spark_pair.protocol import errors_map

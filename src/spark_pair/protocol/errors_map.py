@@ -279,19 +279,24 @@ def _limit_cut(cap: int | None, output_tokens: int | None,
                counted: bool) -> tuple[str, str | None, bool]:
     """(why, hint, at the output limit) for a reply ended by a token limit. A server that
     counts stops at max_tokens itself, so a count below it was another limit; an estimate
-    (characters / 4) may be a third off either way, so only far below it says as much."""
-    sent = f"max_tokens of {cap:,}" if cap else "no max_tokens was sent"
-    if output_tokens is None or (cap and output_tokens >= cap * (0.98 if counted else 0.7)):
-        if output_tokens is None or counted:
-            return f"the output limit{f' of {cap} tokens' if cap else ''} was reached", None, True
-        return (f"the output limit of {cap:,} tokens was reached, or the server's context "
-                f"window ended it (about {output_tokens:,} tokens came)",
-                "nothing was written; split the request into smaller steps; then, near "
-                "max_tokens: raise it ([request] max_tokens); well short of it: the server's "
-                "context window ended the reply, so send less context (fewer or smaller "
-                "files) or use a server with a larger window (llama.cpp: --ctx-size)", True)
+    (characters / 4) may be a third off either way, so only far below it says as much, and
+    near it both causes are named."""
+    reached = (f"the output limit{f' of {cap:,} tokens' if cap else ''} was reached", None, True)
+    if output_tokens is None:
+        return reached
+    if cap is not None:
+        if counted and output_tokens >= cap * 0.98 or not counted and output_tokens >= cap:
+            return reached
+        if not counted and (output_tokens >= cap * 0.7 or cap - output_tokens < 100):
+            return (f"the output limit of {cap:,} tokens was reached, or the server's context "
+                    f"window ended it (about {output_tokens:,} tokens came)",
+                    "nothing was written; split the request into smaller steps; then, near "
+                    "max_tokens: raise it ([request] max_tokens); well short of it: the "
+                    "server's context window ended the reply, so send less context (fewer or "
+                    "smaller files) or use a server with a larger window (llama.cpp: "
+                    "--ctx-size)", True)
     about = "" if counted else "about "
-    below = f"below the {sent}" if cap else sent
+    below = f"below the max_tokens of {cap:,}" if cap else "no max_tokens was sent"
     return (f"the server stopped it after {about}{output_tokens:,} output tokens ({below}): "
             "its context window (the prompt and the reply together) or its own limit ended it",
             SERVER_LIMIT_HINT, False)
