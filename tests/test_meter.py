@@ -194,3 +194,20 @@ async def test_an_80_column_meter_shortens_the_sparkline_and_keeps_the_transport
         bars = shown.split(" │ ")[1].split(" ")[-1]  # the room left: the newest bars
         assert 0 < len(bars) < 12 and set(bars) <= set("▁▂▃▄▅▆▇█") and bars[-1] == "█"
         assert "$" not in shown and "in ~" not in shown  # cost and usage went first
+
+
+async def test_a_narrow_meter_drops_a_quiet_retry_count_before_the_cost() -> None:
+    """With no retry, "0 retries" says least: it goes before the cost does."""
+    t = [100.0]
+    app = MeterApp({"m": (1.0, 2.0)})
+    async with app.run_test(size=(64, 3)) as pilot:
+        meter = app.meter
+        meter.clock = lambda: t[0]
+        meter.feed([TurnStarted("t", "p", [], 4000, False), Started("r", "ws", "m", "u")])
+        t[0] = 101.0
+        meter.feed([TextDelta("x")] * 50)
+        await pilot.pause()
+        fields = " │ ".join(text for _, text in meter._fields())
+        assert "0 retries" in fields and "$" in fields and len(fields) > meter.size.width
+        shown = meter._line()
+        assert "0 retries" not in shown and "$" in shown and shown.endswith(" │ ws")

@@ -247,14 +247,16 @@ class Meter(Widget):
         cost = self.cost()
         if cost is not None:
             out.append((4, f"{'~' if u is None else ''}${cost:.4f}"))
-        out.append((1, f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}"
+        rank = 1 if self.retries or self.fallbacks else 5  # no retry: the least telling field
+        out.append((rank, f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}"
                     + (f", {self.fallbacks} fallback" if self.fallbacks else "")))
         out.append((0, self.transport or "-"))
         return out
 
     def _line(self) -> str:
         """The fields that fit, the sparkline in the room left: it shortens (its oldest bars
-        go) before any field goes; then fields go by rank (cost, usage, tokens, retries).
+        go) before any field goes; then fields go by rank (no retries, cost, usage, tokens,
+        retries).
         TTFT, tok/s and the transport stay."""
         width = self.size.width or 200
         sep = " │ "
