@@ -450,7 +450,7 @@ class MainScreen(Screen[None]):
             case "/help":
                 self.action_help()
             case "/quit":
-                self.app.action_quit()  # type: ignore[unused-coroutine]
+                self.confirm_quit()  # as ctrl+q: asks when operations are undecided
             case _:
                 self.show_error(UsageError(
                     f"unknown command {text!r}" if command not in _TAKES_ARG else
