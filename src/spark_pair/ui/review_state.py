@@ -3,7 +3,10 @@
 Plain Python (the review pane draws it). The items a cursor moves over: each hunk of a modify,
 and each create, delete or rename as a whole. A modify's decision goes to the session once all
 its hunks are decided; a delete or rename is accepted only by `confirm` (its own key and a y/n);
-an operation whose file changed on disk is blocked until the session asks about it again.
+an operation whose file changed on disk is blocked until the session asks about it again. What
+can not be applied to the files as they are (`mark_unfit`) is left out: rejected with its
+reason. A turn the session will refuse whole is `doomed` (only rejecting is left); a turn over
+with nothing written is `closed` (nothing is left to decide, no row says accepted).
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ class Entry:
     reasons: dict[int | None, str] = field(default_factory=dict)  # the person's, per item
     amended: dict[int, Hunk] = field(default_factory=dict)  # hunks the person rewrote
     content: str | None = None  # a create's content as the person rewrote it
+    unfit: dict[int | None, str] = field(default_factory=dict)  # can not apply: hunk -> why
 
     @property
     def kind(self) -> Kind:
@@ -123,6 +127,9 @@ class Refusal(StrEnum):
     BLOCKED = "blocked"
     DECIDED = "decided"
     NOTHING = "nothing"
+    UNFIT = "unfit"  # it can not be applied to the file as it is
+    DOOMED = "doomed"  # the turn can no longer be written: only rejecting is left
+    CLOSED = "closed"  # the turn is over and wrote nothing
 
 
 class Review:
@@ -144,6 +151,8 @@ class Review:
         self._unsent: set[int] = set()  # operations whose decision is not sent yet
         self.turn_id: str | None = None  # the turn as applied (None: nothing written)
         self.undone: Undone | None = None  # what it wrote is back as it was
+        self.doomed = ""  # why this turn can no longer be written (it still waits for R)
+        self.closed = ""  # why the turn is over with nothing written: nothing to decide
 
     # ---- what the session says ---------------------------------------------------------
 
@@ -177,10 +186,16 @@ class Review:
         elif entry is not None:
             entry.stale = True
 
-    def refuse(self, index: int, text: str) -> None:
-        """The session will not write this operation (nothing left to decide about it)."""
+    def refuse(self, index: int, text: str, op: Operation | None = None, *,
+               stale: bool = False) -> None:
+        """The session will not write this operation (nothing left to decide about it). One
+        refused before it was proposed (its file changed on disk meanwhile) is listed too."""
         entry = self.entries.get(index)
+        if entry is None and op is not None:
+            entry = self.propose(index, op, stale=stale)
         if entry is not None:
+            if stale:
+                entry.stale = entry.blocked = True
             entry.problem = text
             self._sent(entry)
             if self.cursor is not None and self.cursor.op == index:
@@ -201,10 +216,54 @@ class Review:
         self.undone = undone
         return True
 
+    def mark_unfit(self, index: int, op: Operation, problems: dict[int | None, str]
+                   ) -> list[tuple[int, Decision]]:
+        """What can not be applied (a hunk, or the operation as a whole: None) is left out: it
+        is rejected with the reason, and the rest of the operation can still be decided. Only
+        for `op` as proposed now and not yet sent (else nothing changes)."""
+        entry = self.entries.get(index)
+        if entry is None or entry.op is not op or entry.sent or self.closed:
+            return []
+        entry.unfit = dict(problems)
+        whole = problems.get(None)
+        if whole is not None:
+            entry.problem = f"can't apply: {whole}"
+            entry.mark = Mark.REJECTED
+            entry.hunks = [Mark.REJECTED] * len(entry.hunks)
+            entry.reasons = {None: f"it can not be applied: {whole}"}
+            entry.amended.clear()
+            entry.content = None
+        for h, why in problems.items():
+            if h is not None and h < len(entry.hunks):
+                entry.hunks[h] = Mark.REJECTED
+                entry.reasons[h] = f"it can not be applied: {why}"
+                entry.amended.pop(h, None)
+        out = self._ready([entry])
+        self._settle(entry)
+        if self.cursor is not None and not self.is_open(self.cursor):
+            self._advance()
+        return out
+
+    def doom(self, reason: str) -> None:
+        """The turn can no longer be written (the session refuses it whole): accepting is
+        pointless; rejecting what is left ends it."""
+        if not self.closed:
+            self.doomed = self.doomed or reason
+
+    def close(self, reason: str) -> None:
+        """The turn is over and wrote nothing: nothing is left to decide."""
+        self.closed = reason
+        self.doomed = ""
+        for entry in self.entries.values():
+            entry.sent = True
+        self._unsent.clear()
+        self._open = []
+
     def clear(self) -> None:
         self.entries.clear()
         self.cursor = None
         self.turn_id = self.undone = None
+        self.doomed = self.closed = ""
         self._reindex()
 
     # ---- the indexes -------------------------------------------------------------------
@@ -306,11 +365,31 @@ class Review:
 
     # ---- what the person says ------------------------------------------------------------
 
+    def why_not(self, item: Item | None, accepting: bool = True) -> Refusal | None:
+        """Why the item can not be decided now (None: it can)."""
+        if self.closed:
+            return Refusal.CLOSED
+        if item is None:
+            return Refusal.NOTHING
+        if self.unfit_reason(item):
+            return Refusal.UNFIT
+        if accepting and self.doomed:
+            return Refusal.DOOMED
+        return None
+
+    def unfit_reason(self, item: Item | None) -> str:
+        """Why the item can not be applied ('' when it can)."""
+        entry = self.entries.get(item.op) if item is not None else None
+        if item is None or entry is None or not entry.unfit:
+            return ""
+        return entry.unfit.get(None) or entry.unfit.get(item.hunk, "")
+
     def accept(self) -> tuple[list[tuple[int, Decision]], Refusal | None]:
         """`a`: accept the focused hunk or create (never a delete or rename)."""
         item = self.cursor
-        if item is None:
-            return [], Refusal.NOTHING
+        refusal = self.why_not(item)
+        if refusal is not None or item is None:
+            return [], refusal
         entry = self.entries[item.op]
         if entry.needs_confirm:
             return [], Refusal.NEEDS_CONFIRM
@@ -319,16 +398,18 @@ class Review:
     def reject(self) -> tuple[list[tuple[int, Decision]], Refusal | None]:
         """`r`: reject the focused hunk or operation."""
         item = self.cursor
-        if item is None:
-            return [], Refusal.NOTHING
+        refusal = self.why_not(item, accepting=False)
+        if refusal is not None or item is None:
+            return [], refusal
         return self._set(item, Mark.REJECTED)
 
     def reject_with_reason(self, reason: str) -> tuple[list[tuple[int, Decision]],
                                                       Refusal | None]:
         """`c`: reject the focused hunk or operation; the reason reaches the model next turn."""
         item = self.cursor
-        if item is None:
-            return [], Refusal.NOTHING
+        refusal = self.why_not(item, accepting=False)
+        if refusal is not None or item is None:
+            return [], refusal
         entry = self.entries[item.op]
         if entry.sent or not self.item_undecided(item):
             return [], Refusal.DECIDED
@@ -339,6 +420,9 @@ class Review:
     def amend(self, item: Item, hunk: Hunk | None = None, content: str | None = None
               ) -> tuple[list[tuple[int, Decision]], Refusal | None]:
         """`e`: accept the item as the person rewrote it (a hunk, or a create's content)."""
+        refusal = self.why_not(item)
+        if refusal is not None:
+            return [], refusal
         entry = self.entries.get(item.op)
         if entry is None or entry.sent or not self.item_undecided(item):
             return [], Refusal.DECIDED
@@ -354,8 +438,9 @@ class Review:
     def confirm(self) -> tuple[list[tuple[int, Decision]], Refusal | None]:
         """`d` then `y`: accept the focused delete or rename."""
         item = self.cursor
-        if item is None:
-            return [], Refusal.NOTHING
+        refusal = self.why_not(item)
+        if refusal is not None or item is None:
+            return [], refusal
         if not self.entries[item.op].needs_confirm:
             return [], Refusal.NOTHING
         return self._set(item, Mark.ACCEPTED)
@@ -378,6 +463,8 @@ class Review:
     def accept_all(self) -> list[tuple[int, Decision]]:
         """`A`: every undecided modify hunk and create (never a delete, a rename or a blocked
         operation); the cursor goes to the first item still undecided."""
+        if self.closed or self.doomed:
+            return []
         touched = []
         for entry in self.entries.values():
             if entry.sent or entry.blocked or entry.needs_confirm:

@@ -8,6 +8,7 @@ messages; handlers own the screen's state.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
-from ...edits.ops import Rename
+from ...edits.ops import Rename, op_paths
 from ...edits.paths import shown
 from ...errors import SparkPairError, UsageError
 from ...protocol.events import Completed, Failed, Rewound
@@ -30,11 +31,13 @@ from ...session_events import (
     Applied,
     OperationProposed,
     Outcome,
+    RefusalKind,
     Refused,
     Stale,
     TurnFinished,
+    TurnStatus,
 )
-from .. import gcpolicy, review_tools
+from .. import fit, gcpolicy, review_tools
 from ..driver import Driver, describe
 from ..review_state import Mark, Undone
 from ..widgets.diff_view import DiffView, HunkMark
@@ -105,6 +108,9 @@ class MainScreen(Screen[None]):
         self._notice_op: int | None = None  # the operation the notice is about (it gives way)
         self._prompt_has_text = False
         self.trying = False  # `t`: run the check once the turn is applied
+        self.left_out: dict[int, str] = {}  # operations of this turn that can not apply
+        self._op_paths: dict[int, list[str]] = {}  # the paths each operation names
+        self._path_uses: Counter[str] = Counter()  # how many operations name each path
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -257,6 +263,7 @@ class MainScreen(Screen[None]):
         self.query_one(DiffView).reset()
         self.query_one(Meter).reset()
         self.query_one(ReviewPane).clear()
+        self._forget_ops()
         self.query_one(FilesPane).new_turn()
         # a notice on screen gives way to the turn's own line rather than disappearing: its
         # row going to the live diff would lay the whole screen out again (twice: containers
@@ -317,11 +324,13 @@ class MainScreen(Screen[None]):
     def _review_events(self) -> None:
         events, self._review_backlog = self._review_backlog, []
         review = self.query_one(ReviewPane)
+        proposed = []
         for event in events:
             match event:
                 case OperationProposed(proposal=proposal):
                     old = review.review.entries.get(proposal.index)
                     review.propose(proposal.index, proposal.op, stale=proposal.stale)
+                    proposed.append((proposal.index, proposal.op))
                     if old is not None and old.amended and not old.sent:
                         # asked again against the file as it is now: the edit no longer fits
                         self.say(f"{shown(old.op.path)} changed on disk: your edit of it was "
@@ -337,35 +346,100 @@ class MainScreen(Screen[None]):
                     if index is not None:
                         review.mark_stale(index)
                     self.say(f"{shown(path)} changed on disk during the turn: stale", op=index)
-                case Refused(index=index, reason=reason, kind=kind):
-                    review.refuse(index, f"refused ({kind}): {reason}")
+                case Refused(index=index, op=op, reason=reason, kind=kind):
+                    stale = kind is RefusalKind.STALE
+                    review.refuse(index, f"refused ({kind}): {_first_line(reason)}", op,
+                                  stale=stale)
                     self._give_way(index)
+                    if stale and not review.review.closed:
+                        self._doomed(op)
                 case Rewound():
                     review.clear()
                     self._give_way(self._notice_op)
+                    self._forget_ops()
                     self.proposed_any = False
                 case Applied():
                     pass
                 case TurnFinished(result=result):
                     self._finished(result)
+        if proposed:
+            # an operation that shares a path with another of the turn (a rename, then an edit
+            # of the new name) may fit only after it: the write step judges those
+            for i, op in proposed:
+                if i not in self._op_paths:
+                    self._op_paths[i] = op_paths(op)
+                    self._path_uses.update(self._op_paths[i])
+            alone = [(i, op) for i, op in proposed
+                     if all(self._path_uses[path] == 1 for path in op_paths(op))]
+            if alone:
+                self._check_fit(alone)
+
+    def _forget_ops(self) -> None:
+        self.left_out, self._op_paths = {}, {}
+        self._path_uses.clear()
+
+    @work(group="fit", exit_on_error=False)
+    async def _check_fit(self, ops: list[tuple[int, Any]]) -> None:
+        """Proposed operations that can not be applied to the files as they are are left out
+        at once, with the reason in their row (the files are read in a thread)."""
+        found = await asyncio.to_thread(fit.unfit_all, self.launch.root, ops)
+        review = self.query_one(ReviewPane)
+        marked = False
+        for index, op, problems in found:
+            if review.mark_unfit(index, op, problems):
+                self.left_out[index] = op_label(op) + (
+                    "" if None in problems else f" ({len(problems)} hunk(s))")
+                marked = True
+        if not marked or review.review.closed:
+            return
+        names = ", ".join(self.left_out[i] for i in sorted(self.left_out))
+        if len(self.left_out) == len(review.review.entries) and self.turn_worker is not None \
+                and not self.streaming:
+            self.say(f"can't be applied to the files as they are: {names}; nothing will be "
+                     "written (each row says why; ctrl+r regenerates the turn)")
+        else:
+            self.say(f"can't apply to the files as they are, left out: {names} (rows say "
+                     "why); the rest can still be decided")
+
+    def _doomed(self, op: Any) -> None:
+        """A stale operation was refused: the session then writes none of the turn."""
+        what = (f"{op_label(op)} changed on disk and its edit no longer fits: this turn can "
+                "not be written (a turn with a stale operation is refused whole)")
+        how = "R rejects the rest and ends it; ctrl+r runs it again on the files as they are"
+        self.query_one(ReviewPane).doom(f"this turn can not be written: {op_label(op)} "
+                                        "changed on disk (R ends it, ctrl+r runs it again)")
+        self._alert(f"{what}\n  hint: {how}")
 
     def _finished(self, result: Any) -> None:
         trying, self.trying = self.trying, False
-        if trying and result.status == "applied":
+        applied = result.status == TurnStatus.APPLIED
+        if trying and applied:
             self._check_applied(result.turn_id)
         review = self.query_one(ReviewPane)
         review.set_applied([i for i, o in enumerate(result.outcomes) if o == Outcome.APPLIED],
-                           result.turn_id if result.status == "applied" else None)
+                           result.turn_id if applied else None)
         self._follow_renames(result)
+        left_out = ", ".join(self.left_out[i] for i in sorted(self.left_out))
+        if not applied:
+            stopped = result.status == TurnStatus.CANCELLED
+            review.close("this turn was stopped: nothing of it was written, and it can not be "
+                         "accepted now; ctrl+r runs it again" if stopped else
+                         "this turn is over and wrote nothing; ctrl+r runs it again")
         if result.error is not None:
-            self.show_error(result.error)
-        elif result.status == "applied":
+            self.show_error(result.error, nothing_written=True)
+        elif applied:
             n = len(result.changed)
             self.say(f"applied: {n} file(s) changed ({', '.join(map(shown, result.changed))})"
-                     "; /undo puts them back")
-        elif result.status == "rejected":
-            self.say("nothing written: every operation was rejected")
-        elif result.status == "no_changes":
+                     "; /undo puts them back" + (
+                         f"; left out (can't apply): {left_out}" if left_out else ""))
+        elif result.status == TurnStatus.REJECTED and left_out and \
+                len(self.left_out) == len(review.review.entries):
+            self.say(f"nothing written: none of the operations can be applied to the files as "
+                     f"they are ({left_out}; each row says why); ctrl+r regenerates the turn")
+        elif result.status == TurnStatus.REJECTED:
+            self.say("nothing written: every operation was rejected" + (
+                f" or can't apply ({left_out})" if left_out else ""))
+        elif result.status == TurnStatus.NO_CHANGES:
             self.say("the reply changed nothing")
         self.query_one(Prompt).focus()
 
@@ -693,12 +767,21 @@ class MainScreen(Screen[None]):
         notice = self.query_one("#notice", Static)
         return str(notice.content) == text and not notice.has_class("-error")
 
-    def show_error(self, error: BaseException) -> None:
+    def show_error(self, error: BaseException, nothing_written: bool = False) -> None:
+        """The error (its message and hint) in the notice; `nothing_written`: it ended a turn,
+        which wrote nothing (said once)."""
+        text = describe(error)
+        if nothing_written and "nothing was written" not in text:
+            text = f"nothing was written: {text}"
+        self._alert(text)
+
+    def _alert(self, text: str) -> None:
+        """A problem in the notice line (drawn as one)."""
         if self._clear_pending:
             self._clear_for_turn()
         self._notice_op = None
         notice = self.query_one("#notice", Static)
-        notice.update(describe(error))
+        notice.update(text)
         notice.remove_class("-empty")
         notice.add_class("-error")
 
@@ -783,6 +866,16 @@ class MainScreen(Screen[None]):
 
 
 _TAKES_ARG = ("/model", "/add", "/drop")
+
+
+def op_label(op: Any) -> str:
+    """An operation as the notice names it: its path (a rename: both)."""
+    src = getattr(op, "src", None)
+    return f"{shown(src)} → {shown(op.dst)}" if src is not None else shown(op.path)
+
+
+def _first_line(text: str) -> str:
+    return text.partition("\n")[0]
 STREAMING = "the reply is streaming: escape stops it; nothing is written until you decide"
 _REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished)
 _HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTED}

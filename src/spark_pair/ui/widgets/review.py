@@ -38,7 +38,11 @@ REFUSALS = {
                      "session re-checks it (r rejects it, ctrl+r regenerates the turn)",
     Refusal.DECIDED: "already decided",
     Refusal.NOTHING: "nothing to decide yet",
+    Refusal.UNFIT: "it is left out; the rest can still be accepted (ctrl+r regenerates the "
+                   "turn)",
 }
+NOT_WRITTEN = ("○", "not written")  # a mark once the turn ended without writing
+UNFIT = ("✗", "can't apply")
 
 
 HEAD = -1  # a row's part: the operation's own line
@@ -169,9 +173,32 @@ class ReviewPane(ScrollView, can_focus=True):
         self.review.mark_stale(index)
         self.refresh_items(only=index)
 
-    def refuse(self, index: int, text: str) -> None:
-        self.review.refuse(index, text)
-        self.refresh_items(only=index)
+    def refuse(self, index: int, text: str, op: object = None, *, stale: bool = False) -> None:
+        known = index in self.review.entries
+        self.review.refuse(index, text, op, stale=stale)  # type: ignore[arg-type]
+        self.refresh_items(only=index if known else None)
+
+    def mark_unfit(self, index: int, op: object, problems: dict[int | None, str]) -> bool:
+        """Leave out what can not be applied (see Review.mark_unfit); False: nothing changed
+        (the operation was asked about again, or already decided)."""
+        decisions = self.review.mark_unfit(index, op, problems)  # type: ignore[arg-type]
+        if not self.review.entries.get(index) or self.review.entries[index].unfit != problems:
+            return False
+        self.refresh_items(moved=True, only=index)
+        if decisions:
+            self.post_message(self.Decided(decisions))
+        return True
+
+    def doom(self, reason: str) -> None:
+        """The turn can no longer be written: accepting says why; R still ends it."""
+        self.review.doom(reason)
+        self.refresh_items()
+
+    def close(self, reason: str) -> None:
+        """The turn ended with nothing written: no row says accepted, no key decides."""
+        self.review.close(reason)
+        self._cache.clear()
+        self.refresh_items()
 
     def set_applied(self, indices: list[int], turn_id: str | None = None) -> None:
         self.review.set_applied(indices, turn_id)
@@ -194,9 +221,10 @@ class ReviewPane(ScrollView, can_focus=True):
     def text_of(self, item: Item) -> str:
         """The plain text of an item's row (its operation's line, or its hunk's)."""
         entry = self.review.entries[item.op]
+        closed = bool(self.review.closed)
         if item.hunk is None:
-            return _entry_line(entry, self.review.undone).plain
-        return _row_text(entry, item.hunk).plain
+            return _entry_line(entry, self.review.undone, closed).plain
+        return _row_text(entry, item.hunk, closed).plain
 
     # ---- rows ------------------------------------------------------------------------------
 
@@ -227,7 +255,10 @@ class ReviewPane(ScrollView, can_focus=True):
         self.set_class(not self._rows, "-empty")
         self._resize(Size(self.size.width, len(self._rows)))
         undecided = review.undecided_count
-        self.border_title = (f"Review · {undecided} undecided" if undecided else
+        self.border_title = ("Review · nothing written" if review.closed else
+                             f"Review · {undecided} undecided · can't be written"
+                             if undecided and review.doomed else
+                             f"Review · {undecided} undecided" if undecided else
                              f"Review · {review.undone}" if review.undone else "Review")
         self._sync_cursor(moved, (only,) if only is not None else None)
 
@@ -334,8 +365,9 @@ class ReviewPane(ScrollView, can_focus=True):
     def _paint(self, index: int, width: int, style: Style) -> Strip:
         op, part = self._rows[index]
         entry = self.review.entries[op]
-        text = _entry_line(entry, self.review.undone) if part == HEAD else \
-            _row_text(entry, part)
+        closed = bool(self.review.closed)
+        text = _entry_line(entry, self.review.undone, closed) if part == HEAD else \
+            _row_text(entry, part, closed)
         text.truncate(width, overflow="ellipsis")
         strip = Strip(list(text.render(self.app.console))).apply_style(style)
         return strip.extend_cell_length(width, style).apply_meta({"row": index})
@@ -353,10 +385,22 @@ class ReviewPane(ScrollView, can_focus=True):
 
     # ---- keys ------------------------------------------------------------------------------
 
+    def refusal_text(self, refusal: Refusal) -> str:
+        """What a key that did nothing says (with this turn's own reason)."""
+        review = self.review
+        match refusal:
+            case Refusal.CLOSED:
+                return review.closed
+            case Refusal.DOOMED:
+                return review.doomed
+            case Refusal.UNFIT:
+                return f"can't apply: {review.unfit_reason(review.cursor)}; {REFUSALS[refusal]}"
+        return REFUSALS[refusal]
+
     def _after(self, decisions: list[tuple[int, Decision]], refusal: Refusal | None,
                only: int | None = None) -> None:
         if refusal is not None and refusal is not Refusal.DECIDED:
-            self.notify(REFUSALS[refusal], severity="warning", timeout=4)
+            self.notify(self.refusal_text(refusal), severity="warning", timeout=6, markup=False)
         self.refresh_items(moved=True, only=only)
         if decisions:
             self.post_message(self.Decided(decisions))
@@ -373,16 +417,19 @@ class ReviewPane(ScrollView, can_focus=True):
         self._after(*self.review.reject(), only=op)
 
     def action_accept_all(self) -> None:
-        self._after(self.review.accept_all(), None)
+        review = self.review
+        refusal = Refusal.CLOSED if review.closed else Refusal.DOOMED if review.doomed else None
+        self._after(review.accept_all(), refusal)
 
     def action_reject_all(self) -> None:
-        self._after(self.review.reject_all(), None)
+        self._after(self.review.reject_all(), Refusal.CLOSED if self.review.closed else None)
 
-    def _undecided_focus(self) -> Item | None:
+    def _undecided_focus(self, accepting: bool) -> Item | None:
         """The focused item when it can still be decided; otherwise say why and return None."""
         item = self.review.cursor
-        if item is None:
-            self._after([], Refusal.NOTHING)
+        refusal = self.review.why_not(item, accepting=accepting)
+        if refusal is not None or item is None:
+            self._after([], refusal or Refusal.NOTHING)
             return None
         if self.review.entries[item.op].sent or not self.review.item_undecided(item):
             self.notify(REFUSALS[Refusal.DECIDED], timeout=3)
@@ -390,7 +437,7 @@ class ReviewPane(ScrollView, can_focus=True):
         return item
 
     def action_reject_with_reason(self) -> None:
-        item = self._undecided_focus()
+        item = self._undecided_focus(accepting=False)
         if item is None:
             return
         entry = self.review.entries[item.op]
@@ -404,7 +451,7 @@ class ReviewPane(ScrollView, can_focus=True):
         self.app.push_screen(ReasonScreen(what), answered)
 
     def action_amend(self) -> None:
-        item = self._undecided_focus()
+        item = self._undecided_focus(accepting=True)
         if item is None:
             return
         if item.hunk is None and self.review.entries[item.op].kind is not Kind.CREATE:
@@ -425,7 +472,9 @@ class ReviewPane(ScrollView, can_focus=True):
 
     def action_confirm(self) -> None:
         item = self.review.cursor
-        if item is None:
+        refusal = self.review.why_not(item)
+        if refusal is not None or item is None:
+            self._after([], refusal)
             return
         entry = self.review.entries[item.op]
         if not entry.needs_confirm:
@@ -490,13 +539,14 @@ def _rows_of(entry: Entry) -> list[tuple[int, int]]:
     return out
 
 
-def _row_text(entry: Entry, part: int) -> Text:
-    """A hunk's row, or the problem row, of an operation."""
+def _row_text(entry: Entry, part: int, closed: bool = False) -> Text:
+    """A hunk's row, or the problem row, of an operation (`closed`: the turn wrote nothing)."""
     if part == PROBLEM:
         return Text("  ! " + entry.problem, style="bold", no_wrap=True, overflow="ellipsis")
     assert isinstance(entry.op, Modify)
+    unfit = entry.unfit.get(part, "") if None not in entry.unfit else " "
     return _hunk_line(entry.op.hunks[part], entry.hunks[part], entry.reasons.get(part, ""),
-                      part in entry.amended)
+                      part in entry.amended, unfit=unfit, closed=closed and not entry.applied)
 
 
 def _label(entry: Entry) -> str:
@@ -506,7 +556,7 @@ def _label(entry: Entry) -> str:
     return f"the {entry.kind} of {shown(op.path)}"
 
 
-def _entry_line(entry: Entry, undone: Undone | None = None) -> Text:
+def _entry_line(entry: Entry, undone: Undone | None = None, closed: bool = False) -> Text:
     op = entry.op
     letter, word = TAGS[entry.kind]
     style = {Kind.MODIFY: "", Kind.CREATE: "bold", Kind.DELETE: "bold reverse",
@@ -522,15 +572,24 @@ def _entry_line(entry: Entry, undone: Undone | None = None) -> Text:
     if isinstance(op, Create):
         lines = op.content.count("\n") + (bool(op.content) and not op.content.endswith("\n"))
         text.append(f" · {lines} line(s)")
-    if entry.per_hunk:
+    unwritten = closed and not entry.applied
+    if None in entry.unfit:
+        text.append("  {} {}".format(*UNFIT), style="bold")
+    elif entry.per_hunk and unwritten:
+        text.append(" · {} {}".format(*NOT_WRITTEN))
+    elif entry.per_hunk:
         accepted = entry.hunks.count(Mark.ACCEPTED)
         text.append(f" · {accepted}/{len(entry.hunks)} hunk(s) accepted")
+        if entry.unfit:
+            text.append(f" · {len(entry.unfit)} can't apply", style="bold")
     else:
         marker, words = MARKS[entry.mark]
         if entry.mark is Mark.UNDECIDED and entry.needs_confirm:
             words = "needs d then y"
         if entry.content is not None:
             words = "edited"
+        if unwritten and entry.mark is not Mark.REJECTED:
+            marker, words = NOT_WRITTEN
         text.append(f"  {marker} {words}")
         if entry.reasons.get(None):
             text.append(f"  why: {shown_text(entry.reasons[None])}", style="italic")
@@ -546,15 +605,23 @@ def _entry_line(entry: Entry, undone: Undone | None = None) -> Text:
     return text
 
 
-def _hunk_line(hunk: Hunk, mark: Mark, reason: str = "", amended: bool = False) -> Text:
+def _hunk_line(hunk: Hunk, mark: Mark, reason: str = "", amended: bool = False, *,
+               unfit: str = "", closed: bool = False) -> Text:
+    """`unfit`: why the hunk can not apply (" ": its operation's row says why); `closed`: the
+    turn ended without writing it."""
     marker, words = MARKS[mark]
     if amended:
         words = "edited"
+    if unfit:
+        marker, words = UNFIT
+        reason = unfit.strip()
+    elif closed and mark is not Mark.REJECTED:
+        marker, words = NOT_WRITTEN
     head = "@@"
     if hunk.old_start is not None:
         head = f"@@ -{hunk.old_start},{hunk.old_len} +{hunk.new_start},{hunk.new_len} @@"
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(f"  {marker} {words:<9} ")
+    text.append(f"  {marker} {words:<9} ", style="bold" if unfit else "")
     text.append(f"{head} +{hunk.added} -{hunk.removed}")
     if hunk.section:
         text.append(f"  {shown_text(hunk.section)}", style="italic")

@@ -1,0 +1,68 @@
+"""Which proposed operations can not be applied to the files as they are now.
+
+Checked as soon as an operation is proposed (in a worker thread: it reads the files), so the
+review shows at once what would make the write fail: a hunk whose lines are not in the file, a
+create of a file that exists, a path outside the repository, a rename or delete of a missing
+file, a delete of a file that changed. What can not apply is left out; the rest of the turn can
+still be decided and written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..edits.ops import Modify, Operation
+
+WHOLE = None  # the operation as a whole (not one of its hunks)
+
+
+def unfit(root: Path, op: Operation) -> dict[int | None, str]:
+    """Why the operation, or each of its hunks, can not be applied now ({} when it can).
+
+    A modify whose hunks do not all fit is checked hunk by hunk: the hunks that fit alone can
+    still be accepted. When none fits, the operation as a whole (WHOLE) can not apply."""
+    from ..edits.apply import check_each
+
+    found = check_each(root, [op])
+    if not found:
+        return {}
+    reason = _first_line(found[0][1].message)
+    if not isinstance(op, Modify) or not op.hunks:
+        return {WHOLE: reason}
+    each = {h: check_each(root, [Modify(op.path, [hunk], op.base_hash)])
+            for h, hunk in enumerate(op.hunks)}
+    bad: dict[int | None, str] = {h: _about_hunk(problems[0][1].message, op.path)
+                                  for h, problems in each.items() if problems}
+    if not bad:  # each fits alone, not all together
+        return {WHOLE: reason}
+    if len(bad) < len(op.hunks):
+        return bad
+    reasons = set(bad.values())
+    if len(reasons) == 1:
+        return {WHOLE: reasons.pop()}
+    return {WHOLE: f"none of its {len(op.hunks)} hunks fits the file (the first: {bad[0]})"}
+
+
+def unfit_all(root: Path, ops: Sequence[tuple[int, Operation]]
+              ) -> list[tuple[int, Operation, dict[int | None, str]]]:
+    """`unfit` for each (index, operation); only those that can not apply (blocking: call it
+    in a thread)."""
+    out = []
+    for index, op in ops:
+        problems = unfit(root, op)
+        if problems:
+            out.append((index, op, problems))
+    return out
+
+
+def _first_line(message: str) -> str:
+    return message.partition("\n")[0]
+
+
+def _about_hunk(message: str, path: str) -> str:
+    """A hunk's problem without the hunk's own name (its row shows it)."""
+    first = _first_line(message)
+    if first.startswith(f"{path} hunk @@"):
+        return first.partition(" @@: ")[2] or first
+    return first
