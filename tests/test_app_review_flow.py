@@ -115,8 +115,9 @@ async def test_a_file_edited_during_the_stream_stays_listed_as_stale(
         await until(pilot, lambda: (e := by_path(app, "README.md")) is not None and e.stale,
                     "README.md's row, stale")
         readme = by_path(app, "README.md")
-        assert readme.blocked and "no longer" in readme.problem or "not in" in readme.problem
+        assert readme.blocked and "no longer apply" in readme.problem, readme.problem
         assert "STALE" in review(app).text_of(Item(readme.index))
+        assert "refused" in review(app).text_of(Item(readme.index, 0))  # not "undecided"
         assert "can not be written" in notice(app) and "R " in notice(app), notice(app)
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.press("A")  # accepting is pointless now: it says why

@@ -43,6 +43,7 @@ REFUSALS = {
 }
 NOT_WRITTEN = ("○", "not written")  # a mark once the turn ended without writing
 UNFIT = ("✗", "can't apply")
+REFUSED = ("!", "refused")
 
 
 HEAD = -1  # a row's part: the operation's own line
@@ -545,8 +546,11 @@ def _row_text(entry: Entry, part: int, closed: bool = False) -> Text:
         return Text("  ! " + entry.problem, style="bold", no_wrap=True, overflow="ellipsis")
     assert isinstance(entry.op, Modify)
     unfit = entry.unfit.get(part, "") if None not in entry.unfit else " "
-    return _hunk_line(entry.op.hunks[part], entry.hunks[part], entry.reasons.get(part, ""),
-                      part in entry.amended, unfit=unfit, closed=closed and not entry.applied)
+    mark = entry.hunks[part]
+    refused = bool(entry.problem) and entry.sent and mark is Mark.UNDECIDED
+    return _hunk_line(entry.op.hunks[part], mark, entry.reasons.get(part, ""),
+                      part in entry.amended, unfit=unfit, closed=closed and not entry.applied,
+                      refused=refused)
 
 
 def _label(entry: Entry) -> str:
@@ -606,9 +610,10 @@ def _entry_line(entry: Entry, undone: Undone | None = None, closed: bool = False
 
 
 def _hunk_line(hunk: Hunk, mark: Mark, reason: str = "", amended: bool = False, *,
-               unfit: str = "", closed: bool = False) -> Text:
+               unfit: str = "", closed: bool = False, refused: bool = False) -> Text:
     """`unfit`: why the hunk can not apply (" ": its operation's row says why); `closed`: the
-    turn ended without writing it."""
+    turn ended without writing it; `refused`: the session refused its operation (the row
+    under it says why)."""
     marker, words = MARKS[mark]
     if amended:
         words = "edited"
@@ -617,6 +622,8 @@ def _hunk_line(hunk: Hunk, mark: Mark, reason: str = "", amended: bool = False, 
         reason = unfit.strip()
     elif closed and mark is not Mark.REJECTED:
         marker, words = NOT_WRITTEN
+    elif refused:
+        marker, words = REFUSED
     head = "@@"
     if hunk.old_start is not None:
         head = f"@@ -{hunk.old_start},{hunk.old_len} +{hunk.new_start},{hunk.new_len} @@"
