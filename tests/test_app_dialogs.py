@@ -19,6 +19,7 @@ from spark_pair.ui.screens.confirm import ConfirmScreen
 from spark_pair.ui.screens.help import HelpScreen
 from spark_pair.ui.screens.reason import ReasonScreen
 from spark_pair.ui.widgets.files import FilesPane, tokens_label
+from spark_pair.ui.widgets.review import ReviewPane
 
 SIZES = [(80, 24), (60, 20)]
 
@@ -104,8 +105,11 @@ async def test_the_files_pane_shows_its_context_summary_whole(repo: Path,
         assert not any("…" in row for row in (left[0], left[-1]))  # the borders are whole
 
 
-async def test_a_conflict_at_80x24_shows_its_hint_in_the_notice(repo: Path,
-                                                                demo_sim: SimProcess) -> None:
+async def test_at_80x24_what_can_not_apply_is_named_in_the_notice_and_its_row(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """The second turn, against the files the first changed: what no longer fits is left out at
+    once (its row says why, the notice names it); rejecting the rest writes nothing and says
+    so."""
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
@@ -114,14 +118,19 @@ async def test_a_conflict_at_80x24_shows_its_hint_in_the_notice(repo: Path,
         await pilot.press("ctrl+r")  # the same reply, against the files it already changed
         await until(pilot, lambda: app.main.turn_worker is not None, "the second turn")
         await until(pilot, lambda: all_proposed(app), "every proposal again")
-        await pilot.press("A", "R")
-        await until(pilot, lambda: turn_over(app), "the second turn's end")
+        review = app.main.query_one(ReviewPane)
+        await until(pilot, lambda: "left out" in str(app.main.query_one("#notice").render()),
+                    "what can not apply")
         await pilot.pause()
         notice = app.main.query_one("#notice")
-        assert notice.has_class("-error")
         shown = screen_rows(app)[notice.region.y:notice.region.bottom]
-        assert "its lines are not in the file" in shown[0]
-        assert any("hint: the hunk's context does not match the file" in row for row in shown)
+        assert "left out: inventory.py" in shown[0], shown
+        assert "its lines are not in the file" in review.review.entries[0].problem
+        assert any("can't apply: its lines are not in the file" in row
+                   for row in screen_rows(app)[review.region.y:review.region.bottom])
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the second turn's end")
+        assert "nothing written" in str(notice.render())
 
 
 async def test_at_60x20_a_long_notice_leaves_the_header_and_footer_in_view(

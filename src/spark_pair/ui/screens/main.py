@@ -434,8 +434,9 @@ class MainScreen(Screen[None]):
                          f"; left out (can't apply): {left_out}" if left_out else ""))
         elif result.status == TurnStatus.REJECTED and left_out and \
                 len(self.left_out) == len(review.review.entries):
-            self.say(f"nothing written: none of the operations can be applied to the files as "
-                     f"they are ({left_out}; each row says why); ctrl+r regenerates the turn")
+            self._alert(f"nothing was written: none of this turn's operations can be applied "
+                        f"to the files as they are ({left_out})\n  hint: each row in the review "
+                        "says why; ctrl+r regenerates the turn")
         elif result.status == TurnStatus.REJECTED:
             self.say("nothing written: every operation was rejected" + (
                 f" or can't apply ({left_out})" if left_out else ""))
