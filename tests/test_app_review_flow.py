@@ -57,24 +57,24 @@ async def test_quit_typed_during_review_asks_first(repo: Path, demo_sim: SimProc
 
 async def test_what_can_not_apply_is_left_out_at_once_and_the_rest_is_written(
         repo: Path, demo_sim: SimProcess) -> None:
-    """A hunk whose lines are gone, a create of a file that exists and a delete of a missing
+    """A hunk whose lines are gone, a create of a file that exists and a rename of a missing
     file are marked in their rows as soon as they are proposed, can not be accepted, and do not
     keep the rest of the turn from being written."""
     mine = FILES["inventory.py"].replace("return Item(name.strip(), float(price), "
                                          "int(quantity))", "return Item(name, price, quantity)")
     (repo / "inventory.py").write_text(mine)
     (repo / "CHANGELOG.md").write_text("my own changelog\n")
-    (repo / "TODO.txt").unlink()
+    (repo / "stock.csv").unlink()
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        create, delete = by_path(app, "CHANGELOG.md"), by_path(app, "TODO.txt")
+        create, rename = by_path(app, "CHANGELOG.md"), by_path(app, "stock.csv")
         inventory = by_path(app, "inventory.py")
         pane = review(app)
         await until(pilot, lambda: all("can't apply" in pane.text_of(item) for item in (
-            Item(create.index), Item(delete.index), Item(inventory.index, 0))),
+            Item(create.index), Item(rename.index), Item(inventory.index, 0))),
             "the marks of what can not apply")
-        assert "already exists" in create.problem and "does not exist" in delete.problem
+        assert "already exists" in create.problem and "does not exist" in rename.problem
         assert "can't apply" in pane.text_of(Item(create.index))
         assert "can't apply" in pane.text_of(Item(inventory.index, 0))
         assert "lines are not in the file" in pane.text_of(Item(inventory.index, 0))
@@ -85,7 +85,7 @@ async def test_what_can_not_apply_is_left_out_at_once_and_the_rest_is_written(
         await pilot.press("a")
         assert inventory.hunks[0] is Mark.REJECTED
         assert "lines are not in the file" in toasts(app)
-        await pilot.press("A", "R")  # every modify that fits; the rename is rejected
+        await pilot.press("A", "R")  # every modify that fits; the delete is rejected
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert "applied" in notice(app) and "left out" in notice(app), notice(app)
         assert not any(ACCEPTED in row and "can't apply" in row for row in rows(app))
@@ -94,7 +94,7 @@ async def test_what_can_not_apply_is_left_out_at_once_and_the_rest_is_written(
     assert "return Item(name, price, quantity)" in written  # hunk 1 left out
     assert "def total(items, discount=0.0):" in written  # hunk 2 written
     assert (repo / "README.md").read_text() != FILES["README.md"]
-    assert (repo / "stock.csv").exists()
+    assert (repo / "TODO.txt").exists() and not (repo / "sample_stock.csv").exists()
 
 
 async def test_a_file_edited_during_the_stream_stays_listed_as_stale(

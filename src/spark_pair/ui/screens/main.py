@@ -351,8 +351,8 @@ class MainScreen(Screen[None]):
                     review.refuse(index, f"refused ({kind}): {_first_line(reason)}", op,
                                   stale=stale)
                     self._give_way(index)
-                    if stale and not review.review.closed:
-                        self._doomed(op)
+                    if not review.review.closed:
+                        self._doomed(op, reason, stale)
                 case Rewound():
                     review.clear()
                     self._give_way(self._notice_op)
@@ -401,13 +401,17 @@ class MainScreen(Screen[None]):
             self.say(f"can't apply to the files as they are, left out: {names} (rows say "
                      "why); the rest can still be decided")
 
-    def _doomed(self, op: Any) -> None:
-        """A stale operation was refused: the session then writes none of the turn."""
-        what = (f"{op_label(op)} changed on disk and its edit no longer fits: this turn can "
-                "not be written (a turn with a stale operation is refused whole)")
+    def _doomed(self, op: Any, reason: str, stale: bool) -> None:
+        """The session refused an operation (stale, or a delete that can not go): it then
+        writes none of the turn. Said at once, with the keys that end or rerun it."""
+        name = op_label(op)
+        why = (f"{name} changed on disk and its edit no longer fits" if stale else
+               f"{name} refused: {_first_line(reason)}")
+        what = f"{why}: this turn can not be written (a turn with a refused operation " \
+               "writes nothing)"
         how = "R rejects the rest and ends it; ctrl+r runs it again on the files as they are"
-        self.query_one(ReviewPane).doom(f"this turn can not be written: {op_label(op)} "
-                                        "changed on disk (R ends it, ctrl+r runs it again)")
+        self.query_one(ReviewPane).doom(f"this turn can not be written: {name} was refused "
+                                        "(R ends it, ctrl+r runs it again)")
         self._alert(f"{what}\n  hint: {how}")
 
     def _finished(self, result: Any) -> None:
@@ -877,6 +881,8 @@ def op_label(op: Any) -> str:
 
 def _first_line(text: str) -> str:
     return text.partition("\n")[0]
+
+
 STREAMING = "the reply is streaming: escape stops it; nothing is written until you decide"
 _REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished)
 _HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTED}
