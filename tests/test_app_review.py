@@ -296,11 +296,16 @@ async def test_a_delete_showing_part_of_the_file_is_refused_at_once_and_never_as
     before = snapshot(repo)
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
-        # the reply's three modifies, its create and its rename; its delete shows 2 of 3 lines
-        await until(pilot, lambda: len(review(app).review.entries) == 5, "the proposals")
-        assert not any(isinstance(e.op, Delete) for e in review(app).review.entries.values())
-        await pilot.press("A")  # every modify and the create
-        await pilot.press("r")  # the rename: nothing is left to decide
+        # the reply's three modifies, its create and its rename; its delete shows 2 of 3 lines:
+        # listed, refused, with nothing to confirm
+        await until(pilot, lambda: all_proposed(app), "the proposals")
+        delete = next(e for e in review(app).review.entries.values() if isinstance(e.op, Delete))
+        assert delete.sent and "not the whole file" in delete.problem
+        assert "TODO.txt" in notice(app) and "can not be written" in notice(app)
+        await pilot.press("A")  # pointless now: it says why and accepts nothing
+        assert not any(Mark.ACCEPTED in e.hunks for e in review(app).review.entries.values())
+        await pilot.press("R")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert "TODO.txt" in notice(app) and "not the whole file" in notice(app)
+        assert "nothing was written" in notice(app)
     assert snapshot(repo) == before
