@@ -390,8 +390,8 @@ class MainScreen(Screen[None]):
                 self.left_out[index] = op_label(op) + (
                     "" if None in problems else f" ({len(problems)} hunk(s))")
                 marked = True
-        if not marked or review.review.closed:
-            return
+        if not marked or review.review.closed or review.review.doomed:
+            return  # (a doomed turn's notice says why nothing will be written)
         names = ", ".join(self.left_out[i] for i in sorted(self.left_out))
         if len(self.left_out) == len(review.review.entries) and self.turn_worker is not None \
                 and not self.streaming:
@@ -407,7 +407,7 @@ class MainScreen(Screen[None]):
         name = op_label(op)
         why = (f"{name} changed on disk and its edit no longer fits" if stale else
                f"{name} refused: {_first_line(reason)}")
-        what = f"{why}: this turn can not be written (a turn with a refused operation " \
+        what = f"{why}; so this turn can not be written (a turn with a refused operation " \
                "writes nothing)"
         how = "R rejects the rest and ends it; ctrl+r runs it again on the files as they are"
         self.query_one(ReviewPane).doom(f"this turn can not be written: {name} was refused "
