@@ -135,7 +135,7 @@ async def test_a_file_edited_during_the_stream_stays_listed_as_stale(
 
 async def test_a_stopped_turn_can_not_be_accepted_and_says_so(repo: Path,
                                                               demo_sim: SimProcess) -> None:
-    demo_sim.configure(tps=150)
+    demo_sim.configure(tps=80)  # escape comes long before the reply's end, even on a busy machine
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: review(app).review.entries, "a proposal")

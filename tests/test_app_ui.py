@@ -102,7 +102,8 @@ async def test_at_80x24_a_refused_key_and_a_missing_model_are_read_whole(
     async with app.run_test(size=(80, 24)) as pilot:
         errors: list[Any] = []
         original = app.main.show_error
-        app.main.show_error = lambda e: (errors.append(e), original(e))  # type: ignore[method-assign]
+        app.main.show_error = lambda e, **kw: (  # type: ignore[method-assign]
+            errors.append(e), original(e, **kw))
         await until(pilot, lambda: app.main.last_prompt and turn_over(app) and errors,
                     "the failed turn")
         await pilot.pause()
