@@ -429,8 +429,8 @@ class MainScreen(Screen[None]):
             review.close("this turn was stopped: nothing of it was written, and it can not be "
                          "accepted now; ctrl+r runs it again" if stopped else
                          "this turn is over and wrote nothing; ctrl+r runs it again")
-        if result.error is not None:
-            self.show_error(result.error, nothing_written=True)
+        if result.error is not None:  # (a turn that proposed nothing: the error is all)
+            self.show_error(result.error, nothing_written=bool(review.review.entries))
         elif applied:
             n = len(result.changed)
             self.say(f"applied: {n} file(s) changed ({', '.join(map(shown, result.changed))})"
