@@ -229,9 +229,24 @@ def test_a_delete_compares_every_line_and_keeps_the_file_on_any_difference(repo:
             _apply(repo, [Delete("TODO.txt", lines=lines)])
         assert word in err.value.message and err.value.hint
     assert tree(repo) == before
-    (repo / "crlf.txt").write_bytes(b"a\r\n  b\r\nc")  # CRLF, no final newline, loose spaces
-    _apply(repo, [Delete("crlf.txt", lines=["a", " b", "c"])])
+    crlf = b"a\r\n  b\r\nc"  # CRLF, no final newline
+    (repo / "crlf.txt").write_bytes(crlf)
+    _apply(repo, [Delete("crlf.txt", lines=["a", "  b", "c"])])
     assert not (repo / "crlf.txt").exists()
+
+
+def test_a_delete_forgives_spacing_only_in_the_file_the_model_was_shown(repo: Path) -> None:
+    (repo / "a.py").write_text("def f():\n    return 1\n")
+    sloppy = ["def f():", "  return 1"]  # the model's spacing is not the file's
+    with pytest.raises(ConflictError, match="not the whole file") as err:
+        _apply(repo, [Delete("a.py", lines=sloppy)])  # never shown: compared exactly
+    assert "'    return 1' in the file but '  return 1' in the reply" in err.value.message
+    assert (repo / "a.py").read_text() == "def f():\n    return 1\n"
+    with pytest.raises(StaleError, match="no longer what the reply deletes"):
+        _apply(repo, [Delete("a.py", content_hash(b"def f():\n  return 1\n"), lines=sloppy)])
+    assert (repo / "a.py").exists()
+    _apply(repo, [Delete("a.py", content_hash((repo / "a.py").read_bytes()), lines=sloppy)])
+    assert not (repo / "a.py").exists()  # exactly the file it was shown: a slip is forgiven
 
 
 def test_a_header_only_delete_needs_the_shown_hash_unless_the_file_is_empty(repo: Path) -> None:

@@ -286,12 +286,12 @@ def _edit(rel: str, data: bytes, hunks: list[Hunk], stale: bool, notes: list[str
     return fsio.encode(new, encoding, rel)
 
 
-def _whole_file(rel: str, data: bytes, lines: list[str], stale: bool) -> str | None:
+def _whole_file(rel: str, data: bytes, lines: list[str], loose: bool) -> str | None:
     """How the lines a delete removes differ from the file's whole content, or None when they
-    are all of it (line by line as a hunk is matched; exactly when the file is `stale`)."""
+    are all of it (line by line; spacing is forgiven only when `loose`)."""
     text, _ = fsio.decode(data, rel)
     have = _split(text)[0]
-    keys = Locator(have, escapes=fsio.has_escapes(text), loose=not stale).keys
+    keys = Locator(have, escapes=fsio.has_escapes(text), loose=loose).keys
     for i, (mine, theirs) in enumerate(zip(have, lines, strict=False)):
         if not any(key(mine) == key(theirs) for key in keys):
             return (f"line {i + 1} is {shown(mine[:60])!r} in the file but "
@@ -335,7 +335,9 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str], stop: Stop = None) ->
             raise tree.gone(rel, "delete", op.base_hash)
         stale = tree.stale(rel, op.base_hash)
         if op.lines is not None:
-            differ = _whole_file(rel, data, op.lines, stale)
+            # spacing slips are forgiven only in the very file the model was shown
+            seen = op.base_hash is not None and not stale
+            differ = _whole_file(rel, data, op.lines, loose=seen)
             if differ is not None and stale:
                 raise StaleError(f"{rel} changed since the request and is no longer what the "
                                  f"reply deletes ({differ}); it is not deleted")
