@@ -305,6 +305,11 @@ def test_an_operation_after_a_rename_or_delete_of_its_file_names_it(repo: Path) 
     "diff --git a/x b/x\n--- a/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n",
     # ... or a +++ line without its --- line
     "diff --git a/x b/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n",
+    # a bare diff line for x (with its index line) and ---/+++ lines for y only
+    "diff --git a/x b/x\nindex 1234567..89abcde 100644\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n",
+    "diff --git a/x b/x\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n",
+    "diff --git a/x b/x\nold mode 100644\nnew mode 100755\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n"
+    "+b\n",
 ])
 def test_header_lines_that_disagree_about_the_file_are_refused(text: str) -> None:
     with pytest.raises(ParseError, match="disagree about which file it is") as err:

@@ -649,14 +649,16 @@ def _same_file(f: _File, pair: tuple[str | None, str | None],
                name: Callable[[_File], str]) -> bool:
     """Whether ---/+++ lines belong to the header-only section `f` (a `diff --git` line, maybe
     with mode or rename lines): they say what its header says. Lines naming none of its files
-    begin the next file (after a header-only rename or delete); lines naming one of them but
-    saying something else are a ParseError (never an operation on a file the lines do not
-    describe)."""
+    begin the next file after a header-only rename, delete, create or binary section. After a
+    bare `diff` line, or naming one of its files but saying something else, they are a
+    ParseError (never an operation on a file the lines do not describe)."""
     clash = _disagreement(f, pair)
     if clash is None:
         return True
+    whole = f.created or f.deleted or f.rename_from or f.rename_to or f.binary or f.copied
     named = {_key(p) for p in (*(f.git or ()), f.rename_from, f.rename_to) if p}
-    if named & {_key(p) for p in pair if p and p != DEV_NULL}:
+    # a bare `diff` line (maybe with index or mode lines) is nothing alone: the lines are its
+    if not whole or named & {_key(p) for p in pair if p and p != DEV_NULL}:
         raise ParseError(f"the diff for {name(f)}: {clash}", hint=_CLASH_HINT)
     return False
 
