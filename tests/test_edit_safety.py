@@ -4,14 +4,17 @@ Real files in real git repos; `spark-pair run` as a process against the simulato
 
 from __future__ import annotations
 
-import json
-import selectors
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from test_run_e2e import _cli, check_schema, env_for, lines_of, make_repo, run, tree
+from test_run_e2e import (
+    check_schema,
+    lines_of,
+    make_repo,
+    run,
+    run_editing_mid_stream,
+    tree,
+)
 
 from spark_pair.edits.apply import apply_turn, check_each
 from spark_pair.edits.journal import Journal
@@ -149,42 +152,6 @@ def test_two_operations_on_one_file_name_the_earlier_one(
     assert tree(repo) == before
 
 
-def _run_editing_mid_stream(sim: SimProcess, repo: Path, home: Path, diff: str,
-                            mine: str) -> tuple[int, list[dict]]:
-    """`run --apply --json` whose a.py the user rewrites to `mine` while the reply streams."""
-    padding = "".join(f"+line {i}\n" for i in range(150))
-    sim.configure(replies=[{"match": "MID", "text": diff + (
-        f"--- /dev/null\n+++ b/pad.txt\n@@ -0,0 +1,150 @@\n{padding}")}], tps=400, ttft_ms=0)
-    proc = subprocess.Popen(_cli() + ["run", "MID", "-f", "a.py", "--apply", "--json"],
-                            cwd=repo, env=env_for(home, sim), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    lines: list[dict] = []
-    try:
-        edited = False
-        deadline = time.monotonic() + 60
-        assert proc.stdout is not None
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ)
-            while time.monotonic() < deadline:
-                if not sel.select(timeout=1.0):
-                    continue
-                raw = proc.stdout.readline()
-                if not raw:
-                    break
-                lines.append(json.loads(raw))
-                if not edited and lines[-1]["type"] == "file" and lines[-1]["path"] == "pad.txt":
-                    (repo / "a.py").write_text(mine)
-                    edited = True
-        code = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert edited
-    check_schema(lines)
-    return code, lines
-
-
 A_PY = "def greet(name):\n    return 'hello ' + name\n\n\ndef bye():\n    return 'bye'\n"
 A_HUNK = ("--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
           "-    return 'hello ' + name\n+    return f'hello {name}'\n")
@@ -194,7 +161,7 @@ def test_a_change_made_mid_stream_away_from_the_hunk_is_kept(sim: SimProcess, tm
                                                              home: Path) -> None:
     repo = make_repo(tmp_path / "mid", {"a.py": A_PY})
     mine = A_PY.replace("'bye'", "'see you'")
-    code, lines = _run_editing_mid_stream(sim, repo, home, A_HUNK, mine)
+    code, lines = run_editing_mid_stream(sim, repo, home, A_HUNK, mine)
     assert code == ExitCode.OK
     assert (repo / "a.py").read_text() == mine.replace("'hello ' + name", "f'hello {name}'")
     (applied,) = [ln for ln in lines if ln["type"] == "applied"]
@@ -205,7 +172,7 @@ def test_a_whitespace_change_made_mid_stream_inside_the_hunk_is_never_overwritte
         sim: SimProcess, tmp_path: Path, home: Path) -> None:
     repo = make_repo(tmp_path / "mid", {"a.py": A_PY})
     mine = A_PY.replace("    return 'hello ' + name", "    return  'hello '  +  name")
-    code, lines = _run_editing_mid_stream(sim, repo, home, A_HUNK, mine)
+    code, lines = run_editing_mid_stream(sim, repo, home, A_HUNK, mine)
     assert code == ExitCode.CONFLICT
     assert any(ln["type"] == "refused" and ln["kind"] == "stale" for ln in lines)
     assert (repo / "a.py").read_text() == mine

@@ -256,19 +256,18 @@ def test_hung_endpoint_ends_at_timeout(sim: SimProcess, repo: Path, home: Path) 
     assert tree(repo) == before
 
 
-def test_file_edited_during_the_stream_is_stale_and_kept(sim: SimProcess, repo: Path,
-                                                         home: Path) -> None:
+def run_editing_mid_stream(sim: SimProcess, repo: Path, home: Path, diff: str,
+                            mine: str) -> tuple[int, list[dict]]:
+    """`run --apply --json` whose a.py the user rewrites to `mine` while the reply streams."""
     padding = "".join(f"+line {i}\n" for i in range(150))
-    diff = ("--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
-            "-    return 'hello ' + name\n+    return f'hello {name}'\n"
-            f"--- /dev/null\n+++ b/pad.txt\n@@ -0,0 +1,150 @@\n{padding}")
-    sim.configure(replies=[{"match": "STALE", "text": diff}], tps=400, ttft_ms=0)
-    mine = "def greet(name):\n    return 'hi ' + name.upper()\n"
-    proc = subprocess.Popen(_cli() + ["run", "STALE", "-f", "a.py", "--apply", "--json"],
+    sim.configure(replies=[{"match": "MID", "text": diff + (
+        f"--- /dev/null\n+++ b/pad.txt\n@@ -0,0 +1,150 @@\n{padding}")}], tps=400, ttft_ms=0)
+    proc = subprocess.Popen(_cli() + ["run", "MID", "-f", "a.py", "--apply", "--json"],
                             cwd=repo, env=env_for(home, sim), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
+    lines: list[dict] = []
     try:
-        lines, edited = [], False
+        edited = False
         deadline = time.monotonic() + 60
         assert proc.stdout is not None
         with selectors.DefaultSelector() as sel:
@@ -279,10 +278,9 @@ def test_file_edited_during_the_stream_is_stale_and_kept(sim: SimProcess, repo: 
                 raw = proc.stdout.readline()
                 if not raw:
                     break
-                line = json.loads(raw)
-                lines.append(line)
-                if not edited and line["type"] == "file" and line["path"] == "pad.txt":
-                    (repo / "a.py").write_text(mine)  # the user edits a.py while the turn streams
+                lines.append(json.loads(raw))
+                if not edited and lines[-1]["type"] == "file" and lines[-1]["path"] == "pad.txt":
+                    (repo / "a.py").write_text(mine)
                     edited = True
         code = proc.wait(timeout=30)
     finally:
@@ -291,6 +289,15 @@ def test_file_edited_during_the_stream_is_stale_and_kept(sim: SimProcess, repo: 
             proc.wait()
     assert edited
     check_schema(lines)
+    return code, lines
+
+
+def test_file_edited_during_the_stream_is_stale_and_kept(sim: SimProcess, repo: Path,
+                                                         home: Path) -> None:
+    diff = ("--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
+            "-    return 'hello ' + name\n+    return f'hello {name}'\n")
+    mine = "def greet(name):\n    return 'hi ' + name.upper()\n"
+    code, lines = run_editing_mid_stream(sim, repo, home, diff, mine)
     assert code == ExitCode.CONFLICT
     assert any(ln["type"] == "stale" and ln["path"] == "a.py" for ln in lines)
     assert any(ln["type"] == "refused" and ln["kind"] == "stale" for ln in lines)
