@@ -132,6 +132,45 @@ def test_a_header_only_delete_goes_only_for_a_file_the_model_was_shown(
     assert not (repo / "TODO.txt").exists()
 
 
+QUOTED = fenced('diff --git "a/\\303\\251t\\303\\251.txt" "b/\\303\\251t\\303\\251.txt"\n'
+                'index 1111111..2222222 100644\n--- "a/\\303\\251t\\303\\251.txt"\n'
+                '+++ "b/\\303\\251t\\303\\251.txt"\n@@ -1 +1 @@\n-sun\n+rain\n'
+                'diff --git a/stock.csv "b/r\\303\\251serve.csv"\nsimilarity index 100%\n'
+                'rename from stock.csv\nrename to "r\\303\\251serve.csv"\n')
+
+
+def test_a_git_quoted_path_names_the_real_file(sim: SimProcess, repo: Path, home: Path) -> None:
+    (repo / "été.txt").write_text("sun\n")
+    sim.configure(replies=[{"match": "QUOTED", "text": QUOTED}])
+    out = run(repo, home, sim, "QUOTED", "-f", "été.txt", "--apply", "--allow-rename")
+    assert out.returncode == ExitCode.OK, out.stderr
+    assert (repo / "été.txt").read_text() == "rain\n"
+    assert (repo / "réserve.csv").read_text() == STOCK and not (repo / "stock.csv").exists()
+    assert "diff --git a/été.txt b/été.txt" in out.stdout
+
+
+@pytest.mark.parametrize(("path", "why"), [
+    ("\\377.txt", "bytes that are not UTF-8 in the path"),
+    ("x\\000.txt", "control character or NUL byte in the path"),
+    ("..\\057outside.txt", "'..' leaves the repository"),
+    ("\\056git/config", "inside .git/"),
+])
+def test_a_quoted_path_that_decodes_to_an_unsafe_name_is_refused(
+        sim: SimProcess, repo: Path, home: Path, path: str, why: str) -> None:
+    reply = fenced(f'--- /dev/null\n+++ "b/{path}"\n@@ -0,0 +1 @@\n+boom\n')
+    sim.configure(replies=[{"match": "UNSAFE", "text": reply}])
+    before = tree(repo)
+    out = run(repo, home, sim, "UNSAFE", "--apply", "--json")
+    assert out.returncode == ExitCode.CONFLICT, out.stderr
+    assert tree(repo) == before and not (repo.parent / "outside.txt").exists()
+    lines = lines_of(out.stdout)
+    check_schema(lines)
+    (refused,) = [ln for ln in lines if ln["type"] == "refused"]
+    assert refused["kind"] == "path" and why in refused["reason"]
+    (error,) = [ln for ln in lines if ln["type"] == "error"]
+    assert error["hint"] and "hint:" in out.stderr and "Traceback" not in out.stderr
+
+
 @pytest.mark.parametrize(("reply", "message", "index"), [
     (TWO_CREATES, "cannot create new.txt: an earlier operation in this reply creates it", 1),
     (DELETE_THEN_MODIFY, "cannot modify TODO.txt: an earlier operation in this reply deletes it",

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
+import pytest
 import unidiff
 
 from spark_pair.edits.apply import apply_hunks
-from spark_pair.edits.ops import Create, Delete, HunkHeader, Modify, Rename
+from spark_pair.edits.ops import Create, Delete, Hunk, HunkHeader, Modify, Rename, op_paths
 from spark_pair.edits.parser import (
     DiffParser,
     FileFinished,
@@ -215,3 +219,72 @@ def test_missing_hunk_header_line() -> None:
     [op] = parse_diff("```diff\n--- a/k.txt\n+++ b/k.txt\n k1\n-k2\n+K2\n```\n")
     assert op.path == "k.txt" and op.hunks[0].lines == [" k1", "-k2", "+K2"]
     assert op.hunks[0].old_start is None
+
+
+def _git_diff(tmp_path: Path, before: dict[str, str], after: dict[str, str | None],
+              moves: dict[str, str] | None = None) -> str:
+    """What `git diff` writes (paths quoted its way) for `before` -> `after` (None: deleted)."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false",
+           "-c", "core.quotePath=true"]
+    repo = tmp_path / "quoted"
+    repo.mkdir()
+
+    def sh(*args: str) -> str:
+        return subprocess.run(git + list(args), cwd=repo, check=True, capture_output=True,
+                              text=True, timeout=30).stdout
+
+    sh("init", "-q")
+    for rel, text in before.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    sh("add", "-A")
+    sh("commit", "-q", "-m", "base")
+    for src, dst in (moves or {}).items():
+        sh("mv", src, dst)
+    for rel, text in after.items():
+        if text is None:
+            (repo / rel).unlink()
+        else:
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            (repo / rel).write_text(text)
+    sh("add", "-A")
+    return sh("diff", "--cached", "-M")
+
+
+def test_git_quoted_paths_are_decoded_for_every_operation(tmp_path: Path) -> None:
+    """git quotes a path holding non-ASCII or special bytes ("a/\\303\\251.py"): the operation
+    names the real file, whichever header lines carry it."""
+    text = _git_diff(tmp_path,
+                     {"é.py": "x = 1\n", "dir one/ü.txt": "u\n", 'say "hi".py': "h\n",
+                      "old.txt": "o\n" * 5, "plain.py": "p\n"},
+                     {"é.py": "x = 2\n", "dir one/ü.txt": None, 'say "hi".py': "H\n",
+                      "new ñ.txt": "n\n", "back\\slash.py": "b\n"},
+                     moves={"old.txt": "dir one/ölder.txt", "plain.py": "ß.py"})
+    assert '"a/\\303\\251.py"' in text and '"b/say \\"hi\\".py"' in text  # git's own quoting
+    expected = [Modify("é.py", [Hunk(1, 1, 1, 1, ["-x = 1", "+x = 2"])]),
+                Create("back\\slash.py", "b\n"), Delete("dir one/ü.txt", lines=["u"]),
+                Create("new ñ.txt", "n\n"), Rename("old.txt", "dir one/ölder.txt", []),
+                Rename("plain.py", "ß.py", []),
+                Modify('say "hi".py', [Hunk(1, 1, 1, 1, ["-h", "+H"])])]
+    expected.sort(key=op_paths)
+    assert sorted(parse_diff(text), key=op_paths) == expected
+    assert sorted(stream(text, 3)[1].operations(), key=op_paths) == expected
+
+
+@pytest.mark.parametrize(("text", "paths"), [
+    # a model's own quoting: spaces, a C escape, one side quoted, `rename from/to` quoted
+    ('--- "a/my file.py"\n+++ "b/my file.py"\n@@ -1 +1 @@\n-x\n+y\n', ["my file.py"]),
+    ('diff --git "a/tab\\there" "b/tab\\there"\n--- "a/tab\\there"\n+++ "b/tab\\there"\n'
+     "@@ -1 +1 @@\n-x\n+y\n", ["tab\there"]),
+    ('diff --git a/x.py "b/\\303\\251.py"\nsimilarity index 100%\nrename from x.py\n'
+     'rename to "\\303\\251.py"\n', ["x.py", "é.py"]),
+    ('diff --git "a/\\303\\251.py" b/x.py\nrename from "\\303\\251.py"\nrename to x.py\n',
+     ["é.py", "x.py"]),
+    # not valid UTF-8, a NUL byte, a way out: decoded, then refused when confined
+    ('--- "a/\\377.py"\n+++ "b/\\377.py"\n@@ -1 +1 @@\n-x\n+y\n', ["\udcff.py"]),
+    ('--- "a/\\000x"\n+++ "b/\\000x"\n@@ -1 +1 @@\n-x\n+y\n', ["\x00x"]),
+    ('--- "a/..\\057up.py"\n+++ "b/..\\057up.py"\n@@ -1 +1 @@\n-x\n+y\n', ["../up.py"]),
+])
+def test_quoted_header_paths(text: str, paths: list[str]) -> None:
+    (op,) = parse_diff(text)
+    assert op_paths(op) == paths

@@ -14,7 +14,7 @@ from ..values import Frozen, Value, set_field
 from . import envelope
 from .ops import Create, Delete, Hunk, HunkHeader, Modify, Operation, OpKind, Rename
 from .paths import shown
-from .syntax import DEV_NULL, clean_path, is_fence, parse_hunk_header, written_line
+from .syntax import DEV_NULL, clean_path, is_fence, parse_hunk_header, unquote, written_line
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -737,7 +737,7 @@ def _header_text(h: Hunk) -> str:
 def _header_pair(minus: str, plus: str) -> bool:
     """'--- a/x' + '+++ b/x' (or /dev/null on one side): a file header, whatever a hunk's
     counts say (models get counts wrong far more often than files hold such line pairs)."""
-    old, new = minus[4:].split("\t")[0].strip(), plus[4:].split("\t")[0].strip()
+    old, new = clean_path(minus[4:]), clean_path(plus[4:])
     if DEV_NULL in (old, new):
         return (old == DEV_NULL) != (new == DEV_NULL)
     return old.startswith("a/") and new.startswith("b/") and old[2:] == new[2:]
@@ -745,6 +745,9 @@ def _header_pair(minus: str, plus: str) -> bool:
 
 def _git_paths(line: str) -> tuple[str | None, str | None]:
     rest = line.split(" ", 2)[2] if line.count(" ") >= 2 else ""
+    quoted = _quoted_pair(rest)
+    if quoted is not None:
+        return quoted
     if rest.startswith("a/") and " b/" in rest:
         old, new = rest.split(" b/", 1)
         return clean_path(old), "b/" + clean_path(new)
@@ -752,6 +755,26 @@ def _git_paths(line: str) -> tuple[str | None, str | None]:
     if len(parts) == 2:
         return clean_path(parts[0]), clean_path(parts[1])
     return None, None
+
+
+def _quoted_pair(rest: str) -> tuple[str, str] | None:
+    """The two paths of a `diff` line when either is quoted as git quotes a path with special
+    or non-ASCII characters (`"a/\\303\\251.py" "b/\\303\\251.py"`), else None."""
+    first = unquote(rest)
+    if first is not None:
+        old, tail = first
+        if not tail.startswith(" "):
+            return None
+        tail = tail.strip()
+    else:
+        at = rest.find(' "')
+        if at < 0:
+            return None
+        old, tail = clean_path(rest[:at]), rest[at + 1:].strip()
+    second = unquote(tail)
+    if second is not None and not second[1].strip():
+        return old, second[0]
+    return (old, clean_path(tail)) if first is not None and tail else None
 
 
 def parse_diff(text: str) -> list[Operation]:

@@ -32,8 +32,12 @@ def shown_text(text: str) -> str:
     return "".join(ch if ch.isprintable() or ch == "\t" else repr(ch)[1:-1] for ch in text)
 
 
-def _refuse(path: str, why: str) -> PathRefused:
-    return PathRefused(f"refused path {path!r}: {why}")
+_NAME_HINT = ("spark-pair never writes a file name holding control characters or bytes that "
+              "are not UTF-8; regenerate the turn")
+
+
+def _refuse(path: str, why: str, hint: str | None = None) -> PathRefused:
+    return PathRefused(f"refused path {path!r}: {why}", hint=hint)
 
 
 def clean_rel_path(path: str) -> str:
@@ -42,7 +46,9 @@ def clean_rel_path(path: str) -> str:
     if not isinstance(path, str) or not path.strip():
         raise _refuse(str(path), "empty path")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
-        raise _refuse(path, "control character or NUL byte in the path")
+        raise _refuse(path, "control character or NUL byte in the path", _NAME_HINT)
+    if any("\ud800" <= ch <= "\udfff" for ch in path):
+        raise _refuse(path, "bytes that are not UTF-8 in the path", _NAME_HINT)
     if not path.isprintable():
         raise _refuse(path, "an invisible or text-direction character in the path (it could "
                             "make the name look like another file's)")

@@ -14,10 +14,45 @@ _STAMP_RE = re.compile(r"\s+\d{4}-\d\d-\d\d[ T]\d\d:\d\d(:\d\d(\.\d+)?)?(\s*[+-]
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def unquote(text: str) -> tuple[str, str] | None:
+    """(the path, the rest of `text`) when `text` starts with a path quoted as git quotes one
+    (`"a/\\303\\251.py"`: C escapes, octal bytes), else None. Bytes that are not UTF-8 come
+    back as surrogate escapes, which path confinement refuses."""
+    if not text.startswith('"'):
+        return None
+    out = bytearray()
+    i = 1
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            return out.decode("utf-8", "surrogateescape"), text[i + 1:]
+        if ch != "\\":
+            out += ch.encode("utf-8", "surrogatepass")
+            i += 1
+            continue
+        octal = text[i + 1:i + 4]
+        if len(octal) == 3 and all("0" <= c <= "7" for c in octal) and octal[0] <= "3":
+            out.append(int(octal, 8))
+            i += 4
+        elif text[i + 1:i + 2] in _ESCAPES:
+            out.append(_ESCAPES[text[i + 1]])
+            i += 2
+        else:
+            return None  # not an escape git writes
+    return None  # no closing quote
+
+
 def clean_path(raw: str) -> str:
-    """A header's path without timestamp, quotes or surrounding blanks."""
+    """A header's path without timestamp, quotes or surrounding blanks; a git-quoted path
+    decoded."""
     path = raw.split("\t", 1)[0]
     path = _STAMP_RE.sub("", path).strip()
+    quoted = unquote(path)
+    if quoted is not None and not quoted[1]:
+        return quoted[0]
     if len(path) >= 2 and path[0] == path[-1] == '"':
         path = path[1:-1]
     return path
