@@ -171,6 +171,21 @@ def test_a_quoted_path_that_decodes_to_an_unsafe_name_is_refused(
     assert error["hint"] and "hint:" in out.stderr and "Traceback" not in out.stderr
 
 
+BIN = b"GIF89a\x01\x00\x01\x00\x7f\x00\x00;"  # binary, yet it decodes as UTF-8
+
+
+def test_a_binary_file_given_for_the_context_is_named_as_left_out(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    (repo / "logo.png").write_bytes(BIN)
+    out = run(repo, home, sim, "anything", "-f", "logo.png", "-f", "TODO.txt", "--json")
+    lines = lines_of(out.stdout)
+    check_schema(lines)
+    (turn,) = [ln for ln in lines if ln["type"] == "turn"]
+    assert turn["files"] == ["TODO.txt"]
+    (note,) = [ln for ln in out.stderr.splitlines() if "logo.png" in ln]
+    assert note == "spark-pair: note: logo.png is not sent to the model (logo.png looks binary)"
+
+
 @pytest.mark.parametrize(("reply", "message", "index"), [
     (TWO_CREATES, "cannot create new.txt: an earlier operation in this reply creates it", 1),
     (DELETE_THEN_MODIFY, "cannot modify TODO.txt: an earlier operation in this reply deletes it",

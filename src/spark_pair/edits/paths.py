@@ -125,6 +125,13 @@ def confine_target(root: Path, path: str, data_dirs: tuple[Path, ...] = ()) -> t
 
 
 MAX_READ_BYTES = 64 * 1024 * 1024
+BINARY_SNIFF_BYTES = 8192
+
+
+def looks_binary(data: bytes) -> bool:
+    """Whether file content is binary (a NUL byte near its start): such a file is never sent
+    to a model."""
+    return b"\0" in data[:BINARY_SNIFF_BYTES]
 
 
 def content_hash(data: bytes | None) -> str | None:

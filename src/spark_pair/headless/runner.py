@@ -36,6 +36,7 @@ from ..session_events import (
     SessionEvent,
     Stale,
     TurnFinished,
+    TurnStarted,
     TurnStatus,
 )
 from ..termwrap import say
@@ -45,6 +46,7 @@ from .textfit import WIDTH, file_lines
 if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
     from ..runtime import Runtime
     from ..session import Session
+    from ..workspace.context import Workspace
     from ..workspace.watcher import Watcher
     from .jsonl import JsonLines
 
@@ -203,7 +205,8 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
             report = _Reporter(opts, out, jl, diag, root, rt.settings, t0)
             reports.append(report)
             start_lines(rt, opts, files, jl, diag)
-            await _drive(rt.session, opts, files, jl, diag, report, watcher=rt.watcher)
+            await _drive(rt.session, opts, files, jl, diag, report, watcher=rt.watcher,
+                         context=rt.context)
             if opts.leave is not None and report.code is not None:
                 rt.store.flush()  # the result is out and nothing else runs: no thread hop
                 opts.leave(report.code)
@@ -298,10 +301,11 @@ class _Reporter:
 
 async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonLines | None,
                  diag: Diagnostics, report: _Reporter, *, sigint: bool = True,
-                 watcher: Watcher | None = None) -> None:
+                 watcher: Watcher | None = None, context: Workspace | None = None) -> None:
     """One turn: events to stderr and JSON lines, the result to the reporter. `sigint`: Ctrl-C
     cancels the turn (a caller with its own handler passes False). `watcher`: the run's only
-    turn, so the watcher winds down once the stream ends."""
+    turn, so the watcher winds down once the stream ends. `context`: the session's workspace,
+    to say which of `files` were left out of the request, and why."""
     loop = asyncio.get_running_loop()
     timer = None
     if opts.timeout is not None:
@@ -325,6 +329,8 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
                     case TurnFinished():
                         report(event.result)
                         continue
+                    case TurnStarted() if context is not None:
+                        _say_left_out(diag, context, files)
                     case HunkStarted():
                         report.hunks[event.op_index] = report.hunks.get(event.op_index, 0) + 1
                     case Rewound():
@@ -343,6 +349,17 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
         finally:
             if timer is not None:
                 timer.cancel()
+
+
+def _say_left_out(diag: Diagnostics, context: Workspace, files: list[str]) -> None:
+    """A note for each file given for the context that the request does not show (binary,
+    too large, over the token budget): the model never saw it."""
+    from ..edits.paths import shown
+
+    omitted = context.last_context.omitted if context.last_context is not None else {}
+    for rel in files:
+        if rel in omitted:
+            diag.say(f"note: {shown(rel)} is not sent to the model ({omitted[rel]})")
 
 
 def _bases(root: Path, result: Any) -> dict[str, str]:

@@ -91,7 +91,8 @@ async def _watch(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diag
                     one = opts.replace(prompt=turn.prompt, files=list(turn.files),
                                               ask=turn.ask)
                     report = _Reporter(one, out, jl, diag, root, rt.settings, time.monotonic())
-                    await _drive(session, one, list(turn.files), jl, diag, report, sigint=False)
+                    await _drive(session, one, list(turn.files), jl, diag, report, sigint=False,
+                                 context=rt.context)
         finally:
             unsubscribe()
             trigger.close()

@@ -8,6 +8,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from ..edits.paths import looks_binary
 from ..errors import PathRefused, UsageError
 
 TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
@@ -244,6 +245,6 @@ def read_checked(root: Path, rel: str, *, max_bytes: int = MAX_FILE_BYTES) -> by
     except OSError as exc:
         raise UsageError(f"cannot read {rel}: {exc.strerror}",
                          hint="check the path and its permissions") from exc
-    if b"\0" in data[:8192]:
+    if looks_binary(data):
         raise UsageError(f"{rel} looks binary", hint="only text files can be sent to the model")
     return data
