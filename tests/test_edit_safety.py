@@ -172,6 +172,8 @@ def test_a_quoted_path_that_decodes_to_an_unsafe_name_is_refused(
 
 
 BIN = b"GIF89a\x01\x00\x01\x00\x7f\x00\x00;"  # binary, yet it decodes as UTF-8
+BINARY_DELETE = fenced("diff --git a/logo.png b/logo.png\ndeleted file mode 100644\n"
+                       "index 3f2a1b4..0000000\nBinary files a/logo.png and /dev/null differ\n")
 
 
 def test_a_binary_file_given_for_the_context_is_named_as_left_out(
@@ -184,6 +186,28 @@ def test_a_binary_file_given_for_the_context_is_named_as_left_out(
     assert turn["files"] == ["TODO.txt"]
     (note,) = [ln for ln in out.stderr.splitlines() if "logo.png" in ln]
     assert note == "spark-pair: note: logo.png is not sent to the model (logo.png looks binary)"
+
+
+@pytest.mark.parametrize("given", [(), ("-f", "logo.png")])
+def test_a_binary_delete_is_refused_with_a_hint_that_can_help_and_shows_no_made_up_hunk(
+        sim: SimProcess, repo: Path, home: Path, given: tuple[str, ...]) -> None:
+    (repo / "logo.png").write_bytes(BIN)
+    sim.configure(replies=[{"match": "DROP", "text": BINARY_DELETE}])
+    out = run(repo, home, sim, "DROP", *given)  # a dry run prints the diff
+    assert out.returncode == ExitCode.CONFLICT, out.stderr
+    assert out.stdout == ("diff --git a/logo.png b/logo.png\ndeleted file mode 100644\n"
+                          "Binary files a/logo.png and /dev/null differ\n")
+    out = run(repo, home, sim, "DROP", *given, "--apply", "--allow-delete")
+    assert out.returncode == ExitCode.CONFLICT, out.stderr
+    assert (repo / "logo.png").read_bytes() == BIN
+    assert "a binary file is never sent" in out.stderr
+    hint = next(ln for ln in out.stderr.splitlines() if "hint:" in ln)
+    assert "git rm logo.png" in hint and "-f" not in hint
+    # without a `Binary files` line: the header only, never the file's bytes as lines
+    sim.configure(replies=[{"match": "BARE", "text": fenced(
+        "diff --git a/logo.png b/logo.png\ndeleted file mode 100644\n")}])
+    out = run(repo, home, sim, "BARE", *given)
+    assert out.stdout == "diff --git a/logo.png b/logo.png\ndeleted file mode 100644\n"
 
 
 @pytest.mark.parametrize(("reply", "message", "index"), [
@@ -268,6 +292,18 @@ def test_a_delete_forgives_spacing_only_in_the_file_the_model_was_shown(repo: Pa
     assert (repo / "a.py").exists()
     _apply(repo, [Delete("a.py", content_hash((repo / "a.py").read_bytes()), lines=sloppy)])
     assert not (repo / "a.py").exists()  # exactly the file it was shown: a slip is forgiven
+
+
+def test_a_header_only_delete_of_a_binary_file_points_past_the_context(repo: Path) -> None:
+    (repo / "logo.png").write_bytes(BIN)
+    with pytest.raises(ConflictError, match="a binary file is never sent") as err:
+        _apply(repo, [Delete("logo.png", binary=True)])
+    assert "git rm logo.png" in (err.value.hint or "") and "-f" not in (err.value.hint or "")
+    (repo / "my logo.png").write_bytes(BIN)
+    with pytest.raises(ConflictError) as err:
+        _apply(repo, [Delete("my logo.png")])  # no `Binary files` line: the disk decides
+    assert "git rm 'my logo.png'" in (err.value.hint or "")
+    assert (repo / "logo.png").read_bytes() == BIN == (repo / "my logo.png").read_bytes()
 
 
 def test_a_header_only_delete_needs_the_shown_hash_unless_the_file_is_empty(repo: Path) -> None:

@@ -40,6 +40,16 @@ def test_delete_with_base_shows_content() -> None:
     assert unidiff.PatchSet(text)[0].is_removed_file
 
 
+def test_a_binary_delete_shows_its_binary_line_never_a_hunk() -> None:
+    (op,) = parse_diff("diff --git a/b.bin b/b.bin\ndeleted file mode 100644\n"
+                       "index 1234567..0000000\nBinary files a/b.bin and /dev/null differ\n")
+    assert op == Delete("b.bin", binary=True)
+    text = render_op(op, "\x00\x01 whatever the disk holds\n")
+    assert text == ("diff --git a/b.bin b/b.bin\ndeleted file mode 100644\n"
+                    "Binary files a/b.bin and /dev/null differ\n")
+    assert parse_diff(text) == [op]
+
+
 def test_diff_texts_numbers_match_difflib_and_apply() -> None:
     new = BASE.replace("line 3\n", "") + "tail"
     op = diff_texts("x", BASE, new)

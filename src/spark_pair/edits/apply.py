@@ -19,7 +19,7 @@ from . import fsio
 from .journal import FileChange, Journal, missing_dirs, new_turn_id, write_changes
 from .locate import Locator
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename, content_hash
-from .paths import confine_target, real_root, shown
+from .paths import confine_target, looks_binary, real_root, shown
 
 Stop = Callable[[], bool] | None  # true once the turn is cancelled (timeout, Ctrl-C)
 
@@ -194,6 +194,13 @@ _UNSEEN = ("nothing was written; put the file in the context (`-f PATH`, or spac
 _NOT_A_FILE = "spark-pair only edits regular files; regenerate the turn naming a file"
 
 
+def _unseen_binary(rel: str) -> str:
+    import shlex
+
+    return ("nothing was written; a reply never deletes a binary file, as the model is never "
+            f"shown one: delete it yourself (`git rm {shlex.quote(rel)}`)")
+
+
 class AppliedTurn(Value):
     __slots__ = ("turn_id", "changed", "notes")
     turn_id: str
@@ -348,6 +355,10 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str], stop: Stop = None) ->
                 notes.append(f"{rel} changed since the request; it still held exactly the "
                              "lines the reply removes, so it was deleted")
         elif data:  # the reply shows none of its lines: only the file the model was shown
+            if op.base_hash is None and looks_binary(data):
+                raise ConflictError(f"cannot delete {rel}: the reply shows none of its lines "
+                                    "and the model was not shown the file (a binary file is "
+                                    "never sent to it)", hint=_unseen_binary(rel))
             if op.base_hash is None:
                 raise ConflictError(f"cannot delete {rel}: the reply shows none of its lines "
                                     "and the model was not shown the file", hint=_UNSEEN)

@@ -132,18 +132,20 @@ class Delete(Value):
     (a header-only delete). Applied only when they are the file's whole content, or, with
     none shown, when the file is empty or exactly what the model was shown (`base_hash`)."""
 
-    __slots__ = ("path", "base_hash", "uncommitted", "lines")
+    __slots__ = ("path", "base_hash", "uncommitted", "lines", "binary")
     path: str
     base_hash: str | None
     uncommitted: bool  # the file has changes git does not have: the approver must warn
     lines: list[str] | None
+    binary: bool  # the reply says so (`Binary files a/x and /dev/null differ`)
 
     def __init__(self, path: str, base_hash: str | None = None, uncommitted: bool = False,
-                 lines: list[str] | None = None) -> None:
+                 lines: list[str] | None = None, binary: bool = False) -> None:
         self.path = path
         self.base_hash = base_hash
         self.uncommitted = uncommitted
         self.lines = lines
+        self.binary = binary
 
     @property
     def removed(self) -> int:

@@ -431,7 +431,7 @@ class DiffParser:
                 raise ParseError(f"the deleted file {shown(src)} has an added ('+') line",
                                  hint=_ODD_HINT)
             return Delete(src, lines=[ln for h in hunks for ln in h.old_lines] if hunks
-                          else None)
+                          else None, binary=f.binary)
         if kind is OpKind.RENAME:
             return Rename(src, dst or src, hunks)
         if not hunks:

@@ -78,6 +78,8 @@ def render_op(op: Operation, base_text: str | None = None) -> str:
         return head + f"--- /dev/null\n+++ b/{path}\n" + _hunk_text(h, 0, 0)
     if isinstance(op, Delete):  # the lines the reply removes, else the file it would remove
         head += "deleted file mode 100644\n"
+        if op.binary:
+            return head + f"Binary files a/{path} and /dev/null differ\n"
         if op.lines:
             h = Hunk(1, len(op.lines), 0, 0, ["-" + ln for ln in op.lines])
         elif base_text:

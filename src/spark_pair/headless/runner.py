@@ -363,14 +363,15 @@ def _say_left_out(diag: Diagnostics, context: Workspace, files: list[str]) -> No
 
 
 def _bases(root: Path, result: Any) -> dict[str, str]:
-    """The current text of the files the operations edit (for exact @@ line numbers)."""
-    from ..edits.paths import read_regular
+    """The current text of the files the operations edit (for exact @@ line numbers); none
+    for a binary file (never shown as lines)."""
+    from ..edits.paths import looks_binary, read_regular
 
     out = {}
     for op in result.operations:
         data = read_regular(root, op.path)
         try:
-            if data is not None:
+            if data is not None and not looks_binary(data):
                 out[op.path] = data.decode("utf-8")
         except UnicodeDecodeError:
             continue
