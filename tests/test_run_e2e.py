@@ -389,12 +389,17 @@ def test_ctrl_c_mid_stream_writes_nothing_and_exits_130(sim: SimProcess, repo: P
                 proc.send_signal(signal.SIGINT)  # Ctrl-C while the reply streams
                 sent = True
         code = proc.wait(timeout=30)
+        assert proc.stderr is not None
+        err = proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     check_schema(lines)
     assert code == ExitCode.INTERRUPTED
+    assert "interrupted (Ctrl-C)" in err and err.count("nothing was written") == 1, err
+    error = next(ln for ln in lines if ln["type"] == "error")
+    assert f"{error['message']} {error['hint']}".count("nothing was written") == 1
     assert lines[-1]["status"] == "cancelled" and lines[-1]["exit_name"] == "INTERRUPTED"
     assert tree(repo) == before
     partial = [ln for ln in lines if ln["type"] == "metrics"]  # what was measured, kept

@@ -131,6 +131,7 @@ def test_ctrl_c_while_the_first_request_waits_ends_the_run_with_its_json_lines(
     lines = lines_of(out)
     assert [ln["type"] for ln in lines] == ["error", "end"]
     assert lines[0]["kind"] == "cancelled" and "Ctrl-C" in lines[0]["message"]
+    assert err.count("nothing was written") == 1, err  # said once, in the hint
     assert lines[1]["status"] == "cancelled" and lines[1]["exit_name"] == "INTERRUPTED"
 
 

@@ -55,6 +55,8 @@ CLOSE_GRACE_S = 3.0
 # nothing is shown per token (the diff is printed whole, JSON lines name files and hunks): model
 # text may reach the turn up to this late, so it wakes ~50 times a second, not once per token
 TEXT_LATENCY_S = 0.02
+# what Ctrl-C stops a run with (its hint says nothing was written)
+INTERRUPTED = "interrupted (Ctrl-C)"
 
 
 class Diagnostics:
@@ -313,7 +315,7 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
         timer = loop.call_later(left, lambda: session.cancel(
             timeout=True, message=f"the run did not finish within --timeout {opts.timeout:g} s"))
     def on_sigint() -> None:
-        session.cancel(message="interrupted (Ctrl-C); nothing was written")
+        session.cancel(message=INTERRUPTED)
 
     deltas = jl is not None and opts.deltas  # a line per delta: text is handed over as it comes
     if jl is not None:
@@ -412,7 +414,7 @@ def write_usage_error(out: TextIO, error: SparkPairError) -> None:
 def write_interrupted(opts: RunOptions, out: TextIO, err: TextIO) -> int:
     """Say that Ctrl-C stopped the run before its turn could (the same words and, with --json,
     the same `error` and `end` lines as a turn cancelled by it); the exit code."""
-    exc = Cancelled("interrupted (Ctrl-C); nothing was written", hint="nothing was written")
+    exc = Cancelled(INTERRUPTED, hint="nothing was written")
     code = int(exit_code_for(exc))
     Diagnostics(err).say(exc.describe())
     if opts.json:

@@ -18,12 +18,20 @@ from typing import TYPE_CHECKING, TextIO
 from ..errors import SparkPairError
 from ..exitcodes import ExitCode, exit_code_for
 from .jsonl import JsonLines, error_fields
-from .runner import Diagnostics, RunOptions, _drive, _end, _Reporter, _signal, start_lines
+from .runner import (
+    INTERRUPTED,
+    Diagnostics,
+    RunOptions,
+    _drive,
+    _end,
+    _Reporter,
+    _signal,
+    start_lines,
+)
 
 if TYPE_CHECKING:
     from ..workspace.aiturns import AITrigger, AITurn
 
-INTERRUPTED = "interrupted (Ctrl-C); nothing was written"
 
 
 async def watch(opts: RunOptions, out: TextIO, err: TextIO, *,
