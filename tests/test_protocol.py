@@ -490,6 +490,32 @@ async def test_unexpected_close_is_dropped_error(sim):
     assert isinstance(events[-1].error, StreamDropped) and events[-1].retries == 1
 
 
+@pytest.mark.parametrize(("transport", "reconnects", "advice"), [
+    ("chat", 3, "transport = ws or responses"),  # never the transport that dropped
+    ("responses", 3, "transport = ws or chat"),
+    ("ws", 0, "transport = chat"),  # ws fell back to responses, and that dropped too
+    ("auto", 0, "transport = chat"),
+])
+async def test_a_drop_hint_names_only_transports_not_yet_tried(sim, transport, reconnects,
+                                                                advice):
+    sim.set_faults([{"kind": "drop", "times": -1, "after_tokens": 1}])
+    async with client(sim, transport, max_retries=1, reconnect_attempts=reconnects) as c:
+        events = await run(c)
+    err = events[-1].error
+    assert isinstance(err, StreamDropped) and advice in err.hint, err.hint
+
+
+async def test_a_drop_on_the_last_transport_auto_has_gives_no_transport_advice():
+    with SimProcess(tps=0, ttft_ms=0, profile="llama.cpp") as server:  # chat only
+        server.set_faults([{"kind": "drop", "times": -1, "after_tokens": 1}])
+        async with client(server, "auto", max_retries=1) as c:
+            events = await run(c)
+            assert c.transport == "chat"
+    err = events[-1].error
+    assert isinstance(err, StreamDropped) and "transport" not in err.hint, err.hint
+    assert "send the turn again" in err.hint
+
+
 async def test_non_persistent_ws_opens_a_socket_per_turn(sim):
     async with client(sim, "ws", persistent_ws=False) as c:
         for _ in range(3):

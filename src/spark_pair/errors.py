@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 
 _BEARER_RE = re.compile(r"(Bearer\s+)(?=[A-Za-z0-9])\S+", re.IGNORECASE)
 _KEYLIKE_RE = re.compile(r"\b(sk|gsk|xai|rk|pk)([-_])[A-Za-z0-9_\-]{6,}")
@@ -237,12 +238,23 @@ class StreamTimeout(ModelError):
 class StreamDropped(ModelError):
     kind = "dropped"
     retryable = True
-    # shown once the retries are spent (the message says how many): what is left to do
+    # shown once the retries are spent (the message says how many): what is left to do; the
+    # client names the transports worth a try (drop_hint)
     default_hint = (
         "nothing was written; send the turn again (ctrl+r in the app), or try another transport "
-        "([session] transport = responses or chat): a proxy or load balancer that cuts long "
-        "streams, or an unstable server, does this"
+        "([session] transport): a proxy or load balancer that cuts long streams, or an unstable "
+        "server, does this"
     )
+
+    @staticmethod
+    def drop_hint(others: Sequence[str]) -> str:
+        """The hint naming `others`, the transports not yet tried (none: no transport advice)."""
+        if not others:
+            return ("nothing was written; send the turn again (ctrl+r in the app): a proxy or "
+                    "load balancer that cuts long streams, or an unstable server, does this")
+        return ("nothing was written; send the turn again (ctrl+r in the app), or try another "
+                f"transport ([session] transport = {' or '.join(others)}): a proxy or load "
+                "balancer that cuts long streams, or an unstable server, does this")
 
 
 class IncompleteReply(ModelError):

@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..errors import AuthError, EndpointError, ModelError, ModelNotFound, add_secret
+from ..errors import (
+    AuthError,
+    EndpointError,
+    ModelError,
+    ModelNotFound,
+    StreamDropped,
+    add_secret,
+)
 from ..store.records import Recorder, RequestRecord
 from ..urls import host_of
 from ..values import Value
@@ -255,6 +262,7 @@ class ModelClient:
         shown = ""  # the text yielded so far, kept only while a retry replays it
         retries = 0
         tried = [self.model]
+        used = [self.transport]  # the transports this request went over
         started = False
         previous: ModelError | None = None  # the error that led to the current retry
         attempted = False
@@ -321,6 +329,8 @@ class ModelClient:
                         yield change
                         if isinstance(change, ModelChanged):
                             tried.append(self.model)
+                        else:
+                            used.append(self.transport)
                         continue
                     if isinstance(err, ModelNotFound) and len(tried) > 1:
                         where = err.url or self.base_url
@@ -339,6 +349,8 @@ class ModelClient:
                         rec.model, rec.transport = model, transport
                         self._fill_record(rec, watch, None, None, retries - 1, err)
                         self._forget(transport)
+                        if isinstance(err, StreamDropped):
+                            err.hint = err.drop_hint(self._untried(used))
                         if isinstance(err, AuthError) and o.key_source:
                             err.message += f" [credential used: API key from {o.key_source}]"
                         yield Failed(err, retries=retries - 1)
@@ -420,6 +432,14 @@ class ModelClient:
         except ModelError:
             return err  # the root does not answer either: the URL hint stands
         return errors_map.mode_not_offered(err, transport)
+
+    def _untried(self, used: list[Transport]) -> list[str]:
+        """The transports worth a try after the last of `used` dropped: those this request did
+        not use (under auto only those after it: the ones before are missing or failed)."""
+        order = list(TRANSPORTS)
+        if self._auto:
+            order = order[order.index(used[-1]) + 1:]
+        return [t.value for t in order if t not in used]
 
     def _on_error(self, err: ModelError, transport: Transport, tried: list[str]) -> Event | None:
         """A model or transport switch for this error, or None (retry or fail)."""
