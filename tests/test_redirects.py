@@ -118,6 +118,48 @@ def test_doctor_names_a_redirected_websocket_upgrade(doctor_env: SimProcess) -> 
     assert len([e for e in doctor_env.requests() if e["transport"] == "ws"]) == 1
 
 
+def test_doctor_under_auto_notes_a_redirected_chat_endpoint_the_responses_api_works_around(
+        doctor_env: SimProcess) -> None:
+    doctor_env.set_faults([{"kind": "redirect", "transport": "chat", "times": -1}])
+    code, data = _doctor()
+    checks = {c["id"]: c for c in data["checks"]}
+    request = checks["request"]
+    assert code == 0 and data["ok"], data["failed_check"]
+    assert request["status"] == "pass" and request["data"]["api"] == "responses", request
+    moved = doctor_env.base_url.replace("http://", "https://")
+    assert request["note"] == (f"chat completions redirects (HTTP 307 to {moved}/v1/chat/"
+                               "completions; not followed); the Responses API answers, and "
+                               "transport = auto uses it")
+    assert checks["memory"]["status"] == "pass"
+
+
+def test_doctor_under_auto_says_a_redirected_responses_stream_is_a_redirect(
+        doctor_env: SimProcess) -> None:
+    doctor_env.set_faults([{"kind": "redirect", "transport": "responses", "times": -1}])
+    code, data = _doctor()
+    stream = next(c for c in data["checks"] if c["id"] == "stream")
+    assert code == 0 and stream["status"] == "pass", stream
+    assert stream["note"].startswith("the Responses API redirects (HTTP 307 to https://")
+    assert "chat completions answers, and transport = auto uses it" in stream["note"]
+
+
+def test_doctor_fails_a_demanded_transport_that_redirects(doctor_env: SimProcess) -> None:
+    doctor_env.set_faults([{"kind": "redirect", "transport": "chat", "times": -1}])
+    code, data = _doctor("--transport", "chat")
+    request = next(c for c in data["checks"] if c["id"] == "request")
+    assert code == 1 and data["failed_check"] == "request"
+    assert request["error_class"] == "redirect" and not request["note"], request
+
+
+def test_doctor_under_auto_fails_a_redirect_no_other_endpoint_works_around(
+        doctor_env: SimProcess) -> None:
+    doctor_env.set_faults([{"kind": "redirect", "transport": "http", "times": -1}])
+    code, data = _doctor()
+    request = next(c for c in data["checks"] if c["id"] == "request")
+    assert code == 1 and data["failed_check"] == "request"
+    assert request["error_class"] == "redirect" and "chat/completions" in request["detail"]
+
+
 # ---- the message ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("url", "location", "base"), [

@@ -189,6 +189,12 @@ class Redirected(EndpointError):
     default_hint = ("set the base URL to where it points (model.base_url / --base-url); "
                     "spark-pair does not follow redirects, so the API key goes nowhere else")
 
+    def __init__(self, message: str, *, target: str | None = None, hint: str | None = None,
+                 status: int | None = None, url: str | None = None,
+                 body: str | None = None) -> None:
+        self.target = target  # where it points (None: no Location header)
+        super().__init__(message, hint=hint, status=status, url=url, body=body)
+
 
 class ModelNotFound(ModelError):
     kind = "model_not_found"

@@ -90,6 +90,8 @@ class _Doctor:
         self.ws: Any = None
         self.ws_ok = False  # the WS check passed: the memory check uses a fresh socket
         self.models_error: SparkPairError | None = None  # GET /v1/models failed, not the key
+        self.request_api: str | None = None  # the API the plain request found working, when
+        # the usual one redirects and the transport setting does not demand it
         self.http: httpx.AsyncClient | None = None
 
     async def run(self, on_result: Callable[[CheckResult], None] | None) -> DoctorReport:
@@ -299,6 +301,8 @@ class _Doctor:
         return out
 
     def _request_api(self) -> str:
+        if self.request_api is not None:
+            return self.request_api
         return "responses" if self.cfg.transport == "responses" else "chat"
 
     async def _ask(self, model: str, messages: list[dict[str, str]],
@@ -476,8 +480,21 @@ class _Doctor:
                        {"available": self.available, "missing_fallbacks": missing})
 
     async def check_request(self) -> Outcome:
-        text, usage = await self._ask(self.cfg.model or "",
-                                      [{"role": "user", "content": PING_PROMPT}])
+        ask = [{"role": "user", "content": PING_PROMPT}]
+        note = ""
+        try:
+            text, usage = await self._ask(self.cfg.model or "", ask)
+        except E.Redirected as exc:
+            api = self._request_api()
+            if self.cfg.transport == api:  # the API the setting demands: a failure
+                raise
+            self.request_api = "responses" if api == "chat" else "chat"
+            try:
+                text, usage = await self._ask(self.cfg.model or "", ask)
+            except SparkPairError:
+                self.request_api = None
+                raise exc from None  # no way around it: the redirect is the finding
+            note = _worked_around(exc, api, self.request_api, self.cfg.transport)
         if not usage:
             raise E.ProtocolError("the answer carries no 'usage': token counts and cost "
                                   "cannot be tracked", hint="some gateways strip usage; "
@@ -485,7 +502,8 @@ class _Doctor:
         tin = usage.get("input_tokens", usage.get("prompt_tokens"))
         tout = usage.get("output_tokens", usage.get("completion_tokens"))
         return Outcome(f"{self._request_api()}: {len(text)} chars, usage {tin} in / {tout} out",
-                       {"api": self._request_api(), "input_tokens": tin, "output_tokens": tout})
+                       {"api": self._request_api(), "input_tokens": tin, "output_tokens": tout},
+                       note=note)
 
     async def check_stream(self) -> Outcome:
         api = "chat" if self.cfg.transport == "chat" else "responses"
@@ -496,7 +514,9 @@ class _Doctor:
             if self.cfg.transport != "auto" or api == "chat":
                 raise
             api = "chat"  # no Responses API here: auto uses Chat Completions
-            note = (f"this server does not offer the Responses API (HTTP {exc.status}); "
+            note = (_worked_around(exc, "responses", api, "auto")
+                    if isinstance(exc, E.Redirected) else
+                    f"this server does not offer the Responses API (HTTP {exc.status}); "
                     "transport = auto uses chat completions")
             stats = await self._stream(api)
         if buffered(stats):  # a buffer holds back every stream; a client that stalled, one
@@ -740,6 +760,16 @@ class _Doctor:
         text, _ = await self._ask(target, [{"role": "user", "content": PING_PROMPT}])
         return Outcome(f"{target} answered in {ms(t0):.0f} ms ({len(text)} chars)",
                        {"model": target})
+
+
+API_NAMES = {"chat": "chat completions", "responses": "the Responses API"}
+
+
+def _worked_around(exc: E.Redirected, api: str, other: str, transport: str) -> str:
+    """The note for a redirect on `api` that `other` works around (never followed)."""
+    where = f"to {exc.target}" if exc.target else "without a Location"
+    return (f"{API_NAMES[api]} redirects (HTTP {exc.status} {where}; not followed); "
+            f"{API_NAMES[other]} answers, and transport = {transport} uses it")
 
 
 def _title(check_id: str) -> str:

@@ -129,7 +129,7 @@ def redirected(status: int, url: str, location: str, body: str | None = None) ->
         hint = (f"set the base URL to where it points: {base} (model.base_url / --base-url); "
                 "spark-pair does not follow redirects, so the API key goes nowhere else")
     return Redirected(f"the server redirected the request to {shown} (HTTP {status} for {url})",
-                      hint=hint, **kw)
+                      hint=hint, target=shown, **kw)
 
 
 def moved_base(url: str, target: str) -> str | None:
