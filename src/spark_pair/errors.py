@@ -166,10 +166,9 @@ class ModelError(SparkPairError):
 
 class AuthError(ModelError):
     kind = "auth"
-    default_hint = (
-        "check the key: is the env var exported in this shell, without leading/trailing "
-        "whitespace or a newline, without a 'Bearer ' prefix, not deleted or out of credit? "
-        "spark-pair uses API-key mode only: an OAuth / login token is not an API key"
+    default_hint = (  # (short: with the message it is read whole in 6 lines at 80 columns)
+        "check the key: exported in this shell? no stray whitespace, newline or 'Bearer ' "
+        "prefix? spark-pair takes an API key, never an OAuth / login token"
     )
 
 
