@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_app import (
     all_proposed,
     entries_of,
@@ -25,6 +26,7 @@ from spark_pair.ui.screens.confirm import ConfirmScreen
 from spark_pair.ui.screens.help import HelpScreen
 from spark_pair.ui.screens.main import MainScreen
 from spark_pair.ui.widgets.files import FilesPane
+from spark_pair.ui.widgets.meter import Meter
 from spark_pair.ui.widgets.prompt import Prompt
 
 
@@ -88,8 +90,9 @@ async def test_prompt_history_walks_back_and_forth(repo: Path, demo_sim: SimProc
         assert prompt.value == "draft"  # what was being written comes back
 
 
+@pytest.mark.parametrize("transport", ["auto", "chat"])
 async def test_at_80x24_a_refused_key_and_a_missing_model_are_read_whole(
-        repo: Path, demo_sim: SimProcess) -> None:
+        repo: Path, demo_sim: SimProcess, transport: str) -> None:
     """Message and hint, every word on screen; the header names the error, not a failed link."""
     from spark_pair.ui.driver import describe
     from spark_pair.ui.widgets.header import AppHeader
@@ -98,7 +101,7 @@ async def test_at_80x24_a_refused_key_and_a_missing_model_are_read_whole(
         return " ".join(describe(error).split()) in " ".join(screen_text(app).split())
 
     demo_sim.configure(api_key="the-right-key")
-    app = make_app(repo, demo_sim)
+    app = make_app(repo, demo_sim, transport=transport)
     async with app.run_test(size=(80, 24)) as pilot:
         errors: list[Any] = []
         original = app.main.show_error
@@ -110,6 +113,8 @@ async def test_at_80x24_a_refused_key_and_a_missing_model_are_read_whole(
         assert whole(errors[-1]), screen_text(app)
         header = str(app.main.query_one(AppHeader).render())
         assert "key refused" in header and "failed" not in header
+        meter = str(app.main.query_one(Meter).render())  # the transport tried, not "-"
+        assert meter.endswith(f"│ {'ws' if transport == 'auto' else transport}"), meter
         demo_sim.configure(api_key=None)
         await type_line(pilot, app, "/model no-such-model")
         await until(pilot, lambda: "now using model no-such-model" in notice(app), "the switch")

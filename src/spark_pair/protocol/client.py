@@ -353,7 +353,7 @@ class ModelClient:
                             err.hint = err.drop_hint(self._untried(used))
                         if isinstance(err, AuthError) and o.key_source:
                             err.message += f" [credential used: API key from {o.key_source}]"
-                        yield Failed(err, retries=retries - 1)
+                        yield Failed(err, retries=retries - 1, transport=transport)
                         return
                     previous = err
                     yield Retrying(retries, delay, err.kind)

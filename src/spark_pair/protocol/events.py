@@ -150,13 +150,16 @@ class ModelChanged(Frozen):
 
 
 class Failed(Frozen):
-    __slots__ = ("error", "retries")
+    __slots__ = ("error", "retries", "transport")
     error: ModelError
     retries: int
+    transport: Transport | None  # the transport of the last attempt (None: not known)
 
-    def __init__(self, error: ModelError, retries: int = 0) -> None:
+    def __init__(self, error: ModelError, retries: int = 0,
+                 transport: Transport | None = None) -> None:
         set_field(self, "error", error)
         set_field(self, "retries", retries)
+        set_field(self, "transport", transport)
 
 
 Event = (Started | TextDelta | Usage | Completed | Retrying | Rewound | TransportChanged

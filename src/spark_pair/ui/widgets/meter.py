@@ -144,8 +144,9 @@ class Meter(Widget):
                     self.final, self.retries = metrics, retries
                     self.usage = usage or self.usage
                     ended = True
-                case Failed(retries=retries):
+                case Failed(retries=retries, transport=transport):
                     self.retries = retries
+                    self.transport = transport or self.transport  # the one tried, not "-"
                     ended = True
                 case _:
                     pass
