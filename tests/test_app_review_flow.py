@@ -6,14 +6,31 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_app import all_proposed, make_app, notice, review, turn_over, until
+import pytest
+from rich.cells import cell_len
+from test_app import all_proposed, go_to, make_app, notice, review, turn_over, until
+from test_app_dialogs import screen_rows
 
 from spark_pair.headless.demo_project import CONTEXT_FILES, FILES
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.review_state import Item, Mark
 from spark_pair.ui.screens.confirm import ConfirmScreen
+from spark_pair.ui.widgets.diff_view import DiffView
+from spark_pair.ui.widgets.diff_view import Kind as DiffKind
 
 ACCEPTED = "✓ accepted"
+SIZES = [(80, 24), (200, 50)]
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def shown_in(app, widget) -> str:
+    """What a pane shows, its rows read on one after the other (a wrapped row reads on)."""
+    region = widget.scrollable_content_region
+    return words(" ".join(row[region.x:region.right]
+                          for row in screen_rows(app)[region.y:region.bottom]))
 
 
 def rows(app) -> list[str]:
@@ -33,9 +50,11 @@ def by_path(app, path: str):
                  if path in (getattr(e.op, "path", None), getattr(e.op, "src", None))), None)
 
 
-async def test_quit_typed_in_the_prompt_closes_the_app(repo: Path, demo_sim: SimProcess) -> None:
+@pytest.mark.parametrize("size", SIZES)
+async def test_quit_typed_in_the_prompt_closes_the_app(repo: Path, demo_sim: SimProcess,
+                                                      size: tuple[int, int]) -> None:
     app = make_app(repo, demo_sim, prompt="")
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: app.main.driver.session is not None, "the open repository")
         app.main.query_one("#prompt").focus()
         await pilot.press(*"/quit", "enter")
@@ -152,3 +171,34 @@ async def test_a_stopped_turn_can_not_be_accepted_and_says_so(repo: Path,
         assert "nothing was written" in notice(app)
     for rel, text in FILES.items():
         assert (repo / rel).read_text() == text
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_delete_of_part_of_a_file_reads_refused_with_its_reason_whole(
+        repo: Path, demo_sim: SimProcess, size: tuple[int, int]) -> None:
+    """TODO.txt has a line the reply's delete does not show: its row says refused (not "needs d
+    then y") and why, every word on screen, in the review and in the live diff; the notice says
+    the turn can not be written and which keys end or rerun it."""
+    (repo / "TODO.txt").write_text(FILES["TODO.txt"] + "- mine, not committed\n")
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: all_proposed(app) and by_path(app, "TODO.txt").problem,
+                    "every proposal, the delete refused")
+        delete = by_path(app, "TODO.txt")
+        await go_to(pilot, app, delete.index)
+        await pilot.pause()
+        pane = shown_in(app, review(app))
+        assert "[D] DELETE TODO.txt ! refused" in pane, pane
+        assert words(delete.problem) in pane and "not the whole file" in pane, pane
+        said = words(notice(app))
+        assert "can not be written" in said and "R rejects" in said and "ctrl+r" in said
+        assert said in shown_in(app, app.main.query_one("#notice"))
+        view = app.main.query_one(DiffView)
+        notes = [row.text for row in view.rows if row.kind is DiffKind.NOTE]
+        assert "line 3 is '- mine, not committed')" in words(" ".join(notes)), notes
+        assert all(cell_len(note) <= view.scrollable_content_region.width for note in notes)
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert "nothing was written" in notice(app)
+    assert (repo / "TODO.txt").read_text().endswith("- mine, not committed\n")
+

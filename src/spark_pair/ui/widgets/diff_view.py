@@ -8,6 +8,7 @@ rows it has not shown before, and the screen reuses what it made of the others.
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from enum import IntEnum, StrEnum
@@ -32,6 +33,7 @@ from ..word_marks import WordMarks
 CACHE_ROWS = 512  # strips kept; a rebuilt row costs tens of microseconds
 BARS_S = 0.25  # while the diff grows, its scrollbars are repainted at most this often
 TAB = 4
+NOTE_ROWS = 8  # a refusal's rows at most (a conflict lists the lines it looked for)
 
 
 class HunkMark(StrEnum):
@@ -342,7 +344,7 @@ class DiffView(ScrollView, can_focus=True):
                 self._open = -1
                 self._detail(event.index, event.op)
             case Refused(op=op, reason=reason):
-                self._add(Row(Kind.NOTE, content_text(f"refused {op.summary()}: {reason}")))
+                self._note(f"refused {op.summary()}: {reason}")
             case Stale(path=path):
                 self._add(Row(Kind.NOTE, f"stale: {shown(path)} changed on disk"))
             case Completed() | Failed():
@@ -411,6 +413,20 @@ class DiffView(ScrollView, can_focus=True):
             self._add(Row(Kind.PROSE, ""))
         self._blank = False
         self._add(Row(Kind.PROSE, content_text(line)))
+
+    def _note(self, text: str) -> None:
+        """A note's rows: each of its lines wrapped at the view's width (less a scrollbar), so
+        a reason is read without scrolling sideways; at most NOTE_ROWS rows."""
+        width = self.scrollable_content_region.width - 1
+        rows: list[str] = []
+        for line in text.splitlines() or [""]:
+            line = content_text(line)
+            rows += textwrap.wrap(line, width, subsequent_indent="    ", break_on_hyphens=False
+                                  ) if width > 20 and cell_len(line) > width else [line]
+        if len(rows) > NOTE_ROWS:
+            rows = rows[:NOTE_ROWS - 1] + ["    …"]
+        for row in rows:
+            self._add(Row(Kind.NOTE, row))
 
     def _add(self, row: Row) -> None:
         self.rows.append(row)

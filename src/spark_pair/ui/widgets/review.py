@@ -5,12 +5,15 @@ one line each, marked with a letter and a word as well as a colour. The pane own
 keys; a decision leaves as a `ReviewPane.Decided` message once an operation is fully decided.
 
 A Line API view: a turn of thousands of hunks costs O(visible rows) a frame. The rows are
-(operation, part) pairs kept in order; a key or a proposal repaints (or appends) only its
-operation's rows, and each row becomes a `Strip` when painted, kept in a bounded cache.
+(operation, part, line) triples kept in order; a key or a proposal repaints (or appends) only its
+operation's rows, and each row becomes a `Strip` when painted, kept in a bounded cache. A part
+that says a state or a reason (an operation's line, a refusal, a hunk with a reason) wraps onto
+more lines rather than lose its last words at the pane's width.
 """
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -49,6 +52,7 @@ REFUSED = ("!", "refused")
 HEAD = -1  # a row's part: the operation's own line
 PROBLEM = -2  # the line under it that says why it was refused
 CACHE_ROWS = 256
+MAX_LINES = 4  # a part wraps onto at most this many lines (the last one then ends in …)
 
 
 class ReviewPane(ScrollView, can_focus=True):
@@ -156,11 +160,12 @@ class ReviewPane(ScrollView, can_focus=True):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.review = Review()
-        self._rows: list[tuple[int, int]] = []  # (operation index, HEAD / PROBLEM / hunk)
+        self._rows: list[tuple[int, int, int]] = []  # (operation, HEAD / PROBLEM / hunk, line)
         self._first_row: dict[int, int] = {}  # operation index -> its HEAD row
+        self._wrap = 0  # the width the parts were wrapped at (0: not laid out, one line each)
         self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(CACHE_ROWS)  # (row, width)
         self._styles: dict[str, Style] = {}
-        self._cursor_row = -1  # the row painted as the cursor
+        self._cursor_rows = range(0)  # the rows painted as the cursor (its part's lines)
         self.border_title = "Review"
         self.add_class("-empty")
 
@@ -235,7 +240,7 @@ class ReviewPane(ScrollView, can_focus=True):
         review = self.review
         entry = review.entries.get(only) if only is not None else None
         first = self._first_row.get(only, -1) if only is not None else -1
-        rows = [] if entry is None else _rows_of(entry)
+        rows = [] if entry is None else self._rows_of(entry)
         if entry is not None and first >= 0 and self._rows[first:first + len(rows)] == rows \
                 and (first + len(rows) == len(self._rows) or self._rows[first + len(rows)][0]
                      != entry.index):
@@ -247,12 +252,7 @@ class ReviewPane(ScrollView, can_focus=True):
             if self.is_attached:
                 self.refresh_lines(self._first_row[entry.index], len(rows))
         else:
-            self._rows, self._first_row = [], {}
-            for index in sorted(review.entries):
-                self._first_row[index] = len(self._rows)
-                self._rows += _rows_of(review.entries[index])
-            self._cache.clear()
-            self.refresh()
+            self._rebuild()
         self.set_class(not self._rows, "-empty")
         self._resize(Size(self.size.width, len(self._rows)))
         undecided = review.undecided_count
@@ -262,6 +262,31 @@ class ReviewPane(ScrollView, can_focus=True):
                              f"Review · {undecided} undecided" if undecided else
                              f"Review · {review.undone}" if review.undone else "Review")
         self._sync_cursor(moved, (only,) if only is not None else None)
+
+    def _rebuild(self) -> None:
+        """Every row anew (each operation's parts wrapped at the pane's width)."""
+        self._rows, self._first_row = [], {}
+        for index in sorted(self.review.entries):
+            self._first_row[index] = len(self._rows)
+            self._rows += self._rows_of(self.review.entries[index])
+        self._cache.clear()
+        self.refresh()
+
+    def _rows_of(self, entry: Entry) -> list[tuple[int, int, int]]:
+        """The rows of one operation: its line, its hunks, its problem (each part as many
+        rows as it has lines)."""
+        parts = [HEAD, *range(len(entry.hunks))] + ([PROBLEM] if entry.problem else [])
+        return [(entry.index, part, line) for part in parts
+                for line in range(len(self._lines(entry, part)) if _wraps(entry, part) else 1)]
+
+    def _lines(self, entry: Entry, part: int) -> list[Text]:
+        """The lines of one part at the wrapping width."""
+        closed = bool(self.review.closed)
+        text = _entry_line(entry, self.review.undone, closed) if part == HEAD else \
+            _row_text(entry, part, closed)
+        if not _wraps(entry, part):
+            return [text]
+        return _wrapped(text, self._wrap, 4 if part < 0 else 14, self.app.console)
 
     def _resize(self, size: Size) -> None:
         """A new virtual size, once per change. `virtual_size` is a layout reactive: setting it
@@ -286,36 +311,61 @@ class ReviewPane(ScrollView, can_focus=True):
         if self.is_attached:
             self.refresh_line(row)  # (a row: virtual coordinates)
 
-    def _row_of(self, item: Item | None) -> int:
-        if item is None or item.op not in self._first_row:
-            return -1
-        return self._first_row[item.op] + (0 if item.hunk is None else 1 + item.hunk)
+    def _rows_at(self, item: Item | None) -> range:
+        """The rows of an item's part (empty: not listed)."""
+        if item is None:
+            return range(0)
+        return self._part_rows(item.op, HEAD if item.hunk is None else item.hunk)
+
+    def _part_rows(self, op: int, part: int) -> range:
+        if op not in self._first_row:
+            return range(0)
+        rows, row = self._rows, self._first_row[op]
+        while row < len(rows) and rows[row][0] == op and rows[row][1] != part:
+            row += 1
+        end = row
+        while end < len(rows) and rows[end][:2] == (op, part):
+            end += 1
+        return range(row, end)
 
     def _sync_cursor(self, moved: bool = True, ops: tuple[int, ...] | None = ()) -> None:
         """Paint the cursor where the review has it, keep it in view, tell the screen."""
         self.post_message(self.Changed(moved, ops))
-        row = self._row_of(self.review.cursor)
-        old, self._cursor_row = self._cursor_row, row
-        if old != row:
-            for r in (old, row):
+        rows = self._rows_at(self.review.cursor)
+        old, self._cursor_rows = self._cursor_rows, rows
+        if old != rows:
+            for r in (*old, *rows):
                 if 0 <= r < len(self._rows):
                     self._forget(r)
         self._keep_in_view()
 
     def _keep_in_view(self) -> None:
-        """Scroll so the cursor's row shows (with its file's line, for a first hunk)."""
-        row, height = self._cursor_row, self.scrollable_content_region.height
-        if row < 0 or not height:
+        """Scroll so the cursor's rows show (with its file's line, for a first hunk)."""
+        rows, height = self._cursor_rows, self.scrollable_content_region.height
+        if not rows or not height:
             return  # not laid out yet: on_resize does it
         cursor = self.review.cursor
-        top = row - 1 if cursor is not None and cursor.hunk == 0 else row
+        top = rows.start - 1 if cursor is not None and cursor.hunk == 0 else rows.start
+        last = rows[-1]
+        entry = self.review.entries.get(cursor.op) if cursor is not None else None
+        if entry is not None and cursor is not None and entry.problem and \
+                cursor.hunk == (len(entry.hunks) - 1 if entry.per_hunk else None):
+            last = max([last, *self._part_rows(entry.index, PROBLEM)])  # and why it was refused
         y = round(self.scroll_y)
         if top < y:
             self.scroll_to(y=top, animate=False, force=True, immediate=True)
-        elif row >= y + height:
-            self.scroll_to(y=row - height + 1, animate=False, force=True, immediate=True)
+        elif last >= y + height:
+            self.scroll_to(y=min(last - height + 1, top), animate=False, force=True,
+                           immediate=True)
 
     def on_resize(self, event: events.Resize) -> None:
+        wrap = self.content_region.width - 1  # (less a scrollbar, shown or not)
+        if wrap != self._wrap:
+            self._wrap = wrap
+            if self._rows:  # parts wrap at the new width
+                self._rebuild()
+                self._resize(Size(self.size.width, len(self._rows)))
+                self._cursor_rows = self._rows_at(self.review.cursor)
         self._keep_in_view()
 
     # ---- painting --------------------------------------------------------------------------
@@ -327,11 +377,13 @@ class ReviewPane(ScrollView, can_focus=True):
 
     def _on_focus(self, event: events.Focus) -> None:
         self._styles.clear()  # the cursor row's style follows focus
-        self._forget(self._cursor_row)
+        for row in self._cursor_rows:
+            self._forget(row)
 
     def _on_blur(self, event: events.Blur) -> None:
         self._styles.clear()
-        self._forget(self._cursor_row)
+        for row in self._cursor_rows:
+            self._forget(row)
 
     @property
     def _width(self) -> int:
@@ -350,12 +402,12 @@ class ReviewPane(ScrollView, can_focus=True):
         width = self._width
         if not 0 <= index < len(self._rows):
             return Strip.blank(width, self._style(""))
-        if index == self._cursor_row:
+        if index in self._cursor_rows:
             return self._paint(index, width, self._style("review-pane--cursor"))
         key = (index, width)
         strip = self._cache.get(key)
         if strip is None:
-            op, part = self._rows[index]
+            op, part, _ = self._rows[index]
             entry = self.review.entries[op]
             header = part == HEAD and entry.per_hunk
             strip = self._paint(index, width, self._style("review-pane--header" if header
@@ -364,11 +416,9 @@ class ReviewPane(ScrollView, can_focus=True):
         return strip
 
     def _paint(self, index: int, width: int, style: Style) -> Strip:
-        op, part = self._rows[index]
-        entry = self.review.entries[op]
-        closed = bool(self.review.closed)
-        text = _entry_line(entry, self.review.undone, closed) if part == HEAD else \
-            _row_text(entry, part, closed)
+        op, part, line = self._rows[index]
+        lines = self._lines(self.review.entries[op], part)
+        text = lines[line] if line < len(lines) else Text()
         text.truncate(width, overflow="ellipsis")
         strip = Strip(list(text.render(self.app.console))).apply_style(style)
         return strip.extend_cell_length(width, style).apply_meta({"row": index})
@@ -377,7 +427,7 @@ class ReviewPane(ScrollView, can_focus=True):
         row = event.style.meta.get("row")
         if not isinstance(row, int) or not 0 <= row < len(self._rows):
             return
-        op, part = self._rows[row]
+        op, part, _ = self._rows[row]
         entry = self.review.entries[op]
         if part == PROBLEM or (part == HEAD and entry.per_hunk):
             return
@@ -531,13 +581,25 @@ def _question(entry: Entry) -> str:
     return f"Delete {shown(op.path)}?{warn}"
 
 
-def _rows_of(entry: Entry) -> list[tuple[int, int]]:
-    """The rows of one operation: its line, its hunks, its problem."""
-    out = [(entry.index, HEAD)]
-    out += [(entry.index, h) for h in range(len(entry.hunks))]
-    if entry.problem:
-        out.append((entry.index, PROBLEM))
-    return out
+def _wraps(entry: Entry, part: int) -> bool:
+    """Whether a part may need more than one line: an operation's line, its problem, a hunk
+    with a reason (a hunk's state comes first in its row; its section may be cut)."""
+    return part < 0 or bool(entry.reasons.get(part) or entry.unfit.get(part, "").strip())
+
+
+def _wrapped(text: Text, width: int, indent: int, console: Console) -> list[Text]:
+    """`text` in lines of `width` cells, the later ones indented; at most MAX_LINES (the last
+    then ends in …). One line when it fits or the width is unknown."""
+    if width <= indent + 8 or text.cell_len <= width:
+        return [text]
+    lines = list(text.wrap(console, width - indent, overflow="fold", no_wrap=False))
+    if len(lines) > MAX_LINES:
+        lines = lines[:MAX_LINES]
+        lines[-1].append(" …")
+    for line in lines[1:]:
+        line.rstrip()
+        line.pad_left(indent)
+    return [line.copy() for line in lines]
 
 
 def _row_text(entry: Entry, part: int, closed: bool = False) -> Text:
@@ -592,6 +654,8 @@ def _entry_line(entry: Entry, undone: Undone | None = None, closed: bool = False
             words = "needs d then y"
         if entry.content is not None:
             words = "edited"
+        if entry.problem and entry.sent and entry.mark is Mark.UNDECIDED:
+            marker, words = REFUSED  # (the row under it says why)
         if unwritten and entry.mark is not Mark.REJECTED:
             marker, words = NOT_WRITTEN
         text.append(f"  {marker} {words}")
