@@ -202,3 +202,36 @@ async def test_a_delete_of_part_of_a_file_reads_refused_with_its_reason_whole(
         assert "nothing was written" in notice(app)
     assert (repo / "TODO.txt").read_text().endswith("- mine, not committed\n")
 
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_files_edited_during_review_read_stale_or_asked_again_whole(
+        repo: Path, demo_sim: SimProcess, size: tuple[int, int]) -> None:
+    """Under review, README.md changes where its hunk goes (refused: stale), then inventory.py
+    changes away from its hunks (asked again): each row says so in full words, and the notice
+    still says the turn can not be written, with the keys."""
+    app = make_app(repo, demo_sim, files=CONTEXT_FILES)
+    mine = FILES["README.md"].replace("to print the order total", "to print the total")
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: all_proposed(app) and not app.main.streaming,
+                    "every proposal, under review")
+        (repo / "README.md").write_text(mine)
+        await until(pilot, lambda: by_path(app, "README.md").problem, "README.md refused")
+        first = review(app).review.entries[0]
+        (repo / "inventory.py").write_text("# a line of mine\n" + FILES["inventory.py"])
+        await until(pilot, lambda: review(app).review.entries[0] is not first, "the new ask")
+        await pilot.pause()
+        said = words(notice(app))
+        assert "can not be written" in said and "R rejects" in said, said
+        assert said in shown_in(app, app.main.query_one("#notice"))
+        assert "inventory.py · 0/2 hunk(s) accepted changed on disk, asked again" in \
+            shown_in(app, review(app))
+        readme = by_path(app, "README.md")
+        await go_to(pilot, app, readme.index)
+        await pilot.pause()
+        pane = shown_in(app, review(app))
+        assert "README.md · 0/1 hunk(s) accepted STALE: changed on disk (blocked)" in pane, pane
+        assert words(readme.problem) in pane, pane
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert "nothing was written" in notice(app)
+    assert (repo / "README.md").read_text() == mine

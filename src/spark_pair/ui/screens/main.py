@@ -331,7 +331,9 @@ class MainScreen(Screen[None]):
                     old = review.review.entries.get(proposal.index)
                     review.propose(proposal.index, proposal.op, stale=proposal.stale)
                     proposed.append((proposal.index, proposal.op))
-                    if old is not None and old.amended and not old.sent:
+                    if review.review.doomed:  # its notice stays: nothing will be written
+                        pass
+                    elif old is not None and old.amended and not old.sent:
                         # asked again against the file as it is now: the edit no longer fits
                         self.say(f"{shown(old.op.path)} changed on disk: your edit of it was "
                                  "dropped; press e to edit it again", op=proposal.index)
@@ -345,7 +347,9 @@ class MainScreen(Screen[None]):
                 case Stale(path=path, index=index):
                     if index is not None:
                         review.mark_stale(index)
-                    self.say(f"{shown(path)} changed on disk during the turn: stale", op=index)
+                    if not review.review.doomed:  # (its notice says why nothing is written)
+                        self.say(f"{shown(path)} changed on disk during the turn: stale",
+                                 op=index)
                 case Refused(index=index, op=op, reason=reason, kind=kind):
                     stale = kind is RefusalKind.STALE
                     review.refuse(index, f"refused ({kind}): {_first_line(reason)}", op,
