@@ -127,6 +127,19 @@ async def test_at_80x24_a_refused_key_and_a_missing_model_are_read_whole(
         assert "model not found" in header and "failed" not in header
 
 
+async def test_at_80x24_the_meter_names_the_transport_while_it_retries(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """A server error on chat: while the retry waits, the meter says chat (not "-")."""
+    demo_sim.set_faults([{"kind": "server_error", "transport": "chat", "times": -1}])
+    app = make_app(repo, demo_sim, transport="chat")
+    async with app.run_test(size=(80, 24)) as pilot:
+        meter = app.main.query_one(Meter)
+        await until(pilot, lambda: meter.retries, "the first retry")
+        assert meter.transport == "chat" and str(meter.render()).endswith("│ chat")
+        await pilot.press("escape")
+        await until(pilot, lambda: turn_over(app), "the stopped turn")
+
+
 async def test_add_and_drop_say_what_changed_when_the_files_pane_is_folded(
         repo: Path, demo_sim: SimProcess) -> None:
     app = make_app(repo, demo_sim, prompt="")

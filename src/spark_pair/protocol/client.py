@@ -356,7 +356,7 @@ class ModelClient:
                         yield Failed(err, retries=retries - 1, transport=transport)
                         return
                     previous = err
-                    yield Retrying(retries, delay, err.kind)
+                    yield Retrying(retries, delay, err.kind, transport)
                     await asyncio.sleep(delay)
                     continue
                 watch.done()

@@ -99,15 +99,18 @@ class Completed(Frozen):
 
 
 class Retrying(Frozen):
-    __slots__ = ("attempt", "delay_s", "reason")
+    __slots__ = ("attempt", "delay_s", "reason", "transport")
     attempt: int
     delay_s: float
     reason: str  # error kind, e.g. "rate_limit", "dropped"
+    transport: Transport | None  # the transport of the attempt that failed (None: not known)
 
-    def __init__(self, attempt: int, delay_s: float, reason: str) -> None:
+    def __init__(self, attempt: int, delay_s: float, reason: str,
+                 transport: Transport | None = None) -> None:
         set_field(self, "attempt", attempt)
         set_field(self, "delay_s", delay_s)
         set_field(self, "reason", reason)
+        set_field(self, "transport", transport)
 
 
 class Rewound(Frozen):

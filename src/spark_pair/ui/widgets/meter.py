@@ -135,8 +135,9 @@ class Meter(Widget):
                 case ModelChanged(new=new):
                     self.model = new
                     self._again()
-                case Retrying(attempt=attempt):
+                case Retrying(attempt=attempt, transport=transport):
                     self.retries = attempt
+                    self.transport = transport or self.transport
                     self._again()
                 case Usage():
                     self.usage = event
