@@ -13,6 +13,9 @@ KINDS = {
     "stall": {"after_tokens": 0, "seconds": 3600},
     "html": {"status": 200},
     "ws_refuse": {},
+    # the WebSocket upgrade is answered `seconds` late (a slow TLS handshake or gateway): the
+    # connection's set-up, before any request can go out on it
+    "slow_handshake": {"seconds": 1},
     "redirect": {"status": 307},
     "concurrency_limit": {"max_concurrent": 1},
     # the stream's end is never marked: no `data: [DONE]` (chat) and no end of the body; the
@@ -30,7 +33,8 @@ KINDS = {
 }
 TRANSPORTS = {None, "ws", "http", "chat", "responses", "models"}
 # Kinds that fire on the WS handshake; the others fire on a request (HTTP or WS response.create).
-HANDSHAKE_KINDS = {"ws_refuse", "html", "redirect"}
+HANDSHAKE_KINDS = {"ws_refuse", "html", "redirect", "slow_handshake"}
+WS_ONLY_KINDS = {"ws_refuse", "slow_handshake"}  # kinds of a WebSocket upgrade only
 HTTP_KINDS = {"no_done", "buffer"}  # kinds of an HTTP stream only (a WS response.create skips)
 CHAT_KINDS = {"stream_error", "interrupt"}  # kinds of a chat stream only
 # name -> (lowest, highest, whole numbers only); `status` depends on the kind
@@ -146,7 +150,7 @@ class FaultBook:
                 continue
             if transport == "ws" and (fault.kind in HANDSHAKE_KINDS) != handshake:
                 continue
-            if transport != "ws" and fault.kind == "ws_refuse":
+            if transport != "ws" and fault.kind in WS_ONLY_KINDS:
                 continue
             if transport == "ws" and fault.kind in HTTP_KINDS:
                 continue

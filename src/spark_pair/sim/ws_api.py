@@ -40,7 +40,11 @@ async def responses_get(request: web.Request) -> web.StreamResponse:
         return http_api.error_response(405, "Use POST /v1/responses, or a WebSocket upgrade.",
                                        "invalid_request_error", None)
     ok = state.auth_ok(request.headers)
-    refused = _handshake_refusal(state, ok)
+    fault = state.faults.take("ws", handshake=True) if ok else None
+    if fault is not None and fault.kind == "slow_handshake":
+        await asyncio.sleep(float(fault.get("seconds")))
+        fault = None
+    refused = _handshake_refusal(fault, ok)
     if refused is not None:
         entry = state.add_entry(request.path, "ws", state.http_connection_id(request), None, ok,
                                 request.headers)
@@ -52,10 +56,9 @@ async def responses_get(request: web.Request) -> web.StreamResponse:
     return ws
 
 
-def _handshake_refusal(state: SimState, ok: bool) -> tuple[int, str | None] | None:
+def _handshake_refusal(fault: Fault | None, ok: bool) -> tuple[int, str | None] | None:
     if not ok:
         return 401, None
-    fault = state.faults.take("ws", handshake=True)
     if fault is None:
         return None
     if fault.kind == "ws_refuse":
