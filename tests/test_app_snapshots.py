@@ -1,6 +1,6 @@
 """SVG snapshots of the app against the simulator: the stream stalls at a fixed token (a
-simulator fault), the meter's clock is frozen and the cursor does not blink, so every run
-draws the same screen."""
+simulator fault), the meter's clock and TTFT are frozen and the cursor does not blink, so every
+run draws the same screen."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from test_app import until
 from uiapps import words_marked
 
 from spark_pair.headless.demo_project import FILES, MATCH, PROMPT, reply_text
+from spark_pair.protocol.events import FirstToken
 from spark_pair.sim.process import SimProcess
 from spark_pair.sim.replies import tokenize
 from spark_pair.ui.app import SparkPairApp
@@ -59,6 +60,7 @@ def streamed(app: SparkPairApp, tokens: int) -> Any:
         app.main.query_one(Prompt).cursor_blink = False
         meter = app.main.query_one(Meter)
         await until(pilot, lambda: meter.tokens >= tokens, f"{tokens} tokens")
+        meter.feed([FirstToken(0.0)])  # the client's TTFT (real time): pinned, as the clock is
         await until(pilot, lambda: not meter.pending, "the meter's repaint (4 a second)")
         await until(pilot, lambda: all(v is not None for v in app.main.context.values()),
                     "the token estimates")

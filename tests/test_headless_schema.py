@@ -37,6 +37,8 @@ EVENTS = [
     pe.TransportChanged("ws", "responses", "reconnect budget used"),
     pe.ModelChanged("m1", "m2", "model_not_found"),
     pe.Completed("resp_1", "text", pe.Usage(10, 20), pe.Metrics(0.1, 0.5, 20, 1000.0), 1),
+    pe.Completed("resp_2", "text", pe.Usage(10, 20),
+                 pe.Metrics(0.1, 0.9, 20, 1000.0, connect_s=0.4), 0),
     pe.Failed(RateLimited("slow down", status=429, retry_after=1.0), retries=4),
     Stale("a.py", None),
     Stale("a.py", 0),
@@ -98,3 +100,15 @@ def test_create_and_delete_count_the_hunk_lines_their_diff_had() -> None:
     for line in lines:
         validator().validate({"t": 0.0, **line})
     assert [ln["hunks"] for ln in lines] == [1, 1, 1, 0]
+
+
+def test_a_metrics_line_says_the_connection_set_up_apart_and_older_lines_still_validate() -> None:
+    line = event_to_dict(pe.Completed("r", "t", pe.Usage(1, 2),
+                                      pe.Metrics(0.05, 0.7, 2, None, connect_s=0.6)))
+    assert line is not None and line["ttft_ms"] == 50.0 and line["connect_ms"] == 600.0
+    v = validator()
+    v.validate({"t": 0.0, **line})
+    older = {k: x for k, x in line.items() if k != "connect_ms"}  # before connect_ms existed
+    assert v.is_valid({"t": 0.0, **older})
+    assert not v.is_valid({"t": 0.0, **line, "connect_ms": -1})
+    assert event_to_dict(pe.FirstToken(0.05)) is None  # its TTFT is the metrics line's

@@ -28,9 +28,10 @@ MODEL = "gpt-5.3-codex-spark"
 FRAME_S = 1 / 30
 
 
-async def stream_in_frames(base_url: str, meter: Meter, transport: str) -> list:
+async def stream_in_frames(base_url: str, meter: Meter, transport: str,
+                           ttfts: list[str] | None = None) -> list:
     """Stream one reply; hand the events to the meter in 1/30 s frames, as the app does.
-    Returns the live tok/s seen at each frame."""
+    Returns the live tok/s seen at each frame (and adds the live TTFT field to `ttfts`)."""
     client = ModelClient(ClientOptions(base_url=base_url, api_key="k", model=MODEL,
                                        transport=transport))
     inbox: list = [TurnStarted("t1", "go", [], 1200, False)]
@@ -52,6 +53,8 @@ async def stream_in_frames(base_url: str, meter: Meter, transport: str) -> list:
         m = meter.metrics()
         if meter.final is None and m is not None and m.tokens_per_s:
             live.append(m.tokens_per_s)
+        if meter.final is None and m is not None and ttfts is not None:
+            ttfts.append(meter.parts()[0])
         if done.is_set() and not inbox:
             break
     await task
@@ -86,6 +89,21 @@ async def test_live_rate_follows_the_simulator_pace_within_5_percent(sim, transp
         cost = (meter.usage.input_tokens * 1.25 + 2500 * 10.0) / 1e6
         assert f"${cost:.4f}" in shown and transport in shown
         assert "0 retries" in shown
+
+
+async def test_the_live_ttft_is_the_final_one_however_slow_the_connection_set_up(sim) -> None:
+    """A WebSocket upgrade that takes 0.6 s (a slow TLS handshake or gateway) is no part of
+    the TTFT, live or final: the meter shows the client's TTFT from the first token on."""
+    sim.configure(tps=1000, ttft_ms=80, tokens=400)
+    sim.set_faults([{"kind": "slow_handshake", "seconds": 0.6, "times": -1}])
+    app = MeterApp()
+    async with app.run_test(size=(120, 3)):
+        meter = app.meter
+        ttfts: list[str] = []
+        await stream_in_frames(sim.base_url, meter, "ws", ttfts)
+        final = meter.metrics()
+    assert final is meter.final and 0.08 <= final.ttft_s < 0.3, final
+    assert len(ttfts) > 3 and set(ttfts) == {f"TTFT {final.ttft_s * 1000:.0f} ms"}, ttfts
 
 
 async def test_parts_before_and_after_the_stream_and_narrow_widths() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from contextlib import aclosing
 
@@ -21,6 +22,7 @@ from spark_pair.protocol.client import ClientOptions, ModelClient
 from spark_pair.protocol.events import (
     Completed,
     Failed,
+    FirstToken,
     Message,
     ModelChanged,
     Retrying,
@@ -354,6 +356,60 @@ async def test_ws_failures_fall_back_to_http_for_good(sim):
     assert [(e.old, e.new) for e in changes] == [("ws", "responses")]
     assert isinstance(events[-1], Completed) and streamed(events) == TEXT
     assert isinstance(again[-1], Completed) and again[0].transport == "responses"
+
+
+SET_UP_S = 0.6  # a slow connection set-up (a TLS handshake, a gateway's upgrade)
+
+
+def the_ttft(events: list) -> float:
+    """The reply's TTFT; the FirstToken event said the same one as soon as it was known."""
+    done = events[-1]
+    assert isinstance(done, Completed), done
+    said = [e for e in events if isinstance(e, FirstToken)]
+    assert said[-1].ttft_s == done.metrics.ttft_s and said[-1].attempt == done.metrics.attempt
+    return done.metrics.ttft_s
+
+
+async def test_a_slow_websocket_upgrade_is_set_up_time_not_ttft(sim):
+    sim.configure(ttft_ms=50, tokens=40)
+    sim.set_faults([{"kind": "slow_handshake", "seconds": SET_UP_S, "times": -1}])
+    async with client(sim, "ws") as c:
+        events = await run(c)
+    m = events[-1].metrics
+    assert 0.05 <= the_ttft(events) < SET_UP_S / 2, m
+    assert m.connect_s >= SET_UP_S and m.duration_s >= SET_UP_S + 0.05
+
+
+async def test_after_a_drop_the_reconnect_is_not_in_the_retrys_ttft(sim):
+    sim.configure(ttft_ms=50, tokens=40)
+    async with client(sim, "ws") as c:
+        await c.prewarm(turn())  # the socket is open before the turn: the reconnect is slow
+        sim.set_faults([{"kind": "drop", "after_tokens": 5},
+                        {"kind": "slow_handshake", "seconds": SET_UP_S, "times": -1}])
+        events = await run(c)
+    m = events[-1].metrics
+    assert m.attempt == 2 and 0.05 <= the_ttft(events) < SET_UP_S / 2, m
+    assert m.connect_s >= SET_UP_S
+
+
+@pytest.mark.parametrize("transport", ["responses", "chat"])
+async def test_a_slow_http_connection_set_up_is_not_ttft(sim, transport):
+    import httpx
+
+    class SlowSetUp(httpx.AsyncHTTPTransport):
+        """Takes SET_UP_S before the request can go out (as a slow TLS handshake does)."""
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            await asyncio.sleep(SET_UP_S)
+            return await super().handle_async_request(request)
+
+    sim.configure(ttft_ms=50, tokens=40)
+    opts = ClientOptions(base_url=sim.base_url, api_key="k", model=MODEL, transport=transport)
+    async with ModelClient(opts, http_transport=SlowSetUp()) as c:
+        events = await run(c)
+    m = events[-1].metrics
+    assert 0.05 <= the_ttft(events) < SET_UP_S / 2, m
+    assert m.connect_s >= SET_UP_S
 
 
 async def test_breaking_out_cancels_and_next_turn_works(sim):

@@ -194,6 +194,44 @@ def test_after_a_retry_ttft_and_rate_are_the_answering_attempts_and_the_wait_is_
     assert stopped.tokens_per_s == pytest.approx(m.tokens_per_s, rel=0.03)
 
 
+def test_the_ttft_runs_from_the_request_going_out_not_from_connecting():
+    """0.4 s to connect (TLS, a WebSocket upgrade), the request out, its first token 0.1 s
+    later; a retry connects again for 0.3 s and its first token comes 0.05 s after its
+    request: each TTFT is from a request to its first token, the set-up is `connect_s`."""
+    t = [0.0]
+    watch = Stopwatch(clock=lambda: t[0])
+    t[0] = 0.4
+    watch.sent()
+    t[0] = 0.5
+    watch.text(4)
+    assert watch.ttft_s == pytest.approx(0.1)
+    stopped = watch.stopped(1)
+    assert stopped.ttft_s == pytest.approx(0.1) and stopped.connect_s == pytest.approx(0.4)
+    t[0] = 1.0
+    watch.again(0.5)  # the retry begins after 0.5 s of backoff
+    t[0] = 1.8
+    watch.sent()
+    t[0] = 1.85
+    watch.text(4)
+    t[0] = 2.0
+    watch.text(4)
+    watch.done()
+    m = watch.metrics(2)
+    assert m.attempt == 2 and m.ttft_s == pytest.approx(0.05)
+    assert m.connect_s == pytest.approx(0.3) and m.duration_s == pytest.approx(2.0)
+    assert m.tokens_per_s == pytest.approx(1 / 0.15)  # the pace is untouched by where TTFT starts
+
+
+def test_an_attempt_never_told_it_was_sent_is_timed_from_its_start():
+    t = [0.0]
+    watch = Stopwatch(clock=lambda: t[0])
+    t[0] = 0.2
+    watch.text(4)
+    watch.done()
+    m = watch.metrics(1)
+    assert m.ttft_s == pytest.approx(0.2) and m.connect_s is None
+
+
 def backlogged(late_s: float, server_tps: float = 10_000, tokens: int = 3000,
                window: int = 430, reader_tps: float = 40_000) -> tuple[list, set[int]]:
     """The arrivals of a reply the server sends at `server_tps` from t=0.15 to a reader that

@@ -69,7 +69,7 @@ def test_a_drop_mid_stream_is_retried_the_normal_way_and_applied_once(
 
 
 VARIES = ("t", "turn_id", "duration_ms", "request_id", "response_id", "ttft_ms", "tokens_per_s",
-          "delay_s")
+          "delay_s", "connect_ms")
 
 
 def _said(stdout: str) -> list[dict]:

@@ -118,3 +118,32 @@ async def test_http_follow_up_resends_trimmed_history_and_fresh_context(sim: Sim
     last = json.dumps(bodies[2])
     assert "COUNT = 2" in last  # the file as it is now, in full
     assert "TURN1 bump" in last and "TURN0 bump" not in last  # history trimmed to one turn
+
+
+async def test_a_stopped_turns_ttft_leaves_out_a_slow_connection_set_up(sim: SimProcess,
+                                                                        tmp_path: Path) -> None:
+    """The turn is stopped mid-stream: the metrics measured so far time the TTFT from the
+    request going out, not from before the 0.6 s WebSocket upgrade."""
+    from spark_pair.protocol.events import FirstToken, TextDelta
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("x = 1\n")
+    sim.configure(tps=200, ttft_ms=50, tokens=2000)
+    sim.set_faults([{"kind": "slow_handshake", "seconds": 0.6, "times": -1}])
+    options = ClientOptions(base_url=sim.base_url, api_key="k", model="gpt-5.3-codex-spark",
+                            transport="ws")
+    said = None
+    async with ModelClient(options) as client:
+        session = Session(repo, client, PolicyApprover(apply=False), context=Workspace(repo),
+                          journal=Journal(repo, data_dir=tmp_path / "data"))
+        async for event in session.turn("go", ["a.py"]):
+            if isinstance(event, FirstToken):
+                said = event.ttft_s
+            if isinstance(event, TextDelta):
+                session.cancel()
+            if isinstance(event, TurnFinished):
+                result = event.result
+    m = result.metrics
+    assert result.status == "cancelled" and m is not None and m.partial
+    assert said is not None and 0.05 <= m.ttft_s < 0.3 and abs(m.ttft_s - said) < 0.01, m

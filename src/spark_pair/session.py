@@ -113,8 +113,9 @@ class Session:
     A turn yields these events (SessionEvent), in this order:
 
     1. `TurnStarted` first.
-    2. While the reply streams, as they happen: the client's `Started`, `TextDelta`, `Retrying`,
-       `Rewound`, `TransportChanged`, `ModelChanged`, `Usage`, then `Completed` or `Failed`;
+    2. While the reply streams, as they happen: the client's `Started`, `FirstToken` (before an
+       attempt's first `TextDelta`), `TextDelta`, `Retrying`, `Rewound`, `TransportChanged`,
+       `ModelChanged`, `Usage`, then `Completed` or `Failed`;
        the parser's `FileStarted`, `HunkStarted`, `LineAdded`, `FileFinished` (after the
        `TextDelta` that completed them); `OperationProposed` right after its `FileFinished`;
        `Decided` when the approver answers (during the stream or after it); `Stale` when a target

@@ -15,6 +15,7 @@ from .errors import SparkPairError
 from .protocol.events import (
     Completed,
     Failed,
+    FirstToken,
     Metrics,
     ModelChanged,
     Retrying,
@@ -194,10 +195,10 @@ class TurnFinished(Frozen):
         set_field(self, "result", result)
 
 
-SessionEvent = (TurnStarted | Started | TextDelta | Usage | Retrying | Rewound | TransportChanged
-                | ModelChanged | Completed | Failed | FileStarted | HunkStarted | LineAdded
-                | FileFinished | OperationProposed | Stale | Decided | Refused | Applied
-                | TurnFinished)
+SessionEvent = (TurnStarted | Started | TextDelta | FirstToken | Usage | Retrying | Rewound
+                | TransportChanged | ModelChanged | Completed | Failed | FileStarted
+                | HunkStarted | LineAdded | FileFinished | OperationProposed | Stale | Decided
+                | Refused | Applied | TurnFinished)
 
 
 class Frame(Frozen):

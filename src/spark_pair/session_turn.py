@@ -27,6 +27,7 @@ from .protocol.events import (
     Completed,
     Event,
     Failed,
+    FirstToken,
     ModelChanged,
     Retrying,
     Rewound,
@@ -372,6 +373,8 @@ class TurnRun:
                             watch.again(delay)
                         case TransportChanged() | ModelChanged():
                             watch.again()
+                        case FirstToken(ttft_s=ttft):  # its request went out that long ago
+                            watch.sent(watch.clock() - ttft)
                     if observe is not None:
                         observe(event)
                     put(event)

@@ -105,7 +105,8 @@ def event_to_dict(event: SessionEvent, *, deltas: bool = False) -> dict[str, Any
         case Applied():
             return {"type": "applied", "turn_id": event.turn_id, "changed": list(event.changed),
                     "notes": list(event.notes)}
-    return None  # Usage (reported in "usage"), LineAdded, FileFinished, OperationProposed
+    return None  # Usage (reported in "usage"), FirstToken (its TTFT is in "metrics"),
+    # LineAdded, FileFinished, OperationProposed
 
 
 def metrics_line(m: Any, retries: int, response_id: str | None) -> dict[str, Any]:
@@ -114,7 +115,7 @@ def metrics_line(m: Any, retries: int, response_id: str | None) -> dict[str, Any
             "output_tokens": m.output_tokens,
             "tokens_per_s": None if m.tokens_per_s is None else round(m.tokens_per_s, 1),
             "retries": retries, "response_id": response_id, "partial": m.partial,
-            "attempt": m.attempt}
+            "attempt": m.attempt, "connect_ms": _ms(m.connect_s)}
 
 
 def result_lines(result: Any, prices: dict[str, tuple[float, float]] | None = None,

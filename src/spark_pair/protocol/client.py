@@ -29,6 +29,7 @@ from .events import (
     Completed,
     Event,
     Failed,
+    FirstToken,
     ModelChanged,
     Retrying,
     Rewound,
@@ -115,9 +116,11 @@ class ModelClient:
     """`async with ModelClient(opts) as c: async for ev in c.stream(req): ...`"""
 
     def __init__(self, options: ClientOptions, *, recorder: Recorder | None = None,
-                 transport_cache: Path | None = None, sent: Sent | None = None) -> None:
+                 transport_cache: Path | None = None, sent: Sent | None = None,
+                 http_transport: httpx.AsyncBaseTransport | None = None) -> None:
         """`sent`: the first request, sent ahead on a socket of its own (protocol.sendfirst);
-        the stream of that very request reads its reply there."""
+        the stream of that very request reads its reply there. `http_transport`: what the
+        HTTP transports' client sends through (default: httpx's own)."""
         if options.transport not in ("auto", *TRANSPORTS):
             raise ValueError(f"unknown transport {options.transport!r}")
         add_secret(options.api_key)  # scrubbed from every message and log, whatever its shape
@@ -135,6 +138,7 @@ class ModelClient:
         self._rng: random.Random | None = None  # the retry jitter's (None: the module's)
         self._retry_base_s = 1.0
         self._http: httpx.AsyncClient | None = None
+        self._http_transport = http_transport
         self._ws = WsSession(self.base_url, options.api_key,
                              connect_timeout_s=options.connect_timeout_s,
                              read_timeout_s=options.timeout_s)
@@ -187,7 +191,8 @@ class ModelClient:
             # a plain-http base URL never does TLS: skip loading the CA bundle (~60 ms)
             plain = urlsplit(self.base_url).scheme == "http"
             self._http = httpx.AsyncClient(timeout=timeout, verify=not plain,
-                                           headers={"User-Agent": user_agent()})
+                                           headers={"User-Agent": user_agent()},
+                                           transport=self._http_transport)
         return self._http
 
     # ---- requests --------------------------------------------------------------------
@@ -292,7 +297,11 @@ class ModelClient:
                                 # (the attempt's own pace), before any of it is handed on
                                 chars = sum(map(len, value))
                                 if chars:
+                                    first = watch.t_first is None
                                     watch.text(chars)
+                                    ttft = watch.ttft_s
+                                    if first and ttft is not None:  # said at once (a meter)
+                                        yield FirstToken(ttft, watch.attempt)
                                 for piece in ("".join(value),) if gather else value:
                                     before = length
                                     length += len(piece)
@@ -402,7 +411,8 @@ class ModelClient:
             sent.reads = watch.read
         if transport == Transport.WS:
             return self._ws.run(request, model, max_tokens, temperature,
-                                chain=o.persistent_ws, read_timeout_s=read_timeout_s, sent=sent)
+                                chain=o.persistent_ws, read_timeout_s=read_timeout_s, sent=sent,
+                                on_sent=watch.sent)
         url = endpoint_url(self.base_url, transport)
         if transport == Transport.RESPONSES:
             body = sse_body(responses_body(request, model, max_tokens, temperature))
@@ -415,7 +425,7 @@ class ModelClient:
                                  read_timeout_s=read_timeout_s)
         else:
             source = post_sse(self._client(), url, body, api_key=o.api_key, model=model,
-                              read_timeout_s=read_timeout_s)
+                              read_timeout_s=read_timeout_s, on_sent=watch.sent)
         reuse = sent is None  # the socket of a request sent ahead is not kept
         if transport == Transport.RESPONSES:
             return stream_responses(source, url, api_key=o.api_key, model=model, reuse=reuse)

@@ -31,6 +31,19 @@ class TextDelta(Frozen):
         set_field(self, "text", text)
 
 
+class FirstToken(Frozen):
+    """An attempt's first text arrived, `ttft_s` after its request went out: the TTFT its
+    reply's Metrics will carry if this attempt answers (so a live meter shows that one)."""
+
+    __slots__ = ("ttft_s", "attempt")
+    ttft_s: float
+    attempt: int
+
+    def __init__(self, ttft_s: float, attempt: int = 1) -> None:
+        set_field(self, "ttft_s", ttft_s)
+        set_field(self, "attempt", attempt)
+
+
 class Usage(Frozen):
     __slots__ = ("input_tokens", "output_tokens", "estimated")
     input_tokens: int
@@ -46,22 +59,27 @@ class Usage(Frozen):
 class Metrics(Frozen):
     """Timing of one response, computed once by protocol.metrics from the events."""
 
-    __slots__ = ("ttft_s", "duration_s", "output_tokens", "tokens_per_s", "partial", "attempt")
-    ttft_s: float | None  # of the attempt that was timed, from its start
+    __slots__ = ("ttft_s", "duration_s", "output_tokens", "tokens_per_s", "partial", "attempt",
+                 "connect_s")
+    ttft_s: float | None  # of the attempt that was timed, from when its request went out
     duration_s: float  # the whole request's, every attempt and the waits between included
     output_tokens: int
     tokens_per_s: float | None  # the server's pace on the attempt that was timed
     partial: bool  # stopped before its end (timeout, Ctrl-C, cancel): what arrived
     attempt: int  # the attempt timed (1, 2, ...): the one that answered, or was stopped
+    connect_s: float | None  # that attempt's set-up before its request went out (connecting,
+    # TLS, a WebSocket upgrade; ~0 on an open connection); None when not known
 
     def __init__(self, ttft_s: float | None, duration_s: float, output_tokens: int,
-                 tokens_per_s: float | None, partial: bool = False, attempt: int = 1) -> None:
+                 tokens_per_s: float | None, partial: bool = False, attempt: int = 1,
+                 connect_s: float | None = None) -> None:
         set_field(self, "ttft_s", ttft_s)
         set_field(self, "duration_s", duration_s)
         set_field(self, "output_tokens", output_tokens)
         set_field(self, "tokens_per_s", tokens_per_s)
         set_field(self, "partial", partial)
         set_field(self, "attempt", attempt)
+        set_field(self, "connect_s", connect_s)
 
 
 class Completed(Frozen):
@@ -165,5 +183,5 @@ class Failed(Frozen):
         set_field(self, "transport", transport)
 
 
-Event = (Started | TextDelta | Usage | Completed | Retrying | Rewound | TransportChanged
-         | ModelChanged | Failed)
+Event = (Started | TextDelta | FirstToken | Usage | Completed | Retrying | Rewound
+         | TransportChanged | ModelChanged | Failed)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError
@@ -15,12 +15,24 @@ if TYPE_CHECKING:  # httpx loads with the first HTTP client (never on the WS pat
     import httpx
 
 
+def sent_trace(call: Callable[[], None]) -> dict[str, Any]:
+    """httpx request extensions that call `call()` once the request is sent whole on an open
+    connection (after connecting and TLS; before any answer)."""
+
+    async def trace(name: str, info: dict[str, Any]) -> None:
+        if name.endswith("send_request_body.complete"):  # http11. or http2.
+            call()
+
+    return {"trace": trace}
+
+
 async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
-                   api_key: str | None, model: str, read_timeout_s: float
+                   api_key: str | None, model: str, read_timeout_s: float,
+                   on_sent: Callable[[], None] | None = None
                    ) -> AsyncGenerator[list[str] | None, None]:
     """POST `body` as JSON and yield None once the server has taken the request (its answer's
     headers are in), then the SSE data payloads of each network read (a batch); raise a
-    ModelError on failure.
+    ModelError on failure. `on_sent()` is called once the request went out whole.
 
     A `read_timeout_s` below the client's own read timeout caps this request's (a retry near
     the retry deadline)."""
@@ -36,7 +48,9 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                                 write=timeout.write, pool=timeout.pool)
     try:
         async with http.stream("POST", url, content=json_bytes(body), headers=headers,
-                               timeout=timeout) as resp:
+                               timeout=timeout,
+                               extensions=None if on_sent is None else sent_trace(on_sent)
+                               ) as resp:
             ctype = resp.headers.get("content-type", "")
             if resp.status_code != 200:
                 raw = (await resp.aread()).decode("utf-8", "replace")

@@ -20,14 +20,18 @@ class Stopwatch:
 
     A request may take several attempts (a retry after a drop or an error, another transport
     or model): again() starts the next. TTFT and tok/s are those of the attempt that produced
-    the answer (the last), timed from when it began: the waits before it (backoff, reconnect)
-    and a dropped attempt's text are no part of them. The duration runs from the request's
-    start to its end, every attempt included."""
+    the answer (the last): the waits before it (backoff, reconnect) and a dropped attempt's
+    text are no part of them. The TTFT runs from sent(), when the attempt's request went out
+    on an open connection, so connecting (TCP, TLS, a WebSocket upgrade) is no part of it
+    either: that is `connect_s`, from the attempt's start. An attempt never told sent() is
+    timed from its start (a request sent ahead starts at its sending). The duration runs from
+    the request's start to its end, every attempt included."""
 
     def __init__(self, clock=time.perf_counter) -> None:
         self.clock = clock
         self.t0 = clock()  # the request began (its first attempt)
         self.t_start: float | None = None  # the current attempt began (None: the first, at t0)
+        self.t_sent: float | None = None  # the current attempt's request went out
         self.attempt = 1
         self.t_first: float | None = None  # the current attempt's first text
         self.t_last: float | None = None
@@ -41,7 +45,7 @@ class Stopwatch:
         """The next attempt begins (in `delay_s`): its TTFT and tok/s start afresh."""
         self.attempt += 1
         self.t_start = self.clock() + delay_s
-        self.t_first = self.t_last = None
+        self.t_sent = self.t_first = self.t_last = None
         self.arrivals = []
         self.held = set()
         self._behind = False
@@ -50,6 +54,16 @@ class Stopwatch:
         """The first token came (ahead of its text, or without any)."""
         if self.t_first is None:
             self.t_first = self.clock()
+
+    def sent(self, at: float | None = None) -> None:
+        """The attempt's request went out on an open connection (now, or `at`); sent again
+        (a socket the server closed before answering), the last sending counts."""
+        self.t_sent = self.clock() if at is None else at
+
+    @property
+    def ttft_s(self) -> float | None:
+        """The current attempt's TTFT, once its first text came."""
+        return None if self.t_first is None else self.t_first - self._asked()
 
     def read(self, behind: bool) -> None:
         """The reader read the socket; `behind`: it found a backlog (it came late: a busy
@@ -77,9 +91,10 @@ class Stopwatch:
         chars = self.chars if chars is None else chars
         had = sum(c for _, c in self.arrivals)  # the attempt's share of them
         rated = output_tokens * had / chars if chars > 0 else 0
-        return timing(self._start(), self.t_first, self.t_last or now, output_tokens,
+        return timing(self._asked(), self.t_first, self.t_last or now, output_tokens,
                       duration_s=now - self.t0, partial=True, arrivals=self.arrivals,
-                      rated=rated, held=self.held, attempt=self.attempt)
+                      rated=rated, held=self.held, attempt=self.attempt,
+                      connect_s=self._connect())
 
     def done(self) -> None:
         self.t_end = self.clock()
@@ -88,17 +103,26 @@ class Stopwatch:
         """The whole reply's numbers; `output_tokens`: the tokens of the answering attempt's
         text (the whole reply)."""
         end = self.t_end if self.t_end is not None else self.clock()
-        return timing(self._start(), self.t_first, end, output_tokens, duration_s=end - self.t0,
-                      arrivals=self.arrivals, held=self.held, attempt=self.attempt)
+        return timing(self._asked(), self.t_first, end, output_tokens, duration_s=end - self.t0,
+                      arrivals=self.arrivals, held=self.held, attempt=self.attempt,
+                      connect_s=self._connect())
 
     def _start(self) -> float:
         return self.t0 if self.t_start is None else self.t_start
+
+    def _asked(self) -> float:
+        """When the TTFT starts: the attempt's request went out (or, not told, it began)."""
+        return self._start() if self.t_sent is None else self.t_sent
+
+    def _connect(self) -> float | None:
+        return None if self.t_sent is None else max(0.0, self.t_sent - self._start())
 
 
 def timing(t0: float, t_first: float | None, t_end: float, output_tokens: int, *,
            duration_s: float | None = None, partial: bool = False,
            arrivals: list[tuple[float, int]] | None = None, rated: float | None = None,
-           held: set[int] | None = None, attempt: int = 1) -> Metrics:
+           held: set[int] | None = None, attempt: int = 1,
+           connect_s: float | None = None) -> Metrics:
     """TTFT and tok/s from three instants of one clock: request sent, first text, last text.
 
     tok/s is the steady rate: the tokens after the first over the time after the first (so the
@@ -106,7 +130,8 @@ def timing(t0: float, t_first: float | None, t_end: float, output_tokens: int, *
     characters) it is the server's pace read from them (see `pace`), `rated` (default
     `output_tokens`) being the tokens they hold and `held` those read far behind the stream.
     `duration_s` (default: up to `t_end`) and `partial` are for a response stopped before its
-    end; `attempt` says which attempt of the request was timed."""
+    end; `attempt` says which attempt of the request was timed, `connect_s` how long it took
+    to connect before its request went out."""
     from .events import Metrics
 
     ttft = None if t_first is None else t_first - t0
@@ -118,7 +143,7 @@ def timing(t0: float, t_first: float | None, t_end: float, output_tokens: int, *
         rate = (rated - 1) / (t_end - t_first)
     return Metrics(ttft_s=ttft, duration_s=t_end - t0 if duration_s is None else duration_s,
                    output_tokens=output_tokens, tokens_per_s=rate, partial=partial,
-                   attempt=attempt)
+                   attempt=attempt, connect_s=connect_s)
 
 
 def pace(arrivals: list[tuple[float, int]], output_tokens: float,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -130,13 +130,15 @@ class WsSession:
 
     async def run(self, request, model: str, max_tokens: int | None, temperature: float | None,
                   *, chain: bool = True, generate: bool = True,
-                  read_timeout_s: float | None = None, sent: Sent | None = None
+                  read_timeout_s: float | None = None, sent: Sent | None = None,
+                  on_sent: Callable[[], None] | None = None
                   ) -> AsyncGenerator[tuple[str, Any], None]:
         """One turn: ("open", url), ("id", rid), ("deltas", [s, ...]), ("cut", e), ("usage", u),
         ("done", rid); the deltas of the messages of one read come together, in order.
 
         `read_timeout_s` below the session's own caps this turn's (a retry near the deadline).
         `sent`: this turn's request already went out on that socket (protocol.sendfirst).
+        `on_sent()` is called once this turn's request went out on an open socket.
         """
         for _ in range(QUIET_REOPENS + 1):
             if sent is not None:
@@ -163,6 +165,8 @@ class WsSession:
                 except _closed_errors(self.ws):
                     await self.close()
                     continue
+                if on_sent is not None:
+                    on_sent()
             yield "open", self.url
             outcome = None
             async with aclosing(self._receive(model, read_timeout_s)) as items:

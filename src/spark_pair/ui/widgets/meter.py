@@ -4,9 +4,12 @@ Live numbers come from the formula of `spark-pair run`'s meter (protocol.metrics
 arrivals): each frame is an arrival of the text it holds, at the time the screen got it (one
 TextDelta is one token), and tok/s is the pace of the arrivals that were not late (a frame
 handled late, with a backlog, does not inflate it), of the current attempt only (a retry's wait
-is no generation time). Once the stream completes they are replaced by the client's own
-measurement, the same numbers `spark-pair run` prints (TTFT and tok/s of the attempt that
-answered, named when it was not the first).
+is no generation time). The live TTFT is the client's own (its FirstToken event), the one the
+final numbers carry: timed by the screen, from the turn's start to a frame, it would count the
+wait for the socket, connecting, TLS and the frame's lateness, and differ from the final one
+(only a client that sends no FirstToken is timed so). Once the stream completes the numbers are
+replaced by the client's own measurement, the same numbers `spark-pair run` prints (TTFT and
+tok/s of the attempt that answered, named when it was not the first).
 
 Feeding only counts. The line is repainted at most four times a second while the stream runs
 (at once when it starts or ends), from its own timer and only when its text changed: repainted
@@ -28,6 +31,7 @@ from textual.widget import Widget
 from ...protocol.events import (
     Completed,
     Failed,
+    FirstToken,
     Metrics,
     ModelChanged,
     Retrying,
@@ -101,6 +105,7 @@ class Meter(Widget):
         self.context_tokens: int | None = None
         self.usage: Usage | None = None
         self.final: Metrics | None = None
+        self.first: FirstToken | None = None  # the client's TTFT of the latest attempt
         self.retries = 0
         self.fallbacks = 0
         self.arrivals: list[tuple[float, int]] = []  # (when, characters) of each frame's text
@@ -139,6 +144,8 @@ class Meter(Widget):
                     self.retries = attempt
                     self.transport = transport or self.transport
                     self._again()
+                case FirstToken():
+                    self.first = event
                 case Usage():
                     self.usage = event
                 case Completed(metrics=metrics, usage=usage, retries=retries):
@@ -212,8 +219,14 @@ class Meter(Widget):
             return self.final
         if self.t0 is None or self.t_first is None or self.t_last is None:
             return None
-        return timing(self.t0, self.t_first, self.t_last, self.tokens, arrivals=self.arrivals,
+        live = timing(self.t0, self.t_first, self.t_last, self.tokens, arrivals=self.arrivals,
                       rated=self.rated)
+        if self.first is None:  # a client that does not say: the screen's own clock
+            return live
+        # the client's TTFT, the final one if this attempt answers (a retry's stays until the
+        # next attempt's first token)
+        return Metrics(self.first.ttft_s, live.duration_s, live.output_tokens,
+                       live.tokens_per_s, attempt=self.first.attempt)
 
     def cost(self) -> float | None:
         """USD for the turn so far: the usage when known, else the estimate."""
