@@ -284,7 +284,7 @@ class ReviewPane(ScrollView, can_focus=True):
         closed = bool(self.review.closed)
         text = _entry_line(entry, self.review.undone, closed) if part == HEAD else \
             _row_text(entry, part, closed)
-        if not _wraps(entry, part):
+        if not _wraps(entry, part) or not self._wrap:  # (not laid out yet: one line)
             return [text]
         return _wrapped(text, self._wrap, 4 if part < 0 else 14, self.app.console)
 
