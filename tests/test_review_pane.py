@@ -110,3 +110,29 @@ async def test_a_decision_far_down_repaints_the_rows_in_view() -> None:
         await pilot.press("a")
         assert shown_at in [r.y for r in regions]  # repainted where it is shown
         assert all(r.y >= 0 for r in regions)
+
+
+async def test_a_refusal_wraps_at_the_pane_width_and_rejoins_when_it_widens() -> None:
+    """Its words are never cut: the reason takes more rows at 44 columns, one at 140; the rows
+    after it move down and back."""
+    reason = ("refused (conflict): cannot delete gone.py: the lines the reply removes are not "
+              "the whole file (the file has 3 lines)")
+    app = PaneApp()
+    async with app.run_test(size=(44, 14)) as pilot:
+        pane = app.query_one(ReviewPane)
+        pane.propose(0, Delete("some/folder/gone.py"))
+        pane.refuse(0, reason)
+        pane.propose(1, Delete("other.py"))
+        pane.focus()
+        await pilot.pause()
+        rows = visible(pane)
+        assert rows[0] == "[D] DELETE some/folder/gone.py"  # its state goes whole to the next
+        assert rows[1] == "    ! refused", rows
+        assert " ".join(" ".join(rows).split()).count(reason) == 1, rows
+        assert not any("…" in row for row in rows)
+        assert "other.py" in rows[6], rows  # after the four rows of the reason
+        await pilot.resize_terminal(140, 14)
+        await pilot.pause()
+        rows = visible(pane)
+        assert rows[0] == "[D] DELETE some/folder/gone.py  ! refused"
+        assert rows[1].strip() == f"! {reason}" and "other.py" in rows[2], rows

@@ -13,6 +13,8 @@ more lines rather than lose its last words at the pane's width.
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Console
 from rich.style import Style
 from rich.text import Text
@@ -53,6 +55,7 @@ HEAD = -1  # a row's part: the operation's own line
 PROBLEM = -2  # the line under it that says why it was refused
 CACHE_ROWS = 256
 MAX_LINES = 4  # a part wraps onto at most this many lines (the last one then ends in …)
+_FIELD_GAP = re.compile(r" {2,}")  # between the fields of a row
 
 
 class ReviewPane(ScrollView, can_focus=True):
@@ -588,11 +591,32 @@ def _wraps(entry: Entry, part: int) -> bool:
 
 
 def _wrapped(text: Text, width: int, indent: int, console: Console) -> list[Text]:
-    """`text` in lines of `width` cells, the later ones indented; at most MAX_LINES (the last
-    then ends in …). One line when it fits or the width is unknown."""
+    """`text` in lines of `width` cells, the later ones indented, broken between its fields
+    (the runs of two spaces: a state stays whole, "! refused") and only within a field longer
+    than a line (a reason); at most MAX_LINES (the last then ends in …). One line when it fits
+    or the width is unknown."""
     if width <= indent + 8 or text.cell_len <= width:
         return [text]
-    lines = list(text.wrap(console, width - indent, overflow="fold", no_wrap=False))
+    cuts = [m.end() for m in _FIELD_GAP.finditer(text.plain) if m.start() and m.end() < len(text)]
+    lines: list[Text] = []
+    line: Text | None = None
+    for field in text.divide(cuts):
+        field.rstrip()
+        room = width - (indent if lines else 0)
+        if line is not None and line.cell_len + 2 + field.cell_len <= room:
+            line.append("  ")
+            line.append_text(field)
+            continue
+        if line is not None:
+            lines.append(line)
+        room = width - (indent if lines else 0)
+        if field.cell_len <= room:
+            line = field
+            continue
+        *whole, line = field.wrap(console, width - indent, overflow="fold", no_wrap=False)
+        lines += whole
+    if line is not None:
+        lines.append(line)
     if len(lines) > MAX_LINES:
         lines = lines[:MAX_LINES]
         lines[-1].append(" …")
