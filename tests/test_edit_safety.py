@@ -94,6 +94,20 @@ def test_a_delete_showing_the_whole_file_applies_and_counts_its_lines(
     assert not (repo / "TODO.txt").exists()
 
 
+def test_a_delete_with_the_wrong_spacing_goes_only_for_a_file_the_model_was_shown(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    (repo / "stock.tsv").write_text("name\tqty\npen\t4\n")
+    sim.configure(replies=[{"match": "TSV", "text": fenced(
+        "--- a/stock.tsv\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-name qty\n-pen 4\n")}])
+    out = run(repo, home, sim, "TSV", "--apply", "--allow-delete")  # never shown: exact
+    assert out.returncode == ExitCode.CONFLICT, out.stderr
+    assert "not the whole file" in out.stderr and "hint:" in out.stderr
+    assert (repo / "stock.tsv").read_text() == "name\tqty\npen\t4\n"
+    out = run(repo, home, sim, "TSV", "-f", "stock.tsv", "--apply", "--allow-delete")
+    assert out.returncode == ExitCode.OK, out.stderr  # the file it saw: a slip is forgiven
+    assert not (repo / "stock.tsv").exists()
+
+
 def test_a_rename_whose_lines_delete_another_file_deletes_nothing(
         sim: SimProcess, repo: Path, home: Path) -> None:
     sim.configure(replies=[{"match": "SWAP", "text": RENAME_THEN_DELETE_LINES}])

@@ -407,8 +407,9 @@ class TurnRun:
             self.writing = None
             op = pe.op
             if not isinstance(op, Create) and op.base_hash is None:
-                # a delete showing none of its lines goes only with the file the model saw
-                seen = self.shown if isinstance(op, Delete) and op.lines is None else self.base
+                # a delete goes only with the file the model saw, or one matching its lines
+                # exactly (a file the model never saw is compared as it is on disk)
+                seen = self.shown if isinstance(op, Delete) else self.base
                 op.base_hash = seen.get(op.path)
             problem = None
             if isinstance(op, Delete):  # in a thread: the file is read, git is asked
