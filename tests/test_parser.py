@@ -288,3 +288,18 @@ def test_git_quoted_paths_are_decoded_for_every_operation(tmp_path: Path) -> Non
 def test_quoted_header_paths(text: str, paths: list[str]) -> None:
     (op,) = parse_diff(text)
     assert op_paths(op) == paths
+
+
+def test_a_blank_line_before_the_next_files_header_is_not_taken_into_a_finished_hunk() -> None:
+    text = ("--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n\n"
+            "--- a/n.txt\n+++ b/n.txt\n@@ -1,3 +1,3 @@\n 1\n-2\n+two\n 3\n\n"
+            "--- a/x.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n")
+    for ops in (parse_diff(text), stream(text, 3)[1].operations()):
+        create, modify, delete = ops
+        assert create.content == "hello\n"
+        assert modify.hunks[0].lines == [" 1", "-2", "+two", " 3"]
+        assert delete.lines == ["x"]
+    # a blank the counts still need is a context line that lost its space
+    (modify, _) = parse_diff("--- a/n.txt\n+++ b/n.txt\n@@ -1,3 +1,3 @@\n 1\n-2\n+two\n\n"
+                             "--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n")
+    assert modify.hunks[0].lines == [" 1", "-2", "+two", " "]

@@ -513,7 +513,7 @@ class DiffParser:
                 # counts say these are hunk lines; wait one more line to be sure
                 self._held = held + [nxt]
                 return True
-            self._flush(body)
+            self._flush(self._untrailed(body))
             self._header(held[-1], nxt)
             return True
         if len(held) >= 2 and held[-1].startswith("+++ ") and held[-2].startswith("--- "):
@@ -526,6 +526,10 @@ class DiffParser:
                 return False
             self._flush(held)
             return False
+        if (nxt is not None and nxt.startswith("--- ") and self._hunk is not None and not (
+                self._left is not None and self._left[0] > 0 and self._left[1] == 0)):
+            self._held = held  # the next file's header may follow: its line decides the blanks
+            return False
         content = nxt is not None and (nxt[:1] in (" ", "+", "-", "\\") or nxt.strip() == "")
         if content and self._hunk is not None:
             self._flush(held)
@@ -537,6 +541,18 @@ class DiffParser:
         if self._hunk is not None:
             self._flush(held[:trail])
         return False
+
+    def _untrailed(self, lines: list[str]) -> list[str]:
+        """`lines` before the next file's header, without blank lines after the hunk's end:
+        kept only where the hunk's counts need them (a context line that lost its space)."""
+        trail = len(lines)
+        while trail and lines[trail - 1].strip() == "":
+            trail -= 1
+        if trail == len(lines) or (self._left is not None and self._after(lines) == [0, 0]):
+            return lines
+        if self._left is None or self._after(lines[:trail]) == [0, 0]:
+            return lines[:trail]
+        return lines
 
     def _fits(self, lines: list[str]) -> bool:
         after = self._after(lines)
