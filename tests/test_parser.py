@@ -18,6 +18,7 @@ from spark_pair.edits.parser import (
     LineAdded,
     parse_diff,
 )
+from spark_pair.errors import ParseError
 
 GIT = """diff --git a/src/app.py b/src/app.py
 index 3b18e51..a9c2f1e 100644
@@ -194,7 +195,6 @@ def test_codex_envelope() -> None:
 def test_feed_after_close_is_a_parse_error() -> None:
     import pytest
 
-    from spark_pair.errors import ParseError
 
     p = DiffParser()
     p.close()
@@ -303,3 +303,16 @@ def test_a_blank_line_before_the_next_files_header_is_not_taken_into_a_finished_
     (modify, _) = parse_diff("--- a/n.txt\n+++ b/n.txt\n@@ -1,3 +1,3 @@\n 1\n-2\n+two\n\n"
                              "--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n")
     assert modify.hunks[0].lines == [" 1", "-2", "+two", " "]
+
+
+def test_a_hunk_without_a_file_header_after_earlier_files_is_refused_not_dropped() -> None:
+    reply = ("```diff\n--- a/n.txt\n+++ b/n.txt\n@@ -1,3 +1,3 @@\n 1\n-2\n+two\n 3\n```\n"
+             "And then in the lower part:\n```diff\n@@ -7,3 +7,3 @@\n 7\n-8\n+eight\n 9\n```\n")
+    with pytest.raises(ParseError, match="without a file header") as err:
+        parse_diff(reply)
+    assert "@@ -7,3 +7,3 @@" in err.value.message and err.value.hint
+    with pytest.raises(ParseError, match="without a file header"):
+        stream(reply, 3)
+    # prose that merely mentions '@@' before any file is not a hunk
+    assert [op.path for op in parse_diff("The @@ lines mark hunks.\n" + reply.split("And")[0])
+            ] == ["n.txt"]

@@ -613,8 +613,14 @@ class DiffParser:
             self._held = [line]
             return
         if line.startswith("@@"):
+            hunk = parse_hunk_header(line)
             if f is not None:
-                self._start_hunk(parse_hunk_header(line))
+                self._start_hunk(hunk)
+            elif self._ops and hunk.old_start is not None:
+                raise ParseError(f"the reply has a hunk ({_header_text(hunk)}) without a file "
+                                 "header after its earlier files: it does not say which file "
+                                 "it changes", hint="nothing was written; regenerate the turn "
+                                 "with a ---/+++ header before each file's hunks")
             return
         if f is None:
             return
