@@ -418,3 +418,26 @@ def test_a_deleted_file_with_an_added_line_is_refused() -> None:
 def test_a_plus_line_without_its_minus_line_names_the_diff_lines_file() -> None:
     ops = parse_diff("diff --git a/x b/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
     assert ops == [Modify("x", [Hunk(1, 1, 1, 1, ["-a", "+b"])])]  # not a rename to b/x
+
+
+def test_a_save_made_while_the_turn_is_synced_is_kept_and_nothing_is_written(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from spark_pair.edits import journal as journal_module
+
+    real_sync = journal_module.fsio.sync_files
+    mine = TODO + "- USER WORK\n"
+
+    def slow_disk(fds: list) -> None:  # the user saves while the new contents are synced
+        (repo / "TODO.txt").write_text(mine)
+        real_sync(fds)
+
+    monkeypatch.setattr(journal_module.fsio, "sync_files", slow_disk)
+    hunk = Hunk(1, 2, 1, 2, ["-- validate the input lines", "+- check the input lines",
+                             " - add a discount to the order total"])
+    with pytest.raises(StaleError, match="changed on disk while the turn was being written"):
+        _apply(repo, [Modify("TODO.txt", [hunk]), Modify("stock.csv", [Hunk(
+            1, 1, 1, 1, ["-pen, 1.50, 4", "+pen, 1.75, 4"])])])
+    assert (repo / "TODO.txt").read_text() == mine
+    assert (repo / "stock.csv").read_text() == STOCK
+    assert {p.name for p in repo.iterdir()} == {".git", "TODO.txt", "stock.csv", "README.md"}
+    assert not list((repo.parent / "data").rglob("*.interrupted"))  # no entry left to recover

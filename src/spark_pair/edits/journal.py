@@ -64,7 +64,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from .. import paths as app_paths
-from ..errors import ApplyError, Cancelled, SparkPairError, UndoError
+from ..errors import ApplyError, Cancelled, SparkPairError, StaleError, UndoError
 from ..values import Value
 from . import fsio
 from .paths import confine_target, real_root
@@ -624,6 +624,16 @@ class Journal:
         return [e["path"] for e in manifest["files"]]
 
 
+def _now(full: Path) -> bytes | None | bool:
+    """A target's bytes as they are now (None: absent; False: not a readable file)."""
+    try:
+        return full.read_bytes() if not full.is_symlink() else False
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return False
+
+
 def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, summary: str = "",
                   kind: str = "apply", undoes: str | None = None) -> None:
     """Journal the before-images, write every change, commit; on any failure roll back."""
@@ -639,7 +649,7 @@ def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, 
         journal.discard(turn_id)
         raise ApplyError(f"could not write the undo journal in {journal.dir} ({exc})",
                          hint="nothing was changed; free disk space or check permissions") from exc
-    current, fds = "", []
+    current, fds, discarded = "", [], False
     try:
         targets = [journal.confine(ch.path)[1] for ch in changes]
         dirs: list[Path] = []
@@ -653,6 +663,18 @@ def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, 
             fds.append(fsio.create_file(full.with_name(_tmp_of(ch)), ch.after, ch.after_mode))
         pending, fds = fds, []
         fsio.sync_files(pending)
+        late = next((ch.path for ch, full in zip(changes, targets, strict=True)
+                     if _now(full) != ch.before), None)  # a save made while it synced
+        if late is not None:  # nothing replaced yet: the temp files and the entry go
+            for ch, full in zip(changes, targets, strict=True):
+                if ch.after is not None:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(full.with_name(_tmp_of(ch)))
+            journal.discard(turn_id)
+            discarded = True
+            raise StaleError(f"{late} changed on disk while the turn was being written; "
+                             "nothing was written and the change on disk was kept",
+                             hint="look at the file, then run the turn again")
         # ...then they replace their targets, then the removed files go (a rename's
         # destination is in place before its source goes), then each folder is synced once
         for ch, full in sorted(zip(changes, targets, strict=True),
@@ -669,6 +691,8 @@ def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, 
         journal.commit(turn_id, done=kind == "apply")
     except BaseException as exc:
         fsio.close_files(fds)
+        if discarded:
+            raise
         outcome = "every file of the turn was restored"
         try:
             back = journal.rollback(turn_id)
