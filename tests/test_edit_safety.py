@@ -441,3 +441,18 @@ def test_a_save_made_while_the_turn_is_synced_is_kept_and_nothing_is_written(
     assert (repo / "stock.csv").read_text() == STOCK
     assert {p.name for p in repo.iterdir()} == {".git", "TODO.txt", "stock.csv", "README.md"}
     assert not list((repo.parent / "data").rglob("*.interrupted"))  # no entry left to recover
+
+
+def test_a_turn_that_changes_no_byte_reports_no_changes_and_no_turn_to_undo(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    sim.configure(replies=[{"match": "SAME", "text": fenced(
+        "--- a/stock.csv\n+++ b/stock.csv\n@@ -1,2 +1,2 @@\n pen, 1.50, 4\n-pad, 3.00, 1\n"
+        "+pad, 3.00, 1\n")}])
+    before = tree(repo)
+    out = run(repo, home, sim, "SAME", "-f", "stock.csv", "--apply", "--json")
+    assert out.returncode == ExitCode.OK, out.stderr
+    lines = lines_of(out.stdout)
+    check_schema(lines)
+    (end,) = [ln for ln in lines if ln["type"] == "end"]
+    assert (end["status"], end["turn_id"]) == ("no_changes", None)
+    assert tree(repo) == before

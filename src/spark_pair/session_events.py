@@ -32,7 +32,7 @@ class TurnStatus(StrEnum):
     APPLIED = "applied"  # files were written (journaled for undo)
     DRY_RUN = "dry_run"  # checked, nothing written on purpose
     REJECTED = "rejected"  # every operation was rejected
-    NO_CHANGES = "no_changes"  # the reply held no operation
+    NO_CHANGES = "no_changes"  # the reply held no operation, or none that changes a byte
     REFUSED = "refused"  # policy refused an operation: nothing written
     CONFLICT = "conflict"  # an operation does not apply (conflict, stale, path): nothing written
     CANCELLED = "cancelled"

@@ -674,8 +674,9 @@ class TurnRun:
             return
         for i, _ in chosen:
             r.outcomes[i] = Outcome.APPLIED
-        r.changed, r.notes, r.status = list(applied.changed), list(applied.notes), \
-            TurnStatus.APPLIED
+        r.changed, r.notes = list(applied.changed), list(applied.notes)
+        # operations that leave every byte as it was write no turn: there is none to undo
+        r.status = TurnStatus.APPLIED if applied.changed else TurnStatus.NO_CHANGES
         if self.cancel_reason is not None and applied.changed:
             r.notes.append(f"{self.cancel_reason.message} while the files were being written; "
                            "a write is never cut short, so the turn was applied whole")
