@@ -367,8 +367,10 @@ def test_fallback_model_price_and_request_record(sim: SimProcess, repo: Path, ho
     assert records[0].model == "gpt-5.3-codex-spark" and records[0].status == "ok"
 
 
+@pytest.mark.parametrize("sig, words", [("SIGINT", "interrupted (Ctrl-C)"),
+                                        ("SIGTERM", "terminated (SIGTERM)")])
 def test_ctrl_c_mid_stream_writes_nothing_and_exits_130(sim: SimProcess, repo: Path,
-                                                        home: Path) -> None:
+                                                        home: Path, sig: str, words: str) -> None:
     import signal
 
     # a reply that still streams once the run has loaded (its request goes out first, so the
@@ -386,7 +388,7 @@ def test_ctrl_c_mid_stream_writes_nothing_and_exits_130(sim: SimProcess, repo: P
         for raw in proc.stdout:  # ends when the process closes stdout (bounded by the sim reply)
             lines.append(json.loads(raw))
             if lines[-1]["type"] == "file" and not sent:
-                proc.send_signal(signal.SIGINT)  # Ctrl-C while the reply streams
+                proc.send_signal(getattr(signal, sig))  # Ctrl-C (or a kill) while it streams
                 sent = True
         code = proc.wait(timeout=30)
         assert proc.stderr is not None
@@ -397,7 +399,7 @@ def test_ctrl_c_mid_stream_writes_nothing_and_exits_130(sim: SimProcess, repo: P
             proc.wait()
     check_schema(lines)
     assert code == ExitCode.INTERRUPTED
-    assert "interrupted (Ctrl-C)" in err and err.count("nothing was written") == 1, err
+    assert words in err and err.count("nothing was written") == 1, err
     error = next(ln for ln in lines if ln["type"] == "error")
     assert f"{error['message']} {error['hint']}".count("nothing was written") == 1
     assert lines[-1]["status"] == "cancelled" and lines[-1]["exit_name"] == "INTERRUPTED"

@@ -57,6 +57,12 @@ CLOSE_GRACE_S = 3.0
 TEXT_LATENCY_S = 0.02
 # what Ctrl-C stops a run with (its hint says nothing was written)
 INTERRUPTED = "interrupted (Ctrl-C)"
+TERMINATED = "terminated (SIGTERM)"
+
+
+def stop_words(sig: int) -> str:
+    """What stopped the run, for a signal `_signal` handles."""
+    return TERMINATED if sig == signal.SIGTERM else INTERRUPTED
 
 
 class Diagnostics:
@@ -314,8 +320,8 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
         left = max(0.0, opts.timeout - (time.monotonic() - report.t0))
         timer = loop.call_later(left, lambda: session.cancel(
             timeout=True, message=f"the run did not finish within --timeout {opts.timeout:g} s"))
-    def on_sigint() -> None:
-        session.cancel(message=INTERRUPTED)
+    def on_sigint(sig: int) -> None:
+        session.cancel(message=stop_words(sig))
 
     deltas = jl is not None and opts.deltas  # a line per delta: text is handed over as it comes
     if jl is not None:
@@ -381,19 +387,25 @@ def _bases(root: Path, result: Any) -> dict[str, str]:
 
 
 class _signal:
+    """Ctrl-C and SIGTERM stop the turn as a cancel (the handler gets the signal): a write
+    that has begun runs to its end, and --json still ends with its `end` line."""
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
     def __init__(self, loop: asyncio.AbstractEventLoop, handler: Any) -> None:
         self.loop, self.handler, self.installed = loop, handler, False
 
     def __enter__(self) -> None:
         try:
-            self.loop.add_signal_handler(signal.SIGINT, self.handler)
+            for sig in self.SIGNALS:
+                self.loop.add_signal_handler(sig, self.handler, sig)
             self.installed = True
         except (NotImplementedError, RuntimeError, ValueError):
             pass
 
     def __exit__(self, *exc: object) -> None:
         if self.installed:
-            self.loop.remove_signal_handler(signal.SIGINT)
+            for sig in self.SIGNALS:
+                self.loop.remove_signal_handler(sig)
 
 
 def main(opts: RunOptions, *, early: Early | None = None) -> int:

@@ -19,7 +19,6 @@ from ..errors import SparkPairError
 from ..exitcodes import ExitCode, exit_code_for
 from .jsonl import JsonLines, error_fields
 from .runner import (
-    INTERRUPTED,
     Diagnostics,
     RunOptions,
     _drive,
@@ -27,6 +26,7 @@ from .runner import (
     _Reporter,
     _signal,
     start_lines,
+    stop_words,
 )
 
 if TYPE_CHECKING:
@@ -74,11 +74,11 @@ async def _watch(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diag
         trigger = AITrigger(root)
         unsubscribe = watcher.subscribe_ai(trigger.feed)
 
-        def on_sigint() -> None:
+        def on_sigint(sig: int) -> None:
             nonlocal interrupted
             if session.running:
                 interrupted = True
-                session.cancel(message=INTERRUPTED)
+                session.cancel(message=stop_words(sig))
             stop.set()
 
         diag.say(f"watching {root} for AI! and AI? comments (Ctrl-C stops)")
