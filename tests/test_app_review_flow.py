@@ -219,17 +219,17 @@ async def test_files_edited_during_review_read_stale_or_asked_again_whole(
         first = review(app).review.entries[0]
         (repo / "inventory.py").write_text("# a line of mine\n" + FILES["inventory.py"])
         await until(pilot, lambda: review(app).review.entries[0] is not first, "the new ask")
-        await pilot.pause()
+        asked = "inventory.py · 0/2 hunk(s) accepted changed on disk, asked again"
+        await until(pilot, lambda: "can not be written" in words(notice(app))
+                    and words(notice(app)) in shown_in(app, app.main.query_one("#notice"))
+                    and asked in shown_in(app, review(app)), "the notice and the row, painted")
         said = words(notice(app))
         assert "can not be written" in said and "R rejects" in said, said
-        assert said in shown_in(app, app.main.query_one("#notice"))
-        assert "inventory.py · 0/2 hunk(s) accepted changed on disk, asked again" in \
-            shown_in(app, review(app))
         readme = by_path(app, "README.md")
         await go_to(pilot, app, readme.index)
-        await pilot.pause()
+        stale = "README.md · 0/1 hunk(s) accepted STALE: changed on disk (blocked)"
+        await until(pilot, lambda: stale in shown_in(app, review(app)), "the stale row, painted")
         pane = shown_in(app, review(app))
-        assert "README.md · 0/1 hunk(s) accepted STALE: changed on disk (blocked)" in pane, pane
         assert words(readme.problem) in pane, pane
         await pilot.press("R")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
