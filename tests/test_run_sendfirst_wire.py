@@ -56,6 +56,10 @@ def before_the_client(pid: int) -> bool:
     return "/_asyncio." not in maps.read_text()
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _env(home: Path, sim: SimProcess, wire: Wire, path: str, **extra: str) -> dict[str, str]:
     return {**env_for(home, sim), "SPARK_PAIR_BASE_URL": f"http://127.0.0.1:{wire.port}{path}",
             **extra}
@@ -114,9 +118,10 @@ def test_an_upgrade_that_hangs_takes_the_timeout_once_with_one_request(
 @pytest.mark.parametrize("wire", [("slowhead", 30)], indirect=True)
 def test_ctrl_c_while_the_first_request_waits_ends_the_run_with_its_json_lines(
         sim: SimProcess, repo: Path, home: Path, wire: Wire) -> None:
+    # as from a terminal: a test run started in the background inherits SIGINT ignored
     proc = subprocess.Popen(_cli() + ["run", "MULTI change", "--json", "--transport", "ws"],
                             cwd=repo, env=_env(home, sim, wire, ""), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
     try:
         deadline = time.monotonic() + 20
         while not wire.requests() and time.monotonic() < deadline:
