@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from typing import Any
 
 _BEARER_RE = re.compile(r"(Bearer\s+)(?=[A-Za-z0-9])\S+", re.IGNORECASE)
 _KEYLIKE_RE = re.compile(r"\b(sk|gsk|xai|rk|pk)([-_])[A-Za-z0-9_\-]{6,}")
@@ -61,22 +62,107 @@ def redact(text: str, *secrets: str | None) -> str:
     return _KEYLIKE_RE.sub(r"\1\2***", text)
 
 
-_TAG_RE = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>", re.I | re.S)
+MAX_EXCERPT_INPUT = 64 * 1024  # characters of a body an excerpt looks at: the rest is cut first
 
 
 def excerpt(body: str | bytes, limit: int = 300, *, text_only: bool = False) -> str:
     """A short single-paragraph excerpt of a raw response body, whitespace collapsed and every
     known key redacted before it is cut; `text_only` strips HTML tags (and scripts, styles,
-    comments) for a message."""
+    comments) for a message. Only the first MAX_EXCERPT_INPUT characters are looked at, and
+    the work is linear in them, whatever a hostile server sends."""
     if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    body = redact(body)
+        body = body[:4 * MAX_EXCERPT_INPUT].decode("utf-8", "replace")
+    body = redact(_cut(body, MAX_EXCERPT_INPUT))
     if text_only and "<" in body:
-        import html
-
-        body = html.unescape(_TAG_RE.sub(" ", body))
+        body = _unescape(strip_tags(body))
     body = " ".join(body.split())
     return body if len(body) <= limit else body[:limit] + " …"
+
+
+def _cut(text: str, size: int) -> str:
+    """The first `size` characters of `text`, without a word cut at the end (a key cut short
+    would no longer be found to redact)."""
+    if len(text) <= size:
+        return text
+    text = text[:size]
+    end = max(text.rfind(c, size - 512) for c in " \t\n\r<>\"'")
+    return text[:end] if end > 0 else text[:size - 512]
+
+
+_CLOSERS = {name: re.compile(rf"</{name}\s*>", re.I) for name in ("script", "style")}
+
+
+class _Next:
+    """Where a pattern next occurs at or after a position that only grows from call to call:
+    an answer still ahead is reused, so each stretch of text is searched once."""
+
+    def __init__(self, text: str, find: Any) -> None:
+        self.text, self.find = text, find
+        self.at, self.end = -2, -1  # the last answer (-1: none at all from there on)
+
+    def __call__(self, pos: int) -> tuple[int, int]:
+        if self.at == -1 or self.at >= pos:
+            return self.at, self.end
+        self.at, self.end = self.find(self.text, pos)
+        return self.at, self.end
+
+
+def _finder(needle: str) -> Any:
+    def find(text: str, pos: int) -> tuple[int, int]:
+        at = text.find(needle, pos)
+        return (at, at + len(needle)) if at >= 0 else (-1, -1)
+    return find
+
+
+def _searcher(pattern: re.Pattern[str]) -> Any:
+    def find(text: str, pos: int) -> tuple[int, int]:
+        m = pattern.search(text, pos)
+        return (m.start(), m.end()) if m else (-1, -1)
+    return find
+
+
+def strip_tags(text: str) -> str:
+    r"""`text` with each HTML tag, comment, script and style replaced by a space, in one pass
+    (a tag regex backtracks over unclosed `<!--` or `<script` to quadratic time). The same
+    as re.sub(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>", " ", text, flags=re.I | re.S)."""
+    nexts = {name: _Next(text, _searcher(p)) for name, p in _CLOSERS.items()}
+    comment_end, tag_end = _Next(text, _finder("-->")), _Next(text, _finder(">"))
+    out: list[str] = []
+    i = 0
+    while (p := text.find("<", i)) >= 0:
+        end = -1
+        head = text[p + 1:p + 7].lower()
+        name = "script" if head.startswith("script") else "style" if head.startswith(
+            "style") else None
+        if name is not None and not _word(text[p + 1 + len(name):p + 2 + len(name)]):
+            end = nexts[name](p + 1 + len(name))[1]
+        if end < 0 and text.startswith("<!--", p):
+            end = comment_end(p + 4)[1]
+        if end < 0:
+            end = tag_end(p + 1)[1]
+            if end < 0:  # no `>` from here on: nothing later is a tag either
+                break
+        out.append(text[i:p])
+        out.append(" ")
+        i = end
+    out.append(text[i:])
+    return "".join(out)
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _unescape(text: str) -> str:
+    import html
+
+    try:
+        return html.unescape(text)
+    except ValueError:  # a numeric reference too long for int(): a code point past the last
+        return html.unescape(_LONG_REF_RE.sub("\ufffd", text))
+
+
+_LONG_REF_RE = re.compile(r"&#(?:[xX][0-9a-fA-F]{1000,}|[0-9]{1000,});?")
 
 
 class SparkPairError(Exception):

@@ -32,7 +32,7 @@ def _parse_error_body(body: str) -> tuple[str | None, str | None]:
     """(code, message) from an OpenAI error JSON body, or (None, None)."""
     try:
         data = json.loads(body)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # (RecursionError: "[[[[...", nested deep)
         return None, None
     err = data.get("error") if isinstance(data, dict) else None
     if isinstance(err, dict):

@@ -26,6 +26,22 @@ def sent_trace(call: Callable[[], None]) -> dict[str, Any]:
     return {"trace": trace}
 
 
+MAX_ERROR_BODY = 64 * 1024  # bytes of an error (or not-a-stream) body read: enough to say why
+
+
+async def read_some(resp: httpx.Response, limit: int = MAX_ERROR_BODY) -> str:
+    """The first `limit` bytes of an answer's (decoded) body as text; the rest is never read
+    (the connection is closed with the response)."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in resp.aiter_bytes():
+        parts.append(chunk[:limit - size])
+        size += len(parts[-1])
+        if size >= limit:
+            break
+    return b"".join(parts).decode("utf-8", "replace")
+
+
 async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                    api_key: str | None, model: str, read_timeout_s: float,
                    on_sent: Callable[[], None] | None = None
@@ -53,12 +69,12 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                                ) as resp:
             ctype = resp.headers.get("content-type", "")
             if resp.status_code != 200:
-                raw = (await resp.aread()).decode("utf-8", "replace")
+                raw = await read_some(resp)
                 raise errors_map.error_from_response(resp.status_code, raw, url, api_key=api_key,
                                                      headers=resp.headers, model=model,
                                                      content_type=ctype)
             if "text/event-stream" not in ctype:
-                raw = (await resp.aread()).decode("utf-8", "replace")
+                raw = await read_some(resp)
                 raise errors_map.not_openai_body(url, raw, ctype)
             yield None
             async for batch in iter_sse_batches(resp.aiter_bytes()):
