@@ -1,6 +1,6 @@
 """A hostile error page never outlasts --timeout, Ctrl-C or SIGTERM: its excerpt is linear and
-cut, and its body is read only so far. The server is a real process on 127.0.0.1
-(tests/error_page_server.py)."""
+cut, its body is read only so far, and a step that holds the event loop anyway is ended by the
+run's watchdog. The server is a real process on 127.0.0.1 (tests/error_page_server.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_run_e2e import A_PY, _cli, check_schema, env_for, lines_of, make_repo
+from test_run_e2e import A_PY, _cli, check_schema, env_for, lines_of, make_repo, tree
 
 from spark_pair.errors import MAX_EXCERPT_INPUT, ServerError, excerpt, strip_tags
 from spark_pair.exitcodes import ExitCode
@@ -119,3 +119,69 @@ def test_a_signal_ends_a_run_against_a_hostile_page(tmp_path: Path, page: str, s
     lines = lines_of(out)
     check_schema(lines)
     assert lines[-1]["status"] == "cancelled" and "Traceback" not in err
+
+
+HOG = """
+import sys
+from spark_pair.protocol import errors_map
+def body_excerpt(body, limit=200):  # a step that never gives the event loop back
+    print("hogging", file=sys.stderr, flush=True)
+    while True:
+        pass
+errors_map.body_excerpt = body_excerpt
+from spark_pair.cli import main
+main()
+"""
+
+
+def _hog(repo: Path, home: Path, page: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", HOG, "run", "edit", "--json", "--apply",
+                             "--transport", "responses", *args], cwd=repo, env=_env(home, page),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_sigint_default)
+
+
+def _hogging(proc: subprocess.Popen[str]) -> None:
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 30
+    for line in proc.stderr:
+        if "hogging" in line or time.monotonic() > deadline:
+            return
+
+
+def test_the_deadline_ends_a_run_whose_loop_is_held(tmp_path: Path, page: str) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    t0 = time.monotonic()
+    proc = _hog(repo, tmp_path / "home", page, "--timeout", "2")
+    try:
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    took = time.monotonic() - t0
+    assert proc.returncode == ExitCode.TIMEOUT, err
+    assert took < 2 + 1.5, took
+    lines = lines_of(out)
+    check_schema(lines)
+    assert lines[-1]["status"] == "cancelled" and "within --timeout 2 s" in err
+    assert tree(repo) == {"a.py": A_PY.encode()}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_ends_a_run_whose_loop_is_held(tmp_path: Path, page: str, sig: int) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    proc = _hog(repo, tmp_path / "home", page)
+    try:
+        _hogging(proc)
+        time.sleep(0.2)
+        t0 = time.monotonic()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        proc.kill()
+    assert proc.returncode == ExitCode.INTERRUPTED, err
+    assert took < 1.5, took
+    lines = lines_of(out)
+    check_schema(lines)
+    word = "terminated (SIGTERM)" if sig == signal.SIGTERM else "interrupted (Ctrl-C)"
+    assert lines[-1]["status"] == "cancelled" and lines[-1]["message"] == word

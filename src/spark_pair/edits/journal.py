@@ -634,6 +634,13 @@ def _now(full: Path) -> bytes | None | bool:
         return False
 
 
+_writes = 0  # writes this process has begun (a run's watchdog never cuts one short)
+
+
+def writes_begun() -> int:
+    return _writes
+
+
 def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, summary: str = "",
                   kind: str = "apply", undoes: str | None = None) -> None:
     """Journal the before-images, write every change, commit; on any failure roll back."""
@@ -643,6 +650,8 @@ def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, 
         )
     for ch in changes:  # before anything is journaled or written
         journal.confine(ch.path)
+    global _writes
+    _writes += 1
     try:
         journal.begin(turn_id, changes, summary=summary, kind=kind, undoes=undoes)
     except OSError as exc:

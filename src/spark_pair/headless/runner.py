@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
     from ..workspace.context import Workspace
     from ..workspace.watcher import Watcher
     from .jsonl import JsonLines
+    from .watchdog import Watchdog
 
 
 CLOSE_GRACE_S = 3.0
@@ -126,26 +127,37 @@ def meter_line(result: Any) -> str:
     return " │ ".join(parts)
 
 
-async def run(opts: RunOptions, out: TextIO, err: TextIO, *, early: Early | None = None
-              ) -> int:
-    """The run; `early`: its request was sent ahead (headless.start)."""
+async def run(opts: RunOptions, out: TextIO, err: TextIO, *, early: Early | None = None,
+              watchdog: bool = False) -> int:
+    """The run; `early`: its request was sent ahead (headless.start). `watchdog`: the process
+    is the run's own (the command): a stop the event loop does not get to in time ends it
+    (headless.watchdog)."""
     t0 = time.monotonic() if opts.started is None else opts.started
     jl = _json_lines(out, t0) if opts.json else None
     diag = Diagnostics(err)
     reports: list[_Reporter] = []
+    dog = None
+    if watchdog:
+        from .watchdog import Watchdog
+
+        dog = Watchdog(lambda reason: _hard_end(reason, reports, diag, jl, t0),
+                       lambda: any(r.busy for r in reports))
     try:
-        work = _run(opts, out, jl, diag, t0, reports, early)
-        if opts.timeout is None:
-            return await work
-        # the session stops itself at the deadline; this is the backstop for closing hangs
-        left = opts.timeout + CLOSE_GRACE_S - (time.monotonic() - t0)
-        return await asyncio.wait_for(work, max(left, CLOSE_GRACE_S))
+        with dog or contextlib.nullcontext():
+            if dog is not None and opts.timeout is not None:
+                dog.ask(_timed_out(opts.timeout), at=t0 + opts.timeout)
+            work = _run(opts, out, jl, diag, t0, reports, early, dog)
+            if opts.timeout is None:
+                return await work
+            # the session stops itself at the deadline; this is the backstop for closing hangs
+            left = opts.timeout + CLOSE_GRACE_S - (time.monotonic() - t0)
+            return await asyncio.wait_for(work, max(left, CLOSE_GRACE_S))
     except TimeoutError:
         if reports and reports[0].code is not None:
             diag.say("closing the connection took too long; exiting")
             return reports[0].code
-        exc: SparkPairError = Cancelled(f"the run did not finish within --timeout "
-                                        f"{opts.timeout:g} s", timeout=True)
+        assert opts.timeout is not None
+        exc: SparkPairError = _timed_out(opts.timeout)
     except SparkPairError as error:
         if reports and reports[0].code is not None:
             diag.say(f"while closing: {error}")
@@ -167,6 +179,34 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO, *, early: Early | None
     return code
 
 
+def _timed_out(timeout: float) -> Cancelled:
+    return Cancelled(f"the run did not finish within --timeout {timeout:g} s", timeout=True,
+                     hint="nothing was written; raise --timeout or check the endpoint")
+
+
+def _hard_end(reason: Cancelled, reports: list[_Reporter], diag: Diagnostics,
+              jl: JsonLines | None, t0: float) -> None:
+    """End the process now, for the watchdog: the stop's message and lines (unless the result
+    is out already), then its exit code."""
+    import os
+
+    code = reports[0].code if reports else None
+    try:
+        if code is None:
+            code = int(exit_code_for(reason))
+            diag.say(reason.describe())
+            if jl is not None:
+                from .jsonl import error_fields
+
+                jl.write({"type": "error", **error_fields(reason)})
+                jl.write(_end(code, "cancelled", None, t0, reason.message))
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - (a write cut by the signal) the exit code still holds
+        pass
+    os._exit(int(exit_code_for(reason)) if code is None else code)
+
+
 def _json_lines(out: TextIO, t0: float) -> JsonLines:
     from .jsonl import JsonLines
 
@@ -181,7 +221,8 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
 
 
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
-               t0: float, reports: list[_Reporter], early: Early | None = None) -> int:
+               t0: float, reports: list[_Reporter], early: Early | None = None,
+               dog: Watchdog | None = None) -> int:
     from ..workspace.files import find_root_soon
 
     if not opts.prompt.strip():
@@ -214,7 +255,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
             reports.append(report)
             start_lines(rt, opts, files, jl, diag)
             await _drive(rt.session, opts, files, jl, diag, report, watcher=rt.watcher,
-                         context=rt.context)
+                         context=rt.context, dog=dog)
             if opts.leave is not None and report.code is not None:
                 rt.store.flush()  # the result is out and nothing else runs: no thread hop
                 opts.leave(report.code)
@@ -272,8 +313,16 @@ class _Reporter:
         self.code: int | None = None
         self.hunks: dict[int, int] = {}  # file index -> `hunk` lines seen
         self.failed: object = None  # the error a Failed event already wrote as a line
+        self.busy = False  # the result is being written out
 
     def __call__(self, result: Any) -> None:
+        self.busy = True
+        try:
+            self._report(result)
+        finally:
+            self.busy = False
+
+    def _report(self, result: Any) -> None:
         opts, out, jl, diag = self.opts, self.out, self.jl, self.diag
         code = 0 if result.error is None else int(exit_code_for(result.error))
         if result.error is not None:
@@ -309,11 +358,13 @@ class _Reporter:
 
 async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonLines | None,
                  diag: Diagnostics, report: _Reporter, *, sigint: bool = True,
-                 watcher: Watcher | None = None, context: Workspace | None = None) -> None:
+                 watcher: Watcher | None = None, context: Workspace | None = None,
+                 dog: Watchdog | None = None) -> None:
     """One turn: events to stderr and JSON lines, the result to the reporter. `sigint`: Ctrl-C
     cancels the turn (a caller with its own handler passes False). `watcher`: the run's only
     turn, so the watcher winds down once the stream ends. `context`: the session's workspace,
-    to say which of `files` were left out of the request, and why."""
+    to say which of `files` were left out of the request, and why. `dog`: the run's watchdog
+    (it hears the signals too)."""
     loop = asyncio.get_running_loop()
     timer = None
     if opts.timeout is not None:
@@ -326,7 +377,7 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
     deltas = jl is not None and opts.deltas  # a line per delta: text is handed over as it comes
     if jl is not None:
         from .jsonl import event_to_dict
-    with _signal(loop, on_sigint) if sigint else contextlib.nullcontext():
+    with _signal(loop, on_sigint, dog) if sigint else contextlib.nullcontext():
         try:
             async for event in session.turn(opts.prompt, files, ask=opts.ask,
                                             latency=0.0 if deltas else TEXT_LATENCY_S):
@@ -391,13 +442,16 @@ class _signal:
     that has begun runs to its end, and --json still ends with its `end` line."""
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, handler: Any) -> None:
-        self.loop, self.handler, self.installed = loop, handler, False
+    def __init__(self, loop: asyncio.AbstractEventLoop, handler: Any,
+                 dog: Watchdog | None = None) -> None:
+        self.loop, self.handler, self.installed, self.dog = loop, handler, False, dog
 
     def __enter__(self) -> None:
         try:
             for sig in self.SIGNALS:
                 self.loop.add_signal_handler(sig, self.handler, sig)
+                if self.dog is not None and self.dog.on:  # (the loop still hears it: the
+                    signal.signal(sig, self.dog.signalled)  # wake-up fd stays as it was)
             self.installed = True
         except (NotImplementedError, RuntimeError, ValueError):
             pass
@@ -409,7 +463,7 @@ class _signal:
 
 
 def main(opts: RunOptions, *, early: Early | None = None) -> int:
-    return asyncio.run(run(opts, sys.stdout, sys.stderr, early=early))
+    return asyncio.run(run(opts, sys.stdout, sys.stderr, early=early, watchdog=True))
 
 
 
