@@ -155,3 +155,26 @@ def test_a_deadline_during_the_write_reports_the_turn_applied(sim: SimProcess, t
     assert any("--timeout" in note and "applied whole" in note for note in applied["notes"])
     assert [t.turn_id for t in Journal(repo, home / "data").list_turns()] == [end["turn_id"]]
     assert "Traceback" not in res.stderr
+
+
+async def test_the_loop_gets_its_turn_from_a_pump_whose_steps_all_take_a_while() -> None:
+    """A step slower than a quarter slice was taken for a wait, so a pump of such steps (a
+    socket with a backlog) never gave the loop a turn: timers, the deadline's among them,
+    waited for the whole backlog."""
+    import asyncio
+
+    from spark_pair.session_turn import SLICE_S, LoopShare
+
+    loop = asyncio.get_running_loop()
+    done = 0
+    seen_at: list[int] = []
+    loop.call_soon(lambda: seen_at.append(done))
+    share = LoopShare()
+    for _ in range(200):
+        until = time.perf_counter() + SLICE_S / 2  # work, never a pause
+        while time.perf_counter() < until:
+            pass
+        done += 1
+        await share.take()
+    assert seen_at and seen_at[0] < 20, seen_at
+

@@ -65,19 +65,25 @@ MAX_LATE_CHANGES = 3  # times one operation is asked again for a change seen at 
 
 class LoopShare:
     """Gives the event loop a turn after SLICE_S of work without a pause: a backlog (a burst
-    of buffered socket messages, a queue of parsed events) never freezes a screen."""
+    of buffered socket messages, a queue of parsed events) never freezes a screen, and the
+    deadline's timer and a signal's handler run in time. Whether the loop had a turn since a
+    stretch began is known from a callback scheduled then (never guessed from the time
+    between calls: a step may be slow without a pause)."""
 
     def __init__(self) -> None:
-        self.start = self.last = time.perf_counter()
+        self.start = time.perf_counter()
+        self.turned = True  # the loop had a turn since the stretch began
+
+    def _turn(self) -> None:
+        self.turned = True
 
     async def take(self) -> None:
-        now = time.perf_counter()
-        if now - self.last > SLICE_S / 4:  # it waited since the last call: a new stretch
-            self.start = now
-        elif now - self.start > SLICE_S:
-            await asyncio.sleep(0)
-            now = self.start = time.perf_counter()
-        self.last = now
+        if self.turned:  # a new stretch
+            self.turned = False
+            self.start = time.perf_counter()
+            asyncio.get_running_loop().call_soon(self._turn)
+        elif time.perf_counter() - self.start > SLICE_S:
+            await asyncio.sleep(0)  # (the loop runs `_turn`: the next call begins a stretch)
 
 
 class _Inbox:
@@ -228,13 +234,14 @@ class TurnRun:
                 watch = self.s.watch is not None
                 share = LoopShare()
                 while True:
-                    # what is already queued is handled first; a cancel takes effect once the
-                    # inbox is empty. The loop waits (one future, no task) only when there is
-                    # nothing to do
+                    # a cancel takes effect at once: what is queued is not parsed (its text is
+                    # kept), so a backlog never holds up the deadline. The loop waits (one
+                    # future, no task) only when there is nothing to do
+                    if self.cancel_reason is not None:
+                        self._drain(items, chunks)
+                        error = self.cancel_reason
+                        break
                     if not items:
-                        if self.cancel_reason is not None:
-                            error = self.cancel_reason
-                            break
                         if not streaming and not self.proposals.pending():
                             asked = False
                             async for out in self._last_look():
@@ -295,17 +302,29 @@ class TurnRun:
                     match event:
                         case TextDelta(text=text):
                             chunks.append(text)
-                            try:
-                                parsed = parser.feed(text)
-                            except SparkPairError as exc:
-                                error = exc
+                            failed: SparkPairError | None = None
+                            # a long text is parsed a slice at a time, each followed by the
+                            # loop's turn: the deadline and a cancel get in between
+                            for at in range(0, len(text), GATHER_CHARS):
+                                if at:
+                                    await share.take()
+                                    if self.cancel_reason is not None:
+                                        break  # (its text is kept, the rest is not parsed)
+                                try:
+                                    parsed = parser.feed(text[at:at + GATHER_CHARS]
+                                                         if len(text) > GATHER_CHARS else text)
+                                except SparkPairError as exc:
+                                    failed = exc
+                                    break
+                                for pe in parsed:
+                                    if type(pe) is FileStarted or type(pe) is FileFinished:
+                                        for out in await self._on_parse(pe):
+                                            yield out
+                                    else:  # a hunk or a line: nothing to look up
+                                        yield pe
+                            if failed is not None:
+                                error = failed
                                 break
-                            for pe in parsed:
-                                if type(pe) is FileStarted or type(pe) is FileFinished:
-                                    for out in await self._on_parse(pe):
-                                        yield out
-                                else:  # a hunk or a line: nothing to look up
-                                    yield pe
                         case Rewound(keep=keep):
                             # a retry answered differently: forget what came after `keep`
                             text = "".join(chunks)[:keep]
@@ -329,6 +348,18 @@ class TurnRun:
             return
         async for out in self._apply():
             yield out
+
+    def _drain(self, items: collections.deque[Any], chunks: list[str]) -> None:
+        """Empty the inbox of a cancelled turn without parsing: the text that came is kept
+        (a retry's rewind applied) and so are the facts of the protocol events."""
+        while items:
+            item = items.popleft()
+            if type(item) is TextDelta:
+                chunks.append(item.text)
+            elif isinstance(item, Rewound):
+                chunks[:] = ["".join(chunks)[:item.keep]]
+            elif isinstance(item, Event):
+                self._on_protocol(item)
 
     def _on_protocol(self, event: Event) -> SparkPairError | None:
         r = self.result
