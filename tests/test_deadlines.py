@@ -157,6 +157,48 @@ def test_a_deadline_during_the_write_reports_the_turn_applied(sim: SimProcess, t
     assert "Traceback" not in res.stderr
 
 
+def _shape(kind: str) -> tuple[dict[str, str], str]:
+    """(files, reply) of a reply that takes a run far past a 2 s --timeout."""
+    if kind == "sections":  # one file, a section (its own ---/+++ header) per changed line
+        lines = [f"line {i}\n" for i in range(100_000)]
+        return {"big.txt": "".join(lines)}, "".join(
+            f"--- a/big.txt\n+++ b/big.txt\n@@ -{i + 1},1 +{i + 1},1 @@\n-line {i}\n+LINE {i}\n"
+            for i in range(0, 100_000, 4))
+    if kind == "files":  # very many new files
+        return {"a.txt": "a\n"}, "".join(
+            f"--- /dev/null\n+++ b/new/f{i}.txt\n@@ -0,0 +1,1 @@\n+x {i}\n" for i in range(20_000))
+    lines = [f"line {i}\n" for i in range(400_000)]  # very many hunks for one file
+    return {"big.txt": "".join(lines)}, "--- a/big.txt\n+++ b/big.txt\n" + "".join(
+        f"@@ -{i + 1},1 +{i + 1},1 @@\n-line {i}\n+LINE {i}\n" for i in range(0, 400_000, 4))
+
+
+@pytest.mark.parametrize("mode", ["--json", "--no-meter"])
+@pytest.mark.parametrize("kind", ["sections", "files", "hunks"])
+def test_a_huge_reply_ends_within_a_second_of_the_timeout(sim: SimProcess, tmp_path: Path,
+                                                          kind: str, mode: str) -> None:
+    """Every long step gives way to the deadline: the parse of a backlog, the check of very
+    many operations, the printed diff. (A cancel used to wait until every queued piece of the
+    reply was parsed, and the loop's share of a pump whose every step took a while was never
+    given: one run took minutes, another ended by the 3 s backstop.)"""
+    files, reply = _shape(kind)
+    files[".spark-pair.toml"] = "[request]\nmax_tokens = 100000000\n"
+    repo = make_repo(tmp_path / "repo", files)
+    before = tree(repo)
+    sim.configure(default=reply)
+    t0 = time.monotonic()
+    res = run(repo, tmp_path / "home", sim, "edit", "--apply", "--timeout", "2", mode,
+              timeout=60)
+    took = time.monotonic() - t0
+    assert res.returncode == ExitCode.TIMEOUT, res.stderr[-2000:]
+    assert took < 2 + 1.0, took
+    assert "within --timeout 2 s" in res.stderr and "Traceback" not in res.stderr
+    assert tree(repo) == before
+    if mode == "--json":
+        lines = lines_of(res.stdout)
+        check_schema(lines)
+        assert lines[-1]["status"] == "cancelled"
+
+
 async def test_the_loop_gets_its_turn_from_a_pump_whose_steps_all_take_a_while() -> None:
     """A step slower than a quarter slice was taken for a wait, so a pump of such steps (a
     socket with a backlog) never gave the loop a turn: timers, the deadline's among them,
@@ -178,3 +220,34 @@ async def test_the_loop_gets_its_turn_from_a_pump_whose_steps_all_take_a_while()
         await share.take()
     assert seen_at and seen_at[0] < 20, seen_at
 
+
+def _many(n: int) -> list:
+    from spark_pair.edits.ops import Hunk, Modify
+
+    return [Modify(f"f{i}.txt", [Hunk(1, 1, 1, 1, ["-a", "+b"])]) for i in range(n)]
+
+
+@pytest.mark.parametrize("changed", [False, True])
+async def test_a_deadline_while_the_diff_is_rendered(tmp_path: Path, changed: bool) -> None:
+    """A dry run's diff is its result: when the deadline stops its rendering, the run did not
+    finish (exit 7, nothing printed). A written turn stays written (exit 0), its diff unshown."""
+    import io
+
+    from spark_pair.headless.runner import Diagnostics, _Reporter
+    from spark_pair.headless.start import RunOptions
+    from spark_pair.session_events import TurnResult, TurnStatus
+
+    out, err = io.StringIO(), io.StringIO()
+    opts = RunOptions("edit", timeout=1.0)
+    report = _Reporter(opts, out, None, Diagnostics(err), tmp_path, None,
+                       time.monotonic() - 5)  # the deadline has passed
+    status = TurnStatus.APPLIED if changed else TurnStatus.DRY_RUN
+    result = TurnResult("t1", status, operations=_many(500),
+                        changed=[f"f{i}.txt" for i in range(500)] if changed else [])
+    await report(result)
+    assert out.getvalue() == ""
+    if changed:
+        assert report.code == 0 and "the diff is not shown" in err.getvalue()
+    else:
+        assert report.code == ExitCode.TIMEOUT
+        assert "within --timeout 1 s" in err.getvalue()

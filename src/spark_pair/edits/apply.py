@@ -9,25 +9,17 @@ from __future__ import annotations
 import operator
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import ApplyError, Cancelled, ConflictError, EditError, StaleError
+from ..errors import ApplyError, ConflictError, EditError, StaleError
 from ..git import git_ok
 from ..values import Value
 from . import fsio
 from .journal import FileChange, Journal, missing_dirs, new_turn_id, write_changes
-from .locate import Locator
+from .locate import Locator, Stop, check_stop
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename, content_hash
 from .paths import confine_target, looks_binary, real_root, shown
-
-Stop = Callable[[], bool] | None  # true once the turn is cancelled (timeout, Ctrl-C)
-
-
-def check_stop(stop: Stop) -> None:
-    """Raise Cancelled once stop() is true: CPU-bound work gives way to the deadline."""
-    if stop is not None and stop():
-        raise Cancelled("stopped before anything was written", hint="nothing was written")
 
 # ---- hunks ---------------------------------------------------------------------------------
 

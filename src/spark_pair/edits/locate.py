@@ -10,6 +10,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from ..errors import Cancelled
+
+Stop = Callable[[], bool] | None  # true once the turn is cancelled (timeout, Ctrl-C)
+
+
+def check_stop(stop: Stop) -> None:
+    """Raise Cancelled once stop() is true: CPU-bound work gives way to the deadline."""
+    if stop is not None and stop():
+        raise Cancelled("stopped before anything was written", hint="nothing was written")
+
+
 _CHARS = 0x110000  # one character per distinct line; past that, ids share characters
 _UNREADABLE = re.compile("[\udc80-\udcff\ufffd]+")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from .locate import Locator
+from .locate import Locator, Stop, check_stop
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename
 from .paths import shown, shown_text
 
@@ -39,12 +39,13 @@ def _hunk_text(hunk: Hunk, old_start: int, new_start: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def _hunks_text(hunks: Sequence[Hunk], base_text: str | None) -> str:
+def _hunks_text(hunks: Sequence[Hunk], base_text: str | None, stop: Stop = None) -> str:
     base = Locator(_lines(base_text)) if base_text is not None else None
     out = []
     pos = 0  # 0-based old line where the next hunk may start
     delta = 0  # new minus old line numbers so far
     for h in hunks:
+        check_stop(stop)
         at = base.first(h.old_lines, pos) if base is not None and h.old_lines else None
         if at is None:
             if h.old_start is not None:
@@ -57,15 +58,16 @@ def _hunks_text(hunks: Sequence[Hunk], base_text: str | None) -> str:
     return "".join(out)
 
 
-def render_op(op: Operation, base_text: str | None = None) -> str:
+def render_op(op: Operation, base_text: str | None = None, stop: Stop = None) -> str:
     """One operation as a git-style unified diff; numbers are exact when base_text is given.
-    For people: paths and content are shown escaped (never raw control or bidi characters)."""
+    For people: paths and content are shown escaped (never raw control or bidi characters).
+    Raises Cancelled once stop() is true (checked before each hunk)."""
     if isinstance(op, Rename):
         src, dst = shown(op.src), shown(op.dst)
         head = f"diff --git a/{src} b/{dst}\nrename from {src}\nrename to {dst}\n"
         if not op.hunks:
             return head
-        return head + f"--- a/{src}\n+++ b/{dst}\n" + _hunks_text(op.hunks, base_text)
+        return head + f"--- a/{src}\n+++ b/{dst}\n" + _hunks_text(op.hunks, base_text, stop)
     path = shown(op.path)
     head = f"diff --git a/{path} b/{path}\n"
     if isinstance(op, Create):
@@ -89,13 +91,19 @@ def render_op(op: Operation, base_text: str | None = None) -> str:
         else:
             return head
         return head + f"--- a/{path}\n+++ /dev/null\n" + _hunk_text(h, 0, 0)
-    return head + f"--- a/{path}\n+++ b/{path}\n" + _hunks_text(op.hunks, base_text)
+    return head + f"--- a/{path}\n+++ b/{path}\n" + _hunks_text(op.hunks, base_text, stop)
 
 
-def render_ops(ops: Sequence[Operation], bases: dict[str, str] | None = None) -> str:
-    """Every operation of a turn as one diff text (bases: current text per path, optional)."""
+def render_ops(ops: Sequence[Operation], bases: dict[str, str] | None = None, *,
+               stop: Stop = None) -> str:
+    """Every operation of a turn as one diff text (bases: current text per path, optional).
+    Raises Cancelled once stop() is true (checked before each operation and hunk)."""
     bases = bases or {}
-    return "".join(render_op(op, bases.get(op.path)) for op in ops)
+    out = []
+    for op in ops:
+        check_stop(stop)
+        out.append(render_op(op, bases.get(op.path), stop))
+    return "".join(out)
 
 
 def diff_texts(path: str, old: str, new: str, context: int = 3) -> Modify:

@@ -11,6 +11,7 @@ import contextlib
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -251,7 +252,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
             if opts.leave is not None:  # the command exits after this turn: nothing to keep
                 rt.session.remember = False
                 _collect_from_here()
-            report = _Reporter(opts, out, jl, diag, root, rt.settings, t0)
+            report = _Reporter(opts, out, jl, diag, root, rt.settings, t0, dog)
             reports.append(report)
             start_lines(rt, opts, files, jl, diag)
             await _drive(rt.session, opts, files, jl, diag, report, watcher=rt.watcher,
@@ -303,33 +304,56 @@ def start_lines(rt: Runtime, opts: RunOptions, files: list[str], jl: JsonLines |
                   "prompt_chars": len(opts.prompt), "timeout_s": opts.timeout})
 
 
+SMALL_DIFF = 64  # operations and hunks a diff may have to be rendered on the event loop
+STOPPED_DIFF_S = 0.2  # the time a stopped turn's diff (of what arrived) may take to render
+
+
 class _Reporter:
     """Writes a finished turn's result at once (before connections and the watcher close)."""
 
     def __init__(self, opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
-                 root: Path, settings: Any, t0: float) -> None:
+                 root: Path, settings: Any, t0: float, dog: Watchdog | None = None) -> None:
         self.opts, self.out, self.jl, self.diag = opts, out, jl, diag
-        self.root, self.settings, self.t0 = root, settings, t0
+        self.root, self.settings, self.t0, self.dog = root, settings, t0, dog
         self.code: int | None = None
         self.hunks: dict[int, int] = {}  # file index -> `hunk` lines seen
         self.failed: object = None  # the error a Failed event already wrote as a line
         self.busy = False  # the result is being written out
 
-    def __call__(self, result: Any) -> None:
+    async def __call__(self, result: Any) -> None:
         self.busy = True
         try:
-            self._report(result)
+            await self._report(result)
         finally:
             self.busy = False
 
-    def _report(self, result: Any) -> None:
+    def stopped(self) -> Cancelled | None:
+        """The stop that has come (the deadline, a signal the watchdog heard), if any."""
+        reason = self.dog.stopped() if self.dog is not None else None
+        timeout = self.opts.timeout
+        if reason is None and timeout is not None and time.monotonic() >= self.t0 + timeout:
+            reason = _timed_out(timeout)
+        return reason
+
+    async def _report(self, result: Any) -> None:
         opts, out, jl, diag = self.opts, self.out, self.jl, self.diag
         code = 0 if result.error is None else int(exit_code_for(result.error))
         if result.error is not None:
             diag.say(result.error.describe())
         if jl is None:
-            bases = None if result.changed else _bases(self.root, result)
-            diff = render_ops(result.operations, bases)
+            try:
+                diff = await self._diff(result)
+            except Cancelled:  # the deadline or a signal came while the diff was rendered
+                diff = ""
+                reason = self.stopped() or Cancelled(INTERRUPTED, hint="nothing was written")
+                if isinstance(result.error, Cancelled):  # (its stop was said just above)
+                    diag.say("the diff of what arrived is not shown (it is too large to "
+                             "render in time)")
+                elif result.changed:  # written: that stands, only the diff is not shown
+                    diag.say(f"the diff is not shown ({reason.message}); `git diff` shows it")
+                else:
+                    code = int(exit_code_for(reason))
+                    diag.say(reason.describe())
             if diff:
                 out.write(diff if diff.endswith("\n") else diff + "\n")
                 out.flush()
@@ -354,6 +378,28 @@ class _Reporter:
                           result.turn_id if result.status == TurnStatus.APPLIED else None, self.t0,
                           result.error.message if result.error else None))
         self.code = code
+
+    async def _diff(self, result: Any) -> str:
+        """The printed diff; a large one is made in a worker thread. Raises Cancelled once a
+        stop has come (checked before each file and hunk)."""
+        ops = result.operations
+        begun = time.monotonic()
+
+        def stop() -> bool:
+            if isinstance(result.error, Cancelled):  # stopped already: what arrived is shown
+                return time.monotonic() - begun > STOPPED_DIFF_S  # if it is quick to show
+            return self.stopped() is not None
+
+        if len(ops) + sum(len(getattr(op, "hunks", ())) for op in ops) <= SMALL_DIFF:
+            return _diff_text(self.root, result, stop)
+        return await asyncio.to_thread(_diff_text, self.root, result, stop)
+
+
+def _diff_text(root: Path, result: Any, stop: Callable[[], bool]) -> str:
+    """The diff of a result's operations, with exact line numbers when nothing was written
+    (blocking: it reads the files)."""
+    bases = None if result.changed else _bases(root, result, stop)
+    return render_ops(result.operations, bases, stop=stop)
 
 
 async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonLines | None,
@@ -386,7 +432,7 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
                     continue  # the most common events: nothing to say about them
                 match event:
                     case TurnFinished():
-                        report(event.result)
+                        await report(event.result)
                         continue
                     case TurnStarted() if context is not None:
                         _say_left_out(diag, context, files)
@@ -421,13 +467,15 @@ def _say_left_out(diag: Diagnostics, context: Workspace, files: list[str]) -> No
             diag.say(f"note: {shown(rel)} is not sent to the model ({omitted[rel]})")
 
 
-def _bases(root: Path, result: Any) -> dict[str, str]:
+def _bases(root: Path, result: Any, stop: Callable[[], bool]) -> dict[str, str]:
     """The current text of the files the operations edit (for exact @@ line numbers); none
-    for a binary file (never shown as lines)."""
+    for a binary file (never shown as lines). Raises Cancelled once stop() is true."""
     from ..edits.paths import looks_binary, read_regular
 
     out = {}
     for op in result.operations:
+        if stop():
+            raise Cancelled("stopped")
         data = read_regular(root, op.path)
         try:
             if data is not None and not looks_binary(data):

@@ -63,6 +63,12 @@ class Watchdog:
 
         self.ask(Cancelled(stop_words(sig), hint="nothing was written"))
 
+    def stopped(self) -> Cancelled | None:
+        """The earliest stop that has come (None: none yet); any thread may ask."""
+        now = time.monotonic()
+        come = [stop for stop in list(self.stops) if stop[0] <= now]
+        return min(come, key=lambda stop: stop[0])[1] if come else None
+
     def _first(self) -> tuple[float, Cancelled]:
         return min(self.stops, key=lambda stop: stop[0])
 
