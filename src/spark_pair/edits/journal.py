@@ -53,6 +53,7 @@ otherwise it looks at every turn folder, as before, and the index is complete on
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -218,9 +219,7 @@ class Journal:
             self._make_dir()
             fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
-            raise ApplyError(f"cannot open the undo journal {self.dir} ({exc})",
-                             hint="nothing was changed; check the data dir's permissions and free "
-                                  "space (SPARK_PAIR_HOME relocates it)") from exc
+            raise self.unusable("cannot open the undo journal", exc) from exc
         try:
             if stop is None:
                 fcntl.flock(fd, fcntl.LOCK_EX)
@@ -237,7 +236,10 @@ class Journal:
             # who holds it, for a command that waits: the first word of the file (not
             # truncated first: a truncate can wait for the file system's journal, and a longer
             # number left behind is only read after the newline)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            try:
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            except OSError as exc:  # (a full disk: the first bytes a run writes there)
+                raise self.unusable("cannot write the lock of the undo journal", exc) from exc
             try:
                 yield
             finally:
@@ -246,6 +248,16 @@ class Journal:
                 self._indexed = self._recovered = False
         finally:
             os.close(fd)
+
+    def unusable(self, what: str, exc: OSError) -> ApplyError:
+        """The error for a journal folder that cannot be written: what to free or fix."""
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            hint = (f"nothing was changed; the disk (or quota) holding {self.data_dir} is full: "
+                    "free space there, or set SPARK_PAIR_HOME to a folder on another disk")
+        else:
+            hint = ("nothing was changed; check the data dir's permissions and free space "
+                    "(SPARK_PAIR_HOME relocates it)")
+        return ApplyError(f"{what} {self.dir} ({exc})", hint=hint)
 
     def _make_dir(self) -> None:
         """The journal's folder (and the data folders above it) and its index of unfinished
@@ -656,8 +668,7 @@ def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, 
         journal.begin(turn_id, changes, summary=summary, kind=kind, undoes=undoes)
     except OSError as exc:
         journal.discard(turn_id)
-        raise ApplyError(f"could not write the undo journal in {journal.dir} ({exc})",
-                         hint="nothing was changed; free disk space or check permissions") from exc
+        raise journal.unusable("could not write the undo journal in", exc) from exc
     current, fds, discarded = "", [], False
     try:
         targets = [journal.confine(ch.path)[1] for ch in changes]

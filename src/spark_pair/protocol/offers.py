@@ -6,6 +6,7 @@ forgotten after a day (servers gain modes) and after a failure of the remembered
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -84,10 +85,11 @@ def forget(path: Path, base_url: str) -> None:
 def _write(path: Path, entries: dict[str, Remembered]) -> None:
     """Best effort: a data dir that cannot be written only costs a probe next time."""
     data = {url: {"transport": r.transport, "at": r.at} for url, r in entries.items()}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
         tmp.replace(path)
     except OSError:
-        pass
+        with contextlib.suppress(OSError):  # (a full disk: no empty temp file stays behind)
+            tmp.unlink(missing_ok=True)
