@@ -497,7 +497,9 @@ def test_a_commit_that_fails_to_sync_is_rolled_back_now_or_by_the_next_command(
         patch.setattr(fsio, "fsync_dir", fsync_dir)
         with pytest.raises(ApplyError) as err:
             apply_turn(repo, OPS(), journal=journal)
-    assert "the next spark-pair command restores" in err.value.message
+    assert "putting the files back failed too" in err.value.message
+    assert "hold the turn's new content" in err.value.message  # what the tree holds now
+    assert "spark-pair undo --list" in err.value.hint and "nothing was" not in err.value.hint
     assert journal.list_turns() == []  # not recorded as applied
     journal.recover()
     assert snapshot(repo) == before

@@ -713,20 +713,52 @@ def write_changes(journal: Journal, turn_id: str, changes: list[FileChange], *, 
         fsio.close_files(fds)
         if discarded:
             raise
-        outcome = "every file of the turn was restored"
+        outcome, hint = "every file of the turn was restored", None
         try:
             back = journal.rollback(turn_id)
             if back.kept:
                 outcome = back.describe()
-        except Exception:  # the journal keeps the turn; the next apply or undo recovers it
-            outcome = "the next spark-pair command restores the files of the turn"
-            if (journal.dir / turn_id / "committed").exists():
-                outcome = (f"its files could not be put back and the turn stays recorded as "
-                           f"applied: `spark-pair undo --turn {turn_id}` restores them")
+                hint = (f"every other file was put back; the kept ones changed meanwhile and "
+                        f"stay as they are (their earlier content is in {back.saved})")
+        except Exception as again:  # the journal keeps the turn: say where the files stand
+            outcome, hint = _not_rolled_back(journal, turn_id, changes, again)
         if isinstance(exc, SparkPairError) or not isinstance(exc, Exception):
             raise
         what = f"writing {current}" if current else "syncing the turn's files"
-        raise ApplyError(f"{what} failed ({exc}); {outcome}") from exc
+        raise ApplyError(f"{what} failed ({exc}); {outcome}", hint=hint) from exc
+
+
+def _not_rolled_back(journal: Journal, turn_id: str, changes: list[FileChange],
+                     exc: Exception) -> tuple[str, str]:
+    """(what happened, what to do) when a failed write could not be rolled back either: which
+    files hold the turn's content and which are as they were, and what puts them back."""
+    new, old, other = [], [], []
+    for ch in changes:
+        now = _now(journal.root / ch.path)
+        if now == ch.before:
+            old.append(ch.path)
+        elif now is None if ch.after is None else now == ch.after:
+            new.append(ch.path)
+        else:
+            other.append(ch.path)
+    parts = [f"{', '.join(new)} {'holds' if len(new) == 1 else 'hold'} the turn's new content"
+             if new else "",
+             f"{', '.join(old)} {'is' if len(old) == 1 else 'are'} as before" if old else "",
+             f"{', '.join(other)} could not be read" if other else ""]
+    state = "; ".join(p for p in parts if p)
+    said = f"putting the files back failed too ({exc}): {state}"
+    if (journal.dir / turn_id / "committed").exists():
+        return (f"{said}; the turn stays recorded as applied",
+                f"`spark-pair undo --turn {turn_id}` restores the files (once what failed is "
+                f"fixed: disk space, permissions)")
+    if not new and not other:
+        return (f"{said}; the undo journal keeps the turn's record",
+                "no file of the repository was changed; `spark-pair undo --list` clears the "
+                "record once what failed is fixed (disk space, permissions)")
+    return (f"{said}; the undo journal keeps the turn",
+            "files of the repository were changed and not yet put back: fix what failed (disk "
+            "space, permissions), then run `spark-pair undo --list` (or apply a turn): it "
+            "puts them back as they were")
 
 
 def _tmp_of(ch: FileChange) -> str:
