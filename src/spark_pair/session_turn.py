@@ -66,24 +66,28 @@ MAX_LATE_CHANGES = 3  # times one operation is asked again for a change seen at 
 class LoopShare:
     """Gives the event loop a turn after SLICE_S of work without a pause: a backlog (a burst
     of buffered socket messages, a queue of parsed events) never freezes a screen, and the
-    deadline's timer and a signal's handler run in time. Whether the loop had a turn since a
-    stretch began is known from a callback scheduled then (never guessed from the time
-    between calls: a step may be slow without a pause)."""
+    deadline's timer and a signal's handler run in time. A long gap since the last call
+    begins a new stretch only if the loop did have a turn meanwhile (a callback scheduled at
+    the stretch's start has run): a step may be slow without a pause."""
 
     def __init__(self) -> None:
-        self.start = time.perf_counter()
+        self.start = self.last = time.perf_counter()
         self.turned = True  # the loop had a turn since the stretch began
 
     def _turn(self) -> None:
         self.turned = True
 
     async def take(self) -> None:
-        if self.turned:  # a new stretch
+        now = time.perf_counter()
+        if now - self.last > SLICE_S / 4 and self.turned:  # it waited: a new stretch
+            self.start = now
             self.turned = False
-            self.start = time.perf_counter()
             asyncio.get_running_loop().call_soon(self._turn)
-        elif time.perf_counter() - self.start > SLICE_S:
-            await asyncio.sleep(0)  # (the loop runs `_turn`: the next call begins a stretch)
+        elif now - self.start > SLICE_S:
+            await asyncio.sleep(0)
+            now = self.start = time.perf_counter()
+            self.turned = True
+        self.last = now
 
 
 class _Inbox:
