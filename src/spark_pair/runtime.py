@@ -52,7 +52,6 @@ from .values import Frozen, Value, set_field
 if TYPE_CHECKING:
     from .config import Settings
     from .protocol.client import ModelClient
-    from .protocol.sendfirst import Sent
     from .store.records import RequestRecord
     from .verdicts import Verdict
     from .workspace import Watcher, Workspace
@@ -307,19 +306,16 @@ class _Lookup(Frozen):
         return _Lookup(self.cwd, self.env, {**self.overrides, **more})
 
 
-def _connect(lookup: _Lookup, recorder: TurnRecorder | None, settings: Settings | None = None,
-             sent: Sent | None = None) -> tuple[Settings, ModelClient]:
-    """The settings (unless given) and a model client for them (blocking: config files, the
-    transport memo); `sent`: the client's first request went out ahead (headless.start)."""
+def _connect(lookup: _Lookup, recorder: TurnRecorder | None) -> tuple[Settings, ModelClient]:
+    """The settings and a model client for them (blocking: config files, the transport
+    memo)."""
     from .config import load_settings
     from .protocol import offers
     from .protocol.client import ModelClient
 
-    if settings is None:
-        settings = load_settings(cwd=lookup.cwd, env=lookup.env,
-                                 overrides=dict(lookup.overrides))
+    settings = load_settings(cwd=lookup.cwd, env=lookup.env, overrides=dict(lookup.overrides))
     client = ModelClient(settings.client_options(task="edit"), recorder=recorder,
-                         transport_cache=offers.default_path(), sent=sent)
+                         transport_cache=offers.default_path())
     return settings, client
 
 
@@ -329,16 +325,11 @@ async def open_runtime(root: Path, *, approver: Approver,
                        env: Mapping[str, str] | None = None, cwd: Path | None = None,
                        prewarm: bool = False, watch: bool = True,
                        warn: Callable[[str], None] | None = None,
-                       store_path: Path | None = None, settings: Settings | None = None,
-                       workspace: Workspace | None = None, sent: Sent | None = None
-                       ) -> AsyncIterator[Runtime]:
+                       store_path: Path | None = None) -> AsyncIterator[Runtime]:
     """Open `root` for turns. `cwd` is where settings are looked up from (default: root);
     `prewarm` opens the WebSocket in the background (for a front end that waits for a prompt);
     `watch` starts the file watcher once the first request is out. Raises ConfigError.
-    Settings are loaded in a thread: the event loop never waits for the config files.
-
-    A one-shot run that sent its first request ahead (headless.start) passes what it made:
-    its `settings`, its `workspace` (holding the request) and the `sent` request."""
+    Settings are loaded in a thread: the event loop never waits for the config files."""
     from .workspace.context import Workspace, limits_of
 
     say = warn or log.warning
@@ -347,8 +338,7 @@ async def open_runtime(root: Path, *, approver: Approver,
     store = StoreWriter(say, store_path)
     recorder = TurnRecorder(store)
     try:
-        found, client = await asyncio.to_thread(_connect, lookup, recorder, settings, sent)
-        settings = found
+        settings, client = await asyncio.to_thread(_connect, lookup, recorder)
         rt: Runtime | None = None
         try:
             connection = ConnectionState(client.transport,
@@ -358,8 +348,7 @@ async def open_runtime(root: Path, *, approver: Approver,
                 from .workspace.watcher import Watcher
 
                 watcher = Watcher(root)
-            if workspace is None:
-                workspace = Workspace(root, **limits_of(settings.session))
+            workspace = Workspace(root, **limits_of(settings.session))
             workspace.watcher = watcher
             workspace.chained = lambda: session.client.transport == Transport.WS
 

@@ -199,8 +199,6 @@ class TurnRun:
         (`events` does it if nobody did before)."""
         if self.pump is None:
             self.stopwatch = Stopwatch()  # for the partial metrics of a stopped turn
-            if self.request.sent_at is not None:  # the request went out ahead of the turn
-                self.stopwatch.t0 = self.request.sent_at
             self.pump = asyncio.create_task(self._pump())
 
     async def stop(self) -> None:

@@ -7,7 +7,6 @@ events -> JSON lines or the diff; the result's error -> exit code (exitcodes.exi
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
 import sys
 import time
@@ -40,7 +39,7 @@ from ..session_events import (
     TurnStatus,
 )
 from ..termwrap import say
-from .start import Early, RunOptions, repo_paths
+from .start import STOPS, RunOptions, repo_paths
 from .textfit import WIDTH, file_lines
 
 if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
@@ -126,25 +125,52 @@ def meter_line(result: Any) -> str:
     return " │ ".join(parts)
 
 
-async def run(opts: RunOptions, out: TextIO, err: TextIO, *, early: Early | None = None
-              ) -> int:
-    """The run; `early`: its request was sent ahead (headless.start)."""
+class _Stop:
+    """What Ctrl-C and SIGTERM do during a run: cancel its turn once the session is there
+    (`session`), before that the run itself (`signal` says which stopped it)."""
+
+    def __init__(self) -> None:
+        self.task = asyncio.current_task()
+        self.session: Session | None = None
+        self.signal: int | None = None
+
+    def __call__(self, sig: int) -> None:
+        if self.session is not None:
+            self.session.cancel(message=stop_words(sig))
+        elif self.task is not None and self.signal is None:
+            self.signal = sig
+            self.task.cancel()
+
+
+async def run(opts: RunOptions, out: TextIO, err: TextIO) -> int:
+    """The run: its exit code."""
     t0 = time.monotonic() if opts.started is None else opts.started
     jl = _json_lines(out, t0) if opts.json else None
     diag = Diagnostics(err)
     reports: list[_Reporter] = []
+    stop = _Stop()
+    exc: SparkPairError
     try:
-        work = _run(opts, out, jl, diag, t0, reports, early)
-        if opts.timeout is None:
-            return await work
-        # the session stops itself at the deadline; this is the backstop for closing hangs
-        left = opts.timeout + CLOSE_GRACE_S - (time.monotonic() - t0)
-        return await asyncio.wait_for(work, max(left, CLOSE_GRACE_S))
+        with _signal(asyncio.get_running_loop(), stop):
+            try:
+                work = _run(opts, out, jl, diag, t0, reports, stop)
+                if opts.timeout is None:
+                    return await work
+                # the session stops itself at the deadline; the backstop for closing hangs
+                left = opts.timeout + CLOSE_GRACE_S - (time.monotonic() - t0)
+                return await asyncio.wait_for(work, max(left, CLOSE_GRACE_S))
+            finally:
+                STOPS.settle()  # the result is decided: a stop from now on changes nothing
+    except asyncio.CancelledError:
+        if stop.signal is None or stop.task is None:
+            raise
+        stop.task.uncancel()  # stopped before its turn began: said as a stopped turn says it
+        exc = Cancelled(stop_words(stop.signal), hint="nothing was written")
     except TimeoutError:
         if reports and reports[0].code is not None:
             diag.say("closing the connection took too long; exiting")
             return reports[0].code
-        exc: SparkPairError = Cancelled(f"the run did not finish within --timeout "
+        exc = Cancelled(f"the run did not finish within --timeout "
                                         f"{opts.timeout:g} s", timeout=True)
     except SparkPairError as error:
         if reports and reports[0].code is not None:
@@ -181,32 +207,28 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
 
 
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
-               t0: float, reports: list[_Reporter], early: Early | None = None) -> int:
-    from ..workspace.files import find_root_soon
+               t0: float, reports: list[_Reporter], stop: _Stop) -> int:
+    from ..workspace.files import find_root_soon, plain_top
 
     if not opts.prompt.strip():
         raise UsageError("the prompt is empty", hint="spark-pair run 'what to change' [-f FILE]")
-    if early is None:
-        root_of = find_root_soon(opts.cwd)  # git looks while the rest loads
+    cwd = opts.cwd or Path.cwd()
+    top = plain_top(cwd)  # a plain look when it is certain, else git looks while the rest loads
+    root_of = (lambda: top) if top is not None else find_root_soon(cwd)
     from ..approval import PolicyApprover
     from ..runtime import open_runtime
 
-    if early is not None:
-        root, files = early.root, early.files
-        ahead: dict[str, Any] = {"settings": early.settings, "workspace": early.workspace,
-                                 "sent": early.sent}
-    else:
-        root = root_of()
-        files = repo_paths(root, opts.cwd or Path.cwd(), opts.files)
-        ahead = {}
+    root = root_of()
+    files = repo_paths(root, cwd, opts.files)
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
     try:
         # no file watcher for the one turn: the last look before the write finds a file that
         # changed during the turn (Stale, then refused or decided again), and starting the
         # watcher (its imports, the OS watches) would hold up a short reply's events
         async with open_runtime(root, approver=approver, overrides=opts.overrides, env=opts.env,
-                                cwd=opts.cwd or Path.cwd(), warn=diag.say,
-                                prewarm=opts.prewarm, watch=False, **ahead) as rt:
+                                cwd=cwd, warn=diag.say, prewarm=opts.prewarm,
+                                watch=False) as rt:
+            stop.session = rt.session  # a stop from here on cancels the turn
             if opts.leave is not None:  # the command exits after this turn: nothing to keep
                 rt.session.remember = False
                 _collect_from_here()
@@ -308,55 +330,51 @@ class _Reporter:
 
 
 async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonLines | None,
-                 diag: Diagnostics, report: _Reporter, *, sigint: bool = True,
-                 watcher: Watcher | None = None, context: Workspace | None = None) -> None:
-    """One turn: events to stderr and JSON lines, the result to the reporter. `sigint`: Ctrl-C
-    cancels the turn (a caller with its own handler passes False). `watcher`: the run's only
-    turn, so the watcher winds down once the stream ends. `context`: the session's workspace,
-    to say which of `files` were left out of the request, and why."""
+                 diag: Diagnostics, report: _Reporter, *, watcher: Watcher | None = None,
+                 context: Workspace | None = None) -> None:
+    """One turn: events to stderr and JSON lines, the result to the reporter (the caller's
+    handler of Ctrl-C and SIGTERM cancels it). `watcher`: the run's only turn, so the watcher
+    winds down once the stream ends. `context`: the session's workspace, to say which of
+    `files` were left out of the request, and why."""
     loop = asyncio.get_running_loop()
     timer = None
     if opts.timeout is not None:
         left = max(0.0, opts.timeout - (time.monotonic() - report.t0))
         timer = loop.call_later(left, lambda: session.cancel(
             timeout=True, message=f"the run did not finish within --timeout {opts.timeout:g} s"))
-    def on_sigint(sig: int) -> None:
-        session.cancel(message=stop_words(sig))
-
     deltas = jl is not None and opts.deltas  # a line per delta: text is handed over as it comes
     if jl is not None:
         from .jsonl import event_to_dict
-    with _signal(loop, on_sigint) if sigint else contextlib.nullcontext():
-        try:
-            async for event in session.turn(opts.prompt, files, ask=opts.ask,
-                                            latency=0.0 if deltas else TEXT_LATENCY_S):
-                kind = type(event)
-                if kind is LineAdded or (kind is TextDelta and not deltas):
-                    continue  # the most common events: nothing to say about them
-                match event:
-                    case TurnFinished():
-                        report(event.result)
-                        continue
-                    case TurnStarted() if context is not None:
-                        _say_left_out(diag, context, files)
-                    case HunkStarted():
-                        report.hunks[event.op_index] = report.hunks.get(event.op_index, 0) + 1
-                    case Rewound():
-                        report.hunks.clear()
-                    case Completed() | Failed() if watcher is not None:
-                        # one turn only: the apply step checks the files itself, so the
-                        # watcher winds down while it runs rather than after
-                        watcher.stop_soon()
-                if isinstance(event, Failed):
-                    report.failed = event.error  # its `error` line is written here, once
-                diag.event(event)
-                if jl is not None:
-                    obj = event_to_dict(event, deltas=opts.deltas)
-                    if obj is not None:
-                        jl.write(obj)
-        finally:
-            if timer is not None:
-                timer.cancel()
+    try:
+        async for event in session.turn(opts.prompt, files, ask=opts.ask,
+                                        latency=0.0 if deltas else TEXT_LATENCY_S):
+            kind = type(event)
+            if kind is LineAdded or (kind is TextDelta and not deltas):
+                continue  # the most common events: nothing to say about them
+            match event:
+                case TurnFinished():
+                    report(event.result)
+                    continue
+                case TurnStarted() if context is not None:
+                    _say_left_out(diag, context, files)
+                case HunkStarted():
+                    report.hunks[event.op_index] = report.hunks.get(event.op_index, 0) + 1
+                case Rewound():
+                    report.hunks.clear()
+                case Completed() | Failed() if watcher is not None:
+                    # one turn only: the apply step checks the files itself, so the
+                    # watcher winds down while it runs rather than after
+                    watcher.stop_soon()
+            if isinstance(event, Failed):
+                report.failed = event.error  # its `error` line is written here, once
+            diag.event(event)
+            if jl is not None:
+                obj = event_to_dict(event, deltas=opts.deltas)
+                if obj is not None:
+                    jl.write(obj)
+    finally:
+        if timer is not None:
+            timer.cancel()
 
 
 def _say_left_out(diag: Diagnostics, context: Workspace, files: list[str]) -> None:
@@ -388,15 +406,18 @@ def _bases(root: Path, result: Any) -> dict[str, str]:
 
 class _signal:
     """Ctrl-C and SIGTERM stop the turn as a cancel (the handler gets the signal): a write
-    that has begun runs to its end, and --json still ends with its `end` line."""
+    that has begun runs to its end, and --json still ends with its `end` line. The handlers
+    in place before come back after (headless.start's for SIGTERM)."""
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self, loop: asyncio.AbstractEventLoop, handler: Any) -> None:
         self.loop, self.handler, self.installed = loop, handler, False
+        self.before: dict[int, Any] = {}
 
     def __enter__(self) -> None:
         try:
             for sig in self.SIGNALS:
+                self.before[sig] = signal.getsignal(sig)
                 self.loop.add_signal_handler(sig, self.handler, sig)
             self.installed = True
         except (NotImplementedError, RuntimeError, ValueError):
@@ -406,10 +427,12 @@ class _signal:
         if self.installed:
             for sig in self.SIGNALS:
                 self.loop.remove_signal_handler(sig)
+                if self.before.get(sig) is not None:
+                    signal.signal(sig, self.before[sig])
 
 
-def main(opts: RunOptions, *, early: Early | None = None) -> int:
-    return asyncio.run(run(opts, sys.stdout, sys.stderr, early=early))
+def main(opts: RunOptions) -> int:
+    return asyncio.run(run(opts, sys.stdout, sys.stderr))
 
 
 
@@ -423,10 +446,12 @@ def write_usage_error(out: TextIO, error: SparkPairError) -> None:
     jl.write(_end(int(ExitCode.USAGE), "failed", None, t0, error.message))
 
 
-def write_interrupted(opts: RunOptions, out: TextIO, err: TextIO) -> int:
-    """Say that Ctrl-C stopped the run before its turn could (the same words and, with --json,
-    the same `error` and `end` lines as a turn cancelled by it); the exit code."""
-    exc = Cancelled(INTERRUPTED, hint="nothing was written")
+def write_interrupted(opts: RunOptions, out: TextIO, err: TextIO,
+                      sig: int = signal.SIGINT) -> int:
+    """Say that Ctrl-C (or SIGTERM: `sig`) stopped the run before its turn could (the same
+    words and, with --json, the same `error` and `end` lines as a turn cancelled by it); the
+    exit code."""
+    exc = Cancelled(stop_words(sig), hint="nothing was written")
     code = int(exit_code_for(exc))
     Diagnostics(err).say(exc.describe())
     if opts.json:

@@ -25,16 +25,16 @@ USAGE_GRACE_S = 0.25
 
 
 async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
-                      body: dict[str, Any], *, api_key: str | None, model: str,
-                      reuse: bool = False) -> AsyncGenerator[tuple[str, Any], None]:
-    """Read the answer to `body` from `source` (http_common.post_sse, or adopted.sse for a
-    request sent ahead): yield ("deltas", [str, ...]), ("cut", IncompleteReply) when the
-    output limit or a content filter ended the reply, ("usage", Usage), ("done", response_id).
+                      body: dict[str, Any], *, api_key: str | None, model: str
+                      ) -> AsyncGenerator[tuple[str, Any], None]:
+    """Read the answer to `body` from `source` (http_common.post_sse): yield ("deltas",
+    [str, ...]), ("cut", IncompleteReply) when the output limit or a content filter ended the
+    reply, ("usage", Usage), ("done", response_id).
     The reply ends at its finish reason (with the usage, or USAGE_GRACE_S later without it);
     a stream that ends before it, [DONE] included, is a StreamDropped (llama.cpp's server ends
     a reply it gave up with [DONE] alone). A delta per server message (`--json --deltas` shows
-    each); the deltas of one read come together, in order. `reuse`: after [DONE] the stream is
-    read to its end (sse.read_to_end), so that its connection can serve the next request."""
+    each); the deltas of one read come together, in order. After [DONE] the stream is read to
+    its end (sse.read_to_end), so that its connection can serve the next request."""
     wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
     response_id = None
     usage = None
@@ -110,8 +110,7 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
             if texts:
                 yield "deltas", texts
             if ended:
-                if reuse:
-                    await read_to_end(source)
+                await read_to_end(source)
                 break
     if not finished:
         why = ("the stream ended ([DONE]) with no finish reason: the server stopped the reply "

@@ -52,8 +52,6 @@ if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never 
 
     import httpx
 
-    from .sendfirst import Sent
-
 TRANSPORTS = tuple(Transport)  # the order auto tries them in
 
 
@@ -116,11 +114,10 @@ class ModelClient:
     """`async with ModelClient(opts) as c: async for ev in c.stream(req): ...`"""
 
     def __init__(self, options: ClientOptions, *, recorder: Recorder | None = None,
-                 transport_cache: Path | None = None, sent: Sent | None = None,
+                 transport_cache: Path | None = None,
                  http_transport: httpx.AsyncBaseTransport | None = None) -> None:
-        """`sent`: the first request, sent ahead on a socket of its own (protocol.sendfirst);
-        the stream of that very request reads its reply there. `http_transport`: what the
-        HTTP transports' client sends through (default: httpx's own)."""
+        """`http_transport`: what the HTTP transports' client sends through (default: httpx's
+        own)."""
         if options.transport not in ("auto", *TRANSPORTS):
             raise ValueError(f"unknown transport {options.transport!r}")
         add_secret(options.api_key)  # scrubbed from every message and log, whatever its shape
@@ -142,7 +139,6 @@ class ModelClient:
         self._ws = WsSession(self.base_url, options.api_key,
                              connect_timeout_s=options.connect_timeout_s,
                              read_timeout_s=options.timeout_s)
-        self._sent = sent
 
     def __repr__(self) -> str:
         return f"ModelClient({self.options!r}, transport={self.transport!r})"
@@ -173,9 +169,6 @@ class ModelClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        if self._sent is not None:
-            self._sent.close()
-            self._sent = None
         await self._ws.close()
         if self._http is not None:
             await self._http.aclose()
@@ -258,10 +251,6 @@ class ModelClient:
                             base_host=host_of(self.base_url),
                             request_id=os.urandom(8).hex())
         watch = Stopwatch()
-        if request.sent_at is not None:  # it went out ahead (protocol.sendfirst)
-            rec.extra["sent_ahead"] = True  # its first attempt: the log tells the two ways apart
-            rec.ts -= watch.t0 - request.sent_at
-            watch.t0 = request.sent_at
         t_start = time.monotonic()
         emitted = 0
         shown = ""  # the text yielded so far, kept only while a retry replays it
@@ -402,34 +391,20 @@ class ModelClient:
         o = self.options
         max_tokens = request.max_tokens if request.max_tokens is not None else o.max_tokens
         temperature = self._temperature(request)
-        sent, self._sent = self._sent, None
-        if sent is not None and (sent.request is not request or sent.transport != transport
-                                 or sent.model != model):
-            sent.close()  # not this request's: never read
-            sent = None
-        if sent is not None:  # read by a reader that may come late (it loads first)
-            sent.reads = watch.read
         if transport == Transport.WS:
             return self._ws.run(request, model, max_tokens, temperature,
-                                chain=o.persistent_ws, read_timeout_s=read_timeout_s, sent=sent,
+                                chain=o.persistent_ws, read_timeout_s=read_timeout_s,
                                 on_sent=watch.sent)
         url = endpoint_url(self.base_url, transport)
         if transport == Transport.RESPONSES:
             body = sse_body(responses_body(request, model, max_tokens, temperature))
         else:
             body = chat_body(request, model, max_tokens, temperature)
-        if sent is not None:
-            from . import adopted
-
-            source = adopted.sse(sent, url, api_key=o.api_key, model=model,
-                                 read_timeout_s=read_timeout_s)
-        else:
-            source = post_sse(self._client(), url, body, api_key=o.api_key, model=model,
-                              read_timeout_s=read_timeout_s, on_sent=watch.sent)
-        reuse = sent is None  # the socket of a request sent ahead is not kept
+        source = post_sse(self._client(), url, body, api_key=o.api_key, model=model,
+                          read_timeout_s=read_timeout_s, on_sent=watch.sent)
         if transport == Transport.RESPONSES:
-            return stream_responses(source, url, api_key=o.api_key, model=model, reuse=reuse)
-        return stream_chat(source, url, body, api_key=o.api_key, model=model, reuse=reuse)
+            return stream_responses(source, url, api_key=o.api_key, model=model)
+        return stream_chat(source, url, body, api_key=o.api_key, model=model)
 
     async def _mode_missing(self, err: ModelError, transport: Transport) -> ModelError:
         """A 404/405 for the mode the transport setting demands: when the API root answers,

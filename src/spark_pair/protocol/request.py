@@ -1,7 +1,4 @@
-"""What a turn asks of the model: the transport names, the messages, the request.
-
-Plain classes (no dataclasses, which cost tens of milliseconds to import): a one-shot `run`
-builds and sends its request before it loads anything else (protocol.sendfirst)."""
+"""What a turn asks of the model: the transport names, the messages, the request."""
 
 from __future__ import annotations
 
@@ -20,6 +17,8 @@ CONNECT_TIMEOUT_S = 10.0  # the default time to open a connection
 # a name's next address is tried when one fails, or this long after it began (RFC 8305's
 # connection attempt delay), all within the one connect timeout
 CONNECT_STAGGER_S = 0.25
+# the header that asks for the Responses API's WebSocket mode
+BETA_HEADER = ("openai-beta", "responses_websockets=2026-02-06")
 
 
 def user_agent() -> str:
@@ -76,13 +75,10 @@ class TurnRequest:
     `history` + `new_input` is the full conversation. On a live WS connection with a previous
     response, only `new_input` is sent together with `previous_response_id`; every other path
     (HTTP transports, a reconnect, a fallback model) sends `instructions` + history + new_input.
-    `task` is a free label recorded in the store (edit, smoke, bench, ...). `sent_at`: when it
-    went out ahead of the client's stream (time.perf_counter; a one-shot run's first request,
-    protocol.sendfirst), else None: the turn's clocks start there.
+    `task` is a free label recorded in the store (edit, smoke, bench, ...).
     """
 
-    __slots__ = ("instructions", "new_input", "history", "max_tokens", "temperature", "task",
-                 "sent_at")
+    __slots__ = ("instructions", "new_input", "history", "max_tokens", "temperature", "task")
     __match_args__ = ("instructions", "new_input", "history", "max_tokens", "temperature",
                       "task")
 
@@ -95,7 +91,6 @@ class TurnRequest:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.task = task
-        self.sent_at: float | None = None
 
     def _key(self) -> tuple:
         return tuple(getattr(self, name) for name in self.__match_args__)

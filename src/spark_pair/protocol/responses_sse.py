@@ -55,14 +55,15 @@ def _incomplete(resp: dict[str, Any], url: str) -> ModelError:
 
 
 async def stream_responses(source: AsyncGenerator[list[str] | None, None], url: str, *,
-                           api_key: str | None, model: str, reuse: bool = False
+                           api_key: str | None, model: str
                            ) -> AsyncGenerator[tuple[str, Any], None]:
-    """Read the answer to a create body (bodies.sse_body) from `source` (http_common.post_sse,
-    or adopted.sse for a request sent ahead): yield ("id", rid), ("deltas", [str, ...]), ("cut",
-    IncompleteReply) after `response.incomplete` (the output limit, a content filter),
-    ("usage", Usage|None), ("done", rid). A stream without `response.completed` /
-    `response.incomplete` is a StreamDropped. A delta per server message; the deltas of one
-    read come together, in order. `reuse`: as stream_chat's."""
+    """Read the answer to a create body (bodies.sse_body) from `source` (http_common.post_sse):
+    yield ("id", rid), ("deltas", [str, ...]), ("cut", IncompleteReply) after
+    `response.incomplete` (the output limit, a content filter), ("usage", Usage|None), ("done",
+    rid). A stream without `response.completed` / `response.incomplete` is a StreamDropped. A
+    delta per server message; the deltas of one read come together, in order. After the
+    completion the stream is read to its end (sse.read_to_end), so that its connection can
+    serve the next request."""
     async for batch in source:
         if batch is None:  # the server took the request: ("open", url) first
             yield "open", url
@@ -86,8 +87,7 @@ async def stream_responses(source: AsyncGenerator[list[str] | None, None], url: 
             if item is None:
                 continue
             if item[0] == "completed":
-                if reuse:
-                    await read_to_end(source)
+                await read_to_end(source)
                 rid, usage, cut = item[1]
                 if cut is not None:
                     yield "cut", cut

@@ -10,12 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import EndpointError, ModelError, ProtocolError
 from . import errors_map
-from .adopted import AdoptedWs, Closed, WsState
 from .bodies import responses_body, ws_create
 from .fastjson import loads
-from .request import CONNECT_STAGGER_S, Transport, endpoint_url, user_agent
+from .request import BETA_HEADER, CONNECT_STAGGER_S, Transport, endpoint_url, user_agent
 from .responses_sse import DELTA, handle_event
-from .sendfirst import BETA_HEADER, Refusal, Sent
 
 if TYPE_CHECKING:  # websockets loads when a socket opens (the HTTP transports never need it)
     from websockets.asyncio.client import ClientConnection
@@ -68,7 +66,7 @@ class WsSession:
         self.api_key = api_key
         self.connect_timeout_s = connect_timeout_s
         self.read_timeout_s = read_timeout_s
-        self.ws: ClientConnection | AdoptedWs | None = None
+        self.ws: ClientConnection | None = None
         self.previous_id: str | None = None
         self.opened = 0
         self.busy = False  # a response is in flight on self.ws
@@ -99,21 +97,7 @@ class WsSession:
         self.opened += 1
         self.previous_id = None
 
-    async def adopt(self, sent: Sent) -> None:
-        """Take over the socket a request was sent ahead on (protocol.sendfirst); raises the
-        error for a refused upgrade, as open() does."""
-        if sent.timed_out is not None:  # the upgrade took its whole time: this attempt's
-            raise errors_map.connect_timeout(self.url, sent.timed_out)
-        if sent.refusal is not None:
-            r: Refusal = sent.refusal
-            raise refused(self.url, r.status, r.body.decode("utf-8", "replace"), r.headers,
-                          self.api_key)
-        await self.close()
-        self.ws = await AdoptedWs.of(sent)
-        self.opened += 1
-        self.previous_id = None
-
-    async def close(self, only: ClientConnection | AdoptedWs | None = None) -> None:
+    async def close(self, only: ClientConnection | None = None) -> None:
         """Close the socket (or `only` that one, if it is still current or already replaced)."""
         ws = only or self.ws
         if ws is self.ws:
@@ -126,47 +110,40 @@ class WsSession:
 
     def _alive(self) -> bool:
         return self.ws is not None and self.ws.close_code is None and \
-            self.ws.state.name == WsState.OPEN.name
+            self.ws.state.name == "OPEN"
 
     async def run(self, request, model: str, max_tokens: int | None, temperature: float | None,
                   *, chain: bool = True, generate: bool = True,
-                  read_timeout_s: float | None = None, sent: Sent | None = None,
+                  read_timeout_s: float | None = None,
                   on_sent: Callable[[], None] | None = None
                   ) -> AsyncGenerator[tuple[str, Any], None]:
         """One turn: ("open", url), ("id", rid), ("deltas", [s, ...]), ("cut", e), ("usage", u),
         ("done", rid); the deltas of the messages of one read come together, in order.
 
         `read_timeout_s` below the session's own caps this turn's (a retry near the deadline).
-        `sent`: this turn's request already went out on that socket (protocol.sendfirst).
         `on_sent()` is called once this turn's request went out on an open socket.
         """
         for _ in range(QUIET_REOPENS + 1):
-            if sent is not None:
-                await self.adopt(sent)
-                sent = None
+            if self.busy:  # an earlier stream was abandoned mid-response: its socket is spent
+                await self.close()
+            if not self._alive():
+                await self.close()
+                await self.open()
+            use_chain = chain and self.previous_id is not None and bool(request.history)
+            body = responses_body(request, model, max_tokens, temperature, full=not use_chain)
+            if use_chain:
+                body["previous_response_id"] = self.previous_id
+            if not generate:
+                body["generate"] = False
+            assert self.ws is not None
+            try:
                 self.busy = True
-            else:
-                if self.busy:  # an earlier stream was abandoned mid-response: its socket is spent
-                    await self.close()
-                if not self._alive():
-                    await self.close()
-                    await self.open()
-                use_chain = chain and self.previous_id is not None and bool(request.history)
-                body = responses_body(request, model, max_tokens, temperature,
-                                      full=not use_chain)
-                if use_chain:
-                    body["previous_response_id"] = self.previous_id
-                if not generate:
-                    body["generate"] = False
-                assert self.ws is not None
-                try:
-                    self.busy = True
-                    await self.ws.send(ws_create(body))
-                except _closed_errors(self.ws):
-                    await self.close()
-                    continue
-                if on_sent is not None:
-                    on_sent()
+                await self.ws.send(ws_create(body))
+            except _closed_errors():
+                await self.close()
+                continue
+            if on_sent is not None:
+                on_sent()
             yield "open", self.url
             outcome = None
             async with aclosing(self._receive(model, read_timeout_s)) as items:
@@ -192,8 +169,8 @@ class WsSession:
 
         ws = self.ws
         assert ws is not None
-        closed = _closed_errors(ws)
-        recv = ws.recv_batch if isinstance(ws, AdoptedWs) else _one_by_one(ws)
+        closed = _closed_errors()
+        recv = _one_by_one(ws)
         started = False
         done = False
         quiet = _Quiet(wait_s)
@@ -276,10 +253,8 @@ class WsSession:
                 self.busy = False
 
 
-def _closed_errors(ws: object) -> tuple[type[BaseException], ...]:
+def _closed_errors() -> tuple[type[BaseException], ...]:
     """What a connection's recv/send raise once it has closed."""
-    if isinstance(ws, AdoptedWs):
-        return (Closed,)
     from websockets.exceptions import ConnectionClosed
 
     return (ConnectionClosed,)
