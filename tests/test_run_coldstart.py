@@ -18,7 +18,8 @@ from spark_pair.sim.process import SimProcess
 
 # the modules a run needs only once the reply streams in (parse, apply, journal, log); none
 # of them may delay the request
-AFTER_FIRST_TOKEN = ("spark_pair.edits.apply", "spark_pair.edits.journal",
+AFTER_FIRST_TOKEN = ("spark_pair.edits.parser", "spark_pair.edits.apply",
+                     "spark_pair.edits.journal", "spark_pair.edits.render",
                      "spark_pair.store.sqlite", "sqlite3")
 # ...and what a text-mode run with --apply never needs at all: the JSON lines and their cost
 # table, review verdicts (a policy decides), the file watcher (one turn)

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
-from ..edits.parser import HunkStarted, LineAdded
-from ..edits.render import render_ops  # loaded with the run, not in its last milliseconds
+from ..edits.parse_events import HunkStarted, LineAdded
 from ..errors import Cancelled, SparkPairError, UsageError
 from ..exitcodes import ExitCode, exit_code_for
 from ..protocol.events import (
@@ -24,6 +23,7 @@ from ..protocol.events import (
     ModelChanged,
     Retrying,
     Rewound,
+    Started,
     TextDelta,
     TransportChanged,
 )
@@ -302,6 +302,8 @@ class _Reporter:
             diag.say(result.error.describe())
         if jl is None:
             bases = None if result.changed else _bases(self.root, result)
+            from ..edits.render import render_ops  # loaded once the request is out (_drive)
+
             diff = render_ops(result.operations, bases)
             if diff:
                 out.write(diff if diff.endswith("\n") else diff + "\n")
@@ -357,6 +359,8 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
                     continue
                 case TurnStarted() if context is not None:
                     _say_left_out(diag, context, files)
+                case Started() if jl is None:  # the request is out: what prints the diff
+                    loop.run_in_executor(None, _load_render)  # loads meanwhile
                 case HunkStarted():
                     report.hunks[event.op_index] = report.hunks.get(event.op_index, 0) + 1
                 case Rewound():
@@ -375,6 +379,10 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
     finally:
         if timer is not None:
             timer.cancel()
+
+
+def _load_render() -> None:
+    import spark_pair.edits.render  # noqa: F401 - loaded ahead of the result
 
 
 def _say_left_out(diag: Diagnostics, context: Workspace, files: list[str]) -> None:

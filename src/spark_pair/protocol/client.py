@@ -7,6 +7,7 @@ import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -21,7 +22,6 @@ from ..errors import (
 )
 from ..store.records import Recorder, RequestRecord
 from ..urls import host_of
-from ..values import Value
 from . import errors_map, offers
 from .bodies import chat_body, responses_body, sse_body
 from .chat import stream_chat
@@ -55,54 +55,23 @@ if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never 
 TRANSPORTS = tuple(Transport)  # the order auto tries them in
 
 
-class ClientOptions(Value):
-    __slots__ = ("base_url", "api_key", "model", "fallbacks", "transport", "timeout_s",
-                 "connect_timeout_s", "max_tokens", "temperature", "reconnect_attempts",
-                 "max_retries", "retry_deadline_s", "persistent_ws", "task", "key_source")
+@dataclass(slots=True)
+class ClientOptions:
     base_url: str
     api_key: str | None
     model: str
-    fallbacks: list[str]
-    transport: str  # auto | ws | responses | chat
-    timeout_s: float  # read timeout: no data for this long = StreamTimeout
-    connect_timeout_s: float
-    max_tokens: int | None
-    temperature: float | None
-    reconnect_attempts: int  # WS reconnects before the sticky fall back to HTTP SSE
-    max_retries: int  # per request, for 429/5xx/timeouts/drops
-    retry_deadline_s: float  # total time budget for retries of one request
-    persistent_ws: bool
-    task: str
-    key_source: str  # where the key came from, e.g. "$SPARK_PAIR_API_KEY" (for messages)
-
-    def __init__(self, base_url: str, api_key: str | None, model: str,
-                 fallbacks: list[str] | None = None, transport: str = "auto",
-                 timeout_s: float = 60.0, connect_timeout_s: float = CONNECT_TIMEOUT_S,
-                 max_tokens: int | None = 4096, temperature: float | None = 0.2,
-                 reconnect_attempts: int = 3, max_retries: int = 4,
-                 retry_deadline_s: float = 60.0, persistent_ws: bool = True, task: str = "edit",
-                 key_source: str = "") -> None:
-        self.base_url = base_url
-        self.api_key = api_key
-        self.model = model
-        self.fallbacks = [] if fallbacks is None else fallbacks
-        self.transport = transport
-        self.timeout_s = timeout_s
-        self.connect_timeout_s = connect_timeout_s
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.reconnect_attempts = reconnect_attempts
-        self.max_retries = max_retries
-        self.retry_deadline_s = retry_deadline_s
-        self.persistent_ws = persistent_ws
-        self.task = task
-        self.key_source = key_source
-
-    def replace(self, **changes: Any) -> ClientOptions:
-        """A copy with `changes` applied."""
-        values = {name: getattr(self, name) for name in self.__match_args__}
-        values.update(changes)
-        return ClientOptions(**values)
+    fallbacks: list[str] = field(default_factory=list)
+    transport: str = "auto"  # auto | ws | responses | chat
+    timeout_s: float = 60.0  # read timeout: no data for this long = StreamTimeout
+    connect_timeout_s: float = CONNECT_TIMEOUT_S
+    max_tokens: int | None = 4096
+    temperature: float | None = 0.2
+    reconnect_attempts: int = 3  # WS reconnects before the sticky fall back to HTTP SSE
+    max_retries: int = 4  # per request, for 429/5xx/timeouts/drops
+    retry_deadline_s: float = 60.0  # total time budget for retries of one request
+    persistent_ws: bool = True
+    task: str = "edit"
+    key_source: str = ""  # where the key came from, e.g. "$SPARK_PAIR_API_KEY" (for messages)
 
     def __repr__(self) -> str:  # never show the key
         key = "set" if self.api_key else "none"
