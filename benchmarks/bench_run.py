@@ -17,8 +17,8 @@ sampled in every run (4 x --runs per transport). Per transport:
   one-hunk run's, per 1,000 extra tokens (the per-token path without start-up);
 - floor: what this machine charges a Python process that runs none of spark-pair's code:
   the bare interpreter, plus asyncio, plus sleeping through the reply woken once per read
-  period (READ_PERIOD_S), as the paced reads are (and, for comparison, woken by time.sleep
-  with no event loop). The CPU target has to fit above it.
+  period (protocol.batches.READ_PERIOD_S), as the paced reads are (and, for comparison,
+  woken by time.sleep with no event loop). The CPU target has to fit above it.
 
 The machine may be shared: every figure is min / median / max over the runs.
 """
@@ -34,9 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from spark_pair.protocol.batches import READ_PERIOD_S
 from spark_pair.sim.process import SimProcess
 
-READ_PERIOD_S = 0.010
 TTFT_MS = 100.0
 TRANSPORTS = ("ws", "responses", "chat")
 

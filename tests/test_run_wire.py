@@ -35,10 +35,14 @@ class Wire:
 
 @pytest.fixture
 def wire(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Wire]:
-    mode, delay = request.param
+    """The server in the mode `request.param` names: (mode, delay) or (mode, delay, options)."""
+    mode, delay, *options = request.param
     log = tmp_path / "wire.jsonl"
-    proc = subprocess.Popen([sys.executable, str(SERVER), str(log), mode, str(delay), "60"],
-                            stdout=subprocess.PIPE, text=True)
+    args = [sys.executable, str(SERVER), str(log), mode, str(delay), "60"]
+    if options:
+        (tmp_path / "wire-options.json").write_text(json.dumps(options[0]))
+        args.append(str(tmp_path / "wire-options.json"))
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         yield Wire(log, int(proc.stdout.readline()), proc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -40,7 +41,8 @@ from .events import (
     TurnRequest,
     Usage,
 )
-from .http_common import post_sse
+from .http_common import error_body, post_sse, raw_chunks
+from .limits import MAX_BODY_BYTES, MAX_ERROR_BODY_BYTES, Inflater, read_body
 from .metrics import Stopwatch, estimate_request_tokens, estimate_tokens, tokens_for_chars
 from .request import CONNECT_TIMEOUT_S, endpoint_url, user_agent
 from .responses_sse import stream_responses
@@ -152,8 +154,11 @@ class ModelClient:
                                     write=o.timeout_s, pool=o.connect_timeout_s)
             # a plain-http base URL never does TLS: skip loading the CA bundle (~60 ms)
             plain = urlsplit(self.base_url).scheme == "http"
+            # a reply is read as it comes: asked uncompressed (a server that compresses anyway
+            # is decoded, within limits: protocol.limits)
             self._http = httpx.AsyncClient(timeout=timeout, verify=not plain,
-                                           headers={"User-Agent": user_agent()},
+                                           headers={"User-Agent": user_agent(),
+                                                    "Accept-Encoding": "identity"},
                                            transport=self._http_transport)
         return self._http
 
@@ -166,23 +171,28 @@ class ModelClient:
         headers = {"Authorization": f"Bearer {self.options.api_key}"} \
             if self.options.api_key else {}
         try:
-            resp = await self._client().get(url, headers=headers)
+            async with self._client().stream("GET", url, headers=headers) as resp:
+                ctype = resp.headers.get("content-type", "")
+                if resp.status_code != 200:
+                    raise errors_map.error_from_response(resp.status_code,
+                                                         await error_body(resp, url), url,
+                                                         api_key=self.options.api_key,
+                                                         headers=resp.headers,
+                                                         content_type=ctype)
+                inflater = Inflater(resp.headers.get("content-encoding", ""), url,
+                                    MAX_BODY_BYTES, "a model list")
+                body = await read_body(raw_chunks(resp), inflater)
         except (httpx.ConnectTimeout, httpx.PoolTimeout):
             raise errors_map.connect_timeout(url, self.options.connect_timeout_s) from None
         except httpx.TimeoutException:
             raise errors_map.timeout(url, self.options.timeout_s) from None
         except httpx.HTTPError as exc:
             raise errors_map.connection_failed(exc, url) from None
-        if resp.status_code != 200:
-            raise errors_map.error_from_response(resp.status_code, resp.text, url,
-                                                 api_key=self.options.api_key,
-                                                 headers=resp.headers,
-                                                 content_type=resp.headers.get("content-type", ""))
         try:
-            return [m["id"] for m in resp.json()["data"]]
+            return [m["id"] for m in json.loads(body)["data"]]
         except (ValueError, KeyError, TypeError):
-            raise errors_map.not_openai_body(url, resp.text,
-                                             resp.headers.get("content-type", "")) from None
+            raise errors_map.not_openai_body(url, body[:MAX_ERROR_BODY_BYTES].decode(
+                "utf-8", "replace"), ctype) from None
 
     async def prewarm(self, request: TurnRequest) -> None:
         """Open the WS socket and send generate:false; a no-op for the HTTP transports."""

@@ -39,6 +39,32 @@ class Usage:
     estimated: bool = False  # True when the server sent no usage and we counted ourselves
 
 
+def count(value: object) -> int | None:
+    """A token count as a server sent it: a whole number from 0 up (a JSON number, or ASCII
+    digits as text); None for anything else (NaN, infinity, a fraction, a negative number,
+    other digits, too many of them)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and value >= 0 else None
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 18:
+        return int(value)
+    return None
+
+
+def usage_of(u: object, input_name: str, output_name: str) -> Usage | None:
+    """A server's usage object as Usage; None when it has none, or numbers that are none (the
+    reply is then counted here: a broken count never costs a whole reply)."""
+    if not isinstance(u, dict) or not u:
+        return None
+    tokens_in, tokens_out = count(u.get(input_name) or 0), count(u.get(output_name) or 0)
+    if tokens_in is None or tokens_out is None:
+        return None
+    return Usage(tokens_in, tokens_out)
+
+
 @dataclass(frozen=True, slots=True)
 class Metrics:
     """Timing of one response, computed once by protocol.metrics from the events."""

@@ -8,12 +8,14 @@ from contextlib import aclosing
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EndpointError, ModelError, ProtocolError
+from ..errors import EndpointError, ModelError
 from . import errors_map
+from .batches import Pacer, ws_reader
 from .bodies import responses_body, ws_create
 from .fastjson import loads
+from .limits import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, too_large
 from .request import BETA_HEADER, CONNECT_STAGGER_S, Transport, endpoint_url, user_agent
-from .responses_sse import DELTA, handle_event
+from .responses_sse import DELTA, delta_text, handle_event
 
 if TYPE_CHECKING:  # websockets loads when a socket opens (the HTTP transports never need it)
     from websockets.asyncio.client import ClientConnection
@@ -78,7 +80,8 @@ class WsSession:
         if self.api_key:
             headers.append(("Authorization", f"Bearer {self.api_key}"))
         try:
-            self.ws = await connect(self.url, additional_headers=headers, max_size=None,
+            self.ws = await connect(self.url, additional_headers=headers,
+                                    max_size=MAX_MESSAGE_BYTES,
                                     compression=None, open_timeout=self.connect_timeout_s,
                                     proxy=None, user_agent_header=user_agent(),
                                     happy_eyeballs_delay=CONNECT_STAGGER_S)
@@ -170,9 +173,10 @@ class WsSession:
         ws = self.ws
         assert ws is not None
         closed = _closed_errors()
-        recv = _one_by_one(ws)
+        recv = ws_reader(ws, Pacer())
         started = False
         done = False
+        received = 0  # the reply's bytes so far
         quiet = _Quiet(wait_s)
         clock = quiet.loop.time
         try:
@@ -184,7 +188,10 @@ class WsSession:
                     if quiet.timed_out():
                         raise errors_map.timeout(self.url, wait_s, capped) from None
                     raise
-                except closed:
+                except closed as exc:
+                    if _too_big(exc):  # the client's own limit: said as such, never retried
+                        raise too_large(self.url, "a WebSocket message",
+                                        MAX_MESSAGE_BYTES) from None
                     if not started:
                         done = True
                         yield "quiet_reopen", "closed"
@@ -193,23 +200,36 @@ class WsSession:
                 quiet.waiting = False
                 texts: list[str] = []  # the deltas of this read so far
                 for raw in batch:
+                    received += len(raw)
+                    if received > MAX_REPLY_BYTES:
+                        raise too_large(self.url, "a reply", MAX_REPLY_BYTES)
                     try:
+                        if type(raw) is not str:  # the API's messages are text, never binary
+                            raise TypeError
                         event = loads(raw)
-                    except ValueError:
+                        kind = event.get("type")
+                    except (ValueError, TypeError, AttributeError):
                         if texts:
                             yield "deltas", texts
-                        raise ProtocolError(f"{self.url} sent a message that is not JSON",
-                                            url=self.url, body=str(raw)) from None
-                    kind = event.get("type")
+                        raise errors_map.odd_event(self.url, raw, "a binary WebSocket message"
+                                                   if isinstance(raw, bytes) else "a message"
+                                                   ) from None
                     if kind == DELTA:  # the hot path: a delta per server message
                         started = True
-                        texts.append(event.get("delta") or "")
+                        delta = event.get("delta")
+                        if type(delta) is not str:
+                            if texts:  # the text before it goes first
+                                yield "deltas", texts
+                                texts = []
+                            delta = delta_text(delta, self.url)
+                        texts.append(delta)
                         continue
                     if texts:  # the text before this event goes first
                         yield "deltas", texts
                         texts = []
                     if kind == "error":
-                        code = (event.get("error") or {}).get("code")
+                        error = event.get("error")
+                        code = error.get("code") if isinstance(error, dict) else None
                         if code == "websocket_connection_limit_reached" and not started:
                             done = True
                             yield "quiet_reopen", "limit"
@@ -253,21 +273,17 @@ class WsSession:
                 self.busy = False
 
 
+def _too_big(exc: BaseException) -> bool:
+    """Whether the client closed the connection for a message over its max_size (1009)."""
+    sent = getattr(exc, "sent", None)
+    return getattr(sent, "code", None) == 1009
+
+
 def _closed_errors() -> tuple[type[BaseException], ...]:
     """What a connection's recv/send raise once it has closed."""
     from websockets.exceptions import ConnectionClosed
 
     return (ConnectionClosed,)
-
-
-def _one_by_one(ws: ClientConnection) -> Any:
-    """`recv_batch` for a websockets connection: one message at a time."""
-    recv = ws.recv
-
-    async def batch() -> tuple[str | bytes]:
-        return (await recv(),)
-
-    return batch
 
 
 class _Quiet:
