@@ -49,7 +49,12 @@ def serve(conn: socket.socket) -> None:
             if not chunk:
                 return
             buf += chunk
-        lines = buf.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+        head, body = buf.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        length = next((int(h.split(":", 1)[1]) for h in lines[1:]
+                       if h.lower().startswith("content-length:")), 0)
+        if length > len(body):  # read whole: a socket closed with unread bytes resets its
+            read_exact(conn, length - len(body))  # connection (and cuts the answer short)
         with lock, open(LOG, "a") as log:
             log.write(json.dumps({"line": lines[0], "headers": lines[1:], "t": time.time()}) + "\n")
         if MODE in HOSTILE:
