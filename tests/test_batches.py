@@ -93,6 +93,22 @@ async def test_paced_reads_are_a_period_apart_and_take_everything() -> None:
     assert len(got) <= took / batches.READ_PERIOD_S + 2, (len(got), took)  # one a period
 
 
+async def test_a_backlog_is_read_at_once_not_a_period_a_read() -> None:
+    """A read of BEHIND_BYTES or more found the reader behind the stream: the next goes at
+    once (a backlog at the pace of the periods would take 50 periods here)."""
+
+    async def backlog() -> AsyncIterator[bytes]:
+        for _ in range(50):
+            await asyncio.sleep(0)  # each read waits (for the loop to take the next piece)
+            yield b"b" * batches.BEHIND_BYTES
+
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    got = [chunk async for chunk in Pump(backlog(), paced()).chunks()]
+    assert sum(map(len, got)) == 50 * batches.BEHIND_BYTES
+    assert loop.time() - start < 10 * batches.READ_PERIOD_S
+
+
 async def test_a_failure_comes_after_the_data_before_it() -> None:
     async def source() -> AsyncIterator[bytes]:
         yield b"kept"

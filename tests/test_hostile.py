@@ -53,6 +53,7 @@ def the_error(stdout: str) -> dict:
     (("gziplines", 0), "responses", "a streamed reply of more than 64 MiB"),
     (("endlessline", 0), "chat", "an event line of more than 8 MiB"),
     (("wshuge", 10), "ws", "a WebSocket message of more than 8 MiB"),
+    (("wshugefirst", 10), "ws", "a WebSocket message of more than 8 MiB"),
 ], indirect=["wire"])
 def test_an_answer_over_a_size_limit_ends_the_run_naming_the_limit(
         sim: SimProcess, repo: Path, home: Path, wire: Wire, transport: str, what: str) -> None:

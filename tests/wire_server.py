@@ -13,7 +13,8 @@ and in hostile ways (a broken or malicious server):
   gziplines  the same, inflating to 128 MiB of SSE comment lines (1 KiB each)
   endlessline  an event stream whose one `data:` line never ends (until the client leaves)
   endless400   a 400 whose body never ends
-  wshuge     a WebSocket whose first message is 9 MiB of text
+  wshuge     a WebSocket whose first message is 9 MiB of text (wshugefirst: sent before the
+             client's request)
   wsbinary   a WebSocket whose messages are binary frames (JSON inside)
   reply      a whole reply on every transport (chat, responses, WebSocket): the text and the
              raw usage JSON come from the JSON file named by argv[5] ({"text", "usage"})
@@ -119,14 +120,16 @@ def endless_400(conn: socket.socket, lines: list[str]) -> None:
         conn.sendall(b"%x\r\n%s\r\n" % (len(block), block))
 
 
-def upgrade(conn: socket.socket, lines: list[str]) -> None:
-    """Accept a WebSocket upgrade and read the client's first message (its request)."""
+def upgrade(conn: socket.socket, lines: list[str], read: bool = True) -> None:
+    """Accept a WebSocket upgrade and (`read`) read the client's first message."""
     key = next(h.split(":", 1)[1].strip() for h in lines[1:]
                if h.lower().startswith("sec-websocket-key:"))
     accept = base64.b64encode(hashlib.sha1(
         (key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
     conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
                  b"Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n" % accept.encode())
+    if not read:
+        return
     head = read_exact(conn, 2)
     size = head[1] & 0x7F
     if size == 126:
@@ -157,8 +160,8 @@ def frame(payload: bytes, opcode: int = 0x1) -> bytes:
     return head + payload
 
 
-def ws_huge(conn: socket.socket, lines: list[str]) -> None:
-    upgrade(conn, lines)
+def ws_huge(conn: socket.socket, lines: list[str], first: bool = False) -> None:
+    upgrade(conn, lines, read=not first)
     conn.sendall(frame(b"x" * (9 << 20)))
     time.sleep(DELAY)
 
@@ -207,6 +210,7 @@ def reply(conn: socket.socket, lines: list[str]) -> None:
 HOSTILE = {"gzipbomb": gzip_stream(b"\0" * 4096),
            "gziplines": gzip_stream(b": " + b"k" * 1021 + b"\n"),
            "endlessline": endless_line, "endless400": endless_400, "wshuge": ws_huge,
+           "wshugefirst": lambda conn, lines: ws_huge(conn, lines, first=True),
            "wsbinary": ws_binary, "reply": reply}
 
 

@@ -22,6 +22,9 @@ UNPACED_MESSAGES = 200
 PACE_SHARE = 0.02
 READ_PERIOD_S = 0.010
 PENDING_BYTES = 1 << 20  # a body's bytes read ahead of its reader at most (then TCP waits)
+# a read this large found the reader behind the stream (a backlog: the socket has more): the
+# next read goes at once, not a period later (a paced read at 10,000 tok/s is some 20 KiB)
+BEHIND_BYTES = 64 << 10
 
 
 class Pacer:
@@ -60,8 +63,8 @@ class Pump:
     everything that arrived per wake-up, joined. Past the unpaced start, a chunk that ends a
     wait before its read's period is over is held to the period's end, while the socket
     gathers more (the HTTP client does not read it while nobody waits on it); a chunk that
-    ends a wait past it is handed on at once. At most PENDING_BYTES are read ahead of the
-    reader."""
+    ends a wait past it, or after BEHIND_BYTES came without one, is handed on at once. At
+    most PENDING_BYTES are read ahead of the reader."""
 
     def __init__(self, source: AsyncIterator[bytes], pacer: Pacer) -> None:
         self.pacer = pacer
@@ -82,6 +85,7 @@ class Pump:
     async def _run(self, source: AsyncIterator[bytes]) -> None:
         loop, pacer = self._loop, self.pacer
         it = aiter(source)
+        burst = 0  # the bytes since the last wait
         try:
             while True:
                 if not self._tick_due:  # runs unless the loop turns: did the next read wait?
@@ -95,8 +99,10 @@ class Pump:
                 self._size += len(chunk)
                 if self._ticked:  # it waited: before its period is over, what arrives next
                     wait = pacer.wait_s()  # gathers with it (a period late at most)
-                    if wait > 0:
+                    if wait > 0 and burst < BEHIND_BYTES:  # (behind: catch up)
                         await asyncio.sleep(wait)
+                    burst = 0
+                burst += len(chunk)
                 _wake(self._waiter)
                 while self._size > PENDING_BYTES:
                     self._room = loop.create_future()
@@ -161,10 +167,13 @@ def ws_reader(ws: Any, pacer: Pacer) -> Callable[[], Awaitable[list[str | bytes]
 
         return one
 
+    behind = False  # the last read was large: the socket has more (see BEHIND_BYTES)
+
     async def batch() -> list[str | bytes]:
+        nonlocal behind
         if not queue:
             wait = pacer.wait_s()
-            if wait > 0:
+            if wait > 0 and not behind:
                 transport.pause_reading()
                 try:
                     await asyncio.sleep(wait)
@@ -175,6 +184,7 @@ def ws_reader(ws: Any, pacer: Pacer) -> Callable[[], Awaitable[list[str | bytes]
         while queue and any(frame.fin for frame in queue):  # whole messages, already here
             out.append(await recv())
         pacer.counted(len(out))
+        behind = sum(map(len, out)) >= BEHIND_BYTES
         return out
 
     return batch

@@ -142,8 +142,10 @@ class WsSession:
             try:
                 self.busy = True
                 await self.ws.send(ws_create(body))
-            except _closed_errors():
+            except _closed_errors() as exc:
                 await self.close()
+                if _too_big(exc):  # a message over the limit came before the request went
+                    raise too_large(self.url, "a WebSocket message", MAX_MESSAGE_BYTES) from None
                 continue
             if on_sent is not None:
                 on_sent()
