@@ -94,10 +94,13 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                                 "a streamed reply")
             yield None
             pacer = Pacer()
-            chunks = inflater.decode(Pump(raw_chunks(resp), pacer).chunks())
-            async for batch in iter_sse_batches(chunks, url):
-                pacer.counted(len(batch))
-                yield batch
+            pump = Pump(raw_chunks(resp), pacer)
+            try:
+                async for batch in iter_sse_batches(inflater.decode(pump.chunks()), url):
+                    pacer.counted(len(batch))
+                    yield batch
+            finally:
+                await pump.close()  # before the answer closes (a reader that stops early)
     except ModelError:
         raise
     except httpx.TimeoutException as exc:
