@@ -4,7 +4,7 @@
 
 A small server in this process (127.0.0.1) answers every request with one hostile answer; each
 case is a fresh `spark-pair run PROMPT --transport T` process in a scratch git repo. Printed per
-case: the exit code, the run's peak memory (its maximum resident set, from wait4), its wall time
+case: the exit code, the run's peak memory (its maximum resident set, VmHWM), its wall time
 and the first line it said on stderr. The limits that end these answers are in docs/headless.md
 ("Size limits"); a normal small run's peak is printed first, for comparison.
 
@@ -133,6 +133,15 @@ def cli() -> list[str]:
         sys.executable, "-c", "from spark_pair.entry import main; main()"]
 
 
+def peak_mb(pid: int) -> float:
+    """Process `pid`'s peak memory since its exec (VmHWM; a forked child's ru_maxrss would
+    count the pages it started with, this process's)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def one_run(repo: Path, home: Path, base_url: str, transport: str
             ) -> tuple[int, float, float, str]:
     """(exit code, peak MB, seconds, first stderr line) of one run."""
@@ -145,13 +154,16 @@ def one_run(repo: Path, home: Path, base_url: str, transport: str
                                          "--timeout", "120"], cwd=repo, env=env,
                                 stdout=subprocess.DEVNULL, stderr=err,
                                 stdin=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
+        peak = 0.0
+        while proc.poll() is None:  # VmHWM only grows: its last value is the peak
+            with contextlib.suppress(OSError, ValueError):  # (exiting)
+                peak = max(peak, peak_mb(proc.pid))
+            time.sleep(0.01)
         took = time.monotonic() - start
         err.seek(0)
         said = [ln for ln in err.read().decode("utf-8", "replace").splitlines()
                 if ln.startswith("spark-pair:") and "API key" not in ln]
-    return (os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024, took,
-            said[0][:110] if said else "")
+    return proc.returncode, peak, took, said[0][:110] if said else ""
 
 
 def main() -> None:
