@@ -33,6 +33,27 @@ async def test_what_arrived_together_is_read_in_one_piece() -> None:
     assert log == ["closed"]
 
 
+async def test_a_short_reply_is_read_as_it_comes() -> None:
+    """Before UNPACED_MESSAGES messages nothing is held: each chunk is handed on as it comes
+    (the first text is timed exactly; a short reply ends when its last message arrives)."""
+    loop = asyncio.get_running_loop()
+    pacer = Pacer()
+    arrived: list[float] = []
+    handed: list[float] = []
+
+    async def source() -> AsyncIterator[bytes]:
+        for _ in range(20):
+            await asyncio.sleep(0.003)  # less than a period apart
+            arrived.append(loop.time())
+            yield b"x"
+
+    async for _ in Pump(source(), pacer).chunks():
+        handed.append(loop.time())
+        pacer.counted(1)
+    assert len(handed) == 20 and pacer.period == 0
+    assert max(h - a for h, a in zip(handed, arrived, strict=True)) < batches.READ_PERIOD_S / 2
+
+
 async def test_a_chunk_that_ends_a_wait_past_its_period_is_handed_on_at_once() -> None:
     pacer = paced()
     loop = asyncio.get_running_loop()
