@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..edits.paths import read_regular
 from ..protocol.request import Message, TurnRequest
@@ -20,8 +21,7 @@ from .prompt import (
     user_message,
 )
 
-TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
-if TYPE_CHECKING:  # the watcher needs asyncio: loaded by the runtime, after the request
+if TYPE_CHECKING:  # the watcher needs asyncio
     from typing import Any
 
     from .watcher import Watcher
