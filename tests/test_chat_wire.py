@@ -190,15 +190,10 @@ def server(profiled):
     return profiled
 
 
-PATHS = ("first", "normal")  # the request sent first (protocol.adopted), the HTTP client
-
-
-def run_chat(server, repo, home, path: str, *args: str):
+def run_chat(server, repo, home, *args: str):
     from test_run_e2e import check_schema, lines_of, run
 
-    env = {"GIT_DIR": str(repo / ".git")} if path == "normal" else {}
-    res = run(repo, home, server, "MULTI change", "--json", "--transport", "chat", *args,
-              env=env)
+    res = run(repo, home, server, "MULTI change", "--json", "--transport", "chat", *args)
     lines = lines_of(res.stdout)
     check_schema(lines)
     return res, lines
@@ -211,25 +206,23 @@ def repo(tmp_path):
     return make_repo(tmp_path / "repo", {"a.py": A_PY, "old.py": OLD_PY, "util.py": UTIL_PY})
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_a_server_failure_mid_stream_is_retried_as_one(server, repo, tmp_path, path) -> None:
+def test_a_server_failure_mid_stream_is_retried_as_one(server, repo, tmp_path) -> None:
     from test_run_e2e import A_NEW
 
     server.set_faults([{"kind": "stream_error", "status": 500, "after_tokens": 5, "times": 1}])
-    res, lines = run_chat(server, repo, tmp_path / "home", path, "--apply", "--allow-delete",
+    res, lines = run_chat(server, repo, tmp_path / "home", "--apply", "--allow-delete",
                           "--allow-rename")
     assert res.returncode == 0, res.stderr
     assert [ln["reason"] for ln in lines if ln["type"] == "retry"] == ["server"]
     assert (repo / "a.py").read_text() == A_NEW
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_a_refusal_mid_stream_shows_the_servers_message(server, repo, tmp_path, path) -> None:
+def test_a_refusal_mid_stream_shows_the_servers_message(server, repo, tmp_path) -> None:
     from spark_pair.exitcodes import ExitCode
 
     before = (repo / "a.py").read_bytes()
     server.set_faults([{"kind": "stream_error", "status": 400, "after_tokens": 5, "times": -1}])
-    res, lines = run_chat(server, repo, tmp_path / "home", path, "--apply")
+    res, lines = run_chat(server, repo, tmp_path / "home", "--apply")
     assert res.returncode == ExitCode.MODEL, res.stderr
     assert "simulated failure mid-stream (400)" in res.stderr
     assert {ln["class"] for ln in lines if ln["type"] == "error"} == {"BadRequest"}

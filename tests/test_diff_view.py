@@ -10,7 +10,7 @@ from textual.widgets import Static  # noqa: F401  (keeps textual's import cost o
 from uiapps import DiffApp
 
 from spark_pair.edits.ops import Create, Delete, Modify, Rename
-from spark_pair.edits.parser import FileStarted, LineAdded
+from spark_pair.edits.parse_events import FileStarted, LineAdded
 from spark_pair.protocol.events import TextDelta
 from spark_pair.ui.widgets.diff_view import DiffView, HunkMark, Kind
 

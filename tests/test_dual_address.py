@@ -7,6 +7,7 @@ name resolves to both, ::1 first, through a site hook (tests/dual_name)."""
 from __future__ import annotations
 
 import _socket
+import asyncio
 import importlib.util
 import json
 import socket
@@ -20,7 +21,9 @@ from click.testing import CliRunner
 from test_run_e2e import A_NEW, MULTI_DIFF, home, lines_of, repo, run  # noqa: F401
 
 from spark_pair.cli import main
-from spark_pair.protocol import sendfirst
+from spark_pair.errors import StreamTimeout
+from spark_pair.protocol.client import ClientOptions, ModelClient
+from spark_pair.protocol.events import Failed, Message, TurnRequest
 from spark_pair.sim.process import SimProcess
 
 HOOK = Path(__file__).with_name("dual_name")
@@ -73,16 +76,12 @@ def hanging_v6(sim: SimProcess) -> Iterator[int]:
     _close(held)
 
 
-@pytest.mark.parametrize("way", ["first", "normal"])
 @pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
 def test_a_run_moves_on_from_an_address_that_hangs(sim: SimProcess, repo: Path, home: Path,
-                                                   hanging_v6: int, transport: str,
-                                                   way: str) -> None:
+                                                   hanging_v6: int, transport: str) -> None:
     sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
     env = {"PYTHONPATH": str(HOOK), "DUAL_NAME": NAME,
            "SPARK_PAIR_BASE_URL": f"http://{NAME}:{hanging_v6}"}
-    if way == "normal":
-        env["GIT_DIR"] = str(repo / ".git")
     # the run's 5 s are less than the 10 s connect timeout: one wait for ::1 would use them up
     res = run(repo, home, sim, "MULTI change", "--apply", "--allow-delete", "--allow-rename",
               "--json", "--transport", transport, "--timeout", "5", env=env)
@@ -92,20 +91,28 @@ def test_a_run_moves_on_from_an_address_that_hangs(sim: SimProcess, repo: Path, 
     assert (repo / "a.py").read_text() == A_NEW
 
 
-def test_the_first_request_waits_one_connect_timeout_for_all_addresses(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
+def test_a_request_waits_one_connect_timeout_for_all_addresses(
+        monkeypatch: pytest.MonkeyPatch, transport: str) -> None:
     held = _hang(socket.AF_INET, "127.0.0.1")
     port = held[0].getsockname()[1]
     held += _hang(socket.AF_INET6, "::1", port)
+    options = ClientOptions(base_url=f"http://{NAME}:{port}", api_key=None, model="m",
+                            transport=transport, connect_timeout_s=1.0, max_retries=0)
+
+    async def ask() -> list:
+        async with ModelClient(options) as client:
+            request = TurnRequest("system", [Message("user", "hi")])
+            return [event async for event in client.stream(request)]
+
     try:
         monkeypatch.setattr(_socket, "getaddrinfo", _hook().both(NAME, _socket.getaddrinfo))
         start = time.monotonic()
-        sent = sendfirst.send_http(f"http://{NAME}:{port}/v1/chat/completions", "chat", "m",
-                                   b"{}", None, 1.0)
+        events = asyncio.run(ask())
         took = time.monotonic() - start
     finally:
         _close(held)
-    assert sent is not None and sent.timed_out == 1.0 and sent.sock is None
+    assert isinstance(events[-1], Failed) and isinstance(events[-1].error, StreamTimeout)
     assert took < 1.6  # the one connect timeout for both addresses (one each would be 2 s)
 
 

@@ -18,7 +18,6 @@ CORE = [
     "spark_pair.git",
     "spark_pair.approval",
     "spark_pair.runtime",
-    "spark_pair.values",
 ]
 
 

@@ -10,14 +10,8 @@ import unidiff
 
 from spark_pair.edits.apply import apply_hunks
 from spark_pair.edits.ops import Create, Delete, Hunk, HunkHeader, Modify, Rename, op_paths
-from spark_pair.edits.parser import (
-    DiffParser,
-    FileFinished,
-    FileStarted,
-    HunkStarted,
-    LineAdded,
-    parse_diff,
-)
+from spark_pair.edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
+from spark_pair.edits.parser import DiffParser, parse_diff
 from spark_pair.errors import ParseError
 
 GIT = """diff --git a/src/app.py b/src/app.py

@@ -13,14 +13,8 @@ import pytest
 
 from spark_pair.edits.apply import apply_hunks
 from spark_pair.edits.ops import Create, Delete, Hunk, HunkHeader, Modify, Rename
-from spark_pair.edits.parser import (
-    DiffParser,
-    FileFinished,
-    FileStarted,
-    HunkStarted,
-    LineAdded,
-    parse_diff,
-)
+from spark_pair.edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
+from spark_pair.edits.parser import DiffParser, parse_diff
 from spark_pair.edits.paths import shown_text
 from spark_pair.edits.render import render_ops
 from spark_pair.errors import IncompleteReply, ParseError

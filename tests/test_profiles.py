@@ -138,7 +138,7 @@ def test_a_run_stopped_by_timeout_reports_and_keeps_what_it_measured(sim, tmp_pa
     repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
     home = tmp_path / "home"
     sim.set_faults([{"kind": "stall", "after_tokens": 30, "seconds": 3600, "times": -1}])
-    res = run(repo, home, sim, "anything", "--json", "--timeout", "1.5", "--transport", "chat")
+    res = run(repo, home, sim, "anything", "--json", "--timeout", "2.5", "--transport", "chat")
     assert res.returncode == 7, res.stderr  # TIMEOUT
     lines = lines_of(res.stdout)
     check_schema(lines)

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 from test_run_e2e import MULTI_DIFF, _cli, home, lines_of, repo, run  # noqa: F401
-from test_run_sendfirst_wire import Wire, _env, wire  # noqa: F401
+from test_run_wire import Wire, _env, wire  # noqa: F401
 
 from spark_pair.cli import main
 from spark_pair.errors import Redirected
@@ -20,21 +20,12 @@ from spark_pair.protocol import errors_map
 from spark_pair.sim.process import SimProcess
 
 KEY = "sk-test-e2e-secret-key"  # the key the run tests send
-WAYS = {"first": {}, "normal": {"GIT_DIR": ".git"}}  # sent ahead, or by the client (GIT_DIR)
-
-
-def _way(repo, way: str) -> dict[str, str]:
-    return {k: str(repo / v) for k, v in WAYS[way].items()}
-
-
-@pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("transport", ["ws", "responses", "chat", "auto"])
 def test_a_redirect_is_one_clear_error_on_every_transport(sim: SimProcess, repo, home,
-                                                          transport: str, way: str) -> None:
+                                                          transport: str) -> None:
     sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
     sim.set_faults([{"kind": "redirect", "status": 308, "times": -1}])
-    res = run(repo, home, sim, "MULTI change", "--json", "--transport", transport,
-              env=_way(repo, way))
+    res = run(repo, home, sim, "MULTI change", "--json", "--transport", transport)
     lines = lines_of(res.stdout)
     error = next(ln for ln in lines if ln["type"] == "error")
     moved = sim.base_url.replace("http://", "https://")
@@ -66,16 +57,14 @@ def test_the_redirect_reads_plainly_without_json(sim: SimProcess, repo, home,
 def test_a_redirect_within_the_same_server_is_not_followed_either(
         sim: SimProcess, repo, home, wire: Wire, transport: str) -> None:
     path = "/v1/chat/completions" if transport == "chat" else "/v1/responses"
-    for way in WAYS:
-        before = len(wire.requests())
-        res = subprocess.run(_cli() + ["run", "MULTI change", "--json", "--transport", transport],
-                             cwd=repo, env={**_env(home, sim, wire, ""), **_way(repo, way)},
-                             capture_output=True, text=True, timeout=60)
-        error = next(ln for ln in lines_of(res.stdout) if ln["type"] == "error")
-        assert res.returncode == 4 and error["kind"] == "redirect", (way, res.stdout)
-        assert f"127.0.0.1:{wire.port}/moved{path}" in error["message"]
-        assert f"127.0.0.1:{wire.port}/moved (model.base_url" in error["hint"]
-        assert [r["line"].split(" ")[1] for r in wire.requests()[before:]] == [path], way
+    res = subprocess.run(_cli() + ["run", "MULTI change", "--json", "--transport", transport],
+                         cwd=repo, env=_env(home, sim, wire, ""), capture_output=True, text=True,
+                         timeout=60)
+    error = next(ln for ln in lines_of(res.stdout) if ln["type"] == "error")
+    assert res.returncode == 4 and error["kind"] == "redirect", res.stdout
+    assert f"127.0.0.1:{wire.port}/moved{path}" in error["message"]
+    assert f"127.0.0.1:{wire.port}/moved (model.base_url" in error["hint"]
+    assert [r["line"].split(" ")[1] for r in wire.requests()] == [path]
 
 
 # ---- doctor ----------------------------------------------------------------------------------

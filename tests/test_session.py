@@ -10,7 +10,7 @@ import pytest
 
 from spark_pair.approval import Action, Decision, PolicyApprover
 from spark_pair.edits.journal import Journal
-from spark_pair.edits.parser import FileStarted
+from spark_pair.edits.parse_events import FileStarted
 from spark_pair.errors import Cancelled, PolicyRefused, ServerError, StaleError
 from spark_pair.exitcodes import ExitCode, exit_code_for
 from spark_pair.protocol import events as pe
@@ -360,7 +360,7 @@ async def test_a_screen_that_accepts_the_hunk_it_showed_gets_that_hunk(repo: Pat
                                                                        tmp_path: Path) -> None:
     """One index space: an empty @@ hunk and a prose-only section take no index, so the
     indices a screen saw in HunkStarted are the ones its Decision names."""
-    from spark_pair.edits.parser import HunkStarted
+    from spark_pair.edits.parse_events import HunkStarted
 
     reply = ("Some prose.\ndiff --git a/b.txt b/b.txt\nNothing to change in b after all.\n\n"
              "--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n"

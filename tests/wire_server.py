@@ -8,26 +8,41 @@ argv[1], and answers every request the way argv[2] says:
   chunked403 403 whose JSON error body is chunked (in two chunks)
   redirect   307 to the same path under /moved on this server (ws:// for a WebSocket upgrade,
              http:// otherwise): a same-origin move a client could follow with the key
+and in hostile ways (a broken or malicious server):
+  gzipbomb   an event stream, gzip-encoded, that inflates to 128 MiB of zero bytes (one line)
+  gziplines  the same, inflating to 128 MiB of SSE comment lines (1 KiB each)
+  endlessline  an event stream whose one `data:` line never ends (until the client leaves)
+  endless400   a 400 whose body never ends
+  wshuge     a WebSocket whose first message is 9 MiB of text (wshugefirst: sent before the
+             client's request)
+  wsbinary   a WebSocket whose messages are binary frames (JSON inside)
+  reply      a whole reply on every transport (chat, responses, WebSocket): the text and the
+             raw usage JSON come from the JSON file named by argv[5] ({"text", "usage"})
 It stops by itself after argv[4] seconds (default 60)."""
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import gzip
+import hashlib
 import json
 import socket
 import sys
 import threading
 import time
+import zlib
 
 LOG, MODE = sys.argv[1], sys.argv[2]
 DELAY = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
 LIFETIME = float(sys.argv[4]) if len(sys.argv) > 4 else 60.0
+OPTIONS = json.loads(open(sys.argv[5]).read()) if len(sys.argv) > 5 else {}
 ERROR = json.dumps({"error": {"message": "no such route here", "type": "not_found"}}).encode()
 lock = threading.Lock()
 
 
 def serve(conn: socket.socket) -> None:
-    with conn:
+    with conn, contextlib.suppress(OSError):  # a client that leaves ends its answer
         conn.settimeout(LIFETIME)
         buf = b""
         while b"\r\n\r\n" not in buf:
@@ -35,9 +50,17 @@ def serve(conn: socket.socket) -> None:
             if not chunk:
                 return
             buf += chunk
-        lines = buf.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+        head, body = buf.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        length = next((int(h.split(":", 1)[1]) for h in lines[1:]
+                       if h.lower().startswith("content-length:")), 0)
+        if length > len(body):  # read whole: a socket closed with unread bytes resets its
+            read_exact(conn, length - len(body))  # connection (and cuts the answer short)
         with lock, open(LOG, "a") as log:
             log.write(json.dumps({"line": lines[0], "headers": lines[1:], "t": time.time()}) + "\n")
+        if MODE in HOSTILE:
+            HOSTILE[MODE](conn, lines)
+            return
         if MODE == "slowhead":
             time.sleep(DELAY)
             return
@@ -63,6 +86,132 @@ def serve(conn: socket.socket) -> None:
             body, extra = gzip.compress(ERROR), b"Content-Encoding: gzip\r\n"
         conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n" + extra
                      + b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+
+
+def inflating(piece: bytes, size: int) -> bytes:
+    """A gzip body that inflates to `piece` repeated up to `size` bytes."""
+    z = zlib.compressobj(6, zlib.DEFLATED, 31)
+    out = [z.compress(piece * (size // len(piece) // 64)) for _ in range(64)]
+    return b"".join([*out, z.flush()])
+
+
+SSE_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n"
+
+
+def gzip_stream(piece: bytes):  # noqa: ANN201 - a mode's answer
+    def answer(conn: socket.socket, lines: list[str]) -> None:
+        conn.sendall(SSE_HEAD + b"Content-Encoding: gzip\r\n\r\n"
+                     + inflating(piece, 128 << 20))
+    return answer
+
+
+def endless_line(conn: socket.socket, lines: list[str]) -> None:
+    conn.sendall(SSE_HEAD + b"\r\ndata: ")
+    block = b"a" * 65536
+    while True:  # until the client leaves
+        conn.sendall(block)
+
+
+def endless_400(conn: socket.socket, lines: list[str]) -> None:
+    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
+                 b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n%s\r\n" % (len(ERROR), ERROR))
+    block = b"x" * 65536
+    while True:
+        conn.sendall(b"%x\r\n%s\r\n" % (len(block), block))
+
+
+def upgrade(conn: socket.socket, lines: list[str], read: bool = True) -> None:
+    """Accept a WebSocket upgrade and (`read`) read the client's first message."""
+    key = next(h.split(":", 1)[1].strip() for h in lines[1:]
+               if h.lower().startswith("sec-websocket-key:"))
+    accept = base64.b64encode(hashlib.sha1(
+        (key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+    conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                 b"Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n" % accept.encode())
+    if not read:
+        return
+    head = read_exact(conn, 2)
+    size = head[1] & 0x7F
+    if size == 126:
+        size = int.from_bytes(read_exact(conn, 2), "big")
+    elif size == 127:
+        size = int.from_bytes(read_exact(conn, 8), "big")
+    read_exact(conn, 4 + size)  # the mask and the payload
+
+
+def read_exact(conn: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            raise OSError("closed")
+        data += chunk
+    return data
+
+
+def frame(payload: bytes, opcode: int = 0x1) -> bytes:
+    n = len(payload)
+    if n < 126:
+        head = bytes((0x80 | opcode, n))
+    elif n < 1 << 16:
+        head = bytes((0x80 | opcode, 126)) + n.to_bytes(2, "big")
+    else:
+        head = bytes((0x80 | opcode, 127)) + n.to_bytes(8, "big")
+    return head + payload
+
+
+def ws_huge(conn: socket.socket, lines: list[str], first: bool = False) -> None:
+    upgrade(conn, lines, read=not first)
+    conn.sendall(frame(b"x" * (9 << 20)))
+    time.sleep(DELAY)
+
+
+def ws_binary(conn: socket.socket, lines: list[str]) -> None:
+    upgrade(conn, lines)
+    for event in responses_events("--- a/x\n", '{"input_tokens": 1, "output_tokens": 1}'):
+        conn.sendall(frame(event.encode(), opcode=0x2))
+    time.sleep(DELAY)
+
+
+def responses_events(text: str, usage: str) -> list[str]:
+    events = [json.dumps({"type": "response.created", "response": {"id": "resp_1"}})]
+    events += [json.dumps({"type": "response.output_text.delta", "delta": line})
+               for line in text.splitlines(keepends=True)]
+    events.append('{"type": "response.completed", "response": {"id": "resp_1", '
+                  f'"status": "completed", "usage": {usage}}}}}')
+    return events
+
+
+def chat_events(text: str, usage: str) -> list[str]:
+    chunk = {"id": "c1", "object": "chat.completion.chunk", "choices": []}
+    events = [json.dumps({**chunk, "choices": [{"index": 0, "delta": {"content": line}}]})
+              for line in text.splitlines(keepends=True)]
+    events.append(json.dumps({**chunk, "choices": [{"index": 0, "delta": {},
+                                                     "finish_reason": "stop"}]}))
+    events.append('{"id": "c1", "object": "chat.completion.chunk", "choices": [], '
+                  f'"usage": {usage}}}')
+    return events
+
+
+def reply(conn: socket.socket, lines: list[str]) -> None:
+    text, usage = OPTIONS["text"], OPTIONS["usage"]
+    if any(h.lower().startswith("upgrade:") for h in lines[1:]):
+        upgrade(conn, lines)
+        for event in responses_events(text, usage):
+            conn.sendall(frame(event.encode()))
+        time.sleep(DELAY)
+        return
+    chat = "/chat/completions" in lines[0]
+    events = chat_events(text, usage) if chat else responses_events(text, usage)
+    body = "".join(f"data: {e}\n\n" for e in events) + ("data: [DONE]\n\n" if chat else "")
+    conn.sendall(SSE_HEAD + b"\r\n" + body.encode())
+
+
+HOSTILE = {"gzipbomb": gzip_stream(b"\0" * 4096),
+           "gziplines": gzip_stream(b": " + b"k" * 1021 + b"\n"),
+           "endlessline": endless_line, "endless400": endless_400, "wshuge": ws_huge,
+           "wshugefirst": lambda conn, lines: ws_huge(conn, lines, first=True),
+           "wsbinary": ws_binary, "reply": reply}
 
 
 def main() -> None:

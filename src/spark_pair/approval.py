@@ -30,12 +30,12 @@ per index and replaces it when a new proposal for that index arrives.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
 from .config import PROJECT_FILE
 from .edits.ops import Create, Delete, Hunk, Modify, Operation, Rename, op_paths
-from .values import Frozen, Value, set_field
 
 
 class Action(StrEnum):
@@ -54,53 +54,30 @@ class Ended(StrEnum):
     TURN_OVER = "turn over"  # the turn failed or ended before a decision arrived
 
 
-class Decision(Frozen):
-    __slots__ = ("action", "reason", "hunks", "notes", "amended", "content")
+@dataclass(frozen=True, slots=True)
+class Decision:
     action: Action
-    reason: str
-    hunks: tuple[int, ...] | None  # accepted hunk indices (Modify/Rename); None = all
-    notes: tuple[tuple[int, str], ...]  # a person's reason per rejected hunk index
-    amended: tuple[tuple[int, Hunk], ...]  # accepted hunks a person rewrote (index, hunk)
-    content: str | None  # a created file's content as a person rewrote it
-
-    def __init__(self, action: Action, reason: str = "", hunks: tuple[int, ...] | None = None,
-                 notes: tuple[tuple[int, str], ...] = (),
-                 amended: tuple[tuple[int, Hunk], ...] = (), content: str | None = None
-                 ) -> None:
-        set_field(self, "action", action)
-        set_field(self, "reason", reason)
-        set_field(self, "hunks", hunks)
-        set_field(self, "notes", notes)
-        set_field(self, "amended", amended)
-        set_field(self, "content", content)
+    reason: str = ""
+    hunks: tuple[int, ...] | None = None  # accepted hunk indices (Modify/Rename); None = all
+    notes: tuple[tuple[int, str], ...] = ()  # a person's reason per rejected hunk index
+    amended: tuple[tuple[int, Hunk], ...] = ()  # accepted hunks a person rewrote (index, hunk)
+    content: str | None = None  # a created file's content as a person rewrote it
 
     @property
     def accepted(self) -> bool:
         return self.action == Action.ACCEPT
 
 
-class Proposal(Value):
+@dataclass(slots=True, eq=False)  # each proposal is its own: equal only to itself
+class Proposal:
     """One operation put to the approver. `stale` and `ended` are live: the session sets them
     while the approver is thinking (read them, never set them)."""
 
-    __slots__ = ("turn_id", "index", "op", "stale", "ended")
     turn_id: str
     index: int  # the operation's index in the turn (events and Decision use the same)
     op: Operation
-    stale: bool  # the target changed on disk since the model saw it
-    ended: Ended | None  # set just before the decide() task is cancelled
-
-    def __init__(self, turn_id: str, index: int, op: Operation, stale: bool = False,
-                 ended: Ended | None = None) -> None:
-        self.turn_id = turn_id
-        self.index = index
-        self.op = op
-        self.stale = stale
-        self.ended = ended
-
-    # each proposal is its own: equal only to itself (and hashable, as a live object)
-    __eq__ = object.__eq__
-    __hash__ = object.__hash__
+    stale: bool = False  # the target changed on disk since the model saw it
+    ended: Ended | None = None  # set just before the decide() task is cancelled
 
 
 class Approver(Protocol):

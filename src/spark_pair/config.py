@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import paths
 from .errors import ConfigError, add_secret
@@ -18,7 +19,6 @@ from .paths import PROJECT_FILE
 from .protocol.request import Transport
 from .urls import diagnose_key, normalize_base_url
 
-TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
 if TYPE_CHECKING:
     from typing import Any
 

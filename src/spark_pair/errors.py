@@ -367,6 +367,18 @@ class ProtocolError(ModelError):
     )
 
 
+class TooLarge(ProtocolError):
+    """A server sent more than spark-pair holds of one answer (the limits are in
+    protocol.limits and docs/headless.md, "Size limits")."""
+
+    kind = "too_large"
+    default_hint = (
+        "nothing was written; no real reply is this large: a broken or hostile server, or a "
+        "proxy in between (check base_url); for a reply this long, split the request into "
+        "smaller steps"
+    )
+
+
 class EditError(SparkPairError):
     kind = "edit"
 

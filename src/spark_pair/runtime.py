@@ -15,6 +15,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,12 +48,10 @@ from .protocol.events import (
     TurnRequest,
 )
 from .session import Session, TurnRecorder
-from .values import Frozen, Value, set_field
 
 if TYPE_CHECKING:
     from .config import Settings
     from .protocol.client import ModelClient
-    from .protocol.sendfirst import Sent
     from .store.records import RequestRecord
     from .verdicts import Verdict
     from .workspace import Watcher, Workspace
@@ -70,26 +69,19 @@ class ConnectionStatus(StrEnum):
     ANSWERED_ERROR = "answered_error"  # the server answered with an error: `reason` says which
 
 
-class ConnectionState(Value):
+@dataclass(slots=True)
+class ConnectionState:
     """The model connection as a status line shows it; updated live from the client's events."""
 
-    __slots__ = ("transport", "state", "attempt", "attempts", "reason", "_subs")
     transport: Transport
-    state: ConnectionStatus
-    attempt: int  # while RECONNECTING
-    attempts: int  # the retry budget of one request
-    reason: str  # why the last change happened (FELL_BACK, RECONNECTING, FAILED), or the
-    # error the server answered with, in a few words (ANSWERED_ERROR: "key refused")
-    _subs: list[Callable[[ConnectionState], Any]]
-
-    def __init__(self, transport: Transport, state: ConnectionStatus = ConnectionStatus.IDLE,
-                 attempt: int = 0, attempts: int = 0, reason: str = "") -> None:
-        self.transport = transport
-        self.state = state
-        self.attempt = attempt
-        self.attempts = attempts
-        self.reason = reason
-        self._subs = []
+    state: ConnectionStatus = ConnectionStatus.IDLE
+    attempt: int = 0  # while RECONNECTING
+    attempts: int = 0  # the retry budget of one request
+    # why the last change happened (FELL_BACK, RECONNECTING, FAILED), or the error the server
+    # answered with, in a few words (ANSWERED_ERROR: "key refused")
+    reason: str = ""
+    _subs: list[Callable[[ConnectionState], Any]] = field(default_factory=list, init=False,
+                                                         repr=False, compare=False)
 
     def reset(self, transport: Transport, attempts: int) -> None:
         """A new client: nothing sent on it yet."""
@@ -225,9 +217,8 @@ class StoreWriter:
             self._store = None
 
 
-class Runtime(Value):
-    __slots__ = ("root", "settings", "session", "client", "watcher", "context", "connection",
-                 "store", "prewarming", "lookup")
+@dataclass(slots=True)
+class Runtime:
     root: Path
     settings: Settings
     session: Session
@@ -236,23 +227,8 @@ class Runtime(Value):
     context: Workspace
     connection: ConnectionState
     store: StoreWriter
-    prewarming: asyncio.Task[None] | None
-    lookup: _Lookup | None  # how the settings were found (for `switch`)
-
-    def __init__(self, root: Path, settings: Settings, session: Session, client: ModelClient,
-                 watcher: Watcher | None, context: Workspace, connection: ConnectionState,
-                 store: StoreWriter, prewarming: asyncio.Task[None] | None = None,
-                 lookup: _Lookup | None = None) -> None:
-        self.root = root
-        self.settings = settings
-        self.session = session
-        self.client = client
-        self.watcher = watcher
-        self.context = context
-        self.connection = connection
-        self.store = store
-        self.prewarming = prewarming
-        self.lookup = lookup
+    prewarming: asyncio.Task[None] | None = None
+    lookup: _Lookup | None = None  # how the settings were found (for `switch`)
 
     async def warmed(self) -> None:
         """Wait for the pre-warm request (one response at a time per socket)."""
@@ -289,37 +265,28 @@ class Runtime(Value):
             await asyncio.gather(self.prewarming, return_exceptions=True)
 
 
-class _Lookup(Frozen):
+@dataclass(frozen=True, slots=True)
+class _Lookup:
     """Where and how settings are loaded."""
 
-    __slots__ = ("cwd", "env", "overrides")
     cwd: Path
     env: Mapping[str, str] | None
     overrides: Mapping[str, str]
-
-    def __init__(self, cwd: Path, env: Mapping[str, str] | None,
-                 overrides: Mapping[str, str]) -> None:
-        set_field(self, "cwd", cwd)
-        set_field(self, "env", env)
-        set_field(self, "overrides", overrides)
 
     def with_overrides(self, more: Mapping[str, str]) -> _Lookup:
         return _Lookup(self.cwd, self.env, {**self.overrides, **more})
 
 
-def _connect(lookup: _Lookup, recorder: TurnRecorder | None, settings: Settings | None = None,
-             sent: Sent | None = None) -> tuple[Settings, ModelClient]:
-    """The settings (unless given) and a model client for them (blocking: config files, the
-    transport memo); `sent`: the client's first request went out ahead (headless.start)."""
+def _connect(lookup: _Lookup, recorder: TurnRecorder | None) -> tuple[Settings, ModelClient]:
+    """The settings and a model client for them (blocking: config files, the transport
+    memo)."""
     from .config import load_settings
     from .protocol import offers
     from .protocol.client import ModelClient
 
-    if settings is None:
-        settings = load_settings(cwd=lookup.cwd, env=lookup.env,
-                                 overrides=dict(lookup.overrides))
+    settings = load_settings(cwd=lookup.cwd, env=lookup.env, overrides=dict(lookup.overrides))
     client = ModelClient(settings.client_options(task="edit"), recorder=recorder,
-                         transport_cache=offers.default_path(), sent=sent)
+                         transport_cache=offers.default_path())
     return settings, client
 
 
@@ -329,16 +296,11 @@ async def open_runtime(root: Path, *, approver: Approver,
                        env: Mapping[str, str] | None = None, cwd: Path | None = None,
                        prewarm: bool = False, watch: bool = True,
                        warn: Callable[[str], None] | None = None,
-                       store_path: Path | None = None, settings: Settings | None = None,
-                       workspace: Workspace | None = None, sent: Sent | None = None
-                       ) -> AsyncIterator[Runtime]:
+                       store_path: Path | None = None) -> AsyncIterator[Runtime]:
     """Open `root` for turns. `cwd` is where settings are looked up from (default: root);
     `prewarm` opens the WebSocket in the background (for a front end that waits for a prompt);
     `watch` starts the file watcher once the first request is out. Raises ConfigError.
-    Settings are loaded in a thread: the event loop never waits for the config files.
-
-    A one-shot run that sent its first request ahead (headless.start) passes what it made:
-    its `settings`, its `workspace` (holding the request) and the `sent` request."""
+    Settings are loaded in a thread: the event loop never waits for the config files."""
     from .workspace.context import Workspace, limits_of
 
     say = warn or log.warning
@@ -347,8 +309,7 @@ async def open_runtime(root: Path, *, approver: Approver,
     store = StoreWriter(say, store_path)
     recorder = TurnRecorder(store)
     try:
-        found, client = await asyncio.to_thread(_connect, lookup, recorder, settings, sent)
-        settings = found
+        settings, client = await asyncio.to_thread(_connect, lookup, recorder)
         rt: Runtime | None = None
         try:
             connection = ConnectionState(client.transport,
@@ -358,8 +319,7 @@ async def open_runtime(root: Path, *, approver: Approver,
                 from .workspace.watcher import Watcher
 
                 watcher = Watcher(root)
-            if workspace is None:
-                workspace = Workspace(root, **limits_of(settings.session))
+            workspace = Workspace(root, **limits_of(settings.session))
             workspace.watcher = watcher
             workspace.chained = lambda: session.client.transport == Transport.WS
 

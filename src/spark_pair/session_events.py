@@ -6,11 +6,12 @@ OperationProposed, is the one live object: see approval.py).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from .approval import Decision, Proposal
 from .edits.ops import Operation
-from .edits.parser import FileFinished, FileStarted, HunkStarted, LineAdded
+from .edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
 from .errors import SparkPairError
 from .protocol.events import (
     Completed,
@@ -25,7 +26,6 @@ from .protocol.events import (
     TransportChanged,
     Usage,
 )
-from .values import Frozen, Value, set_field
 
 
 class TurnStatus(StrEnum):
@@ -53,32 +53,21 @@ class Outcome(StrEnum):
     NOT_APPLIED = "not_applied"  # skipped (dry run), rejected, or the turn wrote nothing
 
 
-class TurnStarted(Frozen):
-    __slots__ = ("turn_id", "prompt", "files", "context_tokens", "followup")
+@dataclass(frozen=True, slots=True)
+class TurnStarted:
     turn_id: str
     prompt: str
     files: tuple[str, ...]  # files whose content went into the context
     context_tokens: int  # estimate of the input size
     followup: bool  # only the new instruction and on-disk changes were prepared
 
-    def __init__(self, turn_id: str, prompt: str, files: tuple[str, ...], context_tokens: int,
-                 followup: bool) -> None:
-        set_field(self, "turn_id", turn_id)
-        set_field(self, "prompt", prompt)
-        set_field(self, "files", files)
-        set_field(self, "context_tokens", context_tokens)
-        set_field(self, "followup", followup)
 
-
-class OperationProposed(Frozen):
+@dataclass(frozen=True, slots=True)
+class OperationProposed:
     """An operation is complete and its proposal goes to the approver (again, for a stale
     file: then `proposal.stale` is True)."""
 
-    __slots__ = ("proposal",)
     proposal: Proposal
-
-    def __init__(self, proposal: Proposal) -> None:
-        set_field(self, "proposal", proposal)
 
     @property
     def index(self) -> int:
@@ -89,110 +78,62 @@ class OperationProposed(Frozen):
         return self.proposal.op
 
 
-class Decided(Frozen):
-    __slots__ = ("index", "op", "decision")
+@dataclass(frozen=True, slots=True)
+class Decided:
     index: int
     op: Operation
     decision: Decision
 
-    def __init__(self, index: int, op: Operation, decision: Decision) -> None:
-        set_field(self, "index", index)
-        set_field(self, "op", op)
-        set_field(self, "decision", decision)
 
-
-class Stale(Frozen):
+@dataclass(frozen=True, slots=True)
+class Stale:
     """A target file changed on disk after the request went out (one event per change)."""
 
-    __slots__ = ("path", "index")
     path: str
     index: int | None  # the operation on that path, None while it is still being written
 
-    def __init__(self, path: str, index: int | None) -> None:
-        set_field(self, "path", path)
-        set_field(self, "index", index)
 
-
-class Refused(Frozen):
-    __slots__ = ("index", "op", "reason", "kind")
+@dataclass(frozen=True, slots=True)
+class Refused:
     index: int
     op: Operation
     reason: str
     kind: RefusalKind
 
-    def __init__(self, index: int, op: Operation, reason: str, kind: RefusalKind) -> None:
-        set_field(self, "index", index)
-        set_field(self, "op", op)
-        set_field(self, "reason", reason)
-        set_field(self, "kind", kind)
 
-
-class Applied(Frozen):
-    __slots__ = ("turn_id", "changed", "notes")
+@dataclass(frozen=True, slots=True)
+class Applied:
     turn_id: str
     changed: tuple[str, ...]
     notes: tuple[str, ...]
 
-    def __init__(self, turn_id: str, changed: tuple[str, ...], notes: tuple[str, ...]) -> None:
-        set_field(self, "turn_id", turn_id)
-        set_field(self, "changed", changed)
-        set_field(self, "notes", notes)
 
-
-class TurnResult(Value):
-    __slots__ = ("turn_id", "status", "text", "operations", "decisions", "outcomes", "changed",
-                 "notes", "error", "usage", "metrics", "retries", "model", "transport",
-                 "response_id")
+@dataclass(slots=True)
+class TurnResult:
     turn_id: str
     status: TurnStatus
-    text: str
-    operations: list[Operation]
-    decisions: list[Decision | None]
-    outcomes: list[Outcome]
-    changed: list[str]
-    notes: list[str]
-    error: SparkPairError | None
-    usage: Usage | None
-    metrics: Metrics | None
-    retries: int
-    model: str
-    transport: str
-    response_id: str | None
-
-    def __init__(self, turn_id: str, status: TurnStatus, text: str = "",
-                 operations: list[Operation] | None = None,
-                 decisions: list[Decision | None] | None = None,
-                 outcomes: list[Outcome] | None = None, changed: list[str] | None = None,
-                 notes: list[str] | None = None, error: SparkPairError | None = None,
-                 usage: Usage | None = None, metrics: Metrics | None = None, retries: int = 0,
-                 model: str = "", transport: str = "", response_id: str | None = None) -> None:
-        self.turn_id = turn_id
-        self.status = status
-        self.text = text
-        self.operations = [] if operations is None else operations
-        self.decisions = [] if decisions is None else decisions
-        self.outcomes = [] if outcomes is None else outcomes
-        self.changed = [] if changed is None else changed
-        self.notes = [] if notes is None else notes
-        self.error = error
-        self.usage = usage
-        self.metrics = metrics
-        self.retries = retries
-        self.model = model
-        self.transport = transport
-        self.response_id = response_id
+    text: str = ""
+    operations: list[Operation] = field(default_factory=list)
+    decisions: list[Decision | None] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    error: SparkPairError | None = None
+    usage: Usage | None = None
+    metrics: Metrics | None = None
+    retries: int = 0
+    model: str = ""
+    transport: str = ""
+    response_id: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
 
-class TurnFinished(Frozen):
-    __slots__ = ("result",)
+@dataclass(frozen=True, slots=True)
+class TurnFinished:
     result: TurnResult
-
-    def __init__(self, result: TurnResult) -> None:
-        set_field(self, "result", result)
 
 
 SessionEvent = (TurnStarted | Started | TextDelta | FirstToken | Usage | Retrying | Rewound
@@ -201,18 +142,13 @@ SessionEvent = (TurnStarted | Started | TextDelta | FirstToken | Usage | Retryin
                 | Refused | Applied | TurnFinished)
 
 
-class Frame(Frozen):
+@dataclass(frozen=True, slots=True)
+class Frame:
     """The events of one interval of a turn, for a screen that repaints at frame rate."""
 
-    __slots__ = ("events", "text", "partial_line")
     events: tuple[SessionEvent, ...]
     text: str  # the model text that arrived in these events
     partial_line: str  # the diff line still being written (after the last complete one)
-
-    def __init__(self, events: tuple[SessionEvent, ...], text: str, partial_line: str) -> None:
-        set_field(self, "events", events)
-        set_field(self, "text", text)
-        set_field(self, "partial_line", partial_line)
 
     @property
     def last(self) -> bool:

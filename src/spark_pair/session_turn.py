@@ -8,6 +8,7 @@ import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,11 +51,11 @@ from .session_events import (
     TurnStatus,
 )
 from .session_proposals import Proposals
-from .values import Frozen, set_field
 
 if TYPE_CHECKING:  # the parser loads once the request is out
     from .edits.apply import AppliedTurn
-    from .edits.parser import DiffParser, ParseEvent
+    from .edits.parse_events import ParseEvent
+    from .edits.parser import DiffParser
     from .session import Session
 
 ASK_REASON = "the turn asked a question (AI?): it edits no file"
@@ -143,20 +144,14 @@ _END = object()  # the stream ended
 _WAKE = object()  # the turn was cancelled: look at the inbox again
 
 
-class _Changed(Frozen):
-    __slots__ = ("paths",)
+@dataclass(frozen=True, slots=True)
+class _Changed:
     paths: frozenset[str]  # repo paths the watcher saw change
 
-    def __init__(self, paths: frozenset[str]) -> None:
-        set_field(self, "paths", paths)
 
-
-class _Answered(Frozen):
-    __slots__ = ("proposal",)
+@dataclass(frozen=True, slots=True)
+class _Answered:
     proposal: Proposal  # its decide() task is done
-
-    def __init__(self, proposal: Proposal) -> None:
-        set_field(self, "proposal", proposal)
 
 
 class TurnRun:
@@ -209,8 +204,6 @@ class TurnRun:
         (`events` does it if nobody did before)."""
         if self.pump is None:
             self.stopwatch = Stopwatch()  # for the partial metrics of a stopped turn
-            if self.request.sent_at is not None:  # the request went out ahead of the turn
-                self.stopwatch.t0 = self.request.sent_at
             self.pump = asyncio.create_task(self._pump())
 
     async def stop(self) -> None:
@@ -273,7 +266,7 @@ class TurnRun:
                         continue
                     if parser is None:
                         self.parser = parser = _start_parsing()
-                        from .edits.parser import FileFinished, FileStarted
+                        from .edits.parse_events import FileFinished, FileStarted
                     if item is _END or isinstance(item, SparkPairError):
                         streaming = False
                         if isinstance(item, SparkPairError):
@@ -422,7 +415,7 @@ class TurnRun:
     # ---- parse events -> proposals ---------------------------------------------------------
 
     async def _on_parse(self, pe: ParseEvent) -> list[SessionEvent]:
-        from .edits.parser import FileFinished, FileStarted
+        from .edits.parse_events import FileFinished, FileStarted
 
         out: list[SessionEvent] = [pe]
         if isinstance(pe, FileStarted):

@@ -221,22 +221,22 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
     settings = load_settings(overrides=flag_overrides(base_url, model, None))
     transports = parse_transports(transport_text, settings.session.transport or "auto")
     options = settings.client_options(task="bench")
-    options = options.replace(fallbacks=[])
+    options = dataclasses.replace(options, fallbacks=[])
     if max_retries is not None:
-        options = options.replace(max_retries=max_retries)
+        options = dataclasses.replace(options, max_retries=max_retries)
     plan = BenchPlan(model=options.model, transports=transports, concurrency=levels,
                      requests=requests,
                      max_tokens=max_tokens or (8192 if long_mode else 1024), long=long_mode,
                      max_seconds=max_seconds, max_error_rate=max_error_rate,
                      base_host=host_of(options.base_url or ""))
-    plan_options = options.replace(max_tokens=plan.max_tokens)
+    plan_options = dataclasses.replace(options, max_tokens=plan.max_tokens)
     if plot is not None:
         check_plot_path(plot)
 
     store = RequestStore()
     try:
         def make_client(transport: str) -> Any:
-            return ModelClient(plan_options.replace(transport=transport),
+            return ModelClient(dataclasses.replace(plan_options, transport=transport),
                                recorder=store, transport_cache=offers.default_path())
 
         result = _run_with_progress(plan, make_client, quiet=as_json)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from ..headless.cliusage import JsonUsageCommand, Seconds
@@ -29,11 +27,10 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     Exit codes: 0 ok, 2 usage, 3 config, 4 model, 5 the edits cannot be applied (patch
     conflict, stale file, refused path, write failure; nothing written), 6 refused by policy
     (nothing written), 7 --timeout, 130 interrupted."""
+    from ..entry import STARTED
     from ..errors import UsageError
     from ..headless.start import RunOptions, leave, run
 
-    if prompt == "-":
-        prompt = sys.stdin.read()
     if deltas and not as_json:
         raise UsageError("--deltas needs --json", hint="add --json, or leave out --deltas")
     if (allow_delete or allow_rename) and not apply_:
@@ -42,5 +39,5 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     opts = RunOptions(prompt=prompt, files=list(files), apply=apply_, allow_delete=allow_delete,
                       allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
                       overrides=flag_overrides(base_url, model, transport), meter=not no_meter,
-                      leave=leave)
+                      leave=leave, started=STARTED)
     leave(run(opts))

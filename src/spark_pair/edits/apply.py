@@ -10,11 +10,11 @@ import operator
 import os
 import stat
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import ApplyError, ConflictError, EditError, StaleError
 from ..git import git_ok
-from ..values import Value
 from . import fsio
 from .journal import FileChange, Journal, missing_dirs, new_turn_id, write_changes
 from .locate import Locator, Stop, check_stop
@@ -122,7 +122,7 @@ def _locate(locator: Locator, hunk: Hunk, lo: int, delta: int, path: str) -> int
 def _tidy(hunk: Hunk) -> Hunk:
     """Blank context lines often lose their leading space, and CR may survive from CRLF diffs."""
     lines = [(ln or " ").removesuffix("\r") for ln in hunk.lines]
-    return hunk if lines == hunk.lines else hunk.with_lines(lines)
+    return hunk if lines == hunk.lines else replace(hunk, lines=lines)
 
 
 def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop = None,
@@ -193,16 +193,11 @@ def _unseen_binary(rel: str) -> str:
             f"shown one: delete it yourself (`git rm {shlex.quote(rel)}`)")
 
 
-class AppliedTurn(Value):
-    __slots__ = ("turn_id", "changed", "notes")
+@dataclass(slots=True)
+class AppliedTurn:
     turn_id: str
     changed: list[str]
-    notes: list[str]
-
-    def __init__(self, turn_id: str, changed: list[str], notes: list[str] | None = None) -> None:
-        self.turn_id = turn_id
-        self.changed = changed
-        self.notes = [] if notes is None else notes
+    notes: list[str] = field(default_factory=list)
 
 
 class _Tree:

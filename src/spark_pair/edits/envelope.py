@@ -11,10 +11,10 @@ is a ParseError: the file would differ from the text, so nothing is written.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..errors import ParseError
-from ..values import Value
 from .ops import Hunk
 from .paths import shown
 from .syntax import DEV_NULL, parse_hunk_header
@@ -47,16 +47,11 @@ class Builder(Protocol):
         """End the open file (an operation is built from it)."""
 
 
-class EnvelopeState(Value):
-    __slots__ = ("mode", "path", "blanks")
-    mode: str  # "" | add | update | delete
-    path: str
-    blanks: int  # empty lines seen in an added file (a separator only if a `***` follows)
-
-    def __init__(self, mode: str = "", path: str = "", blanks: int = 0) -> None:
-        self.mode = mode
-        self.path = path
-        self.blanks = blanks
+@dataclass(slots=True)
+class EnvelopeState:
+    mode: str = ""  # "" | add | update | delete
+    path: str = ""
+    blanks: int = 0  # empty lines seen in an added file (a separator only if a `***` follows)
 
 
 _SECTIONS = (("*** Add File:", "add"), ("*** Update File:", "update"),

@@ -62,41 +62,30 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .. import paths as app_paths
 from ..errors import ApplyError, Cancelled, SparkPairError, StaleError, UndoError
-from ..values import Value
 from . import fsio
 from .paths import confine_target, real_root
 
 
-class FileChange(Value):
+@dataclass(slots=True)
+class FileChange:
     """One file's planned change within a turn (None content: the file is absent)."""
 
-    __slots__ = ("path", "before", "before_mode", "after", "after_mode", "new_dirs", "tmp")
     path: str
     before: bytes | None
     before_mode: int | None
     after: bytes | None
     after_mode: int | None
-    new_dirs: list[str]  # parent dirs this change creates
-    tmp: str | None  # the temp file name it is written through (set by Journal.begin)
-
-    def __init__(self, path: str, before: bytes | None, before_mode: int | None,
-                 after: bytes | None, after_mode: int | None, new_dirs: list[str] | None = None,
-                 tmp: str | None = None) -> None:
-        self.path = path
-        self.before = before
-        self.before_mode = before_mode
-        self.after = after
-        self.after_mode = after_mode
-        self.new_dirs = [] if new_dirs is None else new_dirs
-        self.tmp = tmp
+    new_dirs: list[str] = field(default_factory=list)  # parent dirs this change creates
+    tmp: str | None = None  # the temp file name it is written through (set by Journal.begin)
 
 
-class TurnInfo(Value):
-    __slots__ = ("turn_id", "time", "summary", "files", "kind", "undoes", "committed", "undone")
+@dataclass(slots=True)
+class TurnInfo:
     turn_id: str
     time: float
     summary: str
@@ -106,38 +95,20 @@ class TurnInfo(Value):
     committed: bool
     undone: bool
 
-    def __init__(self, turn_id: str, time: float, summary: str, files: list[str], kind: str,
-                 undoes: str | None, committed: bool, undone: bool) -> None:
-        self.turn_id = turn_id
-        self.time = time
-        self.summary = summary
-        self.files = files
-        self.kind = kind
-        self.undoes = undoes
-        self.committed = committed
-        self.undone = undone
-
     def to_dict(self) -> dict[str, object]:
         return {"turn_id": self.turn_id, "time": self.time, "summary": self.summary,
                 "files": self.files, "kind": self.kind, "undoes": self.undoes,
                 "undone": self.undone}
 
 
-class Recovery(Value):
+@dataclass(slots=True)
+class Recovery:
     """What rolling back an interrupted turn did."""
 
-    __slots__ = ("turn_id", "restored", "kept", "saved")
     turn_id: str
-    restored: list[str]
-    kept: list[str]  # "path (why)": left as they are
-    saved: Path | None  # where the before-images stay when a file was kept
-
-    def __init__(self, turn_id: str, restored: list[str] | None = None,
-                 kept: list[str] | None = None, saved: Path | None = None) -> None:
-        self.turn_id = turn_id
-        self.restored = [] if restored is None else restored
-        self.kept = [] if kept is None else kept
-        self.saved = saved
+    restored: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # "path (why)": left as they are
+    saved: Path | None = None  # where the before-images stay when a file was kept
 
     def describe(self) -> str:
         text = f"turn {self.turn_id} was interrupted; "

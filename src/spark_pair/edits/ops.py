@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..values import Frozen, Value, set_field
 from .paths import content_hash as content_hash  # its home is .paths
 from .paths import shown
 
@@ -16,59 +16,33 @@ class OpKind(StrEnum):
     RENAME = "rename"
 
 
-class HunkHeader(Frozen):
+@dataclass(frozen=True, slots=True)
+class HunkHeader:
     """A hunk's `@@` line as the model wrote it (numbers may be wrong or None)."""
 
-    __slots__ = ("old_start", "old_len", "new_start", "new_len", "section")
     old_start: int | None
     old_len: int | None
     new_start: int | None
     new_len: int | None
-    section: str
-
-    def __init__(self, old_start: int | None, old_len: int | None, new_start: int | None,
-                 new_len: int | None, section: str = "") -> None:
-        set_field(self, "old_start", old_start)
-        set_field(self, "old_len", old_len)
-        set_field(self, "new_start", new_start)
-        set_field(self, "new_len", new_len)
-        set_field(self, "section", section)
+    section: str = ""
 
 
-class Hunk(Value):
+@dataclass(slots=True)
+class Hunk:
     """One hunk. `lines` keep their marker: ' ' context, '-' removed, '+' added (no newline).
 
     `old_start` / `new_start` are the model's claims and may be wrong or missing (None).
     `no_newline_old` / `no_newline_new`: the old/new side ends without a final newline.
     """
 
-    __slots__ = ("old_start", "old_len", "new_start", "new_len", "lines", "section",
-                 "no_newline_old", "no_newline_new")
     old_start: int | None
     old_len: int | None
     new_start: int | None
     new_len: int | None
-    lines: list[str]
-    section: str  # text after the second @@ (function name), display only
-    no_newline_old: bool
-    no_newline_new: bool
-
-    def __init__(self, old_start: int | None, old_len: int | None, new_start: int | None,
-                 new_len: int | None, lines: list[str] | None = None, section: str = "",
-                 no_newline_old: bool = False, no_newline_new: bool = False) -> None:
-        self.old_start = old_start
-        self.old_len = old_len
-        self.new_start = new_start
-        self.new_len = new_len
-        self.lines = [] if lines is None else lines
-        self.section = section
-        self.no_newline_old = no_newline_old
-        self.no_newline_new = no_newline_new
-
-    def with_lines(self, lines: list[str]) -> Hunk:
-        """A copy holding `lines` instead."""
-        return Hunk(self.old_start, self.old_len, self.new_start, self.new_len, lines,
-                    self.section, self.no_newline_old, self.no_newline_new)
+    lines: list[str] = field(default_factory=list)
+    section: str = ""  # text after the second @@ (function name), display only
+    no_newline_old: bool = False
+    no_newline_new: bool = False
 
     @property
     def header(self) -> HunkHeader:
@@ -93,16 +67,11 @@ class Hunk(Value):
         return sum(1 for ln in self.lines if ln[:1] == "-")
 
 
-class Modify(Value):
-    __slots__ = ("path", "hunks", "base_hash")
+@dataclass(slots=True)
+class Modify:
     path: str
     hunks: list[Hunk]
-    base_hash: str | None
-
-    def __init__(self, path: str, hunks: list[Hunk], base_hash: str | None = None) -> None:
-        self.path = path
-        self.hunks = hunks
-        self.base_hash = base_hash
+    base_hash: str | None = None
 
     def summary(self) -> str:
         add = sum(h.added for h in self.hunks)
@@ -110,16 +79,11 @@ class Modify(Value):
         return f"modify {shown(self.path)} · {len(self.hunks)} hunk(s) +{add} -{rem}"
 
 
-class Create(Value):
-    __slots__ = ("path", "content", "base_hash")
+@dataclass(slots=True)
+class Create:
     path: str
     content: str
-    base_hash: str | None  # None: the file must not exist
-
-    def __init__(self, path: str, content: str, base_hash: str | None = None) -> None:
-        self.path = path
-        self.content = content
-        self.base_hash = base_hash
+    base_hash: str | None = None  # None: the file must not exist
 
     def summary(self) -> str:
         text = self.content
@@ -127,25 +91,17 @@ class Create(Value):
         return f"create {shown(self.path)} · {lines} line(s)"
 
 
-class Delete(Value):
+@dataclass(slots=True)
+class Delete:
     """`lines`: the lines the reply shows it removes (markers stripped); None when it shows none
     (a header-only delete). Applied only when they are the file's whole content, or, with
     none shown, when the file is empty or exactly what the model was shown (`base_hash`)."""
 
-    __slots__ = ("path", "base_hash", "uncommitted", "lines", "binary")
     path: str
-    base_hash: str | None
-    uncommitted: bool  # the file has changes git does not have: the approver must warn
-    lines: list[str] | None
-    binary: bool  # the reply says so (`Binary files a/x and /dev/null differ`)
-
-    def __init__(self, path: str, base_hash: str | None = None, uncommitted: bool = False,
-                 lines: list[str] | None = None, binary: bool = False) -> None:
-        self.path = path
-        self.base_hash = base_hash
-        self.uncommitted = uncommitted
-        self.lines = lines
-        self.binary = binary
+    base_hash: str | None = None
+    uncommitted: bool = False  # the file has changes git does not have: the approver must warn
+    lines: list[str] | None = None
+    binary: bool = False  # the reply says so (`Binary files a/x and /dev/null differ`)
 
     @property
     def removed(self) -> int:
@@ -157,19 +113,12 @@ class Delete(Value):
         return f"DELETE {shown(self.path)}{warn}"
 
 
-class Rename(Value):
-    __slots__ = ("src", "dst", "hunks", "base_hash")
+@dataclass(slots=True)
+class Rename:
     src: str
     dst: str
-    hunks: list[Hunk]
-    base_hash: str | None
-
-    def __init__(self, src: str, dst: str, hunks: list[Hunk] | None = None,
-                 base_hash: str | None = None) -> None:
-        self.src = src
-        self.dst = dst
-        self.hunks = [] if hunks is None else hunks
-        self.base_hash = base_hash
+    hunks: list[Hunk] = field(default_factory=list)
+    base_hash: str | None = None
 
     @property
     def path(self) -> str:

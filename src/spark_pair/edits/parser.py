@@ -7,12 +7,13 @@ line is looked at once (a `--- ` line or a blank line may wait for the next line
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import IncompleteReply, ParseError, SparkPairError
-from ..values import Frozen, Value, set_field
 from . import envelope
-from .ops import Create, Delete, Hunk, HunkHeader, Modify, Operation, OpKind, Rename
+from .ops import Create, Delete, Hunk, Modify, Operation, OpKind, Rename
+from .parse_events import FileFinished, FileStarted, HunkStarted, LineAdded, ParseEvent
 from .paths import shown
 from .syntax import DEV_NULL, clean_path, is_fence, parse_hunk_header, unquote, written_line
 
@@ -29,63 +30,6 @@ _FULL_MODE = re.compile(r"(new|deleted) file mode [0-7]{6}")
 _CUT_HINT = IncompleteReply.default_hint
 _ODD_HINT = ("nothing was written: the file would differ from the reply's text; regenerate the "
              "turn or ask for a smaller change")
-
-# Index space: `index` / `op_index` is the operation's index in `operations()`; `hunk_index` is
-# the hunk's index in that operation's `hunks`. A file is announced with its first diff line (or
-# when its operation is built), a hunk with its first line, so an empty `@@` hunk or a section
-# that yields no operation never takes an index. Events are immutable snapshots.
-
-class FileStarted(Frozen):
-    __slots__ = ("index", "op_kind", "path", "new_path")
-    index: int
-    op_kind: OpKind
-    path: str
-    new_path: str | None
-
-    def __init__(self, index: int, op_kind: OpKind, path: str, new_path: str | None = None
-                 ) -> None:
-        set_field(self, "index", index)
-        set_field(self, "op_kind", op_kind)
-        set_field(self, "path", path)
-        set_field(self, "new_path", new_path)
-
-
-class HunkStarted(Frozen):
-    __slots__ = ("op_index", "hunk_index", "header")
-    op_index: int
-    hunk_index: int
-    header: HunkHeader
-
-    def __init__(self, op_index: int, hunk_index: int, header: HunkHeader) -> None:
-        set_field(self, "op_index", op_index)
-        set_field(self, "hunk_index", hunk_index)
-        set_field(self, "header", header)
-
-
-class LineAdded(Frozen):
-    __slots__ = ("op_index", "hunk_index", "line")
-    op_index: int
-    hunk_index: int
-    line: str
-
-    def __init__(self, op_index: int, hunk_index: int, line: str) -> None:
-        set_field(self, "op_index", op_index)
-        set_field(self, "hunk_index", hunk_index)
-        set_field(self, "line", line)
-
-
-class FileFinished(Frozen):
-    __slots__ = ("index", "op")
-    index: int
-    op: Operation
-
-    def __init__(self, index: int, op: Operation) -> None:
-        set_field(self, "index", index)
-        set_field(self, "op", op)
-
-
-ParseEvent = FileStarted | HunkStarted | LineAdded | FileFinished
-
 
 def _whole_header(f: _File, line: str) -> bool:
     """Whether a file header line is whole without its newline (the reply's last line): a
@@ -105,35 +49,23 @@ def _strip_prefixes(old: str | None, new: str | None) -> tuple[str | None, str |
     return old, new
 
 
-class _File(Value):
-    __slots__ = ("old", "new", "created", "deleted", "rename_from", "rename_to", "hunks",
-                 "index", "shown_hunks", "headed", "binary", "moves", "git", "pair", "copied")
-    old: str | None
-    new: str | None
-    created: bool
-    deleted: bool
-    rename_from: str | None
-    rename_to: str | None
-    hunks: list[Hunk] | None
-    index: int | None  # the operation's index, once announced
-    shown_hunks: int  # hunks that got a line (the operation's hunks)
-    headed: bool  # saw the ---/+++ pair
-    binary: bool  # a `Binary files` / `GIT binary patch` section
-    moves: tuple[str, ...]  # the `rename from/to`, `copy from/to` lines seen
-    git: tuple[str | None, str | None] | None  # the `diff` line's paths (prefixes stripped)
-    pair: tuple[str | None, str | None] | None  # the `---`/`+++` lines' paths (likewise)
-    copied: str | None  # the `copy from` path
-
-    def __init__(self, old: str | None = None, new: str | None = None) -> None:
-        self.old = old
-        self.new = new
-        self.created = self.deleted = self.headed = self.binary = False
-        self.rename_from = self.rename_to = None
-        self.hunks = None
-        self.index = None
-        self.shown_hunks = 0
-        self.moves = ()
-        self.git = self.pair = self.copied = None
+@dataclass(slots=True)
+class _File:
+    old: str | None = None
+    new: str | None = None
+    created: bool = False
+    deleted: bool = False
+    rename_from: str | None = None
+    rename_to: str | None = None
+    hunks: list[Hunk] | None = None
+    index: int | None = None  # the operation's index, once announced
+    shown_hunks: int = 0  # hunks that got a line (the operation's hunks)
+    headed: bool = False  # saw the ---/+++ pair
+    binary: bool = False  # a `Binary files` / `GIT binary patch` section
+    moves: tuple[str, ...] = ()  # the `rename from/to`, `copy from/to` lines seen
+    git: tuple[str | None, str | None] | None = None  # the `diff` line's paths (prefixes stripped)
+    pair: tuple[str | None, str | None] | None = None  # the `---`/`+++` lines' paths (likewise)
+    copied: str | None = None  # the `copy from` path
 
 
 class DiffParser:

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 from .. import stats
 from ..edits.ops import Create, Delete, op_kind
-from ..edits.parser import FileStarted, HunkStarted
+from ..edits.parse_events import FileStarted, HunkStarted
 from ..errors import SparkPairError, redact
 from ..protocol.events import (
     Completed,

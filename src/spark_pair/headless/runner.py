@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
-from ..edits.parser import HunkStarted, LineAdded
-from ..edits.render import render_ops  # loaded with the run, not in its last milliseconds
+from ..edits.parse_events import HunkStarted, LineAdded
 from ..errors import Cancelled, SparkPairError, UsageError
 from ..exitcodes import ExitCode, exit_code_for
 from ..protocol.events import (
@@ -26,6 +25,7 @@ from ..protocol.events import (
     ModelChanged,
     Retrying,
     Rewound,
+    Started,
     TextDelta,
     TransportChanged,
 )
@@ -41,7 +41,7 @@ from ..session_events import (
     TurnStatus,
 )
 from ..termwrap import say
-from .start import Early, RunOptions, repo_paths
+from .start import STOPS, RunOptions, repo_paths
 from .textfit import WIDTH, file_lines
 
 if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
@@ -128,15 +128,32 @@ def meter_line(result: Any) -> str:
     return " │ ".join(parts)
 
 
-async def run(opts: RunOptions, out: TextIO, err: TextIO, *, early: Early | None = None,
-              watchdog: bool = False) -> int:
-    """The run; `early`: its request was sent ahead (headless.start). `watchdog`: the process
-    is the run's own (the command): a stop the event loop does not get to in time ends it
-    (headless.watchdog)."""
+class _Stop:
+    """What Ctrl-C and SIGTERM do during a run: cancel its turn once the session is there
+    (`session`), before that the run itself (`signal` says which stopped it)."""
+
+    def __init__(self) -> None:
+        self.task = asyncio.current_task()
+        self.session: Session | None = None
+        self.signal: int | None = None
+
+    def __call__(self, sig: int) -> None:
+        if self.session is not None:
+            self.session.cancel(message=stop_words(sig))
+        elif self.task is not None and self.signal is None:
+            self.signal = sig
+            self.task.cancel()
+
+
+async def run(opts: RunOptions, out: TextIO, err: TextIO, *, watchdog: bool = False) -> int:
+    """The run: its exit code. `watchdog`: the process is the run's own (the command): a stop
+    the event loop does not get to in time ends it (headless.watchdog)."""
     t0 = time.monotonic() if opts.started is None else opts.started
     jl = _json_lines(out, t0) if opts.json else None
     diag = Diagnostics(err)
     reports: list[_Reporter] = []
+    stop = _Stop()
+    exc: SparkPairError
     dog = None
     if watchdog:
         from .watchdog import Watchdog
@@ -144,21 +161,29 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO, *, early: Early | None
         dog = Watchdog(lambda reason: _hard_end(reason, reports, diag, jl, t0),
                        lambda: any(r.busy for r in reports))
     try:
-        with dog or contextlib.nullcontext():
+        with dog or contextlib.nullcontext(), _signal(asyncio.get_running_loop(), stop, dog):
             if dog is not None and opts.timeout is not None:
                 dog.ask(_timed_out(opts.timeout), at=t0 + opts.timeout)
-            work = _run(opts, out, jl, diag, t0, reports, early, dog)
-            if opts.timeout is None:
-                return await work
-            # the session stops itself at the deadline; this is the backstop for closing hangs
-            left = opts.timeout + CLOSE_GRACE_S - (time.monotonic() - t0)
-            return await asyncio.wait_for(work, max(left, CLOSE_GRACE_S))
+            try:
+                work = _run(opts, out, jl, diag, t0, reports, stop, dog)
+                if opts.timeout is None:
+                    return await work
+                # the session stops itself at the deadline; the backstop for closing hangs
+                left = opts.timeout + CLOSE_GRACE_S - (time.monotonic() - t0)
+                return await asyncio.wait_for(work, max(left, CLOSE_GRACE_S))
+            finally:
+                STOPS.settle()  # the result is decided: a stop from now on changes nothing
+    except asyncio.CancelledError:
+        if stop.signal is None or stop.task is None:
+            raise
+        stop.task.uncancel()  # stopped before its turn began: said as a stopped turn says it
+        exc = Cancelled(stop_words(stop.signal), hint="nothing was written")
     except TimeoutError:
         if reports and reports[0].code is not None:
             diag.say("closing the connection took too long; exiting")
             return reports[0].code
         assert opts.timeout is not None
-        exc: SparkPairError = _timed_out(opts.timeout)
+        exc = _timed_out(opts.timeout)
     except SparkPairError as error:
         if reports and reports[0].code is not None:
             diag.say(f"while closing: {error}")
@@ -221,34 +246,43 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
             "message": message}
 
 
+def _json_lines(out: TextIO, t0: float) -> JsonLines:
+    from .jsonl import JsonLines
+
+    return JsonLines(out, t0)
+
+
+def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | None = None
+         ) -> dict[str, Any]:
+    return {"type": "end", "status": status, "exit_code": code, "exit_name": ExitCode(code).name,
+            "turn_id": turn_id, "duration_ms": round((time.monotonic() - t0) * 1000, 1),
+            "message": message}
+
+
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
-               t0: float, reports: list[_Reporter], early: Early | None = None,
+               t0: float, reports: list[_Reporter], stop: _Stop,
                dog: Watchdog | None = None) -> int:
-    from ..workspace.files import find_root_soon
+    from ..workspace.files import find_root_soon, plain_top
 
     if not opts.prompt.strip():
         raise UsageError("the prompt is empty", hint="spark-pair run 'what to change' [-f FILE]")
-    if early is None:
-        root_of = find_root_soon(opts.cwd)  # git looks while the rest loads
+    cwd = opts.cwd or Path.cwd()
+    top = plain_top(cwd)  # a plain look when it is certain, else git looks while the rest loads
+    root_of = (lambda: top) if top is not None else find_root_soon(cwd)
     from ..approval import PolicyApprover
     from ..runtime import open_runtime
 
-    if early is not None:
-        root, files = early.root, early.files
-        ahead: dict[str, Any] = {"settings": early.settings, "workspace": early.workspace,
-                                 "sent": early.sent}
-    else:
-        root = root_of()
-        files = repo_paths(root, opts.cwd or Path.cwd(), opts.files)
-        ahead = {}
+    root = root_of()
+    files = repo_paths(root, cwd, opts.files)
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
     try:
         # no file watcher for the one turn: the last look before the write finds a file that
         # changed during the turn (Stale, then refused or decided again), and starting the
         # watcher (its imports, the OS watches) would hold up a short reply's events
         async with open_runtime(root, approver=approver, overrides=opts.overrides, env=opts.env,
-                                cwd=opts.cwd or Path.cwd(), warn=diag.say,
-                                prewarm=opts.prewarm, watch=False, **ahead) as rt:
+                                cwd=cwd, warn=diag.say, prewarm=opts.prewarm,
+                                watch=False) as rt:
+            stop.session = rt.session  # a stop from here on cancels the turn
             if opts.leave is not None:  # the command exits after this turn: nothing to keep
                 rt.session.remember = False
                 _collect_from_here()
@@ -256,7 +290,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
             reports.append(report)
             start_lines(rt, opts, files, jl, diag)
             await _drive(rt.session, opts, files, jl, diag, report, watcher=rt.watcher,
-                         context=rt.context, dog=dog)
+                         context=rt.context)
             if opts.leave is not None and report.code is not None:
                 rt.store.flush()  # the result is out and nothing else runs: no thread hop
                 opts.leave(report.code)
@@ -398,62 +432,64 @@ class _Reporter:
 def _diff_text(root: Path, result: Any, stop: Callable[[], bool]) -> str:
     """The diff of a result's operations, with exact line numbers when nothing was written
     (blocking: it reads the files)."""
+    from ..edits.render import render_ops  # loaded once the request is out (_drive)
+
     bases = None if result.changed else _bases(root, result, stop)
     return render_ops(result.operations, bases, stop=stop)
 
 
 async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonLines | None,
-                 diag: Diagnostics, report: _Reporter, *, sigint: bool = True,
-                 watcher: Watcher | None = None, context: Workspace | None = None,
-                 dog: Watchdog | None = None) -> None:
-    """One turn: events to stderr and JSON lines, the result to the reporter. `sigint`: Ctrl-C
-    cancels the turn (a caller with its own handler passes False). `watcher`: the run's only
-    turn, so the watcher winds down once the stream ends. `context`: the session's workspace,
-    to say which of `files` were left out of the request, and why. `dog`: the run's watchdog
-    (it hears the signals too)."""
+                 diag: Diagnostics, report: _Reporter, *, watcher: Watcher | None = None,
+                 context: Workspace | None = None) -> None:
+    """One turn: events to stderr and JSON lines, the result to the reporter (the caller's
+    handler of Ctrl-C and SIGTERM cancels it). `watcher`: the run's only turn, so the watcher
+    winds down once the stream ends. `context`: the session's workspace, to say which of
+    `files` were left out of the request, and why."""
     loop = asyncio.get_running_loop()
     timer = None
     if opts.timeout is not None:
         left = max(0.0, opts.timeout - (time.monotonic() - report.t0))
         timer = loop.call_later(left, lambda: session.cancel(
             timeout=True, message=f"the run did not finish within --timeout {opts.timeout:g} s"))
-    def on_sigint(sig: int) -> None:
-        session.cancel(message=stop_words(sig))
-
     deltas = jl is not None and opts.deltas  # a line per delta: text is handed over as it comes
     if jl is not None:
         from .jsonl import event_to_dict
-    with _signal(loop, on_sigint, dog) if sigint else contextlib.nullcontext():
-        try:
-            async for event in session.turn(opts.prompt, files, ask=opts.ask,
-                                            latency=0.0 if deltas else TEXT_LATENCY_S):
-                kind = type(event)
-                if kind is LineAdded or (kind is TextDelta and not deltas):
-                    continue  # the most common events: nothing to say about them
-                match event:
-                    case TurnFinished():
-                        await report(event.result)
-                        continue
-                    case TurnStarted() if context is not None:
-                        _say_left_out(diag, context, files)
-                    case HunkStarted():
-                        report.hunks[event.op_index] = report.hunks.get(event.op_index, 0) + 1
-                    case Rewound():
-                        report.hunks.clear()
-                    case Completed() | Failed() if watcher is not None:
-                        # one turn only: the apply step checks the files itself, so the
-                        # watcher winds down while it runs rather than after
-                        watcher.stop_soon()
-                if isinstance(event, Failed):
-                    report.failed = event.error  # its `error` line is written here, once
-                diag.event(event)
-                if jl is not None:
-                    obj = event_to_dict(event, deltas=opts.deltas)
-                    if obj is not None:
-                        jl.write(obj)
-        finally:
-            if timer is not None:
-                timer.cancel()
+    try:
+        async for event in session.turn(opts.prompt, files, ask=opts.ask,
+                                        latency=0.0 if deltas else TEXT_LATENCY_S):
+            kind = type(event)
+            if kind is LineAdded or (kind is TextDelta and not deltas):
+                continue  # the most common events: nothing to say about them
+            match event:
+                case TurnFinished():
+                    await report(event.result)
+                    continue
+                case TurnStarted() if context is not None:
+                    _say_left_out(diag, context, files)
+                case Started() if jl is None:  # the request is out: what prints the diff
+                    loop.run_in_executor(None, _load_render)  # loads meanwhile
+                case HunkStarted():
+                    report.hunks[event.op_index] = report.hunks.get(event.op_index, 0) + 1
+                case Rewound():
+                    report.hunks.clear()
+                case Completed() | Failed() if watcher is not None:
+                    # one turn only: the apply step checks the files itself, so the
+                    # watcher winds down while it runs rather than after
+                    watcher.stop_soon()
+            if isinstance(event, Failed):
+                report.failed = event.error  # its `error` line is written here, once
+            diag.event(event)
+            if jl is not None:
+                obj = event_to_dict(event, deltas=opts.deltas)
+                if obj is not None:
+                    jl.write(obj)
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+def _load_render() -> None:
+    import spark_pair.edits.render  # noqa: F401 - loaded ahead of the result
 
 
 def _say_left_out(diag: Diagnostics, context: Workspace, files: list[str]) -> None:
@@ -487,16 +523,19 @@ def _bases(root: Path, result: Any, stop: Callable[[], bool]) -> dict[str, str]:
 
 class _signal:
     """Ctrl-C and SIGTERM stop the turn as a cancel (the handler gets the signal): a write
-    that has begun runs to its end, and --json still ends with its `end` line."""
+    that has begun runs to its end, and --json still ends with its `end` line. The handlers
+    in place before come back after (headless.start's for SIGTERM)."""
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self, loop: asyncio.AbstractEventLoop, handler: Any,
                  dog: Watchdog | None = None) -> None:
         self.loop, self.handler, self.installed, self.dog = loop, handler, False, dog
+        self.before: dict[int, Any] = {}
 
     def __enter__(self) -> None:
         try:
             for sig in self.SIGNALS:
+                self.before[sig] = signal.getsignal(sig)
                 self.loop.add_signal_handler(sig, self.handler, sig)
                 if self.dog is not None and self.dog.on:  # (the loop still hears it: the
                     signal.signal(sig, self.dog.signalled)  # wake-up fd stays as it was)
@@ -508,10 +547,12 @@ class _signal:
         if self.installed:
             for sig in self.SIGNALS:
                 self.loop.remove_signal_handler(sig)
+                if self.before.get(sig) is not None:
+                    signal.signal(sig, self.before[sig])
 
 
-def main(opts: RunOptions, *, early: Early | None = None) -> int:
-    return asyncio.run(run(opts, sys.stdout, sys.stderr, early=early, watchdog=True))
+def main(opts: RunOptions) -> int:
+    return asyncio.run(run(opts, sys.stdout, sys.stderr, watchdog=True))
 
 
 
@@ -525,10 +566,12 @@ def write_usage_error(out: TextIO, error: SparkPairError) -> None:
     jl.write(_end(int(ExitCode.USAGE), "failed", None, t0, error.message))
 
 
-def write_interrupted(opts: RunOptions, out: TextIO, err: TextIO) -> int:
-    """Say that Ctrl-C stopped the run before its turn could (the same words and, with --json,
-    the same `error` and `end` lines as a turn cancelled by it); the exit code."""
-    exc = Cancelled(INTERRUPTED, hint="nothing was written")
+def write_interrupted(opts: RunOptions, out: TextIO, err: TextIO,
+                      sig: int = signal.SIGINT) -> int:
+    """Say that Ctrl-C (or SIGTERM: `sig`) stopped the run before its turn could (the same
+    words and, with --json, the same `error` and `end` lines as a turn cancelled by it); the
+    exit code."""
+    exc = Cancelled(stop_words(sig), hint="nothing was written")
     code = int(exit_code_for(exc))
     Diagnostics(err).say(exc.describe())
     if opts.json:

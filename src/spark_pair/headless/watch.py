@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -96,10 +97,10 @@ async def _watch(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diag
                         if jl is not None:
                             jl.write({"type": "comment", "path": c.path, "line": c.line,
                                       "kind": c.kind, "text": c.text})
-                    one = opts.replace(prompt=turn.prompt, files=list(turn.files),
-                                              ask=turn.ask)
+                    one = replace(opts, prompt=turn.prompt, files=list(turn.files),
+                                  ask=turn.ask)
                     report = _Reporter(one, out, jl, diag, root, rt.settings, time.monotonic())
-                    await _drive(session, one, list(turn.files), jl, diag, report, sigint=False,
+                    await _drive(session, one, list(turn.files), jl, diag, report,
                                  context=rt.context)
         finally:
             unsubscribe()

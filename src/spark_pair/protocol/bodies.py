@@ -1,13 +1,12 @@
-"""The request bodies of the three transports (one home; light to import: a one-shot `run`
-builds its body before it loads the client)."""
+"""The request bodies of the three transports (one home)."""
 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from .request import TurnRequest
 
-TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
 if TYPE_CHECKING:
     from typing import Any
 

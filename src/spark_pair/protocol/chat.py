@@ -7,10 +7,9 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
 
-from ..errors import ProtocolError
 from . import errors_map
 from .bodies import chat_body as chat_body  # its home is .bodies
-from .events import Usage
+from .events import Usage, usage_of
 from .fastjson import loads
 from .metrics import estimate_tokens
 from .sse import read_to_end
@@ -25,26 +24,27 @@ USAGE_GRACE_S = 0.25
 
 
 async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
-                      body: dict[str, Any], *, api_key: str | None, model: str,
-                      reuse: bool = False) -> AsyncGenerator[tuple[str, Any], None]:
-    """Read the answer to `body` from `source` (http_common.post_sse, or adopted.sse for a
-    request sent ahead): yield ("deltas", [str, ...]), ("cut", IncompleteReply) when the
-    output limit or a content filter ended the reply, ("usage", Usage), ("done", response_id).
+                      body: dict[str, Any], *, api_key: str | None, model: str
+                      ) -> AsyncGenerator[tuple[str, Any], None]:
+    """Read the answer to `body` from `source` (http_common.post_sse): yield ("deltas",
+    [str, ...]), ("cut", IncompleteReply) when the output limit or a content filter ended the
+    reply, ("usage", Usage), ("done", response_id).
     The reply ends at its finish reason (with the usage, or USAGE_GRACE_S later without it);
     a stream that ends before it, [DONE] included, is a StreamDropped (llama.cpp's server ends
     a reply it gave up with [DONE] alone). A delta per server message (`--json --deltas` shows
-    each); the deltas of one read come together, in order. `reuse`: after [DONE] the stream is
-    read to its end (sse.read_to_end), so that its connection can serve the next request."""
+    each); the deltas of one read come together, in order. After [DONE] the stream is read to
+    its end (sse.read_to_end), so that its connection can serve the next request."""
     wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
     response_id = None
     usage = None
+    counted = False  # a usage came (a broken one counts as none: the reply is counted here)
     cut = None
     chars = pieces = 0  # the text's length and its pieces (for a count without usage)
     finished = ended = False
     grace_end = 0.0  # loop time: the end of the wait for the usage after the finish
     async with aclosing(source):
         while True:
-            if finished and (usage is not None or not wants_usage):
+            if finished and (counted or not wants_usage):
                 break
             try:
                 if finished:
@@ -84,34 +84,40 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
                     if texts:
                         yield "deltas", texts
                     if chunk is None:
-                        raise ProtocolError(f"{url} sent a stream chunk that is not a JSON "
-                                            f"object: {data[:200]}", url=url, body=data)
+                        raise errors_map.odd_event(url, data, "a stream chunk")
                     # older vLLM sends the error object itself as the chunk
                     raise errors_map.error_from_event(errors_map.error_object(err or chunk), url,
                                                       model=model, api_key=api_key)
-                response_id = response_id or chunk.get("id")
-                for choice in chunk.get("choices") or ():
-                    text = (choice.get("delta") or {}).get("content")
-                    if text:
-                        chars += len(text)
-                        pieces += 1
-                        texts.append(text)
-                    reason = choice.get("finish_reason")
-                    if reason:
-                        if reason in CUT_REASONS:
-                            cut = errors_map.incomplete(url, reason, body.get("max_tokens"))
-                        if not finished:
-                            finished = True
-                            grace_end = asyncio.get_running_loop().time() + USAGE_GRACE_S
+                if response_id is None and type(chunk.get("id")) is str:
+                    response_id = chunk["id"]
+                try:
+                    for choice in chunk.get("choices") or ():
+                        text = (choice.get("delta") or {}).get("content")
+                        if text:
+                            if type(text) is not str:
+                                raise TypeError
+                            chars += len(text)
+                            pieces += 1
+                            texts.append(text)
+                        reason = choice.get("finish_reason")
+                        if reason:
+                            if reason in CUT_REASONS:
+                                cut = errors_map.incomplete(url, reason, body.get("max_tokens"))
+                            if not finished:
+                                finished = True
+                                grace_end = asyncio.get_running_loop().time() + USAGE_GRACE_S
+                except (AttributeError, TypeError):  # a choice or a delta of another shape
+                    if texts:
+                        yield "deltas", texts
+                    raise errors_map.odd_event(url, data, "a stream chunk") from None
                 u = chunk.get("usage")
                 if u:
-                    usage = Usage(int(u.get("prompt_tokens") or 0),
-                                  int(u.get("completion_tokens") or 0))
+                    counted = True
+                    usage = usage_of(u, "prompt_tokens", "completion_tokens")
             if texts:
                 yield "deltas", texts
             if ended:
-                if reuse:
-                    await read_to_end(source)
+                await read_to_end(source)
                 break
     if not finished:
         why = ("the stream ended ([DONE]) with no finish reason: the server stopped the reply "

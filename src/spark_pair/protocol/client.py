@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -21,7 +23,6 @@ from ..errors import (
 )
 from ..store.records import Recorder, RequestRecord
 from ..urls import host_of
-from ..values import Value
 from . import errors_map, offers
 from .bodies import chat_body, responses_body, sse_body
 from .chat import stream_chat
@@ -40,7 +41,8 @@ from .events import (
     TurnRequest,
     Usage,
 )
-from .http_common import post_sse
+from .http_common import error_body, post_sse, raw_chunks
+from .limits import MAX_BODY_BYTES, MAX_ERROR_BODY_BYTES, Inflater, read_body
 from .metrics import Stopwatch, estimate_request_tokens, estimate_tokens, tokens_for_chars
 from .request import CONNECT_TIMEOUT_S, endpoint_url, user_agent
 from .responses_sse import stream_responses
@@ -52,59 +54,26 @@ if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never 
 
     import httpx
 
-    from .sendfirst import Sent
-
 TRANSPORTS = tuple(Transport)  # the order auto tries them in
 
 
-class ClientOptions(Value):
-    __slots__ = ("base_url", "api_key", "model", "fallbacks", "transport", "timeout_s",
-                 "connect_timeout_s", "max_tokens", "temperature", "reconnect_attempts",
-                 "max_retries", "retry_deadline_s", "persistent_ws", "task", "key_source")
+@dataclass(slots=True)
+class ClientOptions:
     base_url: str
     api_key: str | None
     model: str
-    fallbacks: list[str]
-    transport: str  # auto | ws | responses | chat
-    timeout_s: float  # read timeout: no data for this long = StreamTimeout
-    connect_timeout_s: float
-    max_tokens: int | None
-    temperature: float | None
-    reconnect_attempts: int  # WS reconnects before the sticky fall back to HTTP SSE
-    max_retries: int  # per request, for 429/5xx/timeouts/drops
-    retry_deadline_s: float  # total time budget for retries of one request
-    persistent_ws: bool
-    task: str
-    key_source: str  # where the key came from, e.g. "$SPARK_PAIR_API_KEY" (for messages)
-
-    def __init__(self, base_url: str, api_key: str | None, model: str,
-                 fallbacks: list[str] | None = None, transport: str = "auto",
-                 timeout_s: float = 60.0, connect_timeout_s: float = CONNECT_TIMEOUT_S,
-                 max_tokens: int | None = 4096, temperature: float | None = 0.2,
-                 reconnect_attempts: int = 3, max_retries: int = 4,
-                 retry_deadline_s: float = 60.0, persistent_ws: bool = True, task: str = "edit",
-                 key_source: str = "") -> None:
-        self.base_url = base_url
-        self.api_key = api_key
-        self.model = model
-        self.fallbacks = [] if fallbacks is None else fallbacks
-        self.transport = transport
-        self.timeout_s = timeout_s
-        self.connect_timeout_s = connect_timeout_s
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.reconnect_attempts = reconnect_attempts
-        self.max_retries = max_retries
-        self.retry_deadline_s = retry_deadline_s
-        self.persistent_ws = persistent_ws
-        self.task = task
-        self.key_source = key_source
-
-    def replace(self, **changes: Any) -> ClientOptions:
-        """A copy with `changes` applied."""
-        values = {name: getattr(self, name) for name in self.__match_args__}
-        values.update(changes)
-        return ClientOptions(**values)
+    fallbacks: list[str] = field(default_factory=list)
+    transport: str = "auto"  # auto | ws | responses | chat
+    timeout_s: float = 60.0  # read timeout: no data for this long = StreamTimeout
+    connect_timeout_s: float = CONNECT_TIMEOUT_S
+    max_tokens: int | None = 4096
+    temperature: float | None = 0.2
+    reconnect_attempts: int = 3  # WS reconnects before the sticky fall back to HTTP SSE
+    max_retries: int = 4  # per request, for 429/5xx/timeouts/drops
+    retry_deadline_s: float = 60.0  # total time budget for retries of one request
+    persistent_ws: bool = True
+    task: str = "edit"
+    key_source: str = ""  # where the key came from, e.g. "$SPARK_PAIR_API_KEY" (for messages)
 
     def __repr__(self) -> str:  # never show the key
         key = "set" if self.api_key else "none"
@@ -116,11 +85,10 @@ class ModelClient:
     """`async with ModelClient(opts) as c: async for ev in c.stream(req): ...`"""
 
     def __init__(self, options: ClientOptions, *, recorder: Recorder | None = None,
-                 transport_cache: Path | None = None, sent: Sent | None = None,
+                 transport_cache: Path | None = None,
                  http_transport: httpx.AsyncBaseTransport | None = None) -> None:
-        """`sent`: the first request, sent ahead on a socket of its own (protocol.sendfirst);
-        the stream of that very request reads its reply there. `http_transport`: what the
-        HTTP transports' client sends through (default: httpx's own)."""
+        """`http_transport`: what the HTTP transports' client sends through (default: httpx's
+        own)."""
         if options.transport not in ("auto", *TRANSPORTS):
             raise ValueError(f"unknown transport {options.transport!r}")
         add_secret(options.api_key)  # scrubbed from every message and log, whatever its shape
@@ -142,7 +110,6 @@ class ModelClient:
         self._ws = WsSession(self.base_url, options.api_key,
                              connect_timeout_s=options.connect_timeout_s,
                              read_timeout_s=options.timeout_s)
-        self._sent = sent
 
     def __repr__(self) -> str:
         return f"ModelClient({self.options!r}, transport={self.transport!r})"
@@ -173,9 +140,6 @@ class ModelClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        if self._sent is not None:
-            self._sent.close()
-            self._sent = None
         await self._ws.close()
         if self._http is not None:
             await self._http.aclose()
@@ -190,8 +154,11 @@ class ModelClient:
                                     write=o.timeout_s, pool=o.connect_timeout_s)
             # a plain-http base URL never does TLS: skip loading the CA bundle (~60 ms)
             plain = urlsplit(self.base_url).scheme == "http"
+            # a reply is read as it comes: asked uncompressed (a server that compresses anyway
+            # is decoded, within limits: protocol.limits)
             self._http = httpx.AsyncClient(timeout=timeout, verify=not plain,
-                                           headers={"User-Agent": user_agent()},
+                                           headers={"User-Agent": user_agent(),
+                                                    "Accept-Encoding": "identity"},
                                            transport=self._http_transport)
         return self._http
 
@@ -204,23 +171,28 @@ class ModelClient:
         headers = {"Authorization": f"Bearer {self.options.api_key}"} \
             if self.options.api_key else {}
         try:
-            resp = await self._client().get(url, headers=headers)
+            async with self._client().stream("GET", url, headers=headers) as resp:
+                ctype = resp.headers.get("content-type", "")
+                if resp.status_code != 200:
+                    raise errors_map.error_from_response(resp.status_code,
+                                                         await error_body(resp, url), url,
+                                                         api_key=self.options.api_key,
+                                                         headers=resp.headers,
+                                                         content_type=ctype)
+                inflater = Inflater(resp.headers.get("content-encoding", ""), url,
+                                    MAX_BODY_BYTES, "a model list")
+                body = await read_body(raw_chunks(resp), inflater)
         except (httpx.ConnectTimeout, httpx.PoolTimeout):
             raise errors_map.connect_timeout(url, self.options.connect_timeout_s) from None
         except httpx.TimeoutException:
             raise errors_map.timeout(url, self.options.timeout_s) from None
         except httpx.HTTPError as exc:
             raise errors_map.connection_failed(exc, url) from None
-        if resp.status_code != 200:
-            raise errors_map.error_from_response(resp.status_code, resp.text, url,
-                                                 api_key=self.options.api_key,
-                                                 headers=resp.headers,
-                                                 content_type=resp.headers.get("content-type", ""))
         try:
-            return [m["id"] for m in resp.json()["data"]]
+            return [m["id"] for m in json.loads(body)["data"]]
         except (ValueError, KeyError, TypeError):
-            raise errors_map.not_openai_body(url, resp.text,
-                                             resp.headers.get("content-type", "")) from None
+            raise errors_map.not_openai_body(url, body[:MAX_ERROR_BODY_BYTES].decode(
+                "utf-8", "replace"), ctype) from None
 
     async def prewarm(self, request: TurnRequest) -> None:
         """Open the WS socket and send generate:false; a no-op for the HTTP transports."""
@@ -258,10 +230,6 @@ class ModelClient:
                             base_host=host_of(self.base_url),
                             request_id=os.urandom(8).hex())
         watch = Stopwatch()
-        if request.sent_at is not None:  # it went out ahead (protocol.sendfirst)
-            rec.extra["sent_ahead"] = True  # its first attempt: the log tells the two ways apart
-            rec.ts -= watch.t0 - request.sent_at
-            watch.t0 = request.sent_at
         t_start = time.monotonic()
         emitted = 0
         shown = ""  # the text yielded so far, kept only while a retry replays it
@@ -402,34 +370,20 @@ class ModelClient:
         o = self.options
         max_tokens = request.max_tokens if request.max_tokens is not None else o.max_tokens
         temperature = self._temperature(request)
-        sent, self._sent = self._sent, None
-        if sent is not None and (sent.request is not request or sent.transport != transport
-                                 or sent.model != model):
-            sent.close()  # not this request's: never read
-            sent = None
-        if sent is not None:  # read by a reader that may come late (it loads first)
-            sent.reads = watch.read
         if transport == Transport.WS:
             return self._ws.run(request, model, max_tokens, temperature,
-                                chain=o.persistent_ws, read_timeout_s=read_timeout_s, sent=sent,
+                                chain=o.persistent_ws, read_timeout_s=read_timeout_s,
                                 on_sent=watch.sent)
         url = endpoint_url(self.base_url, transport)
         if transport == Transport.RESPONSES:
             body = sse_body(responses_body(request, model, max_tokens, temperature))
         else:
             body = chat_body(request, model, max_tokens, temperature)
-        if sent is not None:
-            from . import adopted
-
-            source = adopted.sse(sent, url, api_key=o.api_key, model=model,
-                                 read_timeout_s=read_timeout_s)
-        else:
-            source = post_sse(self._client(), url, body, api_key=o.api_key, model=model,
-                              read_timeout_s=read_timeout_s, on_sent=watch.sent)
-        reuse = sent is None  # the socket of a request sent ahead is not kept
+        source = post_sse(self._client(), url, body, api_key=o.api_key, model=model,
+                          read_timeout_s=read_timeout_s, on_sent=watch.sent)
         if transport == Transport.RESPONSES:
-            return stream_responses(source, url, api_key=o.api_key, model=model, reuse=reuse)
-        return stream_chat(source, url, body, api_key=o.api_key, model=model, reuse=reuse)
+            return stream_responses(source, url, api_key=o.api_key, model=model)
+        return stream_chat(source, url, body, api_key=o.api_key, model=model)
 
     async def _mode_missing(self, err: ModelError, transport: Transport) -> ModelError:
         """A 404/405 for the mode the transport setting demands: when the API root answers,

@@ -188,6 +188,16 @@ def not_openai_body(url: str, body: str, content_type: str, status: int = 200) -
                          f"event stream: {body_excerpt(body)}", status=status, url=url, body=body)
 
 
+def odd_event(url: str, data: str | bytes, what: str = "a stream event") -> ProtocolError:
+    """A streamed message that is not what the API sends: not JSON, not a JSON object, or a
+    field of the wrong type (`what`: how it came)."""
+    shown = data[:2000]  # (an excerpt needs no more)
+    if isinstance(shown, bytes):
+        shown = shown.decode("utf-8", "replace")
+    return ProtocolError(f"{url} sent {what} that is not an API event: "
+                         f"{excerpt(shown, 200) or '(empty)'}", url=url, body=shown)
+
+
 def error_object(err: Any) -> dict[str, Any]:
     """A stream's `error` as an error object: an object as is, a text as its message."""
     return err if isinstance(err, dict) else {"message": str(err)}
@@ -201,7 +211,9 @@ def error_from_event(err: Mapping, url: str, *, status: int | None = None, model
     """An `error` / `response.failed` event (SSE or WebSocket) as a ModelError. A numeric
     `code` is the HTTP status the server would have answered (vLLM, llama.cpp)."""
     code = err.get("code") or err.get("type")
-    if status is None and isinstance(code, int) and 400 <= code <= 599:
+    if type(status) is not int:  # (a server's event may say anything there)
+        status = None
+    if status is None and type(code) is int and 400 <= code <= 599:
         status = code
     message = redact(str(err.get("message") or code or "error"), _secret(api_key))
     retry_after = retry_after_of(err.get("headers") if isinstance(err.get("headers"), Mapping)

@@ -2,106 +2,95 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import IncompleteReply, ModelError
-from ..values import Frozen, set_field
 from .request import Message as Message  # re-exported: the request's home is .request
 from .request import Transport as Transport
 from .request import TurnRequest as TurnRequest
 
 
-class Started(Frozen):
-    __slots__ = ("request_id", "transport", "model", "url")
+@dataclass(frozen=True, slots=True)
+class Started:
     request_id: str
     transport: Transport
     model: str
     url: str
 
-    def __init__(self, request_id: str, transport: Transport, model: str, url: str) -> None:
-        set_field(self, "request_id", request_id)
-        set_field(self, "transport", transport)
-        set_field(self, "model", model)
-        set_field(self, "url", url)
 
-
-class TextDelta(Frozen):
-    __slots__ = ("text",)
+@dataclass(frozen=True, slots=True)
+class TextDelta:
     text: str
 
-    def __init__(self, text: str) -> None:
-        set_field(self, "text", text)
 
-
-class FirstToken(Frozen):
+@dataclass(frozen=True, slots=True)
+class FirstToken:
     """An attempt's first text arrived, `ttft_s` after its request went out: the TTFT its
     reply's Metrics will carry if this attempt answers (so a live meter shows that one)."""
 
-    __slots__ = ("ttft_s", "attempt")
     ttft_s: float
-    attempt: int
-
-    def __init__(self, ttft_s: float, attempt: int = 1) -> None:
-        set_field(self, "ttft_s", ttft_s)
-        set_field(self, "attempt", attempt)
+    attempt: int = 1
 
 
-class Usage(Frozen):
-    __slots__ = ("input_tokens", "output_tokens", "estimated")
+@dataclass(frozen=True, slots=True)
+class Usage:
     input_tokens: int
     output_tokens: int
-    estimated: bool  # True when the server sent no usage and we counted ourselves
-
-    def __init__(self, input_tokens: int, output_tokens: int, estimated: bool = False) -> None:
-        set_field(self, "input_tokens", input_tokens)
-        set_field(self, "output_tokens", output_tokens)
-        set_field(self, "estimated", estimated)
+    estimated: bool = False  # True when the server sent no usage and we counted ourselves
 
 
-class Metrics(Frozen):
+def count(value: object) -> int | None:
+    """A token count as a server sent it: a whole number from 0 up (a JSON number, or ASCII
+    digits as text); None for anything else (NaN, infinity, a fraction, a negative number,
+    other digits, too many of them)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and value >= 0 else None
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 18:
+        return int(value)
+    return None
+
+
+def usage_of(u: object, input_name: str, output_name: str) -> Usage | None:
+    """A server's usage object as Usage; None when it has none, or numbers that are none (the
+    reply is then counted here: a broken count never costs a whole reply)."""
+    if not isinstance(u, dict) or not u:
+        return None
+    tokens_in, tokens_out = count(u.get(input_name) or 0), count(u.get(output_name) or 0)
+    if tokens_in is None or tokens_out is None:
+        return None
+    return Usage(tokens_in, tokens_out)
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
     """Timing of one response, computed once by protocol.metrics from the events."""
 
-    __slots__ = ("ttft_s", "duration_s", "output_tokens", "tokens_per_s", "partial", "attempt",
-                 "connect_s")
     ttft_s: float | None  # of the attempt that was timed, from when its request went out
     duration_s: float  # the whole request's, every attempt and the waits between included
     output_tokens: int
     tokens_per_s: float | None  # the server's pace on the attempt that was timed
-    partial: bool  # stopped before its end (timeout, Ctrl-C, cancel): what arrived
-    attempt: int  # the attempt timed (1, 2, ...): the one that answered, or was stopped
-    connect_s: float | None  # that attempt's set-up before its request went out (connecting,
-    # TLS, a WebSocket upgrade; ~0 on an open connection); None when not known
-
-    def __init__(self, ttft_s: float | None, duration_s: float, output_tokens: int,
-                 tokens_per_s: float | None, partial: bool = False, attempt: int = 1,
-                 connect_s: float | None = None) -> None:
-        set_field(self, "ttft_s", ttft_s)
-        set_field(self, "duration_s", duration_s)
-        set_field(self, "output_tokens", output_tokens)
-        set_field(self, "tokens_per_s", tokens_per_s)
-        set_field(self, "partial", partial)
-        set_field(self, "attempt", attempt)
-        set_field(self, "connect_s", connect_s)
+    partial: bool = False  # stopped before its end (timeout, Ctrl-C, cancel): what arrived
+    attempt: int = 1  # the attempt timed (1, 2, ...): the one that answered, or was stopped
+    # that attempt's set-up before its request went out (connecting, TLS, a WebSocket
+    # upgrade; ~0 on an open connection); None when not known
+    connect_s: float | None = None
 
 
-class Completed(Frozen):
+@dataclass(frozen=True, slots=True)
+class Completed:
     """The response ended. `cut` is set when the server ended it early (the output limit or a
     content filter): the text is not the whole reply, so an edit turn must not apply it."""
 
-    __slots__ = ("response_id", "text", "usage", "metrics", "retries", "cut")
     response_id: str | None
     text: str
     usage: Usage | None
     metrics: Metrics
-    retries: int
-    cut: ModelError | None
-
-    def __init__(self, response_id: str | None, text: str, usage: Usage | None,
-                 metrics: Metrics, retries: int = 0, cut: ModelError | None = None) -> None:
-        set_field(self, "response_id", response_id)
-        set_field(self, "text", text)
-        set_field(self, "usage", usage)
-        set_field(self, "metrics", metrics)
-        set_field(self, "retries", retries)
-        set_field(self, "cut", cut)
+    retries: int = 0
+    cut: ModelError | None = None
 
     def shortfall(self) -> ModelError | None:
         """Why this is not a whole reply: the server's cut, or no output at all (a server that
@@ -116,71 +105,44 @@ class Completed(Frozen):
         return None
 
 
-class Retrying(Frozen):
-    __slots__ = ("attempt", "delay_s", "reason", "transport")
+@dataclass(frozen=True, slots=True)
+class Retrying:
     attempt: int
     delay_s: float
     reason: str  # error kind, e.g. "rate_limit", "dropped"
-    transport: Transport | None  # the transport of the attempt that failed (None: not known)
-
-    def __init__(self, attempt: int, delay_s: float, reason: str,
-                 transport: Transport | None = None) -> None:
-        set_field(self, "attempt", attempt)
-        set_field(self, "delay_s", delay_s)
-        set_field(self, "reason", reason)
-        set_field(self, "transport", transport)
+    transport: Transport | None = None  # the transport of the attempt that failed (None: not known)
 
 
-class Rewound(Frozen):
+@dataclass(frozen=True, slots=True)
+class Rewound:
     """A retried response differs from the text already yielded: keep only the first `keep`
     characters (consumers drop what came after and re-parse); new deltas follow."""
 
-    __slots__ = ("keep", "reason")
     keep: int
     reason: str
 
-    def __init__(self, keep: int, reason: str) -> None:
-        set_field(self, "keep", keep)
-        set_field(self, "reason", reason)
 
-
-class TransportChanged(Frozen):
-    __slots__ = ("old", "new", "reason")
+@dataclass(frozen=True, slots=True)
+class TransportChanged:
     old: Transport
     new: Transport
     reason: str
 
-    def __init__(self, old: Transport, new: Transport, reason: str) -> None:
-        set_field(self, "old", old)
-        set_field(self, "new", new)
-        set_field(self, "reason", reason)
 
-
-class ModelChanged(Frozen):
+@dataclass(frozen=True, slots=True)
+class ModelChanged:
     """The configured model was not found; moved to the next one in the fallback list."""
 
-    __slots__ = ("old", "new", "reason")
     old: str
     new: str
     reason: str
 
-    def __init__(self, old: str, new: str, reason: str) -> None:
-        set_field(self, "old", old)
-        set_field(self, "new", new)
-        set_field(self, "reason", reason)
 
-
-class Failed(Frozen):
-    __slots__ = ("error", "retries", "transport")
+@dataclass(frozen=True, slots=True)
+class Failed:
     error: ModelError
-    retries: int
-    transport: Transport | None  # the transport of the last attempt (None: not known)
-
-    def __init__(self, error: ModelError, retries: int = 0,
-                 transport: Transport | None = None) -> None:
-        set_field(self, "error", error)
-        set_field(self, "retries", retries)
-        set_field(self, "transport", transport)
+    retries: int = 0
+    transport: Transport | None = None  # the transport of the last attempt (None: not known)
 
 
 Event = (Started | TextDelta | FirstToken | Usage | Completed | Retrying | Rewound

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ModelError
+from ..errors import ModelError, ProtocolError
 from . import errors_map
+from .batches import Pacer, Pump
 from .bodies import json_bytes
 from .bodies import messages_of as messages_of  # its home is .bodies
+from .limits import MAX_ERROR_BODY_BYTES, MAX_REPLY_BYTES, Inflater, read_body
 from .sse import iter_sse_batches
 
 if TYPE_CHECKING:  # httpx loads with the first HTTP client (never on the WS path)
@@ -26,20 +28,31 @@ def sent_trace(call: Callable[[], None]) -> dict[str, Any]:
     return {"trace": trace}
 
 
-MAX_ERROR_BODY = 64 * 1024  # bytes of an error (or not-a-stream) body read: enough to say why
+def raw_chunks(resp: httpx.Response) -> AsyncIterator[bytes]:
+    """A response's body as it comes, not decoded (protocol.limits decodes it); a body that
+    was read already (a test's transport hands one over read) as its bytes."""
+    if resp.is_stream_consumed:
+        return _once(resp.content)
+    return resp.aiter_raw()
 
 
-async def read_some(resp: httpx.Response, limit: int = MAX_ERROR_BODY) -> str:
-    """The first `limit` bytes of an answer's (decoded) body as text; the rest is never read
-    (the connection is closed with the response)."""
-    parts: list[bytes] = []
-    size = 0
-    async for chunk in resp.aiter_bytes():
-        parts.append(chunk[:limit - size])
-        size += len(parts[-1])
-        if size >= limit:
-            break
-    return b"".join(parts).decode("utf-8", "replace")
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+
+
+async def error_body(resp: httpx.Response, url: str, limit: int = MAX_ERROR_BODY_BYTES) -> str:
+    """The first `limit` bytes of an answer's body, decoded, as text (for its message; the
+    rest is not read)."""
+    try:
+        inflater = Inflater(resp.headers.get("content-encoding", ""), url, limit, "an answer",
+                            cut=True)
+    except ProtocolError:  # an encoding it cannot read: the bytes as they came
+        inflater = Inflater("", url, limit, "an answer", cut=True)
+    try:
+        raw = await read_body(raw_chunks(resp), inflater)
+    except ProtocolError:  # broken compression: say what the status says
+        raw = b""
+    return raw.decode("utf-8", "replace")
 
 
 async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
@@ -47,14 +60,16 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                    on_sent: Callable[[], None] | None = None
                    ) -> AsyncGenerator[list[str] | None, None]:
     """POST `body` as JSON and yield None once the server has taken the request (its answer's
-    headers are in), then the SSE data payloads of each network read (a batch); raise a
-    ModelError on failure. `on_sent()` is called once the request went out whole.
+    headers are in), then the SSE data payloads of each read (a batch: what arrived per
+    wake-up, protocol.batches); raise a ModelError on failure. `on_sent()` is called once the
+    request went out whole.
 
     A `read_timeout_s` below the client's own read timeout caps this request's (a retry near
     the retry deadline)."""
     import httpx
 
-    headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
+    headers = {"Accept": "text/event-stream", "Content-Type": "application/json",
+               "Accept-Encoding": "identity"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     timeout = http.timeout
@@ -69,16 +84,23 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                                ) as resp:
             ctype = resp.headers.get("content-type", "")
             if resp.status_code != 200:
-                raw = await read_some(resp)
+                raw = await error_body(resp, url)
                 raise errors_map.error_from_response(resp.status_code, raw, url, api_key=api_key,
                                                      headers=resp.headers, model=model,
                                                      content_type=ctype)
             if "text/event-stream" not in ctype:
-                raw = await read_some(resp)
-                raise errors_map.not_openai_body(url, raw, ctype)
+                raise errors_map.not_openai_body(url, await error_body(resp, url), ctype)
+            inflater = Inflater(resp.headers.get("content-encoding", ""), url, MAX_REPLY_BYTES,
+                                "a streamed reply")
             yield None
-            async for batch in iter_sse_batches(resp.aiter_bytes()):
-                yield batch
+            pacer = Pacer()
+            pump = Pump(raw_chunks(resp), pacer)
+            try:
+                async for batch in iter_sse_batches(inflater.decode(pump.chunks()), url):
+                    pacer.counted(len(batch))
+                    yield batch
+            finally:
+                await pump.close()  # before the answer closes (a reader that stops early)
     except ModelError:
         raise
     except httpx.TimeoutException as exc:

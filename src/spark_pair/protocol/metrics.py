@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
-if TYPE_CHECKING:  # light to import: the workspace counts tokens before the request goes out
+if TYPE_CHECKING:
     from collections.abc import Collection
 
     from .events import Metrics, TurnRequest
@@ -24,8 +24,8 @@ class Stopwatch:
     text are no part of them. The TTFT runs from sent(), when the attempt's request went out
     on an open connection, so connecting (TCP, TLS, a WebSocket upgrade) is no part of it
     either: that is `connect_s`, from the attempt's start. An attempt never told sent() is
-    timed from its start (a request sent ahead starts at its sending). The duration runs from
-    the request's start to its end, every attempt included."""
+    timed from its start. The duration runs from the request's start to its end, every attempt
+    included."""
 
     def __init__(self, clock=time.perf_counter) -> None:
         self.clock = clock

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from ..errors import ModelError, ProtocolError
+from ..errors import ModelError
 from . import errors_map
 from .bodies import responses_body as responses_body  # its home is .bodies
-from .events import Usage
+from .events import usage_of
 from .fastjson import loads
 from .sse import read_to_end
 
@@ -20,18 +20,16 @@ def handle_event(event: dict[str, Any], url: str, model: str, api_key: str | Non
     """One typed Responses event -> an internal item, None to skip; raises on errors."""
     kind = event.get("type")
     if kind == DELTA:
-        return "delta", event.get("delta") or ""
+        return "delta", delta_text(event.get("delta"), url)
     if kind == "response.created":
-        return "id", (event.get("response") or {}).get("id")
+        return "id", _field(_object(event.get("response"), url), "id", url)
     if kind in ("response.completed", "response.incomplete"):
-        resp = event.get("response") or {}
-        u = resp.get("usage")
-        usage = Usage(int(u.get("input_tokens") or 0), int(u.get("output_tokens") or 0)) \
-            if u else None
+        resp = _object(event.get("response"), url)
+        usage = usage_of(resp.get("usage"), "input_tokens", "output_tokens")
         cut = None  # a server may say so in the event type or only in the status
         if kind == "response.incomplete" or resp.get("status") == "incomplete":
             cut = _incomplete(resp, url)
-        return "completed", (resp.get("id"), usage, cut)
+        return "completed", (_field(resp, "id", url), usage, cut)
     if kind == "error":
         err = event.get("error")
         if not isinstance(err, dict):
@@ -42,10 +40,36 @@ def handle_event(event: dict[str, Any], url: str, model: str, api_key: str | Non
         raise errors_map.error_from_event(errors_map.error_object(event["error"]), url,
                                           model=model, api_key=api_key)
     if kind == "response.failed":
-        resp = event.get("response") or {}
-        err = resp.get("error") or {"message": kind, "type": "server_error"}
+        err = _object(event.get("response"), url).get("error")
+        err = errors_map.error_object(err) if err else {"message": kind, "type": "server_error"}
         raise errors_map.error_from_event(err, url, model=model, api_key=api_key)
     return None
+
+
+def delta_text(delta: object, url: str) -> str:
+    """A delta's text (none: ""); a delta that is not text is a ProtocolError."""
+    if type(delta) is str:
+        return delta
+    if delta is None:
+        return ""
+    raise errors_map.odd_event(url, repr(delta)[:200], "a text delta")
+
+
+def _object(value: object, url: str) -> dict[str, Any]:
+    """An event's object field (none: {}); anything else is a ProtocolError."""
+    if isinstance(value, dict):
+        return value
+    if value is None:
+        return {}
+    raise errors_map.odd_event(url, repr(value)[:200], "an event field")
+
+
+def _field(obj: dict[str, Any], name: str, url: str) -> str | None:
+    """A text field of an event's object (an id): text or None."""
+    value = obj.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    raise errors_map.odd_event(url, repr(value)[:200], f"a {name!r}")
 
 
 def _incomplete(resp: dict[str, Any], url: str) -> ModelError:
@@ -55,14 +79,15 @@ def _incomplete(resp: dict[str, Any], url: str) -> ModelError:
 
 
 async def stream_responses(source: AsyncGenerator[list[str] | None, None], url: str, *,
-                           api_key: str | None, model: str, reuse: bool = False
+                           api_key: str | None, model: str
                            ) -> AsyncGenerator[tuple[str, Any], None]:
-    """Read the answer to a create body (bodies.sse_body) from `source` (http_common.post_sse,
-    or adopted.sse for a request sent ahead): yield ("id", rid), ("deltas", [str, ...]), ("cut",
-    IncompleteReply) after `response.incomplete` (the output limit, a content filter),
-    ("usage", Usage|None), ("done", rid). A stream without `response.completed` /
-    `response.incomplete` is a StreamDropped. A delta per server message; the deltas of one
-    read come together, in order. `reuse`: as stream_chat's."""
+    """Read the answer to a create body (bodies.sse_body) from `source` (http_common.post_sse):
+    yield ("id", rid), ("deltas", [str, ...]), ("cut", IncompleteReply) after
+    `response.incomplete` (the output limit, a content filter), ("usage", Usage|None), ("done",
+    rid). A stream without `response.completed` / `response.incomplete` is a StreamDropped. A
+    delta per server message; the deltas of one read come together, in order. After the
+    completion the stream is read to its end (sse.read_to_end), so that its connection can
+    serve the next request."""
     async for batch in source:
         if batch is None:  # the server took the request: ("open", url) first
             yield "open", url
@@ -71,13 +96,19 @@ async def stream_responses(source: AsyncGenerator[list[str] | None, None], url: 
         for data in batch:
             try:
                 event = loads(data)
-            except ValueError:
+                kind = event.get("type")
+            except (ValueError, AttributeError):  # not JSON, or not an object
                 if texts:
                     yield "deltas", texts
-                raise ProtocolError(f"{url} sent an event that is not JSON: {data[:200]}",
-                                    url=url, body=data) from None
-            if event.get("type") == DELTA:  # the hot path: a delta per server message
-                texts.append(event.get("delta") or "")
+                raise errors_map.odd_event(url, data) from None
+            if kind == DELTA:  # the hot path: a delta per server message
+                delta = event.get("delta")
+                if type(delta) is not str:
+                    if texts:  # the text before it goes first
+                        yield "deltas", texts
+                        texts = []
+                    delta = delta_text(delta, url)
+                texts.append(delta)
                 continue
             if texts:  # the text before this event goes first
                 yield "deltas", texts
@@ -86,8 +117,7 @@ async def stream_responses(source: AsyncGenerator[list[str] | None, None], url: 
             if item is None:
                 continue
             if item[0] == "completed":
-                if reuse:
-                    await read_to_end(source)
+                await read_to_end(source)
                 rid, usage, cut = item[1]
                 if cut is not None:
                     yield "cut", cut

@@ -8,14 +8,14 @@ from contextlib import aclosing
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EndpointError, ModelError, ProtocolError
+from ..errors import EndpointError, ModelError
 from . import errors_map
-from .adopted import AdoptedWs, Closed, WsState
+from .batches import Pacer, ws_reader
 from .bodies import responses_body, ws_create
 from .fastjson import loads
-from .request import CONNECT_STAGGER_S, Transport, endpoint_url, user_agent
-from .responses_sse import DELTA, handle_event
-from .sendfirst import BETA_HEADER, Refusal, Sent
+from .limits import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, too_large
+from .request import BETA_HEADER, CONNECT_STAGGER_S, Transport, endpoint_url, user_agent
+from .responses_sse import DELTA, delta_text, handle_event
 
 if TYPE_CHECKING:  # websockets loads when a socket opens (the HTTP transports never need it)
     from websockets.asyncio.client import ClientConnection
@@ -68,7 +68,7 @@ class WsSession:
         self.api_key = api_key
         self.connect_timeout_s = connect_timeout_s
         self.read_timeout_s = read_timeout_s
-        self.ws: ClientConnection | AdoptedWs | None = None
+        self.ws: ClientConnection | None = None
         self.previous_id: str | None = None
         self.opened = 0
         self.busy = False  # a response is in flight on self.ws
@@ -80,7 +80,8 @@ class WsSession:
         if self.api_key:
             headers.append(("Authorization", f"Bearer {self.api_key}"))
         try:
-            self.ws = await connect(self.url, additional_headers=headers, max_size=None,
+            self.ws = await connect(self.url, additional_headers=headers,
+                                    max_size=MAX_MESSAGE_BYTES,
                                     compression=None, open_timeout=self.connect_timeout_s,
                                     proxy=None, user_agent_header=user_agent(),
                                     happy_eyeballs_delay=CONNECT_STAGGER_S)
@@ -99,21 +100,7 @@ class WsSession:
         self.opened += 1
         self.previous_id = None
 
-    async def adopt(self, sent: Sent) -> None:
-        """Take over the socket a request was sent ahead on (protocol.sendfirst); raises the
-        error for a refused upgrade, as open() does."""
-        if sent.timed_out is not None:  # the upgrade took its whole time: this attempt's
-            raise errors_map.connect_timeout(self.url, sent.timed_out)
-        if sent.refusal is not None:
-            r: Refusal = sent.refusal
-            raise refused(self.url, r.status, r.body.decode("utf-8", "replace"), r.headers,
-                          self.api_key)
-        await self.close()
-        self.ws = await AdoptedWs.of(sent)
-        self.opened += 1
-        self.previous_id = None
-
-    async def close(self, only: ClientConnection | AdoptedWs | None = None) -> None:
+    async def close(self, only: ClientConnection | None = None) -> None:
         """Close the socket (or `only` that one, if it is still current or already replaced)."""
         ws = only or self.ws
         if ws is self.ws:
@@ -126,47 +113,42 @@ class WsSession:
 
     def _alive(self) -> bool:
         return self.ws is not None and self.ws.close_code is None and \
-            self.ws.state.name == WsState.OPEN.name
+            self.ws.state.name == "OPEN"
 
     async def run(self, request, model: str, max_tokens: int | None, temperature: float | None,
                   *, chain: bool = True, generate: bool = True,
-                  read_timeout_s: float | None = None, sent: Sent | None = None,
+                  read_timeout_s: float | None = None,
                   on_sent: Callable[[], None] | None = None
                   ) -> AsyncGenerator[tuple[str, Any], None]:
         """One turn: ("open", url), ("id", rid), ("deltas", [s, ...]), ("cut", e), ("usage", u),
         ("done", rid); the deltas of the messages of one read come together, in order.
 
         `read_timeout_s` below the session's own caps this turn's (a retry near the deadline).
-        `sent`: this turn's request already went out on that socket (protocol.sendfirst).
         `on_sent()` is called once this turn's request went out on an open socket.
         """
         for _ in range(QUIET_REOPENS + 1):
-            if sent is not None:
-                await self.adopt(sent)
-                sent = None
+            if self.busy:  # an earlier stream was abandoned mid-response: its socket is spent
+                await self.close()
+            if not self._alive():
+                await self.close()
+                await self.open()
+            use_chain = chain and self.previous_id is not None and bool(request.history)
+            body = responses_body(request, model, max_tokens, temperature, full=not use_chain)
+            if use_chain:
+                body["previous_response_id"] = self.previous_id
+            if not generate:
+                body["generate"] = False
+            assert self.ws is not None
+            try:
                 self.busy = True
-            else:
-                if self.busy:  # an earlier stream was abandoned mid-response: its socket is spent
-                    await self.close()
-                if not self._alive():
-                    await self.close()
-                    await self.open()
-                use_chain = chain and self.previous_id is not None and bool(request.history)
-                body = responses_body(request, model, max_tokens, temperature,
-                                      full=not use_chain)
-                if use_chain:
-                    body["previous_response_id"] = self.previous_id
-                if not generate:
-                    body["generate"] = False
-                assert self.ws is not None
-                try:
-                    self.busy = True
-                    await self.ws.send(ws_create(body))
-                except _closed_errors(self.ws):
-                    await self.close()
-                    continue
-                if on_sent is not None:
-                    on_sent()
+                await self.ws.send(ws_create(body))
+            except _closed_errors() as exc:
+                await self.close()
+                if _too_big(exc):  # a message over the limit came before the request went
+                    raise too_large(self.url, "a WebSocket message", MAX_MESSAGE_BYTES) from None
+                continue
+            if on_sent is not None:
+                on_sent()
             yield "open", self.url
             outcome = None
             async with aclosing(self._receive(model, read_timeout_s)) as items:
@@ -192,10 +174,11 @@ class WsSession:
 
         ws = self.ws
         assert ws is not None
-        closed = _closed_errors(ws)
-        recv = ws.recv_batch if isinstance(ws, AdoptedWs) else _one_by_one(ws)
+        closed = _closed_errors()
+        recv = ws_reader(ws, Pacer())
         started = False
         done = False
+        received = 0  # the reply's bytes so far
         quiet = _Quiet(wait_s)
         clock = quiet.loop.time
         try:
@@ -207,7 +190,10 @@ class WsSession:
                     if quiet.timed_out():
                         raise errors_map.timeout(self.url, wait_s, capped) from None
                     raise
-                except closed:
+                except closed as exc:
+                    if _too_big(exc):  # the client's own limit: said as such, never retried
+                        raise too_large(self.url, "a WebSocket message",
+                                        MAX_MESSAGE_BYTES) from None
                     if not started:
                         done = True
                         yield "quiet_reopen", "closed"
@@ -216,23 +202,36 @@ class WsSession:
                 quiet.waiting = False
                 texts: list[str] = []  # the deltas of this read so far
                 for raw in batch:
+                    received += len(raw)
+                    if received > MAX_REPLY_BYTES:
+                        raise too_large(self.url, "a reply", MAX_REPLY_BYTES)
                     try:
+                        if type(raw) is not str:  # the API's messages are text, never binary
+                            raise TypeError
                         event = loads(raw)
-                    except ValueError:
+                        kind = event.get("type")
+                    except (ValueError, TypeError, AttributeError):
                         if texts:
                             yield "deltas", texts
-                        raise ProtocolError(f"{self.url} sent a message that is not JSON",
-                                            url=self.url, body=str(raw)) from None
-                    kind = event.get("type")
+                        raise errors_map.odd_event(self.url, raw, "a binary WebSocket message"
+                                                   if isinstance(raw, bytes) else "a message"
+                                                   ) from None
                     if kind == DELTA:  # the hot path: a delta per server message
                         started = True
-                        texts.append(event.get("delta") or "")
+                        delta = event.get("delta")
+                        if type(delta) is not str:
+                            if texts:  # the text before it goes first
+                                yield "deltas", texts
+                                texts = []
+                            delta = delta_text(delta, self.url)
+                        texts.append(delta)
                         continue
                     if texts:  # the text before this event goes first
                         yield "deltas", texts
                         texts = []
                     if kind == "error":
-                        code = (event.get("error") or {}).get("code")
+                        error = event.get("error")
+                        code = error.get("code") if isinstance(error, dict) else None
                         if code == "websocket_connection_limit_reached" and not started:
                             done = True
                             yield "quiet_reopen", "limit"
@@ -276,23 +275,17 @@ class WsSession:
                 self.busy = False
 
 
-def _closed_errors(ws: object) -> tuple[type[BaseException], ...]:
+def _too_big(exc: BaseException) -> bool:
+    """Whether the client closed the connection for a message over its max_size (1009)."""
+    sent = getattr(exc, "sent", None)
+    return getattr(sent, "code", None) == 1009
+
+
+def _closed_errors() -> tuple[type[BaseException], ...]:
     """What a connection's recv/send raise once it has closed."""
-    if isinstance(ws, AdoptedWs):
-        return (Closed,)
     from websockets.exceptions import ConnectionClosed
 
     return (ConnectionClosed,)
-
-
-def _one_by_one(ws: ClientConnection) -> Any:
-    """`recv_batch` for a websockets connection: one message at a time."""
-    recv = ws.recv
-
-    async def batch() -> tuple[str | bytes]:
-        return (await recv(),)
-
-    return batch
 
 
 class _Quiet:

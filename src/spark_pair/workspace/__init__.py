@@ -34,7 +34,8 @@ Public API (plain Python; no textual or rich):
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from .aicomments import AIComment, find_ai_comments
     from .context import Prepared, Workspace

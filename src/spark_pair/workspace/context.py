@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..edits.paths import read_regular
 from ..protocol.request import Message, TurnRequest
@@ -20,8 +21,7 @@ from .prompt import (
     user_message,
 )
 
-TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
-if TYPE_CHECKING:  # the watcher needs asyncio: loaded by the runtime, after the request
+if TYPE_CHECKING:  # the watcher needs asyncio
     from typing import Any
 
     from .watcher import Watcher
@@ -81,7 +81,6 @@ class Workspace:
         self._whole: set[str] = set()  # files the model has seen in full
         self._pending: tuple[str, str] | None = None  # (instruction, sent) of the turn in flight
         self._review = ""  # the review of the last reply, told to the model in the next request
-        self._ahead: tuple[tuple[str, list[str]], TurnRequest, dict[str, str | None]] | None = None
 
     def changed_files(self) -> set[str]:
         """Files changed on disk since the last turn (from the watcher; empty without one)."""
@@ -100,34 +99,13 @@ class Workspace:
             TurnRequest, dict[str, str | None]] | None:
         """`build` without reading a file (for the event loop), or None when a file it would
         show is not prepared or changed since (stat only)."""
-        ahead = self._take_ahead(prompt, files, followup)
-        if ahead is not None:
-            return ahead
         entries = self.files.fresh(self._involved(files))
         return None if entries is None else self._build(prompt, files, followup, entries)
 
     def build(self, prompt: str, files: Sequence[str], *, followup: bool) -> tuple[
             TurnRequest, dict[str, str | None]]:
-        ahead = self._take_ahead(prompt, files, followup)
-        if ahead is not None:
-            return ahead
         entries = self.files.refresh(self._involved(files))
         return self._build(prompt, files, followup, entries)
-
-    def build_ahead(self, prompt: str, files: Sequence[str]) -> TurnRequest:
-        """The first turn's request, built before the session exists (a one-shot run sends it
-        at once); the session's `build` / `build_now` for the same prompt and files then take
-        it, and the hashes of what it showed, as they are."""
-        request, hashes = self.build(prompt, files, followup=False)
-        self._ahead = ((prompt, list(files)), request, hashes)
-        return request
-
-    def _take_ahead(self, prompt: str, files: Sequence[str], followup: bool
-                    ) -> tuple[TurnRequest, dict[str, str | None]] | None:
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None and ahead[0] == (prompt, list(files)) and not followup:
-            return ahead[1], ahead[2]
-        return None
 
     def _involved(self, files: Sequence[str]) -> list[str]:
         """Every file a request for `files` may show: them and what the model saw before."""

@@ -32,8 +32,7 @@ Stamp = tuple[int, ...]
 
 
 class Cached(namedtuple("Cached", "stamp text error digest tokens racy")):
-    """One file as it was read (a named tuple: the workspace loads this module before a
-    one-shot run's request goes out, and dataclasses cost tens of milliseconds to import)."""
+    """One file as it was read."""
 
     __slots__ = ()
     stamp: Stamp

@@ -7,11 +7,11 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..edits.paths import looks_binary
 from ..errors import PathRefused, UsageError
 
-TYPE_CHECKING = False  # not typing's: `run` loads this module before its request goes out
 if TYPE_CHECKING:  # git (and subprocess) load on the first git call
     import subprocess
 

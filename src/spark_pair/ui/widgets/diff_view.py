@@ -24,7 +24,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from ...edits.ops import Create, Delete, Modify, Rename
-from ...edits.parser import FileFinished, FileStarted, HunkStarted, LineAdded
+from ...edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
 from ...edits.paths import shown, shown_text
 from ...protocol.events import Completed, Failed, Rewound, TextDelta
 from ...session_events import OperationProposed, Refused, Stale
