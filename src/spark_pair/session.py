@@ -33,7 +33,15 @@ from .approval import Approver, Ended, PolicyApprover
 from .errors import Cancelled, TurnInProgress
 from .protocol.events import Event, Transport, TurnRequest
 from .protocol.metrics import estimate_tokens
-from .session_events import Frame, SessionEvent, TurnFinished, TurnResult, TurnStarted, TurnStatus
+from .session_events import (
+    ContextChosen,
+    Frame,
+    SessionEvent,
+    TurnFinished,
+    TurnResult,
+    TurnStarted,
+    TurnStatus,
+)
 
 if TYPE_CHECKING:  # the store package opens SQLite; not needed before the request
     from .session_turn import TurnRun
@@ -112,7 +120,8 @@ class Session:
 
     A turn yields these events (SessionEvent), in this order:
 
-    1. `TurnStarted` first.
+    1. `TurnStarted` first, then `ContextChosen` (what the request shows, and why) when the
+       workspace says.
     2. While the reply streams, as they happen: the client's `Started`, `FirstToken` (before an
        attempt's first `TextDelta`), `TextDelta`, `Retrying`, `Rewound`, `TransportChanged`,
        `ModelChanged`, `Usage`, then `Completed` or `Failed`;
@@ -235,6 +244,9 @@ class Session:
             try:
                 yield TurnStarted(turn_id, prompt, tuple(sorted(hashes)),
                                   _estimate_tokens(request), followup)
+                chosen = getattr(self.context, "chosen", None)
+                if chosen is not None:
+                    yield ContextChosen(*chosen())
                 async for event in run.events():
                     yield event
             finally:

@@ -6,7 +6,9 @@ OperationProposed, is the one live object: see approval.py).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from .approval import Decision, Proposal
 from .edits.ops import Operation
@@ -68,6 +70,18 @@ class TurnStarted(Frozen):
         set_field(self, "files", files)
         set_field(self, "context_tokens", context_tokens)
         set_field(self, "followup", followup)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextChosen:
+    """What the request shows besides the instruction, right after `TurnStarted`: each file
+    with the reason it is there and how it was shown (`workspace.context.ContextFile`), the
+    files withheld (path, why, whether the instruction named it) and the repository map's
+    tokens."""
+
+    files: tuple[Any, ...]
+    withheld: tuple[tuple[str, str, bool], ...] = ()
+    map_tokens: int = 0
 
 
 class OperationProposed(Frozen):
@@ -195,8 +209,8 @@ class TurnFinished(Frozen):
         set_field(self, "result", result)
 
 
-SessionEvent = (TurnStarted | Started | TextDelta | FirstToken | Usage | Retrying | Rewound
-                | TransportChanged | ModelChanged | Completed | Failed | FileStarted
+SessionEvent = (TurnStarted | ContextChosen | Started | TextDelta | FirstToken | Usage | Retrying
+                | Rewound | TransportChanged | ModelChanged | Completed | Failed | FileStarted
                 | HunkStarted | LineAdded | FileFinished | OperationProposed | Stale | Decided
                 | Refused | Applied | TurnFinished)
 

@@ -31,6 +31,7 @@ from ..protocol.events import (
 from ..protocol.metrics import attempt_note
 from ..session_events import (
     Applied,
+    ContextChosen,
     RefusalKind,
     Refused,
     SessionEvent,
@@ -85,6 +86,8 @@ class Diagnostics:
                 self.say(f"transport {event.old} -> {event.new}: {event.reason}")
             case ModelChanged():
                 self.say(f"model {event.old} not available; using {event.new} ({event.reason})")
+            case ContextChosen():
+                self.context(event)
             case Stale():
                 self.say(f"{event.path} changed on disk during the turn (stale)")
             case Refused(kind=RefusalKind.POLICY):
@@ -99,6 +102,24 @@ class Diagnostics:
                 lines.append(f"  undo: spark-pair undo --turn {event.turn_id}")
                 lines.extend(f"  note: {note}" for note in event.notes)
                 self.say("\n".join(lines))
+
+
+    def context(self, event: ContextChosen) -> None:
+        """Which files went with the request and why (when it chose any by itself), and a
+        note for each file the instruction named that is never sent on its own."""
+        from ..edits.paths import shown
+
+        auto = [f for f in event.files if f.reason != "added"]
+        if auto or event.map_tokens:
+            parts = [f"{shown(f.path)} ({f.reason}"
+                     + (", regions" if f.shown == "regions" else "") + ")" for f in auto]
+            if event.map_tokens:
+                parts.append(f"repository map ~{event.map_tokens} tok")
+            self.say("context: " + ", ".join(parts))
+        for path, why, named in event.withheld:
+            if named:
+                self.say(f"note: {shown(path)} is not sent ({why}); to send it anyway, add "
+                         f"it by hand: -f {shown(path)}")
 
 
 def meter_line(result: Any) -> str:
@@ -315,19 +336,23 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
     turn, so the watcher winds down once the stream ends. `context`: the session's workspace,
     to say which of `files` were left out of the request, and why."""
     loop = asyncio.get_running_loop()
+    stop = _Stopper(session)
     timer = None
     if opts.timeout is not None:
         left = max(0.0, opts.timeout - (time.monotonic() - report.t0))
-        timer = loop.call_later(left, lambda: session.cancel(
+        timer = loop.call_later(left, lambda: stop(
             timeout=True, message=f"the run did not finish within --timeout {opts.timeout:g} s"))
+
     def on_sigint(sig: int) -> None:
-        session.cancel(message=stop_words(sig))
+        stop(message=stop_words(sig))
 
     deltas = jl is not None and opts.deltas  # a line per delta: text is handed over as it comes
     if jl is not None:
         from .jsonl import event_to_dict
     with _signal(loop, on_sigint) if sigint else contextlib.nullcontext():
         try:
+            if opts.auto_context and context is not None and context.auto is not None:
+                files = await stop.with_chosen(context, opts.prompt, files)
             async for event in session.turn(opts.prompt, files, ask=opts.ask,
                                             latency=0.0 if deltas else TEXT_LATENCY_S):
                 kind = type(event)
@@ -357,6 +382,40 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
         finally:
             if timer is not None:
                 timer.cancel()
+
+
+class _Stopper:
+    """Stops the run's turn, or the choosing of its files before the turn began (a thread
+    the session's cancel cannot reach): Ctrl-C, SIGTERM and --timeout work in both."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.choosing: asyncio.Future[Any] | None = None
+        self.reason: Cancelled | None = None
+
+    def __call__(self, *, timeout: bool = False, message: str | None = None) -> None:
+        if self.choosing is not None and not self.choosing.done():
+            text = message or "the turn was cancelled"
+            hint = "nothing was written" + ("; raise --timeout" if timeout else "")
+            self.reason = Cancelled(text, timeout=timeout, hint=hint)
+            self.choosing.cancel()
+        else:
+            self.session.cancel(timeout=timeout, message=message)
+
+    async def with_chosen(self, context: Workspace, prompt: str, files: list[str]
+                          ) -> list[str]:
+        """`files` and those the automatic context chooses for `prompt` (in a thread: the
+        index may be read or built)."""
+        self.choosing = asyncio.ensure_future(asyncio.to_thread(context.plan, prompt, files))
+        try:
+            plan = await self.choosing
+        except asyncio.CancelledError:
+            if self.reason is not None:
+                raise self.reason from None
+            raise
+        finally:
+            self.choosing = None
+        return files if plan is None else [*files, *plan.found.paths()]
 
 
 def _say_left_out(diag: Diagnostics, context: Workspace, files: list[str]) -> None:

@@ -37,7 +37,7 @@ class RunOptions:
 
     __slots__ = ("prompt", "files", "apply", "allow_delete", "allow_rename", "json", "deltas",
                  "timeout", "overrides", "cwd", "meter", "env", "prewarm", "ask", "leave",
-                 "started")
+                 "started", "auto_context")
 
     def __init__(self, prompt: str, files: list[str] | None = None, apply: bool = False,
                  allow_delete: bool = False, allow_rename: bool = False, json: bool = False,
@@ -45,7 +45,7 @@ class RunOptions:
                  overrides: dict[str, str] | None = None, cwd: Path | None = None,
                  meter: bool = True, env: dict[str, str] | None = None, prewarm: bool = False,
                  ask: bool = False, leave: Callable[[int], None] | None = None,
-                 started: float | None = None) -> None:
+                 started: float | None = None, auto_context: bool = True) -> None:
         self.prompt = prompt
         self.files = [] if files is None else files
         self.apply = apply
@@ -67,6 +67,8 @@ class RunOptions:
         # when the run began (time.monotonic; the process's start for the command): --timeout
         # and the JSON lines' times count from here, the request sent first included
         self.started = started
+        # choose files by itself besides `files` (when [context] auto is on too)
+        self.auto_context = auto_context
 
     def replace(self, **changes: Any) -> RunOptions:
         """A copy with `changes` applied."""
@@ -245,7 +247,9 @@ def _send(opts: RunOptions, root: Path, cwd: Path) -> Early | None:
         return None
     transport = offers.candidates(o["transport"], offers.default_path(),
                                   o["base_url"].rstrip("/"))[0][0]
-    workspace = Workspace(root, **limits_of(settings.session))
+    if opts.auto_context and settings.context.auto:
+        return None  # the files it chooses need the index: the normal path sends it
+    workspace = Workspace(root, **limits_of(settings))
     request = workspace.build_ahead(opts.prompt, files)
     max_tokens = request.max_tokens if request.max_tokens is not None else o["max_tokens"]
     temperature = request.temperature if request.temperature is not None else o["temperature"]

@@ -56,6 +56,8 @@ class Context:
         self.missing: list[str] = []  # requested, not on disk (may be created)
         self.omitted: dict[str, str] = {}  # path -> why it was left out
         self.texts: dict[str, str | None] = {}  # full text of every shown file
+        self.file_tokens: dict[str, int] = {}  # path -> tokens its block took
+        self.map = ""  # the repository map ('' when none)
 
     @property
     def shown(self) -> list[str]:
@@ -196,13 +198,16 @@ def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query
         blocks[rel] = block
         left -= estimate_tokens(block)
     ctx.text = "".join(blocks[r] for r in texts if r in blocks)
-    ctx.tokens = sum(estimate_tokens(b) for b in blocks.values())
+    ctx.file_tokens = {r: estimate_tokens(b) for r, b in blocks.items()}
+    ctx.tokens = sum(ctx.file_tokens.values())
     return ctx
 
 
 def user_message(instruction: str, context: Context) -> str:
-    """The user turn: the file context, then the instruction."""
-    head = "Files:\n\n" + context.text + "\n" if context.text else ""
+    """The user turn: the repository map, the file context, then the instruction."""
+    head = context.map + "\n" if context.map else ""
+    if context.text:
+        head += "Files:\n\n" + context.text + "\n"
     return f"{head}Instruction:\n{instruction.strip()}\n"
 
 
