@@ -70,7 +70,8 @@ class ChosenFiles:
         now when the plan in hand is for another text)."""
         text = prompt.strip()
         if self.plan is None or self.draft != text:
-            plan = await self.screen.driver.plan(text, list(pinned), ())
+            # enter never waits for the first index of a large repository
+            plan = await self.screen.driver.plan(text, list(pinned), (), wait=False)
             if plan is None:
                 return list(pinned)
             self.draft, self.plan = text, plan

@@ -45,6 +45,11 @@ class AutoContext:
         self.max_files = max_files
         self.never = tuple(never)
 
+    @property
+    def ready(self) -> bool:
+        """Whether the index has been built (a plan before that builds it first)."""
+        return self.index.ready
+
     def plan(self, instruction: str, *, pinned: Sequence[str] = (),
              dropped: Iterable[str] = (), edited: Sequence[str] = (),
              earlier: Sequence[str] = ()) -> Plan:
