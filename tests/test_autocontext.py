@@ -217,7 +217,9 @@ def test_context_never_patterns_withhold_more(http_repo: Path) -> None:
     assert [(w.path, w.reason) for w in got.withheld] == [
         ("hello.py", "matches [context] never (hello.*)")]
     assert withheld_reason("src/id_utils.py", {}) is None  # source code, not a key
-    assert withheld_reason("keys/id_ed25519", {}) == "looks like a secret (id_ed25519*)"
+    assert withheld_reason("keys/id_ed25519", {}) == "looks like a secret (id_*)"
+    assert withheld_reason("data/id_map.json", {}) is None
+    assert withheld_reason("gcp/credentials.json", {}) == "looks like a secret (credentials*)"
 
 
 def test_a_name_defined_everywhere_says_little(tmp_path: Path) -> None:

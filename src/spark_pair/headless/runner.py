@@ -110,7 +110,7 @@ class Diagnostics:
         from ..edits.paths import shown
 
         auto = [f for f in event.files if f.reason != "added"]
-        if auto or event.map_tokens:
+        if auto:  # (the map alone is in the JSON line; it says nothing a person needs)
             parts = [f"{shown(f.path)} ({f.reason}"
                      + (", regions" if f.shown == "regions" else "") + ")" for f in auto]
             if event.map_tokens:

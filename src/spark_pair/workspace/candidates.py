@@ -91,9 +91,8 @@ class Found:
 
 
 # files that look like secrets: never sent unless a person adds them by hand
-SECRET_PATTERNS = (".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*",
-                   "id_dsa*", "id_ecdsa*", "id_ed25519*", "id_*", "credentials*", ".netrc",
-                   ".pgpass", "*.keystore", "*.jks")
+SECRET_PATTERNS = (".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "id_*",
+                   "credentials*", ".netrc", ".pgpass", "*.keystore", "*.jks")
 _CODE_SUFFIXES = frozenset({".py", ".js", ".ts", ".go", ".rs", ".java", ".rb", ".c", ".h",
                             ".cpp", ".cs", ".php", ".kt", ".swift", ".md", ".rst", ".txt"})
 FILE_SUFFIXES = frozenset({*SOURCE_SUFFIXES, ".md", ".rst", ".txt", ".json", ".toml", ".yaml",
@@ -189,6 +188,8 @@ def withheld_reason(rel: str, listed: dict, never: Sequence[str] = ()) -> str | 
             return f"matches [context] never ({pattern})"
     if suffix not in _CODE_SUFFIXES or name.startswith(".env"):
         for pattern in SECRET_PATTERNS:
+            if pattern == "id_*" and suffix not in ("", ".pub"):
+                continue  # a key file (id_rsa, id_ed25519.pub), not id_map.json
             if fnmatch.fnmatchcase(name, pattern):
                 return f"looks like a secret ({pattern})"
     return None
