@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_autocontext import CLIENT, UTILS, make_repo
 
 from spark_pair.sim.process import SimProcess
-
-from test_autocontext import CLIENT, UTILS, make_repo
 
 RENAME = ("--- a/http/utils.py\n+++ b/http/utils.py\n@@ -1,3 +1,3 @@\n-def parse_header(line):\n"
           "+def parse_head(line):\n     name, _, value = line.partition(':')\n"
