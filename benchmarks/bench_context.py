@@ -15,17 +15,19 @@ turn), then:
   names a file or an identifier the repository defines at the parent ("naming").
 
 The repositories are read from git directories fetched beforehand (bare is fine), found under
-`--mirror` as OWNER+NAME/repo or given one by one with `--repo OWNER/NAME=PATH`; a checkout of
-each is made under `--work` with `git worktree add`. What is missing is named, with how to fetch
-it.
+`--mirror DIR` (as OWNER+NAME/repo, OWNER+NAME, OWNER/NAME, ...) or given one by one with
+`--repo OWNER/NAME=PATH`; a checkout of each is made under `--work` with `git worktree add`
+(which notes it in that git directory). What is missing is named, with how to fetch it.
 
-    .venv/bin/python benchmarks/bench_context.py [--mirror /work/.mirror] [--work DIR]
+    .venv/bin/python benchmarks/bench_context.py --mirror DIR [--work DIR]
         [--only requests,cobra] [--set tuning|held-out] [--commits N] [--langs] [--time]
         [--time-only] [--rounds 5] [--json out.json] [-v]
     .venv/bin/python benchmarks/bench_context.py --select [--per-repo 20]   # rewrite the list
 
 `--langs` also runs the repositories in other languages than Python without tree-sitter (the
-definitions then come from the patterns). `--time` adds the timings on the largest repository.
+definitions then come from the patterns). `--time` adds the timings on the largest repository:
+the first index, the index read back from its cache, and the context after the index as the app
+builds it (edited files from the watcher) and as `run` does (edited files from git status).
 """
 
 from __future__ import annotations
