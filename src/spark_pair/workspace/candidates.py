@@ -19,16 +19,18 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
+from .layout import SPLIT, changelogs, is_test, path_words
 from .symbols import SOURCE_SUFFIXES
 
 if TYPE_CHECKING:
     from .index import RepoIndex
+    from .symbols import Definition
 
 
 class Why(StrEnum):
@@ -38,6 +40,7 @@ class Why(StrEnum):
     EARLIER = "earlier"  # an earlier turn showed or changed it
     USES = "uses"  # it uses an identifier the instruction names
     PATH = "path"  # its path holds words of the instruction
+    LOG = "changelog"  # the changelog, when most changes add to it
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,8 @@ class Candidate:
                 return "earlier turn"
             case Why.PATH:
                 return f"path: {self.detail}"
+            case Why.LOG:
+                return f"changelog ({self.detail})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,12 +105,20 @@ FILE_SUFFIXES = frozenset({*SOURCE_SUFFIXES, ".md", ".rst", ".txt", ".json", ".t
                            ".csv", ".sql", ".env", ".pem", ".key", ".tcss", ".svg"})
 MAX_FILES = 12  # automatic files, at most
 MIN_SCORE = 12.0  # weaker evidence is not enough on its own
+BODY_LINES = 200  # lines of a named definition's body shown when its file is cut, at most
 MAX_DEFINERS = 6  # a name defined in more files than this says little about where to look
-MAX_USERS = 8  # files using one identifier, at most
+MAX_NAMES = 6  # identifiers followed to their users, at most
+MAX_WORDS = 12  # plain words looked for inside the names of definitions, at most
+MAX_USERS = 8  # a name used in more files than this is not followed to its users
 _PATHISH = re.compile(r"[\w.\-/]*[\w\-]\.[A-Za-z][\w]{0,7}\b|[\w.\-]+/[\w.\-/]+"
                       r"|(?<![\w/.])\.[A-Za-z][\w.\-]*")
-_IDENT = re.compile(r"`([^`\n]{2,80})`|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-_SPLIT = re.compile(r"[/._\-\s]+")
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://\S*")
+_IDENT = re.compile(r"``([^`\n]{2,80})``|`([^`\n]{2,80})`"
+                    r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# a commit-style prefix, `fix(parser): ...` (its type is no call; its scope names a place)
+_PREFIX = re.compile(r"^([ \t]*(?:[-*][ \t]+)?)(?:feat|fix|chore|docs?|tests?|refactor|perf|ci|"
+                     r"build|style|dx|sec|types|lint|deps)(?:\(([^)\n]*)\))?!?:[ \t]",
+                     re.M | re.I)
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")
 STOP = frozenset(
     "this that with from into make file files function functions change please should would "
@@ -129,6 +142,8 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
     first; `earlier`: files of earlier turns. Blocking (reads the index, may run git grep)."""
     found = Found(instruction)
     listed = index.files
+    instruction = _URL.sub(" ", instruction)  # a link's host and path name no file here
+    instruction = _PREFIX.sub(lambda m: f"{m.group(1)}{m.group(2) or ''} ", instruction)
     scores: dict[str, list[Candidate]] = {}
 
     def add(c: Candidate) -> None:
@@ -137,9 +152,12 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
     named = _named_paths(root, instruction, listed)
     for rel, weight, missing in named:
         add(Candidate(rel, Why.NAMED, score=100.0 * weight, missing=missing))
-    strong, weak = _identifiers(instruction)
-    defined = _definers(index, strong, weak)
+    names = _identifiers(instruction)
+    strong = names.strong
+    defined = _definers(index, strong, names.weak, names.pairs)
     for name, rel, line, score in defined:
+        add(Candidate(rel, Why.DEFINES, name, score, (line,)))
+    for name, rel, line, score in _partial_definers(index, instruction):
         add(Candidate(rel, Why.DEFINES, name, score, (line,)))
     for i, rel in enumerate(edited[:5]):
         if rel in listed:
@@ -147,13 +165,20 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
     for rel in earlier:
         if rel in listed:
             add(Candidate(rel, Why.EARLIER, score=25.0))
-    used = {name for name, *_ in defined if name in strong}
-    for name, rel, lines in _users(root, index, sorted(used)):
+    # the users of the code-like names: those the repository defines first, then the others
+    # (`trimRight()`: a library's name says where it is called; not a part of `debug.log`)
+    mine = {name for name, *_ in defined if name in strong}
+    others = strong - mine - names.dotted
+    used = sorted(mine) + sorted(others, key=lambda n: (-len(n), n))
+    for name, rel, lines in _users(root, index, used):
         add(Candidate(rel, Why.USES, name, 20.0, lines))
     for rel, words, score in _path_matches(instruction, listed):
         add(Candidate(rel, Why.PATH, " ".join(words), score))
-
+    for rel, share in changelogs(root, listed):
+        add(Candidate(rel, Why.LOG, f"in {share:.0%} of recent commits", 14.0,
+                      tuple(range(1, 60, 8))))
     skip = set(pinned) | set(dropped)
+
     ranked: list[Candidate] = []
     for rel, reasons in scores.items():
         if rel in skip:
@@ -172,6 +197,8 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
             found.withheld.append(Withheld(c.path, reason, c.path in named_set))
         elif c.score >= MIN_SCORE and len(found.files) < max_files:
             found.files.append(c)
+    found.files = _with_bodies(index, found.files,
+                               {(rel, line) for _, rel, line, score in defined if score >= 40})
     found.withheld.extend(_named_but_unlisted(root, instruction, listed, skip))
     return found
 
@@ -196,27 +223,42 @@ def withheld_reason(rel: str, listed: dict, never: Sequence[str] = ()) -> str | 
 
 
 # --- the instruction's words -----------------------------------------------------------------
-def _identifiers(instruction: str) -> tuple[set[str], set[str]]:
-    """(code-like identifiers, plain words joined into identifiers) named in the instruction.
-    Code-like: in backticks, or with an underscore, a dot, a digit or a capital inside."""
+class _Names(NamedTuple):
+    strong: set[str]  # code-like identifiers
+    weak: set[str]  # plain words, alone and joined into identifiers ("parse header")
+    pairs: set[tuple[str, str]]  # (owner, member) of dotted names (`Session.get`)
+    dotted: set[str]  # code-like only as a part of a dotted name (`debug.log`)
+
+
+def _identifiers(instruction: str) -> _Names:
+    """The names an instruction writes. Code-like: in backticks, with an underscore, a digit
+    or a capital inside, called (`style()`), or a part of a dotted name (`req.socket`)."""
     strong: set[str] = set()
+    dotted: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
     plain: list[str] = []
     for m in _IDENT.finditer(instruction):
-        quoted = m.group(1)
+        quoted = m.group(1) or m.group(2)
         if quoted is not None:
             for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", quoted):
                 if len(word) >= 3:
                     strong.add(word)
+            pairs.update(_pairs(quoted))
             continue
         token = m.group(0)
         parts = token.split(".")
         if len(parts) > 1 and f".{parts[-1].lower()}" in FILE_SUFFIXES:
             continue  # a file name (the named paths take it)
+        pairs.update(_pairs(token))
+        called = instruction.startswith("(", m.end())
         for word in parts:
             if len(word) < 3:
                 continue
-            if "_" in word.strip("_") or _CAMEL.search(word) or any(ch.isdigit() for ch in word):
+            if called or "_" in word.strip("_") or _CAMEL.search(word) or any(
+                    ch.isdigit() for ch in word):
                 strong.add(word)
+            elif len(parts) > 1:
+                dotted.add(word)
             elif word.lower() not in STOP:
                 plain.append(word)
     weak: set[str] = set()
@@ -224,16 +266,32 @@ def _identifiers(instruction: str) -> tuple[set[str], set[str]]:
         weak.add(f"{a}_{b}".lower())
         weak.add(f"{a}{b}".lower())
     weak |= {w for w in plain if len(w) >= 4}
-    return strong, weak
+    dotted -= strong
+    return _Names(strong | dotted, weak, pairs, dotted)
 
 
-def _definers(index: RepoIndex, strong: set[str], weak: set[str]
-              ) -> list[tuple[str, str, int, float]]:
-    """(name, path, line, score) for files defining a named identifier."""
+def _pairs(token: str) -> set[tuple[str, str]]:
+    """(owner, member) of each dotted name in `token` (not a file name)."""
+    out: set[tuple[str, str]] = set()
+    for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+", token):
+        words = name.split(".")
+        if f".{words[-1].lower()}" not in FILE_SUFFIXES:
+            out.update(zip(words, words[1:], strict=False))
+    return out
+
+
+def _definers(index: RepoIndex, strong: set[str], weak: set[str],
+              dotted: Collection[tuple[str, str]] = ()) -> list[tuple[str, str, int, float]]:
+    """(name, path, line, score) for files defining a named identifier. A member of a dotted
+    name (`Session.get`) counts in the files that define its owner too, however common."""
     out: list[tuple[str, str, int, float]] = []
     by_name: dict[str, dict[str, int]] = {}
     for rel, d in index.defining(strong | weak, any_case=True):
         by_name.setdefault(d.name, {}).setdefault(rel, d.line)
+    owners = {o: set(by_name.get(o, ())) for o, _ in dotted}
+    for owner, member in dotted:
+        for rel in owners[owner] & set(by_name.get(member, ())):
+            out.append((member, rel, by_name[member][rel], 60.0))
     strong_lower = {s.lower() for s in strong}
     for name, files in by_name.items():
         if len(files) > MAX_DEFINERS:
@@ -251,6 +309,53 @@ def _definers(index: RepoIndex, strong: set[str], weak: set[str]
     return out
 
 
+def _with_bodies(index: RepoIndex, files: list[Candidate], defs: set[tuple[str, int]]
+                 ) -> list[Candidate]:
+    """The candidates with the lines of each named definition's body among their relevant
+    lines (to its next definition, at most BODY_LINES), so a file cut into regions shows the
+    body, not only its first line."""
+    wanted = [c.path for c in files if any((c.path, n) in defs for n in c.lines)]
+    if not wanted:
+        return files
+    starts = {rel: sorted({d.line for d in found})
+              for rel, found in index.definitions_of(wanted, top_only=False).items()}
+    out = []
+    for c in files:
+        lines = set(c.lines)
+        for n in c.lines:
+            if (c.path, n) in defs:
+                after = [x for x in starts.get(c.path, ()) if x > n]
+                end = min(after[0] - 1 if after else n + BODY_LINES, n + BODY_LINES)
+                lines.update(range(n, end + 1, 8))
+                lines.add(end)
+        out.append(replace(c, lines=tuple(sorted(lines))) if len(lines) > len(c.lines) else c)
+    return out
+
+
+def _partial_definers(index: RepoIndex, instruction: str
+                      ) -> list[tuple[str, str, int, float]]:
+    """(name, path, line, score) for files whose definitions' names hold a plain word of the
+    instruction (`pager`: `_pipepager`, `echo_via_pager`): a word found in few files, in
+    several of a file's names, or several words in one file add up."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", instruction)} - STOP
+    words = set(sorted(words, key=lambda w: (-len(w), w))[:MAX_WORDS])
+    by_word: dict[str, dict[str, list[Definition]]] = {}
+    for rel, d in index.containing(sorted(words)):
+        lname = d.name.lower()
+        for w in words:
+            if w in lname:
+                by_word.setdefault(w, {}).setdefault(rel, []).append(d)
+    scores: dict[str, float] = {}
+    first: dict[str, Definition] = {}
+    for files in by_word.values():
+        if len(files) > 2 * MAX_DEFINERS:
+            continue  # a word in the names of many files says little
+        for rel, defs in files.items():
+            scores[rel] = scores.get(rel, 0.0) + 6.0 + 2.0 * min(len(defs), 3)
+            first.setdefault(rel, defs[0])
+    return [(first[rel].name, rel, first[rel].line, score) for rel, score in scores.items()]
+
+
 def _users(root: Path, index: RepoIndex, names: list[str]
            ) -> list[tuple[str, str, tuple[int, ...]]]:
     """(name, path, lines) for files that mention one of `names` as a whole word."""
@@ -258,8 +363,8 @@ def _users(root: Path, index: RepoIndex, names: list[str]
         return []
     from ..git import run_git
 
-    args = ["grep", "-n", "-I", "-w", "-F", "--untracked", "--no-color"]
-    for name in names[:5]:
+    args = ["grep", "-n", "-I", "-w", "-F", "--no-color"]  # tracked files (--untracked: slow)
+    for name in names[:MAX_NAMES]:
         args += ["-e", name]
     res = run_git(root, *args, timeout=5)
     hits: dict[str, dict[str, list[int]]] = {}
@@ -271,12 +376,16 @@ def _users(root: Path, index: RepoIndex, names: list[str]
             rel, line, text = parts[0], int(parts[1]), parts[2]
             if rel not in index.files:
                 continue
-            for name in names[:5]:
+            for name in names[:MAX_NAMES]:
                 if re.search(rf"\b{re.escape(name)}\b", text):
                     hits.setdefault(name, {}).setdefault(rel, []).append(line)
     out: list[tuple[str, str, tuple[int, ...]]] = []
     for name, files in hits.items():
-        ranked = sorted(files.items(), key=lambda kv: -len(kv[1]))[:MAX_USERS]
+        ranked = sorted(files.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        if len(files) > MAX_USERS:
+            # a name used all over the repository says little about where to look, but its
+            # tests still test it
+            ranked = [kv for kv in ranked if is_test(kv[0])][:3]
         out.extend((name, rel, tuple(lines[:50])) for rel, lines in ranked)
     return out
 
@@ -308,9 +417,10 @@ def _named_paths(root: Path, instruction: str, listed: dict) -> list[tuple[str, 
 
 
 def _token(text: str) -> str:
-    """A path as written (`./a.py`, `a.py.`, `b/a.py` from a diff) as a repo path."""
-    text = text.rstrip(".").removeprefix("./")
-    return text.removeprefix("/")
+    """A path as written (`./a.py`, `a.py.`, `b/a.py` from a diff) as a repo path ('' for one
+    that climbs out of the repository)."""
+    text = text.rstrip(".").removeprefix("./").lstrip("/")
+    return "" if ".." in text.split("/") else text
 
 
 def _named_but_unlisted(root: Path, instruction: str, listed: dict,
@@ -338,21 +448,20 @@ def _path_matches(instruction: str, listed: dict) -> list[tuple[str, list[str], 
     words -= STOP
     if not words:
         return []
-    stems: dict[str, int] = {}
-    parts_of: dict[str, tuple[str, list[str]]] = {}
-    for rel in listed:
-        base = os.path.splitext(rel)[0]
-        stem = base.rsplit("/", 1)[-1].lower().lstrip(".")
-        parts_of[rel] = (stem, [p.lower() for p in _SPLIT.split(base) if p])
-        stems[stem] = stems.get(stem, 0) + 1
+    pw = path_words(listed)
+    matched: dict[str, list[str]] = {}
+    for word in sorted(words):
+        for rel in pw.by_word.get(word, ()):
+            matched.setdefault(rel, []).append(word)
     out = []
-    for rel, (stem, parts) in parts_of.items():
-        matched = [p for p in dict.fromkeys(parts) if p in words]
-        if not matched:
-            continue
-        stem_hit = stem in words and stems[stem] <= 3  # the file's own name, and rare
-        if len(matched) >= 2 or stem_hit:
-            score = 6.0 * len(matched) + (6.0 if stem_hit else 0.0)
-            out.append((rel, matched, score))
-    out.sort(key=lambda t: -t[2])
+    for rel, hits in matched.items():
+        if len(hits) > 1:  # in the path's order
+            order = [p.lower() for p in SPLIT.split(os.path.splitext(rel)[0])]
+            hits.sort(key=order.index)
+        stem = pw.stems[rel]
+        stem_hit = stem in words and pw.stem_count[stem] <= 3  # the file's own name, and rare
+        if len(hits) >= 2 or stem_hit:
+            score = 6.0 * len(hits) + (6.0 if stem_hit else 0.0)
+            out.append((rel, hits, score))
+    out.sort(key=lambda t: (-t[2], t[0]))
     return out[:MAX_FILES]

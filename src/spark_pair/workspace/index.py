@@ -89,6 +89,18 @@ class RepoIndex:
                 wanted).fetchall()
         return [(p, Definition(n, k, ln, bool(t))) for p, n, k, ln, t in rows]
 
+    def containing(self, words: Sequence[str]) -> list[tuple[str, Definition]]:
+        """(path, definition) of every definition whose name holds one of `words` (lower
+        case), e.g. `pager` in `_pipepager` and `echo_via_pager`."""
+        if not words:
+            return []
+        where = " OR ".join("instr(lname, ?) > 0" for _ in words)
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT path, name, kind, line, top FROM defs WHERE {where}",
+                [w.lower() for w in words]).fetchall()
+        return [(p, Definition(n, k, ln, bool(t))) for p, n, k, ln, t in rows]
+
     def definitions_of(self, paths: Sequence[str], *, top_only: bool = True
                        ) -> dict[str, list[Definition]]:
         """The definitions of each of `paths`, in file order."""

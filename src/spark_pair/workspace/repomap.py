@@ -14,6 +14,7 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from ..protocol.metrics import estimate_tokens
+from .layout import path_words
 
 if TYPE_CHECKING:
     from .index import RepoIndex
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 HEAD = "Repository map (other files, with their top-level definitions; not shown in full):\n"
 MAX_NAMES = 12  # definitions listed per file, at most
 _WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
-_SPLIT = re.compile(r"[/._\-]+")
 
 
 def repo_map(index: RepoIndex, instruction: str, shown: Collection[str],
@@ -72,19 +72,22 @@ def _rank(index: RepoIndex, instruction: str, shown: Collection[str],
     named = {rel for rel, _ in index.defining(words, any_case=True)}
     near = {os.path.dirname(p) for p in shown}
     parents = {os.path.dirname(d) for d in near}
+    pw = path_words(index.files)
     scores: dict[str, float] = {}
     for rel in paths:
-        folder = os.path.dirname(rel)
-        parts = {p.lower() for p in _SPLIT.split(os.path.splitext(rel)[0]) if p}
-        score = 3.0 * len(parts & words)
+        folder, depth = pw.folders.get(rel) or (os.path.dirname(rel), rel.count("/"))
+        score = 1.0 / (1 + depth)  # the top of the tree tells its shape
         if rel in named:
             score += 4.0
         if folder in near:
             score += 3.0
         elif folder in parents or os.path.dirname(folder) in near:
             score += 1.0
-        score += 1.0 / (1 + rel.count("/"))  # the top of the tree tells its shape
         scores[rel] = score
+    for word in words:
+        for rel in pw.by_word.get(word, ()):
+            if rel in scores:
+                scores[rel] += 3.0
     return sorted(paths, key=lambda p: (-scores[p], p))
 
 

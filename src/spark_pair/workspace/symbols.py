@@ -88,7 +88,8 @@ def _python_node(node: object, *, top: bool) -> list[Definition]:
 # node types whose `name` child names a definition, by a word they contain
 _DEF_WORDS = ("function", "class", "method", "struct", "interface", "enum", "trait", "type_",
               "module", "impl", "macro", "constant", "const_", "protocol", "object", "record",
-              "namespace", "union", "variable_declarator", "type_spec", "alias")
+              "namespace", "union", "variable_declarator", "type_spec", "alias", "var_spec",
+              "static_item")
 _NOT_DEFS = ("parameter", "argument", "call", "reference", "identifier", "expression",
              "pattern", "field_declaration", "property_identifier")
 _KINDS = (("method", "method"), ("function", "function"), ("class", "class"),
@@ -125,6 +126,13 @@ def _tree_sitter(language: str, text: str) -> list[Definition] | None:
 def _walk(node: object, depth: int, out: list[Definition], *, container: bool) -> None:
     for child in node.named_children:  # type: ignore[attr-defined]
         kind = child.type
+        if kind == "assignment_expression":  # JS: `app.listen = function () {...}`
+            member = _member_function(child)
+            if member is not None:
+                out.append(Definition(member.text.decode("utf-8", "replace"),
+                                      "method" if container else "function",
+                                      child.start_point[0] + 1, not container))
+                continue
         is_def = any(w in kind for w in _DEF_WORDS) and not any(w in kind for w in _NOT_DEFS)
         named = False
         if is_def:
@@ -142,6 +150,19 @@ def _walk(node: object, depth: int, out: list[Definition], *, container: bool) -
             if "function" in kind or "method" in kind:
                 continue  # names inside a function body are local
             _walk(child, depth + 1, out, container=inside)
+
+
+def _member_function(node: Any) -> Any:
+    """The property a function is assigned to (`obj.name = function` / `= () =>`), or None."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if left is None or right is None or left.type != "member_expression":
+        return None
+    if right.type not in ("function_expression", "function", "arrow_function", "class",
+                          "generator_function"):
+        return None
+    name = left.child_by_field_name("property")
+    word = "" if name is None else name.text.decode("utf-8", "replace")
+    return name if _IDENT.fullmatch(word) and word != "exports" else None
 
 
 def _name_of(node: Any) -> Any:
@@ -165,7 +186,8 @@ def _kind_of(node_type: str, container: bool) -> str:
     for word, kind in _KINDS:
         if word in node_type:
             return "method" if kind == "function" and container else kind
-    return "variable" if "variable" in node_type or "const" in node_type else "type"
+    return "variable" if any(w in node_type for w in ("variable", "const", "var_spec",
+                                                       "static")) else "type"
 
 
 # --- patterns (no parser) ------------------------------------------------------------------
@@ -184,6 +206,10 @@ _WORD_KIND = {"def": "function", "function": "function", "function*": "function"
               "object": "class", "record": "class", "namespace": "module",
               "macro_rules!": "macro", "const": "variable", "let": "variable",
               "var": "variable", "val": "variable"}
+# JS: a function assigned to a property (`app.listen = function`, `exports.x = () =>`)
+_MEMBER_LINE = re.compile(
+    r"^(?P<indent>[ \t]*)(?:[A-Za-z_$][\w$]*\.)+(?P<name>[A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?"
+    r"(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)")
 _MAX_LINE = 400  # longer lines (minified code) are not read for definitions
 
 
@@ -194,6 +220,10 @@ def _patterns(text: str) -> list[Definition]:
             continue
         m = _DEF_LINE.match(line)
         if m is None:
+            m = _MEMBER_LINE.match(line)
+            if m is not None and m.group("name") != "exports":
+                top = not m.group("indent")
+                out.append(Definition(m.group("name"), "function" if top else "method", n, top))
             continue
         kw = m.group("kw")
         top = not m.group("indent")
