@@ -37,7 +37,8 @@ async def send(pilot, app, text: str) -> None:
 
 async def test_c_rejects_with_a_reason_that_the_next_request_carries(
         repo: Path, demo_sim: SimProcess) -> None:
-    app = make_app(repo, demo_sim)
+    # (no files chosen by themselves: a file naming the demo's word would get its reply again)
+    app = make_app(repo, demo_sim, **{"context.auto": "false"})
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         first = review(app).review.entries[0]
@@ -234,7 +235,8 @@ async def test_t_then_n_says_the_turn_was_rolled_back_and_redo_writes_it_again(
 
 async def test_a_proposal_asked_again_after_a_change_on_disk_is_not_labelled_stale(
         repo: Path, demo_sim: SimProcess) -> None:
-    app = make_app(repo, demo_sim)
+    # (no files chosen by themselves: a file naming the demo's word would get its reply again)
+    app = make_app(repo, demo_sim, **{"context.auto": "false"})
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         first = review(app).review.entries[0]

@@ -99,7 +99,8 @@ def test_a_delete_with_the_wrong_spacing_goes_only_for_a_file_the_model_was_show
     (repo / "stock.tsv").write_text("name\tqty\npen\t4\n")
     sim.configure(replies=[{"match": "TSV", "text": fenced(
         "--- a/stock.tsv\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-name qty\n-pen 4\n")}])
-    out = run(repo, home, sim, "TSV", "--apply", "--allow-delete")  # never shown: exact
+    out = run(repo, home, sim, "TSV", "--apply", "--allow-delete",  # never shown: exact
+              "--no-auto-context")  # (else the file, edited on disk, is chosen and shown)
     assert out.returncode == ExitCode.CONFLICT, out.stderr
     assert "not the whole file" in out.stderr and "hint:" in out.stderr
     assert (repo / "stock.tsv").read_text() == "name\tqty\npen\t4\n"

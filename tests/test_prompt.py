@@ -141,3 +141,15 @@ def test_query_words_keep_short_identifiers_and_drop_filler() -> None:
 
     assert query_words("Fix the bug in add_one and v10 now, use foo") == {
         "bug", "add_one", "v10", "foo"}
+
+
+def test_files_are_fitted_in_the_order_given_so_the_first_goes_in_whole(tmp_path: Path) -> None:
+    # the first file (the most relevant) is the largest: fitted smallest first it would be cut
+    for name, n in (("first.py", 1000), ("second.py", 800), ("third.py", 800)):
+        (tmp_path / name).write_text("".join(f"v_{i} = {i:03}\n" for i in range(n)))
+    sizes = {n: estimate_tokens((tmp_path / n).read_text()) for n in ("first.py", "second.py")}
+    budget = sizes["first.py"] + sizes["second.py"] + 1600
+    ctx = build_context(tmp_path, ["first.py", "second.py", "third.py"], budget, query="v_5")
+    assert ctx.whole == ["first.py", "second.py"]
+    assert list(ctx.partial) == ["third.py"]
+    assert ctx.tokens <= budget

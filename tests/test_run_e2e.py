@@ -446,7 +446,8 @@ def test_a_folder_means_its_files_and_a_missing_file_is_noted(sim: SimProcess, r
     (repo / "pkg" / "n.py").write_text("n = 2\n")
     (repo / ".gitignore").write_text("*.log\n")
     (repo / "pkg" / "run.log").write_text("noise\n")
-    res = run(repo, home, sim, "anything", "-f", "pkg", "-f", "new.py", "--json")
+    res = run(repo, home, sim, "anything", "-f", "pkg", "-f", "new.py", "--json",
+              "--no-auto-context")
     turn = next(ln for ln in lines_of(res.stdout) if ln["type"] == "turn")
     assert sorted(turn["files"]) == ["new.py", "pkg/m.py", "pkg/n.py"]
     assert "new.py does not exist yet" in res.stderr

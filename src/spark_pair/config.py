@@ -40,7 +40,8 @@ _FIX_HINT = "fix the value where it is set (the file and line, variable or flag 
 RANGES: dict[str, tuple[float, float]] = {
     "request.timeout_ms": (1, math.inf), "request.max_tokens": (1, math.inf),
     "request.temperature": (0, 2), "session.reconnect_attempts": (0, 100),
-    "session.history_turns": (0, 1000), "session.context_tokens": (100, math.inf),
+    "session.history_turns": (0, 1000), "context.budget_tokens": (100, math.inf),
+    "context.map_tokens": (0, math.inf), "context.max_files": (0, 1000),
     "review.check_timeout_s": (0.1, 86400),
 }
 
@@ -108,10 +109,25 @@ class SessionSettings(Table):
     """Keep one WebSocket open across turns and chain them with previous_response_id."""
     history_turns: int = 6
     """Turns of conversation kept and resent."""
-    context_tokens: int = 24000
-    """Budget for file context in a request."""
     ai_comments: bool = True
     """In the app, saving an `AI!` comment in a file starts a turn about it."""
+
+
+class ContextSettings(Table):
+    auto: bool = True
+    """Choose the files an instruction needs by itself: files it names, files defining the
+    identifiers it names, files edited on disk, files of earlier turns, files using those
+    identifiers; plus a repository map. Files a person adds are always sent."""
+    budget_tokens: int = 32000
+    """File context and map per request, in tokens (leaves a 128k-context model room for the
+    history and the reply)."""
+    map_tokens: int = 1024
+    """The part of the budget for the repository map (0: no map)."""
+    max_files: int = 12
+    """Files chosen by itself per request, at most."""
+    never: list[str] = []
+    """Glob patterns of files never sent unless a person adds them (beside the built-in ones:
+    .env*, *.pem, *.key, id_*, credentials*, ...)."""
 
 
 class ReviewSettings(Table):
@@ -125,7 +141,10 @@ class ReviewSettings(Table):
 
 
 SECTIONS: dict[str, type[Table]] = {"model": ModelSettings, "request": RequestSettings,
-                             "session": SessionSettings, "review": ReviewSettings}
+                             "session": SessionSettings, "context": ContextSettings,
+                             "review": ReviewSettings}
+# fields that moved: old "section.field" -> new
+MOVED = {"session.context_tokens": "context.budget_tokens"}
 
 
 class Settings:
@@ -134,11 +153,12 @@ class Settings:
 
     def __init__(self, *, model: ModelSettings | None = None,
                  request: RequestSettings | None = None, session: SessionSettings | None = None,
-                 review: ReviewSettings | None = None, env: Mapping[str, str] | None = None
-                 ) -> None:
+                 review: ReviewSettings | None = None, env: Mapping[str, str] | None = None,
+                 context: ContextSettings | None = None) -> None:
         self.model = model or ModelSettings()
         self.request = request or RequestSettings()
         self.session = session or SessionSettings()
+        self.context = context or ContextSettings()
         self.review = review or ReviewSettings()
         self.prices: dict[str, tuple[float, float]] = {}
         """USD per million (input, output) tokens, by model id."""
@@ -153,7 +173,8 @@ class Settings:
 
     def __repr__(self) -> str:
         return (f"Settings(model={self.model!r}, request={self.request!r}, "
-                f"session={self.session!r}, review={self.review!r})")
+                f"session={self.session!r}, context={self.context!r}, "
+                f"review={self.review!r})")
 
     @property
     def key_env(self) -> str:
@@ -260,6 +281,14 @@ def _apply_file(settings: Settings, path: Path, label: str, env: Mapping[str, st
         names = SECTIONS[section].names()
         for name, value in table.items():
             line = lines.get((section, name), lines.get((section, None), 1))
+            moved = MOVED.get(f"{section}.{name}")
+            if moved is not None:
+                settings.warnings.append(f"{path}:{line}: {section}.{name} is now {moved} "
+                                         f"([{moved.split('.')[0]}] {moved.split('.')[1]})")
+                section_now, name_now = moved.split(".")
+                value = _interpolate(value, env, f"{path}:{line}", section_now, name_now)
+                _set(settings, moved, value, f"{label} {path}:{line}", f"{path}:{line}")
+                continue
             if name not in names:
                 raise ConfigError(
                     f"{path}:{line}: unknown field {name!r} in [{section}]"

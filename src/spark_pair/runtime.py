@@ -20,6 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import paths
 from .approval import Approver
 from .errors import (
     AuthError,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from .store.records import RequestRecord
     from .verdicts import Verdict
     from .workspace import Watcher, Workspace
+    from .workspace.autocontext import AutoContext
 
 log = logging.getLogger(__name__)
 
@@ -319,8 +321,10 @@ async def open_runtime(root: Path, *, approver: Approver,
                 from .workspace.watcher import Watcher
 
                 watcher = Watcher(root)
-            workspace = Workspace(root, **limits_of(settings.session))
+            workspace = Workspace(root, **limits_of(settings))
+            workspace.auto = _auto_context(root, settings)
             workspace.watcher = watcher
+            indexing = _keep_index(workspace, watcher)
             workspace.chained = lambda: session.client.transport == Transport.WS
 
             def observe(event: Event) -> None:
@@ -342,10 +346,33 @@ async def open_runtime(root: Path, *, approver: Approver,
                 await rt._stop_prewarm()
                 if watcher is not None:
                     await watcher.stop()
+                if indexing is not None:
+                    await asyncio.gather(indexing, return_exceptions=True)
         finally:
             await (client if rt is None else rt.client).aclose()  # the one in use now
     finally:
         await asyncio.to_thread(store.close)
+
+
+def _auto_context(root: Path, settings: Settings) -> AutoContext | None:
+    """The automatic context [context] asks for, its index cached in the data folder."""
+    from .workspace.autocontext import auto_context_of
+
+    return auto_context_of(root, settings, paths.data_dir())
+
+
+def _keep_index(workspace: Workspace, watcher: Watcher | None) -> asyncio.Task[None] | None:
+    """With a watcher (a front end that waits for prompts): build the index in the background
+    now, and read again each file the watcher reports. Returns the first build's task."""
+    auto = workspace.auto
+    if auto is None or watcher is None:
+        return None
+
+    def changed(rels: set[str]) -> None:
+        asyncio.get_running_loop().run_in_executor(None, auto.changed, rels)
+
+    watcher.subscribe(changed)
+    return asyncio.create_task(asyncio.to_thread(auto.index.refresh))
 
 
 async def _prewarm(rt: Runtime) -> None:

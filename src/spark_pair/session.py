@@ -30,10 +30,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .approval import Approver, Ended, PolicyApprover
-from .errors import Cancelled, TurnInProgress
+from .errors import Cancelled, SparkPairError, TurnInProgress
 from .protocol.events import Event, Transport, TurnRequest
 from .protocol.metrics import estimate_tokens
-from .session_events import Frame, SessionEvent, TurnFinished, TurnResult, TurnStarted, TurnStatus
+from .session_events import (
+    ContextChosen,
+    Frame,
+    SessionEvent,
+    TurnFinished,
+    TurnResult,
+    TurnStarted,
+    TurnStatus,
+)
 
 if TYPE_CHECKING:  # the store package opens SQLite; not needed before the request
     from .session_turn import TurnRun
@@ -112,7 +120,8 @@ class Session:
 
     A turn yields these events (SessionEvent), in this order:
 
-    1. `TurnStarted` first.
+    1. `TurnStarted` first, then `ContextChosen` (what the request shows, and why) when the
+       workspace says.
     2. While the reply streams, as they happen: the client's `Started`, `FirstToken` (before an
        attempt's first `TextDelta`), `TextDelta`, `Retrying`, `Rewound`, `TransportChanged`,
        `ModelChanged`, `Usage`, then `Completed` or `Failed`;
@@ -152,6 +161,7 @@ class Session:
         self._run: TurnRun | None = None
         self._busy = False
         self._early: Cancelled | None = None  # a cancel before the turn's run existed
+        self._woken: asyncio.Event | None = None  # set by a cancel while files are chosen
 
     @property
     def running(self) -> bool:
@@ -170,11 +180,13 @@ class Session:
         reason = Cancelled(text, timeout=timeout, hint=hint)
         if self._run is None:
             self._early = self._early or reason
+            if self._woken is not None:
+                self._woken.set()
         else:
             self._run.cancel(reason)
 
     def turn(self, prompt: str, files: Sequence[str] = (), *, ask: bool = False,
-             latency: float = 0.0) -> AsyncIterator[SessionEvent]:
+             latency: float = 0.0, choose: bool = False) -> AsyncIterator[SessionEvent]:
         """The events of one turn (see the module docstring for their order). Raises
         TurnInProgress when a turn is already running. `ask`: a question (an `AI?` comment):
         a prose reply is the answer, and an operation in it is refused, never written.
@@ -182,9 +194,11 @@ class Session:
         meanwhile comes as one TextDelta. A front end that shows nothing per token passes a
         few hundredths, so the turn wakes that often instead of once per server message;
         anything but text (a proposal, a file change, the stream's end, a cancel) is never
-        held back."""
+        held back. `choose`: the workspace adds the files the prompt needs (its `plan`; a
+        front end that chose them already, as the app does while the prompt is typed, passes
+        them in `files`); a cancel meanwhile ends the turn at once."""
         self._refuse_overlap()
-        return self._turn(prompt, files, ask, latency)
+        return self._turn(prompt, files, ask, latency, choose)
 
     def frames(self, prompt: str, files: Sequence[str] = (), *, ask: bool = False,
                interval: float = 1 / 30) -> AsyncIterator[Frame]:
@@ -194,6 +208,29 @@ class Session:
 
         self._refuse_overlap()
         return frames_of(self, self._turn(prompt, files, ask), interval)
+
+    async def _chosen(self, prompt: str, files: Sequence[str]) -> list[str]:
+        """`files` and those the workspace chooses for `prompt` (in a thread: the index may be
+        read or built); `files` alone when a cancel comes first (the turn then ends at once)."""
+        plan_of = getattr(self.context, "plan", None)
+        if plan_of is None:
+            return list(files)
+        self._woken = asyncio.Event()
+        planning = asyncio.ensure_future(asyncio.to_thread(plan_of, prompt, list(files)))
+        woken = asyncio.ensure_future(self._woken.wait())
+        try:
+            await asyncio.wait({planning, woken}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._woken = None
+            woken.cancel()
+        if not planning.done():  # cancelled: the thread's result is not waited for
+            planning.add_done_callback(_drop_result)
+            return list(files)
+        try:
+            plan = planning.result()
+        except (SparkPairError, OSError):  # no file chosen; the files given still go
+            return list(files)
+        return list(files) if plan is None else [*files, *plan.found.paths()]
 
     def partial_line(self) -> str:
         """The diff line being written now (empty between turns)."""
@@ -214,13 +251,15 @@ class Session:
         if self._busy:
             raise TurnInProgress("a turn is already running in this session")
 
-    async def _turn(self, prompt: str, files: Sequence[str], ask: bool, latency: float = 0.0
-                    ) -> AsyncIterator[SessionEvent]:
+    async def _turn(self, prompt: str, files: Sequence[str], ask: bool, latency: float = 0.0,
+                    choose: bool = False) -> AsyncIterator[SessionEvent]:
         self._refuse_overlap()
         self._busy, self._early = True, None
         try:
             turn_id = new_turn_id()
             followup = self.turns > 0
+            if choose:
+                files = await self._chosen(prompt, files)
             built = self.context.build_now(prompt, files, followup=followup)
             request, hashes = built if built is not None else await asyncio.to_thread(
                 self.context.build, prompt, files, followup=followup)
@@ -235,6 +274,9 @@ class Session:
             try:
                 yield TurnStarted(turn_id, prompt, tuple(sorted(hashes)),
                                   _estimate_tokens(request), followup)
+                chosen = getattr(self.context, "chosen", None)
+                if chosen is not None:
+                    yield ContextChosen(*chosen())
                 async for event in run.events():
                     yield event
             finally:
@@ -263,6 +305,11 @@ def _note(verdicts: Sequence[Verdict]) -> str:
     from .verdicts import note_for_model
 
     return note_for_model(verdicts)
+
+
+def _drop_result(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()  # read, so an error of an abandoned plan is not reported as lost
 
 
 def new_turn_id() -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from .approval import Decision, Proposal
 from .edits.ops import Operation
@@ -60,6 +61,19 @@ class TurnStarted:
     files: tuple[str, ...]  # files whose content went into the context
     context_tokens: int  # estimate of the input size
     followup: bool  # only the new instruction and on-disk changes were prepared
+
+
+
+@dataclass(frozen=True, slots=True)
+class ContextChosen:
+    """What the request shows besides the instruction, right after `TurnStarted`: each file
+    with the reason it is there and how it was shown (`workspace.context.ContextFile`), the
+    files withheld (path, why, whether the instruction named it) and the repository map's
+    tokens."""
+
+    files: tuple[Any, ...]
+    withheld: tuple[tuple[str, str, bool], ...] = ()
+    map_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +150,8 @@ class TurnFinished:
     result: TurnResult
 
 
-SessionEvent = (TurnStarted | Started | TextDelta | FirstToken | Usage | Retrying | Rewound
-                | TransportChanged | ModelChanged | Completed | Failed | FileStarted
+SessionEvent = (TurnStarted | ContextChosen | Started | TextDelta | FirstToken | Usage | Retrying
+                | Rewound | TransportChanged | ModelChanged | Completed | Failed | FileStarted
                 | HunkStarted | LineAdded | FileFinished | OperationProposed | Stale | Decided
                 | Refused | Applied | TurnFinished)
 

@@ -36,6 +36,9 @@ def turn_options(func: F) -> F:
         click.option("--json", "as_json", is_flag=True,
                      help="One JSON object per line on stdout (schema: docs/headless.md)."),
         click.option("--deltas", is_flag=True, help="With --json: also a line per text delta."),
+        click.option("--no-auto-context", "no_auto_context", is_flag=True,
+                     help="Send only the files given (-f, the AI comment's file): choose none "
+                          "by itself and send no repository map."),
     ]):
         func = option(func)
     return func

@@ -19,7 +19,8 @@ from ._common import flag_overrides, model_options, report_errors, turn_options,
 @model_options
 @report_errors
 def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: bool,
-            allow_rename: bool, as_json: bool, deltas: bool, timeout: float | None,
+            allow_rename: bool, as_json: bool, deltas: bool, no_auto_context: bool,
+            timeout: float | None,
             no_meter: bool, base_url: str | None, model: str | None, transport: str | None) -> None:
     """Ask for one change to this repository. PROMPT is the instruction, or - to read it from
     stdin. A dry run (no --apply) checks the changes too: one that cannot apply exits 5.
@@ -39,5 +40,5 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     opts = RunOptions(prompt=prompt, files=list(files), apply=apply_, allow_delete=allow_delete,
                       allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
                       overrides=flag_overrides(base_url, model, transport), meter=not no_meter,
-                      leave=leave, started=STARTED)
+                      leave=leave, started=STARTED, auto_context=not no_auto_context)
     leave(run(opts))

@@ -18,8 +18,8 @@ from ._common import flag_overrides, model_options, report_errors, turn_options,
 @model_options
 @report_errors
 def command(apply_: bool, allow_delete: bool, allow_rename: bool, as_json: bool, deltas: bool,
-            timeout: float | None, no_meter: bool, base_url: str | None, model: str | None,
-            transport: str | None) -> None:
+            no_auto_context: bool, timeout: float | None, no_meter: bool, base_url: str | None,
+            model: str | None, transport: str | None) -> None:
     """Watch the repository and run a turn for each AI! comment saved in a file (the model
     does what it says and removes the comment), or answer each AI? comment (no edit). Comments
     already there when it starts are left alone. Same flags and JSON lines as `run`; Ctrl-C
@@ -36,7 +36,7 @@ def command(apply_: bool, allow_delete: bool, allow_rename: bool, as_json: bool,
     opts = RunOptions(prompt="", apply=apply_, allow_delete=allow_delete,
                       allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
                       overrides=flag_overrides(base_url, model, transport), meter=not no_meter,
-                      prewarm=True)
+                      prewarm=True, auto_context=not no_auto_context)
     code = main(opts)
     if code:
         sys.exit(code)

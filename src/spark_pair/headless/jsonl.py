@@ -23,6 +23,7 @@ from ..protocol.events import (
 )
 from ..session_events import (
     Applied,
+    ContextChosen,
     Decided,
     Refused,
     SessionEvent,
@@ -65,6 +66,13 @@ def event_to_dict(event: SessionEvent, *, deltas: bool = False) -> dict[str, Any
         case TurnStarted():
             return {"type": "turn", "turn_id": event.turn_id, "files": list(event.files),
                     "context_tokens": event.context_tokens, "followup": event.followup}
+        case ContextChosen():
+            return {"type": "context",
+                    "files": [{"path": f.path, "reason": f.reason, "tokens": f.tokens,
+                               "shown": f.shown} for f in event.files],
+                    "withheld": [{"path": p, "reason": why, "named": named}
+                                 for p, why, named in event.withheld],
+                    "map_tokens": event.map_tokens}
         case Started():
             return {"type": "request", "request_id": event.request_id,
                     "transport": event.transport, "model": event.model,

@@ -32,6 +32,7 @@ from ..protocol.events import (
 from ..protocol.metrics import attempt_note
 from ..session_events import (
     Applied,
+    ContextChosen,
     RefusalKind,
     Refused,
     SessionEvent,
@@ -87,6 +88,8 @@ class Diagnostics:
                 self.say(f"transport {event.old} -> {event.new}: {event.reason}")
             case ModelChanged():
                 self.say(f"model {event.old} not available; using {event.new} ({event.reason})")
+            case ContextChosen():
+                self.context(event)
             case Stale():
                 self.say(f"{event.path} changed on disk during the turn (stale)")
             case Refused(kind=RefusalKind.POLICY):
@@ -101,6 +104,24 @@ class Diagnostics:
                 lines.append(f"  undo: spark-pair undo --turn {event.turn_id}")
                 lines.extend(f"  note: {note}" for note in event.notes)
                 self.say("\n".join(lines))
+
+
+    def context(self, event: ContextChosen) -> None:
+        """Which files went with the request and why (when it chose any by itself), and a
+        note for each file the instruction named that is never sent on its own."""
+        from ..edits.paths import shown
+
+        auto = [f for f in event.files if f.reason != "added"]
+        if auto:  # (the map alone is in the JSON line; it says nothing a person needs)
+            parts = [f"{shown(f.path)} ({f.reason}"
+                     + (", regions" if f.shown == "regions" else "") + ")" for f in auto]
+            if event.map_tokens:
+                parts.append(f"repository map ~{event.map_tokens} tok")
+            self.say("context: " + ", ".join(parts))
+        for path, why, named in event.withheld:
+            if named:
+                self.say(f"note: {shown(path)} is not sent ({why}); to send it anyway, add "
+                         f"it by hand: -f {shown(path)}")
 
 
 def meter_line(result: Any) -> str:
@@ -456,7 +477,8 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
         from .jsonl import event_to_dict
     try:
         async for event in session.turn(opts.prompt, files, ask=opts.ask,
-                                        latency=0.0 if deltas else TEXT_LATENCY_S):
+                                        latency=0.0 if deltas else TEXT_LATENCY_S,
+                                        choose=opts.auto_context):
             kind = type(event)
             if kind is LineAdded or (kind is TextDelta and not deltas):
                 continue  # the most common events: nothing to say about them

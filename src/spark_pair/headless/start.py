@@ -45,6 +45,8 @@ class RunOptions:
     # when the run began (time.monotonic; the process's start for the command): --timeout
     # and the JSON lines' times count from here
     started: float | None = None
+    # choose files by itself besides `files` (when [context] auto is on too)
+    auto_context: bool = True
 
 
 def flag_overrides(base_url: str | None, model: str | None, transport: str | None

@@ -55,6 +55,20 @@ class SparkPairApp(App[None]):
         for rel in list(main.context):
             yield SystemCommand(f"Context: drop {escape(rel)}", "Take the file out of the context",
                                 lambda r=rel: main.drop_context(r))
+        for c in main.chooser.chosen:
+            if c.path in main.context:
+                continue
+            if c.path in main.chooser.dropped:
+                yield SystemCommand(f"Context: send {escape(c.path)} again",
+                                    f"Chosen for the prompt ({escape(c.reason)}), dropped",
+                                    lambda r=c.path: main.chooser.toggle(r))
+            else:
+                yield SystemCommand(f"Context: drop {escape(c.path)}",
+                                    f"Chosen for the prompt ({escape(c.reason)}): don't send it",
+                                    lambda r=c.path: main.chooser.toggle(r))
+            yield SystemCommand(f"Context: pin {escape(c.path)}",
+                                "Keep the file in the context for every prompt",
+                                lambda r=c.path: main.add_context(r))
         changed = main.query_one(FilesPane).changed
         for rel in sorted(changed - main.context.keys())[:50]:
             yield SystemCommand(f"Context: add {escape(rel)}", "Put the file into the context",

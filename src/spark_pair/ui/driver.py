@@ -256,6 +256,18 @@ class Driver:
             return None
         return await asyncio.to_thread(self.runtime.context.prepare, list(files))
 
+    async def plan(self, prompt: str, pinned: Sequence[str], dropped: Sequence[str], *,
+                   wait: bool = True) -> Any:
+        """The files the automatic context chooses for `prompt` (in a thread): the workspace's
+        `Plan`, or None (not open yet, `[context] auto = false`, or, without `wait`, the
+        index is still being built)."""
+        if self.runtime is None or self.runtime.context.auto is None:
+            return None
+        if not wait and not self.runtime.context.auto.ready:
+            return None
+        return await asyncio.to_thread(self.runtime.context.plan, prompt, list(pinned),
+                                       list(dropped))
+
     def shows(self, paths: set[str]) -> bool:
         """Whether the next request may show one of `paths` (then it is prepared again)."""
         if self.runtime is None:

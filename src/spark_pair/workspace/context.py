@@ -24,6 +24,7 @@ from .prompt import (
 if TYPE_CHECKING:  # the watcher needs asyncio
     from typing import Any
 
+    from .autocontext import AutoContext, Plan
     from .watcher import Watcher
 
 
@@ -38,14 +39,29 @@ class Prepared(namedtuple("Prepared", "tokens again_in_s missing")):
     missing: frozenset[str]
 
 
-def limits_of(session: Any) -> dict[str, Any]:
-    """Workspace keyword arguments from the [session] settings (context_tokens, history_turns)."""
+def limits_of(settings: Any) -> dict[str, Any]:
+    """Workspace keyword arguments from the settings ([context] budget_tokens, [session]
+    history_turns)."""
     out: dict[str, Any] = {}
-    if getattr(session, "context_tokens", None):
-        out["budget_tokens"] = int(session.context_tokens)
+    context = getattr(settings, "context", None)
+    if getattr(context, "budget_tokens", None):
+        out["budget_tokens"] = int(context.budget_tokens)  # type: ignore[union-attr]
+    session = getattr(settings, "session", None)
     if getattr(session, "history_turns", None):
-        out["history_turns"] = int(session.history_turns)
+        out["history_turns"] = int(session.history_turns)  # type: ignore[union-attr]
     return out
+
+
+class ContextFile(namedtuple("ContextFile", "path reason tokens shown")):
+    """One file of a request's context: why it is there ("added" for one a person added), the
+    tokens it took, and how it was shown: "whole", "regions", "new" (not on disk yet) or
+    "omitted: WHY"."""
+
+    __slots__ = ()
+    path: str
+    reason: str
+    tokens: int
+    shown: str
 
 
 class Workspace:
@@ -66,7 +82,8 @@ class Workspace:
     def __init__(self, root: Path, *, budget_tokens: int = 8000, history_turns: int = 6,
                  watcher: Watcher | None = None, chained: Callable[[], bool] | None = None,
                  max_tokens: int | None = None, temperature: float | None = None,
-                 system_prompt: str = SYSTEM_PROMPT, files: FileCache | None = None) -> None:
+                 system_prompt: str = SYSTEM_PROMPT, files: FileCache | None = None,
+                 auto: AutoContext | None = None) -> None:
         self.root = Path(root)
         self.budget_tokens = budget_tokens
         self.history = History(history_turns)
@@ -81,6 +98,53 @@ class Workspace:
         self._whole: set[str] = set()  # files the model has seen in full
         self._pending: tuple[str, str] | None = None  # (instruction, sent) of the turn in flight
         self._review = ""  # the review of the last reply, told to the model in the next request
+        self.auto = auto  # chooses files by itself (None: only the files given)
+        self._plan: Plan | None = None  # the last plan, used by the build for its instruction
+        self._earlier: dict[str, None] = {}  # files of earlier turns, oldest first
+
+    def plan(self, prompt: str, pinned: Sequence[str] = (), dropped: Sequence[str] = ()
+             ) -> Plan | None:
+        """The files `prompt` needs beside `pinned` (ranked, with reasons) and the repository
+        map, or None without automatic context. Blocking: call it in a thread. The next build
+        for the same prompt uses its map and the lines it found relevant."""
+        if self.auto is None:
+            return None
+        if self.watcher is not None:
+            edited = self.watcher.recent()
+        else:
+            from .files import uncommitted
+
+            edited = uncommitted(self.root)
+        earlier = list(reversed(self._earlier))
+        plan = self.auto.plan(prompt, pinned=pinned, dropped=dropped, edited=edited,
+                              earlier=earlier)
+        self._plan = plan
+        return plan
+
+    def chosen(self) -> tuple[tuple[ContextFile, ...], tuple[tuple[str, str, bool], ...], int]:
+        """What the last build sent: each file with its reason, the files withheld (path, why,
+        named in the instruction) and the map's tokens."""
+        ctx = self.last_context
+        if ctx is None:
+            return (), (), 0
+        plan = self._plan
+        reasons = plan.found.reasons() if plan is not None else {}
+        out = []
+        rank = {p: i for i, p in enumerate(plan.found.paths())} if plan is not None else {}
+        for rel in sorted(ctx.shown + list(ctx.omitted), key=lambda p: rank.get(p, -1)):
+            if rel in ctx.omitted:
+                how = f"omitted: {ctx.omitted[rel]}"
+            elif rel in ctx.missing:
+                how = "new"
+            else:
+                how = "regions" if rel in ctx.partial else "whole"
+            out.append(ContextFile(rel, reasons.get(rel, "added"), ctx.file_tokens.get(rel, 0),
+                                   how))
+        withheld = tuple((w.path, w.reason, w.named) for w in plan.found.withheld) if (
+            plan is not None) else ()
+        from ..protocol.metrics import estimate_tokens
+
+        return tuple(out), withheld, estimate_tokens(ctx.map) if ctx.map else 0
 
     def changed_files(self) -> set[str]:
         """Files changed on disk since the last turn (from the watcher; empty without one)."""
@@ -124,6 +188,13 @@ class Workspace:
         changed = self.changed_files()
         chain = (followup and len(self.history) > 0 and self.chained()
                  and len(self.history) < self.history.max_turns)
+        plan = self._plan if self._plan is not None and self._plan.instruction == prompt else None
+        self._plan = plan
+        plan_focus = plan.focus() if plan is not None else {}
+        map_text = plan.map if plan is not None and not chain else ""
+        from ..protocol.metrics import estimate_tokens
+
+        budget = max(0, self.budget_tokens - estimate_tokens(map_text))
         if chain:
             # Files the model saw: only what changed; files it did not see: in full.
             # Every seen file is compared, not only those the watcher reported yet: an edit
@@ -132,15 +203,18 @@ class Workspace:
             diffs = followup_input(self.root, changed, self.snapshot, read=read)
             # Files not seen in full (new, or large ones shown as regions) get context again.
             new_files = [f for f in files if f not in self._whole]
-            ctx = build_context(self.root, new_files, self.budget_tokens, query=prompt,
+            ctx = build_context(self.root, new_files, budget, query=prompt, focus=plan_focus,
                                 read=read)
             sent = (diffs + "\n" if diffs else "") + user_message(prompt, ctx)
             history = self.history.messages(full=True)
         else:
-            focus = {rel: changed_lines(self.snapshot.get(rel), entries[rel].text)
-                     for rel in changed if rel in self.snapshot}
-            ctx = build_context(self.root, files, self.budget_tokens, query=prompt, focus=focus,
-                                read=read)
+            focus: dict[str, list[int]] = {rel: list(lines) for rel, lines in plan_focus.items()}
+            for rel in changed:
+                if rel in self.snapshot:
+                    focus.setdefault(rel, []).extend(
+                        changed_lines(self.snapshot.get(rel), entries[rel].text))
+            ctx = build_context(self.root, files, budget, query=prompt, focus=focus, read=read)
+            ctx.map = map_text
             self.snapshot.clear()
             self._whole.clear()
             sent = user_message(prompt, ctx)
@@ -165,15 +239,23 @@ class Workspace:
         self._pending = None
         self.history.add(instruction, reply, sent=sent)
         self._review = review if len(self.history) else ""
+        for rel in [*self.snapshot.paths(), *applied]:  # what this turn showed and changed
+            self._earlier.pop(rel, None)
+            self._earlier[rel] = None
+        while len(self._earlier) > 20:
+            del self._earlier[next(iter(self._earlier))]
         for rel in applied:
             data = read_regular(self.root, rel)
             text = None if data is None else data.decode("utf-8", errors="replace")
+            if rel in self._whole or rel not in self.snapshot:  # it saw it whole, or wrote it
+                self._whole.add(rel)
             self.snapshot.update({rel: text})
         # The watcher will also report these writes; their diff against the snapshot is empty,
         # so the next follow-up leaves them out.
 
     def reset(self) -> None:
         """Forget history and snapshots (e.g. after the client lost its chain)."""
+        self._earlier.clear()
         self.history.clear()
         self.snapshot.clear()
         self._whole.clear()

@@ -82,12 +82,50 @@ def plain_top(cwd: Path) -> Path | None:
 def list_files(root: Path) -> list[str]:
     """Tracked plus untracked-not-ignored files, repo-relative with '/' separators, sorted."""
     root = Path(root)
-    res = _git(root, "ls-files", "-co", "--exclude-standard", "-z")
-    if res is not None and res.returncode == 0:
-        names = [n for n in res.stdout.decode("utf-8", "replace").split("\0") if n]
-        return sorted(n for n in set(names)
-                      if not _has_always_ignored(n) and (root / n).is_file())
+    names = listed_names(root)
+    if names is not None:
+        return [n for n in names if (root / n).is_file()]
     return _walk(root)
+
+
+def listed_names(root: Path) -> list[str] | None:
+    """What git lists (tracked plus untracked-not-ignored), sorted, without looking at the
+    disk; None outside git (then `list_files` walks the folder)."""
+    res = _git(Path(root), "ls-files", "-co", "--exclude-standard", "-z")
+    if res is None or res.returncode != 0:
+        return None
+    names = res.stdout.decode("utf-8", "replace").split("\0")
+    return sorted({n for n in names if n and not _has_always_ignored(n)})
+
+
+def uncommitted(root: Path, limit: int = 5, within_s: float = 3600.0) -> list[str]:
+    """Files with changes git has not committed (modified, added, untracked), changed within
+    `within_s` seconds, newest first; [] outside git."""
+    import time
+
+    res = _git(Path(root), "status", "--porcelain", "-z", "--untracked-files=all")
+    if res is None or res.returncode != 0:
+        return []
+    entries = res.stdout.decode("utf-8", "replace").split("\0")
+    found: list[tuple[float, str]] = []
+    skip_next = False
+    now = time.time()
+    for entry in entries:
+        if skip_next or len(entry) < 4:
+            skip_next = False
+            continue
+        status, rel = entry[:2], entry[3:]
+        skip_next = status[0] in "RC"  # a rename's source follows
+        if "D" in status or _has_always_ignored(rel):
+            continue
+        try:
+            mtime = os.stat(os.path.join(root, rel)).st_mtime
+        except OSError:
+            continue
+        if now - mtime <= within_s:
+            found.append((mtime, rel))
+    found.sort(reverse=True)
+    return [rel for _, rel in found[:limit]]
 
 
 def _has_always_ignored(rel: str) -> bool:

@@ -26,6 +26,7 @@ Rules:
 """
 
 MAX_HITS = 200  # relevant lines per file, at most
+RESERVE = 1500  # tokens kept for each later file while a file is fitted (less for a smaller one)
 REGION_RADIUS = (40, 20, 8, 3, 0)  # lines around a hit, tried in order until the region fits
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _STOP = frozenset({"this", "that", "with", "from", "into", "make", "file", "files", "function",
@@ -56,6 +57,8 @@ class Context:
         self.missing: list[str] = []  # requested, not on disk (may be created)
         self.omitted: dict[str, str] = {}  # path -> why it was left out
         self.texts: dict[str, str | None] = {}  # full text of every shown file
+        self.file_tokens: dict[str, int] = {}  # path -> tokens its block took
+        self.map = ""  # the repository map ('' when none)
 
     @property
     def shown(self) -> list[str]:
@@ -148,10 +151,12 @@ def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query
                   read: Reader | None = None) -> Context:
     """Context for `files` within `budget_tokens` (never over it).
 
-    Small files go in whole. A file too large for its share of the budget is sent as the regions
-    around lines that mention words of `query`, hold AI comments or are listed in `focus`
-    (e.g. lines changed on disk), with line numbers. Unreadable files are reported in `omitted`.
-    `read(rel)` gives a file's text (default: `read_text` from disk).
+    Files come first to last in the order given (the first ones matter most): each goes in
+    whole when it fits in what is left after keeping a little for the files after it. A file
+    too large for that is sent as the regions around lines that mention words of `query`, hold
+    AI comments or are listed in `focus` (e.g. lines changed on disk), with line numbers.
+    Unreadable files are reported in `omitted`. `read(rel)` gives a file's text (default:
+    `read_text` from disk).
     """
     read = read or _reader(root)
     ctx = Context()
@@ -177,14 +182,22 @@ def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query
     blocks: dict[str, str] = {r: texts[r] for r in ctx.missing}
     words = query_words(query)
     left = budget_tokens - ctx.tokens
-    # Smallest first, each taking at most its fair share of what is left.
-    for i, rel in enumerate(sorted(pending, key=lambda r: len(texts[r]))):
-        share = left // (len(pending) - i)
+    # In the order given (a person's files first, then the chosen ones, best first): whole when
+    # it fits in what is left once a little is kept for each file after it (RESERVE, its size
+    # if smaller, an even share of a tight budget if smaller); else the regions that fit in its
+    # fair share of what is left.
+    sizes = {r: estimate_tokens(_whole_block(r, texts[r])) for r in pending}
+    least = {r: min(sizes[r], RESERVE, left // max(1, len(pending))) for r in pending}
+    keep = sum(least.values())
+    for i, rel in enumerate(pending):
+        keep -= least[rel]
+        room = left - keep
         text = texts[rel]
         block = _whole_block(rel, text)
-        if estimate_tokens(block) <= share:
+        if sizes[rel] <= room:
             ctx.whole.append(rel)
         else:
+            share = left // (len(pending) - i)
             lines = text.splitlines()
             block, regions = _fit_regions(rel, text, _hits(rel, text, lines, words,
                                                             (focus or {}).get(rel, ())), share)
@@ -196,13 +209,16 @@ def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query
         blocks[rel] = block
         left -= estimate_tokens(block)
     ctx.text = "".join(blocks[r] for r in texts if r in blocks)
-    ctx.tokens = sum(estimate_tokens(b) for b in blocks.values())
+    ctx.file_tokens = {r: estimate_tokens(b) for r, b in blocks.items()}
+    ctx.tokens = sum(ctx.file_tokens.values())
     return ctx
 
 
 def user_message(instruction: str, context: Context) -> str:
-    """The user turn: the file context, then the instruction."""
-    head = "Files:\n\n" + context.text + "\n" if context.text else ""
+    """The user turn: the repository map, the file context, then the instruction."""
+    head = context.map + "\n" if context.map else ""
+    if context.text:
+        head += "Files:\n\n" + context.text + "\n"
     return f"{head}Instruction:\n{instruction.strip()}\n"
 
 

@@ -125,6 +125,12 @@ class Watcher:
         # a copy first: the session reads this from a worker thread while the loop adds to it
         return {p for p, s in list(self._changed.items()) if s > mark}
 
+    def recent(self, limit: int = 5) -> list[str]:
+        """The files changed on disk since the watcher started, newest first."""
+        changed = list(self._changed.items())  # a copy: read from a worker thread
+        changed.sort(key=lambda kv: -kv[1])
+        return [p for p, _ in changed[:limit]]
+
     @property
     def mark(self) -> int:
         return self._seq

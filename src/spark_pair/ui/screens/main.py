@@ -38,6 +38,7 @@ from ...session_events import (
     TurnStatus,
 )
 from .. import fit, gcpolicy, review_tools
+from ..chosen import ChosenFiles
 from ..driver import Driver, describe
 from ..review_state import Mark, Undone
 from ..widgets.diff_view import DiffView, HunkMark
@@ -111,6 +112,7 @@ class MainScreen(Screen[None]):
         self.left_out: dict[int, str] = {}  # operations of this turn that can not apply
         self._op_paths: dict[int, list[str]] = {}  # the paths each operation names
         self._path_uses: Counter[str] = Counter()  # how many operations name each path
+        self.chooser = ChosenFiles(self, self._chosen_changed)  # files chosen for the draft
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -264,6 +266,7 @@ class MainScreen(Screen[None]):
         self.query_one(Meter).reset()
         self.query_one(ReviewPane).clear()
         self._forget_ops()
+        self.chooser.reset()
         self.query_one(FilesPane).new_turn()
         # a notice on screen gives way to the turn's own line rather than disappearing: its
         # row going to the live diff would lay the whole screen out again (twice: containers
@@ -274,6 +277,7 @@ class MainScreen(Screen[None]):
 
     async def _turn(self, prompt: str, files: list[str]) -> None:
         try:
+            files = await self.chooser.files_for(prompt, files)
             await self.driver.run_turn(prompt, files)
         except SparkPairError as exc:
             self.show_error(exc)
@@ -491,6 +495,7 @@ class MainScreen(Screen[None]):
         if bool(event.value) != self._prompt_has_text:
             self._prompt_has_text = bool(event.value)
             self.refresh_bindings()
+        self.chooser.draft_changed(event.value)
 
     def _send(self, value: str) -> None:
         """The prompt's enter: send it, or run the slash command (the prompt is cleared once
@@ -674,7 +679,10 @@ class MainScreen(Screen[None]):
         except SparkPairError:
             rel = arg.strip()  # (never in the context)
         if rel not in self.context:
-            self.say(f"{shown(rel)} is not in the context")
+            if rel in self.chooser.kept():
+                self._context_said(self.chooser.toggle(rel) or "")
+            else:
+                self.say(f"{shown(rel)} is not in the context")
             return
         del self.context[rel]
         self.query_one(FilesPane).set_context(self.context)
@@ -689,10 +697,32 @@ class MainScreen(Screen[None]):
 
     @on(FilesPane.Toggled)
     def _toggled(self, message: FilesPane.Toggled) -> None:
-        if message.path in self.context:
+        what = self.chooser.toggle(message.path)
+        if what is not None:
+            self._context_said(what)
+        elif message.path in self.context:
             self.drop_context(message.path)
         else:
             self.add_context(message.path)
+
+    @on(FilesPane.Pinned)
+    def _pinned(self, message: FilesPane.Pinned) -> None:
+        if message.path in self.context:
+            self.say(f"{shown(message.path)} is already in the context")
+        else:
+            self.chooser.dropped.discard(message.path)
+            self.add_context(message.path)
+
+    def _chosen_changed(self) -> None:
+        """The files chosen for the draft (or those dropped) changed: show them, read them
+        ahead, and say why a file the draft names is not sent."""
+        chosen = self.chooser.chosen
+        self.query_one(FilesPane).set_chosen(chosen, self.chooser.dropped)
+        self.query_one(Prompt).border_subtitle = self.chooser.border_line(self.context)
+        notes = self.chooser.withheld_notes()
+        if notes:
+            self.say("; ".join(notes))
+        self._prepare()
 
     @work(group="prepare", exclusive=True, exit_on_error=False)
     async def _prepare(self) -> None:
@@ -701,7 +731,7 @@ class MainScreen(Screen[None]):
         if self._prepare_timer is not None:
             self._prepare_timer.stop()
             self._prepare_timer = None
-        prepared = await self.driver.prepare(list(self.context))
+        prepared = await self.driver.prepare([*self.context, *self.chooser.kept()])
         if prepared is None:
             return
         for rel, n in prepared.tokens.items():

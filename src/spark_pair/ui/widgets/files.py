@@ -1,12 +1,16 @@
-"""The files pane: files changed on disk since the last turn, and the context set.
+"""The files pane: what the next request sends, and the files changed on disk since the last turn.
 
-`●` marks a file in the context (sent with every prompt) with its token estimate; `M` marks a
-file changed on disk since the last turn. space or enter toggles a file in or out of the
-context. A context file gone from disk (a turn deleted it) is not listed; it is listed again
-once it is back (/undo).
+`●` marks a file a person put into the context (sent with every prompt), `○` one the automatic
+context chose for the prompt being typed, with its reason on the line below, and `×` a chosen
+file dropped (not sent); each with its token estimate. `M` marks a file changed on disk since the
+last turn. space drops a chosen file (or brings it back), or takes a file out of the context or
+puts it in; p pins a file (it stays in the context for every prompt). A context file gone from
+disk (a turn deleted it) is not listed; it is listed again once it is back (/undo).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual.binding import Binding
@@ -23,10 +27,64 @@ def tokens_label(n: int | None) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
+class Chosen:
+    """A file the automatic context chose, as the pane shows it."""
+
+    __slots__ = ("path", "reason", "tokens")
+
+    def __init__(self, path: str, reason: str, tokens: int) -> None:
+        self.path = path
+        self.reason = reason
+        self.tokens = tokens
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Chosen) and (self.path, self.reason, self.tokens) == (
+            other.path, other.reason, other.tokens)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def file_rows(context: dict[str, int | None], chosen: Sequence[Chosen], dropped: set[str],
+              changed: set[str], listed: set[str], missing: frozenset[str],
+              width: int = 28) -> list[Option]:
+    """The pane's rows: the context, then the chosen files (best first), then the others.
+    A chosen file's reason is on a line of its own, cut to `width`."""
+    options = []
+    auto = {c.path: c for c in chosen}
+    order = [*sorted(p for p in context if p not in missing),
+             *(c.path for c in chosen if c.path not in context),
+             *sorted(listed - context.keys() - auto.keys() - missing)]
+    for path in order:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append("M " if path in changed else "  ")
+        c = auto.get(path)
+        if path in context:
+            text.append("● ")
+            text.append(shown(path))
+            text.append(f" {tokens_label(context[path])}", style="dim")
+        elif c is not None:
+            gone = path in dropped
+            text.append("× " if gone else "○ ")
+            text.append(shown(path), style="strike" if gone else "")
+            text.append(f" {tokens_label(c.tokens)}", style="dim")
+            reason = ("dropped: " if gone else "") + c.reason
+            if len(reason) > width - 4:
+                reason = reason[:max(1, width - 5)] + "…"
+            text.append("\n    " + reason, style="dim italic")
+        else:
+            text.append("  ")
+            text.append(shown(path))
+        options.append(Option(text, id=path))
+    return options
+
+
 class FilesPane(OptionList):
     BINDINGS = [
-        Binding("space", "toggle", "context ±", id="files.toggle",
-                tooltip="Put the file into the context or take it out"),
+        Binding("space", "toggle", "drop/add", id="files.toggle",
+                tooltip="Drop a chosen file (or bring it back); take a file out of the context "
+                        "or put it in"),
+        Binding("p", "pin", "pin", id="files.pin",
+                tooltip="Keep the file in the context for every prompt"),
     ]
 
     DEFAULT_CSS = """
@@ -47,9 +105,16 @@ class FilesPane(OptionList):
             super().__init__()
             self.path = path
 
+    class Pinned(Message):
+        def __init__(self, path: str) -> None:
+            super().__init__()
+            self.path = path
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.context: dict[str, int | None] = {}  # path -> token estimate (None: counting)
+        self.chosen: list[Chosen] = []  # what the automatic context chose for the draft
+        self.dropped: set[str] = set()  # chosen files the person dropped
         self.changed: set[str] = set()
         self.known: set[str] = set()  # listed once: stays, so a dropped file can come back
         self.missing: frozenset[str] = frozenset()  # context files gone from disk: not listed
@@ -62,6 +127,12 @@ class FilesPane(OptionList):
         self.context = dict(context)
         if missing is not None:
             self.missing = missing
+        self.refresh_items()
+
+    def set_chosen(self, chosen: Sequence[Chosen], dropped: set[str]) -> None:
+        """The files the automatic context chose for the draft, and those dropped of them."""
+        self.chosen = list(chosen)
+        self.dropped = set(dropped)
         self.refresh_items()
 
     def add_changed(self, paths: set[str]) -> None:
@@ -77,26 +148,28 @@ class FilesPane(OptionList):
     def context_tokens(self) -> int:
         return sum(n or 0 for rel, n in self.context.items() if rel not in self.missing)
 
+    @property
+    def sent_tokens(self) -> int:
+        """The context's tokens and those of the chosen files not dropped."""
+        return self.context_tokens + sum(c.tokens for c in self.chosen
+                                         if c.path not in self.dropped
+                                         and c.path not in self.context)
+
     def refresh_items(self) -> None:
         self.known |= self.context.keys() | self.changed
         listed = (frozenset(self.known), frozenset(self.changed), tuple(self.context.items()),
-                  self.missing)
+                  self.missing, tuple((c.path, c.reason, c.tokens) for c in self.chosen),
+                  frozenset(self.dropped))
         if listed == self._listed:
             return  # a rebuilt list lays out the whole screen again
         self._listed = listed
         keep = self.highlighted_option.id if self.highlighted_option is not None else None
-        options = []
-        for path in sorted(self.known - self.missing):
-            text = Text(no_wrap=True, overflow="ellipsis")
-            text.append("M " if path in self.changed else "  ")
-            text.append("● " if path in self.context else "  ")
-            text.append(shown(path))
-            if path in self.context:
-                text.append(f" {tokens_label(self.context[path])}", style="dim")
-            options.append(Option(text, id=path))
+        options = file_rows(self.context, self.chosen, self.dropped, self.changed, self.known,
+                            self.missing, self.content_size.width or 28)
         if not options:
-            options.append(Option(Text("no changes; /add PATH puts a file into the context",
-                                       style="dim"), disabled=True))
+            options.append(Option(Text("no changes; files the prompt needs are listed here "
+                                       "as you type (/add PATH pins one)", style="dim"),
+                                  disabled=True))
         self.clear_options()
         self.add_options(options)
         if keep is not None:
@@ -104,17 +177,37 @@ class FilesPane(OptionList):
                 self.highlighted = self.get_option_index(keep)
             except Exception:  # noqa: BLE001 - the file left the list
                 pass
-        n = len(self.context.keys() - self.missing)
-        # on the lower border: the title's line is too short for both
-        self.border_subtitle = (f"{n} in context · {tokens_label(self.context_tokens)} tok"
-                                if n else "")
+        self.border_subtitle = context_summary(self.context, self.missing, self.chosen,
+                                               self.dropped)
 
     def action_toggle(self) -> None:
         option = self.highlighted_option
         if option is not None and option.id:
             self.post_message(self.Toggled(option.id))
 
+    def action_pin(self) -> None:
+        option = self.highlighted_option
+        if option is not None and option.id:
+            self.post_message(self.Pinned(option.id))
+
     def _on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         if event.option.id:
             self.post_message(self.Toggled(event.option.id))
+
+
+def context_summary(context: dict[str, int | None], missing: frozenset[str],
+                    chosen: Sequence[Chosen], dropped: set[str]) -> str:
+    """'2 in context · 3 chosen · 4.1k tok' ('' when nothing is sent)."""
+    n = len(context.keys() - missing)
+    auto = [c for c in chosen if c.path not in dropped and c.path not in context]
+    tokens = sum(v or 0 for k, v in context.items() if k not in missing) + sum(
+        c.tokens for c in auto)
+    parts = []
+    if n:
+        parts.append(f"{n} in context")
+    if auto:
+        parts.append(f"{len(auto)} chosen")
+    if not parts:
+        return ""
+    return " · ".join(parts) + f" · {tokens_label(tokens)} tok"

@@ -1,0 +1,559 @@
+"""The automatic context on real commits: recall and precision at the default budget, and the
+time to build it for a 5,000-file repository. Prints numbers.
+
+Each commit of `context_commits.json` is a task: its message (subject and body, trailers
+removed) is the instruction, the repository at its parent is the input, and the files it
+changed are the answer. The context is built as `spark-pair run` builds it (a Workspace with the
+automatic context at the default [context] settings, no file added, nothing edited, no earlier
+turn), then:
+
+- recall: the share of the changed files (that existed at the parent) whose relevant lines
+  were in the context: the whole file, or regions covering every line the commit changed or
+  removed (for a pure insertion, the line it follows or precedes). Per commit, then the mean;
+- precision: the share of the automatically chosen files that the commit changed;
+- both per repository, per set (tuning / held-out), overall, and on the commits whose message
+  names a file or an identifier the repository defines at the parent ("naming").
+
+The repositories are read from git directories fetched beforehand (bare is fine), found under
+`--mirror DIR` (as OWNER+NAME/repo, OWNER+NAME, OWNER/NAME, ...) or given one by one with
+`--repo OWNER/NAME=PATH`; a checkout of each is made under `--work` with `git worktree add`
+(which notes it in that git directory). What is missing is named, with how to fetch it.
+
+    .venv/bin/python benchmarks/bench_context.py --mirror DIR [--work DIR]
+        [--only requests,cobra] [--set tuning|held-out] [--commits N] [--langs] [--time]
+        [--time-only] [--rounds 5] [--json out.json] [-v]
+    .venv/bin/python benchmarks/bench_context.py --select [--per-repo 20]   # rewrite the list
+
+`--langs` also runs the repositories in other languages than Python without tree-sitter (the
+definitions then come from the patterns). `--time` adds the timings on the largest repository:
+the first index, the index read back from its cache, and the context after the index as the app
+builds it (edited files from the watcher) and as `run` does (edited files from git status).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spark_pair.config import Settings
+from spark_pair.workspace import symbols
+from spark_pair.workspace.autocontext import auto_context_of
+from spark_pair.workspace.context import Workspace, limits_of
+from spark_pair.workspace.index import RepoIndex
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "context_commits.json"
+# --- selecting the commits (mechanical; `--select` writes the list) --------------------------
+RULE = (
+    "From the snapshot's head, newest first (`git log --no-merges`), the first N commits such "
+    "that: the author is not a bot (no '[bot]', dependabot, renovate, pre-commit-ci, "
+    "github-actions); the subject is not a release, version bump, merge or revert; the subject, "
+    "without a conventional-commit prefix ('fix(x): '), has at least 3 words; the commit only "
+    "modifies or adds files (no deletion, rename, copy or type change); it modifies 1 to 5 "
+    "files that existed at the parent, at least one of them a source file (a suffix the "
+    "definitions index reads), and adds at most 3. No commit is picked or dropped by hand.")
+_BOT = re.compile(r"\[bot\]|dependabot|renovate|pre-commit-ci|github-actions", re.I)
+_SKIP_SUBJECT = re.compile(r"^(merge|revert|bump|release|prepare|version|v?\d+\.\d+)\b"
+                           r"|^\S+\(release\)|^\S+\(deps\)|^release:", re.I)
+_PREFIX = re.compile(r"^\w+(\([^)]*\))?!?:\s*")
+_TRAILER = re.compile(r"^\s*(signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|"
+                      r"reported-by|suggested-by|helped-by|change-id|cc|fixes|closes|refs?|"
+                      r"see-also|pr-url|backport-of)\s*:|^\s*\(cherry picked from", re.I)
+
+
+def git(gitdir: Path | str, *args: str, cwd: Path | None = None) -> str:
+    cmd = ["git", *args] if cwd is not None else ["git", f"--git-dir={gitdir}", *args]
+    out = subprocess.run(cmd, cwd=cwd, capture_output=True, check=True)
+    return out.stdout.decode("utf-8", "replace")
+
+
+def instruction_of(message: str) -> str:
+    """The commit message as an instruction: subject and body, trailers removed."""
+    lines = [ln for ln in message.strip().splitlines() if not _TRAILER.match(ln)]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def select(gitdir: Path, head: str, n: int) -> list[dict]:
+    out: list[dict] = []
+    log = git(gitdir, "log", "--no-merges", "--format=%H%x00%P%x00%an%x00%B%x01", head)
+    for entry in log.split("\x01"):
+        parts = entry.strip("\n").split("\x00")
+        if len(parts) != 4:
+            continue
+        sha, parents, author, message = parts
+        subject = message.strip().splitlines()[0] if message.strip() else ""
+        if _BOT.search(author) or _SKIP_SUBJECT.search(subject) or len(parents.split()) != 1:
+            continue
+        if len(re.findall(r"[A-Za-z]{2,}", _PREFIX.sub("", subject))) < 3:
+            continue
+        status = git(gitdir, "diff-tree", "--no-commit-id", "-r", "--name-status", "-M", sha)
+        rows = [ln.split("\t") for ln in status.splitlines() if ln]
+        kinds = {r[0][0] for r in rows}
+        modified = [r[1] for r in rows if r[0] == "M"]
+        added = [r[1] for r in rows if r[0] == "A"]
+        if not kinds <= {"M", "A"} or not 1 <= len(modified) <= 5 or len(added) > 3:
+            continue
+        if not any(os.path.splitext(p)[1].lower() in symbols.SOURCE_SUFFIXES for p in modified):
+            continue
+        out.append({"sha": sha, "parent": parents.split()[0], "subject": subject[:100]})
+        if len(out) >= n:
+            break
+    return out
+
+
+def run_select(args: argparse.Namespace) -> int:
+    data = json.loads(DATA.read_text())
+    for repo in data["repos"]:
+        gitdir = find_gitdir(repo["name"], args)
+        if gitdir is None:
+            print(missing(repo["name"]), file=sys.stderr)
+            continue
+        head = git(gitdir, "rev-parse", "HEAD").strip()
+        repo["head"] = head
+        repo["files"] = len(git(gitdir, "ls-tree", "-r", "--name-only", head).splitlines())
+        repo["commits"] = select(gitdir, head, args.per_repo)
+        print(f"{repo['name']}: {len(repo['commits'])} commits from {head[:12]}")
+    data["rule"] = RULE
+    data["per_repo"] = args.per_repo
+    DATA.write_text(json.dumps(data, indent=1) + "\n")
+    return 0
+
+
+# --- checkouts -----------------------------------------------------------------------------
+def find_gitdir(name: str, args: argparse.Namespace) -> Path | None:
+    """The git directory of `name` (OWNER/NAME): given with --repo, or under --mirror as
+    OWNER+NAME/repo, OWNER+NAME, OWNER+NAME.git, OWNER/NAME or NAME.git (bare or not)."""
+    given = dict(item.split("=", 1) for item in args.repo)
+    if name in given:
+        places = [Path(given[name])]
+    elif args.mirror is not None:
+        flat = name.replace("/", "+")
+        places = [args.mirror / flat / "repo", args.mirror / flat, args.mirror / f"{flat}.git",
+                  args.mirror / name, args.mirror / f"{name.split('/')[1]}.git"]
+    else:
+        places = []
+    for path in places:
+        if (path / "HEAD").is_file() and (path / "objects").is_dir():
+            return path
+        if (path / ".git").exists():
+            return path / ".git"
+    return None
+
+
+def missing(name: str) -> str:
+    flat = name.replace("/", "+")
+    return (f"missing: {name}: fetch it, e.g. `git clone --bare https://github.com/{name} "
+            f"DIR/{flat}/repo`, then pass --mirror DIR (or --repo {name}=PATH)")
+
+
+def checkout(gitdir: Path, work: Path, name: str, sha: str) -> Path:
+    """A worktree of `gitdir` at `sha` (made once, then moved from commit to commit)."""
+    tree = work / name.replace("/", "+")
+    if not (tree / ".git").exists():
+        work.mkdir(parents=True, exist_ok=True)
+        git(gitdir, "worktree", "prune")
+        git(gitdir, "worktree", "add", "-f", "--detach", str(tree), sha)
+    else:
+        git(gitdir, "checkout", "-q", "-f", "--detach", sha, cwd=tree)
+        git(gitdir, "clean", "-q", "-fdx", cwd=tree)
+    return tree
+
+
+def workspace(tree: Path, index: RepoIndex, settings: Settings) -> Workspace:
+    """A Workspace with the automatic context, made as `spark-pair run` makes it (its index
+    given: one per repository, refreshed at each commit)."""
+    auto = auto_context_of(tree, settings, None)
+    assert auto is not None
+    auto.index.close()
+    auto.index = index
+    return Workspace(tree, auto=auto, **limits_of(settings))
+
+
+# --- one commit ----------------------------------------------------------------------------
+@dataclass
+class Result:
+    repo: str
+    sha: str
+    instruction: str
+    answer: list[str]  # changed files that existed at the parent
+    chosen: list[str]  # the automatically chosen files
+    reasons: dict[str, str]
+    recalled: list[str]  # answer files whose relevant lines were in the context
+    shown: list[str]  # answer files in the context at all (whole or regions)
+    names: bool  # the message names a file or an identifier the repository defines
+    ms: float = 0.0
+    code_answer: list[str] = field(default_factory=list)  # the source files of `answer`
+    changed: set[str] = field(default_factory=set)  # every file the commit touched
+
+    @property
+    def recall(self) -> float:
+        return len(self.recalled) / len(self.answer)
+
+    @property
+    def code_recall(self) -> float | None:
+        if not self.code_answer:
+            return None
+        return len([p for p in self.recalled if p in self.code_answer]) / len(self.code_answer)
+
+    @property
+    def precision(self) -> float | None:
+        if not self.chosen:
+            return None
+        return len([p for p in self.chosen if p in self.changed]) / len(self.chosen)
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.M)
+
+
+def relevant_lines(tree: Path, parent: str, sha: str, rel: str) -> list[tuple[int, int]]:
+    """(first, last) spans of the parent's lines the commit changed or removed; a pure
+    insertion after line a is (a, a + 1) and counts as covered when either line is shown."""
+    diff = git("", "diff", "-U0", "--no-renames", "--no-color", parent, sha, "--", rel, cwd=tree)
+    spans = []
+    for m in _HUNK.finditer(diff):
+        start, count = int(m.group(1)), int(m.group(2) or "1")
+        spans.append((start, start + count - 1) if count else (max(start, 1), start + 1))
+    return spans
+
+
+def covered(spans: list[tuple[int, int]], regions: list[tuple[int, int]], insertion: bool
+            ) -> bool:
+    for a, b in spans:
+        if insertion and b == a + 1:  # an insertion point: one of its two lines is enough
+            if not any(x <= a <= y or x <= b <= y for x, y in regions):
+                return False
+        elif not all(any(x <= n <= y for x, y in regions) for n in range(a, b + 1)):
+            return False
+    return True
+
+
+_NAMEISH = re.compile(r"[\w./-]*\w\.[A-Za-z]\w{0,7}\b")
+_CODEISH = re.compile(r"`([^`\n]+)`|(\b[A-Za-z_][\w.]*\w)(\(\))?")
+_KEYWORDS = ("def|class|function|func|fn|struct|type|interface|enum|trait|const|var|let|val|"
+             "module|impl|macro_rules!")
+
+
+def names_something(tree: Path, instruction: str, files: set[str]) -> bool:
+    """Whether the message names a file of the repository (its path or file name) or an
+    identifier the repository defines. Judged here with git grep, not by the code under test
+    (so the subset stays the same whatever the index finds): an identifier is a word written as
+    code (in backticks, with `()`, a dot, an underscore or a capital inside) or capitalised
+    inside a sentence; it is defined where a source file has a keyword and the name
+    (`def name`, `func (r T) name`, `const name`), an assignment to it or to an attribute of
+    that name (`name =`, `x.name =`, `name: T =`), or a field or key declared with it at the
+    start of a line (`name: T`)."""
+    bases = {p.rsplit("/", 1)[-1] for p in files}
+    for m in _NAMEISH.finditer(instruction):
+        token = m.group(0).strip("./")
+        if token in files or token in bases or any(p.endswith("/" + token) for p in files):
+            return True
+    words: set[str] = set()
+    for m in _CODEISH.finditer(instruction):
+        if m.group(1) is not None:
+            words.update(re.findall(r"[A-Za-z_]\w{2,}", m.group(1)))
+            continue
+        token, call = m.group(2), m.group(3)
+        for word in token.split("."):
+            if len(word) < 3 or not re.fullmatch(r"[A-Za-z_]\w*", word):
+                continue
+            inner_cap = re.search(r"[a-z0-9][A-Z]|[A-Z][a-z]", word[1:]) is not None
+            before = instruction[max(0, m.start() - 2):m.start()].strip()
+            mid_cap = word[0].isupper() and m.start() > 0 and before not in ("", ".", ":")
+            if call or "." in token or "_" in word.strip("_") or inner_cap or mid_cap:
+                words.add(word)
+    if not words:
+        return False
+    alt = "|".join(sorted(words))
+    patterns = [rf"\b({_KEYWORDS})\s+(\([^)]*\)\s*)?\**({alt})\b",
+                rf"(^|[^\w.])(\w+\.)?({alt})\s*(:[^:=]*)?=([^=]|$)",
+                rf"^\s*(pub\s+|readonly\s+)?({alt})\??\s*:"]
+    specs = [f"*{suffix}" for suffix in sorted(symbols.SOURCE_SUFFIXES)]
+    args = ["grep", "-q", "-E", "-I"]
+    for pattern in patterns:
+        args += ["-e", pattern]
+    done = subprocess.run(["git", *args, "--", *specs], cwd=tree, capture_output=True)
+    return done.returncode == 0
+
+
+def measure(repo: str, tree: Path, index: RepoIndex, commit: dict,
+            settings: Settings) -> Result:
+    sha, parent = commit["sha"], commit["parent"]
+    instruction = instruction_of(git("", "log", "-1", "--format=%B", sha, cwd=tree))
+    status = git("", "diff-tree", "--no-commit-id", "-r", "--name-status", sha, cwd=tree)
+    rows = [ln.split("\t") for ln in status.splitlines() if ln]
+    changed = {r[-1] for r in rows}
+    answer = sorted(r[1] for r in rows if r[0] == "M")
+    index.refresh()
+    started = time.perf_counter()
+    ws = workspace(tree, index, settings)
+    plan = ws.plan(instruction, [])
+    assert plan is not None
+    chosen = plan.found.paths()
+    ws.build(instruction, chosen, followup=False)
+    ms = (time.perf_counter() - started) * 1000
+    ctx = ws.last_context
+    assert ctx is not None
+    recalled, shown = [], []
+    for rel in answer:
+        if rel in ctx.whole:
+            recalled.append(rel)
+            shown.append(rel)
+        elif rel in ctx.partial:
+            shown.append(rel)
+            if covered(relevant_lines(tree, parent, sha, rel), ctx.partial[rel], True):
+                recalled.append(rel)
+    code = [p for p in answer if os.path.splitext(p)[1].lower() in symbols.SOURCE_SUFFIXES]
+    return Result(repo, sha, instruction, answer, chosen, plan.found.reasons(), recalled, shown,
+                  names_something(tree, instruction, set(index.files)), ms, code, changed)
+
+
+# --- reporting -----------------------------------------------------------------------------
+def mean(values: list[float]) -> float:
+    return statistics.fmean(values) if values else float("nan")
+
+
+def row(label: str, results: list[Result]) -> str:
+    if not results:
+        return f"{label:<30} {'-':>5}"
+    named = [r for r in results if r.names]
+    precisions = [p for r in results if (p := r.precision) is not None]
+    code = [c for r in results if (c := r.code_recall) is not None]
+    return (f"{label:<30} {len(results):>5} {mean([r.recall for r in results]):>7.2f} "
+            f"{mean(code):>6.2f} {mean([len(r.shown) / len(r.answer) for r in results]):>6.2f} "
+            f"{mean([float(r.recall == 1.0) for r in results]):>6.2f} {mean(precisions):>6.2f} "
+            f"{len(named) / len(results):>6.2f} {len(named):>5} "
+            f"{mean([r.recall for r in named]):>7.2f} "
+            f"{mean([float(r.recall == 1.0) for r in named]):>6.2f} "
+            f"{mean([len(r.chosen) for r in results]):>6.1f}")
+
+
+HEADER = (f"{'':<30} {'tasks':>5} {'recall':>7} {'code':>6} {'shown':>6} {'full':>6} "
+          f"{'prec':>6} {'naming':>6} {'n':>5} {'recall':>7} {'full':>6} {'files':>6}\n"
+          f"{'':<30} {'':>5} {'':>7} {'':>6} {'':>6} {'':>6} {'':>6} {'share':>6} "
+          f"{'-- naming subset --':>20} {'':>6}")
+LEGEND = """\
+recall: mean per commit of the share of changed files (existing at the parent) whose changed
+lines were in the context; code: the same over source files only; shown: the share in the
+context at all (whole or regions, the lines or not); full: share of commits with recall 1;
+prec: share of the chosen files the commit changed (commits with a chosen file); naming: share
+of commits whose message names a file or an identifier the repository defines; files: chosen
+files per commit."""
+
+
+def report(results: list[Result], repos: list[dict], title: str) -> None:
+    print(f"\n{title}")
+    print(HEADER)
+    for repo in repos:
+        mine = [r for r in results if r.repo == repo["name"]]
+        if mine:
+            print(row(f"{repo['name']} ({repo['lang']})", mine))
+    for part in ("tuning", "held-out"):
+        names = {r["name"] for r in repos if r["set"] == part}
+        mine = [r for r in results if r.repo in names]
+        if mine:
+            print(row(f"[{part}]", mine))
+    print(row("[all]", results))
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+# --- timing --------------------------------------------------------------------------------
+def spread(values: list[float]) -> str:
+    return (f"min {min(values):7.1f}  median {statistics.median(values):7.1f}  "
+            f"max {max(values):7.1f} ms  (n={len(values)})")
+
+
+class Watched:
+    """What a front end's watcher tells the workspace (`spark-pair` and `watch`): the files
+    edited on disk, kept in memory (none here: a clean checkout)."""
+
+    def recent(self) -> list[str]:
+        return []
+
+    def mark_turn(self) -> set[str]:
+        return set()
+
+
+def timing(tree: Path, name: str, instructions: list[str], rounds: int,
+           settings: Settings) -> None:
+    print(f"\nTime on {name} ({load()})")
+    with tempfile.TemporaryDirectory() as tmp:
+        firsts = []
+        n_files = 0
+        for r in range(rounds):
+            index = RepoIndex(tree, Path(tmp) / f"first{r}.sqlite3")
+            t = time.perf_counter()
+            index.refresh()
+            firsts.append((time.perf_counter() - t) * 1000)
+            n_files = len(index.files)
+            index.close()
+        print(f"  files listed: {n_files}; tree-sitter "
+              f"{'installed' if _has_tree_sitter() else 'missing'}")
+        print(f"  first index (every file read, cache written):  {spread(firsts)}  {load()}")
+        cache = Path(tmp) / "first0.sqlite3"
+        again: list[float] = []
+        times: dict[str, list[float]] = {"app": [], "run": [], "plan": [], "build": []}
+        for _ in range(rounds):
+            index = RepoIndex(tree, cache)
+            t = time.perf_counter()
+            index.refresh()
+            again.append((time.perf_counter() - t) * 1000)
+            for text in instructions:
+                for how in ("app", "run"):
+                    ws = workspace(tree, index, settings)
+                    if how == "app":
+                        ws.watcher = Watched()  # type: ignore[assignment]
+                    t0 = time.perf_counter()
+                    plan = ws.plan(text, [])
+                    t1 = time.perf_counter()
+                    assert plan is not None
+                    ws.build(text, plan.found.paths(), followup=False)
+                    t2 = time.perf_counter()
+                    times[how].append((t2 - t0) * 1000)
+                    if how == "app":
+                        times["plan"].append((t1 - t0) * 1000)
+                        times["build"].append((t2 - t1) * 1000)
+            index.close()
+        print(f"  index from its cache (a new process; stat only): {spread(again)}  {load()}")
+        print(f"  context, the app (edited files from the watcher): {spread(times['app'])}  "
+              f"{load()}")
+        print(f"    of which choosing the files and the map:       {spread(times['plan'])}")
+        print(f"    of which reading and fitting the files:        {spread(times['build'])}")
+        print(f"  context, run (edited files from git status):     {spread(times['run'])}  "
+              f"{load()}")
+        median = statistics.median(times["app"])
+        print(f"  target: the context <= 200 ms after the first index: the app's median "
+              f"{median:.0f} ms = {median / 200:.2f} x the target")
+
+
+# --- main ----------------------------------------------------------------------------------
+def without_tree_sitter() -> None:
+    sys.modules["tree_sitter_language_pack"] = None  # type: ignore[assignment]
+    symbols._parsers.clear()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mirror", type=Path, default=None,
+                    help="folder holding the fetched repositories (OWNER+NAME/repo, ...)")
+    ap.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME=PATH",
+                    help="the git directory of one repository")
+    ap.add_argument("--work", type=Path,
+                    default=Path(tempfile.gettempdir()) / "spark-pair-bench-context",
+                    help="where the checkouts are made (kept between runs)")
+    ap.add_argument("--only", default="", help="comma-separated repositories (name or part)")
+    ap.add_argument("--set", choices=("tuning", "held-out"), default=None)
+    ap.add_argument("--commits", type=int, default=0, help="at most N commits per repository")
+    ap.add_argument("--langs", action="store_true",
+                    help="also run the non-Python repositories without tree-sitter")
+    ap.add_argument("--time", action="store_true", help="also time the 5,000-file repository")
+    ap.add_argument("--time-only", action="store_true")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--json", type=Path, default=None, help="write every result here")
+    ap.add_argument("-v", "--verbose", action="store_true", help="a line per commit")
+    ap.add_argument("--select", action="store_true", help="rewrite the list of commits")
+    ap.add_argument("--per-repo", type=int, default=20)
+    args = ap.parse_args()
+    if args.select:
+        return run_select(args)
+
+    data = json.loads(DATA.read_text())
+    settings = Settings()
+    ctx = settings.context
+    repos = [r for r in data["repos"]
+             if (not args.only or any(o in r["name"] for o in args.only.split(",")))
+             and (args.set is None or r["set"] == args.set)]
+    found: dict[str, Path] = {}
+    for repo in repos:
+        gitdir = find_gitdir(repo["name"], args)
+        if gitdir is None:
+            print(f"{missing(repo['name'])}; skipped", file=sys.stderr)
+        else:
+            found[repo["name"]] = gitdir
+    if not found:
+        print("no repository to measure", file=sys.stderr)
+        return 2
+    print(f"automatic context at the default budget: budget_tokens {ctx.budget_tokens}, "
+          f"map_tokens {ctx.map_tokens}, max_files {ctx.max_files}")
+    print(f"tree-sitter-language-pack: {'installed' if _has_tree_sitter() else 'missing'}")
+    print(f"commits: {DATA.name} ({data['per_repo']} per repository; rule: see the file)")
+
+    if not args.time_only:
+        results = evaluate(repos, found, args, settings)
+        report(results, repos, f"Recall and precision ({load()})")
+        print(LEGEND)
+        if args.json is not None:
+            args.json.write_text(json.dumps([r.__dict__ | {"changed": sorted(r.changed)}
+                                             for r in results], indent=1))
+        if args.langs:
+            other = [r for r in repos if r["lang"] != "python" and r["name"] in found]
+            without_tree_sitter()
+            plain = evaluate(other, found, args, settings)
+            names = {r["name"] for r in other}
+            report([r for r in results if r.repo in names], other,
+                   "Non-Python repositories with tree-sitter")
+            report(plain, other, f"Non-Python repositories without tree-sitter (patterns) "
+                                 f"({load()})")
+    if args.time or args.time_only:
+        big = max((r for r in data["repos"] if r["name"] in found or args.time_only),
+                  key=lambda r: r.get("files", 0))
+        gitdir = found.get(big["name"]) or find_gitdir(big["name"], args)
+        if gitdir is None:
+            print(f"{missing(big['name'])} (for the timings)", file=sys.stderr)
+            return 2
+        tree = checkout(gitdir, args.work, big["name"], big["head"])
+        texts = [instruction_of(git("", "log", "-1", "--format=%B", c["sha"], cwd=tree))
+                 for c in big["commits"][:10]]
+        timing(tree, big["name"], texts, args.rounds, settings)
+    return 0
+
+
+def _has_tree_sitter() -> bool:
+    try:
+        import tree_sitter_language_pack  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def evaluate(repos: list[dict], found: dict[str, Path], args: argparse.Namespace,
+             settings: Settings) -> list[Result]:
+    results: list[Result] = []
+    for repo in repos:
+        gitdir = found.get(repo["name"])
+        if gitdir is None:
+            continue
+        commits = repo["commits"][:args.commits] if args.commits else repo["commits"]
+        index: RepoIndex | None = None
+        for commit in commits:
+            tree = checkout(gitdir, args.work, repo["name"], commit["parent"])
+            index = index or RepoIndex(tree)
+            r = measure(repo["name"], tree, index, commit, settings)
+            results.append(r)
+            if args.verbose:
+                mark = "N" if r.names else " "
+                print(f"  {repo['name']:<20} {r.sha[:10]} {mark} recall {r.recall:.2f} "
+                      f"chosen {len(r.chosen):>2} {r.ms:6.0f} ms  {r.instruction[:60]!r}")
+                for rel in r.answer:
+                    how = ("ok" if rel in r.recalled else "regions miss" if rel in r.shown
+                           else "missing")
+                    print(f"      {how:<12} {rel}  {r.reasons.get(rel, '')}")
+        if index is not None:
+            index.close()
+    return results
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,121 @@
+"""The automatic context in the app: files chosen for the prompt while it is typed.
+
+The draft is planned once it has been still for `SETTLE_S` (in a worker thread: the index, git
+grep); the files pane (and, when the pane is folded away, the prompt's border) shows each chosen
+file with its reason. space drops one (it stays dropped while this prompt is written), p pins it
+(it joins the context). Enter sends the context and the chosen files not dropped; a prompt sent
+before its plan came (an AI! comment, a quick enter) is planned first, in the turn's worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..edits.paths import shown
+from .widgets.files import Chosen
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from .screens.main import MainScreen
+
+SETTLE_S = 0.25  # the draft is planned once it has been still this long
+
+
+class ChosenFiles:
+    def __init__(self, screen: MainScreen, on_change: Callable[[], None]) -> None:
+        self.screen = screen
+        self.on_change = on_change  # the chosen files or the dropped ones changed
+        self.draft = ""  # the prompt text the chosen files are for
+        self.plan: Any = None  # the workspace's Plan for `draft` (None: none yet)
+        self.dropped: set[str] = set()
+        self._timer: Timer | None = None
+
+    @property
+    def chosen(self) -> list[Chosen]:
+        if self.plan is None:
+            return []
+        return [Chosen(c.path, c.label, c.tokens) for c in self.plan.found.files]
+
+    def kept(self) -> list[str]:
+        """The chosen files that go with the request."""
+        return [c.path for c in self.chosen if c.path not in self.dropped]
+
+    def draft_changed(self, text: str) -> None:
+        """The prompt changed: plan it once it is still."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        text = text.strip()
+        if not text or text.startswith("/"):
+            return
+        self._timer = self.screen.set_timer(SETTLE_S, lambda: self._start(text))
+
+    def _start(self, text: str) -> None:
+        self._timer = None
+        self.screen.run_worker(self._plan(text), group="plan", exclusive=True,
+                               exit_on_error=False)
+
+    async def _plan(self, text: str) -> None:
+        # dropped files stay in the plan (listed as dropped, so they can come back)
+        plan = await self.screen.driver.plan(text, self.screen.sent_context(), ())
+        if plan is None:
+            return
+        self.draft, self.plan = text, plan
+        self.on_change()
+
+    async def files_for(self, prompt: str, pinned: Sequence[str]) -> list[str]:
+        """What a turn for `prompt` sends: `pinned` and the chosen files not dropped (planned
+        now when the plan in hand is for another text)."""
+        text = prompt.strip()
+        if self.plan is None or self.draft != text:
+            # enter never waits for the first index of a large repository
+            plan = await self.screen.driver.plan(text, list(pinned), (), wait=False)
+            if plan is None:
+                return list(pinned)
+            self.draft, self.plan = text, plan
+        extra = [p for p in self.kept() if p not in pinned]
+        return [*pinned, *extra]
+
+    def reset(self) -> None:
+        """A turn started: the next prompt starts with nothing chosen or dropped."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        had = self.plan is not None or self.dropped
+        self.plan, self.draft = None, ""
+        self.dropped.clear()
+        if had:
+            self.on_change()
+
+    def toggle(self, path: str) -> str | None:
+        """space on a chosen file: drop it or bring it back (what happened, in words); None
+        when `path` was not chosen."""
+        if path not in {c.path for c in self.chosen}:
+            return None
+        if path in self.dropped:
+            self.dropped.discard(path)
+            what = f"{shown(path)} goes with the prompt again"
+        else:
+            self.dropped.add(path)
+            what = f"dropped {shown(path)}: it is not sent with this prompt"
+        self.on_change()
+        return what
+
+    def withheld_notes(self) -> list[str]:
+        """For each file the draft names that is never sent on its own: why, and how to add
+        it."""
+        if self.plan is None:
+            return []
+        return [f"{shown(w.path)} is not sent ({w.reason}); /add {shown(w.path)} sends it"
+                for w in self.plan.found.withheld if w.named]
+
+    def border_line(self, context: dict[str, int | None]) -> str:
+        """One line for the prompt's border when the files pane is folded away."""
+        kept = [c for c in self.chosen if c.path not in self.dropped and c.path not in context]
+        if not kept:
+            return ""
+        first = kept[0]
+        more = f" +{len(kept) - 1}" if len(kept) > 1 else ""
+        return f"○ {shown(first.path)} ({first.reason}){more} · ctrl+p drops"

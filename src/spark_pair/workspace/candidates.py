@@ -1,0 +1,467 @@
+"""Automatic context: the files an instruction needs, each with the reason it was chosen.
+
+    found = suggest(root, "rename parse_header to parse_head", index, pinned=["a.py"])
+    found.files      # [Candidate("http/utils.py", Why.DEFINES, "parse_header", ...), ...]
+    found.withheld   # [Withheld(".env", "looks like a secret (.env*)", named=True)]
+
+Reasons, strongest first: the instruction names the file (a path or a file name); the file
+defines an identifier the instruction names (the index of definitions); the file was edited on
+disk recently (the watcher, or git's uncommitted changes); an earlier turn showed or changed it;
+the file uses an identifier the instruction names and the repository defines (git grep); its
+path holds words of the instruction. A file git ignores, a link that leaves the repository, a
+binary or huge file, and a file that looks like a secret (`SECRET_PATTERNS`, `[context] never`)
+is never chosen; named in the instruction, it is listed in `withheld` with the reason, so a
+front end can say how to add it by hand.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from .layout import SPLIT, changelogs, is_test, path_words
+from .symbols import SOURCE_SUFFIXES
+
+if TYPE_CHECKING:
+    from .index import RepoIndex
+    from .symbols import Definition
+
+
+class Why(StrEnum):
+    NAMED = "named"  # the instruction names the file
+    DEFINES = "defines"  # it defines an identifier the instruction names
+    EDITED = "edited"  # changed on disk recently
+    EARLIER = "earlier"  # an earlier turn showed or changed it
+    USES = "uses"  # it uses an identifier the instruction names
+    PATH = "path"  # its path holds words of the instruction
+    LOG = "changelog"  # the changelog, when most changes add to it
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    path: str
+    why: Why
+    detail: str = ""  # the identifier or the words
+    score: float = 0.0
+    lines: tuple[int, ...] = ()  # relevant lines (definitions, uses): shown if it is cut
+    missing: bool = False  # named, not on disk yet (the instruction may create it)
+    tokens: int = 0  # an estimate of the whole file's tokens (from its size)
+
+    @property
+    def label(self) -> str:
+        """The reason, in words (the files pane, `run`'s notes and JSON)."""
+        match self.why:
+            case Why.NAMED:
+                return "named, new file" if self.missing else "named"
+            case Why.DEFINES:
+                return f"defines {self.detail}"
+            case Why.USES:
+                return f"uses {self.detail}"
+            case Why.EDITED:
+                return "edited on disk"
+            case Why.EARLIER:
+                return "earlier turn"
+            case Why.PATH:
+                return f"path: {self.detail}"
+            case Why.LOG:
+                return f"changelog ({self.detail})"
+
+
+@dataclass(frozen=True, slots=True)
+class Withheld:
+    path: str
+    reason: str  # why it is never sent on its own
+    named: bool  # the instruction names it (then a front end says how to add it by hand)
+
+
+@dataclass(slots=True)
+class Found:
+    """What `suggest` found for one instruction."""
+
+    instruction: str
+    files: list[Candidate] = field(default_factory=list)  # ranked, strongest first
+    withheld: list[Withheld] = field(default_factory=list)
+
+    def paths(self) -> list[str]:
+        return [c.path for c in self.files]
+
+    def reasons(self) -> dict[str, str]:
+        return {c.path: c.label for c in self.files}
+
+
+# files that look like secrets: never sent unless a person adds them by hand
+SECRET_PATTERNS = (".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "id_*",
+                   "credentials*", ".netrc", ".pgpass", "*.keystore", "*.jks")
+_CODE_SUFFIXES = frozenset({".py", ".js", ".ts", ".go", ".rs", ".java", ".rb", ".c", ".h",
+                            ".cpp", ".cs", ".php", ".kt", ".swift", ".md", ".rst", ".txt"})
+FILE_SUFFIXES = frozenset({*SOURCE_SUFFIXES, ".md", ".rst", ".txt", ".json", ".toml", ".yaml",
+                           ".yml", ".cfg", ".ini", ".html", ".css", ".scss", ".lock", ".xml",
+                           ".csv", ".sql", ".env", ".pem", ".key", ".tcss", ".svg"})
+MAX_FILES = 12  # automatic files, at most
+MIN_SCORE = 12.0  # weaker evidence is not enough on its own
+BODY_LINES = 200  # lines of a named definition's body shown when its file is cut, at most
+MAX_DEFINERS = 6  # a name defined in more files than this says little about where to look
+MAX_NAMES = 6  # identifiers followed to their users, at most
+MAX_WORDS = 12  # plain words looked for inside the names of definitions, at most
+MAX_USERS = 8  # a name used in more files than this is not followed to its users
+_PATHISH = re.compile(r"[\w.\-/]*[\w\-]\.[A-Za-z][\w]{0,7}\b|[\w.\-]+/[\w.\-/]+"
+                      r"|(?<![\w/.])\.[A-Za-z][\w.\-]*")
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://\S*")
+_IDENT = re.compile(r"``([^`\n]{2,80})``|`([^`\n]{2,80})`"
+                    r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# a commit-style prefix, `fix(parser): ...` (its type is no call; its scope names a place)
+_PREFIX = re.compile(r"^([ \t]*(?:[-*][ \t]+)?)(?:feat|fix|chore|docs?|tests?|refactor|perf|ci|"
+                     r"build|style|dx|sec|types|lint|deps)(?:\(([^)\n]*)\))?!?:[ \t]",
+                     re.M | re.I)
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
+STOP = frozenset(
+    "this that with from into make file files function functions change please should would "
+    "could when then also them there where which what have only each every the and for fix "
+    "add use all any not but can new now too its out via one two are was you your our their "
+    "has had been being does did done just like more most some such than very will shall may "
+    "might must about after before above below under over again further once here why how "
+    "both few other same own off until while other instead rather using used uses code line "
+    "lines test tests name names value values call calls return returns set get let run "
+    "bug bugs update updates remove removes rename renames move moves support typo typos "
+    "docs doc readme changes changed error errors issue issues case cases it is in of to a an "
+    "on at by be or as so if no do up we us".split())
+
+
+def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[str] = (),
+            dropped: Iterable[str] = (), edited: Sequence[str] = (),
+            earlier: Sequence[str] = (), never: Sequence[str] = (),
+            max_files: int = MAX_FILES) -> Found:
+    """The files `instruction` needs beside `pinned` (those a person put in the context), best
+    first; `dropped` are never suggested. `edited`: files changed on disk recently, newest
+    first; `earlier`: files of earlier turns. Blocking (reads the index, may run git grep)."""
+    found = Found(instruction)
+    listed = index.files
+    instruction = _URL.sub(" ", instruction)  # a link's host and path name no file here
+    instruction = _PREFIX.sub(lambda m: f"{m.group(1)}{m.group(2) or ''} ", instruction)
+    scores: dict[str, list[Candidate]] = {}
+
+    def add(c: Candidate) -> None:
+        scores.setdefault(c.path, []).append(c)
+
+    named = _named_paths(root, instruction, listed)
+    for rel, weight, missing in named:
+        add(Candidate(rel, Why.NAMED, score=100.0 * weight, missing=missing))
+    names = _identifiers(instruction)
+    strong = names.strong
+    defined = _definers(index, strong, names.weak, names.pairs)
+    for name, rel, line, score in defined:
+        add(Candidate(rel, Why.DEFINES, name, score, (line,)))
+    for name, rel, line, score in _partial_definers(index, instruction):
+        add(Candidate(rel, Why.DEFINES, name, score, (line,)))
+    for i, rel in enumerate(edited[:5]):
+        if rel in listed:
+            add(Candidate(rel, Why.EDITED, score=35.0 - 4 * i))
+    for rel in earlier:
+        if rel in listed:
+            add(Candidate(rel, Why.EARLIER, score=25.0))
+    # the users of the code-like names: those the repository defines first, then the others
+    # (`trimRight()`: a library's name says where it is called; not a part of `debug.log`)
+    mine = {name for name, *_ in defined if name in strong}
+    others = strong - mine - names.dotted
+    used = sorted(mine) + sorted(others, key=lambda n: (-len(n), n))
+    for name, rel, lines in _users(root, index, used):
+        add(Candidate(rel, Why.USES, name, 20.0, lines))
+    for rel, words, score in _path_matches(instruction, listed):
+        add(Candidate(rel, Why.PATH, " ".join(words), score))
+    for rel, share in changelogs(root, listed):
+        add(Candidate(rel, Why.LOG, f"in {share:.0%} of recent commits", 14.0,
+                      tuple(range(1, 60, 8))))
+    skip = set(pinned) | set(dropped)
+
+    ranked: list[Candidate] = []
+    for rel, reasons in scores.items():
+        if rel in skip:
+            continue
+        best = max(reasons, key=lambda c: c.score)
+        total = sum(max((c.score for c in reasons if c.why == w), default=0.0) for w in Why)
+        lines = tuple(sorted({n for c in reasons for n in c.lines}))
+        info = listed.get(rel)
+        ranked.append(Candidate(rel, best.why, best.detail, total, lines, best.missing,
+                                0 if info is None else info.size // 4))
+    ranked.sort(key=lambda c: (-c.score, c.path))
+    named_set = {rel for rel, _, _ in named}
+    for c in ranked:
+        reason = withheld_reason(c.path, listed, never)
+        if reason is not None:
+            found.withheld.append(Withheld(c.path, reason, c.path in named_set))
+        elif c.score >= MIN_SCORE and len(found.files) < max_files:
+            found.files.append(c)
+    found.files = _with_bodies(index, found.files,
+                               {(rel, line) for _, rel, line, score in defined if score >= 40})
+    found.withheld.extend(_named_but_unlisted(root, instruction, listed, skip))
+    return found
+
+
+def withheld_reason(rel: str, listed: dict, never: Sequence[str] = ()) -> str | None:
+    """Why the file is never sent on its own (None: it may be)."""
+    info = listed.get(rel)
+    if info is not None and info.note:
+        return info.note
+    name = rel.rsplit("/", 1)[-1]
+    suffix = os.path.splitext(name)[1].lower()
+    for pattern in never:
+        if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(name, pattern):
+            return f"matches [context] never ({pattern})"
+    if suffix not in _CODE_SUFFIXES or name.startswith(".env"):
+        for pattern in SECRET_PATTERNS:
+            if pattern == "id_*" and suffix not in ("", ".pub"):
+                continue  # a key file (id_rsa, id_ed25519.pub), not id_map.json
+            if fnmatch.fnmatchcase(name, pattern):
+                return f"looks like a secret ({pattern})"
+    return None
+
+
+# --- the instruction's words -----------------------------------------------------------------
+class _Names(NamedTuple):
+    strong: set[str]  # code-like identifiers
+    weak: set[str]  # plain words, alone and joined into identifiers ("parse header")
+    pairs: set[tuple[str, str]]  # (owner, member) of dotted names (`Session.get`)
+    dotted: set[str]  # code-like only as a part of a dotted name (`debug.log`)
+
+
+def _identifiers(instruction: str) -> _Names:
+    """The names an instruction writes. Code-like: in backticks, with an underscore, a digit
+    or a capital inside, called (`style()`), or a part of a dotted name (`req.socket`)."""
+    strong: set[str] = set()
+    dotted: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    plain: list[str] = []
+    for m in _IDENT.finditer(instruction):
+        quoted = m.group(1) or m.group(2)
+        if quoted is not None:
+            for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", quoted):
+                if len(word) >= 3:
+                    strong.add(word)
+            pairs.update(_pairs(quoted))
+            continue
+        token = m.group(0)
+        parts = token.split(".")
+        if len(parts) > 1 and f".{parts[-1].lower()}" in FILE_SUFFIXES:
+            continue  # a file name (the named paths take it)
+        pairs.update(_pairs(token))
+        called = instruction.startswith("(", m.end())
+        for word in parts:
+            if len(word) < 3:
+                continue
+            if called or "_" in word.strip("_") or _CAMEL.search(word) or any(
+                    ch.isdigit() for ch in word):
+                strong.add(word)
+            elif len(parts) > 1:
+                dotted.add(word)
+            elif word.lower() not in STOP:
+                plain.append(word)
+    weak: set[str] = set()
+    for a, b in zip(plain, plain[1:], strict=False):
+        weak.add(f"{a}_{b}".lower())
+        weak.add(f"{a}{b}".lower())
+    weak |= {w for w in plain if len(w) >= 4}
+    dotted -= strong
+    return _Names(strong | dotted, weak, pairs, dotted)
+
+
+def _pairs(token: str) -> set[tuple[str, str]]:
+    """(owner, member) of each dotted name in `token` (not a file name)."""
+    out: set[tuple[str, str]] = set()
+    for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+", token):
+        words = name.split(".")
+        if f".{words[-1].lower()}" not in FILE_SUFFIXES:
+            out.update(zip(words, words[1:], strict=False))
+    return out
+
+
+def _definers(index: RepoIndex, strong: set[str], weak: set[str],
+              dotted: Collection[tuple[str, str]] = ()) -> list[tuple[str, str, int, float]]:
+    """(name, path, line, score) for files defining a named identifier. A member of a dotted
+    name (`Session.get`) counts in the files that define its owner too, however common."""
+    out: list[tuple[str, str, int, float]] = []
+    by_name: dict[str, dict[str, int]] = {}
+    for rel, d in index.defining(strong | weak, any_case=True):
+        by_name.setdefault(d.name, {}).setdefault(rel, d.line)
+    owners = {o: set(by_name.get(o, ())) for o, _ in dotted}
+    for owner, member in dotted:
+        for rel in owners[owner] & set(by_name.get(member, ())):
+            out.append((member, rel, by_name[member][rel], 60.0))
+    strong_lower = {s.lower() for s in strong}
+    for name, files in by_name.items():
+        if len(files) > MAX_DEFINERS:
+            continue
+        if name in strong:
+            base = 60.0
+        elif name.lower() in strong_lower:
+            base = 45.0
+        elif "_" in name or _CAMEL.search(name):
+            base = 40.0  # two plain words joined: "parse header" -> parse_header
+        else:
+            base = 10.0  # a plain word that is also a name: not enough on its own
+        share = base / (1 + 0.5 * (len(files) - 1))
+        out.extend((name, rel, line, share) for rel, line in files.items())
+    return out
+
+
+def _with_bodies(index: RepoIndex, files: list[Candidate], defs: set[tuple[str, int]]
+                 ) -> list[Candidate]:
+    """The candidates with the lines of each named definition's body among their relevant
+    lines (to its next definition, at most BODY_LINES), so a file cut into regions shows the
+    body, not only its first line."""
+    wanted = [c.path for c in files if any((c.path, n) in defs for n in c.lines)]
+    if not wanted:
+        return files
+    starts = {rel: sorted({d.line for d in found})
+              for rel, found in index.definitions_of(wanted, top_only=False).items()}
+    out = []
+    for c in files:
+        lines = set(c.lines)
+        for n in c.lines:
+            if (c.path, n) in defs:
+                after = [x for x in starts.get(c.path, ()) if x > n]
+                end = min(after[0] - 1 if after else n + BODY_LINES, n + BODY_LINES)
+                lines.update(range(n, end + 1, 8))
+                lines.add(end)
+        out.append(replace(c, lines=tuple(sorted(lines))) if len(lines) > len(c.lines) else c)
+    return out
+
+
+def _partial_definers(index: RepoIndex, instruction: str
+                      ) -> list[tuple[str, str, int, float]]:
+    """(name, path, line, score) for files whose definitions' names hold a plain word of the
+    instruction (`pager`: `_pipepager`, `echo_via_pager`): a word found in few files, in
+    several of a file's names, or several words in one file add up."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", instruction)} - STOP
+    words = set(sorted(words, key=lambda w: (-len(w), w))[:MAX_WORDS])
+    by_word: dict[str, dict[str, list[Definition]]] = {}
+    for rel, d in index.containing(sorted(words)):
+        lname = d.name.lower()
+        for w in words:
+            if w in lname:
+                by_word.setdefault(w, {}).setdefault(rel, []).append(d)
+    scores: dict[str, float] = {}
+    first: dict[str, Definition] = {}
+    for files in by_word.values():
+        if len(files) > 2 * MAX_DEFINERS:
+            continue  # a word in the names of many files says little
+        for rel, defs in files.items():
+            scores[rel] = scores.get(rel, 0.0) + 6.0 + 2.0 * min(len(defs), 3)
+            first.setdefault(rel, defs[0])
+    return [(first[rel].name, rel, first[rel].line, score) for rel, score in scores.items()]
+
+
+def _users(root: Path, index: RepoIndex, names: list[str]
+           ) -> list[tuple[str, str, tuple[int, ...]]]:
+    """(name, path, lines) for files that mention one of `names` as a whole word."""
+    if not names:
+        return []
+    from ..git import run_git
+
+    args = ["grep", "-n", "-I", "-w", "-F", "--no-color"]  # tracked files (--untracked: slow)
+    for name in names[:MAX_NAMES]:
+        args += ["-e", name]
+    res = run_git(root, *args, timeout=5)
+    hits: dict[str, dict[str, list[int]]] = {}
+    if res is not None and res.returncode in (0, 1):
+        for raw in res.stdout.splitlines()[:5000]:
+            parts = raw.decode("utf-8", "replace").split(":", 2)
+            if len(parts) < 3 or not parts[1].isdigit():
+                continue
+            rel, line, text = parts[0], int(parts[1]), parts[2]
+            if rel not in index.files:
+                continue
+            for name in names[:MAX_NAMES]:
+                if re.search(rf"\b{re.escape(name)}\b", text):
+                    hits.setdefault(name, {}).setdefault(rel, []).append(line)
+    out: list[tuple[str, str, tuple[int, ...]]] = []
+    for name, files in hits.items():
+        ranked = sorted(files.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        if len(files) > MAX_USERS:
+            # a name used all over the repository says little about where to look, but its
+            # tests still test it
+            ranked = [kv for kv in ranked if is_test(kv[0])][:3]
+        out.extend((name, rel, tuple(lines[:50])) for rel, lines in ranked)
+    return out
+
+
+def _named_paths(root: Path, instruction: str, listed: dict) -> list[tuple[str, float, bool]]:
+    """(path, weight, missing) for paths and file names written in the instruction."""
+    out: dict[str, tuple[float, bool]] = {}
+    by_base: dict[str, list[str]] | None = None
+    for m in _PATHISH.finditer(instruction):
+        token = _token(m.group(0))
+        if not token:
+            continue
+        if token in listed:
+            out[token] = (1.0, False)
+            continue
+        tail = [rel for rel in listed if rel.endswith("/" + token)] if "/" in token else []
+        if not tail:
+            if by_base is None:
+                by_base = {}
+                for rel in listed:
+                    by_base.setdefault(rel.rsplit("/", 1)[-1].lower(), []).append(rel)
+            tail = by_base.get(token.rsplit("/", 1)[-1].lower(), []) if "/" not in token else []
+        if tail:
+            for rel in tail[:3]:
+                out.setdefault(rel, (1.0 / len(tail[:3]), False))
+        elif "/" in token and (root / token).parent.is_dir() and not (root / token).exists():
+            out.setdefault(token, (0.5, True))  # to be created where it is named
+    return [(rel, w, missing) for rel, (w, missing) in out.items()]
+
+
+def _token(text: str) -> str:
+    """A path as written (`./a.py`, `a.py.`, `b/a.py` from a diff) as a repo path ('' for one
+    that climbs out of the repository)."""
+    text = text.rstrip(".").removeprefix("./").lstrip("/")
+    return "" if ".." in text.split("/") else text
+
+
+def _named_but_unlisted(root: Path, instruction: str, listed: dict,
+                        skip: set[str]) -> list[Withheld]:
+    """Files the instruction names that exist but are not listed (git ignores them, or they
+    are in a folder never read)."""
+    out: list[Withheld] = []
+    for m in _PATHISH.finditer(instruction):
+        token = _token(m.group(0))
+        if not token or token in listed or token in skip:
+            continue
+        full = root / token
+        try:
+            exists = full.is_file() or full.is_symlink()
+        except OSError:
+            exists = False
+        if exists:
+            out.append(Withheld(token, "git ignores it", True))
+    return out
+
+
+def _path_matches(instruction: str, listed: dict) -> list[tuple[str, list[str], float]]:
+    """(path, matched words, score) for files whose path holds words of the instruction."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]{2,}", instruction)}
+    words -= STOP
+    if not words:
+        return []
+    pw = path_words(listed)
+    matched: dict[str, list[str]] = {}
+    for word in sorted(words):
+        for rel in pw.by_word.get(word, ()):
+            matched.setdefault(rel, []).append(word)
+    out = []
+    for rel, hits in matched.items():
+        if len(hits) > 1:  # in the path's order
+            order = [p.lower() for p in SPLIT.split(os.path.splitext(rel)[0])]
+            hits.sort(key=order.index)
+        stem = pw.stems[rel]
+        stem_hit = stem in words and pw.stem_count[stem] <= 3  # the file's own name, and rare
+        if len(hits) >= 2 or stem_hit:
+            score = 6.0 * len(hits) + (6.0 if stem_hit else 0.0)
+            out.append((rel, hits, score))
+    out.sort(key=lambda t: (-t[2], t[0]))
+    return out[:MAX_FILES]

@@ -1,0 +1,92 @@
+"""What a repository's layout says: the words of its paths, which files are tests, and
+whether changes add to its changelog. Used by the automatic context and the repository map.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+SPLIT = re.compile(r"[/._\-\s]+")  # between the words of a path
+
+
+class PathWords(NamedTuple):
+    """The words of every listed path (lower case), made once per snapshot of the index."""
+
+    stems: dict[str, str]  # path -> its file name without the suffix
+    stem_count: dict[str, int]  # file name without the suffix -> how many files have it
+    by_word: dict[str, list[str]]  # a word of a path (folder, name) -> the paths holding it
+    folders: dict[str, tuple[str, int]]  # path -> (its folder, its depth)
+
+
+_last_words: tuple[dict, PathWords] | None = None
+
+
+def path_words(listed: dict) -> PathWords:
+    """The words of the paths of `listed` (an index's snapshot: replaced, never changed in
+    place, so the last one's words are kept)."""
+    global _last_words
+    last = _last_words
+    if last is not None and last[0] is listed:
+        return last[1]
+    stems: dict[str, str] = {}
+    count: dict[str, int] = {}
+    by_word: dict[str, list[str]] = {}
+    folders: dict[str, tuple[str, int]] = {}
+    for rel in listed:
+        base = os.path.splitext(rel)[0]
+        stem = base.rsplit("/", 1)[-1].lower().lstrip(".")
+        stems[rel] = stem
+        count[stem] = count.get(stem, 0) + 1
+        for part in {p.lower() for p in SPLIT.split(base) if p}:
+            by_word.setdefault(part, []).append(rel)
+        folder = os.path.dirname(rel)
+        folders[rel] = (folder, rel.count("/"))
+    words = PathWords(stems, count, by_word, folders)
+    _last_words = (listed, words)
+    return words
+
+
+def is_test(rel: str) -> bool:
+    """Whether the path looks like a test's (a tests folder, test_x.py, x_test.go, x.test.ts)."""
+    parts = rel.lower().split("/")
+    stem = parts[-1].split(".", 1)[0]
+    return (any(p in ("test", "tests", "spec", "__tests__", "testing") for p in parts[:-1])
+            or stem.startswith("test_") or stem.endswith(("_test", "_spec"))
+            or ".test." in parts[-1] or ".spec." in parts[-1])
+
+
+_LOG_NAMES = frozenset({"changelog", "changes", "history", "news", "releases", "release-notes"})
+LOG_COMMITS = 30  # recent commits that tell whether changes add to the changelog
+LOG_SHARE = 0.3  # the share of them that must change it
+_last_logs: tuple[dict, str, list[tuple[str, float]]] | None = None
+
+
+def changelogs(root: Path, listed: dict) -> list[tuple[str, float]]:
+    """(path, share) of the changelogs (CHANGES.md, HISTORY.rst, ... near the top) that at
+    least LOG_SHARE of the last LOG_COMMITS commits changed: a change there usually adds to
+    it. Asks git once per snapshot of the index."""
+    global _last_logs
+    names = [rel for rel in listed if rel.count("/") <= 1
+             and os.path.splitext(rel.rsplit("/", 1)[-1])[0].lower() in _LOG_NAMES]
+    if not names:
+        return []
+    last = _last_logs
+    if last is not None and last[0] is listed and last[1] == str(root):
+        return last[2]
+    from ..git import run_git
+
+    res = run_git(root, "log", f"-n{LOG_COMMITS}", "--no-merges", "--format=%x01",
+                  "--name-only", timeout=5)
+    found: list[tuple[str, float]] = []
+    if res is not None and res.returncode == 0:
+        commits = [set(c.split()) for c in res.stdout.decode("utf-8", "replace").split("\x01")
+                   if c.strip()]
+        for rel in names:
+            share = sum(rel in c for c in commits) / max(len(commits), 1)
+            if len(commits) >= 10 and share >= LOG_SHARE:
+                found.append((rel, share))
+    _last_logs = (listed, str(root), found)
+    return found
