@@ -210,6 +210,9 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO, *, watchdog: bool = Fa
             diag.say(f"while closing: {error}")
             return reports[0].code
         exc = error
+    except BrokenPipeError:  # stdout's reader went away (`| head`): said once, on stderr
+        diag.say("stdout was closed (its reader went away): the run stopped there")
+        raise  # (the command line framework exits with 1, quietly)
     except Exception as error:  # a bug: say so plainly, never a traceback
         if reports and reports[0].code is not None:
             return reports[0].code
@@ -475,36 +478,39 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
     deltas = jl is not None and opts.deltas  # a line per delta: text is handed over as it comes
     if jl is not None:
         from .jsonl import event_to_dict
+    turn = session.turn(opts.prompt, files, ask=opts.ask,
+                        latency=0.0 if deltas else TEXT_LATENCY_S, choose=opts.auto_context)
     try:
-        async for event in session.turn(opts.prompt, files, ask=opts.ask,
-                                        latency=0.0 if deltas else TEXT_LATENCY_S,
-                                        choose=opts.auto_context):
-            kind = type(event)
-            if kind is LineAdded or (kind is TextDelta and not deltas):
-                continue  # the most common events: nothing to say about them
-            match event:
-                case TurnFinished():
-                    await report(event.result)
-                    continue
-                case TurnStarted() if context is not None:
-                    _say_left_out(diag, context, files)
-                case Started() if jl is None:  # the request is out: what prints the diff
-                    loop.run_in_executor(None, _load_render)  # loads meanwhile
-                case HunkStarted():
-                    report.hunks[event.op_index] = report.hunks.get(event.op_index, 0) + 1
-                case Rewound():
-                    report.hunks.clear()
-                case Completed() | Failed() if watcher is not None:
-                    # one turn only: the apply step checks the files itself, so the
-                    # watcher winds down while it runs rather than after
-                    watcher.stop_soon()
-            if isinstance(event, Failed):
-                report.failed = event.error  # its `error` line is written here, once
-            diag.event(event)
-            if jl is not None:
-                obj = event_to_dict(event, deltas=opts.deltas)
-                if obj is not None:
-                    jl.write(obj)
+        # closed here whatever ends the loop (a write to a closed stdout, a bug): the turn's
+        # own ending (its proposals, the request log) runs while the run is still open
+        async with contextlib.aclosing(turn) as events:
+            async for event in events:
+                kind = type(event)
+                if kind is LineAdded or (kind is TextDelta and not deltas):
+                    continue  # the most common events: nothing to say about them
+                match event:
+                    case TurnFinished():
+                        await report(event.result)
+                        continue
+                    case TurnStarted() if context is not None:
+                        _say_left_out(diag, context, files)
+                    case Started() if jl is None:  # the request is out: what prints the diff
+                        loop.run_in_executor(None, _load_render)  # loads meanwhile
+                    case HunkStarted():
+                        report.hunks[event.op_index] = report.hunks.get(event.op_index, 0) + 1
+                    case Rewound():
+                        report.hunks.clear()
+                    case Completed() | Failed() if watcher is not None:
+                        # one turn only: the apply step checks the files itself, so the
+                        # watcher winds down while it runs rather than after
+                        watcher.stop_soon()
+                if isinstance(event, Failed):
+                    report.failed = event.error  # its `error` line is written here, once
+                diag.event(event)
+                if jl is not None:
+                    obj = event_to_dict(event, deltas=opts.deltas)
+                    if obj is not None:
+                        jl.write(obj)
     finally:
         if timer is not None:
             timer.cancel()
