@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual import events
 
 from spark_pair.headless.demo_project import FILES, PROMPT
@@ -328,6 +329,7 @@ async def test_escape_after_the_stream_leaves_the_review_deciding(repo: Path,
     assert (repo / "inventory.py").read_text() != FILES["inventory.py"]  # accepted: written
 
 
+@pytest.mark.xdist_group("timing")  # times a pace: the timing tests run one at a time
 async def test_the_meter_reads_the_server_pace_on_a_short_reply(repo: Path,
                                                                  sim: SimProcess) -> None:
     """A short reply arrives in a few reads while the screen is busy with the turn's start:

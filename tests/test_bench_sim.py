@@ -9,6 +9,8 @@ from spark_pair.protocol.client import ClientOptions, ModelClient
 
 MODEL = "gpt-5.3-codex-spark"
 
+pytestmark = pytest.mark.xdist_group("timing")  # times paces: the timing tests run one at a time
+
 
 def factory(sim, api_key: str | None = None, **kw):
     def make(transport: str) -> ModelClient:

@@ -26,6 +26,8 @@ with Journal(Path(sys.argv[1]), Path(sys.argv[2])).locked():
     time.sleep(60)
 """
 
+pytestmark = pytest.mark.xdist_group("timing")  # times paces: the timing tests run one at a time
+
 
 @pytest.mark.parametrize("left", ["", "98765432109876543210\n"])
 def test_a_lock_wait_gives_up_when_stop_says_so_and_names_the_holder(tmp_path: Path,

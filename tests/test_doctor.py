@@ -230,6 +230,7 @@ async def test_connection_refused_is_a_link_problem(sim):
     assert "link problem" in by_id(report)["connect"].hint
 
 
+@pytest.mark.xdist_group("timing")  # times a pace: the timing tests run one at a time
 async def test_stalled_stream_fails_within_the_check_timeout(sim):
     sim.set_faults([{"kind": "stall", "transport": "responses", "after_tokens": 3}])
     report = await run_doctor(config(sim, check_timeout_s=1.0))
@@ -240,6 +241,7 @@ async def test_stalled_stream_fails_within_the_check_timeout(sim):
     assert "--check-timeout" in stream.hint
 
 
+@pytest.mark.xdist_group("timing")  # times a pace: the timing tests run one at a time
 @pytest.mark.parametrize("transport", ["chat", "responses"])
 async def test_a_stream_left_open_after_its_last_event_passes(sim, transport):
     """No [DONE] and no end of the body (some servers and gateways): the stream ended at its
@@ -397,6 +399,7 @@ async def test_a_buffering_proxy_is_detected(sim):
     assert "buffers" in by_id(report)["stream"].hint
 
 
+@pytest.mark.xdist_group("timing")  # times a pace: the timing tests run one at a time
 @pytest.mark.parametrize("transport", ["responses", "chat"])
 async def test_a_fast_stream_after_a_slow_first_token_passes(sim, transport):
     """64 tokens at 1,200 tok/s take 53 ms after a 600 ms TTFT: a small part of the wait, yet
@@ -480,6 +483,7 @@ async def test_doctor_sends_the_bodies_a_turn_sends(sim):
     assert streamed and all(set(b) == turn_keys for b in streamed)
 
 
+@pytest.mark.xdist_group("timing")  # times a pace: the timing tests run one at a time
 async def test_a_slow_stream_passes_with_its_measured_rate(sim):
     """Slow is not stalled: tokens still arriving at the limit pass with the measured tok/s."""
     sim.configure(tps=10, ttft_ms=0, replies=[
@@ -504,6 +508,7 @@ async def test_the_stream_check_reads_a_few_dozen_tokens(sim):
     assert chat[0]["body"]["max_tokens"] == 64
 
 
+@pytest.mark.xdist_group("timing")  # times a pace: the timing tests run one at a time
 async def test_the_memory_check_gives_each_of_its_two_requests_the_limit(sim):
     """On a slow server each request of the memory check fits the limit; both together need
     not (a false alarm before)."""

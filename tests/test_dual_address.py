@@ -26,6 +26,8 @@ from spark_pair.sim.process import SimProcess
 HOOK = Path(__file__).with_name("dual_name")
 NAME = "dual.spark-pair.test"
 
+pytestmark = pytest.mark.xdist_group("timing")  # times paces: the timing tests run one at a time
+
 
 def _hook():  # noqa: ANN202 - the site hook's module
     spec = importlib.util.spec_from_file_location("dual_name_hook", HOOK / "sitecustomize.py")

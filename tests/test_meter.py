@@ -27,6 +27,8 @@ from spark_pair.ui.widgets.meter import Meter, sparkline
 MODEL = "gpt-5.3-codex-spark"
 FRAME_S = 1 / 30
 
+pytestmark = pytest.mark.xdist_group("timing")  # times paces: the timing tests run one at a time
+
 
 async def stream_in_frames(base_url: str, meter: Meter, transport: str,
                            ttfts: list[str] | None = None) -> list:

@@ -370,6 +370,7 @@ def the_ttft(events: list) -> float:
     return done.metrics.ttft_s
 
 
+@pytest.mark.xdist_group("timing")  # times a pace: the timing tests run one at a time
 async def test_a_slow_websocket_upgrade_is_set_up_time_not_ttft(sim):
     sim.configure(ttft_ms=50, tokens=40)
     sim.set_faults([{"kind": "slow_handshake", "seconds": SET_UP_S, "times": -1}])
@@ -380,6 +381,7 @@ async def test_a_slow_websocket_upgrade_is_set_up_time_not_ttft(sim):
     assert m.connect_s >= SET_UP_S and m.duration_s >= SET_UP_S + 0.05
 
 
+@pytest.mark.xdist_group("timing")  # times a pace: the timing tests run one at a time
 async def test_after_a_drop_the_reconnect_is_not_in_the_retrys_ttft(sim):
     sim.configure(ttft_ms=50, tokens=40)
     async with client(sim, "ws") as c:
@@ -392,6 +394,7 @@ async def test_after_a_drop_the_reconnect_is_not_in_the_retrys_ttft(sim):
     assert m.connect_s >= SET_UP_S
 
 
+@pytest.mark.xdist_group("timing")  # times a pace: the timing tests run one at a time
 @pytest.mark.parametrize("transport", ["responses", "chat"])
 async def test_a_slow_http_connection_set_up_is_not_ttft(sim, transport):
     import httpx
