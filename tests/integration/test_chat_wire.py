@@ -9,6 +9,7 @@ import json
 
 import httpx
 import pytest
+from support.clock import SkippingClock
 
 from spark_pair.errors import BadRequest, ProtocolError, ServerError, StreamDropped
 from spark_pair.protocol.client import ClientOptions, ModelClient
@@ -41,7 +42,7 @@ async def read(body: bytes, max_retries: int = 0) -> tuple[list, int]:
     opts = ClientOptions(base_url="http://mock", api_key="k", model="m", transport="chat",
                          max_retries=max_retries)
     async with ModelClient(opts) as c:
-        c._retry_base_s = 0.001
+        c.clock = SkippingClock()
         c._http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
         events = [e async for e in c.stream(TurnRequest("sys", [Message("user", "hi")]))]
     return events, len(calls)

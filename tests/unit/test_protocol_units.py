@@ -7,6 +7,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.clock import SkippingClock
 
 from spark_pair.errors import (
     AuthError,
@@ -357,10 +358,12 @@ async def test_dns_and_refusal_fail_at_once_but_a_connect_timeout_is_retried(exc
         raise exc
 
     async with mock_client(handler, "chat", max_retries=2) as c:
-        c._retry_base_s = 0.001
+        c.clock = SkippingClock()
         events = [e async for e in c.stream(turn())]
     err = events[-1].error
     assert isinstance(events[-1], Failed) and isinstance(err, cls) and len(calls) == attempts
+    assert len(c.clock.waits) == attempts - 1  # 1 s, then 2 s, each jittered up to 25 %
+    assert all(2 ** i <= wait <= 1.25 * 2 ** i for i, wait in enumerate(c.clock.waits))
     assert "http://mock/v1/chat/completions" in err.message
     if cls is StreamTimeout:
         assert "connect timeout" in err.message and "gave up after 2 retries" in err.message
@@ -383,7 +386,7 @@ async def test_a_drop_given_up_on_says_so_and_what_to_do():
                               content=CHAT_SSE[:60])
 
     async with mock_client(handler, "chat", max_retries=2) as c:
-        c._retry_base_s = 0.001
+        c.clock = SkippingClock()
         events = [e async for e in c.stream(turn())]
     err = events[-1].error
     assert err.kind == "dropped" and "gave up after 2 retries" in err.message
@@ -416,7 +419,7 @@ async def _stream_with_a_cut_first_attempt(second: bytes) -> list:
         return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
     async with mock_client(handler, "chat") as c:
-        c._retry_base_s = 0.001
+        c.clock = SkippingClock()
         return [e async for e in c.stream(turn())]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -45,7 +44,7 @@ from .metrics import Stopwatch, estimate_request_tokens, estimate_tokens, tokens
 from .request import CONNECT_TIMEOUT_S, endpoint_url, user_agent
 from .responses_sse import stream_responses
 from .responses_ws import WsRefused, WsSession
-from .retry import MIN_READ_TIMEOUT_S, give_up_note, retry_delay
+from .retry import MIN_READ_TIMEOUT_S, Clock, give_up_note, retry_delay
 
 if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never needs it)
     import random
@@ -136,7 +135,7 @@ class ModelClient:
                                                              self.base_url)
         self._ws_failures = 0
         self._rng: random.Random | None = None  # the retry jitter's (None: the module's)
-        self._retry_base_s = 1.0
+        self.clock = Clock()  # what the retries wait on and their deadline counts
         self._http: httpx.AsyncClient | None = None
         self._http_transport = http_transport
         self._ws = WsSession(self.base_url, options.api_key,
@@ -262,7 +261,7 @@ class ModelClient:
             rec.extra["sent_ahead"] = True  # its first attempt: the log tells the two ways apart
             rec.ts -= watch.t0 - request.sent_at
             watch.t0 = request.sent_at
-        t_start = time.monotonic()
+        t_start = self.clock.monotonic()
         emitted = 0
         shown = ""  # the text yielded so far, kept only while a retry replays it
         retries = 0
@@ -281,7 +280,7 @@ class ModelClient:
                 response_id = None
                 read_s = o.timeout_s
                 if retries:  # a retry near the deadline must not run a full timeout past it
-                    left = o.retry_deadline_s - (time.monotonic() - t_start)
+                    left = o.retry_deadline_s - (self.clock.monotonic() - t_start)
                     read_s = max(MIN_READ_TIMEOUT_S, min(o.timeout_s, left))
                 try:
                     reply = self._attempt(transport, model, request, read_s, watch)
@@ -347,10 +346,10 @@ class ModelClient:
                                             f"{', '.join(tried)}", status=err.status, url=where)
                     retries += 1
                     delay = None
-                    elapsed = time.monotonic() - t_start
+                    elapsed = self.clock.monotonic() - t_start
                     if retries <= o.max_retries:
                         delay = retry_delay(err, retries, elapsed, o.retry_deadline_s,
-                                            self._rng, self._retry_base_s)
+                                            self._rng)
                     if delay is None:
                         err = await self._mode_missing(err, transport)
                         err.message += give_up_note(err, retries - 1, o.max_retries, elapsed,
@@ -366,7 +365,7 @@ class ModelClient:
                         return
                     previous = err
                     yield Retrying(retries, delay, err.kind, transport)
-                    await asyncio.sleep(delay)
+                    await self.clock.sleep(delay)
                     continue
                 watch.done()
                 text = "".join(parts)
