@@ -138,14 +138,14 @@ def test_a_run_stopped_by_timeout_reports_and_keeps_what_it_measured(sim, tmp_pa
     repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
     home = tmp_path / "home"
     sim.set_faults([{"kind": "stall", "after_tokens": 30, "seconds": 3600, "times": -1}])
-    res = run(repo, home, sim, "anything", "--json", "--timeout", "1.5", "--transport", "chat")
+    res = run(repo, home, sim, "anything", "--json", "--timeout", "3", "--transport", "chat")
     assert res.returncode == 7, res.stderr  # TIMEOUT
     lines = lines_of(res.stdout)
     check_schema(lines)
     metrics = [ln for ln in lines if ln["type"] == "metrics"]
     assert len(metrics) == 1 and metrics[0]["partial"] is True
     assert metrics[0]["ttft_ms"] is not None and metrics[0]["output_tokens"] > 0
-    assert metrics[0]["duration_ms"] >= 1000
+    assert metrics[0]["duration_ms"] >= 1000  # the stall is in it: 3 s less the start-up
     assert lines[-1]["status"] == "cancelled"
 
     text = run(repo, home, sim, "anything", "--timeout", "1.5", "--transport", "chat")

@@ -22,7 +22,8 @@ def factory(sim, api_key: str | None = None, **kw):
 
 @pytest.mark.parametrize("transport", ["ws", "responses", "chat"])
 async def test_tok_s_at_concurrency_1_matches_the_set_rate(sim, transport):
-    sim.configure(tps=800, ttft_ms=20, tokens=240)
+    sim.configure(tps=800, ttft_ms=100, tokens=800)  # a second of stream: a busy machine's
+    # pauses of a few ms move its rate little
     plan = BenchPlan(model=MODEL, transports=[transport], concurrency=[1], requests=2,
                      max_tokens=1000)
     result = await run_bench(plan, factory(sim))
@@ -31,7 +32,9 @@ async def test_tok_s_at_concurrency_1_matches_the_set_rate(sim, transport):
     assert level.ok == 2 and level.errors == 0
     assert level.tokens_per_s.p50 == pytest.approx(800, rel=0.05)
     assert level.tokens_per_s.min == pytest.approx(800, rel=0.05)
-    assert level.ttft_ms.p50 is not None and level.ttft_ms.p50 >= 20
+    # the server's 100 ms wait is in the TTFT (measured from the first token, it would read
+    # about 0); the request's time stamp may come late by a pause on a busy machine
+    assert level.ttft_ms.p50 is not None and level.ttft_ms.p50 >= 50
 
 
 async def test_finds_the_knee_below_the_concurrency_limit(sim):
