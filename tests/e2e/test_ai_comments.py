@@ -143,6 +143,9 @@ class Proc:
         if self.p.poll() is None:
             self.p.kill()
             self.p.wait()
+        self.sel.close()
+        self.p.stdout.close()  # type: ignore[union-attr]
+        self.p.stderr.close()  # type: ignore[union-attr]
 
 
 @pytest.fixture

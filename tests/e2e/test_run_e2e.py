@@ -276,6 +276,8 @@ def test_ctrl_c_mid_stream_writes_nothing_and_exits_130(sim: SimProcess, repo: P
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
     check_schema(lines)
     assert code == ExitCode.INTERRUPTED
     assert words in err and err.count("nothing was written") == 1, err

@@ -294,7 +294,7 @@ async def test_https_to_a_plain_http_port_suggests_http(sim):
 
 
 async def test_ws_refused_is_a_note_under_auto_and_a_failure_when_demanded(sim):
-    sim.configure(replies=[{"match": "What number", "text": "42"}])
+    sim.configure(**PACED, replies=[{"match": "What number", "text": "42"}])
     sim.set_faults([{"kind": "ws_refuse", "times": -1}])
     report = await run_doctor(config(sim))
     ws = by_id(report)["ws"]
@@ -499,7 +499,7 @@ async def test_a_slow_stream_passes_with_its_measured_rate(sim):
 
 
 async def test_the_stream_check_reads_a_few_dozen_tokens(sim):
-    sim.configure(tokens=2000, replies=[{"match": "What number", "text": "42"}])
+    sim.configure(**PACED, tokens=2000, replies=[{"match": "What number", "text": "42"}])
     report = await run_doctor(config(sim, transport="chat"))
     stream = by_id(report)["stream"]
     assert stream.status == "pass" and stream.data["tokens"] == 64

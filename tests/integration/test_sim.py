@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import Iterator
 
 import httpx
 import openai
@@ -20,9 +21,22 @@ MODEL = "gpt-5.3-codex-spark"
 SCRIPTED = "Hello from the simulator: ünïcode ✓, \"quotes\", new\nlines.\n"
 
 
+_OPEN: list[openai.OpenAI] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_sdk_clients() -> Iterator[None]:
+    """Each test's SDK clients are closed when it ends (their sockets with them)."""
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
 def sdk(sim: SimProcess, key: str = "test-key", retries: int = 0) -> openai.OpenAI:
-    return openai.OpenAI(base_url=sim.base_url + "/v1", api_key=key, max_retries=retries,
-                         http_client=httpx.Client(trust_env=False, timeout=10))
+    client = openai.OpenAI(base_url=sim.base_url + "/v1", api_key=key, max_retries=retries,
+                           http_client=httpx.Client(trust_env=False, timeout=10))
+    _OPEN.append(client)
+    return client
 
 
 def script(sim: SimProcess) -> None:

@@ -144,6 +144,8 @@ def run_editing_mid_stream(sim: SimProcess, repo: Path, home: Path, diff: str,
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
     assert edited
     check_schema(lines)
     return code, lines

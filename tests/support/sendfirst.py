@@ -60,6 +60,7 @@ def wire(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Wire]:
     finally:
         proc.kill()
         proc.wait(5)
+        proc.stdout.close()  # type: ignore[union-attr]
 
 
 def wire_env(home: Path, sim: SimProcess, wire: Wire, path: str, **extra: str) -> dict[str, str]:
