@@ -63,13 +63,13 @@ def test_the_store_keeps_verdicts_and_shares_are_per_model(tmp_path):
     store.record_verdicts("t3", "strong", verdicts_of(OPS[:1], [Decision(Action.ACCEPT)]),
                           ts=300.0)
     store.close()
-    again = RequestStore(tmp_path / "r.sqlite3", must_exist=True)
-    fast, strong = shares(again.verdict_rows())
-    assert (fast.model, fast.turns, fast.proposed, fast.kept, fast.amended, fast.rejected) == (
-        "fast", 2, 4, 2, 1, 1)
-    assert fast.share(Fate.KEPT) == 0.5 and strong.share(Fate.KEPT) == 1.0
-    assert [s.model for s in shares(again.verdict_rows(since=150.0))] == ["fast", "strong"]
-    assert shares(again.verdict_rows(since=250.0))[0].proposed == 3
+    with RequestStore(tmp_path / "r.sqlite3", must_exist=True) as again:
+        fast, strong = shares(again.verdict_rows())
+        assert (fast.model, fast.turns, fast.proposed, fast.kept, fast.amended,
+                fast.rejected) == ("fast", 2, 4, 2, 1, 1)
+        assert fast.share(Fate.KEPT) == 0.5 and strong.share(Fate.KEPT) == 1.0
+        assert [s.model for s in shares(again.verdict_rows(since=150.0))] == ["fast", "strong"]
+        assert shares(again.verdict_rows(since=250.0))[0].proposed == 3
 
 
 SOURCE = "".join(f"line {i}\n" for i in range(1, 31))
@@ -109,6 +109,6 @@ async def test_the_next_request_carries_the_reason_and_stats_the_verdicts(
     assert "m.txt hunk 2 (reason: \\\"line 21 must stay lower case\\\")" in sent \
         or 'm.txt hunk 2 (reason: "line 21 must stay lower case")' in sent
     assert "applied as you proposed: m.txt hunk 1" in sent
-    store = RequestStore(store_path, must_exist=True)
-    (only,) = shares(store.verdict_rows())
+    with RequestStore(store_path, must_exist=True) as store:
+        (only,) = shares(store.verdict_rows())
     assert (only.model, only.proposed, only.kept, only.rejected) == ("gpt-5.3-codex-spark", 2, 1, 1)

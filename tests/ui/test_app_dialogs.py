@@ -113,10 +113,14 @@ async def test_at_80x24_what_can_not_apply_is_named_in_the_notice_and_its_row(
         shown = screen_rows(app)[notice.region.y:notice.region.bottom]
         assert "left out: inventory.py" in shown[0], shown
         assert "its lines are not in the file" in review.review.entries[0].problem
-        await until(pilot, lambda: any("can't apply: its lines are not in the file" in row
-                                       for row in screen_rows(app)[review.region.y:
-                                                                   review.region.bottom]),
-                    "the row's reason painted")  # a frame after the notice, on a busy machine
+        def pane_rows() -> list[str]:
+            return screen_rows(app)[review.region.y:review.region.bottom]
+
+        try:  # a frame after the notice, on a busy machine
+            await until(pilot, lambda: any("can't apply: its lines are not in the file" in row
+                                           for row in pane_rows()), "the row's reason painted")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the review pane shows: {pane_rows()}") from None
         await pilot.press("R")
         await until(pilot, lambda: turn_over(app), "the second turn's end")
         assert "nothing written" in str(notice.render())

@@ -10,11 +10,11 @@ def test_records_round_trip_and_filter(tmp_path):
     store.record(a)
     store.record(b)
     store.close()
-    again = RequestStore(tmp_path / "r.sqlite3")
-    assert again.records() == [a, b]
-    assert again.records(since=150) == [b]
-    assert again.records(until=150) == [a]
-    assert again.records(model="m2") == [b]
+    with RequestStore(tmp_path / "r.sqlite3") as again:
+        assert again.records() == [a, b]
+        assert again.records(since=150) == [b]
+        assert again.records(until=150) == [a]
+        assert again.records(model="m2") == [b]
 
 
 def test_bench_runs_newest_first(tmp_path, monkeypatch):
