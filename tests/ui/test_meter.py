@@ -96,7 +96,8 @@ async def test_live_rate_follows_the_simulator_pace_within_5_percent(sim, transp
 async def test_the_live_ttft_is_the_final_one_however_slow_the_connection_set_up(sim) -> None:
     """A WebSocket upgrade that takes 0.6 s (a slow TLS handshake or gateway) is no part of
     the TTFT, live or final: the meter shows the client's TTFT from the first token on."""
-    sim.configure(tps=1000, ttft_ms=80, tokens=400)
+    sim.configure(tps=1000, ttft_ms=100, tokens=400)  # read at least 0.05 s: a request
+    # time-stamped late on a busy machine reads a little under the server's wait
     sim.set_faults([{"kind": "slow_handshake", "seconds": 0.6, "times": -1}])
     app = MeterApp()
     async with app.run_test(size=(120, 3)):
@@ -104,7 +105,7 @@ async def test_the_live_ttft_is_the_final_one_however_slow_the_connection_set_up
         ttfts: list[str] = []
         await stream_in_frames(sim.base_url, meter, "ws", ttfts)
         final = meter.metrics()
-    assert final is meter.final and 0.08 <= final.ttft_s < 0.3, final
+    assert final is meter.final and 0.05 <= final.ttft_s < 0.3, final
     assert len(ttfts) > 3 and set(ttfts) == {f"TTFT {final.ttft_s * 1000:.0f} ms"}, ttfts
 
 
