@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from ptyrun import PtyProcess  # noqa: E402
+from support.ptyrun import PtyProcess  # noqa: E402
 
 from spark_pair.sim.process import SimProcess  # noqa: E402
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import time
@@ -47,7 +46,7 @@ from .metrics import Stopwatch, estimate_request_tokens, estimate_tokens, tokens
 from .request import CONNECT_TIMEOUT_S, endpoint_url, user_agent
 from .responses_sse import stream_responses
 from .responses_ws import WsRefused, WsSession
-from .retry import MIN_READ_TIMEOUT_S, give_up_note, retry_delay
+from .retry import MIN_READ_TIMEOUT_S, Clock, give_up_note, retry_delay
 
 if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never needs it)
     import random
@@ -104,7 +103,7 @@ class ModelClient:
                                                              self.base_url)
         self._ws_failures = 0
         self._rng: random.Random | None = None  # the retry jitter's (None: the module's)
-        self._retry_base_s = 1.0
+        self.clock = Clock()  # what the retries wait on and their deadline counts
         self._http: httpx.AsyncClient | None = None
         self._http_transport = http_transport
         self._ws = WsSession(self.base_url, options.api_key,
@@ -230,7 +229,7 @@ class ModelClient:
                             base_host=host_of(self.base_url),
                             request_id=os.urandom(8).hex())
         watch = Stopwatch()
-        t_start = time.monotonic()
+        t_start = self.clock.monotonic()
         emitted = 0
         shown = ""  # the text yielded so far, kept only while a retry replays it
         retries = 0
@@ -249,7 +248,7 @@ class ModelClient:
                 response_id = None
                 read_s = o.timeout_s
                 if retries:  # a retry near the deadline must not run a full timeout past it
-                    left = o.retry_deadline_s - (time.monotonic() - t_start)
+                    left = o.retry_deadline_s - (self.clock.monotonic() - t_start)
                     read_s = max(MIN_READ_TIMEOUT_S, min(o.timeout_s, left))
                 try:
                     reply = self._attempt(transport, model, request, read_s, watch)
@@ -315,10 +314,10 @@ class ModelClient:
                                             f"{', '.join(tried)}", status=err.status, url=where)
                     retries += 1
                     delay = None
-                    elapsed = time.monotonic() - t_start
+                    elapsed = self.clock.monotonic() - t_start
                     if retries <= o.max_retries:
                         delay = retry_delay(err, retries, elapsed, o.retry_deadline_s,
-                                            self._rng, self._retry_base_s)
+                                            self._rng)
                     if delay is None:
                         err = await self._mode_missing(err, transport)
                         err.message += give_up_note(err, retries - 1, o.max_retries, elapsed,
@@ -334,7 +333,7 @@ class ModelClient:
                         return
                     previous = err
                     yield Retrying(retries, delay, err.kind, transport)
-                    await asyncio.sleep(delay)
+                    await self.clock.sleep(delay)
                     continue
                 watch.done()
                 text = "".join(parts)

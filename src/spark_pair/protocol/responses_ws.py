@@ -110,6 +110,9 @@ class WsSession:
                 await asyncio.wait_for(ws.close(), 1.0)
             except Exception:  # noqa: BLE001 - closing a broken socket may fail any way
                 pass
+            transport = getattr(ws, "transport", None)
+            if transport is not None:  # a close handshake cut at its 1 s leaves the socket open
+                transport.abort()
 
     def _alive(self) -> bool:
         return self.ws is not None and self.ws.close_code is None and \

@@ -8,6 +8,7 @@ A drop whose reconnect is refused ends there, naming both.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from ..errors import ModelError
@@ -18,6 +19,19 @@ if TYPE_CHECKING:  # loaded for a jittered wait only: a run that needs no retry 
 BASE_DELAY_S = 1.0
 MAX_DELAY_S = 30.0
 MIN_READ_TIMEOUT_S = 1.0  # a retry's read timeout is capped by the deadline, but not below this
+
+
+class Clock:
+    """The time a request's retries wait and count against their deadline: the real one. A test
+    gives the client one that skips the waits and counts them as passed."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        import asyncio
+
+        await asyncio.sleep(seconds)
 
 
 def retry_delay(error: ModelError, attempt: int, elapsed_s: float, deadline_s: float,

@@ -1,0 +1,157 @@
+"""`spark-pair stats` end to end: known records in a real store, prices from a real config file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from support.records import PRICES, known_records
+
+from spark_pair.cli import main
+from spark_pair.stats import build_report
+from spark_pair.store import RequestStore
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    for name in ("SPARK_PAIR_MODEL", "SPARK_PAIR_BASE_URL", "SPARK_PAIR_TRANSPORT"):
+        monkeypatch.delenv(name, raising=False)
+    config = tmp_path / "home" / "config" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("".join(f'[prices."{model}"]\ninput_per_m = {inp}\noutput_per_m = {out}\n'
+                              for model, (inp, out) in PRICES.items()))
+    store = RequestStore(tmp_path / "home" / "data" / "requests.sqlite3")
+    for rec in known_records():
+        store.record(rec)
+    store.close()
+    return tmp_path
+
+
+def test_json_matches_the_store(home):
+    result = CliRunner().invoke(main, ["stats", "--since", "all", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    expected = build_report(known_records(), PRICES).as_dict()
+    assert data["total"] == expected["total"]
+    assert data["by"] == expected["by"]
+    assert data["turns"] == expected["turns"]
+    assert data["total"]["requests"] == 6 and data["total"]["cost_usd"] == pytest.approx(0.069)
+    assert data["missing_prices"] == ["mystery"]
+
+
+def test_task_filter_and_since(home):
+    result = CliRunner().invoke(main, ["stats", "--since", "all", "--task", "bench", "--json"])
+    assert json.loads(result.stdout)["total"]["requests"] == 1
+    recent = CliRunner().invoke(main, ["stats", "--since", "7d", "--json"])  # records are old
+    assert json.loads(recent.stdout)["total"]["requests"] == 0
+
+
+def test_table_at_80_columns(home):
+    result = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "By model" in result.stdout and "By day" in result.stdout
+    assert "per turn $0.0045" in result.stdout
+    assert "rate_limit 1" in result.stdout
+
+
+def test_bad_option_is_a_usage_error(home):
+    result = CliRunner().invoke(main, ["stats", "--by", "colour"])
+    assert result.exit_code == 2 and "colour" in result.output
+
+
+def test_db_flag_with_a_missing_file_says_so_and_creates_nothing(home):
+    missing = home / "elsewhere" / "requests.sqlite3"
+    result = CliRunner().invoke(main, ["stats", "--db", str(missing)])
+    assert result.exit_code == 2, result.output
+    assert "no request store" in result.output and str(missing) in result.output
+    assert not missing.exists() and not missing.parent.exists()
+
+
+def test_db_flag_reads_an_existing_store(home):
+    path = home / "home" / "data" / "requests.sqlite3"
+    result = CliRunner().invoke(main, ["stats", "--since", "all", "--json", "--db", str(path)])
+    assert result.exit_code == 0 and json.loads(result.stdout)["total"]["requests"] == 6
+
+
+def test_model_ids_are_plain_text_and_the_price_hint_fits(home):
+    from support.records import rec
+
+    model = "a-rather-long/model-identifier-[/b]-preview"  # sorts first
+    with RequestStore(home / "home" / "data" / "requests.sqlite3") as store:
+        store.record(rec(model=model))
+    result = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert f'    [prices."{model}"]' in lines  # whole, on its own line: copyable
+    assert "    output_per_m = ..." in lines
+    assert "50+ output tokens" in " ".join(result.stdout.split())  # the legend says so
+
+
+@pytest.mark.parametrize("table,fragment", [
+    ("input_per_m = -1\noutput_per_m = 4\n", "negative"),
+    ("input_per_m = 1\noutput_per_m = 4\ncurrency = 'EUR'\n", "unknown field 'currency'"),
+])
+def test_bad_price_tables_are_config_errors(home, table, fragment):
+    config = home / "home" / "config" / "config.toml"
+    config.write_text(f'[prices."spark"]\n{table}')
+    result = CliRunner().invoke(main, ["stats", "--since", "all"])
+    assert result.exit_code == 3, result.output
+    assert fragment in result.output and "config.toml" in result.output
+
+
+def test_task_help_names_only_recorded_tasks():
+    result = CliRunner().invoke(main, ["stats", "--help"])
+    assert "bench" in result.output and "doctor" not in result.output
+
+
+def test_review_shares_per_model_in_json_and_in_the_table(home):
+    from spark_pair.approval import Action, Decision
+    from spark_pair.edits.ops import Hunk, Modify
+    from spark_pair.verdicts import verdicts_of
+
+    op = Modify("a.py", [Hunk(1, 1, 1, 1, ["-a", "+b"]) for _ in range(4)])
+    store = RequestStore(home / "home" / "data" / "requests.sqlite3")
+    store.record_verdicts("t1", "fast-model", verdicts_of([op], [Decision(
+        Action.ACCEPT, hunks=(0, 1, 2), notes=((3, "no"),),
+        amended=((2, Hunk(1, 1, 1, 1, ["-a", "+c"])),))]))
+    store.close()
+    data = json.loads(CliRunner().invoke(main, ["stats", "--since", "all", "--json"]).stdout)
+    assert data["review"] == [{"model": "fast-model", "turns": 1, "proposed_hunks": 4,
+                               "kept": 2, "amended": 1, "rejected": 1, "kept_share": 0.5,
+                               "amended_share": 0.25, "rejected_share": 0.25}]
+    text = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"}).stdout
+    row = next(line for line in text.splitlines() if line.strip().startswith("fast-model"))
+    assert row.split()[1:] == ["1", "4", "50%", "25%", "25%"]
+
+
+async def test_replies_the_server_cut_show_as_cut(sim, tmp_path, monkeypatch):
+    """Real requests to the simulator into a real store: a whole reply is ok; one the server's
+    context window ended and one without any output are cut, not ok and not failed."""
+    from spark_pair.protocol.client import ClientOptions, ModelClient
+    from spark_pair.protocol.events import Message, TurnRequest
+
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    store = RequestStore(tmp_path / "home" / "data" / "requests.sqlite3")
+    options = ClientOptions(base_url=sim.base_url, api_key=None, model="gpt-5.3-codex-spark",
+                            transport="chat", max_tokens=1000)
+    request = TurnRequest("You edit code.", [Message("user", "change x")])
+    for settings in ({"tokens": 100}, {"tokens": 500, "context": 300}, {"default": ""}):
+        sim.reset()
+        sim.configure(tps=0, ttft_ms=0, **settings)
+        async with ModelClient(options, recorder=store) as client:
+            await client.complete(request)
+    store.close()
+    data = json.loads(CliRunner().invoke(main, ["stats", "--since", "all", "--json"]).stdout)
+    total = data["total"]
+    assert (total["requests"], total["ok"], total["cut"], total["errors"]) == (3, 1, 2, 0)
+    assert total["error_rate"] == 0 and total["cut_rate"] == pytest.approx(2 / 3)
+    shown = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"}).stdout
+    assert "3 (1 ok, 2 cut, 0 failed, 0 stopped)" in shown
+    assert "cut%" in shown and max(len(line) for line in shown.splitlines()) <= 80

@@ -1,0 +1,176 @@
+"""Automatic context: how the names an instruction writes lead to files (dotted names, calls,
+library names, words inside names, commit-style prefixes, the bodies of named definitions), the
+changelog, and the definitions other languages give. Real files in real git repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.context import found, make_repo
+
+from spark_pair.workspace.autocontext import AutoContext
+from spark_pair.workspace.candidates import suggest
+from spark_pair.workspace.context import Workspace
+from spark_pair.workspace.index import RepoIndex
+from spark_pair.workspace.symbols import _patterns, definitions
+
+SESSIONS = ("class Session:\n    def get(self, url):\n        return url\n\n"
+            "    def post(self, url):\n        return url\n")
+
+
+# --- definitions ---------------------------------------------------------------------------
+JS = ("var app = exports = module.exports = {};\n"
+      "app.listen = function listen() {\n  return 1;\n};\n"
+      "exports.render = (view) => view;\n"
+      "Foo.prototype.close = async function () {};\n"
+      "app.limit = 3;\n")
+
+
+def test_a_function_set_on_an_object_is_a_definition_in_javascript() -> None:
+    names = {d.name for d in definitions("lib/app.js", JS)}
+    assert {"listen", "render", "close"} <= names
+    assert not names & {"exports", "limit"}  # module.exports, and a value that is no function
+
+
+def test_the_patterns_read_a_function_set_on_an_object_too() -> None:
+    got = [(d.name, d.line, d.top) for d in _patterns(JS) if d.kind == "function"]
+    assert got == [("listen", 2, True), ("render", 5, True), ("close", 6, True)]
+
+
+@pytest.mark.parametrize(("rel", "text", "name"), [
+    ("a.go", "package m\n\nvar minUsagePadding = 25\n\nvar (\n\tgrouped = 1\n)\n",
+     "minUsagePadding"),
+    ("a.go", "package m\n\nvar (\n\tgrouped = 1\n)\n", "grouped"),
+    ("a.rs", "static LIMIT: u8 = 1;\nfn main() {}\n", "LIMIT"),
+])
+def test_go_vars_and_rust_statics_are_definitions(rel: str, text: str, name: str) -> None:
+    got = {d.name: d.kind for d in definitions(rel, text)}
+    assert got.get(name) == "variable"
+
+
+# --- names in the instruction --------------------------------------------------------------
+@pytest.fixture
+def web_repo(tmp_path: Path) -> Path:
+    files: dict[str, str | bytes] = {
+        "lib/sessions.py": SESSIONS,
+        "lib/api.py": "def get(url):\n    return url\n",
+        "lib/cookies.py": "def get(jar, name):\n    return jar[name]\n",
+        "lib/style.py": "def style(text, fg=None):\n    return text\n",
+        "lib/request.js": "req.range = function range(size) {\n  return this.trimRight();\n};\n",
+        "lib/other.js": "var x = 1;\n",
+    }
+    return make_repo(tmp_path / "web", files)
+
+
+def test_a_dotted_name_leads_to_its_member_in_the_file_of_its_owner(web_repo: Path) -> None:
+    index = RepoIndex(web_repo)
+    index.refresh()
+    got = suggest(web_repo, "Align Session.get parameters with the api", index)
+    top = got.files[0]
+    assert (top.path, top.label) == ("lib/sessions.py", "defines get")
+    assert 2 in top.lines  # where Session.get is defined, not api.get or cookies.get
+
+
+def test_a_called_name_is_code_though_it_is_a_plain_word(web_repo: Path) -> None:
+    (web_repo / "lib" / "jobs.py").write_text("def run(job):\n    return job\n")
+    assert found(web_repo, "make run() retry twice") == {"lib/jobs.py": "defines run"}
+    assert found(web_repo, "make the run retry twice") == {}
+
+
+def test_a_library_name_written_as_code_leads_to_the_files_calling_it(web_repo: Path) -> None:
+    assert found(web_repo, "replace deprecated trimRight() with trimEnd()") == {
+        "lib/request.js": "uses trimRight"}
+
+
+def test_a_part_of_a_file_name_is_not_followed_to_its_users(web_repo: Path) -> None:
+    (web_repo / "notes.txt").write_text("the log is kept\n")
+    assert found(web_repo, "look at debug.log") == {}
+
+
+def test_a_name_used_all_over_leads_only_to_its_tests(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {"core.py": "def fetch_all():\n    pass\n"}
+    for i in range(10):
+        files[f"pkg/use{i}.py"] = "from core import fetch_all\nfetch_all()\n"
+    files["tests/test_core.py"] = "from core import fetch_all\n\ndef test_it():\n    fetch_all()\n"
+    root = make_repo(tmp_path / "r", files)
+    assert found(root, "make fetch_all retry") == {"core.py": "defines fetch_all",
+                                                   "tests/test_core.py": "uses fetch_all"}
+
+
+def test_words_inside_definition_names_find_a_file(tmp_path: Path) -> None:
+    impl = ("def _pipepager(cmd):\n    pass\n\ndef _tempfilepager(cmd):\n    pass\n\n"
+            "def _nullpager(stream):\n    pass\n")
+    root = make_repo(tmp_path / "r", {"src/termui_impl.py": impl, "src/core.py": "X = 1\n"})
+    assert found(root, "close the pager temp file before unlinking it") == {
+        "src/termui_impl.py": "defines _pipepager"}
+
+
+def test_links_name_no_file_and_paths_never_leave_the_repository(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"cmd/main.go": "package main\n"})
+    index = RepoIndex(root)
+    index.refresh()
+    got = suggest(root, "Fixes https://github.com/acme/tool/issues/12 and see //etc/passwd and "
+                        "../outside.py", index)
+    assert got.files == []
+    assert got.withheld == []
+
+
+# --- the bodies of named definitions -------------------------------------------------------
+def test_a_cut_file_shows_the_body_of_the_named_function(tmp_path: Path) -> None:
+    head = "".join(f"def filler_{i}():\n    return {i}\n\n" for i in range(400))
+    body = "".join(f"    step_{i} = {i}\n" for i in range(120))
+    tail = "".join(f"def after_{i}():\n    return {i}\n\n" for i in range(400))
+    text = head + "def encode_files(files):\n" + body + "    return files\n\n" + tail
+    root = make_repo(tmp_path / "r", {"models.py": text})
+    defined_at = text.splitlines().index("def encode_files(files):") + 1
+    ws = Workspace(root, budget_tokens=3000, auto=AutoContext(root, map_tokens=0))
+    prompt = "fix the detection in `encode_files`"
+    plan = ws.plan(prompt)
+    assert plan is not None
+    lines = plan.focus()["models.py"]
+    assert max(lines) == defined_at + 122  # the line before the next definition
+    request, _ = ws.build(prompt, plan.found.paths(), followup=False)
+    sent = request.new_input[-1].content
+    assert ws.chosen()[0][0].shown == "regions"
+    assert "step_119 = 119" in sent and "filler_10()" not in sent
+
+
+def test_a_commit_style_prefix_is_no_call_and_its_scope_is_a_place(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"tools/fix.py": "def fix(x):\n    return x\n",
+                                      "src/parser.py": "def parse(text):\n    return text\n"})
+    assert found(root, "fix(parser): keep the last empty line") == {"src/parser.py": "path: parser"}
+
+
+def test_double_backticks_quote_code_and_not_the_words_between(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"src/kinds.py": "class NoReturn:\n    pass\n",
+                                      "docs/guide.md": "Both are the same as before.\n"})
+    assert found(root, "Treat ``typing.NoReturn`` the same as ``Never``") == {
+        "src/kinds.py": "defines NoReturn"}
+
+
+# --- the changelog -------------------------------------------------------------------------
+def commit_all(root: Path, message: str) -> None:
+    from support.context import git
+
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+@pytest.mark.parametrize(("with_log", "expected"), [(10, True), (2, False)])
+def test_the_changelog_comes_along_when_most_changes_add_to_it(tmp_path: Path, with_log: int,
+                                                               expected: bool) -> None:
+    root = make_repo(tmp_path / "r", {"CHANGES.md": "# Changes\n", "src/app.py": "X = 0\n"})
+    for i in range(12):
+        (root / "src" / "app.py").write_text(f"X = {i + 1}\n")
+        if i < with_log:
+            with (root / "CHANGES.md").open("a") as fh:
+                fh.write(f"- change {i}\n")
+        commit_all(root, f"change {i}")
+    index = RepoIndex(root)
+    index.refresh()
+    got = {c.path: c for c in suggest(root, "make app.py count from one", index).files}
+    assert ("CHANGES.md" in got) == expected
+    if expected:
+        assert got["CHANGES.md"].label == "changelog (in 85% of recent commits)"  # 11 of 13
+        assert 1 in got["CHANGES.md"].lines  # its head: where an entry goes

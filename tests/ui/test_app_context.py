@@ -1,0 +1,110 @@
+"""The app's automatic context: files chosen while the prompt is typed, each with its reason in
+the files pane; space drops one (it is not sent), p pins one. The simulator is a real process
+and the repository a real git repository (the demo's)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support.apps import make_app, screen_text, until
+
+from spark_pair.sim.process import SimProcess
+from spark_pair.ui.widgets.files import FilesPane
+from spark_pair.ui.widgets.prompt import Prompt
+
+PROMPT = "make parse_line accept tabs"
+
+
+def pane(app) -> FilesPane:
+    return app.main.query_one(FilesPane)
+
+
+def chosen(app) -> dict[str, str]:
+    return {c.path: c.reason for c in pane(app).chosen}
+
+
+def sent(sim: SimProcess) -> str:
+    return json.dumps(sim.requests()[-1]["body"])
+
+
+async def type_prompt(pilot, app, text: str) -> None:
+    app.main.query_one(Prompt).focus()
+    await pilot.press(*text)
+
+
+async def test_the_files_a_prompt_needs_are_listed_with_their_reason_while_it_is_typed(
+        repo: Path, sim: SimProcess) -> None:
+    app = make_app(repo, sim, prompt="", files=())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository open")
+        await type_prompt(pilot, app, PROMPT)
+        await until(pilot, lambda: chosen(app), "the chosen files")
+        assert chosen(app)["inventory.py"] == "defines parse_line"
+        text = screen_text(app)
+        assert "○ inventory.py" in text and "defines parse_line" in text
+        assert "chosen" in (pane(app).border_subtitle or "")
+        await pilot.press("enter")
+        await until(pilot, lambda: sim.requests(), "the request")
+    assert "### inventory.py" in sent(sim)
+    assert "Repository map" in sent(sim)
+
+
+async def test_space_drops_a_chosen_file_and_it_is_not_sent(repo: Path, sim: SimProcess
+                                                           ) -> None:
+    app = make_app(repo, sim, prompt="", files=())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository open")
+        await type_prompt(pilot, app, PROMPT)
+        await until(pilot, lambda: "inventory.py" in chosen(app), "the chosen files")
+        files = pane(app)
+        files.focus()
+        files.highlighted = files.get_option_index("inventory.py")
+        await pilot.press("space")
+        assert "inventory.py" in files.dropped
+        await until(pilot, lambda: "× inventory.py" in screen_text(app), "the dropped mark")
+        await pilot.press("space")  # back again
+        assert "inventory.py" not in files.dropped
+        await pilot.press("space")
+        app.main.query_one(Prompt).focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: sim.requests(), "the request")
+    assert "### inventory.py" not in sent(sim)
+
+
+async def test_p_pins_a_chosen_file_into_the_context(repo: Path, sim: SimProcess) -> None:
+    app = make_app(repo, sim, prompt="", files=())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository open")
+        await type_prompt(pilot, app, PROMPT)
+        await until(pilot, lambda: "inventory.py" in chosen(app), "the chosen files")
+        files = pane(app)
+        files.focus()
+        files.highlighted = files.get_option_index("inventory.py")
+        await pilot.press("p")
+        assert "inventory.py" in app.main.context
+        await until(pilot, lambda: "● inventory.py" in screen_text(app), "the pinned mark")
+
+
+async def test_at_80x24_the_prompt_border_names_the_chosen_files(repo: Path,
+                                                                 sim: SimProcess) -> None:
+    app = make_app(repo, sim, prompt="", files=())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository open")
+        await type_prompt(pilot, app, PROMPT)
+        await until(pilot, lambda: chosen(app), "the chosen files")
+        await until(pilot, lambda: "○ inventory.py (defines parse_line)" in screen_text(app),
+                    "the prompt's border")
+        assert not pane(app).display or "-narrow" in app.main.classes
+
+
+async def test_a_named_secret_is_not_chosen_and_the_notice_says_how_to_add_it(
+        repo: Path, sim: SimProcess) -> None:
+    (repo / ".env").write_text("TOKEN=hunter2\n")
+    app = make_app(repo, sim, prompt="", files=())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository open")
+        await type_prompt(pilot, app, "read the token from .env in inventory.py")
+        await until(pilot, lambda: ".env is not sent" in screen_text(app), "the note")
+        assert "/add .env sends it" in screen_text(app)
+        assert ".env" not in chosen(app)

@@ -1,0 +1,313 @@
+"""The review tools as a person uses them, with Textual's pilot against the simulator as a real
+process in the demo's git repository: a reason the model hears, an edit made in $EDITOR, try
+before keep, redo after undo, the pager."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+
+from support.apps import all_proposed, make_app, notice, review, turn_over, until
+
+from spark_pair.headless.demo_project import FILES
+from spark_pair.sim.process import SimProcess
+from spark_pair.ui.review_state import Item, Kind, Mark
+from spark_pair.ui.screens.check import CheckScreen
+from spark_pair.ui.screens.reason import ReasonScreen
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.parts}
+
+
+def script(tmp: Path, name: str, body: str) -> Path:
+    path = tmp / name
+    path.write_text(f"#!{sys.executable}\nimport sys\n{body}")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+async def send(pilot, app, text: str) -> None:
+    app.main.query_one("#prompt").focus()
+    await pilot.press(*text, "enter")
+
+
+async def test_c_rejects_with_a_reason_that_the_next_request_carries(
+        repo: Path, demo_sim: SimProcess) -> None:
+    # (no files chosen by themselves: a file naming the demo's word would get its reply again)
+    app = make_app(repo, demo_sim, **{"context.auto": "false"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        first = review(app).review.entries[0]
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ReasonScreen), "the reason input")
+        await pilot.press(*"keep the old total", "enter")
+        assert first.hunks[0] is Mark.REJECTED and first.reasons[0] == "keep the old total"
+        assert "why: keep the old total" in review(app).text_of(Item(0, 0))
+        await pilot.press("A")  # the rest of the modifies and the create
+        await pilot.press("r", "r")  # the delete, the rename
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert (repo / "CHANGELOG.md").exists()
+        demo_sim.clear_requests()
+        await send(pilot, app, "try again")
+        await until(pilot, lambda: demo_sim.requests() and turn_over(app), "the next turn")
+    sent = json.dumps(demo_sim.requests()[-1])
+    assert 'inventory.py hunk 1 (reason: \\"keep the old total\\")' in sent
+    assert "rejected, not applied: TODO.txt (delete) (no reason given)" in sent
+    assert "applied as you proposed: inventory.py hunk 2" in sent
+
+
+def hand_editor(tmp_path: Path, monkeypatch) -> None:
+    """$VISUAL: an editor that appends '  # checked by hand' to the hunk's last line."""
+    editor = script(tmp_path, "edit.py", "p = sys.argv[1]\nlines = open(p).read().split('\\n')\n"
+                    "lines[-2] = lines[-2] + '  # checked by hand'\n"
+                    "open(p, 'w').write('\\n'.join(lines))\n")
+    monkeypatch.setenv("VISUAL", str(editor))
+
+async def test_e_lands_exactly_the_line_the_editor_changed(repo: Path, demo_sim: SimProcess,
+                                                           tmp_path: Path, monkeypatch) -> None:
+    hand_editor(tmp_path, monkeypatch)
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        first = review(app).review.entries[0]
+        hunk = first.op.hunks[0]
+        await pilot.press("e")
+        await until(pilot, lambda: first.hunks[0] is Mark.ACCEPTED, "the edited hunk")
+        assert "your version is accepted" in notice(app)
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    new = list(hunk.new_lines)
+    new[-1] += "  # checked by hand"
+    old = FILES["inventory.py"]
+    expected = old.replace("\n".join(hunk.old_lines) + "\n", "\n".join(new) + "\n")
+    assert (repo / "inventory.py").read_text() == expected
+    for rel, text in FILES.items():
+        if rel != "inventory.py":
+            assert (repo / rel).read_text() == text, rel
+
+
+async def test_a_file_changed_after_e_says_the_edit_was_dropped(
+        repo: Path, demo_sim: SimProcess, tmp_path: Path, monkeypatch) -> None:
+    hand_editor(tmp_path, monkeypatch)
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        first = review(app).review.entries[0]
+        await pilot.press("e")
+        await until(pilot, lambda: first.hunks[0] is Mark.ACCEPTED, "the edited hunk")
+        mine = "# a line of mine\n" + FILES["inventory.py"]  # away from every hunk
+        (repo / "inventory.py").write_text(mine)
+        await until(pilot, lambda: review(app).review.entries[0] is not first, "the new ask")
+        again = review(app).review.entries[0]
+        assert not again.amended and again.hunks[0] is Mark.UNDECIDED
+        assert "edit of it was dropped" in notice(app) and "press e" in notice(app)
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    assert "checked by hand" not in (repo / "inventory.py").read_text()
+
+
+async def test_e_with_a_failing_or_idle_editor_changes_nothing(
+        repo: Path, demo_sim: SimProcess, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("VISUAL", str(script(tmp_path, "fail.py", "sys.exit(3)\n")))
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        first = review(app).review.entries[0]
+        await pilot.press("e")
+        await until(pilot, lambda: "status 3" in notice(app), "the editor's failure")
+        monkeypatch.setenv("VISUAL", str(script(tmp_path, "idle.py", "pass\n")))
+        await pilot.press("e")
+        await until(pilot, lambda: "unchanged" in notice(app), "the unchanged text")
+        assert first.hunks[0] is Mark.UNDECIDED and not first.amended
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    assert (repo / "inventory.py").read_text() == FILES["inventory.py"]
+
+
+async def test_t_failing_check_then_n_restores_the_bytes(repo: Path,
+                                                         demo_sim: SimProcess) -> None:
+    before = snapshot(repo)
+    app = make_app(repo, demo_sim, **{"review.check": "echo checking; grep -q discount "
+                                      "inventory.py && exit 1; exit 0"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("t")
+        pending = review(app).review.undecided()
+        assert sorted(e.kind for e in pending) == [Kind.DELETE, Kind.RENAME]
+        await pilot.press("r", "r")
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
+        screen = app.screen
+        await until(pilot, lambda: screen.result is not None, "the check's end")
+        assert not screen.result.passed and "checking" in screen.result.output
+        assert "discount" in (repo / "inventory.py").read_text()  # applied while it ran
+        await pilot.press("n")
+        await until(pilot, lambda: "rolled back" in notice(app), "the roll back")
+    assert snapshot(repo) == before
+
+
+async def test_t_without_a_configured_check_says_how(repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("t")
+        assert "[review] check" in notice(app)
+        assert len(review(app).review.undecided()) == 6  # nothing was decided
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_redo_after_undo_reapplies_exactly(repo: Path, demo_sim: SimProcess) -> None:
+    before = snapshot(repo)
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("A", "d")
+        await pilot.press("y")
+        await pilot.press("d", "y")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        after = snapshot(repo)
+        assert after != before and "stock.csv" not in after and "TODO.txt" not in after
+        await send(pilot, app, "/undo")
+        await until(pilot, lambda: "restored" in notice(app), "the undo")
+        assert snapshot(repo) == before
+        await send(pilot, app, "/redo")
+        await until(pilot, lambda: "re-applied" in notice(app), "the redo")
+        assert snapshot(repo) == after
+
+
+async def test_o_shows_the_diff_in_the_pager_and_comes_back(
+        repo: Path, demo_sim: SimProcess, tmp_path: Path) -> None:
+    copy = tmp_path / "paged.diff"
+    pager = script(tmp_path, "pager.py",
+                   f"open({str(copy)!r}, 'w').write(open(sys.argv[1]).read())\n")
+    app = make_app(repo, demo_sim, **{"review.pager": str(pager)})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        cursor = review(app).review.cursor
+        await pilot.press("o")
+        await until(pilot, copy.exists, "the pager")
+        assert review(app).review.cursor == cursor and len(review(app).review.undecided()) == 6
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    text = copy.read_text()
+    assert "--- a/inventory.py" in text and "+++ b/CHANGELOG.md" in text
+    assert "discount" in text
+
+
+def written_rows(app) -> list[str]:
+    """The review's operation rows that say their operation is on disk now."""
+    pane = review(app)
+    return [pane.text_of(Item(i)) for i in sorted(pane.review.entries)
+            if "written" in pane.text_of(Item(i))]
+
+
+async def test_t_then_n_says_the_turn_was_rolled_back_and_redo_writes_it_again(
+        repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim, **{"review.check": "exit 1"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("t", "r", "r")  # the delete and the rename are rejected
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
+        assert len(written_rows(app)) == 4  # on disk while the check runs
+        screen = app.screen
+        await until(pilot, lambda: screen.result is not None, "the check's end")
+        await pilot.press("n")
+        await until(pilot, lambda: "rolled back" in notice(app), "the roll back")
+        pane = review(app)
+        heads = [pane.text_of(Item(i)) for i in sorted(pane.review.entries)]
+        assert written_rows(app) == []
+        assert [h for h in heads if "not kept: rolled back" in h] == heads[:4]
+        assert "not kept" in str(pane.border_title)
+        await send(pilot, app, "/redo")
+        await until(pilot, lambda: "re-applied" in notice(app), "the redo")
+        await until(pilot, lambda: len(written_rows(app)) == 4, "the rows written again")
+        assert "not kept" not in str(pane.border_title)
+        await send(pilot, app, "/undo")
+        await until(pilot, lambda: "restored" in notice(app), "the undo")
+        await until(pilot, lambda: written_rows(app) == [], "the rows undone")
+        assert "/redo writes them again" in notice(app)
+        assert "undone" in pane.text_of(Item(0)) and "undone" in str(pane.border_title)
+
+
+async def test_a_proposal_asked_again_after_a_change_on_disk_is_not_labelled_stale(
+        repo: Path, demo_sim: SimProcess) -> None:
+    # (no files chosen by themselves: a file naming the demo's word would get its reply again)
+    app = make_app(repo, demo_sim, **{"context.auto": "false"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        first = review(app).review.entries[0]
+        mine = "# a line of mine\n" + FILES["inventory.py"]  # away from every hunk: still fits
+        (repo / "inventory.py").write_text(mine)
+        await until(pilot, lambda: review(app).review.entries[0] is not first, "the new ask")
+        again = review(app).review.entries[0]
+        head = review(app).text_of(Item(0))
+        assert not again.blocked and "STALE" not in head
+        assert "changed on disk, asked again" in head
+        assert "stale" not in notice(app)  # the notice about it gave way to its new state
+        await pilot.press("A", "R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    text = (repo / "inventory.py").read_text()
+    assert text.startswith("# a line of mine\n") and "discount" in text
+
+
+async def test_under_review_the_prompt_says_how_to_end_the_turn_and_keeps_the_text(
+        repo: Path, demo_sim: SimProcess) -> None:
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app) and not app.main.streaming,
+                    "the whole reply, under review")
+        await send(pilot, app, "also log the total")
+        said = notice(app)
+        assert "under review" in said and "R rejects" in said and "escape" not in said
+        assert app.main.query_one("#prompt").value == "also log the total"  # enter sends it later
+        await send(pilot, app, "/undo")
+        assert "under review" in notice(app) and "escape" not in notice(app)
+        await pilot.press("tab")  # to the review
+        assert app.focused is review(app)
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_a_missing_editor_or_pager_is_named_with_a_hint(repo: Path, demo_sim: SimProcess,
+                                                              tmp_path: Path,
+                                                              monkeypatch) -> None:
+    monkeypatch.setenv("VISUAL", str(tmp_path / "no-such-editor"))
+    app = make_app(repo, demo_sim, **{"review.pager": str(tmp_path / "no-such-pager")})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("e")
+        await until(pilot, lambda: "no-such-editor" in notice(app), "the editor's report")
+        assert "not found" in notice(app) and "hint: set $VISUAL or $EDITOR" in notice(app)
+        assert review(app).review.entries[0].hunks[0] is Mark.UNDECIDED
+        await pilot.press("o")
+        await until(pilot, lambda: "no-such-pager" in notice(app), "the pager's report")
+        assert "not found" in notice(app) and "hint: set [review] pager" in notice(app)
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_a_delete_showing_part_of_the_file_is_refused_at_once_and_never_asked(
+        repo: Path, demo_sim: SimProcess) -> None:
+    from spark_pair.edits.ops import Delete
+
+    (repo / "TODO.txt").write_text(FILES["TODO.txt"] + "- mine, not committed\n")
+    before = snapshot(repo)
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        # the reply's three modifies, its create and its rename; its delete shows 2 of 3 lines:
+        # listed, refused, with nothing to confirm
+        await until(pilot, lambda: all_proposed(app), "the proposals")
+        delete = next(e for e in review(app).review.entries.values() if isinstance(e.op, Delete))
+        assert delete.sent and "not the whole file" in delete.problem
+        assert "TODO.txt" in notice(app) and "can not be written" in notice(app)
+        await pilot.press("A")  # pointless now: it says why and accepts nothing
+        assert not any(Mark.ACCEPTED in e.hunks for e in review(app).review.entries.values())
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert "TODO.txt" in notice(app) and "not the whole file" in notice(app)
+        assert "nothing was written" in notice(app)
+    assert snapshot(repo) == before
