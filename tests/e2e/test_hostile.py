@@ -126,6 +126,8 @@ def test_a_usage_count_that_is_no_number_costs_no_reply(sim: SimProcess, repo: P
                                             "--transport", transport)
     finally:
         server.proc.kill()
+        server.proc.wait(5)
+        server.proc.stdout.close()  # type: ignore[union-attr]
     lines = lines_of(out)
     check_schema(lines)
     assert code == 0, err

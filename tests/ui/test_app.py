@@ -345,8 +345,9 @@ async def test_ctrl_q_asks_when_operations_are_undecided(repo: Path,
 
 async def test_an_ai_comment_saved_during_a_turn_waits_for_it(repo: Path,
                                                              demo_sim: SimProcess) -> None:
+    # (times: the WebSocket's warm-up may use up one stall; the turn must get one too)
     demo_sim.set_faults([{"kind": "stall", "after_tokens": 40, "seconds": 600,
-                          "transport": "ws"}])
+                          "transport": "ws", "times": 2}])
     app = make_app(repo, demo_sim, transport="ws")
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.main.driver.running, "the turn")

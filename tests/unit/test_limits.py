@@ -166,7 +166,7 @@ async def test_a_usage_that_is_no_number_leaves_the_reply_whole() -> None:
 def test_the_limits_are_what_the_docs_say() -> None:
     from pathlib import Path
 
-    doc = (Path(__file__).parents[1] / "docs" / "headless.md").read_text()
+    doc = (Path(__file__).parents[2] / "docs" / "headless.md").read_text()
     section = doc.split("## Size limits", 1)[1].split("\n## ", 1)[0]
     for value in (limits.MAX_MESSAGE_BYTES, limits.MAX_REPLY_BYTES, limits.MAX_BODY_BYTES,
                   limits.MAX_ERROR_BODY_BYTES):
