@@ -50,7 +50,10 @@ def stalled_app(root: Path, sim: SimProcess, after_tokens: int) -> SparkPairApp:
                     files=["inventory.py", "test_inventory.py", "README.md", "TODO.txt"],
                     overrides={"model.base_url": sim.base_url,
                                "model.name": "gpt-5.3-codex-spark",
-                               "session.transport": "chat"},
+                               "session.transport": "chat",
+                               # the files chosen by themselves wait for nothing (an index
+                               # still building sends none): off, so every run is the same
+                               "context.auto": "false"},
                     env={"SPARK_PAIR_API_KEY": "test-key"}, clock=lambda: 100.0)
     return SparkPairApp(launch)
 
