@@ -18,11 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from spark_pair.base.errors import ConflictError
 from spark_pair.edits.apply import apply_hunks, apply_turn
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.ops import Create, Hunk, Modify, content_hash
 from spark_pair.edits.render import render_op
-from spark_pair.errors import ConflictError
 
 
 def make_turn(root: Path, files: int, lines: int) -> list:

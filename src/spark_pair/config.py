@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import paths
-from .errors import ConfigError, add_secret
-from .paths import PROJECT_FILE
+from .base import dirs
+from .base.dirs import PROJECT_FILE
+from .base.errors import ConfigError, add_secret
+from .base.urls import diagnose_key, normalize_base_url
 from .protocol.request import Transport
-from .urls import diagnose_key, normalize_base_url
 
 if TYPE_CHECKING:
     from typing import Any
@@ -220,7 +220,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None,
     for section, cls in SECTIONS.items():
         for name in cls.names():
             settings.sources[f"{section}.{name}"] = "default"
-    user = paths.user_config_file()
+    user = dirs.user_config_file()
     project = find_project_file(cwd or Path.cwd())
     for path, label in ((user, "user file"), (project, "project file")):
         if path is not None and path.is_file():
@@ -450,7 +450,7 @@ def _ignore_key_in_place(settings: Settings, place: str, where: str | None, what
 
 
 def _git_tracks(path: Path) -> bool:
-    from .git import git_ok
+    from .base.git import git_ok
 
     return git_ok(path.parent, "ls-files", "--error-unmatch", path.name, timeout=5) is not None
 

@@ -20,9 +20,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import paths
 from .approval import Approver
-from .errors import (
+from .base import dirs
+from .base.errors import (
     AuthError,
     BadRequest,
     ConnectionFailed,
@@ -194,7 +194,7 @@ class StoreWriter:
     def _open(self) -> Any:
         import sqlite3
 
-        from .errors import SparkPairError
+        from .base.errors import SparkPairError
         from .store import RequestStore
 
         try:
@@ -243,7 +243,7 @@ class Runtime:
         again if this runtime was). The session, its history, what the model saw and was told
         about the last review, the prepared files, the watcher and the request log stay.
         Raises ConfigError (and TurnInProgress while a turn runs); then nothing changed."""
-        from .errors import TurnInProgress
+        from .base.errors import TurnInProgress
 
         if self.session.running:
             raise TurnInProgress("a turn is running", hint="finish or stop it first")
@@ -358,7 +358,7 @@ def _auto_context(root: Path, settings: Settings) -> AutoContext | None:
     """The automatic context [context] asks for, its index cached in the data folder."""
     from .workspace.autocontext import auto_context_of
 
-    return auto_context_of(root, settings, paths.data_dir())
+    return auto_context_of(root, settings, dirs.data_dir())
 
 
 def _keep_index(workspace: Workspace, watcher: Watcher | None) -> asyncio.Task[None] | None:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .approval import Approver, Ended, PolicyApprover
-from .errors import Cancelled, SparkPairError, TurnInProgress
+from .base.errors import Cancelled, SparkPairError, TurnInProgress
 from .protocol.events import Event, Transport, TurnRequest
 from .protocol.metrics import estimate_tokens
 from .session_events import (

@@ -11,9 +11,9 @@ from enum import StrEnum
 from typing import Any
 
 from .approval import Decision, Proposal
+from .base.errors import SparkPairError
 from .edits.ops import Operation
 from .edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
-from .errors import SparkPairError
 from .protocol.events import (
     Completed,
     Failed,

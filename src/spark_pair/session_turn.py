@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .approval import Action, Decision, Ended, Proposal, select_hunks
-from .edits.ops import Create, Delete, Operation, OpKind, Rename, content_hash, op_paths
-from .errors import (
+from .base.errors import (
     Cancelled,
     EditError,
     ModelError,
@@ -24,6 +23,7 @@ from .errors import (
     SparkPairError,
     StaleError,
 )
+from .edits.ops import Create, Delete, Operation, OpKind, Rename, content_hash, op_paths
 from .protocol.events import (
     Completed,
     Event,

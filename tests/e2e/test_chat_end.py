@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support.runs import A_NEW, MULTI_DIFF, NEW_PY, check_schema, home, lines_of, repo, run  # noqa: F401
 
-from spark_pair.exitcodes import ExitCode
+from spark_pair.base.exitcodes import ExitCode
 from spark_pair.protocol.client import ClientOptions, ModelClient
 from spark_pair.protocol.events import Completed, Message, TurnRequest
 from spark_pair.sim.process import SimProcess

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from support.runs import A_NEW, A_PY, check_schema, env_for, lines_of, make_repo, run, tree
 
+from spark_pair.base.errors import Cancelled
+from spark_pair.base.exitcodes import ExitCode
 from spark_pair.edits.journal import Journal
-from spark_pair.errors import Cancelled
-from spark_pair.exitcodes import ExitCode
 from spark_pair.sim.process import SimProcess
 
 HOLDER = """

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from support.runs import check_schema, lines_of, make_repo, run, run_editing_mid_stream, tree
 
+from spark_pair.base.errors import ConflictError, ParseError, StaleError
+from spark_pair.base.exitcodes import ExitCode
 from spark_pair.edits.apply import apply_turn, check_each
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.ops import Delete, Hunk, Modify, Rename, content_hash
 from spark_pair.edits.parser import parse_diff
-from spark_pair.errors import ConflictError, ParseError, StaleError
-from spark_pair.exitcodes import ExitCode
 from spark_pair.sim.process import SimProcess
 
 TODO = "- validate the input lines\n- add a discount to the order total\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support.runs import A_PY, check_schema, lines_of, make_repo, run, tree
 
-from spark_pair.exitcodes import ExitCode
+from spark_pair.base.exitcodes import ExitCode
 from spark_pair.sim.process import SimProcess
 
 DIFF = """Here you go:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from support.runs import A_NEW, A_PY, check_schema, cli, env_for, lines_of, make_repo, tree
 
+from spark_pair.base.exitcodes import ExitCode
 from spark_pair.edits.journal import Journal
-from spark_pair.exitcodes import ExitCode
 from spark_pair.sim.process import SimProcess
 
 B_PY = "def other():\n    return 1\n"

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.runs import A_PY, check_schema, cli, env_for, lines_of, make_repo, tree
 
-from spark_pair.errors import MAX_EXCERPT_INPUT, ServerError, excerpt, strip_tags
-from spark_pair.exitcodes import ExitCode
+from spark_pair.base.errors import MAX_EXCERPT_INPUT, ServerError, excerpt, strip_tags
+from spark_pair.base.exitcodes import ExitCode
 from spark_pair.protocol import errors_map
 
 SERVER = Path(__file__).parents[1] / "support" / "error_page_server.py"

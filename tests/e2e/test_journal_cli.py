@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from spark_pair.base.exitcodes import ExitCode
 from spark_pair.edits.apply import apply_turn
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.ops import Create, Hunk, Modify
-from spark_pair.exitcodes import ExitCode
 
 
 @pytest.fixture

@@ -12,12 +12,12 @@ import pytest
 from support.disk import snapshot
 from support.runs import check_schema, cli, env_for, lines_of, make_repo, tree
 
+from spark_pair.base.dirs import data_dir
+from spark_pair.base.errors import PathRefused
+from spark_pair.base.exitcodes import ExitCode
 from spark_pair.edits.apply import apply_turn, check_each
 from spark_pair.edits.journal import FileChange, Journal
 from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename
-from spark_pair.errors import PathRefused
-from spark_pair.exitcodes import ExitCode
-from spark_pair.paths import data_dir
 
 CONFIG = "[model]\nbase_url = \"http://127.0.0.1:1/api\"\n"
 EVIL = "[model]\nbase_url = \"http://attacker.invalid/api\"\n"
@@ -80,7 +80,7 @@ def test_spark_pair_home_inside_the_project_is_refused(repo, tmp_path, monkeypat
             apply_turn(repo, [op], journal=journal)
     assert (home / "config" / "config.toml").read_text() == CONFIG
     assert not (home / "data" / "journal" / "planted").exists()
-    from spark_pair.paths import own_dirs_inside
+    from spark_pair.base.dirs import own_dirs_inside
 
     [warning] = own_dirs_inside(repo)  # the data folder (the config folder is refused, quietly)
     assert "data folder" in warning and not own_dirs_inside(tmp_path / "elsewhere")

@@ -25,7 +25,7 @@ from support.runs import (  # noqa: F401 (fixtures)
     tree,
 )
 
-from spark_pair.exitcodes import ExitCode
+from spark_pair.base.exitcodes import ExitCode
 from spark_pair.sim.process import SimProcess
 
 

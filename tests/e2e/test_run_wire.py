@@ -115,7 +115,7 @@ def test_a_stop_before_the_run_starts_its_turn_ends_it_cleanly(sim: SimProcess, 
 
 @pytest.mark.parametrize("wire", [("slowhead", 30)], indirect=True)
 def test_an_upgrade_that_hangs_is_a_connect_timeout(wire: Wire) -> None:
-    from spark_pair.errors import StreamTimeout
+    from spark_pair.base.errors import StreamTimeout
     from spark_pair.protocol.responses_ws import WsSession
 
     async def open_it() -> None:
@@ -130,7 +130,7 @@ def test_an_upgrade_that_hangs_is_a_connect_timeout(wire: Wire) -> None:
 
 @pytest.mark.parametrize("wire", [("chunked403", 10)], indirect=True)
 def test_a_chunked_refusal_of_the_upgrade_is_read_whole_and_de_chunked(wire: Wire) -> None:
-    from spark_pair.errors import AuthError
+    from spark_pair.base.errors import AuthError
     from spark_pair.protocol.responses_ws import WsSession
 
     async def open_it() -> None:

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from support.clock import SkippingClock
 
-from spark_pair.errors import BadRequest, ProtocolError, ServerError, StreamDropped
+from spark_pair.base.errors import BadRequest, ProtocolError, ServerError, StreamDropped
 from spark_pair.protocol.client import ClientOptions, ModelClient
 from spark_pair.protocol.events import Completed, Failed, Message, TurnRequest
 
@@ -219,7 +219,7 @@ def test_a_server_failure_mid_stream_is_retried_as_one(server, repo, tmp_path) -
 
 
 def test_a_refusal_mid_stream_shows_the_servers_message(server, repo, tmp_path) -> None:
-    from spark_pair.exitcodes import ExitCode
+    from spark_pair.base.exitcodes import ExitCode
 
     before = (repo / "a.py").read_bytes()
     server.set_faults([{"kind": "stream_error", "status": 400, "after_tokens": 5, "times": -1}])

@@ -6,9 +6,9 @@ import socket
 
 import pytest
 
+from spark_pair.base.exitcodes import ExitCode
 from spark_pair.commands.doctor import exit_code
 from spark_pair.doctor import DoctorConfig, DoctorReport, run_doctor, url_problems
-from spark_pair.exitcodes import ExitCode
 
 MODEL, FALLBACK = "gpt-5.3-codex-spark", "gpt-5.3-codex"
 ORDER = ["config", "base_url", "connect", "auth", "models", "request", "stream", "ws", "memory",
@@ -323,7 +323,7 @@ async def test_any_missing_fallback_fails_and_sets_the_exit_code(sim):
 
 
 async def test_config_error_skips_everything_and_exits_config(sim):
-    from spark_pair.errors import ConfigError
+    from spark_pair.base.errors import ConfigError
 
     err = ConfigError("config.toml line 3: unknown field 'modle'", hint="did you mean 'model'?")
     report = await run_doctor(DoctorConfig(config_error=err))

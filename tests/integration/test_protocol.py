@@ -10,7 +10,7 @@ import pytest
 from support.clients import MODEL, run, turn
 from support.clock import SkippingClock
 
-from spark_pair.errors import (
+from spark_pair.base.errors import (
     AuthError,
     ConnectionFailed,
     IncompleteReply,

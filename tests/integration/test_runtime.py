@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from spark_pair.approval import PolicyApprover
-from spark_pair.errors import ConfigError
+from spark_pair.base.errors import ConfigError
 from spark_pair.protocol.events import Transport
 from spark_pair.runtime import ConnectionState, ConnectionStatus, open_runtime
 from spark_pair.session_events import TurnFinished, TurnStatus

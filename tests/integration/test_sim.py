@@ -13,7 +13,7 @@ import openai
 import pytest
 import websockets
 
-from spark_pair.errors import ConnectionFailed
+from spark_pair.base.errors import ConnectionFailed
 from spark_pair.sim import faults, pacing, replies, turns
 from spark_pair.sim.process import SimProcess
 

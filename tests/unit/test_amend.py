@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spark_pair.base.errors import EditError
 from spark_pair.edits.amend import amend_content, amend_hunk, hunk_result
 from spark_pair.edits.apply import apply_hunks
 from spark_pair.edits.ops import Hunk
-from spark_pair.errors import EditError
 
 FILE = "".join(f"line {i}\n" for i in range(1, 21))
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from support.disk import snapshot
 
+from spark_pair.base.errors import ApplyError, ConflictError, PathRefused, StaleError
 from spark_pair.edits.apply import apply_hunks, apply_turn, check_each, check_ops, flag_uncommitted
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename, content_hash
-from spark_pair.errors import ApplyError, ConflictError, PathRefused, StaleError
 
 TEXT = "".join(f"line {i}\n" for i in range(1, 21))
 
@@ -509,7 +509,7 @@ def test_location_agrees_with_a_plain_scan(chars, monkeypatch):
 
 
 def test_stop_ends_planning_before_anything_is_written(repo, journal):
-    from spark_pair.errors import Cancelled
+    from spark_pair.base.errors import Cancelled
 
     (repo / "a.txt").write_text("a\n")
     before = snapshot(repo)

@@ -10,10 +10,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from spark_pair.base.errors import SparkPairError
 from spark_pair.edits.apply import apply_hunks, apply_turn
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename
-from spark_pair.errors import SparkPairError
 
 SEGMENTS = st.sampled_from(["..", ".", "", ".git", ".GIT", "/", "a", "b", "link", "out", "CON",
                             "nul.txt", "x\x00y", "x ", "~", "C:", "\\..", "f.txt", "..."])

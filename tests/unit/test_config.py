@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from spark_pair.base.errors import ConfigError
 from spark_pair.config import load_settings
-from spark_pair.errors import ConfigError
 
 
 @pytest.fixture
@@ -179,8 +179,8 @@ def test_keys_table_takes_dotted_and_quoted_binding_ids(tmp_path, monkeypatch) -
 def test_a_key_that_is_not_a_string_is_a_config_error(tmp_path, monkeypatch) -> None:
     import pytest
 
+    from spark_pair.base.errors import ConfigError
     from spark_pair.config import load_settings
-    from spark_pair.errors import ConfigError
 
     monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
     (tmp_path / ".git").mkdir()

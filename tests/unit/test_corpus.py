@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from support.diffstream import CORPUS, holds_only_complete_text, newline_marks, tokens
 
+from spark_pair.base.errors import IncompleteReply, ParseError
 from spark_pair.edits.apply import apply_turn
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.ops import Delete, content_hash
 from spark_pair.edits.parser import DiffParser, parse_diff
-from spark_pair.errors import IncompleteReply, ParseError
 
 CASES = sorted(p for p in CORPUS.iterdir() if p.is_dir())
 

@@ -1,4 +1,4 @@
-"""spark_pair.git: the one place that runs git."""
+"""spark_pair.base.git: the one place that runs git."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import spark_pair
-from spark_pair.git import git_ok, run_git
+from spark_pair.base.git import git_ok, run_git
 
 
 def test_git_answers_in_a_repo_and_says_none_outside(tmp_path: Path) -> None:

@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 
 from spark_pair.approval import Decision
+from spark_pair.base.errors import PolicyRefused, RateLimited
 from spark_pair.edits.ops import Create, Delete, Hunk, HunkHeader, Modify, OpKind
 from spark_pair.edits.parse_events import FileStarted, HunkStarted
-from spark_pair.errors import PolicyRefused, RateLimited
 from spark_pair.headless.jsonl import JsonLines, event_to_dict, result_lines
 from spark_pair.protocol import events as pe
 from spark_pair.session_events import Applied, Decided, Refused, Stale, TurnResult, TurnStarted

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from support.disk import snapshot
 
+from spark_pair.base.errors import UndoError
 from spark_pair.edits.apply import apply_turn
 from spark_pair.edits.journal import FileChange, Journal
 from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename
-from spark_pair.errors import UndoError
 
 
 def hunk(lines) -> Hunk:
@@ -189,7 +189,7 @@ def test_default_location_is_under_the_data_dir(tmp_path, monkeypatch, repo):
 
 
 def test_a_journal_that_cannot_be_written_changes_nothing(repo, journal):
-    from spark_pair.errors import ApplyError
+    from spark_pair.base.errors import ApplyError
 
     before = snapshot(repo)
     journal.dir.parent.mkdir(parents=True)
@@ -200,7 +200,7 @@ def test_a_journal_that_cannot_be_written_changes_nothing(repo, journal):
 
 
 def test_a_reused_turn_id_is_refused(repo, journal):
-    from spark_pair.errors import ApplyError
+    from spark_pair.base.errors import ApplyError
 
     apply_turn(repo, [Create("a.txt", "a\n")], journal=journal, turn_id="same")
     with pytest.raises(ApplyError, match="already in the journal"):
@@ -457,8 +457,8 @@ def test_a_rollback_that_hits_a_disk_fault_is_tried_again_once_the_fault_is_gone
         repo, journal, monkeypatch):
     import errno
 
+    from spark_pair.base.errors import ApplyError
     from spark_pair.edits import journal as journal_module
-    from spark_pair.errors import ApplyError
 
     m = repo / "m.txt"
     old = m.read_bytes()
@@ -480,8 +480,8 @@ def test_a_rollback_that_hits_a_disk_fault_is_tried_again_once_the_fault_is_gone
 
 def test_a_commit_that_fails_to_sync_is_rolled_back_now_or_by_the_next_command(
         repo, journal, monkeypatch):
+    from spark_pair.base.errors import ApplyError
     from spark_pair.edits import fsio
-    from spark_pair.errors import ApplyError
 
     before = snapshot(repo)
     real = fsio.fsync_dir

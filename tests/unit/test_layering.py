@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 CORE = [
-    "spark_pair.errors",
+    "spark_pair.base",
     "spark_pair.config",
     "spark_pair.protocol",
     "spark_pair.edits",
@@ -15,7 +15,6 @@ CORE = [
     "spark_pair.session_turn",
     "spark_pair.session_proposals",
     "spark_pair.session_frames",
-    "spark_pair.git",
     "spark_pair.approval",
     "spark_pair.runtime",
 ]
@@ -37,6 +36,6 @@ def test_core_does_not_import_textual_or_rich():
 
 
 def test_layering_test_would_notice_a_leak():
-    code = "import spark_pair.errors, rich; import sys; print('rich' in sys.modules)"
+    code = "import spark_pair.base.errors, rich; import sys; print('rich' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from spark_pair.errors import ProtocolError, TooLarge
+from spark_pair.base.errors import ProtocolError, TooLarge
 from spark_pair.protocol import limits
 from spark_pair.protocol.chat import stream_chat
 from spark_pair.protocol.events import count, usage_of

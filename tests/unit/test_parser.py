@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import unidiff
 
+from spark_pair.base.errors import ParseError
 from spark_pair.edits.apply import apply_hunks
 from spark_pair.edits.ops import Create, Delete, Hunk, HunkHeader, Modify, Rename, op_paths
 from spark_pair.edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
 from spark_pair.edits.parser import DiffParser, parse_diff
-from spark_pair.errors import ParseError
 
 GIT = """diff --git a/src/app.py b/src/app.py
 index 3b18e51..a9c2f1e 100644

@@ -9,10 +9,10 @@ import unidiff
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from spark_pair.base.errors import SparkPairError
 from spark_pair.edits.apply import apply_hunks
 from spark_pair.edits.parser import DiffParser, parse_diff
 from spark_pair.edits.render import diff_texts, render_ops
-from spark_pair.errors import SparkPairError
 
 FAST = settings(
     max_examples=int(os.environ.get("SPARK_PAIR_HYPOTHESIS_EXAMPLES", "150")),
@@ -93,7 +93,7 @@ def test_chunkings_of_line_soup_parse_identically(lines: list[str], cuts: list[i
 def test_a_rendered_diff_cut_anywhere_is_refused_or_holds_only_what_arrived(old, new, data):
     from support.diffstream import holds_only_complete_text, newline_marks, tokens
 
-    from spark_pair.errors import IncompleteReply, ParseError
+    from spark_pair.base.errors import IncompleteReply, ParseError
 
     if old == new:
         return

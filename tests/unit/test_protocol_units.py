@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.clock import SkippingClock
 
-from spark_pair.errors import (
+from spark_pair.base.errors import (
     AuthError,
     ConnectionFailed,
     EndpointError,

@@ -7,7 +7,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_pair.errors import (
+from spark_pair.base.errors import (
     AuthError,
     BadRequest,
     ConnectionFailed,

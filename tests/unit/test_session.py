@@ -10,10 +10,10 @@ import pytest
 from support.scripted import DIFF, A, B, RewindingClient, ScriptedClient, collect, make, make_files
 
 from spark_pair.approval import Action, Decision, PolicyApprover
+from spark_pair.base.errors import Cancelled, PolicyRefused, ServerError, StaleError
+from spark_pair.base.exitcodes import ExitCode, exit_code_for
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.parse_events import FileStarted
-from spark_pair.errors import Cancelled, PolicyRefused, ServerError, StaleError
-from spark_pair.exitcodes import ExitCode, exit_code_for
 from spark_pair.protocol import events as pe
 from spark_pair.session_events import (
     Applied,
@@ -230,7 +230,7 @@ async def test_rewound_reply_is_reparsed_and_only_the_final_text_applies(repo: P
 
 async def test_create_over_a_file_there_before_is_a_conflict_not_stale(repo: Path,
                                                                         tmp_path: Path) -> None:
-    from spark_pair.errors import ConflictError
+    from spark_pair.base.errors import ConflictError
 
     (repo / "c.txt").write_text("mine\n")
     for approver in (PolicyApprover(True, True, True), PolicyApprover()):  # apply and dry run

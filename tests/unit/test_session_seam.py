@@ -11,8 +11,8 @@ import pytest
 from support.scripted import DIFF, RewindingClient, ScriptedClient, collect, make, make_files
 
 from spark_pair.approval import Action, Decision, Ended, PolicyApprover, Proposal
+from spark_pair.base.errors import TurnInProgress
 from spark_pair.edits.ops import Hunk
-from spark_pair.errors import TurnInProgress
 from spark_pair.protocol import events as pe
 from spark_pair.session_events import (
     Decided,

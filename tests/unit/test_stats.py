@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from support.records import PRICES, known_records, rec
 
+from spark_pair.base.errors import UsageError
 from spark_pair.commands.stats import parse_since
-from spark_pair.errors import UsageError
 from spark_pair.stats import Spread, build_report, percentile, record_cost
 
 

@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_pair.errors import ConfigError
-from spark_pair.urls import diagnose_key, host_of, normalize_base_url
+from spark_pair.base.errors import ConfigError
+from spark_pair.base.urls import diagnose_key, host_of, normalize_base_url
 
 
 @pytest.mark.parametrize(

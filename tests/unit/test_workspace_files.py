@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_pair.errors import UsageError
+from spark_pair.base.errors import UsageError
 from spark_pair.workspace import IgnoreRules, find_root, list_files, read_text
 
 
@@ -87,7 +87,7 @@ def test_read_text_guards(repo: Path) -> None:
 def test_read_text_refuses_paths_outside_the_repo_and_git(tmp_path):
     import pytest
 
-    from spark_pair.errors import PathRefused
+    from spark_pair.base.errors import PathRefused
     from spark_pair.workspace.files import read_text
 
     root = tmp_path / "repo"

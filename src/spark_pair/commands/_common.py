@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 import click
 
-from ..errors import SparkPairError
-from ..exitcodes import ExitCode, exit_code_for
+from ..base.errors import SparkPairError
+from ..base.exitcodes import ExitCode, exit_code_for
 from ..headless.start import flag_overrides as flag_overrides  # its home is headless.start
 from ..protocol.events import Transport
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from ..errors import UsageError
-from ..exitcodes import ExitCode
+from ..base.errors import UsageError
+from ..base.exitcodes import ExitCode
 from ..protocol.events import Transport
 from ._common import print_plain as say
 from ._common import report_errors
@@ -201,13 +201,13 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
     Exit codes: 1 on a regression (with --compare) or a sweep cut short by --max-seconds,
     4 when a set-up error stopped the sweep.
     """
+    from ..base.urls import host_of
     from ..benchmark import BenchPlan, baseline_run
     from ..benchmark import compare as compare_runs
     from ..config import load_settings
     from ..protocol import offers
     from ..protocol.client import ModelClient
     from ..store import RequestStore
-    from ..urls import host_of
     from ._common import flag_overrides
 
     ctx = click.get_current_context()

@@ -17,7 +17,7 @@ from ._common import flag_overrides, model_options, report_errors
 @report_errors
 def command(base_url: str | None, model: str | None, transport: str | None, as_json: bool) -> None:
     """Show the effective settings and where each value came from (key redacted)."""
-    from .. import paths
+    from ..base import dirs
     from ..config import SECTIONS, find_project_file, load_settings
 
     settings = load_settings(overrides=flag_overrides(base_url, model, transport))
@@ -32,8 +32,8 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
     key_info = {"env": settings.key_env, "set": key is not None, "length": len(key or "")}
     project = find_project_file(Path.cwd())
     report = {
-        "user_file": str(paths.user_config_file()),
-        "user_file_found": paths.user_config_file().is_file(),
+        "user_file": str(dirs.user_config_file()),
+        "user_file_found": dirs.user_config_file().is_file(),
         "project_file": str(project) if project else None,
         "files_read": [str(p) for p in settings.files],
         "settings": values,

@@ -15,8 +15,8 @@ from ._common import report_errors
 
 def make_repo(parent: Path | None = None) -> Path:
     """A scratch git repository holding the demo project, committed."""
-    from ..errors import UsageError
-    from ..git import run_git
+    from ..base.errors import UsageError
+    from ..base.git import run_git
     from ..headless.demo_project import FILES
 
     root = Path(tempfile.mkdtemp(prefix="spark-pair-demo-", dir=parent))

@@ -8,8 +8,8 @@ import sys
 
 import click
 
-from ..errors import ConfigError
-from ..exitcodes import ExitCode
+from ..base.errors import ConfigError
+from ..base.exitcodes import ExitCode
 from ..termwrap import wrap
 from ._common import flag_overrides, model_options, report_errors
 

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ..errors import SparkPairError
+from ..base.errors import SparkPairError
 from ..headless.cliusage import JsonUsageCommand
 from ..headless.textfit import file_lines
 from ..termwrap import say

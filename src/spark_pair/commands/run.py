@@ -28,8 +28,8 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     Exit codes: 0 ok, 2 usage, 3 config, 4 model, 5 the edits cannot be applied (patch
     conflict, stale file, refused path, write failure; nothing written), 6 refused by policy
     (nothing written), 7 --timeout, 130 interrupted."""
+    from ..base.errors import UsageError
     from ..entry import STARTED
-    from ..errors import UsageError
     from ..headless.start import RunOptions, leave, run
 
     if deltas and not as_json:

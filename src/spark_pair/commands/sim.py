@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import UsageError
+from ..base.errors import UsageError
 from ..sim.profiles import DEFAULT, PROFILES
 from ._common import report_errors
 

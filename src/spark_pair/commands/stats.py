@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from .. import stats
-from ..errors import UsageError
+from ..base.errors import UsageError
 from ._common import print_plain as say
 from ._common import report_errors
 

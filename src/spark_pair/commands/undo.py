@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import SparkPairError, UsageError
+from ..base.errors import SparkPairError, UsageError
 from ..headless.cliusage import JsonUsageCommand
 from ..headless.textfit import INDENT, WIDTH, file_lines
 from ..termwrap import say
@@ -24,7 +24,7 @@ def _usage_json(error: Exception) -> None:
 
 
 def _error_fields(error: Exception) -> dict[str, object]:
-    from ..exitcodes import ExitCode, exit_code_for
+    from ..base.exitcodes import ExitCode, exit_code_for
     from ..headless.jsonl import error_fields
 
     code = exit_code_for(error)

@@ -24,7 +24,7 @@ def command(apply_: bool, allow_delete: bool, allow_rename: bool, as_json: bool,
     does what it says and removes the comment), or answer each AI? comment (no edit). Comments
     already there when it starts are left alone. Same flags and JSON lines as `run`; Ctrl-C
     stops (exit 0, or 130 when it cancels a running turn)."""
-    from ..errors import UsageError
+    from ..base.errors import UsageError
     from ..headless.runner import RunOptions
     from ..headless.watch import main
 

@@ -13,13 +13,13 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .. import errors as E
-from ..errors import SparkPairError, redact
+from ..base import errors as E
+from ..base.errors import SparkPairError, redact
+from ..base.urls import WHITESPACE_NOTE
 from ..protocol import errors_map, offers
 from ..protocol.chat import USAGE_GRACE_S
 from ..protocol.request import CONNECT_STAGGER_S, user_agent
 from ..protocol.sse import iter_sse_batches
-from ..urls import WHITESPACE_NOTE
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
 from .wire import (
     DROP_HINT,

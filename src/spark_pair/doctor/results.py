@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import SparkPairError
+from ..base.errors import SparkPairError
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 
-from ..errors import EditError
+from ..base.errors import EditError
 from .ops import Hunk
 
 

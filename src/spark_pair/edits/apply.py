@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import ApplyError, ConflictError, EditError, StaleError
-from ..git import git_ok
+from ..base.errors import ApplyError, ConflictError, EditError, StaleError
+from ..base.git import git_ok
 from . import fsio
 from .journal import FileChange, Journal, missing_dirs, new_turn_id, write_changes
 from .locate import Locator, Stop, check_stop

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..errors import ParseError
+from ..base.errors import ParseError
 from .ops import Hunk
 from .paths import shown
 from .syntax import DEV_NULL, parse_hunk_header

@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import ApplyError
+from ..base.errors import ApplyError
 
 BOM = b"\xef\xbb\xbf"
 TMP_MARK = ".sp-tmp-"

@@ -65,8 +65,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .. import paths as app_paths
-from ..errors import ApplyError, Cancelled, SparkPairError, StaleError, UndoError
+from ..base import dirs as app_dirs
+from ..base.errors import ApplyError, Cancelled, SparkPairError, StaleError, UndoError
 from . import fsio
 from .paths import confine_target, real_root
 
@@ -162,7 +162,7 @@ class Journal:
     def __init__(self, repo_root: Path, data_dir: Path | None = None) -> None:
         self.root = real_root(repo_root)
         key = hashlib.sha256(os.fsencode(self.root)).hexdigest()[:20]
-        self.data_dir = data_dir or app_paths.data_dir()
+        self.data_dir = data_dir or app_dirs.data_dir()
         self.dir = self.data_dir / "journal" / key
         self.damaged: list[str] = []  # committed turns whose manifest cannot be read
         self._indexed = False  # the lock was taken with the index of unfinished turns complete

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ..errors import Cancelled
+from ..base.errors import Cancelled
 
 Stop = Callable[[], bool] | None  # true once the turn is cancelled (timeout, Ctrl-C)
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import IncompleteReply, ParseError, SparkPairError
+from ..base.errors import IncompleteReply, ParseError, SparkPairError
 from . import envelope
 from .ops import Create, Delete, Hunk, Modify, Operation, OpKind, Rename
 from .parse_events import FileFinished, FileStarted, HunkStarted, LineAdded, ParseEvent

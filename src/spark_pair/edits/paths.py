@@ -7,8 +7,8 @@ import re
 import stat
 from pathlib import Path
 
-from .. import paths as app_paths
-from ..errors import PathRefused
+from ..base import dirs as app_dirs
+from ..base.errors import PathRefused
 
 # Names Windows treats as devices (with any extension); refused everywhere so a repo stays portable.
 _DEVICE_RE = re.compile(
@@ -118,7 +118,7 @@ def confine_target(root: Path, path: str, data_dirs: tuple[Path, ...] = ()) -> t
     """confine(), for a path to be written, moved or removed: spark-pair's own files (its
     project config, its config and data folders, `data_dirs` too) are refused wherever they lie."""
     rel, full = confine(root, path)
-    why = app_paths.own_file(full, data_dirs)
+    why = app_dirs.own_file(full, data_dirs)
     if why is not None:
         raise PathRefused(f"refused path {path!r}: {why}", hint=OWN_FILE_HINT)
     return rel, full

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import ParseError
+from ..base.errors import ParseError
 from .ops import Hunk
 from .paths import shown
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ..errors import UsageError
+from ..base.errors import UsageError
 
 
 def wants_json(args: list[str]) -> bool:

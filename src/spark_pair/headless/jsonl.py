@@ -8,9 +8,9 @@ import time
 from typing import Any, TextIO
 
 from .. import stats
+from ..base.errors import SparkPairError, redact
 from ..edits.ops import Create, Delete, op_kind
 from ..edits.parse_events import FileStarted, HunkStarted
-from ..errors import SparkPairError, redact
 from ..protocol.events import (
     Completed,
     Failed,

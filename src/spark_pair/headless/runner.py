@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
+from ..base.errors import Cancelled, SparkPairError, UsageError
+from ..base.exitcodes import ExitCode, exit_code_for
 from ..edits.parse_events import HunkStarted, LineAdded
-from ..errors import Cancelled, SparkPairError, UsageError
-from ..exitcodes import ExitCode, exit_code_for
 from ..protocol.events import (
     Completed,
     Failed,
@@ -338,7 +338,7 @@ def _collect_from_here() -> None:
 def start_lines(rt: Runtime, opts: RunOptions, files: list[str], jl: JsonLines | None,
                 diag: Diagnostics) -> None:
     """The notes on stderr and the `session` JSON line before the first turn."""
-    from ..paths import own_dirs_inside
+    from ..base.dirs import own_dirs_inside
 
     settings = rt.settings
     for rel in files:

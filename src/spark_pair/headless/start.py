@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UsageError
+from ..base.errors import UsageError
 
 MAX_FOLDER_FILES = 200
 

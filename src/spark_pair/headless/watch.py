@@ -16,8 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..errors import SparkPairError
-from ..exitcodes import ExitCode, exit_code_for
+from ..base.errors import SparkPairError
+from ..base.exitcodes import ExitCode, exit_code_for
 from .jsonl import JsonLines, error_fields
 from .runner import (
     Diagnostics,

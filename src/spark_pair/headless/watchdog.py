@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import Cancelled
+from ..base.errors import Cancelled
 
 HARD_S = 0.5  # how long past the deadline or a signal the run may take to end by itself
 RECHECK_S = 0.25  # while the result is being written out, look again this much later

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..errors import (
+from ..base.errors import (
     AuthError,
     EndpointError,
     ModelError,
@@ -20,8 +20,8 @@ from ..errors import (
     StreamDropped,
     add_secret,
 )
+from ..base.urls import host_of
 from ..store.records import Recorder, RequestRecord
-from ..urls import host_of
 from . import errors_map, offers
 from .bodies import chat_body, responses_body, sse_body
 from .chat import stream_chat

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from ..errors import (
+from ..base.errors import (
     AuthError,
     BadRequest,
     ConnectionFailed,

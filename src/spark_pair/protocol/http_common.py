@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ModelError, ProtocolError
+from ..base.errors import ModelError, ProtocolError
 from . import errors_map
 from .batches import Pacer, Pump
 from .bodies import json_bytes

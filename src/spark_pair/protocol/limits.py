@@ -12,7 +12,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import AsyncIterator, Iterator
 
-from ..errors import ProtocolError, TooLarge
+from ..base.errors import ProtocolError, TooLarge
 
 MAX_MESSAGE_BYTES = 8 << 20  # one SSE line or event, one WebSocket message
 MAX_REPLY_BYTES = 64 << 20  # a streamed reply, decoded, in all

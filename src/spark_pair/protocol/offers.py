@@ -13,7 +13,7 @@ import time
 from collections import namedtuple
 from pathlib import Path
 
-from .. import paths
+from ..base import dirs
 from .request import Transport
 
 MAX_AGE_S = 24 * 3600.0
@@ -32,7 +32,7 @@ class Remembered(namedtuple("Remembered", "transport at")):
 
 
 def default_path() -> Path:
-    return paths.data_dir() / FILE_NAME
+    return dirs.data_dir() / FILE_NAME
 
 
 def recall_all(path: Path, now: float | None = None) -> dict[str, Remembered]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from ..errors import ModelError
+from ..base.errors import ModelError
 from . import errors_map
 from .bodies import responses_body as responses_body  # its home is .bodies
 from .events import usage_of

@@ -8,7 +8,7 @@ from contextlib import aclosing
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EndpointError, ModelError
+from ..base.errors import EndpointError, ModelError
 from . import errors_map
 from .batches import Pacer, ws_reader
 from .bodies import responses_body, ws_create

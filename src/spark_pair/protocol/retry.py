@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from ..errors import ModelError
+from ..base.errors import ModelError
 
 if TYPE_CHECKING:  # loaded for a jittered wait only: a run that needs no retry never loads it
     import random

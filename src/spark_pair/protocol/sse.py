@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
 
-from ..errors import ModelError
+from ..base.errors import ModelError
 from .limits import MAX_MESSAGE_BYTES, too_large
 
 # how long the stream of a complete reply may take to end (its end is on its way: the server

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from ..errors import ConnectionFailed
+from ..base.errors import ConnectionFailed
 
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 5.0

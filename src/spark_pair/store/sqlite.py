@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import paths
-from ..errors import ConfigError, UsageError
+from ..base import dirs
+from ..base.errors import ConfigError, UsageError
 from .records import RequestRecord
 
 if TYPE_CHECKING:  # a run stores no verdicts: that module loads when they are read or kept
@@ -25,7 +25,7 @@ class RequestStore:
 
     def __init__(self, path: Path | None = None, must_exist: bool = False) -> None:
         """Open (or create) the store; with `must_exist`, a missing file is an error."""
-        self.path = path or paths.data_dir() / "requests.sqlite3"
+        self.path = path or dirs.data_dir() / "requests.sqlite3"
         if must_exist and not self.path.is_file():
             raise UsageError(f"there is no request store at {self.path}",
                              hint="spark-pair writes one when it makes requests; check the "

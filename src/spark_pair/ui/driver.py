@@ -25,7 +25,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from ..approval import Decision, Proposal
-from ..errors import SparkPairError
+from ..base.errors import SparkPairError
 from ..runtime import ConnectionState, ConnectionStatus
 
 # Frames a second while a turn streams. Each frame repaints the followed tail of the live diff

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from textual.app import App, SuspendNotSupported
 
-from ..errors import UsageError
+from ..base.errors import UsageError
 
 NOT_FOUND = 127  # the exit status of a program that is not there (as a shell reports it)
 

@@ -10,10 +10,10 @@ from pathlib import Path, PurePosixPath
 
 from textual.app import App
 
+from ..base.errors import SparkPairError, UsageError
 from ..edits.amend import amend_content, amend_hunk, hunk_result
 from ..edits.ops import Create, Modify
 from ..edits.render import render_ops
-from ..errors import SparkPairError, UsageError
 from .external import NOT_FOUND, editor_argv, pager_argv, run_program
 from .review_state import Item
 from .widgets.review import ReviewPane

@@ -17,7 +17,7 @@ from textual.app import App
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from ..paths import config_dir
+from ..base.dirs import config_dir
 
 DEFAULT_THEME = "dark"
 # the app's own theme variables (a theme file may set each one; else derived from the palette)

@@ -361,7 +361,7 @@ def _users(root: Path, index: RepoIndex, names: list[str]
     """(name, path, lines) for files that mention one of `names` as a whole word."""
     if not names:
         return []
-    from ..git import run_git
+    from ..base.git import run_git
 
     args = ["grep", "-n", "-I", "-w", "-F", "--no-color"]  # tracked files (--untracked: slow)
     for name in names[:MAX_NAMES]:

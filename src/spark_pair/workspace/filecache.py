@@ -21,8 +21,8 @@ from collections import namedtuple
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from ..base.errors import PathRefused, SparkPairError
 from ..edits.paths import confine, content_hash, read_regular
-from ..errors import PathRefused, SparkPairError
 from ..protocol.metrics import estimate_tokens
 from .files import read_checked
 

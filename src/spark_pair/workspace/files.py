@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..base.errors import PathRefused, UsageError
 from ..edits.paths import looks_binary
-from ..errors import PathRefused, UsageError
 
 if TYPE_CHECKING:  # git (and subprocess) load on the first git call
     import subprocess
@@ -23,7 +23,7 @@ _WALK_LIMIT = 100_000  # files listed by the fallback walk, at most
 
 def _git(root: Path, *args: str,
          stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes] | None:
-    from ..git import run_git
+    from ..base.git import run_git
 
     return run_git(root, *args, stdin=stdin, timeout=10)
 
@@ -36,7 +36,7 @@ def find_root(cwd: Path | None = None) -> Path:
 def find_root_soon(cwd: Path | None = None) -> Callable[[], Path]:
     """`find_root` in two steps: git starts now and the returned call reads its answer, so the
     caller can load and prepare other things while git runs."""
-    from ..git import git_ok_later
+    from ..base.git import git_ok_later
 
     start = Path(cwd or Path.cwd()).resolve()
     top = git_ok_later(start, "rev-parse", "--show-toplevel", timeout=10)

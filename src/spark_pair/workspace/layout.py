@@ -76,7 +76,7 @@ def changelogs(root: Path, listed: dict) -> list[tuple[str, float]]:
     last = _last_logs
     if last is not None and last[0] is listed and last[1] == str(root):
         return last[2]
-    from ..git import run_git
+    from ..base.git import run_git
 
     res = run_git(root, "log", f"-n{LOG_COMMITS}", "--no-merges", "--format=%x01",
                   "--name-only", timeout=5)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from ..errors import SparkPairError
+from ..base.errors import SparkPairError
 from ..protocol.metrics import estimate_tokens
 from ..protocol.request import Message
 from .files import read_text

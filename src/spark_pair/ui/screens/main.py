@@ -23,9 +23,9 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
+from ...base.errors import SparkPairError, UsageError
 from ...edits.ops import Rename, op_paths
 from ...edits.paths import shown
-from ...errors import SparkPairError, UsageError
 from ...protocol.events import Completed, Failed, Rewound
 from ...session_events import (
     Applied,

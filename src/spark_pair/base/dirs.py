@@ -67,7 +67,7 @@ def own_dirs_inside(root: Path, data_dirs: tuple[Path, ...] = ()) -> list[str]:
     prompts and replies) that lies inside the repository `root`."""
     base = os.path.realpath(root)
     out = []
-    seen = set()
+    seen: set[str] = set()
     for what, folder in own_dirs() + [("data folder (undo journal)", d) for d in data_dirs]:
         real = os.path.realpath(folder)
         if folder == config_dir() or not _inside(real, base) or any(
