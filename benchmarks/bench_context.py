@@ -44,7 +44,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spark_pair.config import Settings
+from spark_pair.base.config import Settings
 from spark_pair.workspace import symbols
 from spark_pair.workspace.autocontext import auto_context_of
 from spark_pair.workspace.context import Workspace, limits_of

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from .config import PROJECT_FILE
+from .base.config import PROJECT_FILE
 from .edits.ops import Create, Delete, Hunk, Modify, Operation, Rename, op_paths
 
 

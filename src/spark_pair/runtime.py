@@ -51,7 +51,7 @@ from .protocol.events import (
 from .session import Session, TurnRecorder
 
 if TYPE_CHECKING:
-    from .config import Settings
+    from .base.config import Settings
     from .protocol.client import ModelClient
     from .store.records import RequestRecord
     from .verdicts import Verdict
@@ -254,7 +254,7 @@ class Runtime:
         await self._stop_prewarm()
         old, self.client, self.settings, self.lookup = self.client, client, settings, lookup
         self.session.client = client
-        self.connection.reset(client.transport, settings.client_options().max_retries)
+        self.connection.reset(client.transport, client.options.max_retries)
         try:
             await old.aclose()
         finally:
@@ -282,12 +282,12 @@ class _Lookup:
 def _connect(lookup: _Lookup, recorder: TurnRecorder | None) -> tuple[Settings, ModelClient]:
     """The settings and a model client for them (blocking: config files, the transport
     memo)."""
-    from .config import load_settings
+    from .base.config import load_settings
     from .protocol import offers
-    from .protocol.client import ModelClient
+    from .protocol.client import ClientOptions, ModelClient
 
     settings = load_settings(cwd=lookup.cwd, env=lookup.env, overrides=dict(lookup.overrides))
-    client = ModelClient(settings.client_options(task="edit"), recorder=recorder,
+    client = ModelClient(ClientOptions.of(settings), recorder=recorder,
                          transport_cache=offers.default_path())
     return settings, client
 
@@ -315,7 +315,7 @@ async def open_runtime(root: Path, *, approver: Approver,
         rt: Runtime | None = None
         try:
             connection = ConnectionState(client.transport,
-                                         attempts=settings.client_options().max_retries)
+                                         attempts=client.options.max_retries)
             watcher = None
             if watch:  # (the watcher's module loads only for a runtime that watches)
                 from .workspace.watcher import Watcher

@@ -93,7 +93,7 @@ async def test_settings_are_loaded_off_the_event_loop(sim: SimProcess, repo: Pat
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from spark_pair import config
+    from spark_pair.base import config
 
     threads = []
     load = config.load_settings

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from spark_pair.base.config import load_settings
 from spark_pair.base.errors import ConfigError
-from spark_pair.config import load_settings
+from spark_pair.protocol.client import ClientOptions
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def test_env_interpolation_and_key_from_named_variable(home, tmp_path):
     assert s.model.base_url == "https://gw.example/api"
     assert s.api_key == "sk-team-123456" and s.key_env == "TEAM_KEY"
     assert s.model.fallbacks == ["a", "b"]
-    opts = s.client_options()
+    opts = ClientOptions.of(s)
     assert opts.base_url == "https://gw.example/api" and opts.fallbacks == ["a", "b"]
     assert "sk-team" not in repr(opts)
 
@@ -166,7 +167,7 @@ def test_config_command_broken_file_exits_3_without_traceback(home, tmp_path):
 
 
 def test_keys_table_takes_dotted_and_quoted_binding_ids(tmp_path, monkeypatch) -> None:
-    from spark_pair.config import load_settings
+    from spark_pair.base.config import load_settings
 
     monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
     (tmp_path / ".git").mkdir()
@@ -179,8 +180,8 @@ def test_keys_table_takes_dotted_and_quoted_binding_ids(tmp_path, monkeypatch) -
 def test_a_key_that_is_not_a_string_is_a_config_error(tmp_path, monkeypatch) -> None:
     import pytest
 
+    from spark_pair.base.config import load_settings
     from spark_pair.base.errors import ConfigError
-    from spark_pair.config import load_settings
 
     monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
     (tmp_path / ".git").mkdir()

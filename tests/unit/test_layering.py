@@ -5,7 +5,6 @@ import sys
 
 CORE = [
     "spark_pair.base",
-    "spark_pair.config",
     "spark_pair.protocol",
     "spark_pair.edits",
     "spark_pair.workspace",

@@ -201,12 +201,12 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
     Exit codes: 1 on a regression (with --compare) or a sweep cut short by --max-seconds,
     4 when a set-up error stopped the sweep.
     """
+    from ..base.config import load_settings
     from ..base.urls import host_of
     from ..benchmark import BenchPlan, baseline_run
     from ..benchmark import compare as compare_runs
-    from ..config import load_settings
     from ..protocol import offers
-    from ..protocol.client import ModelClient
+    from ..protocol.client import ClientOptions, ModelClient
     from ..store import RequestStore
     from ._common import flag_overrides
 
@@ -220,7 +220,7 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
     levels = parse_levels(levels_text)
     settings = load_settings(overrides=flag_overrides(base_url, model, None))
     transports = parse_transports(transport_text, settings.session.transport or "auto")
-    options = settings.client_options(task="bench")
+    options = ClientOptions.of(settings, task="bench")
     options = dataclasses.replace(options, fallbacks=[])
     if max_retries is not None:
         options = dataclasses.replace(options, max_retries=max_retries)

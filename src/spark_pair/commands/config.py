@@ -18,7 +18,7 @@ from ._common import flag_overrides, model_options, report_errors
 def command(base_url: str | None, model: str | None, transport: str | None, as_json: bool) -> None:
     """Show the effective settings and where each value came from (key redacted)."""
     from ..base import dirs
-    from ..config import SECTIONS, find_project_file, load_settings
+    from ..base.config import SECTIONS, find_project_file, load_settings
 
     settings = load_settings(overrides=flag_overrides(base_url, model, transport))
     values = {}

@@ -144,7 +144,7 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
     A request is ok (a whole reply), cut (the server ended the reply early, at the output limit
     or for a reason of its own, or without any output: err% leaves it out, cut% counts it),
     failed, or stopped (--timeout, Ctrl-C, cancel)."""
-    from ..config import load_settings
+    from ..base.config import load_settings
     from ..store import RequestStore
 
     by = [b.strip() for b in by_text.split(",") if b.strip()]

@@ -53,6 +53,8 @@ if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never 
 
     import httpx
 
+    from ..base.config import Settings
+
 TRANSPORTS = tuple(Transport)  # the order auto tries them in
 
 
@@ -73,6 +75,11 @@ class ClientOptions:
     persistent_ws: bool = True
     task: str = "edit"
     key_source: str = ""  # where the key came from, e.g. "$SPARK_PAIR_API_KEY" (for messages)
+
+    @classmethod
+    def of(cls, settings: Settings, task: str = "edit") -> ClientOptions:
+        """The options the settings give for a task (edit, bench, ...)."""
+        return cls(**settings.client_values(task))
 
     def __repr__(self) -> str:  # never show the key
         key = "set" if self.api_key else "none"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..base.errors import IncompleteReply, ModelError
+from ..base.transport import Transport as Transport
 from .request import Message as Message  # re-exported: the request's home is .request
-from .request import Transport as Transport
 from .request import TurnRequest as TurnRequest
 
 

@@ -14,7 +14,7 @@ from collections import namedtuple
 from pathlib import Path
 
 from ..base import dirs
-from .request import Transport
+from ..base.transport import Transport
 
 MAX_AGE_S = 24 * 3600.0
 FILE_NAME = "transports.json"

@@ -1,18 +1,10 @@
-"""What a turn asks of the model: the transport names, the messages, the request."""
+"""What a turn asks of the model: the endpoint of each transport, the messages, the request."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 
-
-class Transport(StrEnum):
-    """The three ways to reach a model (the one transport name list of the code base)."""
-
-    WS = "ws"  # Responses over one persistent WebSocket
-    RESPONSES = "responses"  # Responses over HTTP SSE
-    CHAT = "chat"  # Chat Completions over HTTP SSE
-
+from ..base.transport import Transport
 
 CONNECT_TIMEOUT_S = 10.0  # the default time to open a connection
 # a name's next address is tried when one fails, or this long after it began (RFC 8305's

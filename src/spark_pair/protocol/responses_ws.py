@@ -9,12 +9,13 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import EndpointError, ModelError
+from ..base.transport import Transport
 from . import errors_map
 from .batches import Pacer, ws_reader
 from .bodies import responses_body, ws_create
 from .fastjson import loads
 from .limits import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, too_large
-from .request import BETA_HEADER, CONNECT_STAGGER_S, Transport, endpoint_url, user_agent
+from .request import BETA_HEADER, CONNECT_STAGGER_S, endpoint_url, user_agent
 from .responses_sse import DELTA, delta_text, handle_event
 
 if TYPE_CHECKING:  # websockets loads when a socket opens (the HTTP transports never need it)

@@ -13,16 +13,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .base import dirs
-from .base.dirs import PROJECT_FILE
-from .base.errors import ConfigError, add_secret
-from .base.urls import diagnose_key, normalize_base_url
-from .protocol.request import Transport
+from . import dirs
+from .dirs import PROJECT_FILE
+from .errors import ConfigError, add_secret
+from .transport import Transport
+from .urls import diagnose_key, normalize_base_url
 
 if TYPE_CHECKING:
     from typing import Any
-
-    from .protocol.client import ClientOptions
 
 
 TRANSPORTS = ("auto", *Transport)
@@ -192,13 +190,9 @@ class Settings:
         section, name = dotted.split(".", 1)
         return getattr(getattr(self, section), name)
 
-    def client_options(self, task: str = "edit") -> ClientOptions:
-        from .protocol.client import ClientOptions
-
-        return ClientOptions(**self.client_values(task))
-
     def client_values(self, task: str = "edit") -> dict[str, Any]:
-        """The model client's options (protocol.client.ClientOptions) as keyword arguments."""
+        """The model client's options as keyword arguments (protocol.client.ClientOptions.of
+        makes them)."""
         base_url, _ = normalize_base_url(self.model.base_url)
         timeout_s = self.request.timeout_ms / 1000
         return dict(
@@ -450,7 +444,7 @@ def _ignore_key_in_place(settings: Settings, place: str, where: str | None, what
 
 
 def _git_tracks(path: Path) -> bool:
-    from .base.git import git_ok
+    from .git import git_ok
 
     return git_ok(path.parent, "ls-files", "--error-unmatch", path.name, timeout=5) is not None
 

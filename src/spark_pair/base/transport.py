@@ -1,0 +1,13 @@
+"""The three ways to reach a model: the names settings, the client and the front ends share."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Transport(StrEnum):
+    """The three ways to reach a model (the one transport name list of the code base)."""
+
+    WS = "ws"  # Responses over one persistent WebSocket
+    RESPONSES = "responses"  # Responses over HTTP SSE
+    CHAT = "chat"  # Chat Completions over HTTP SSE
