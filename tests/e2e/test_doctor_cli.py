@@ -98,7 +98,7 @@ def test_a_failure_at_80_columns_wraps_with_an_indent(project):
 
 
 def test_wrap_keeps_a_number_with_its_unit():
-    from spark_pair.termwrap import wrap
+    from spark_pair.base.termwrap import wrap
 
     text = "responses: TTFT 10 ms, 200 tokens, 5,411 tok/s, 200 deltas spread over 165 ms"
     lines = wrap(text, 78, "    ", "      ")

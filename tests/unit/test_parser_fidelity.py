@@ -13,11 +13,11 @@ import pytest
 
 from spark_pair.base.errors import IncompleteReply, ParseError
 from spark_pair.base.exitcodes import ExitCode, exit_code_for
+from spark_pair.base.printable import shown_text
 from spark_pair.edits.apply import apply_hunks
 from spark_pair.edits.ops import Create, Delete, Hunk, HunkHeader, Modify, Rename
 from spark_pair.edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
 from spark_pair.edits.parser import DiffParser, parse_diff
-from spark_pair.edits.paths import shown_text
 from spark_pair.edits.render import render_ops
 
 HEAD = "--- a/f.py\n+++ b/f.py\n"

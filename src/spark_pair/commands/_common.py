@@ -59,7 +59,7 @@ def report_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except SparkPairError as exc:
-            from ..termwrap import say
+            from ..base.termwrap import say
 
             say(sys.stderr, exc.describe())
             sys.exit(int(exit_code_for(exc)))
@@ -75,7 +75,7 @@ def print_plain(console: Any, text: str, style: str = "", more: str = "  ") -> N
     wrapped to its width; continuation lines get the text's own indent plus `more`."""
     from rich.text import Text
 
-    from ..termwrap import wrap
+    from ..base.termwrap import wrap
 
     body = text.lstrip(" ")
     indent = text[:len(text) - len(body)]

@@ -75,7 +75,7 @@ def _print_text(report: dict) -> None:
         click.echo(f"price {model}: ${price['input_per_m']}/M in, ${price['output_per_m']}/M out")
     for binding, keys in report["keys"].items():
         click.echo(f"key {binding}: {keys}")
-    from ..termwrap import say
+    from ..base.termwrap import say
 
     for warning in report["warnings"]:
         say(sys.stderr, warning, prefix="warning: ")

@@ -10,7 +10,7 @@ import click
 
 from ..base.errors import ConfigError
 from ..base.exitcodes import ExitCode
-from ..termwrap import wrap
+from ..base.termwrap import wrap
 from ._common import flag_overrides, model_options, report_errors
 
 MARKS = {"pass": ("✓", "green"), "fail": ("✗", "bold red"), "skip": ("-", "dim")}

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 import click
 
 from ..base.errors import SparkPairError, UsageError
+from ..base.termwrap import say
 from ..headless.cliusage import JsonUsageCommand
 from ..headless.textfit import INDENT, WIDTH, file_lines
-from ..termwrap import say
 from ._common import report_errors
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..base.errors import ParseError
+from ..base.printable import shown
 from .ops import Hunk
-from .paths import shown
 from .syntax import DEV_NULL, parse_hunk_header
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from ..base.printable import shown
 from .paths import content_hash as content_hash  # its home is .paths
-from .paths import shown
 
 
 class OpKind(StrEnum):

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..base.errors import IncompleteReply, ParseError, SparkPairError
+from ..base.printable import shown
 from . import envelope
 from .ops import Create, Delete, Hunk, Modify, Operation, OpKind, Rename
 from .parse_events import FileFinished, FileStarted, HunkStarted, LineAdded, ParseEvent
-from .paths import shown
 from .syntax import DEV_NULL, clean_path, is_fence, parse_hunk_header, unquote, written_line
 
 if TYPE_CHECKING:

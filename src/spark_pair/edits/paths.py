@@ -16,22 +16,6 @@ _DEVICE_RE = re.compile(
 )
 
 
-def shown(path: str) -> str:
-    """The path as safe to print: control, format (bidi) and other invisible characters are
-    escaped, so a name can neither drive the terminal nor pass for another file's name."""
-    return path if path.isprintable() else repr(path)[1:-1]
-
-
-def shown_text(text: str) -> str:
-    """A line of file content as safe to print (a dry-run diff, a conflict excerpt, a screen):
-    control characters (ESC, CR, backspace, ...), text-direction and other invisible format
-    characters and lone surrogates are shown escaped (\\x1b, \\u202e); tabs stay. Display
-    only: what is written is always the model's exact text."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch == "\t" else repr(ch)[1:-1] for ch in text)
-
-
 _NAME_HINT = ("spark-pair never writes a file name holding control characters or bytes that "
               "are not UTF-8; regenerate the turn")
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
+from ..base.printable import shown, shown_text
 from .locate import Locator, Stop, check_stop
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename
-from .paths import shown, shown_text
 
 
 def _lines(text: str) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from ..base.errors import ParseError
+from ..base.printable import shown
 from .ops import Hunk
-from .paths import shown
 
 DEV_NULL = "/dev/null"
 _HUNK_RE = re.compile(r"^@@+ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@+ ?(.*)$")

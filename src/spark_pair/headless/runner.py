@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .. import __version__
 from ..base.errors import Cancelled, SparkPairError, UsageError
 from ..base.exitcodes import ExitCode, exit_code_for
+from ..base.termwrap import say
 from ..edits.parse_events import HunkStarted, LineAdded
 from ..protocol.events import (
     Completed,
@@ -41,7 +42,6 @@ from ..session_events import (
     TurnStarted,
     TurnStatus,
 )
-from ..termwrap import say
 from .start import STOPS, RunOptions, repo_paths
 from .textfit import WIDTH, file_lines
 
@@ -109,7 +109,7 @@ class Diagnostics:
     def context(self, event: ContextChosen) -> None:
         """Which files went with the request and why (when it chose any by itself), and a
         note for each file the instruction named that is never sent on its own."""
-        from ..edits.paths import shown
+        from ..base.printable import shown
 
         auto = [f for f in event.files if f.reason != "added"]
         if auto:  # (the map alone is in the JSON line; it says nothing a person needs)
@@ -523,7 +523,7 @@ def _load_render() -> None:
 def _say_left_out(diag: Diagnostics, context: Workspace, files: list[str]) -> None:
     """A note for each file given for the context that the request does not show (binary,
     too large, over the token budget): the model never saw it."""
-    from ..edits.paths import shown
+    from ..base.printable import shown
 
     omitted = context.last_context.omitted if context.last_context is not None else {}
     for rel in files:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..edits.paths import shown
+from ..base.printable import shown
 from .widgets.files import Chosen
 
 if TYPE_CHECKING:

@@ -24,8 +24,8 @@ from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
 from ...base.errors import SparkPairError, UsageError
+from ...base.printable import shown
 from ...edits.ops import Rename, op_paths
-from ...edits.paths import shown
 from ...protocol.events import Completed, Failed, Rewound
 from ...session_events import (
     Applied,

@@ -23,9 +23,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
+from ...base.printable import shown, shown_text
 from ...edits.ops import Create, Delete, Modify, Rename
 from ...edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
-from ...edits.paths import shown, shown_text
 from ...protocol.events import Completed, Failed, Rewound, TextDelta
 from ...session_events import OperationProposed, Refused, Stale
 from ..word_marks import WordMarks

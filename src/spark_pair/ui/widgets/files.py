@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from ...edits.paths import shown
+from ...base.printable import shown
 
 
 def tokens_label(n: int | None) -> str:

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from ...edits.paths import shown
+from ...base.printable import shown
 from ...runtime import ConnectionStatus
 from ..driver import Connection
 

@@ -27,8 +27,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...approval import Decision
+from ...base.printable import shown, shown_text
 from ...edits.ops import Create, Hunk, Modify, Rename
-from ...edits.paths import shown, shown_text
 from ..review_state import Entry, Item, Kind, Mark, Refusal, Review, Undone
 from ..screens.confirm import ConfirmScreen
 from ..screens.reason import ReasonScreen

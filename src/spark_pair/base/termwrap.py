@@ -10,7 +10,7 @@ import re
 import textwrap
 from typing import TextIO
 
-from .edits.paths import shown_text
+from .printable import shown_text
 
 MAX_WIDTH = 100
 
