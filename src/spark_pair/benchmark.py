@@ -27,7 +27,7 @@ from .protocol.events import (
     TransportChanged,
     TurnRequest,
 )
-from .stats import Spread
+from .store.stats import Spread
 
 BENCH_PROMPT = ("Write a Python module with ten small, documented utility functions for "
                 "string handling, each with a docstring and a doctest.")

@@ -53,8 +53,8 @@ from .session import Session, TurnRecorder
 if TYPE_CHECKING:
     from .base.config import Settings
     from .protocol.client import ModelClient
-    from .store.records import RequestRecord
-    from .verdicts import Verdict
+    from .protocol.records import RequestRecord
+    from .store.verdicts import Verdict
     from .workspace import Watcher, Workspace
     from .workspace.autocontext import AutoContext
 

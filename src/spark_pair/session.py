@@ -44,9 +44,9 @@ from .session_events import (
 )
 
 if TYPE_CHECKING:  # the store package opens SQLite; not needed before the request
+    from .protocol.records import Recorder, RequestRecord
     from .session_turn import TurnRun
-    from .store.records import Recorder, RequestRecord
-    from .verdicts import Verdict
+    from .store.verdicts import Verdict
 
 WatchFn = Callable[[Callable[[set[str]], None]], Any]  # watch(on_change) -> async context manager
 
@@ -243,7 +243,7 @@ class Session:
         if isinstance(self.approver, PolicyApprover) or result.status not in (
                 TurnStatus.APPLIED, TurnStatus.REJECTED):
             return []
-        from .verdicts import verdicts_of
+        from .review import verdicts_of
 
         return verdicts_of(result.operations, result.decisions)
 
@@ -302,7 +302,7 @@ class Session:
 def _note(verdicts: Sequence[Verdict]) -> str:
     if not verdicts:
         return ""
-    from .verdicts import note_for_model
+    from .review import note_for_model
 
     return note_for_model(verdicts)
 

@@ -24,7 +24,8 @@ AFTER_FIRST_TOKEN = ("spark_pair.edits.parser", "spark_pair.edits.apply",
                      "spark_pair.store.sqlite")
 # ...and what a text-mode run with --apply never needs at all: the JSON lines and their cost
 # table, review verdicts (a policy decides), the file watcher (one turn)
-NEVER_IN_A_TEXT_RUN = ("spark_pair.headless.jsonl", "spark_pair.stats", "spark_pair.verdicts",
+NEVER_IN_A_TEXT_RUN = ("spark_pair.headless.jsonl", "spark_pair.store.stats",
+                       "spark_pair.store.verdicts", "spark_pair.review",
                        "spark_pair.workspace.watcher")
 
 BOOT = """

@@ -9,8 +9,8 @@ from click.testing import CliRunner
 from support.records import PRICES, known_records
 
 from spark_pair.cli import main
-from spark_pair.stats import build_report
 from spark_pair.store import RequestStore
+from spark_pair.store.stats import build_report
 
 
 @pytest.fixture
@@ -113,7 +113,7 @@ def test_task_help_names_only_recorded_tasks():
 def test_review_shares_per_model_in_json_and_in_the_table(home):
     from spark_pair.approval import Action, Decision
     from spark_pair.edits.ops import Hunk, Modify
-    from spark_pair.verdicts import verdicts_of
+    from spark_pair.review import verdicts_of
 
     op = Modify("a.py", [Hunk(1, 1, 1, 1, ["-a", "+b"]) for _ in range(4)])
     store = RequestStore(home / "home" / "data" / "requests.sqlite3")

@@ -32,8 +32,8 @@ from spark_pair.protocol.events import (
     TextDelta,
     TransportChanged,
 )
+from spark_pair.protocol.records import RequestRecord
 from spark_pair.sim.process import SimProcess
-from spark_pair.store.records import RequestRecord
 
 TEXT = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-print('hi')\n+print('hello, wörld')\n" * 8
 pytestmark = pytest.mark.timeout(30)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spark_pair.store.records import RequestRecord
+from spark_pair.protocol.records import RequestRecord
 
 DAY1 = 1_767_268_800.0  # 2026-01-01 12:00 UTC
 DAY2 = DAY1 + 86400

@@ -8,7 +8,7 @@ from PIL import Image
 
 from spark_pair.benchmark import BenchPlan, BenchResult, LevelResult, compare, thousand_marks
 from spark_pair.chart import plot_bench
-from spark_pair.stats import Spread
+from spark_pair.store.stats import Spread
 
 
 def level(c: int, aggr: float, errors: int = 0, ok: int = 8, transport: str = "ws",

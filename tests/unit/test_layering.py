@@ -16,6 +16,7 @@ CORE = [
     "spark_pair.session_frames",
     "spark_pair.approval",
     "spark_pair.runtime",
+    "spark_pair.review",
 ]
 
 

@@ -15,6 +15,7 @@ from spark_pair.base.exitcodes import ExitCode, exit_code_for
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.parse_events import FileStarted
 from spark_pair.protocol import events as pe
+from spark_pair.protocol.records import RequestRecord
 from spark_pair.session_events import (
     Applied,
     Decided,
@@ -24,7 +25,6 @@ from spark_pair.session_events import (
     TurnFinished,
     TurnStarted,
 )
-from spark_pair.store.records import RequestRecord
 from spark_pair.workspace import Watcher
 
 

@@ -7,7 +7,7 @@ from support.records import PRICES, known_records, rec
 
 from spark_pair.base.errors import UsageError
 from spark_pair.commands.stats import parse_since
-from spark_pair.stats import Spread, build_report, percentile, record_cost
+from spark_pair.store.stats import Spread, build_report, percentile, record_cost
 
 
 def test_percentile_interpolates():

@@ -1,4 +1,5 @@
-from spark_pair.store import RequestRecord, RequestStore
+from spark_pair.protocol.records import RequestRecord
+from spark_pair.store import RequestStore
 
 
 def test_records_round_trip_and_filter(tmp_path):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from .. import stats
 from ..base.errors import UsageError
+from ..store import stats
 from ._common import print_plain as say
 from ._common import report_errors
 
@@ -154,7 +154,7 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
                          hint="choose from model, transport, day, task")
     since = parse_since(since_text)
     prices = load_settings().prices
-    from ..verdicts import shares
+    from ..store.verdicts import shares
 
     store = RequestStore(db_path, must_exist=True) if db_path else RequestStore()
     try:
@@ -181,7 +181,7 @@ def render_review(review: list, console) -> None:  # type: ignore[no-untyped-def
     from rich.table import Table
     from rich.text import Text
 
-    from ..verdicts import Fate
+    from ..store.verdicts import Fate
 
     console.print()
     if not review:

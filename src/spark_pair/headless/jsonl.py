@@ -7,7 +7,6 @@ import json
 import time
 from typing import Any, TextIO
 
-from .. import stats
 from ..base.errors import SparkPairError, redact
 from ..edits.ops import Create, Delete, op_kind
 from ..edits.parse_events import FileStarted, HunkStarted
@@ -30,6 +29,7 @@ from ..session_events import (
     Stale,
     TurnStarted,
 )
+from ..store import stats
 
 SCHEMA_VERSION = 1
 

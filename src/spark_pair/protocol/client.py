@@ -21,7 +21,6 @@ from ..base.errors import (
     add_secret,
 )
 from ..base.urls import host_of
-from ..store.records import Recorder, RequestRecord
 from . import errors_map, offers
 from .bodies import chat_body, responses_body, sse_body
 from .chat import stream_chat
@@ -43,6 +42,7 @@ from .events import (
 from .http_common import error_body, post_sse, raw_chunks
 from .limits import MAX_BODY_BYTES, MAX_ERROR_BODY_BYTES, Inflater, read_body
 from .metrics import Stopwatch, estimate_request_tokens, estimate_tokens, tokens_for_chars
+from .records import Recorder, RequestRecord
 from .request import CONNECT_TIMEOUT_S, endpoint_url, user_agent
 from .responses_sse import stream_responses
 from .responses_ws import WsRefused, WsSession

@@ -1,20 +1,18 @@
-"""The local request log (SQLite in the user data dir): every request, every bench run."""
+"""The local request log (SQLite in the user data dir): every request (the client's
+protocol.records), every bench run, the review verdicts; `stats` reads it."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .records import Recorder, RequestRecord
-
 if TYPE_CHECKING:
     from .sqlite import RequestStore
 
-__all__ = ["Recorder", "RequestRecord", "RequestStore"]
+__all__ = ["RequestStore"]
 
 
 def __getattr__(name: str) -> Any:
-    # RequestStore (and sqlite3) load on first use: the client needs only the records module,
-    # before its first request
+    # RequestStore (and sqlite3) load on first use: a run keeps its record once the reply is in
     if name == "RequestStore":
         from .sqlite import RequestStore
 

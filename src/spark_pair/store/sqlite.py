@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import dirs
 from ..base.errors import ConfigError, UsageError
-from .records import RequestRecord
+from ..protocol.records import RequestRecord
 
 if TYPE_CHECKING:  # a run stores no verdicts: that module loads when they are read or kept
-    from ..verdicts import Fate, Verdict
+    from .verdicts import Fate, Verdict
 
 SCHEMA_VERSION = 1
 _COLUMNS = list(RequestRecord.__match_args__)
@@ -98,7 +98,7 @@ class RequestStore:
 
     def verdict_rows(self, since: float | None = None) -> list[tuple[str, str, Fate]]:
         """(model, turn id, fate) of every recorded verdict since `since`, oldest first."""
-        from ..verdicts import Fate
+        from .verdicts import Fate
 
         rows = self._db.execute("SELECT model, turn_id, fate FROM verdicts WHERE ts >= ?"
                                 " ORDER BY ts, id", (since or 0.0,))

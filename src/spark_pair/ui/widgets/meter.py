@@ -42,7 +42,7 @@ from ...protocol.events import (
 )
 from ...protocol.metrics import attempt_note, timing
 from ...session_events import TurnStarted
-from ...stats import cost_usd
+from ...store.stats import cost_usd
 
 SPARK = "▁▂▃▄▅▆▇█"
 SAMPLE_S = 0.25  # one sparkline bar per quarter second

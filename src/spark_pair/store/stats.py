@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .store.records import RequestRecord
+from ..protocol.records import RequestRecord
 
 Prices = Mapping[str, tuple[float, float]]  # model -> (USD per million input, per million output)
 # replies shorter than this have no steady rate (TTFT and start-up dominate): they are left out

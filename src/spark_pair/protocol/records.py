@@ -1,4 +1,5 @@
-"""The record kept for every request to a model. Written by protocol, read by stats/bench."""
+"""The record kept for every request to a model: the client hands one per request to a
+Recorder (the request log in store/, a list in tests); stats and bench read them."""
 
 from __future__ import annotations
 

@@ -1,43 +1,21 @@
-"""What a person made of a turn's proposals, hunk by hunk: kept, amended or rejected.
+"""A turn's review: the verdicts a person's decisions come to, and the account of them the
+next request gives the model.
 
 `verdicts_of` reads a turn's operations and decisions (an operation without hunks, a create,
 delete or bare rename, counts as one unit). `note_for_model` is the brief, exact account the
-next request gives the model, so a follow-up ("try again") starts from what is on disk; the
-request store keeps the verdicts for `spark-pair stats` (`shares`).
+next request gives the model, so a follow-up ("try again") starts from what is on disk.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
 
 from .approval import Decision
 from .edits.amend import hunk_result
 from .edits.ops import Create, Modify, Operation, OpKind, Rename, op_kind
+from .store.verdicts import Fate, Verdict
 
 NOTE_LINES = 40  # lines of one amended hunk shown to the model, at most
-
-
-class Fate(StrEnum):
-    KEPT = "kept"  # applied as proposed
-    AMENDED = "amended"  # applied as a person rewrote it
-    REJECTED = "rejected"  # not applied, by a person's choice
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    op_index: int
-    path: str  # shown as `src -> dst` for a rename
-    kind: OpKind
-    hunk: int | None  # the hunk's index in the operation; None: the operation as a whole
-    fate: Fate
-    reason: str = ""  # a person's reason for a rejection
-    text: str = ""  # what an amended hunk or file holds now
-
-    def as_dict(self) -> dict[str, object]:
-        return {"op_index": self.op_index, "path": self.path, "kind": str(self.kind),
-                "hunk": self.hunk, "fate": str(self.fate), "reason": self.reason}
 
 
 def _label(op: Operation) -> str:
@@ -117,45 +95,3 @@ def note_for_model(verdicts: Iterable[Verdict]) -> str:
             why = f" (reason: {_quote(v.reason)})" if v.reason.strip() else " (no reason given)"
             lines.append(f"- rejected, not applied: {_what(v)}{why}")
     return "\n".join(lines) + "\n"
-
-
-@dataclass(slots=True)
-class Shares:
-    """How much of one model's proposed hunks survived review."""
-
-    model: str
-    proposed: int = 0
-    kept: int = 0
-    amended: int = 0
-    rejected: int = 0
-    turns: int = 0
-
-    def share(self, fate: Fate) -> float:
-        count = {Fate.KEPT: self.kept, Fate.AMENDED: self.amended,
-                 Fate.REJECTED: self.rejected}[fate]
-        return count / self.proposed if self.proposed else 0.0
-
-    def as_dict(self) -> dict[str, object]:
-        return {"model": self.model, "turns": self.turns, "proposed_hunks": self.proposed,
-                "kept": self.kept, "amended": self.amended, "rejected": self.rejected,
-                **{f"{f}_share": round(self.share(f), 4) for f in Fate}}
-
-
-def shares(rows: Iterable[tuple[str, str, Fate]]) -> list[Shares]:
-    """Per model (sorted), from (model, turn id, fate) rows of the request store."""
-    by: dict[str, Shares] = {}
-    turns: dict[str, set[str]] = {}
-    for model, turn_id, fate in rows:
-        s = by.setdefault(model, Shares(model))
-        turns.setdefault(model, set()).add(turn_id)
-        s.proposed += 1
-        match fate:
-            case Fate.KEPT:
-                s.kept += 1
-            case Fate.AMENDED:
-                s.amended += 1
-            case Fate.REJECTED:
-                s.rejected += 1
-    for model, s in by.items():
-        s.turns = len(turns[model])
-    return [by[m] for m in sorted(by)]
