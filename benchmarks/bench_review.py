@@ -72,10 +72,10 @@ def make_repo(root: Path) -> None:
 def frames_of(reply: str, chunk: int) -> Iterator[Any]:
     """The Driver.Frame messages of the reply, made as they are sent (as the session parses
     while the reply arrives: nothing of a frame outlives it but what the screen keeps)."""
-    from spark_pair.approval import Proposal
     from spark_pair.edits.parser import DiffParser, FileFinished
     from spark_pair.protocol.events import TextDelta
-    from spark_pair.session_events import OperationProposed
+    from spark_pair.session.approval import Proposal
+    from spark_pair.session.events import OperationProposed
     from spark_pair.ui.driver import Driver
 
     parser = DiffParser()

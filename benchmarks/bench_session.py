@@ -26,11 +26,11 @@ from pathlib import Path
 
 from bench_run import make_repo
 
-from spark_pair.approval import Action, Decision, PolicyApprover
 from spark_pair.edits.ops import content_hash
 from spark_pair.edits.parser import DiffParser
 from spark_pair.protocol import events as pe
-from spark_pair.session import Session
+from spark_pair.session.approval import Action, Decision, PolicyApprover
+from spark_pair.session.session import Session
 
 RATE = 20_000.0  # tok/s the target refers to
 

@@ -25,10 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from spark_pair.approval import PolicyApprover
 from spark_pair.protocol.events import Completed, Started
-from spark_pair.runtime import open_runtime
-from spark_pair.session_events import Frame, TurnFinished, TurnStatus
+from spark_pair.session.approval import PolicyApprover
+from spark_pair.session.events import Frame, TurnFinished, TurnStatus
+from spark_pair.session.runtime import open_runtime
 from spark_pair.sim.process import SimProcess
 
 FILES = 50

@@ -45,11 +45,11 @@ from bench_session import FixedContext  # the smallest session context (same fol
 from textual.app import App, ComposeResult
 from textual.strip import Strip
 
-from spark_pair.approval import Action, Decision
 from spark_pair.edits.parser import DiffParser
 from spark_pair.protocol import events as pe
 from spark_pair.protocol.client import ClientOptions, ModelClient
-from spark_pair.session import Session
+from spark_pair.session.approval import Action, Decision
+from spark_pair.session.session import Session
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.themes import diff_variable_defaults, install_themes
 from spark_pair.ui.widgets.diff_view import DiffView, Kind
@@ -247,7 +247,7 @@ async def one_run(source, fps: float, probe: bool) -> dict[str, float]:
 
 
 def connected(driver: Any) -> bool:
-    from spark_pair.runtime import ConnectionStatus
+    from spark_pair.session.runtime import ConnectionStatus
 
     rt = driver.runtime
     return rt is not None and rt.connection.state == ConnectionStatus.CONNECTED

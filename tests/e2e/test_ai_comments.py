@@ -16,9 +16,9 @@ import pytest
 from support.runs import check_schema, cli, env_for, make_repo
 from support.scripted import A, ScriptedClient, collect, make, make_files
 
-from spark_pair.approval import PolicyApprover
 from spark_pair.base.exitcodes import ExitCode
-from spark_pair.session_events import Refused, TurnStatus
+from spark_pair.session.approval import PolicyApprover
+from spark_pair.session.events import Refused, TurnStatus
 from spark_pair.sim.process import SimProcess
 from spark_pair.workspace.aicomments import find_ai_comments
 from spark_pair.workspace.aiturns import AITrigger, turn_for

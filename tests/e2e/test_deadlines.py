@@ -207,7 +207,7 @@ async def test_the_loop_gets_its_turn_from_a_pump_whose_steps_all_take_a_while()
     waited for the whole backlog."""
     import asyncio
 
-    from spark_pair.session_turn import SLICE_S, LoopShare
+    from spark_pair.session.turn import SLICE_S, LoopShare
 
     loop = asyncio.get_running_loop()
     done = 0
@@ -237,7 +237,7 @@ async def test_a_deadline_while_the_diff_is_rendered(tmp_path: Path, changed: bo
 
     from spark_pair.headless.runner import Diagnostics, _Reporter
     from spark_pair.headless.start import RunOptions
-    from spark_pair.session_events import TurnResult, TurnStatus
+    from spark_pair.session.events import TurnResult, TurnStatus
 
     out, err = io.StringIO(), io.StringIO()
     opts = RunOptions("edit", timeout=1.0)

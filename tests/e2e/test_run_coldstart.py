@@ -25,7 +25,7 @@ AFTER_FIRST_TOKEN = ("spark_pair.edits.parser", "spark_pair.edits.apply",
 # ...and what a text-mode run with --apply never needs at all: the JSON lines and their cost
 # table, review verdicts (a policy decides), the file watcher (one turn)
 NEVER_IN_A_TEXT_RUN = ("spark_pair.headless.jsonl", "spark_pair.store.stats",
-                       "spark_pair.store.verdicts", "spark_pair.review",
+                       "spark_pair.store.verdicts", "spark_pair.session.review",
                        "spark_pair.workspace.watcher")
 
 BOOT = """

@@ -111,9 +111,9 @@ def test_task_help_names_only_recorded_tasks():
 
 
 def test_review_shares_per_model_in_json_and_in_the_table(home):
-    from spark_pair.approval import Action, Decision
     from spark_pair.edits.ops import Hunk, Modify
-    from spark_pair.review import verdicts_of
+    from spark_pair.session.approval import Action, Decision
+    from spark_pair.session.review import verdicts_of
 
     op = Modify("a.py", [Hunk(1, 1, 1, 1, ["-a", "+b"]) for _ in range(4)])
     store = RequestStore(home / "home" / "data" / "requests.sqlite3")

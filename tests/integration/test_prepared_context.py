@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from spark_pair.approval import PolicyApprover
 from spark_pair.protocol.client import ClientOptions, ModelClient
-from spark_pair.session import Session
-from spark_pair.session_events import TurnFinished
+from spark_pair.session.approval import PolicyApprover
+from spark_pair.session.events import TurnFinished
+from spark_pair.session.session import Session
 from spark_pair.sim.process import SimProcess
 from spark_pair.workspace import FileCache, Workspace
 from spark_pair.workspace.filecache import RACY_NS

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from spark_pair.approval import PolicyApprover
 from spark_pair.base.errors import ConfigError
 from spark_pair.protocol.events import Transport
-from spark_pair.runtime import ConnectionState, ConnectionStatus, open_runtime
-from spark_pair.session_events import TurnFinished, TurnStatus
+from spark_pair.session.approval import PolicyApprover
+from spark_pair.session.events import TurnFinished, TurnStatus
+from spark_pair.session.runtime import ConnectionState, ConnectionStatus, open_runtime
 from spark_pair.sim.process import SimProcess
 
 pytestmark = pytest.mark.timeout(60)

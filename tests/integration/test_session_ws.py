@@ -7,11 +7,11 @@ import asyncio
 import json
 from pathlib import Path
 
-from spark_pair.approval import PolicyApprover
 from spark_pair.edits.journal import Journal
 from spark_pair.protocol.client import ClientOptions, ModelClient
-from spark_pair.session import Session
-from spark_pair.session_events import TurnFinished
+from spark_pair.session.approval import PolicyApprover
+from spark_pair.session.events import TurnFinished
+from spark_pair.session.session import Session
 from spark_pair.sim.process import SimProcess
 from spark_pair.workspace import Watcher, Workspace
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-from spark_pair.approval import Action, Decision
 from spark_pair.edits.amend import amend_hunk
 from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename
-from spark_pair.review import note_for_model, verdicts_of
-from spark_pair.runtime import open_runtime
-from spark_pair.session_events import TurnFinished
+from spark_pair.session.approval import Action, Decision
+from spark_pair.session.events import TurnFinished
+from spark_pair.session.review import note_for_model, verdicts_of
+from spark_pair.session.runtime import open_runtime
 from spark_pair.sim.process import SimProcess
 from spark_pair.store import RequestStore
 from spark_pair.store.verdicts import Fate, shares

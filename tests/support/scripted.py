@@ -9,7 +9,8 @@ from pathlib import Path
 from spark_pair.edits.journal import Journal
 from spark_pair.protocol import events as pe
 from spark_pair.protocol.records import RequestRecord
-from spark_pair.session import Session, TurnRecorder
+from spark_pair.session.parts import TurnRecorder
+from spark_pair.session.session import Session
 from spark_pair.workspace import Workspace
 
 A = "one\ntwo\nthree\nfour\n"

@@ -21,7 +21,7 @@ from spark_pair.protocol.events import (
     TurnRequest,
     Usage,
 )
-from spark_pair.session_events import TurnResult, TurnStarted
+from spark_pair.session.events import TurnResult, TurnStarted
 from spark_pair.ui.widgets.meter import Meter, sparkline
 
 MODEL = "gpt-5.3-codex-spark"

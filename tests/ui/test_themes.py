@@ -14,7 +14,7 @@ from support.diffstream import frames, reply
 from support.uiapps import PaneApp, words_marked
 
 from spark_pair.protocol.events import Completed, Metrics, Started, TextDelta, Usage
-from spark_pair.session_events import TurnStarted
+from spark_pair.session.events import TurnStarted
 from spark_pair.ui.themes import DIFF_VARIABLES, load_theme, load_themes, shipped_dir, user_dir
 from spark_pair.ui.widgets.diff_view import HunkMark
 

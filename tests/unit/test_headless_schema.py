@@ -9,13 +9,13 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from spark_pair.approval import Decision
 from spark_pair.base.errors import PolicyRefused, RateLimited
 from spark_pair.edits.ops import Create, Delete, Hunk, HunkHeader, Modify, OpKind
 from spark_pair.edits.parse_events import FileStarted, HunkStarted
 from spark_pair.headless.jsonl import JsonLines, event_to_dict, result_lines
 from spark_pair.protocol import events as pe
-from spark_pair.session_events import Applied, Decided, Refused, Stale, TurnResult, TurnStarted
+from spark_pair.session.approval import Decision
+from spark_pair.session.events import Applied, Decided, Refused, Stale, TurnResult, TurnStarted
 
 
 def schema() -> dict:

@@ -10,13 +10,6 @@ CORE = [
     "spark_pair.workspace",
     "spark_pair.store",
     "spark_pair.session",
-    "spark_pair.session_events",
-    "spark_pair.session_turn",
-    "spark_pair.session_proposals",
-    "spark_pair.session_frames",
-    "spark_pair.approval",
-    "spark_pair.runtime",
-    "spark_pair.review",
 ]
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spark_pair.approval import Action
 from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename
+from spark_pair.session.approval import Action
 from spark_pair.ui.review_state import Item, Mark, Refusal, Review, Undone
 
 

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from support.scripted import DIFF, A, B, RewindingClient, ScriptedClient, collect, make, make_files
 
-from spark_pair.approval import Action, Decision, PolicyApprover
 from spark_pair.base.errors import Cancelled, PolicyRefused, ServerError, StaleError
 from spark_pair.base.exitcodes import ExitCode, exit_code_for
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.parse_events import FileStarted
 from spark_pair.protocol import events as pe
 from spark_pair.protocol.records import RequestRecord
-from spark_pair.session_events import (
+from spark_pair.session.approval import Action, Decision, PolicyApprover
+from spark_pair.session.events import (
     Applied,
     Decided,
     OperationProposed,

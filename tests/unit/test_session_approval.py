@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from spark_pair.approval import Action, Decision, PolicyApprover, Proposal, select_hunks
 from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename
+from spark_pair.session.approval import Action, Decision, PolicyApprover, Proposal, select_hunks
 
 MOD = Modify("a.py", [Hunk(1, 1, 1, 1, ["-x", "+y"]), Hunk(5, 1, 5, 1, ["-p", "+q"])])
 def ask(op) -> Proposal:

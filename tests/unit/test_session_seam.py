@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from support.scripted import DIFF, RewindingClient, ScriptedClient, collect, make, make_files
 
-from spark_pair.approval import Action, Decision, Ended, PolicyApprover, Proposal
 from spark_pair.base.errors import TurnInProgress
 from spark_pair.edits.ops import Hunk
 from spark_pair.protocol import events as pe
-from spark_pair.session_events import (
+from spark_pair.session.approval import Action, Decision, Ended, PolicyApprover, Proposal
+from spark_pair.session.events import (
     Decided,
     Frame,
     OperationProposed,
@@ -25,7 +25,7 @@ from spark_pair.session_events import (
     TurnStarted,
     TurnStatus,
 )
-from spark_pair.session_turn import GATHER_CHARS
+from spark_pair.session.turn import GATHER_CHARS
 from spark_pair.workspace import Watcher
 
 pytestmark = pytest.mark.timeout(30)
@@ -345,8 +345,8 @@ async def test_the_loop_runs_while_another_command_holds_the_journal_lock(
 def test_the_session_docstring_names_every_event_a_turn_yields() -> None:
     import typing
 
-    from spark_pair.session import Session
-    from spark_pair.session_events import SessionEvent
+    from spark_pair.session.events import SessionEvent
+    from spark_pair.session.session import Session
 
     doc = Session.__doc__ or ""
     missing = [t.__name__ for t in typing.get_args(SessionEvent) if f"`{t.__name__}" not in doc]

@@ -20,7 +20,7 @@ from ..protocol.events import (
     TextDelta,
     TransportChanged,
 )
-from ..session_events import (
+from ..session.events import (
     Applied,
     ContextChosen,
     Decided,

@@ -31,7 +31,7 @@ from ..protocol.events import (
     TransportChanged,
 )
 from ..protocol.metrics import attempt_note
-from ..session_events import (
+from ..session.events import (
     Applied,
     ContextChosen,
     RefusalKind,
@@ -46,8 +46,8 @@ from .start import STOPS, RunOptions, repo_paths
 from .textfit import WIDTH, file_lines
 
 if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
-    from ..runtime import Runtime
-    from ..session import Session
+    from ..session.runtime import Runtime
+    from ..session.session import Session
     from ..workspace.context import Workspace
     from ..workspace.watcher import Watcher
     from .jsonl import JsonLines
@@ -293,8 +293,8 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
     cwd = opts.cwd or Path.cwd()
     top = plain_top(cwd)  # a plain look when it is certain, else git looks while the rest loads
     root_of = (lambda: top) if top is not None else find_root_soon(cwd)
-    from ..approval import PolicyApprover
-    from ..runtime import open_runtime
+    from ..session.approval import PolicyApprover
+    from ..session.runtime import open_runtime
 
     root = root_of()
     files = repo_paths(root, cwd, opts.files)

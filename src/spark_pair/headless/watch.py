@@ -54,8 +54,8 @@ async def watch(opts: RunOptions, out: TextIO, err: TextIO, *,
 
 async def _watch(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
                  ready: asyncio.Event | None) -> int:
-    from ..approval import PolicyApprover
-    from ..runtime import open_runtime
+    from ..session.approval import PolicyApprover
+    from ..session.runtime import open_runtime
     from ..workspace.aiturns import AITrigger
     from ..workspace.files import find_root, list_files
 

@@ -24,9 +24,9 @@ from typing import Any
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from ..approval import Decision, Proposal
 from ..base.errors import SparkPairError
-from ..runtime import ConnectionState, ConnectionStatus
+from ..session.approval import Decision, Proposal
+from ..session.runtime import ConnectionState, ConnectionStatus
 
 # Frames a second while a turn streams. Each frame repaints the followed tail of the live diff
 # (a cost per frame, not per token): 20 a second keeps the diff smooth for a fraction of the
@@ -173,7 +173,7 @@ class Driver:
     async def open(self) -> None:
         """Open the repository (settings, store, client, watcher, session) and keep it open;
         errors are posted, never raised. The WebSocket pre-warms in the background."""
-        from ..runtime import open_runtime
+        from ..session.runtime import open_runtime
 
         stack = contextlib.AsyncExitStack()
         try:

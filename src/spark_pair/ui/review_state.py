@@ -15,8 +15,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..approval import Action, Decision
 from ..edits.ops import Create, Delete, Hunk, Modify, Operation, Rename
+from ..session.approval import Action, Decision
 
 
 class Mark(StrEnum):

@@ -27,7 +27,7 @@ from ...base.errors import SparkPairError, UsageError
 from ...base.printable import shown
 from ...edits.ops import Rename, op_paths
 from ...protocol.events import Completed, Failed, Rewound
-from ...session_events import (
+from ...session.events import (
     Applied,
     OperationProposed,
     Outcome,

@@ -27,7 +27,7 @@ from ...base.printable import shown, shown_text
 from ...edits.ops import Create, Delete, Modify, Rename
 from ...edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
 from ...protocol.events import Completed, Failed, Rewound, TextDelta
-from ...session_events import OperationProposed, Refused, Stale
+from ...session.events import OperationProposed, Refused, Stale
 from ..word_marks import WordMarks
 
 CACHE_ROWS = 512  # strips kept; a rebuilt row costs tens of microseconds

@@ -7,7 +7,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from ...base.printable import shown
-from ...runtime import ConnectionStatus
+from ...session.runtime import ConnectionStatus
 from ..driver import Connection
 
 # state -> (marker, words); the marker is never the only signal

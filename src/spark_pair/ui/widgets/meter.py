@@ -41,7 +41,7 @@ from ...protocol.events import (
     Usage,
 )
 from ...protocol.metrics import attempt_note, timing
-from ...session_events import TurnStarted
+from ...session.events import TurnStarted
 from ...store.stats import cost_usd
 
 SPARK = "▁▂▃▄▅▆▇█"

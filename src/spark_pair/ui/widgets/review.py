@@ -26,9 +26,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...approval import Decision
 from ...base.printable import shown, shown_text
 from ...edits.ops import Create, Hunk, Modify, Rename
+from ...session.approval import Decision
 from ..review_state import Entry, Item, Kind, Mark, Refusal, Review, Undone
 from ..screens.confirm import ConfirmScreen
 from ..screens.reason import ReasonScreen

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from .base.config import PROJECT_FILE
-from .edits.ops import Create, Delete, Hunk, Modify, Operation, Rename, op_paths
+from ..base.config import PROJECT_FILE
+from ..edits.ops import Create, Delete, Hunk, Modify, Operation, Rename, op_paths
 
 
 class Action(StrEnum):

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from .approval import Action, Decision, Ended, Proposal
-from .edits.ops import Modify, Operation, Rename, op_paths
-from .session_events import Decided, OperationProposed
-
-if TYPE_CHECKING:
-    from .session import Session
+from ..edits.ops import Modify, Operation, Rename, op_paths
+from .approval import Action, Approver, Decision, Ended, Proposal
+from .events import Decided, OperationProposed
 
 
 class Proposals:
     """Asks the approver about each operation; a stale or rewound proposal is ended first."""
 
-    def __init__(self, session: Session, turn_id: str) -> None:
-        self.s = session
+    def __init__(self, approver: Approver, turn_id: str) -> None:
+        self.approver = approver
         self.turn_id = turn_id
         self.ops: list[Operation] = []
         self.current: list[Proposal] = []
@@ -38,7 +34,7 @@ class Proposals:
         proposal = Proposal(self.turn_id, index, self.ops[index], stale=stale)
         self.current[index] = proposal
         self.decided[index] = None
-        task = asyncio.ensure_future(self.s.approver.decide(proposal))
+        task = asyncio.ensure_future(self.approver.decide(proposal))
         self.tasks[index] = task
         task.add_done_callback(lambda _: self.on_answer(proposal))
         return OperationProposed(proposal)

@@ -27,13 +27,13 @@ import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
+from ..base.errors import Cancelled, SparkPairError, TurnInProgress
+from ..protocol.events import Event, TurnRequest
+from ..protocol.metrics import estimate_tokens
 from .approval import Approver, Ended, PolicyApprover
-from .base.errors import Cancelled, SparkPairError, TurnInProgress
-from .protocol.events import Event, Transport, TurnRequest
-from .protocol.metrics import estimate_tokens
-from .session_events import (
+from .events import (
     ContextChosen,
     Frame,
     SessionEvent,
@@ -42,78 +42,11 @@ from .session_events import (
     TurnStarted,
     TurnStatus,
 )
+from .parts import ClientLike, Context, Parts, TurnRecorder, WatchFn
 
-if TYPE_CHECKING:  # the store package opens SQLite; not needed before the request
-    from .protocol.records import Recorder, RequestRecord
-    from .session_turn import TurnRun
-    from .store.verdicts import Verdict
-
-WatchFn = Callable[[Callable[[set[str]], None]], Any]  # watch(on_change) -> async context manager
-
-
-class Context(Protocol):
-    """What the session needs from the workspace (files, prompt, history, watcher)."""
-
-    def build(self, prompt: str, files: Sequence[str], *, followup: bool) -> tuple[
-            TurnRequest, dict[str, str | None]]:
-        """The request for a turn and the content hash of every file it showed the model."""
-        ...
-
-    def build_now(self, prompt: str, files: Sequence[str], *, followup: bool) -> tuple[
-            TurnRequest, dict[str, str | None]] | None:
-        """`build` without blocking (no file read): called on the event loop, so the request
-        goes out at once; None when it would have to read (then `build` runs in a thread)."""
-        ...
-
-    def finish(self, request: TurnRequest, reply: str, applied: Sequence[str],
-               review: str = "") -> None:
-        """Remember a completed turn (history) and what the turn itself wrote; `review` is what
-        a person made of the reply (rejections with reasons, amendments), for the next request."""
-        ...
-
-
-class ClientLike(Protocol):
-    """What the session needs from a model client (protocol.client.ModelClient)."""
-
-    @property
-    def transport(self) -> Transport: ...
-
-    def stream(self, request: TurnRequest, *, gather: bool = False) -> AsyncIterator[Event]:
-        """The reply's events; ends with Completed or Failed and never raises ModelError.
-        A TextDelta per server message; `gather`: the text of one read may come as one."""
-        ...
-
-
-class TurnRecorder:
-    """Holds a turn's request records until the session knows the turn id, then stores them."""
-
-    def __init__(self, store: Recorder | None = None) -> None:
-        self.store = store
-        self.pending: list[RequestRecord] = []
-
-    def record(self, rec: RequestRecord) -> None:
-        self.pending.append(rec)
-
-    def flush(self, turn_id: str | None) -> list[RequestRecord]:
-        records, self.pending = self.pending, []
-        for rec in records:
-            rec.turn_id = turn_id
-            if self.store is not None:
-                self.store.record(rec)
-        return records
-
-    def verdicts(self, turn_id: str, model: str, verdicts: Sequence[Verdict]) -> None:
-        """Keep what a person made of the turn's hunks (in a store that keeps them)."""
-        if verdicts and isinstance(self.store, VerdictKeeper):
-            self.store.record_verdicts(turn_id, model, verdicts)
-
-
-@runtime_checkable
-class VerdictKeeper(Protocol):
-    """A request store that also keeps review verdicts (spark-pair stats reads them)."""
-
-    def record_verdicts(self, turn_id: str, model: str, verdicts: Sequence[Verdict]) -> None: ...
-
+if TYPE_CHECKING:  # the turn's code loads with the first turn; verdicts with a review
+    from ..store.verdicts import Verdict
+    from .turn import TurnRun
 
 class Session:
     """A conversation with one model client over one repository; one turn at a time.
@@ -204,10 +137,10 @@ class Session:
                interval: float = 1 / 30) -> AsyncIterator[Frame]:
         """The turn's events coalesced into frames: one per `interval` at most, sent at once
         when a frame holds an OperationProposed, Stale, Failed or the TurnFinished."""
-        from .session_frames import frames_of
+        from .frames import frames_of
 
         self._refuse_overlap()
-        return frames_of(self, self._turn(prompt, files, ask), interval)
+        return frames_of(self.partial_line, self._turn(prompt, files, ask), interval)
 
     async def _chosen(self, prompt: str, files: Sequence[str]) -> list[str]:
         """`files` and those the workspace chooses for `prompt` (in a thread: the index may be
@@ -237,6 +170,11 @@ class Session:
         run = self._run
         return "" if run is None else run.parser_partial()
 
+    def parts(self) -> Parts:
+        """What a turn starting now works with."""
+        return Parts(self.root, self.client, self.approver, self.journal, self.recorder,
+                     self.watch, self.observe, self.ready)
+
     def _verdicts(self, result: TurnResult) -> list[Verdict]:
         """What a person made of the turn (none for a policy's decisions, or when nothing or
         everything failed: a conflict or cancel writes nothing, whatever was decided)."""
@@ -264,9 +202,10 @@ class Session:
             request, hashes = built if built is not None else await asyncio.to_thread(
                 self.context.build, prompt, files, followup=followup)
             result = TurnResult(turn_id, TurnStatus.FAILED)
-            from .session_turn import TurnRun
+            from .turn import TurnRun
 
-            run = self._run = TurnRun(self, request, hashes, result, prompt, ask, latency)
+            run = self._run = TurnRun(self.parts(), request, hashes, result, prompt, ask,
+                                      latency)
             if self._early is not None:
                 run.cancel(self._early)
             else:

@@ -10,11 +10,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .approval import Decision, Proposal
-from .base.errors import SparkPairError
-from .edits.ops import Operation
-from .edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
-from .protocol.events import (
+from ..base.errors import SparkPairError
+from ..edits.ops import Operation
+from ..edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
+from ..protocol.events import (
     Completed,
     Failed,
     FirstToken,
@@ -27,6 +26,7 @@ from .protocol.events import (
     TransportChanged,
     Usage,
 )
+from .approval import Decision, Proposal
 
 
 class TurnStatus(StrEnum):

@@ -20,9 +20,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .approval import Approver
-from .base import dirs
-from .base.errors import (
+from ..base import dirs
+from ..base.errors import (
     AuthError,
     BadRequest,
     ConnectionFailed,
@@ -36,7 +35,7 @@ from .base.errors import (
     StreamDropped,
     StreamTimeout,
 )
-from .protocol.events import (
+from ..protocol.events import (
     Completed,
     Event,
     Failed,
@@ -48,15 +47,17 @@ from .protocol.events import (
     TransportChanged,
     TurnRequest,
 )
-from .session import Session, TurnRecorder
+from .approval import Approver
+from .parts import TurnRecorder
+from .session import Session
 
 if TYPE_CHECKING:
-    from .base.config import Settings
-    from .protocol.client import ModelClient
-    from .protocol.records import RequestRecord
-    from .store.verdicts import Verdict
-    from .workspace import Watcher, Workspace
-    from .workspace.autocontext import AutoContext
+    from ..base.config import Settings
+    from ..protocol.client import ModelClient
+    from ..protocol.records import RequestRecord
+    from ..store.verdicts import Verdict
+    from ..workspace import Watcher, Workspace
+    from ..workspace.autocontext import AutoContext
 
 log = logging.getLogger(__name__)
 
@@ -194,8 +195,8 @@ class StoreWriter:
     def _open(self) -> Any:
         import sqlite3
 
-        from .base.errors import SparkPairError
-        from .store import RequestStore
+        from ..base.errors import SparkPairError
+        from ..store import RequestStore
 
         try:
             return RequestStore(self.path)
@@ -243,7 +244,7 @@ class Runtime:
         again if this runtime was). The session, its history, what the model saw and was told
         about the last review, the prepared files, the watcher and the request log stay.
         Raises ConfigError (and TurnInProgress while a turn runs); then nothing changed."""
-        from .base.errors import TurnInProgress
+        from ..base.errors import TurnInProgress
 
         if self.session.running:
             raise TurnInProgress("a turn is running", hint="finish or stop it first")
@@ -282,9 +283,9 @@ class _Lookup:
 def _connect(lookup: _Lookup, recorder: TurnRecorder | None) -> tuple[Settings, ModelClient]:
     """The settings and a model client for them (blocking: config files, the transport
     memo)."""
-    from .base.config import load_settings
-    from .protocol import offers
-    from .protocol.client import ClientOptions, ModelClient
+    from ..base.config import load_settings
+    from ..protocol import offers
+    from ..protocol.client import ClientOptions, ModelClient
 
     settings = load_settings(cwd=lookup.cwd, env=lookup.env, overrides=dict(lookup.overrides))
     client = ModelClient(ClientOptions.of(settings), recorder=recorder,
@@ -303,7 +304,7 @@ async def open_runtime(root: Path, *, approver: Approver,
     `prewarm` opens the WebSocket in the background (for a front end that waits for a prompt);
     `watch` starts the file watcher once the first request is out. Raises ConfigError.
     Settings are loaded in a thread: the event loop never waits for the config files."""
-    from .workspace.context import Workspace, limits_of
+    from ..workspace.context import Workspace, limits_of
 
     say = warn or log.warning
     root = Path(root)
@@ -318,7 +319,7 @@ async def open_runtime(root: Path, *, approver: Approver,
                                          attempts=client.options.max_retries)
             watcher = None
             if watch:  # (the watcher's module loads only for a runtime that watches)
-                from .workspace.watcher import Watcher
+                from ..workspace.watcher import Watcher
 
                 watcher = Watcher(root)
             workspace = Workspace(root, **limits_of(settings))
@@ -356,7 +357,7 @@ async def open_runtime(root: Path, *, approver: Approver,
 
 def _auto_context(root: Path, settings: Settings) -> AutoContext | None:
     """The automatic context [context] asks for, its index cached in the data folder."""
-    from .workspace.autocontext import auto_context_of
+    from ..workspace.autocontext import auto_context_of
 
     return auto_context_of(root, settings, dirs.data_dir())
 
@@ -381,7 +382,7 @@ async def _prewarm(rt: Runtime) -> None:
     import importlib
 
     def load() -> None:
-        for name in ("session_turn", "session_frames"):
+        for name in ("turn", "frames"):
             importlib.import_module(f"{__package__}.{name}")
 
     loading = asyncio.create_task(asyncio.to_thread(load))

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .approval import Action, Decision, Ended, Proposal, select_hunks
-from .base.errors import (
+from ..base.errors import (
     Cancelled,
     EditError,
     ModelError,
@@ -23,8 +22,8 @@ from .base.errors import (
     SparkPairError,
     StaleError,
 )
-from .edits.ops import Create, Delete, Operation, OpKind, Rename, content_hash, op_paths
-from .protocol.events import (
+from ..edits.ops import Create, Delete, Operation, OpKind, Rename, content_hash, op_paths
+from ..protocol.events import (
     Completed,
     Event,
     Failed,
@@ -38,8 +37,9 @@ from .protocol.events import (
     TurnRequest,
     Usage,
 )
-from .protocol.metrics import Stopwatch, estimate_request_tokens, estimate_tokens
-from .session_events import (
+from ..protocol.metrics import Stopwatch, estimate_request_tokens, estimate_tokens
+from .approval import Action, Decision, Ended, Proposal, select_hunks
+from .events import (
     Applied,
     OperationProposed,
     Outcome,
@@ -50,13 +50,13 @@ from .session_events import (
     TurnResult,
     TurnStatus,
 )
-from .session_proposals import Proposals
+from .parts import Parts
+from .proposals import Proposals
 
 if TYPE_CHECKING:  # the parser loads once the request is out
-    from .edits.apply import AppliedTurn
-    from .edits.parse_events import ParseEvent
-    from .edits.parser import DiffParser
-    from .session import Session
+    from ..edits.apply import AppliedTurn
+    from ..edits.parse_events import ParseEvent
+    from ..edits.parser import DiffParser
 
 ASK_REASON = "the turn asked a question (AI?): it edits no file"
 SLICE_S = 0.002  # the longest stretch of work before the loop gets a turn
@@ -157,10 +157,10 @@ class _Answered:
 class TurnRun:
     """The state of one turn while it runs: the stream loop, then the apply step."""
 
-    def __init__(self, session: Session, request: TurnRequest, hashes: dict[str, str | None],
+    def __init__(self, parts: Parts, request: TurnRequest, hashes: dict[str, str | None],
                  result: TurnResult, prompt: str, ask: bool = False, latency: float = 0.0
                  ) -> None:
-        self.s = session
+        self.s = parts
         self.prompt = prompt
         self.ask = ask  # a question: prose is the answer, operations are refused
         self.request = request
@@ -169,7 +169,7 @@ class TurnRun:
         self.disk = dict(hashes)  # path -> the hash last seen on disk (one Stale per change)
         self.changed_early: set[str] = set()  # changed before any operation named them
         self.existed: dict[str, bool] = {}  # a create's target was there when it was parsed
-        self.proposals = Proposals(session, result.turn_id)
+        self.proposals = Proposals(parts.approver, result.turn_id)
         self.inbox = _Inbox(latency)
         self.writing: str | None = None  # path of the file being parsed now
         self.shown = dict(hashes)  # path -> the hash of what the model saw (never grows)
@@ -266,7 +266,7 @@ class TurnRun:
                         continue
                     if parser is None:
                         self.parser = parser = _start_parsing()
-                        from .edits.parse_events import FileFinished, FileStarted
+                        from ..edits.parse_events import FileFinished, FileStarted
                     if item is _END or isinstance(item, SparkPairError):
                         streaming = False
                         if isinstance(item, SparkPairError):
@@ -415,7 +415,7 @@ class TurnRun:
     # ---- parse events -> proposals ---------------------------------------------------------
 
     async def _on_parse(self, pe: ParseEvent) -> list[SessionEvent]:
-        from .edits.parse_events import FileFinished, FileStarted
+        from ..edits.parse_events import FileFinished, FileStarted
 
         out: list[SessionEvent] = [pe]
         if isinstance(pe, FileStarted):
@@ -461,7 +461,7 @@ class TurnRun:
         """Why a delete cannot go after the operations before it (its file is missing, its
         lines are not the whole file, it shows none and the model never saw the file), else
         None, with `op.uncommitted` set for the approver's warning (blocking: git, a read)."""
-        from .edits.apply import check_each, flag_uncommitted
+        from ..edits.apply import check_each, flag_uncommitted
 
         ops = [*(o for o in self.proposals.ops if op.path in op_paths(o)), op]
         try:
@@ -507,7 +507,7 @@ class TurnRun:
     async def _ask_stale(self, index: int) -> list[SessionEvent]:
         """The target of operation `index` changed: refuse it when it no longer fits the file
         on disk, else ask again with a stale proposal."""
-        from .edits.apply import check_ops
+        from ..edits.apply import check_ops
 
         op = self.proposals.ops[index]
         self.proposals.end(index, Ended.STALE)
@@ -579,7 +579,7 @@ class TurnRun:
                                     AppliedTurn | SparkPairError | None]:
         """The last look and, when it finds no target changed, the write it would lead to
         (in the same worker thread: the end of a turn waits for one thread, not two)."""
-        from .edits.apply import apply_turn
+        from ..edits.apply import apply_turn
 
         looks = self._look(todo)
         if any(stale for stale, _ in looks.values()):
@@ -611,7 +611,7 @@ class TurnRun:
     # ---- apply -----------------------------------------------------------------------------
 
     async def _apply(self) -> AsyncIterator[SessionEvent]:
-        from .edits.apply import AppliedTurn, apply_turn, check_each, check_ops
+        from ..edits.apply import AppliedTurn, apply_turn, check_each, check_ops
 
         r = self.result
         if self.cancel_reason is not None and not isinstance(self.written, AppliedTurn):
@@ -774,7 +774,7 @@ def _gathered(first: TextDelta, items: collections.deque[Any]) -> TextDelta:
 
 def _start_parsing() -> DiffParser:
     """A parser for the reply; the apply step's modules load in a worker thread meanwhile."""
-    from .edits.parser import DiffParser
+    from ..edits.parser import DiffParser
 
     asyncio.get_running_loop().run_in_executor(None, _load_apply)
     return DiffParser()
@@ -802,7 +802,7 @@ def _refusal_message(ops: Sequence[Operation], refused: list[tuple[int, str]]) -
 
 def _present(root: Path, rel: str) -> bool:
     """Whether something is at this repository path (False for a path outside it)."""
-    from .edits.paths import confine
+    from ..edits.paths import confine
 
     try:
         _, full = confine(root, rel)
@@ -820,7 +820,7 @@ def _has_effect(op: Operation) -> bool:
 def _hash_of(root: Path, rel: str) -> str | None:
     """The content hash of a regular file inside the repository, else None (blocking: call it
     in a thread)."""
-    from .edits.paths import read_regular
+    from ..edits.paths import read_regular
 
     data = read_regular(root, rel)
     return None if data is None else content_hash(data)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..edits.amend import hunk_result
+from ..edits.ops import Create, Modify, Operation, OpKind, Rename, op_kind
+from ..store.verdicts import Fate, Verdict
 from .approval import Decision
-from .edits.amend import hunk_result
-from .edits.ops import Create, Modify, Operation, OpKind, Rename, op_kind
-from .store.verdicts import Fate, Verdict
 
 NOTE_LINES = 40  # lines of one amended hunk shown to the model, at most
 

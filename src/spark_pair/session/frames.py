@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable
 
-from .protocol.events import Failed, TextDelta
-from .session_events import Frame, OperationProposed, SessionEvent, Stale, TurnFinished
-
-if TYPE_CHECKING:
-    from .session import Session
+from ..protocol.events import Failed, TextDelta
+from .events import Frame, OperationProposed, SessionEvent, Stale, TurnFinished
 
 URGENT = (OperationProposed, Stale, Failed, TurnFinished)  # a frame holding one goes at once
 
 
-async def frames_of(session: Session, events: AsyncIterator[SessionEvent], interval: float
-                  ) -> AsyncIterator[Frame]:
-    """Pulls the turn's events in a task and hands them over in batches. The turn's first step
+async def frames_of(partial_line: Callable[[], str], events: AsyncIterator[SessionEvent],
+                    interval: float) -> AsyncIterator[Frame]:
+    """Pulls the turn's events in a task and hands them over in batches, each with the diff
+    line being written then (`partial_line()`). The turn's first step
     (its request built and sent off, up to `TurnStarted`) runs in the caller's task: one
     task switch less between enter and the request."""
     first = await anext(events, None)
@@ -59,7 +56,7 @@ async def frames_of(session: Session, events: AsyncIterator[SessionEvent], inter
                 batch.clear()
                 text = "".join(e.text for e in taken if isinstance(e, TextDelta))
                 last = loop.time()
-                yield Frame(taken, text, session.partial_line())
+                yield Frame(taken, text, partial_line())
             if done and not batch:
                 break
         await task  # re-raise what the turn raised
