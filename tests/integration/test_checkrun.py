@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from spark_pair.checkrun import run_check
+from spark_pair.workspace.checkrun import run_check
 
 
 def alive(pid: int) -> bool:

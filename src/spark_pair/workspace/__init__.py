@@ -30,6 +30,8 @@ Public API (plain Python; no textual or rich):
         .finish(request, reply, applied_paths)    the session's `Context` protocol
         .last_context -> Context; .history; .snapshot; .files (FileCache); .reset()
     FileCache(root).refresh(rels) / .fresh(rels)  file texts kept current, checked by stat
+    checkrun.run_check(command, cwd, timeout_s=...) -> CheckResult   the configured check
+                                                  ([review] check) run in the repository
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Log
 from textual.worker import WorkerCancelled, WorkerFailed
 
-from ...checkrun import CheckResult, run_check
+from ...workspace.checkrun import CheckResult, run_check
 
 
 class CheckScreen(ModalScreen[bool]):
