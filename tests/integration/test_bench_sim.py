@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_pair.benchmark import BenchPlan, run_bench
+from spark_pair.ops.bench.sweep import BenchPlan, run_bench
 from spark_pair.protocol.client import ClientOptions, ModelClient
 
 MODEL = "gpt-5.3-codex-spark"

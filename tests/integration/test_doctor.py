@@ -8,7 +8,7 @@ import pytest
 
 from spark_pair.base.exitcodes import ExitCode
 from spark_pair.commands.doctor import exit_code
-from spark_pair.doctor import DoctorConfig, DoctorReport, run_doctor, url_problems
+from spark_pair.ops.doctor import DoctorConfig, DoctorReport, run_doctor, url_problems
 
 MODEL, FALLBACK = "gpt-5.3-codex-spark", "gpt-5.3-codex"
 ORDER = ["config", "base_url", "connect", "auth", "models", "request", "stream", "ws", "memory",

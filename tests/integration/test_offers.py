@@ -57,7 +57,7 @@ async def test_the_probe_is_remembered_and_forgotten_after_a_failure(sim, tmp_pa
 
 
 async def test_doctor_shows_what_is_remembered(sim, tmp_path):
-    from spark_pair.doctor import DoctorConfig, run_doctor
+    from spark_pair.ops.doctor import DoctorConfig, run_doctor
 
     cache = tmp_path / "transports.json"
     offers.remember(cache, sim.base_url, "chat")

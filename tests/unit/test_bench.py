@@ -6,8 +6,8 @@ import io
 
 from PIL import Image
 
-from spark_pair.benchmark import BenchPlan, BenchResult, LevelResult, compare, thousand_marks
-from spark_pair.chart import plot_bench
+from spark_pair.ops.bench.chart import plot_bench
+from spark_pair.ops.bench.sweep import BenchPlan, BenchResult, LevelResult, compare, thousand_marks
 from spark_pair.store.stats import Spread
 
 

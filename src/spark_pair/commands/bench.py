@@ -134,7 +134,7 @@ def render_changes(changes: list[Any], console: Any, baseline: dict[str, Any] | 
 
 def check_plot_path(path: Path) -> None:
     """Fail before the sweep if the chart could not be written there (or drawn at all)."""
-    from ..chart import check_chart_library
+    from ..ops.bench.chart import check_chart_library
 
     check_chart_library(path)
     existed = path.exists()
@@ -203,8 +203,8 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
     """
     from ..base.config import load_settings
     from ..base.urls import host_of
-    from ..benchmark import BenchPlan, baseline_run
-    from ..benchmark import compare as compare_runs
+    from ..ops.bench.sweep import BenchPlan, baseline_run
+    from ..ops.bench.sweep import compare as compare_runs
     from ..protocol import offers
     from ..protocol.client import ClientOptions, ModelClient
     from ..store import RequestStore
@@ -254,7 +254,7 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
 
     plot_error = None
     if plot is not None:
-        from ..chart import plot_bench
+        from ..ops.bench.chart import plot_bench
 
         try:
             plot_bench(result, plot, title=f"spark-pair bench: {plan.model} @ {plan.base_host}")
@@ -285,7 +285,7 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
 
 
 def _run_with_progress(plan: Any, make_client: Any, quiet: bool) -> Any:
-    from ..benchmark import run_bench
+    from ..ops.bench.sweep import run_bench
 
     if quiet:
         return asyncio.run(run_bench(plan, make_client))

@@ -80,7 +80,7 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
     Exit code 0 only if nothing failed (notes included).
     """
     from ..base.config import load_settings
-    from ..doctor import DoctorConfig, config_from_settings, run_doctor
+    from ..ops.doctor import DoctorConfig, config_from_settings, run_doctor
 
     try:
         settings = load_settings(overrides=flag_overrides(base_url, model, transport))

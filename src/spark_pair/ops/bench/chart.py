@@ -7,7 +7,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from .base.errors import UsageError
+from ...base.errors import UsageError
 from .svgchart import COLOURS, write_svg
 
 EXTRA_HINT = ("install the optional extra: pip install 'spark-pair[plot]'; or write an SVG "

@@ -11,13 +11,13 @@ from typing import Any
 
 import httpx
 
-from ..base import errors as E
-from ..base.errors import SparkPairError
-from ..base.urls import normalize_base_url
-from ..protocol import errors_map, metrics
-from ..protocol.chat import chat_body
-from ..protocol.events import Message, TurnRequest
-from ..protocol.responses_sse import responses_body
+from ...base import errors as E
+from ...base.errors import SparkPairError
+from ...base.urls import normalize_base_url
+from ...protocol import errors_map, metrics
+from ...protocol.chat import chat_body
+from ...protocol.events import Message, TurnRequest
+from ...protocol.responses_sse import responses_body
 from .results import Outcome
 
 # ---- URL shape ---------------------------------------------------------------------------

@@ -13,13 +13,13 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..base import errors as E
-from ..base.errors import SparkPairError, redact
-from ..base.urls import WHITESPACE_NOTE
-from ..protocol import errors_map, offers
-from ..protocol.chat import USAGE_GRACE_S
-from ..protocol.request import CONNECT_STAGGER_S, user_agent
-from ..protocol.sse import iter_sse_batches
+from ...base import errors as E
+from ...base.errors import SparkPairError, redact
+from ...base.urls import WHITESPACE_NOTE
+from ...protocol import errors_map, offers
+from ...protocol.chat import USAGE_GRACE_S
+from ...protocol.request import CONNECT_STAGGER_S, user_agent
+from ...protocol.sse import iter_sse_batches
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
 from .wire import (
     DROP_HINT,
@@ -654,7 +654,7 @@ class _Doctor:
                        {"handshake_ms": round(handshake_ms, 1), "turn_ms": round(turn_ms, 1)})
 
     async def _ws_connect(self, url: str) -> None:
-        from ..protocol.responses_ws import connect  # never follows a redirect
+        from ...protocol.responses_ws import connect  # never follows a redirect
 
         headers = {"openai-beta": WS_BETA}
         if self.key:

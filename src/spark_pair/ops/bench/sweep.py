@@ -16,8 +16,8 @@ from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .protocol import errors_map
-from .protocol.events import (
+from ...protocol import errors_map
+from ...protocol.events import (
     Completed,
     Failed,
     Message,
@@ -27,7 +27,7 @@ from .protocol.events import (
     TransportChanged,
     TurnRequest,
 )
-from .store.stats import Spread
+from ...store.stats import Spread
 
 BENCH_PROMPT = ("Write a Python module with ten small, documented utility functions for "
                 "string handling, each with a docstring and a doctest.")

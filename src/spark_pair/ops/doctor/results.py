@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..base.errors import SparkPairError
+from ...base.errors import SparkPairError
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 
@@ -32,7 +32,7 @@ class DoctorConfig:
 
 def config_from_settings(settings: Any, check_timeout_s: float = 5.0) -> DoctorConfig:
     """DoctorConfig from `config.load_settings()`'s result."""
-    from ..protocol import offers
+    from ...protocol import offers
 
     model = settings.model
     return DoctorConfig(

@@ -1,0 +1,1 @@
+"""`spark-pair bench`: the concurrency sweep (`sweep`) and its chart (`chart`, `svgchart`)."""
