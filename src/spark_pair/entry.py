@@ -14,7 +14,7 @@ def main() -> None:
     if sys.argv[1:2] == ["run"]:
         import gc
 
-        from .headless.start import STOPS
+        from .headless.stops import STOPS
 
         STOPS.hold()  # Ctrl-C and SIGTERM stop a run cleanly from here on (exit 130)
         # start-up allocates some hundred thousand objects (modules, classes, functions) and

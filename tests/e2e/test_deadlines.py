@@ -235,8 +235,8 @@ async def test_a_deadline_while_the_diff_is_rendered(tmp_path: Path, changed: bo
     finish (exit 7, nothing printed). A written turn stays written (exit 0), its diff unshown."""
     import io
 
+    from spark_pair.headless.options import RunOptions
     from spark_pair.headless.runner import Diagnostics, _Reporter
-    from spark_pair.headless.start import RunOptions
     from spark_pair.session.events import TurnResult, TurnStatus
 
     out, err = io.StringIO(), io.StringIO()

@@ -11,7 +11,7 @@ import click
 
 from ..base.errors import SparkPairError
 from ..base.exitcodes import ExitCode, exit_code_for
-from ..headless.start import flag_overrides as flag_overrides  # its home is headless.start
+from ..headless.options import flag_overrides as flag_overrides  # its home is headless.options
 from ..protocol.events import Transport
 
 F = TypeVar("F", bound=Callable[..., Any])

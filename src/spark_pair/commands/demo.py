@@ -60,7 +60,8 @@ def command(tps: float, ttft_ms: float, transport: str, parent: Path | None,
         _app_demo(tps, ttft_ms, transport, parent)
         return
     from ..headless.demo_project import CONTEXT_FILES, PROMPT, script
-    from ..headless.runner import RunOptions, main
+    from ..headless.options import RunOptions
+    from ..headless.runner import main
     from ..sim.process import SimProcess
 
     if parent is not None:

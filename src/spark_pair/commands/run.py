@@ -30,7 +30,8 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     (nothing written), 7 --timeout, 130 interrupted."""
     from ..base.errors import UsageError
     from ..entry import STARTED
-    from ..headless.start import RunOptions, leave, run
+    from ..headless.options import RunOptions
+    from ..headless.start import leave, run
 
     if deltas and not as_json:
         raise UsageError("--deltas needs --json", hint="add --json, or leave out --deltas")

@@ -25,7 +25,7 @@ def command(apply_: bool, allow_delete: bool, allow_rename: bool, as_json: bool,
     already there when it starts are left alone. Same flags and JSON lines as `run`; Ctrl-C
     stops (exit 0, or 130 when it cancels a running turn)."""
     from ..base.errors import UsageError
-    from ..headless.runner import RunOptions
+    from ..headless.options import RunOptions
     from ..headless.watch import main
 
     if deltas and not as_json:

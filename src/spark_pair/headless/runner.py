@@ -42,7 +42,8 @@ from ..session.events import (
     TurnStarted,
     TurnStatus,
 )
-from .start import STOPS, RunOptions, repo_paths
+from .options import RunOptions, repo_paths
+from .stops import INTERRUPTED, STOPS, stop_words
 from .textfit import WIDTH, file_lines
 
 if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
@@ -58,16 +59,6 @@ CLOSE_GRACE_S = 3.0
 # nothing is shown per token (the diff is printed whole, JSON lines name files and hunks): model
 # text may reach the turn up to this late, so it wakes ~50 times a second, not once per token
 TEXT_LATENCY_S = 0.02
-# what Ctrl-C stops a run with (its hint says nothing was written)
-INTERRUPTED = "interrupted (Ctrl-C)"
-TERMINATED = "terminated (SIGTERM)"
-
-
-def stop_words(sig: int) -> str:
-    """What stopped the run, for a signal `_signal` handles."""
-    return TERMINATED if sig == signal.SIGTERM else INTERRUPTED
-
-
 class Diagnostics:
     """Human-readable progress on stderr (never on stdout)."""
 
@@ -552,7 +543,7 @@ def _bases(root: Path, result: Any, stop: Callable[[], bool]) -> dict[str, str]:
 class _signal:
     """Ctrl-C and SIGTERM stop the turn as a cancel (the handler gets the signal): a write
     that has begun runs to its end, and --json still ends with its `end` line. The handlers
-    in place before come back after (headless.start's for SIGTERM)."""
+    in place before come back after (headless.stops' for SIGTERM)."""
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self, loop: asyncio.AbstractEventLoop, handler: Any,

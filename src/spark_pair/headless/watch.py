@@ -19,16 +19,9 @@ from typing import TYPE_CHECKING, TextIO
 from ..base.errors import SparkPairError
 from ..base.exitcodes import ExitCode, exit_code_for
 from .jsonl import JsonLines, error_fields
-from .runner import (
-    Diagnostics,
-    RunOptions,
-    _drive,
-    _end,
-    _Reporter,
-    _signal,
-    start_lines,
-    stop_words,
-)
+from .options import RunOptions
+from .runner import Diagnostics, _drive, _end, _Reporter, _signal, start_lines
+from .stops import stop_words
 
 if TYPE_CHECKING:
     from ..workspace.aiturns import AITrigger, AITurn

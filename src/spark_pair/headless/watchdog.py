@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..base.errors import Cancelled
+from .stops import stop_words
 
 HARD_S = 0.5  # how long past the deadline or a signal the run may take to end by itself
 RECHECK_S = 0.25  # while the result is being written out, look again this much later
@@ -59,8 +60,6 @@ class Watchdog:
 
     def signalled(self, sig: int, _frame: object = None) -> None:
         """The interpreter's handler for SIGINT / SIGTERM (the event loop's runs as well)."""
-        from .runner import stop_words
-
         self.ask(Cancelled(stop_words(sig), hint="nothing was written"))
 
     def stopped(self) -> Cancelled | None:
