@@ -39,7 +39,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def demo_sim(sim: SimProcess) -> SimProcess:
     """The simulator answering the demo's prompt with the demo's scripted reply."""
-    from spark_pair.headless.demo_project import MATCH, reply_text
+    from spark_pair.sim.demo_project import MATCH, reply_text
 
     sim.configure(replies=[{"match": MATCH, "text": reply_text()}])
     return sim

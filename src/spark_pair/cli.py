@@ -1,5 +1,5 @@
-"""The `spark-pair` command. Sub-commands live in spark_pair.commands.* and load lazily,
-so that `spark-pair run` starts fast."""
+"""The `spark-pair` command. Sub-commands live in spark_pair.commands.* (the simulator's in
+spark_pair.sim.command) and load lazily, so that `spark-pair run` starts fast."""
 
 from __future__ import annotations
 
@@ -9,18 +9,28 @@ import click
 
 from . import __version__
 
-# name -> (module under spark_pair.commands, short help)
+# name -> (its module, short help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("run", "Headless: one turn; prints the diff, applies only what flags allow."),
-    "watch": ("watch", "Headless: a turn for each AI! comment saved in a file, until Ctrl-C."),
-    "demo": ("demo", "Try spark-pair offline against the built-in simulator (no key)."),
-    "undo": ("undo", "Restore the files of the last applied turn (or --list, --turn ID)."),
-    "redo": ("redo", "Re-apply exactly what the last undo restored."),
-    "config": ("config", "Show the effective settings and where each value came from."),
-    "doctor": ("doctor", "Check base URL, key and model end to end; explain each failure."),
-    "bench": ("bench", "Throughput and error-rate sweep over concurrency."),
-    "stats": ("stats", "Report the request log: tokens, TTFT, tok/s, errors, cost."),
-    "sim": ("sim", "Serve the simulated Spark-class endpoint on loopback."),
+    "run": ("spark_pair.commands.run",
+            "Headless: one turn; prints the diff, applies only what flags allow."),
+    "watch": ("spark_pair.commands.watch",
+              "Headless: a turn for each AI! comment saved in a file, until Ctrl-C."),
+    "demo": ("spark_pair.commands.demo",
+             "Try spark-pair offline against the built-in simulator (no key)."),
+    "undo": ("spark_pair.commands.undo",
+             "Restore the files of the last applied turn (or --list, --turn ID)."),
+    "redo": ("spark_pair.commands.redo",
+             "Re-apply exactly what the last undo restored."),
+    "config": ("spark_pair.commands.config",
+               "Show the effective settings and where each value came from."),
+    "doctor": ("spark_pair.commands.doctor",
+               "Check base URL, key and model end to end; explain each failure."),
+    "bench": ("spark_pair.commands.bench",
+              "Throughput and error-rate sweep over concurrency."),
+    "stats": ("spark_pair.commands.stats",
+              "Report the request log: tokens, TTFT, tok/s, errors, cost."),
+    "sim": ("spark_pair.sim.command",
+            "Serve the simulated Spark-class endpoint on loopback."),
 }
 
 
@@ -31,7 +41,7 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:
             return None
-        module = importlib.import_module(f"spark_pair.commands.{COMMANDS[name][0]}")
+        module = importlib.import_module(COMMANDS[name][0])
         return module.command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -51,7 +61,7 @@ def main(ctx: click.Context) -> None:
         if not is_terminal():
             click.echo(ctx.get_help())
             return
-        from .commands._common import report_errors
+        from .base.exitcodes import report_errors
         from .ui.launch import run_app
 
         report_errors(run_app)()

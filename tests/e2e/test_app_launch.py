@@ -10,7 +10,7 @@ from pathlib import Path
 
 from support.ptyrun import PtyProcess
 
-from spark_pair.headless.demo_project import FILES, final_files
+from spark_pair.sim.demo_project import FILES, final_files
 
 
 def cli() -> list[str]:

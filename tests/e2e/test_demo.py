@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from spark_pair.headless.demo_project import FILES, final_files
+from spark_pair.sim.demo_project import FILES, final_files
 
 
 def cli() -> list[str]:

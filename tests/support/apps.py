@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.console import Console
 
-from spark_pair.headless.demo_project import PROMPT
+from spark_pair.sim.demo_project import PROMPT
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.app import SparkPairApp
 from spark_pair.ui.review_state import Kind

@@ -20,8 +20,8 @@ from support.apps import (
 )
 from textual import events
 
-from spark_pair.headless.demo_project import FILES, PROMPT
 from spark_pair.session.events import TurnFinished
+from spark_pair.sim.demo_project import FILES, PROMPT
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.app import SparkPairApp
 from spark_pair.ui.driver import Driver

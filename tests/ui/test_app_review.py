@@ -11,7 +11,7 @@ from pathlib import Path
 
 from support.apps import all_proposed, make_app, notice, review, turn_over, until
 
-from spark_pair.headless.demo_project import FILES
+from spark_pair.sim.demo_project import FILES
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.review_state import Item, Kind, Mark
 from spark_pair.ui.screens.check import CheckScreen

@@ -19,7 +19,7 @@ from support.apps import (
     until,
 )
 
-from spark_pair.headless.demo_project import CONTEXT_FILES, FILES
+from spark_pair.sim.demo_project import CONTEXT_FILES, FILES
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.review_state import Item, Mark
 from spark_pair.ui.screens.confirm import ConfirmScreen

@@ -12,8 +12,8 @@ import pytest
 from support.apps import until
 from support.uiapps import words_marked
 
-from spark_pair.headless.demo_project import FILES, MATCH, PROMPT, reply_text
 from spark_pair.protocol.events import FirstToken
+from spark_pair.sim.demo_project import FILES, MATCH, PROMPT, reply_text
 from spark_pair.sim.process import SimProcess
 from spark_pair.sim.replies import tokenize
 from spark_pair.ui.app import SparkPairApp

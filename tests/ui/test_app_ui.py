@@ -21,7 +21,7 @@ from support.apps import (
     until,
 )
 
-from spark_pair.headless.demo_project import FILES
+from spark_pair.sim.demo_project import FILES
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.driver import Driver
 from spark_pair.ui.review_state import Kind

@@ -5,6 +5,7 @@ import sys
 
 CORE = [
     "spark_pair.base",
+    "spark_pair.sim",
     "spark_pair.protocol",
     "spark_pair.edits",
     "spark_pair.workspace",

@@ -1,10 +1,17 @@
-"""Exit codes of every command, and the one function that maps an error to its code."""
+"""Exit codes of every command, the one function that maps an error to its code, and the
+decorator every command wears to report an error and exit with its code."""
 
 from __future__ import annotations
 
+import functools
+import sys
+from collections.abc import Callable
 from enum import IntEnum
+from typing import Any, TypeVar
 
 from . import errors
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class ExitCode(IntEnum):
@@ -43,3 +50,22 @@ def exit_code_for(error: BaseException) -> ExitCode:
         if isinstance(error, cls):
             return code
     return ExitCode.FAILURE
+
+
+def report_errors(func: F) -> F:
+    """Turn a SparkPairError into a clear message with a hint on stderr and its exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except errors.SparkPairError as exc:
+            from .termwrap import say
+
+            say(sys.stderr, exc.describe())
+            sys.exit(int(exit_code_for(exc)))
+        except KeyboardInterrupt:
+            sys.stderr.write("spark-pair: interrupted\n")
+            sys.exit(int(ExitCode.INTERRUPTED))
+
+    return wrapper  # type: ignore[return-value]

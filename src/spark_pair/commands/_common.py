@@ -1,16 +1,14 @@
-"""Options and error handling shared by the sub-commands."""
+"""Options shared by the sub-commands, and a usage error as JSON lines (errors are reported by
+base.exitcodes.report_errors)."""
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-from ..base.errors import SparkPairError
-from ..base.exitcodes import ExitCode, exit_code_for
 from ..headless.options import flag_overrides as flag_overrides  # its home is headless.options
 from ..protocol.events import Transport
 
@@ -49,25 +47,6 @@ def usage_json(error: Exception) -> None:
     from ..headless.runner import write_usage_error
 
     write_usage_error(sys.stdout, error)  # type: ignore[arg-type]
-
-
-def report_errors(func: F) -> F:
-    """Turn a SparkPairError into a clear message with a hint on stderr and its exit code."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except SparkPairError as exc:
-            from ..base.termwrap import say
-
-            say(sys.stderr, exc.describe())
-            sys.exit(int(exit_code_for(exc)))
-        except KeyboardInterrupt:
-            click.echo("spark-pair: interrupted", err=True)
-            sys.exit(int(ExitCode.INTERRUPTED))
-
-    return wrapper  # type: ignore[return-value]
 
 
 def print_plain(console: Any, text: str, style: str = "", more: str = "  ") -> None:

@@ -13,10 +13,9 @@ from typing import Any
 import click
 
 from ..base.errors import UsageError
-from ..base.exitcodes import ExitCode
+from ..base.exitcodes import ExitCode, report_errors
 from ..protocol.events import Transport
 from ._common import print_plain as say
-from ._common import report_errors
 
 TRANSPORTS = ("auto", *Transport)
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from ._common import flag_overrides, model_options, report_errors
+from ..base.exitcodes import report_errors
+from ._common import flag_overrides, model_options
 
 
 @click.command("config")

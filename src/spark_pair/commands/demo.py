@@ -9,15 +9,15 @@ from pathlib import Path
 
 import click
 
+from ..base.exitcodes import report_errors
 from ..protocol.events import Transport
-from ._common import report_errors
 
 
 def make_repo(parent: Path | None = None) -> Path:
     """A scratch git repository holding the demo project, committed."""
     from ..base.errors import UsageError
     from ..base.git import run_git
-    from ..headless.demo_project import FILES
+    from ..sim.demo_project import FILES
 
     root = Path(tempfile.mkdtemp(prefix="spark-pair-demo-", dir=parent))
     for rel, text in FILES.items():
@@ -59,9 +59,9 @@ def command(tps: float, ttft_ms: float, transport: str, parent: Path | None,
     if not (headless or as_json) and is_terminal():
         _app_demo(tps, ttft_ms, transport, parent)
         return
-    from ..headless.demo_project import CONTEXT_FILES, PROMPT, script
     from ..headless.options import RunOptions
     from ..headless.runner import main
+    from ..sim.demo_project import CONTEXT_FILES, PROMPT, script
     from ..sim.process import SimProcess
 
     if parent is not None:
@@ -95,7 +95,7 @@ def command(tps: float, ttft_ms: float, transport: str, parent: Path | None,
 
 
 def _app_demo(tps: float, ttft_ms: float, transport: str, parent: Path | None) -> None:
-    from ..headless.demo_project import CONTEXT_FILES, PROMPT
+    from ..sim.demo_project import CONTEXT_FILES, PROMPT
     from ..ui.demo import DemoSimulator
     from ..ui.launch import run_app
 

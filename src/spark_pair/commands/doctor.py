@@ -9,9 +9,9 @@ import sys
 import click
 
 from ..base.errors import ConfigError
-from ..base.exitcodes import ExitCode
+from ..base.exitcodes import ExitCode, report_errors
 from ..base.termwrap import wrap
-from ._common import flag_overrides, model_options, report_errors
+from ._common import flag_overrides, model_options
 
 MARKS = {"pass": ("✓", "green"), "fail": ("✗", "bold red"), "skip": ("-", "dim")}
 

@@ -8,10 +8,10 @@ import sys
 import click
 
 from ..base.errors import SparkPairError
+from ..base.exitcodes import report_errors
 from ..base.termwrap import say
 from ..headless.cliusage import JsonUsageCommand
 from ..headless.textfit import file_lines
-from ._common import report_errors
 from .undo import _error_fields, _usage_json
 
 

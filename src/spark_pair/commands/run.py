@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
+from ..base.exitcodes import report_errors
 from ..headless.cliusage import JsonUsageCommand, Seconds
-from ._common import flag_overrides, model_options, report_errors, turn_options, usage_json
+from ._common import flag_overrides, model_options, turn_options, usage_json
 
 
 @click.command("run", cls=JsonUsageCommand, on_usage_error=usage_json)

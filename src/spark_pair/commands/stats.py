@@ -11,9 +11,9 @@ from pathlib import Path
 import click
 
 from ..base.errors import UsageError
+from ..base.exitcodes import report_errors
 from ..store import stats
 from ._common import print_plain as say
-from ._common import report_errors
 
 _AGO_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([mhdw])\s*$")
 _UNIT_S = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

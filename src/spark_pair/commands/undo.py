@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 import click
 
 from ..base.errors import SparkPairError, UsageError
+from ..base.exitcodes import report_errors
 from ..base.termwrap import say
 from ..headless.cliusage import JsonUsageCommand
 from ..headless.textfit import INDENT, WIDTH, file_lines
-from ._common import report_errors
 
 if TYPE_CHECKING:
     from ..edits.journal import TurnInfo

@@ -6,8 +6,9 @@ import sys
 
 import click
 
+from ..base.exitcodes import report_errors
 from ..headless.cliusage import JsonUsageCommand, Seconds
-from ._common import flag_overrides, model_options, report_errors, turn_options, usage_json
+from ._common import flag_overrides, model_options, turn_options, usage_json
 
 
 @click.command("watch", cls=JsonUsageCommand, on_usage_error=usage_json)

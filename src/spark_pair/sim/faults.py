@@ -45,8 +45,9 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
     "seconds": (0, 86400, False),
     "max_concurrent": (1, 10**6, True),
 }
-STATUS_LIMITS = {"server_error": (500, 599), "html": (200, 599), "stream_error": (400, 599),
-                 "redirect": (300, 399)}
+STATUS_LIMITS: dict[str, tuple[float, float]] = {
+    "server_error": (500, 599), "html": (200, 599), "stream_error": (400, 599),
+    "redirect": (300, 399)}
 
 
 class FaultSpecError(ValueError):

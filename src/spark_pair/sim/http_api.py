@@ -190,11 +190,11 @@ async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn,
     entry["response_id"] = stream.id
     resp = web.StreamResponse(headers=SSE_HEADERS)
     await resp.prepare(request)
-    body = _Body(resp, fault)
-    await body.write(stream.start().encode())
+    out = _Body(resp, fault)
+    await out.write(stream.start().encode())
 
     async def emit(tokens: list[str]) -> None:
-        await body.write(stream.tokens(tokens).encode())
+        await out.write(stream.tokens(tokens).encode())
 
     if fault is not None and fault.kind == "stream_error":
         tokens = turn.tokens[:int(fault.get("after_tokens"))]
@@ -214,8 +214,8 @@ async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn,
     entry["last_token_time"] = time.time()
     reason = "length" if turn.truncated else "stop"
     held = fault is not None and fault.kind == "no_done"
-    await body.write(stream.finish(reason, turn.input_tokens, sent, done=not held).encode())
-    await body.flush()
+    await out.write(stream.finish(reason, turn.input_tokens, sent, done=not held).encode())
+    await out.flush()
     await _hold_open(fault)
     await resp.write_eof()
     return resp
@@ -227,20 +227,20 @@ async def _stream_responses(request: web.Request, body: dict, model: str, turn: 
     entry["response_id"] = stream.id
     resp = web.StreamResponse(headers=SSE_HEADERS)
     await resp.prepare(request)
-    body = _Body(resp, fault)
+    out = _Body(resp, fault)
     head = stream.start() + stream.open_message()
-    await body.write("".join(wire.sse(e) for e in head).encode())
+    await out.write("".join(wire.sse(e) for e in head).encode())
 
     async def emit(tokens: list[str]) -> None:
         kind = "response.output_text.delta"
-        await body.write("".join(wire.sse_raw(kind, stream.delta_json(t)) for t in tokens).encode())
+        await out.write("".join(wire.sse_raw(kind, stream.delta_json(t)) for t in tokens).encode())
 
     sent = await pump(pacer, turn.tokens, emit, fault, _abort(request))
     entry["output_tokens"] = sent
     entry["last_token_time"] = time.time()
     tail = stream.finish(turn.text, turn.input_tokens, sent, turn.truncated)
-    await body.write("".join(wire.sse(e) for e in tail).encode())
-    await body.flush()
+    await out.write("".join(wire.sse(e) for e in tail).encode())
+    await out.flush()
     await _hold_open(fault)
     await resp.write_eof()
     return resp

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..headless.demo_project import script
+from ..sim.demo_project import script
 from ..sim.process import SimProcess
 
 DEMO_MODEL = "gpt-5.3-codex-spark"

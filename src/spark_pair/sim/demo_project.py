@@ -172,7 +172,7 @@ def final_files() -> dict[str, str]:
 def reply_text() -> str:
     """The simulated model's reply: a sentence and a unified diff in a fence that modifies
     three files (several hunks), creates one, deletes one and renames one."""
-    parts = []
+    parts: list[str] = []
     for path, new in AFTER.items():
         parts.extend(difflib.unified_diff(FILES[path].splitlines(keepends=True),
                                           new.splitlines(keepends=True), f"a/{path}", f"b/{path}"))

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from ..base.errors import UsageError
-from ..sim.profiles import DEFAULT, PROFILES
-from ._common import report_errors
+from ..base.exitcodes import report_errors
+from .profiles import DEFAULT, PROFILES
 
 
 @click.command("sim")
@@ -45,9 +45,9 @@ def command(host: str, port: int, profile: str, tps: float | None, ttft_ms: floa
     --profile acts as another server (llama.cpp, vLLM, Ollama, a gateway): only the endpoints
     it offers, its own 404 bodies, its usage chunk (or none), its way of reporting a failure
     mid-stream (fault stream_error) and its usual pacing."""
-    from ..sim.faults import FaultSpecError, parse_fault_spec
-    from ..sim.replies import SimConfig, load_script
-    from ..sim.server import serve
+    from .faults import FaultSpecError, parse_fault_spec
+    from .replies import SimConfig, load_script
+    from .server import serve
 
     chosen = PROFILES[profile]
     config = SimConfig(tps=chosen.tps if tps is None else tps,
