@@ -24,9 +24,9 @@ from spark_pair.session.events import TurnFinished
 from spark_pair.sim.demo_project import FILES, PROMPT
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.app import SparkPairApp
+from spark_pair.ui.dialogs.confirm import ConfirmScreen
 from spark_pair.ui.driver import Driver
 from spark_pair.ui.review_state import Item, Kind, Mark
-from spark_pair.ui.screens.confirm import ConfirmScreen
 from spark_pair.ui.widgets.diff_view import DiffView, content_text
 from spark_pair.ui.widgets.diff_view import Kind as DiffKind
 from spark_pair.ui.widgets.header import AppHeader

@@ -12,10 +12,10 @@ from textual.widgets import Log
 
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.app import SparkPairApp
+from spark_pair.ui.dialogs.confirm import ConfirmScreen
+from spark_pair.ui.dialogs.reason import ReasonScreen
 from spark_pair.ui.screens.check import CheckScreen
-from spark_pair.ui.screens.confirm import ConfirmScreen
 from spark_pair.ui.screens.help import HelpScreen
-from spark_pair.ui.screens.reason import ReasonScreen
 from spark_pair.ui.widgets.files import FilesPane, tokens_label
 from spark_pair.ui.widgets.review import ReviewPane
 

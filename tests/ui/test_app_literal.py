@@ -12,7 +12,7 @@ from support.apps import screen_text, turn_over, type_line, until
 
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.app import SparkPairApp
-from spark_pair.ui.screens.confirm import ConfirmScreen
+from spark_pair.ui.dialogs.confirm import ConfirmScreen
 from spark_pair.ui.screens.main import Launch
 from spark_pair.ui.widgets.header import AppHeader
 from spark_pair.ui.widgets.review import ReviewPane

@@ -13,9 +13,9 @@ from support.apps import all_proposed, make_app, notice, review, turn_over, unti
 
 from spark_pair.sim.demo_project import FILES
 from spark_pair.sim.process import SimProcess
+from spark_pair.ui.dialogs.reason import ReasonScreen
 from spark_pair.ui.review_state import Item, Kind, Mark
 from spark_pair.ui.screens.check import CheckScreen
-from spark_pair.ui.screens.reason import ReasonScreen
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

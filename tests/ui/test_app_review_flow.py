@@ -21,8 +21,8 @@ from support.apps import (
 
 from spark_pair.sim.demo_project import CONTEXT_FILES, FILES
 from spark_pair.sim.process import SimProcess
+from spark_pair.ui.dialogs.confirm import ConfirmScreen
 from spark_pair.ui.review_state import Item, Mark
-from spark_pair.ui.screens.confirm import ConfirmScreen
 from spark_pair.ui.widgets.diff_view import DiffView
 from spark_pair.ui.widgets.diff_view import Kind as DiffKind
 

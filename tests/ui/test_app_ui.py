@@ -23,9 +23,9 @@ from support.apps import (
 
 from spark_pair.sim.demo_project import FILES
 from spark_pair.sim.process import SimProcess
+from spark_pair.ui.dialogs.confirm import ConfirmScreen
 from spark_pair.ui.driver import Driver
 from spark_pair.ui.review_state import Kind
-from spark_pair.ui.screens.confirm import ConfirmScreen
 from spark_pair.ui.screens.help import HelpScreen
 from spark_pair.ui.screens.main import MainScreen
 from spark_pair.ui.widgets.files import FilesPane

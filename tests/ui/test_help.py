@@ -19,7 +19,7 @@ def test_wrapped_descriptions_stay_in_their_column() -> None:
 
 
 def test_the_help_shows_the_id_of_every_key_a_config_may_remap() -> None:
-    from spark_pair.ui.keys import default_keys
+    from spark_pair.ui.bindings import default_keys
 
     console = Console(width=76, record=True, color_system=None)
     console.print(help_text())

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from textual.app import App, SystemCommand
-from textual.binding import Binding
 from textual.markup import escape
 from textual.screen import Screen
 
+from . import bindings
 from .screens.main import Launch, MainScreen
 from .themes import diff_variable_defaults, install_themes
 from .widgets.files import FilesPane
@@ -18,10 +18,7 @@ class SparkPairApp(App[None]):
     TITLE = "spark-pair"
     CSS_PATH = "screens/main.tcss"  # the main screen's (a default screen loads no CSS_PATH)
     ENABLE_COMMAND_PALETTE = True
-    BINDINGS = [
-        Binding("ctrl+q", "quit", "quit", id="app.quit", priority=True,
-                tooltip="Quit (asks when operations are undecided)"),
-    ]
+    BINDINGS = bindings.APP
 
     def __init__(self, launch: Launch) -> None:
         super().__init__()

@@ -10,7 +10,7 @@ before its plan came (an AI! comment, a quick enter) is planned first, in the tu
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.printable import shown
 from .widgets.files import Chosen
@@ -18,13 +18,27 @@ from .widgets.files import Chosen
 if TYPE_CHECKING:
     from textual.timer import Timer
 
-    from .screens.main import MainScreen
+    from .driver import Driver
 
 SETTLE_S = 0.25  # the draft is planned once it has been still this long
 
 
+class Host(Protocol):
+    """What the chooser uses of the screen it serves (the main screen): its timers and workers,
+    the driver that plans, and the context files a prompt is sent with."""
+
+    driver: Driver
+
+    def set_timer(self, delay: float, callback: Callable[[], Any]) -> Timer: ...
+
+    def run_worker(self, work: Any, *, group: str, exclusive: bool,
+                   exit_on_error: bool) -> Any: ...
+
+    def sent_context(self) -> list[str]: ...
+
+
 class ChosenFiles:
-    def __init__(self, screen: MainScreen, on_change: Callable[[], None]) -> None:
+    def __init__(self, screen: Host, on_change: Callable[[], None]) -> None:
         self.screen = screen
         self.on_change = on_change  # the chosen files or the dropped ones changed
         self.draft = ""  # the prompt text the chosen files are for

@@ -12,22 +12,19 @@ from pathlib import Path
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, Log
 from textual.worker import WorkerCancelled, WorkerFailed
 
 from ...workspace.checkrun import CheckResult, run_check
+from .. import bindings
 
 
 class CheckScreen(ModalScreen[bool]):
     """Answers True to keep the applied turn, False to roll it back."""
 
-    BINDINGS = [
-        Binding("y", "answer(True)", "keep", id="check.keep"),
-        Binding("n", "answer(False)", "roll back", id="check.roll_back"),
-    ]
+    BINDINGS = bindings.CHECK
 
     DEFAULT_CSS = """
     CheckScreen {

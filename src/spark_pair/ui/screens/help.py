@@ -9,11 +9,12 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.keys import key_to_character
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from .. import bindings
 
 # (binding ids whose keys are shown, or a label), where, what
 KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
@@ -71,9 +72,7 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
     """The help, with the keys in effect (`keys`: binding id -> key, after the key map): tables
     whose last column wraps under itself on a narrow terminal."""
     if keys is None:
-        from ..keys import default_keys
-
-        keys = default_keys()
+        keys = bindings.default_keys()
     table = Table.grid(padding=(0, 2), expand=True)
     table.add_column(style="bold", no_wrap=True)
     table.add_column(style="dim", no_wrap=True)
@@ -112,11 +111,7 @@ _SHORT = {"pagedown": "pgdn", "pageup": "pgup"}  # the key column stays narrow
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [
-        Binding("escape", "close", "close", id="help.close"),
-        Binding("question_mark", "close", "close", id="help.close_q", show=False),
-        Binding("q", "close", "close", id="help.close_q2", show=False),
-    ]
+    BINDINGS = bindings.HELP
 
     DEFAULT_CSS = """
     HelpScreen {

@@ -16,7 +16,6 @@ from typing import Any
 
 from textual import messages, on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
@@ -37,8 +36,9 @@ from ...session.events import (
     TurnFinished,
     TurnStatus,
 )
-from .. import fit, gcpolicy, review_tools
+from .. import bindings, fit, gcpolicy, review_tools
 from ..chosen import ChosenFiles
+from ..dialogs.confirm import ConfirmScreen
 from ..driver import Driver, describe
 from ..review_state import Mark, Undone
 from ..widgets.diff_view import DiffView, HunkMark
@@ -49,7 +49,6 @@ from ..widgets.meter import Meter
 from ..widgets.prompt import TRANSPORT_NAMES, Prompt, SlashSuggester
 from ..widgets.review import ReviewPane
 from .check import CheckScreen
-from .confirm import ConfirmScreen
 from .help import HelpScreen
 
 
@@ -71,22 +70,7 @@ class MainScreen(Screen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (22, "-short"), (24, "-mid"), (30, "-tall")]
 
-    BINDINGS = [
-        Binding("tab", "cycle_focus(1)", "pane", id="app.next_pane",
-                tooltip="Move between prompt, review and files"),
-        Binding("shift+tab", "cycle_focus(-1)", "previous pane", id="app.previous_pane",
-                show=False),
-        Binding("escape", "stop", "stop", id="app.stop",
-                tooltip="Stop the stream; what arrived stays; nothing is written"),
-        Binding("ctrl+r", "regenerate", "regen", id="app.regenerate",
-                tooltip="Run this turn again"),
-        Binding("ctrl+e", "escalate", "stronger", id="app.escalate", show=False, priority=True,
-                tooltip="Run this turn again on the stronger model"),  # the prompt's too
-        Binding("f1", "help", "keys", id="app.help", tooltip="Every key and slash command"),
-        # ? opens the help, from an empty prompt too (a prompt with text takes it as text)
-        Binding("question_mark", "help", "keys", id="app.help_q", priority=True,
-                tooltip="Every key and slash command"),
-    ]
+    BINDINGS = bindings.MAIN
 
     def __init__(self, launch: Launch) -> None:
         super().__init__()
@@ -178,9 +162,7 @@ class MainScreen(Screen[None]):
             self.start_turn(prompt, self.sent_context())
 
     def _apply_keymap(self, keymap: dict[str, str]) -> None:
-        from ..keys import unknown_ids
-
-        unknown = unknown_ids(keymap)
+        unknown = bindings.unknown_ids(keymap)
         if unknown:
             self.show_error(UsageError(
                 f"[keys] names no binding {', '.join(map(repr, unknown))}",
@@ -849,10 +831,8 @@ class MainScreen(Screen[None]):
             self.say("stopping: what arrived stays on screen; nothing is written")
 
     def action_help(self) -> None:
-        from ..keys import keys_in_effect
-
         keymap = self.driver.settings.keys if self.driver.settings is not None else {}
-        self.app.push_screen(HelpScreen(keys_in_effect(keymap)))
+        self.app.push_screen(HelpScreen(bindings.keys_in_effect(keymap)))
 
     async def action_regenerate(self) -> None:
         await self._rerun(None)

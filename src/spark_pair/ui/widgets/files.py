@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.text import Text
-from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from ...base.printable import shown
+from .. import bindings
 
 
 def tokens_label(n: int | None) -> str:
@@ -79,13 +79,7 @@ def file_rows(context: dict[str, int | None], chosen: Sequence[Chosen], dropped:
 
 
 class FilesPane(OptionList):
-    BINDINGS = [
-        Binding("space", "toggle", "drop/add", id="files.toggle",
-                tooltip="Drop a chosen file (or bring it back); take a file out of the context "
-                        "or put it in"),
-        Binding("p", "pin", "pin", id="files.pin",
-                tooltip="Keep the file in the context for every prompt"),
-    ]
+    BINDINGS = bindings.FILES
 
     DEFAULT_CSS = """
     FilesPane {

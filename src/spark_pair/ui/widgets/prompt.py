@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from textual.binding import Binding
 from textual.suggester import Suggester
 from textual.widgets import Input
+
+from .. import bindings
 
 SLASH_COMMANDS = ("/undo", "/redo", "/model ", "/transport ", "/add ", "/drop ", "/clear", "/help",
                   "/quit")
@@ -42,14 +43,7 @@ class SlashSuggester(Suggester):
 class Prompt(Input):
     """Enter sends; up/down walk the history of sent prompts."""
 
-    BINDINGS = [
-        # the prompt takes enter itself, in turn with the keys typed before it; `send` runs in
-        # the key's own handler (no message hop), so the request goes out at once
-        Binding("enter", "submit", "send", id="prompt.send",
-                tooltip="Send the prompt, or run a slash command"),
-        Binding("up", "history(-1)", "earlier prompt", id="prompt.history_back", show=False),
-        Binding("down", "history(1)", "later prompt", id="prompt.history_forward", show=False),
-    ]
+    BINDINGS = bindings.PROMPT
 
     DEFAULT_CSS = """
     Prompt {

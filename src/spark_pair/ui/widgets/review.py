@@ -19,7 +19,6 @@ from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
@@ -29,9 +28,10 @@ from textual.strip import Strip
 from ...base.printable import shown, shown_text
 from ...edits.ops import Create, Hunk, Modify, Rename
 from ...session.approval import Decision
+from .. import bindings
+from ..dialogs.confirm import ConfirmScreen
+from ..dialogs.reason import ReasonScreen
 from ..review_state import Entry, Item, Kind, Mark, Refusal, Review, Undone
-from ..screens.confirm import ConfirmScreen
-from ..screens.reason import ReasonScreen
 
 TAGS = {Kind.MODIFY: ("M", "modify"), Kind.CREATE: ("+", "create"),
         Kind.DELETE: ("D", "DELETE"), Kind.RENAME: ("R", "RENAME")}
@@ -61,39 +61,7 @@ _FIELD_GAP = re.compile(r" {2,}")  # between the fields of a row
 class ReviewPane(ScrollView, can_focus=True):
     """The operations of the current turn; keys decide on them."""
 
-    BINDINGS = [
-        Binding("a", "accept", "accept", id="review.accept",
-                tooltip="Accept the focused hunk or create and move to the next undecided one"),
-        Binding("r", "reject", "reject", id="review.reject",
-                tooltip="Reject the focused hunk or operation"),
-        Binding("A", "accept_all", "all", id="review.accept_all",
-                tooltip="Accept every undecided modify and create (never a delete or rename)"),
-        Binding("R", "reject_all", "reject rest", id="review.reject_all",
-                tooltip="Reject everything still undecided; accepted hunks stay accepted"),
-        Binding("d", "confirm", "del/rename", id="review.confirm",
-                tooltip="Accept the focused delete or rename (asks y/n)"),
-        Binding("c", "reject_with_reason", "reject+why", id="review.reason",
-                tooltip="Reject the focused hunk or operation with a reason the model hears "
-                        "next turn"),
-        Binding("e", "amend", "edit", id="review.amend",
-                tooltip="Edit the focused hunk's result (or a created file) in $VISUAL/$EDITOR; "
-                        "what you save is accepted"),
-        Binding("t", "try_check", "try", id="review.try",
-                tooltip="Accept like A, apply, run the configured check (review.check), then "
-                        "keep (y) or roll back (n)"),
-        Binding("o", "open_pager", "pager", id="review.pager",
-                tooltip="Open the turn's diff in your pager (review.pager, $PAGER, less -R)"),
-        Binding("j", "next_item", "next", id="review.next", show=False),
-        Binding("k", "previous_item", "previous", id="review.previous", show=False),
-        Binding("n", "next_file", "next file", id="review.next_file", show=False),
-        Binding("p", "previous_file", "previous file", id="review.previous_file", show=False),
-        Binding("down", "next_item", "next", id="review.down", show=False),
-        Binding("up", "previous_item", "previous", id="review.up", show=False),
-        Binding("pagedown", "page(1)", "page down", id="review.page_down", show=False),
-        Binding("pageup", "page(-1)", "page up", id="review.page_up", show=False),
-        Binding("home", "first", "first", id="review.first", show=False),
-        Binding("end", "last", "last", id="review.last", show=False),
-    ]
+    BINDINGS = bindings.REVIEW
 
     COMPONENT_CLASSES = {"review-pane--cursor", "review-pane--header"}
 

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label
+
+from .. import bindings
 
 
 class ConfirmScreen(ModalScreen[bool]):
     """Answers True for y, False for n or escape."""
 
-    BINDINGS = [
-        Binding("y", "answer(True)", "yes", id="confirm.yes"),
-        Binding("n", "answer(False)", "no", id="confirm.no"),
-        Binding("escape", "answer(False)", "no", id="confirm.cancel", show=False),
-    ]
+    BINDINGS = bindings.CONFIRM
 
     DEFAULT_CSS = """
     ConfirmScreen {

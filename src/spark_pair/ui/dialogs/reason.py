@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
+
+from .. import bindings
 
 MAX_REASON = 300  # characters; the model gets it verbatim (whitespace folded)
 
@@ -15,7 +16,7 @@ MAX_REASON = 300  # characters; the model gets it verbatim (whitespace folded)
 class ReasonScreen(ModalScreen[str | None]):
     """Answers the typed reason on enter (may be empty), None on escape."""
 
-    BINDINGS = [Binding("escape", "cancel", "cancel", id="reason.cancel")]
+    BINDINGS = bindings.REASON
 
     DEFAULT_CSS = """
     ReasonScreen {

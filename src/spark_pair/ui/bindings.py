@@ -1,0 +1,137 @@
+"""Every key binding of the app, as data: each screen and widget takes its BINDINGS from here,
+and `[keys]` in the config remaps them by id (the help screen shows the keys in effect).
+
+Nothing here imports the app, a screen or a widget: they all read this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from textual.binding import Binding, BindingType
+
+# the app (SparkPairApp)
+APP: list[BindingType] = [
+    Binding("ctrl+q", "quit", "quit", id="app.quit", priority=True,
+            tooltip="Quit (asks when operations are undecided)"),
+]
+
+# the main screen
+MAIN: list[BindingType] = [
+    Binding("tab", "cycle_focus(1)", "pane", id="app.next_pane",
+            tooltip="Move between prompt, review and files"),
+    Binding("shift+tab", "cycle_focus(-1)", "previous pane", id="app.previous_pane",
+            show=False),
+    Binding("escape", "stop", "stop", id="app.stop",
+            tooltip="Stop the stream; what arrived stays; nothing is written"),
+    Binding("ctrl+r", "regenerate", "regen", id="app.regenerate",
+            tooltip="Run this turn again"),
+    Binding("ctrl+e", "escalate", "stronger", id="app.escalate", show=False, priority=True,
+            tooltip="Run this turn again on the stronger model"),  # the prompt's too
+    Binding("f1", "help", "keys", id="app.help", tooltip="Every key and slash command"),
+    # ? opens the help, from an empty prompt too (a prompt with text takes it as text)
+    Binding("question_mark", "help", "keys", id="app.help_q", priority=True,
+            tooltip="Every key and slash command"),
+]
+
+# the review pane
+REVIEW: list[BindingType] = [
+    Binding("a", "accept", "accept", id="review.accept",
+            tooltip="Accept the focused hunk or create and move to the next undecided one"),
+    Binding("r", "reject", "reject", id="review.reject",
+            tooltip="Reject the focused hunk or operation"),
+    Binding("A", "accept_all", "all", id="review.accept_all",
+            tooltip="Accept every undecided modify and create (never a delete or rename)"),
+    Binding("R", "reject_all", "reject rest", id="review.reject_all",
+            tooltip="Reject everything still undecided; accepted hunks stay accepted"),
+    Binding("d", "confirm", "del/rename", id="review.confirm",
+            tooltip="Accept the focused delete or rename (asks y/n)"),
+    Binding("c", "reject_with_reason", "reject+why", id="review.reason",
+            tooltip="Reject the focused hunk or operation with a reason the model hears "
+                    "next turn"),
+    Binding("e", "amend", "edit", id="review.amend",
+            tooltip="Edit the focused hunk's result (or a created file) in $VISUAL/$EDITOR; "
+                    "what you save is accepted"),
+    Binding("t", "try_check", "try", id="review.try",
+            tooltip="Accept like A, apply, run the configured check (review.check), then "
+                    "keep (y) or roll back (n)"),
+    Binding("o", "open_pager", "pager", id="review.pager",
+            tooltip="Open the turn's diff in your pager (review.pager, $PAGER, less -R)"),
+    Binding("j", "next_item", "next", id="review.next", show=False),
+    Binding("k", "previous_item", "previous", id="review.previous", show=False),
+    Binding("n", "next_file", "next file", id="review.next_file", show=False),
+    Binding("p", "previous_file", "previous file", id="review.previous_file", show=False),
+    Binding("down", "next_item", "next", id="review.down", show=False),
+    Binding("up", "previous_item", "previous", id="review.up", show=False),
+    Binding("pagedown", "page(1)", "page down", id="review.page_down", show=False),
+    Binding("pageup", "page(-1)", "page up", id="review.page_up", show=False),
+    Binding("home", "first", "first", id="review.first", show=False),
+    Binding("end", "last", "last", id="review.last", show=False),
+]
+
+# the files pane
+FILES: list[BindingType] = [
+    Binding("space", "toggle", "drop/add", id="files.toggle",
+            tooltip="Drop a chosen file (or bring it back); take a file out of the context "
+                    "or put it in"),
+    Binding("p", "pin", "pin", id="files.pin",
+            tooltip="Keep the file in the context for every prompt"),
+]
+
+# the prompt
+PROMPT: list[BindingType] = [
+    # the prompt takes enter itself, in turn with the keys typed before it; `send` runs in
+    # the key's own handler (no message hop), so the request goes out at once
+    Binding("enter", "submit", "send", id="prompt.send",
+            tooltip="Send the prompt, or run a slash command"),
+    Binding("up", "history(-1)", "earlier prompt", id="prompt.history_back", show=False),
+    Binding("down", "history(1)", "later prompt", id="prompt.history_forward", show=False),
+]
+
+# the y/n question
+CONFIRM: list[BindingType] = [
+    Binding("y", "answer(True)", "yes", id="confirm.yes"),
+    Binding("n", "answer(False)", "no", id="confirm.no"),
+    Binding("escape", "answer(False)", "no", id="confirm.cancel", show=False),
+]
+
+# the help screen
+HELP: list[BindingType] = [
+    Binding("escape", "close", "close", id="help.close"),
+    Binding("question_mark", "close", "close", id="help.close_q", show=False),
+    Binding("q", "close", "close", id="help.close_q2", show=False),
+]
+
+# the check screen (keep or roll back)
+CHECK: list[BindingType] = [
+    Binding("y", "answer(True)", "keep", id="check.keep"),
+    Binding("n", "answer(False)", "roll back", id="check.roll_back"),
+]
+
+# the reason-for-a-rejection dialog
+REASON: list[BindingType] = [
+    Binding("escape", "cancel", "cancel", id="reason.cancel"),
+]
+
+# the bindings a `[keys]` table may remap (the y/n of a check and the reason dialog's escape are
+# not among them)
+REMAPPABLE = (APP, MAIN, REVIEW, FILES, PROMPT, CONFIRM, HELP)
+
+
+def default_keys() -> dict[str, str]:
+    """binding id -> its default key(s), over every screen and widget of the app."""
+    out: dict[str, str] = {}
+    for owner in REMAPPABLE:
+        for binding in owner:
+            if isinstance(binding, Binding) and binding.id:
+                out[binding.id] = binding.key
+    return out
+
+
+def unknown_ids(keymap: Mapping[str, str]) -> list[str]:
+    known = default_keys()
+    return sorted(k for k in keymap if k not in known)
+
+
+def keys_in_effect(keymap: Mapping[str, str]) -> dict[str, str]:
+    return {**default_keys(), **{k: v for k, v in keymap.items()}}
