@@ -790,3 +790,28 @@ def test_memory_rule_and_response_store_units():
     store.put("c", "b", [("user", "y")])
     assert "a" not in store and len(store) == 2
     assert store.history("c") == [("user", "x"), ("user", "y")]  # the chain is cut at "a"
+
+
+# ---- replies that depend on the check output and the model --------------------------------
+
+def test_scripted_reply_depends_on_the_check_output_and_the_model(sim):
+    sim.configure(replies=[
+        {"match": "", "check": "ZeroDivisionError", "text": "fix for the division"},
+        {"match": "", "check": "", "model": "gpt-5.3-codex", "text": "the stronger one"},
+        {"match": "make", "text": "first draft"}])
+    client = sdk(sim)
+
+    def ask(text: str, model: str = MODEL) -> str:
+        reply = client.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": text}])
+        return reply.choices[0].message.content
+
+    assert ask("make it so") == "first draft"  # no check output: the check replies pass
+    failed = "make it pass:\n```check-output\nE   ZeroDivisionError: division by zero\n```\n"
+    assert ask(failed) == "fix for the division"
+    other = "make it pass:\n```check-output\nAssertionError\n```\n"
+    assert ask(other) == "first draft"  # a check output that names something else
+    assert ask(other, "gpt-5.3-codex") == "the stronger one"
+    # the sim's own reading of a fix round's block
+    assert replies.check_output(failed) == "E   ZeroDivisionError: division by zero"
+    assert replies.check_output("no block") is None

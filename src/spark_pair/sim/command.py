@@ -25,7 +25,9 @@ from .profiles import DEFAULT, PROFILES
 @click.option("--ttft-ms", type=click.FloatRange(min=0),
               help="Time to first token, in milliseconds (default: the profile's).")
 @click.option("--script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help='Replies JSON: {"replies": [{"match": ..., "text": ...}], "default": ...}.')
+              help='Replies JSON: {"replies": [{"match": ..., "text": ...}], "default": ...}; a '
+                   'reply may add "check" (text of the check output a fix round carries) '
+                   'and "model" (the model asked).')
 @click.option("--api-key", help="Accept only this Bearer key (default: accept any).")
 @click.option("--models", help="Comma-separated model ids to serve.")
 @click.option("--tokens", default=200, show_default=True, type=click.IntRange(min=1),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -12,6 +13,9 @@ from .memory import Item, memory_reply
 
 DEFAULT_MODELS = ("gpt-5.3-codex-spark", "gpt-5.3-codex")
 TOKEN_CHARS = 4
+# a fix round's instruction carries the check's output in this block (session.fixloop writes it)
+CHECK_BLOCK = re.compile(r"```check-output\n(.*?)\n```", re.S)
+REPLY_KEYS = ("match", "check", "model")  # what a scripted reply may depend on
 
 
 @dataclass
@@ -42,12 +46,30 @@ class SimConfig:
 
 
 def load_script(path: Path) -> tuple[list[dict[str, str]], str | None]:
-    """Read a script file: {"replies": [{"match": ..., "text": ...}], "default": ...}."""
+    """Read a script file: {"replies": [{"match": ..., "text": ...}], "default": ...}; a reply
+    may also name `check` and `model` (see `matches`)."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
-    replies = [
-        {"match": str(r.get("match", "")), "text": str(r["text"])} for r in data.get("replies", [])
-    ]
+    replies = [{**{k: str(r[k]) for k in REPLY_KEYS if k in r}, "text": str(r["text"])}
+               for r in data.get("replies", [])]
     return replies, data.get("default")
+
+
+def check_output(text: str) -> str | None:
+    """The check output a fix round's instruction carries (None: it carries none)."""
+    found = CHECK_BLOCK.search(text)
+    return None if found is None else found.group(1)
+
+
+def matches(reply: dict[str, str], last_user_text: str, model: str | None) -> bool:
+    """Whether a scripted reply answers this request: `match` is in the last user message,
+    `check` is in the check output it carries (a fix round's), `model` is the model asked."""
+    if reply.get("match", "") not in last_user_text:
+        return False
+    if "check" in reply:
+        output = check_output(last_user_text)
+        if output is None or reply["check"] not in output:
+            return False
+    return "model" not in reply or reply["model"] == model
 
 
 def tokenize(text: str) -> list[str]:
@@ -61,11 +83,11 @@ def generated_text(n_tokens: int) -> str:
 
 
 def choose_reply(config: SimConfig, last_user_text: str,
-                 conversation: Sequence[Item] | None = None) -> str:
-    """A scripted reply, else the memory rule (remember N / what number?) over the
-    conversation, else the default, else generated text."""
+                 conversation: Sequence[Item] | None = None, model: str | None = None) -> str:
+    """The first scripted reply that `matches`, else the memory rule (remember N / what
+    number?) over the conversation, else the default, else generated text."""
     for reply in config.replies:
-        if reply.get("match", "") in last_user_text:
+        if matches(reply, last_user_text, model):
             return reply["text"]
     if conversation is not None:
         remembered = memory_reply(last_user_text, conversation)

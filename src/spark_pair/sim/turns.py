@@ -60,7 +60,9 @@ def plan_turn(config: SimConfig, body: dict[str, Any], api: str,
         last, chars = responses_texts(body)
         items = responses_items(body)
         limit = body.get("max_output_tokens")
-    tokens = tokenize(choose_reply(config, last, (history or []) + items))
+    model = body.get("model")
+    tokens = tokenize(choose_reply(config, last, (history or []) + items,
+                                   model if isinstance(model, str) else None))
     prompt = input_tokens(chars)
     if config.context > 0:  # the window holds the prompt and the reply
         room = max(0, config.context - prompt)
