@@ -40,8 +40,9 @@ RANGES: dict[str, tuple[float, float]] = {
     "request.temperature": (0, 2), "session.reconnect_attempts": (0, 100),
     "session.history_turns": (0, 1000), "context.budget_tokens": (100, math.inf),
     "context.map_tokens": (0, math.inf), "context.max_files": (0, 1000),
-    "review.check_timeout_s": (0.1, 86400),
+    "review.check_timeout_s": (0.1, 86400), "review.fix_rounds": (0, 10),
 }
+ESCALATE = ("auto", "ask", "off")
 
 
 class Table:
@@ -134,6 +135,12 @@ class ReviewSettings(Table):
     shell in the repository root; empty: no check)."""
     check_timeout_s: float = 300.0
     """A check still running after this many seconds is stopped (and counts as failed)."""
+    fix_rounds: int = 2
+    """When the check fails after a turn is tried or kept, its output goes back to the model
+    for up to this many fix rounds, each reviewed as any turn (0: off)."""
+    escalate: str = "ask"
+    """After the fix rounds fail, or two rejections with a reason in one task, the next round
+    goes to [model] stronger: auto (said on screen) | ask (you are asked) | off."""
     pager: str = ""
     """Program that shows a turn's diff (delta, less -R, ...); empty: $PAGER, then less -R."""
 
@@ -456,6 +463,12 @@ def _check(settings: Settings) -> None:
                           f"{settings.session.transport!r}{_did_you_mean(transport, TRANSPORTS)}",
                           hint=f"use one of: {', '.join(TRANSPORTS)}")
     settings.session.transport = transport
+    escalate = settings.review.escalate.strip().lower()
+    if escalate not in ESCALATE:
+        raise ConfigError(f"{settings.sources['review.escalate']}: review.escalate is "
+                          f"{settings.review.escalate!r}{_did_you_mean(escalate, ESCALATE)}",
+                          hint=f"use one of: {', '.join(ESCALATE)}")
+    settings.review.escalate = escalate
     if not settings.model.name.strip():
         raise ConfigError("no model is configured", hint="set [model] name or SPARK_PAIR_MODEL")
     if settings.model.base_url.strip():

@@ -24,6 +24,7 @@ class ExitCode(IntEnum):
     POLICY = 6  # an operation was refused by policy (flags / approval): nothing was written
     TIMEOUT = 7  # --timeout ran out
     UNDO = 8  # undo or redo refused
+    CHECK = 9  # run --check: the check still fails after the fix rounds (the tree keeps them)
     INTERRUPTED = 130  # Ctrl-C
 
 

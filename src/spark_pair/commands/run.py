@@ -17,18 +17,27 @@ from ._common import flag_overrides, model_options, turn_options, usage_json
 @click.option("--timeout", type=Seconds(), metavar="SECONDS",
               help="Deadline for the whole run; exit code 7 when it runs out.")
 @click.option("--no-meter", is_flag=True, help="No TTFT / tok/s meter line on stderr.")
+@click.option("--check", "check", metavar="CMD",
+              help="With --apply: run CMD (the shell, in the repository root) after the turn; "
+                   "exit 9 when it fails.")
+@click.option("--fix", "fix", type=click.IntRange(0, 10), default=0, metavar="N",
+              help="With --check: when it fails, send its output back for up to N fix rounds.")
+@click.option("--escalate", is_flag=True,
+              help="With --fix: the last fix round goes to [model] stronger.")
 @model_options
 @report_errors
 def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: bool,
             allow_rename: bool, as_json: bool, deltas: bool, no_auto_context: bool,
             timeout: float | None,
-            no_meter: bool, base_url: str | None, model: str | None, transport: str | None) -> None:
+            no_meter: bool, check: str | None, fix: int, escalate: bool, base_url: str | None,
+            model: str | None, transport: str | None) -> None:
     """Ask for one change to this repository. PROMPT is the instruction, or - to read it from
     stdin. A dry run (no --apply) checks the changes too: one that cannot apply exits 5.
 
     Exit codes: 0 ok, 2 usage, 3 config, 4 model, 5 the edits cannot be applied (patch
     conflict, stale file, refused path, write failure; nothing written), 6 refused by policy
-    (nothing written), 7 --timeout, 130 interrupted."""
+    (nothing written), 7 --timeout, 9 the --check still fails after the --fix rounds (the
+    tree keeps them; undo takes each back), 130 interrupted."""
     from ..base.errors import UsageError
     from ..entry import STARTED
     from ..headless.options import RunOptions
@@ -36,11 +45,22 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
 
     if deltas and not as_json:
         raise UsageError("--deltas needs --json", hint="add --json, or leave out --deltas")
+    if check is not None and not check.strip():
+        raise UsageError("--check needs a command", hint='e.g. --check "pytest -q"')
+    if check and not apply_:
+        raise UsageError("--check needs --apply (a dry run writes nothing to check)",
+                         hint="add --apply; spark-pair undo takes the turn back")
+    if fix and not check:
+        raise UsageError("--fix needs --check", hint='e.g. --check "pytest -q" --fix 2')
+    if escalate and not fix:
+        raise UsageError("--escalate needs --fix N (its last round goes to the stronger model)",
+                         hint="add --fix 1 or more")
     if (allow_delete or allow_rename) and not apply_:
         click.echo("spark-pair: --allow-delete/--allow-rename only matter with --apply "
                    "(this is a dry run)", err=True)
     opts = RunOptions(prompt=prompt, files=list(files), apply=apply_, allow_delete=allow_delete,
                       allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
                       overrides=flag_overrides(base_url, model, transport), meter=not no_meter,
-                      leave=leave, started=STARTED, auto_context=not no_auto_context)
+                      leave=leave, started=STARTED, auto_context=not no_auto_context,
+                      check=(check or "").strip(), fix=fix, escalate=escalate)
     leave(run(opts))

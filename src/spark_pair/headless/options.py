@@ -39,6 +39,9 @@ class RunOptions:
     started: float | None = None
     # choose files by itself besides `files` (when [context] auto is on too)
     auto_context: bool = True
+    check: str = ""  # run this after the applied turn (--check); empty: no check
+    fix: int = 0  # fix rounds when the check fails (--fix)
+    escalate: bool = False  # the last fix round goes to [model] stronger (--escalate)
 
 
 def flag_overrides(base_url: str | None, model: str | None, transport: str | None

@@ -148,9 +148,13 @@ class _Stop:
         self.task = asyncio.current_task()
         self.session: Session | None = None
         self.signal: int | None = None
+        self.between: asyncio.Future[Any] | None = None  # the check between two rounds
 
     def __call__(self, sig: int) -> None:
-        if self.session is not None:
+        if self.between is not None and not self.between.done():
+            self.signal = sig
+            self.between.cancel()
+        elif self.session is not None:
             self.session.cancel(message=stop_words(sig))
         elif self.task is not None and self.signal is None:
             self.signal = sig
@@ -298,14 +302,22 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
                                 cwd=cwd, warn=diag.say, prewarm=opts.prewarm,
                                 watch=False) as rt:
             stop.session = rt.session  # a stop from here on cancels the turn
-            if opts.leave is not None:  # the command exits after this turn: nothing to keep
-                rt.session.remember = False
+            if opts.leave is not None and not opts.check:  # the command exits after this
+                rt.session.remember = False  # turn: nothing to keep
                 _collect_from_here()
             report = _Reporter(opts, out, jl, diag, root, rt.settings, t0, dog)
             reports.append(report)
             start_lines(rt, opts, files, jl, diag)
-            await _drive(rt.session, opts, files, jl, diag, report, watcher=rt.watcher,
-                         context=rt.context)
+            if opts.check:
+                from .fixrounds import FixRounds
+
+                rounds = FixRounds(rt, opts, jl, diag, report, stop)
+                await rounds.run(lambda prompt, more: _drive(
+                    rt.session, opts, [*files, *more], jl, diag, report, context=rt.context,
+                    prompt=prompt))
+            else:
+                await _drive(rt.session, opts, files, jl, diag, report, watcher=rt.watcher,
+                             context=rt.context)
             if opts.leave is not None and report.code is not None:
                 rt.store.flush()  # the result is out and nothing else runs: no thread hop
                 opts.leave(report.code)
@@ -368,6 +380,8 @@ class _Reporter:
         self.hunks: dict[int, int] = {}  # file index -> `hunk` lines seen
         self.failed: object = None  # the error a Failed event already wrote as a line
         self.busy = False  # the result is being written out
+        self.result: Any = None  # the last turn's result
+        self.end: dict[str, Any] | None = None  # its `end` line (held back for the check)
 
     async def __call__(self, result: Any) -> None:
         self.busy = True
@@ -423,9 +437,12 @@ class _Reporter:
                 jl.write(line)
             if result.error is not None and result.error is not self.failed:
                 jl.write({"type": "error", **error_fields(result.error)})
-            jl.write(_end(code, result.status,
-                          result.turn_id if result.status == TurnStatus.APPLIED else None, self.t0,
-                          result.error.message if result.error else None))
+            self.end = _end(code, result.status,
+                            result.turn_id if result.status == TurnStatus.APPLIED else None,
+                            self.t0, result.error.message if result.error else None)
+            if not opts.check:  # else the rounds end the run (headless.fixrounds)
+                jl.write(self.end)
+        self.result = result
         self.code = code
 
     async def _diff(self, result: Any) -> str:
@@ -455,7 +472,7 @@ def _diff_text(root: Path, result: Any, stop: Callable[[], bool]) -> str:
 
 async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonLines | None,
                  diag: Diagnostics, report: _Reporter, *, watcher: Watcher | None = None,
-                 context: Workspace | None = None) -> None:
+                 context: Workspace | None = None, prompt: str | None = None) -> None:
     """One turn: events to stderr and JSON lines, the result to the reporter (the caller's
     handler of Ctrl-C and SIGTERM cancels it). `watcher`: the run's only turn, so the watcher
     winds down once the stream ends. `context`: the session's workspace, to say which of
@@ -469,7 +486,7 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
     deltas = jl is not None and opts.deltas  # a line per delta: text is handed over as it comes
     if jl is not None:
         from .jsonl import event_to_dict
-    turn = session.turn(opts.prompt, files, ask=opts.ask,
+    turn = session.turn(opts.prompt if prompt is None else prompt, files, ask=opts.ask,
                         latency=0.0 if deltas else TEXT_LATENCY_S, choose=opts.auto_context)
     try:
         # closed here whatever ends the loop (a write to a closed stdout, a bug): the turn's

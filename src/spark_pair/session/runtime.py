@@ -177,6 +177,10 @@ class StoreWriter:
         self._pool.submit(self._keep, lambda store: store.record_verdicts(turn_id, model,
                                                                           verdicts))
 
+    def record_round(self, rnd: Any) -> None:
+        """Keep a task's round (store.rounds.Round) for `spark-pair stats`."""
+        self._pool.submit(self._keep, lambda store: store.record_round(rnd))
+
     def _ensure_open(self) -> None:
         if self._store is None and not self._failed:
             self._store = self._open()

@@ -14,6 +14,7 @@ from ..base.errors import ConfigError, UsageError
 from ..protocol.records import RequestRecord
 
 if TYPE_CHECKING:  # a run stores no verdicts: that module loads when they are read or kept
+    from .rounds import Round
     from .verdicts import Fate, Verdict
 
 SCHEMA_VERSION = 1
@@ -53,6 +54,9 @@ class RequestStore:
             " reason TEXT);"
             "CREATE INDEX IF NOT EXISTS verdicts_ts ON verdicts(ts);"
             "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER);")
+        from . import rounds
+
+        rounds.create(self._db)
         if self._db.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 0:
             self._db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
 
@@ -109,6 +113,17 @@ class RequestStore:
             except ValueError:
                 continue  # a fate a newer version wrote
         return out
+
+    def record_round(self, rnd: Round) -> None:
+        """Keep one round of a task (its model, turn and the check's result)."""
+        from . import rounds
+
+        rounds.add(self._db, rnd)
+
+    def round_rows(self, since: float | None = None) -> list[Round]:
+        from . import rounds
+
+        return rounds.rows(self._db, since)
 
     def save_bench_run(self, data: dict[str, Any]) -> int:
         cur = self._db.execute("INSERT INTO bench_runs (ts, data) VALUES (?, ?)",

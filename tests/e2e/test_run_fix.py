@@ -1,0 +1,131 @@
+"""`run --apply --check CMD --fix N [--escalate]`: the turn, its check and the fix rounds, as a
+real process against the simulator process, in a real git repository."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from support.runs import check_schema, cli, env_for, lines_of, make_repo, run, tree
+
+from spark_pair.base.exitcodes import ExitCode
+from spark_pair.sim.process import SimProcess
+
+CALC = "def add(a, b):\n    return 0\n"
+CHECK = ('import os, calc\nprint("key", os.environ.get("SPARK_PAIR_API_KEY"))\n'
+         'assert calc.add(2, 3) == 5, "add(2, 3) is %r" % calc.add(2, 3)\n')
+KEY = "sk-test-e2e-secret-key"
+
+
+def diff(old: str, new: str) -> str:
+    return (f"```diff\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n"
+            f"-    return {old}\n+    return {new}\n```\n")
+
+
+def calc(body: str) -> bytes:
+    return f"def add(a, b):\n    return {body}\n".encode()
+
+
+def repo_at(tmp_path: Path, config: str = "") -> Path:
+    files = {"calc.py": CALC, "check.py": CHECK}
+    if config:
+        files[".spark-pair.toml"] = config
+    return make_repo(tmp_path / "repo", files)
+
+
+def bodies(sim: SimProcess) -> list[str]:
+    return [json.dumps(r["body"]) for r in sim.requests() if r["path"].endswith(
+        ("/responses", "/chat/completions"))]
+
+
+def undo(repo: Path, home: Path, sim: SimProcess) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cli() + ["undo"], cwd=repo, env=env_for(home, sim),
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_round_that_fixes_the_check_ends_green(sim: SimProcess, tmp_path: Path) -> None:
+    repo, home = repo_at(tmp_path), tmp_path / "home"
+    sim.configure(replies=[
+        {"match": "", "check": "add(2, 3) is -1", "text": diff("a - b", "a + b")},
+        {"match": "ADD", "text": diff("0", "a - b")}])
+    before = tree(repo)
+    res = run(repo, home, sim, "ADD numbers in calc.py", "-f", "calc.py", "--apply",
+              "--check", "python3 check.py", "--fix", "2", "--json")
+    assert res.returncode == 0, res.stderr
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    checks = [ln for ln in lines if ln["type"] == "check"]
+    assert [(c["round"], c["passed"]) for c in checks] == [(0, False), (1, True)]
+    assert "add(2, 3) is -1" in checks[0]["output"] and KEY not in res.stdout + res.stderr
+    rounds = [ln for ln in lines if ln["type"] == "round"]
+    assert [(r["round"], r["of"], r["escalated"]) for r in rounds] == [(1, 2, False)]
+    end = lines[-1]
+    assert (end["status"], end["exit_code"]) == ("applied", 0)
+    assert tree(repo)["calc.py"] == calc("a + b")
+    sent = bodies(sim)
+    assert len(sent) == 2
+    assert "add(2, 3) is -1" in sent[1] and "check-output" in sent[1]  # the failure went back
+    assert "add(2, 3) is -1" not in sent[0]
+    assert KEY not in sent[1] and "key ***" in sent[1]  # the check printed it: redacted
+    assert "fix round 1 of 2" in res.stderr and "check passed" in res.stderr
+    # each round undoes by itself, newest first
+    assert undo(repo, home, sim).returncode == 0
+    assert tree(repo)["calc.py"] == calc("a - b")
+    assert undo(repo, home, sim).returncode == 0
+    assert tree(repo) == before
+
+
+def test_a_check_that_never_passes_exits_9_and_the_last_round_escalates(
+        sim: SimProcess, tmp_path: Path) -> None:
+    repo = repo_at(tmp_path, '[model]\nstronger = "gpt-5.3-codex"\n')
+    home = tmp_path / "home"
+    sim.configure(replies=[
+        {"match": "", "check": "add(2, 3)", "model": "gpt-5.3-codex", "text": diff("a * b", "b")},
+        {"match": "", "check": "add(2, 3)", "text": diff("a - b", "a * b")},
+        {"match": "ADD", "text": diff("0", "a - b")}])
+    res = run(repo, home, sim, "ADD numbers", "-f", "calc.py", "--apply", "--check",
+              "python3 check.py", "--fix", "2", "--escalate", "--json")
+    assert res.returncode == ExitCode.CHECK == 9, res.stderr
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    assert [c["passed"] for c in lines if c["type"] == "check"] == [False, False, False]
+    rounds = [ln for ln in lines if ln["type"] == "round"]
+    assert [(r["model"], r["escalated"]) for r in rounds] == [
+        ("gpt-5.3-codex-spark", False), ("gpt-5.3-codex", True)]
+    models = [r["body"]["model"] for r in sim.requests() if "model" in (r["body"] or {})]
+    assert models == ["gpt-5.3-codex-spark", "gpt-5.3-codex-spark", "gpt-5.3-codex"]
+    end = lines[-1]
+    assert (end["status"], end["exit_name"]) == ("check_failed", "CHECK")
+    assert end["turn_id"] is not None
+    assert tree(repo)["calc.py"] == calc("b")  # the tree keeps the last round
+    assert "still fails after 2 fix rounds" in res.stderr and "escalated" in res.stderr
+    for expected in (calc("a * b"), calc("a - b"), CALC.encode()):
+        assert undo(repo, home, sim).returncode == 0
+        assert tree(repo)["calc.py"] == expected
+
+
+def test_a_hanging_check_is_stopped_and_counts_as_failed(sim: SimProcess,
+                                                          tmp_path: Path) -> None:
+    repo = repo_at(tmp_path, "[review]\ncheck_timeout_s = 1\n")
+    sim.configure(replies=[{"match": "ADD", "text": diff("0", "a + b")}])
+    res = run(repo, tmp_path / "home", sim, "ADD", "-f", "calc.py", "--apply", "--check",
+              "sleep 30", "--json", timeout=25)
+    assert res.returncode == ExitCode.CHECK, res.stderr
+    check = next(ln for ln in lines_of(res.stdout) if ln["type"] == "check")
+    assert check["timed_out"] and not check["passed"] and check["duration_ms"] < 10_000
+    assert "timed out" in res.stderr
+    assert tree(repo)["calc.py"] == calc("a + b")  # applied, kept
+
+
+def test_wrong_flags_say_what_to_do(sim: SimProcess, tmp_path: Path) -> None:
+    repo, home = repo_at(tmp_path), tmp_path / "home"
+    dry = run(repo, home, sim, "ADD", "--check", "true")
+    assert dry.returncode == ExitCode.USAGE and "--check needs --apply" in dry.stderr
+    fix = run(repo, home, sim, "ADD", "--apply", "--fix", "2")
+    assert fix.returncode == ExitCode.USAGE and "--fix needs --check" in fix.stderr
+    none = run(repo, home, sim, "ADD", "--apply", "--check", "true", "--fix", "1",
+               "--escalate")
+    assert none.returncode == ExitCode.CONFIG and "[model] stronger" in none.stderr
+    assert "Traceback" not in dry.stderr + fix.stderr + none.stderr
+    assert not sim.requests()  # nothing was sent
