@@ -103,6 +103,12 @@ def test_a_check_that_never_passes_exits_9_and_the_last_round_escalates(
     for expected in (calc("a * b"), calc("a - b"), CALC.encode()):
         assert undo(repo, home, sim).returncode == 0
         assert tree(repo)["calc.py"] == expected
+    stats = subprocess.run(cli() + ["stats", "--json"], cwd=repo, env=env_for(home, sim),
+                           capture_output=True, text=True, timeout=60)
+    (task,) = json.loads(stats.stdout)["tasks"]
+    assert task == {"model": "gpt-5.3-codex-spark", "tasks": 1, "green": 0,
+                    "median_rounds_to_green": None, "escalated_share": 1.0,
+                    "green_first_share": 0.0}
 
 
 def test_a_hanging_check_is_stopped_and_counts_as_failed(sim: SimProcess,

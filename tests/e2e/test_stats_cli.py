@@ -155,3 +155,28 @@ async def test_replies_the_server_cut_show_as_cut(sim, tmp_path, monkeypatch):
     shown = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"}).stdout
     assert "3 (1 ok, 2 cut, 0 failed, 0 stopped)" in shown
     assert "cut%" in shown and max(len(line) for line in shown.splitlines()) <= 80
+
+
+def test_check_and_fix_figures_per_model(home):
+    from spark_pair.store.rounds import Round
+
+    store = RequestStore(home / "home" / "data" / "requests.sqlite3")
+    now = __import__("time").time()
+    rounds = [  # fast: green at once; green after 2 fix rounds; escalated and still red
+        ("t1", 0, "fast", True, False), ("t2", 0, "fast", False, False),
+        ("t2", 1, "fast", False, False), ("t2", 2, "fast", True, False),
+        ("t3", 0, "fast", False, False), ("t3", 1, "strong", False, True),
+        ("t4", 0, "strong", True, False)]
+    for task, index, model, passed, escalated in rounds:
+        store.record_round(Round(task, index, model, f"turn-{task}-{index}", passed, escalated,
+                                 now))
+    store.close()
+    data = json.loads(CliRunner().invoke(main, ["stats", "--json"]).stdout)
+    fast, strong = data["tasks"]
+    assert fast == {"model": "fast", "tasks": 3, "green": 2, "median_rounds_to_green": 2.0,
+                    "escalated_share": 0.3333, "green_first_share": 0.3333}
+    assert strong["tasks"] == 1 and strong["green_first_share"] == 1.0
+    table = CliRunner().invoke(main, ["stats"], env={"COLUMNS": "80"}).stdout
+    assert "Check and fix by model" in table and max(map(len, table.splitlines())) <= 80
+    row = next(line for line in table.splitlines() if line.strip().startswith("fast"))
+    assert row.split() == ["fast", "3", "2", "2.0", "33%", "33%"]

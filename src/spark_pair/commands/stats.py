@@ -138,8 +138,9 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
 @report_errors
 def command(since_text: str, by_text: str, task: str | None, as_json: bool,
             db_path: Path | None) -> None:
-    """Report the request log: requests, tokens, TTFT and tok/s, errors, retries, cost, and
-    per model the share of proposed hunks kept as is, amended and rejected in review.
+    """Report the request log: requests, tokens, TTFT and tok/s, errors, retries, cost, per
+    model the share of proposed hunks kept as is, amended and rejected in review, and per model
+    the tasks with a check: rounds to green, share escalated, share green after the first turn.
 
     A request is ok (a whole reply), cut (the server ended the reply early, at the output limit
     or for a reason of its own, or without any output: err% leaves it out, cut% counts it),
@@ -154,26 +155,54 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
                          hint="choose from model, transport, day, task")
     since = parse_since(since_text)
     prices = load_settings().prices
+    from ..store.rounds import task_stats
     from ..store.verdicts import shares
 
     store = RequestStore(db_path, must_exist=True) if db_path else RequestStore()
     try:
         records = store.records(since=since)
         review = shares(store.verdict_rows(since=since))
+        tasks = task_stats(store.round_rows(since=since))
     finally:
         store.close()
     if task:
         records = [r for r in records if r.task == task]
     report = stats.build_report(records, prices, by=by, since=since)
     if as_json:
-        click.echo(json.dumps({**report.as_dict(), "review": [s.as_dict() for s in review]},
-                              indent=2))
+        click.echo(json.dumps({**report.as_dict(), "review": [s.as_dict() for s in review],
+                               "tasks": [t.as_dict() for t in tasks]}, indent=2))
         return
     from rich.console import Console
 
     console = Console()
     render(report, console)
     render_review(review, console)
+    render_tasks(tasks, console)
+
+
+def render_tasks(tasks: list, console) -> None:  # type: ignore[no-untyped-def]
+    """Per drafting model: tasks with a check, how many rounds they took to pass, how often
+    they went to the stronger model, how often the first turn passed."""
+    from rich.table import Table
+    from rich.text import Text
+
+    console.print()
+    if not tasks:
+        say(console, "Check and fix: no checked tasks yet (run --check, or t / keep in the app "
+                     "with [review] check)")
+        return
+    table = Table(title="Check and fix by model (tasks it drafted)", title_justify="left",
+                  box=None, pad_edge=False, padding=(0, 0, 0, 1), header_style="bold underline")
+    table.add_column("model", overflow="fold", max_width=22)
+    for name in ("tasks", "green", "rounds50", "escal%", "1st%"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for t in tasks:
+        table.add_row(Text(t.model), str(t.tasks), str(t.green), _fmt_num(t.median_rounds, 1),
+                      f"{100 * t.share(t.escalated):.0f}%", f"{100 * t.share(t.green_first):.0f}%")
+    console.print(table)
+    say(console, "rounds50 = median turns to a passing check (1: the first turn passed); "
+                 "escal% = tasks sent to [model] stronger; 1st% = green after the first turn",
+        style="dim")
 
 
 def render_review(review: list, console) -> None:  # type: ignore[no-untyped-def]
