@@ -8,6 +8,7 @@ mid-check stops the check's process group and leaves the turn applied and undoab
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import work
@@ -48,9 +49,13 @@ class CheckScreen(ModalScreen[bool]):
     }
     """
 
-    def __init__(self, command: str, cwd: Path, timeout_s: float) -> None:
+    def __init__(self, command: str, cwd: Path, timeout_s: float,
+                 settle: Callable[[CheckResult], bool | None] | None = None) -> None:
+        """`settle`: told the result; an answer it returns closes the screen at once (the fix
+        loop goes on), None asks keep / roll back."""
         super().__init__()
         self.command, self.cwd, self.timeout_s = command, cwd, timeout_s
+        self.settle = settle
         self.result: CheckResult | None = None
 
     def compose(self) -> ComposeResult:
@@ -72,6 +77,9 @@ class CheckScreen(ModalScreen[bool]):
         verdict = "PASSED" if result.passed else "FAILED"
         self.query_one("#check-status", Label).update(
             f"{verdict}: {result.describe()}; keep (y) or roll back (n)?")
+        answer = None if self.settle is None else self.settle(result)
+        if answer is not None:
+            self.dismiss(answer)
 
     async def action_answer(self, keep: bool) -> None:
         if keep and self.result is None:

@@ -40,6 +40,7 @@ from .. import bindings, fit, gcpolicy, review_tools
 from ..chosen import ChosenFiles
 from ..dialogs.confirm import ConfirmScreen
 from ..driver import Driver, describe
+from ..fixrounds import FixRounds
 from ..review_state import Mark, Undone
 from ..widgets.diff_view import DiffView, HunkMark
 from ..widgets.files import FilesPane
@@ -97,6 +98,7 @@ class MainScreen(Screen[None]):
         self._op_paths: dict[int, list[str]] = {}  # the paths each operation names
         self._path_uses: Counter[str] = Counter()  # how many operations name each path
         self.chooser = ChosenFiles(self, self._chosen_changed)  # files chosen for the draft
+        self.fixes = FixRounds(self)  # check, fix rounds, escalation
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -226,6 +228,7 @@ class MainScreen(Screen[None]):
         if self.turn_worker is not None:
             self.say(self._busy("enter sends this"))
             return False
+        self.fixes.turn_started(prompt, resent=prompt == self.last_prompt)
         self.last_prompt = prompt
         self.proposed_any = False
         self.trying = False
@@ -407,6 +410,8 @@ class MainScreen(Screen[None]):
     def _finished(self, result: Any) -> None:
         trying, self.trying = self.trying, False
         applied = result.status == TurnStatus.APPLIED
+        if applied:
+            self.fixes.applied(result.changed)
         if trying and applied:
             self._check_applied(result.turn_id)
         review = self.query_one(ReviewPane)
@@ -436,6 +441,8 @@ class MainScreen(Screen[None]):
                 f" or can't apply ({left_out})" if left_out else ""))
         elif result.status == TurnStatus.NO_CHANGES:
             self.say("the reply changed nothing")
+        if not applied:
+            self.fixes.round_over(result)
         self.query_one(Prompt).focus()
 
     def _follow_renames(self, result: Any) -> None:
@@ -599,14 +606,17 @@ class MainScreen(Screen[None]):
         settings = self.driver.settings
         assert settings is not None
 
-        def answered(keep: bool | None) -> None:
-            if keep:
-                self.say("kept: the turn stays applied (/undo still puts it back)")
-            else:
-                self._roll_back(turn_id)
+        screen = CheckScreen(settings.review.check, self.launch.root,
+                             settings.review.check_timeout_s, settle=self.fixes.settle)
 
-        self.app.push_screen(CheckScreen(settings.review.check, self.launch.root,
-                                         settings.review.check_timeout_s), answered)
+        def answered(keep: bool | None) -> None:
+            if not keep:
+                self.fixes.stop()
+                self._roll_back(turn_id)
+            elif not self.fixes.checked(screen.result, turn_id):
+                self.say("kept: the turn stays applied (/undo still puts it back)")
+
+        self.app.push_screen(screen, answered)
 
     @work(group="command", exclusive=True, exit_on_error=False)
     async def _roll_back(self, turn_id: str) -> None:
@@ -810,7 +820,7 @@ class MainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
-            return self.streaming
+            return self.streaming or self.fixes.active
         if action in ("regenerate", "escalate"):
             return bool(self.last_prompt) or None
         return True
@@ -829,6 +839,8 @@ class MainScreen(Screen[None]):
         if self.streaming:
             self.driver.cancel()
             self.say("stopping: what arrived stays on screen; nothing is written")
+        elif self.fixes.active:
+            self.fixes.stop()
 
     def action_help(self) -> None:
         keymap = self.driver.settings.keys if self.driver.settings is not None else {}

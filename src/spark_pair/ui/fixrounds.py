@@ -1,0 +1,209 @@
+"""The app's fix loop: when the check fails after `t`, its output goes back to the model as the
+next turn, up to `[review] fix_rounds`; then escalation to `[model] stronger` per
+`[review] escalate` (session.fixloop has the rule).
+
+Each round is a normal turn (streamed, reviewed, journaled: /undo takes each back) started
+through the screen; once the person has decided it and it is applied, the check runs again. A
+round whose check passes ends the loop and says so; a rejected or stopped round ends it;
+escape stops it between rounds. Every model change is said in the notice, and the model goes
+back to the drafting one when an escalated loop ends.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..base.errors import SparkPairError
+from ..session.fixloop import Escalate, Loop, Step, fix_instruction
+from ..store.rounds import Round
+from ..workspace.checkrun import CheckResult
+from .dialogs.confirm import ConfirmScreen
+
+if TYPE_CHECKING:
+    from .screens.main import MainScreen
+
+
+class FixRounds:
+    def __init__(self, screen: MainScreen) -> None:
+        self.screen = screen
+        self.loop: Loop | None = None
+        self.prompt = ""  # the task's instruction (a new one starts a new task)
+        self.in_round = False  # the turn running now is a fix round
+        self.active = False  # rounds are under way (escape stops them)
+        self.drafter = ""  # the model the task started on (the loop goes back to it)
+        self.changed: list[str] = []  # files the task's turns changed
+
+    # ---- the task ---------------------------------------------------------------------------
+
+    def turn_started(self, prompt: str, *, resent: bool) -> None:
+        """A turn starts: a new instruction (not a round, regenerate or escalate) is a new task."""
+        if self.in_round or (resent and self.loop is not None):
+            return
+        settings = self.screen.driver.settings
+        review = settings.review
+        self.loop = Loop(review.fix_rounds, Escalate(review.escalate),
+                         settings.model.stronger.strip())
+        self.prompt, self.active, self.changed = prompt, False, []
+        self.drafter = self.screen.driver.client.model
+
+    def settle(self, result: CheckResult) -> bool | None:
+        """For the check screen: True keeps the turn and closes it at once (the loop goes on
+        or ends and says so); None asks keep / roll back as before."""
+        if self.active or self.in_round:
+            return True
+        loop = self.loop
+        if loop is None or result.passed:
+            return None
+        return True if loop.fix_rounds > 0 or _could_escalate(loop) else None
+
+    def checked(self, result: CheckResult | None, turn_id: str) -> bool:
+        """The check after a kept turn; False: the loop has nothing to say (plain keep)."""
+        loop = self.loop
+        if loop is None or result is None or (not self.active and result.passed):
+            self._record(turn_id, None if result is None else result.passed)
+            return False
+        self._record(turn_id, result.passed)
+        self.in_round = False
+        step = loop.after_check(result.passed)
+        if step == Step.GREEN:
+            self._end(f"the check passes after {_rounds(loop.round)}: the loop ends "
+                      "(/undo takes back each round)")
+        elif step == Step.STOP:
+            self._end(self._still_fails(loop) + ("" if loop.stronger else
+                      "; set [model] stronger to escalate"))
+        else:
+            self.active = True
+            self._next(step, fix_instruction(result))
+        return True
+
+    def round_over(self, result: Any) -> None:
+        """A turn ended without being applied (rejected, stopped, failed)."""
+        loop = self.loop
+        if loop is None:
+            return
+        was_round, self.in_round = self.in_round, False
+        reason = _with_reason(result.decisions)
+        if was_round or self.active:
+            self._record(None, None, result.model)
+        if result.status == "rejected" and reason:
+            step = loop.after_rejection(True)
+            if step in (Step.ASK, Step.ESCALATE):
+                self.active = True
+                self._next(step, self.prompt, why="two rejections with a reason")
+                return
+        if was_round or self.active:
+            what = {"rejected": "rejected", "cancelled": "stopped"}.get(str(result.status),
+                                                                        "not applied")
+            self._end(f"the fix loop ends: round {loop.round} was {what} (the person "
+                      "decided); earlier rounds stay applied, /undo takes each back")
+
+    def stop(self) -> None:
+        """Escape between rounds."""
+        if self.active:
+            self._end("fix loop stopped (escape): the applied rounds stay; /undo takes each "
+                      "back")
+
+    # ---- rounds -----------------------------------------------------------------------------
+
+    def _next(self, step: Step, prompt: str, why: str = "") -> None:
+        loop = self.loop
+        assert loop is not None
+        if step == Step.FIX:
+            index = loop.next_round(step)
+            self._start(index, prompt, f"fix round {index} of {loop.fix_rounds} on "
+                        f"{self.screen.driver.client.model}: the check's output goes back to "
+                        "the model · escape stops the loop")
+            return
+        why = why or self._still_fails(loop)
+        if step == Step.ASK:
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._escalate(prompt, why)
+                else:
+                    self._end(f"not escalated: {why}; the applied rounds stay (/undo takes "
+                              "each back)")
+
+            self.screen.app.push_screen(ConfirmScreen(
+                f"{why}. Send the next round to the stronger model {loop.stronger}?"), answered)
+        else:
+            self._escalate(prompt, why)
+
+    def _escalate(self, prompt: str, why: str) -> None:
+        loop = self.loop
+        assert loop is not None
+        index = loop.next_round(Step.ESCALATE)
+        self.screen.run_worker(self._switch_and_start(
+            index, prompt, f"escalated ({why}): round {index} goes to the stronger model "
+                           f"{loop.stronger} · escape stops the loop"), group="fixloop",
+            exit_on_error=False)
+
+    async def _switch_and_start(self, index: int, prompt: str, said: str) -> None:
+        loop = self.loop
+        assert loop is not None
+        self.screen.say(f"switching to {loop.stronger} for the escalated round…")
+        try:
+            await self.screen.driver.reopen(**{"model.name": loop.stronger})
+        except SparkPairError as exc:
+            self.screen.show_error(exc)
+            self._end("", back=False)
+            return
+        self._start(index, prompt, said)
+
+    def _start(self, index: int, prompt: str, said: str) -> None:
+        screen = self.screen
+        self.in_round = True
+        files = list(dict.fromkeys([*screen.sent_context(), *self.changed]))
+        if not screen.start_turn(prompt, files):
+            self.in_round = False
+            self._end(f"the fix loop stops: round {index} could not start", back=True)
+            return
+        screen.trying = True  # once decided and applied, the check runs again
+        screen.say(said)
+
+    def applied(self, changed: list[str]) -> None:
+        self.changed.extend(p for p in changed if p not in self.changed)
+
+    def _end(self, text: str, back: bool = True) -> None:
+        self.active = self.in_round = False
+        loop = self.loop
+        if text:
+            self.screen.say(text)
+        if back and loop is not None and loop.escalated and self.drafter and \
+                self.screen.driver.client.model != self.drafter:
+            self.screen.run_worker(self._back(text), group="fixloop", exit_on_error=False)
+
+    async def _back(self, text: str) -> None:
+        """After an escalated loop: the drafting model again, said on screen."""
+        try:
+            await self.screen.driver.reopen(**{"model.name": self.drafter})
+        except SparkPairError as exc:
+            self.screen.show_error(exc)
+            return
+        self.screen.say(f"{text} · back on {self.drafter}" if text else
+                        f"back on {self.drafter}")
+
+    def _still_fails(self, loop: Loop) -> str:
+        return f"the check still fails after {_rounds(loop.round)}"
+
+    def _record(self, turn_id: str | None, passed: bool | None, model: str = "") -> None:
+        loop, runtime = self.loop, self.screen.driver.runtime
+        if loop is None or runtime is None:
+            return
+        runtime.store.record_round(Round(
+            loop.task_id, loop.round, model or self.screen.driver.client.model, turn_id,
+            passed, loop.escalated and loop.round > 0 and self.screen.driver.client.model ==
+            loop.stronger, time.time()))
+
+
+def _with_reason(decisions: list[Any]) -> bool:
+    """Whether a person gave a reason for a rejection in these decisions."""
+    return any(d is not None and not d.accepted and (d.reason or d.notes) for d in decisions)
+
+
+def _could_escalate(loop: Loop) -> bool:
+    return bool(loop.stronger) and loop.escalate != Escalate.OFF
+
+
+def _rounds(n: int) -> str:
+    return "the first turn" if n == 0 else f"{n} round{'s' if n > 1 else ''}"
