@@ -132,7 +132,8 @@ async def test_t_failing_check_then_n_restores_the_bytes(repo: Path,
                                                          demo_sim: SimProcess) -> None:
     before = snapshot(repo)
     app = make_app(repo, demo_sim, **{"review.check": "echo checking; grep -q discount "
-                                      "inventory.py && exit 1; exit 0"})
+                                      "inventory.py && exit 1; exit 0",
+                                      "review.fix_rounds": "0"})  # (the loop: test_app_fix)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.press("t")
@@ -207,7 +208,7 @@ def written_rows(app) -> list[str]:
 
 async def test_t_then_n_says_the_turn_was_rolled_back_and_redo_writes_it_again(
         repo: Path, demo_sim: SimProcess) -> None:
-    app = make_app(repo, demo_sim, **{"review.check": "exit 1"})
+    app = make_app(repo, demo_sim, **{"review.check": "exit 1", "review.fix_rounds": "0"})
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.press("t", "r", "r")  # the delete and the rename are rejected

@@ -31,6 +31,7 @@ class FixRounds:
         self.prompt = ""  # the task's instruction (a new one starts a new task)
         self.in_round = False  # the turn running now is a fix round
         self.active = False  # rounds are under way (escape stops them)
+        self.ended = False  # the task's loop ended (passed, stopped, out of rounds)
         self.drafter = ""  # the model the task started on (the loop goes back to it)
         self.changed: list[str] = []  # files the task's turns changed
 
@@ -44,7 +45,7 @@ class FixRounds:
         review = settings.review
         self.loop = Loop(review.fix_rounds, Escalate(review.escalate),
                          settings.model.stronger.strip())
-        self.prompt, self.active, self.changed = prompt, False, []
+        self.prompt, self.active, self.ended, self.changed = prompt, False, False, []
         self.drafter = self.screen.driver.client.model
 
     def settle(self, result: CheckResult) -> bool | None:
@@ -53,14 +54,14 @@ class FixRounds:
         if self.active or self.in_round:
             return True
         loop = self.loop
-        if loop is None or result.passed:
+        if loop is None or self.ended or result.passed:
             return None
         return True if loop.fix_rounds > 0 or _could_escalate(loop) else None
 
     def checked(self, result: CheckResult | None, turn_id: str) -> bool:
         """The check after a kept turn; False: the loop has nothing to say (plain keep)."""
         loop = self.loop
-        if loop is None or result is None or (not self.active and result.passed):
+        if loop is None or self.ended or result is None or (not self.active and result.passed):
             self._record(turn_id, None if result is None else result.passed)
             return False
         self._record(turn_id, result.passed)
@@ -80,7 +81,7 @@ class FixRounds:
     def round_over(self, result: Any) -> None:
         """A turn ended without being applied (rejected, stopped, failed)."""
         loop = self.loop
-        if loop is None:
+        if loop is None or self.ended:
             return
         was_round, self.in_round = self.in_round, False
         reason = _with_reason(result.decisions)
@@ -99,7 +100,7 @@ class FixRounds:
                       "decided); earlier rounds stay applied, /undo takes each back")
 
     def stop(self) -> None:
-        """Escape between rounds."""
+        """Escape between rounds (or while one is under review: it is decided as any turn)."""
         if self.active:
             self._end("fix loop stopped (escape): the applied rounds stay; /undo takes each "
                       "back")
@@ -158,14 +159,20 @@ class FixRounds:
             self.in_round = False
             self._end(f"the fix loop stops: round {index} could not start", back=True)
             return
-        screen.trying = True  # once decided and applied, the check runs again
+        # once decided and applied, the check runs again (when one is configured)
+        screen.trying = bool(screen.driver.settings.review.check.strip())
         screen.say(said)
 
-    def applied(self, changed: list[str]) -> None:
+    def applied(self, changed: list[str], checking: bool) -> None:
+        """A turn was applied (`checking`: the check runs next)."""
         self.changed.extend(p for p in changed if p not in self.changed)
+        if self.in_round and not checking:  # no check to run: the round is all
+            self._end(f"round {self.loop.round if self.loop else 0} was applied "
+                      "(/undo takes it back)")
 
     def _end(self, text: str, back: bool = True) -> None:
         self.active = self.in_round = False
+        self.ended = True
         loop = self.loop
         if text:
             self.screen.say(text)

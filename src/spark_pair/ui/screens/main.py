@@ -411,7 +411,7 @@ class MainScreen(Screen[None]):
         trying, self.trying = self.trying, False
         applied = result.status == TurnStatus.APPLIED
         if applied:
-            self.fixes.applied(result.changed)
+            self.fixes.applied(result.changed, trying)
         if trying and applied:
             self._check_applied(result.turn_id)
         review = self.query_one(ReviewPane)

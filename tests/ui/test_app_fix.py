@@ -1,0 +1,182 @@
+"""The app's fix loop, driven with the pilot against the simulator process in a real git
+repository: `t` on a turn whose check fails starts fix rounds; escalation; ending the loop."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.apps import edit_bodies, make_app, notice, review, turn_over, type_line, until
+from support.runs import make_repo
+
+from spark_pair.sim.process import SimProcess
+from spark_pair.ui.dialogs.confirm import ConfirmScreen
+from spark_pair.ui.widgets.header import AppHeader
+
+PROMPT = "ADD numbers in calc.py"
+CALC = "def add(a, b):\n    return 0\n"
+CHECK = 'import calc\nassert calc.add(2, 3) == 5, "add(2, 3) is %r" % calc.add(2, 3)\n'
+STRONG = "gpt-5.3-codex"
+
+
+def diff(old: str, new: str) -> str:
+    return (f"```diff\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n"
+            f"-    return {old}\n+    return {new}\n```\n")
+
+
+# each round's reply answers the check output the request carries
+REPLIES = [
+    {"match": "", "check": "add(2, 3) is 0", "model": STRONG, "text": diff("a // b", "a + b")},
+    {"match": "", "check": "add(2, 3) is 6", "text": diff("a * b", "a // b")},
+    {"match": "", "check": "add(2, 3) is -1", "text": diff("a - b", "a * b")},
+    {"match": "ADD", "text": diff("0", "a - b")},
+]
+
+
+@pytest.fixture
+def calc_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    for var in ("SPARK_PAIR_BASE_URL", "SPARK_PAIR_MODEL", "SPARK_PAIR_TRANSPORT"):
+        monkeypatch.delenv(var, raising=False)
+    return make_repo(tmp_path / "repo", {"calc.py": CALC, "check.py": CHECK})
+
+
+def app_for(repo: Path, sim: SimProcess, replies: list | None = None, **overrides: str):
+    sim.configure(replies=REPLIES if replies is None else replies)
+    return make_app(repo, sim, prompt=PROMPT, files=("calc.py",),
+                    **{"review.check": "python3 check.py", "context.auto": "false", **overrides})
+
+
+def body_text(sim: SimProcess) -> list[str]:
+    return [json.dumps(b) for b in edit_bodies(sim)]
+
+
+def proposed(app) -> bool:
+    return len(review(app).review.undecided()) == 1
+
+
+def calc(repo: Path) -> str:
+    return (repo / "calc.py").read_text().splitlines()[1].strip()
+
+
+async def test_t_on_a_failing_check_starts_a_round_whose_pass_ends_the_loop(
+        calc_repo: Path, sim: SimProcess) -> None:
+    fixes = [{"match": "", "check": "add(2, 3) is -1", "text": diff("a - b", "a + b")},
+             REPLIES[-1]]
+    app = app_for(calc_repo, sim, fixes)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("t")
+        await until(pilot, lambda: "fix round 1 of 2" in notice(app), "the round's start")
+        assert "gpt-5.3-codex-spark" in notice(app) and "escape stops" in notice(app)
+        await until(pilot, lambda: proposed(app), "the round's proposal")
+        sent = body_text(sim)
+        assert len(sent) == 2 and "add(2, 3) is -1" in sent[1] and "check-output" in sent[1]
+        await pilot.press("A")  # reviewed as any turn; once applied the check runs again
+        await until(pilot, lambda: "the check passes after 1 round" in notice(app), "green")
+        assert calc(calc_repo) == "return a + b"
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        for expected in ("return a - b", "return 0"):  # each round undoes by itself
+            await type_line(pilot, app, "/undo")
+            await until(pilot, lambda e=expected: calc(calc_repo) == e, expected)
+
+
+async def test_failed_rounds_ask_for_the_stronger_model_and_go_back_after(
+        calc_repo: Path, sim: SimProcess) -> None:
+    app = app_for(calc_repo, sim, **{"review.fix_rounds": "2", "model.stronger": STRONG})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("t")
+        for n in (1, 2):
+            await until(pilot, lambda n=n: f"fix round {n} of 2" in notice(app), f"round {n}")
+            await until(pilot, lambda: proposed(app), f"round {n}'s proposal")
+            await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        assert STRONG in app.screen.question and "still fails after 2 rounds" in \
+            app.screen.question
+        assert [b["model"] for b in edit_bodies(sim)] == ["gpt-5.3-codex-spark"] * 3
+        await pilot.press("y")
+        await until(pilot, lambda: "escalated" in notice(app), "the escalated round")
+        assert f"stronger model {STRONG}" in notice(app)
+        assert app.main.query_one(AppHeader).model == STRONG  # on screen, not silently
+        await until(pilot, lambda: proposed(app), "the stronger model's proposal")
+        assert edit_bodies(sim)[-1]["model"] == STRONG
+        await pilot.press("t")
+        await until(pilot, lambda: "passes after 3 rounds" in notice(app), "green")
+        await until(pilot, lambda: "back on gpt-5.3-codex-spark" in notice(app), "back")
+        assert app.main.query_one(AppHeader).model == "gpt-5.3-codex-spark"
+        assert calc(calc_repo) == "return a + b"
+
+
+async def test_a_rejected_round_ends_the_loop(calc_repo: Path, sim: SimProcess) -> None:
+    app = app_for(calc_repo, sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("t")
+        await until(pilot, lambda: "fix round 1" in notice(app), "the round")
+        await until(pilot, lambda: proposed(app), "the round's proposal")
+        await pilot.press("R")
+        await until(pilot, lambda: "round 1 was rejected" in notice(app), "the loop's end")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert calc(calc_repo) == "return a - b"  # the first turn stays applied
+        assert len(edit_bodies(sim)) == 2  # no further round
+
+
+async def test_escape_stops_the_loop_and_off_never_escalates(calc_repo: Path,
+                                                             sim: SimProcess) -> None:
+    app = app_for(calc_repo, sim, **{"review.fix_rounds": "1", "model.stronger": STRONG,
+                                     "review.escalate": "off"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("t")
+        await until(pilot, lambda: proposed(app) and "fix round 1 of 1" in notice(app),
+                    "the round")
+        await pilot.press("t")
+        await until(pilot, lambda: "still fails after 1 round" in notice(app), "the end")
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert all(b["model"] != STRONG for b in edit_bodies(sim))
+
+
+async def test_escape_stops_the_loop_and_the_round_is_decided_as_any_turn(
+        calc_repo: Path, sim: SimProcess) -> None:
+    from spark_pair.ui.screens.check import CheckScreen
+
+    app = app_for(calc_repo, sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("t")
+        await until(pilot, lambda: proposed(app) and "fix round 1 of 2" in notice(app),
+                    "the round under review")
+        await pilot.press("escape")
+        await until(pilot, lambda: "fix loop stopped (escape)" in notice(app), "the stop")
+        await pilot.press("t")  # the round is still a turn to decide: try it as any turn
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
+        screen = app.screen
+        await until(pilot, lambda: screen.result is not None, "the check's end")
+        assert not screen.result.passed  # no new round: the person decides
+        await pilot.press("n")
+        await until(pilot, lambda: "rolled back" in notice(app), "the roll back")
+        assert calc(calc_repo) == "return a - b" and len(edit_bodies(sim)) == 2
+
+
+async def test_two_rejections_with_a_reason_send_the_task_to_the_stronger_model(
+        calc_repo: Path, sim: SimProcess) -> None:
+    from spark_pair.ui.dialogs.reason import ReasonScreen
+
+    app = app_for(calc_repo, sim, **{"model.stronger": STRONG, "review.escalate": "auto"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        for attempt in (1, 2):
+            await until(pilot, lambda: proposed(app), f"proposal {attempt}")
+            await pilot.press("c")
+            await until(pilot, lambda: isinstance(app.screen, ReasonScreen), "the reason")
+            await pilot.press(*"subtracts", "enter")
+            if attempt == 1:
+                await until(pilot, lambda: turn_over(app), "the rejected turn's end")
+                assert "escalated" not in notice(app)
+                await pilot.press("ctrl+r")
+        await until(pilot, lambda: "escalated (two rejections with a reason)" in notice(app),
+                    "the escalation")
+        await until(pilot, lambda: proposed(app), "the stronger model's proposal")
+        assert [b["model"] for b in edit_bodies(sim)] == ["gpt-5.3-codex-spark"] * 2 + [STRONG]
+        assert app.main.query_one(AppHeader).model == STRONG
