@@ -135,8 +135,8 @@ class MainScreen(Screen[None]):
         self.query_one(Prompt).focus()
         self.query_one(FilesPane).set_context(self.context)
         if not self.launch.prompt:
-            self.say("type what should change and press enter: the files it needs are chosen "
-                     "as you type (space drops one, /add PATH pins one) · f1 lists every key")
+            self.say("type what should change and press enter · the files it needs are "
+                     "chosen as you type · f1 lists every key")
         self._open()
 
     @work(group="open", exit_on_error=False)
