@@ -12,7 +12,7 @@ back to the drafting one when an escalated loop ends.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..base.errors import SparkPairError
 from ..session.fixloop import Escalate, Loop, Step, fix_instruction
@@ -20,12 +20,10 @@ from ..store.rounds import Round
 from ..workspace.checkrun import CheckResult
 from .dialogs.confirm import ConfirmScreen
 
-if TYPE_CHECKING:
-    from .screens.main import MainScreen
-
 
 class FixRounds:
-    def __init__(self, screen: MainScreen) -> None:
+    def __init__(self, screen: Any) -> None:
+        """`screen`: the main screen (its turns, notice, driver and settings)."""
         self.screen = screen
         self.loop: Loop | None = None
         self.prompt = ""  # the task's instruction (a new one starts a new task)
