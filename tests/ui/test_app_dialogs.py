@@ -33,7 +33,8 @@ def dialog_text(app: SparkPairApp) -> str:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_the_dialogs_questions_show_whole_on_a_small_terminal(
         repo: Path, demo_sim: SimProcess, size: tuple[int, int]) -> None:
-    app = make_app(repo, demo_sim, **{"review.check": "echo checking; exit 1"})
+    app = make_app(repo, demo_sim, **{"review.check": "echo checking; exit 1",
+                                      "review.fix_rounds": "0"})
     async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.press("ctrl+q")
@@ -133,7 +134,7 @@ async def test_at_80x24_what_can_not_apply_is_named_in_the_notice_and_its_row(
 
 async def test_at_60x20_a_long_notice_leaves_the_header_and_footer_in_view(
         repo: Path, demo_sim: SimProcess) -> None:
-    app = make_app(repo, demo_sim, **{"review.check": "exit 1"})
+    app = make_app(repo, demo_sim, **{"review.check": "exit 1", "review.fix_rounds": "0"})
     async with app.run_test(size=(60, 20)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.press("t", "r", "r")

@@ -12,7 +12,9 @@ from support.runs import make_repo
 
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.dialogs.confirm import ConfirmScreen
+from spark_pair.ui.widgets.diff_view import DiffView, Kind
 from spark_pair.ui.widgets.header import AppHeader
+from spark_pair.ui.widgets.meter import Meter
 
 PROMPT = "ADD numbers in calc.py"
 CALC = "def add(a, b):\n    return 0\n"
@@ -102,6 +104,11 @@ async def test_failed_rounds_ask_for_the_stronger_model_and_go_back_after(
         assert app.main.query_one(AppHeader).model == STRONG  # on screen, not silently
         await until(pilot, lambda: proposed(app), "the stronger model's proposal")
         assert edit_bodies(sim)[-1]["model"] == STRONG
+        # who wrote it, on every hunk, in the review's title and in the meter
+        hunks = [r.text for r in app.main.query_one(DiffView).rows if r.kind == Kind.HUNK]
+        assert hunks and all(h.endswith(f"· {STRONG}") for h in hunks)
+        assert str(review(app).border_title).endswith(f"by {STRONG}")
+        assert app.main.query_one(Meter).parts()[-1].endswith(f"· {STRONG}")
         await pilot.press("t")
         await until(pilot, lambda: "passes after 3 rounds" in notice(app), "green")
         await until(pilot, lambda: "back on gpt-5.3-codex-spark" in notice(app), "back")

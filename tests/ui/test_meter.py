@@ -126,7 +126,7 @@ async def test_parts_before_and_after_the_stream_and_narrow_widths() -> None:
     assert parts[2] == "1,001 tok" and parts[3] == "in ~4.0k"
     assert parts[4] == f"~${(4000 * 1.0 + 1001 * 2.0) / 1e6:.4f}"
     meter.feed([Retrying(1, 0.5, "dropped"), TransportChanged("ws", "responses", "x")])
-    assert meter.parts()[-2:] == ["1 retry, 1 fallback", "responses"]
+    assert meter.parts()[-2:] == ["1 retry, 1 fallback", "responses · m"]
     meter.feed([Usage(4100, 1001), Completed("id", "", Usage(4100, 1001),
                                              Metrics(0.15, 1.2, 1001, 950.0), retries=1)])
     parts = meter.parts()
@@ -209,9 +209,9 @@ async def test_an_80_column_meter_shortens_the_sparkline_and_keeps_the_transport
         meter.feed([Retrying(4, 0.5, "dropped"), TransportChanged("ws", "responses", "x")])
         await pilot.pause()
         full = " │ ".join(meter.parts())
-        assert len(full) > 78 and full.endswith(" │ responses")
+        assert len(full) > 78 and full.endswith(" │ responses · m")
         shown = meter._line()
-        assert len(shown) <= 78 and shown.endswith(" │ 4 retries, 1 fallback │ responses")
+        assert len(shown) <= 78 and shown.endswith(" │ 4 retries, 1 fallback │ responses · m")
         bars = shown.split(" │ ")[1].split(" ")[-1]  # the room left: the newest bars
         assert 0 < len(bars) < 12 and set(bars) <= set("▁▂▃▄▅▆▇█") and bars[-1] == "█"
         assert "$" not in shown and "in ~" not in shown  # cost and usage went first
@@ -231,4 +231,4 @@ async def test_a_narrow_meter_drops_a_quiet_retry_count_before_the_cost() -> Non
         fields = " │ ".join(text for _, text in meter._fields())
         assert "0 retries" in fields and "$" in fields and len(fields) > meter.size.width
         shown = meter._line()
-        assert "0 retries" not in shown and "$" in shown and shown.endswith(" │ ws")
+        assert "0 retries" not in shown and "$" in shown and shown.endswith(" │ ws · m")

@@ -73,7 +73,7 @@ class FixRounds:
                       "; set [model] stronger to escalate"))
         else:
             self.active = True
-            self._next(step, fix_instruction(result))
+            self._next(step, fix_instruction(result), said=result.describe())
         return True
 
     def round_over(self, result: Any) -> None:
@@ -105,12 +105,13 @@ class FixRounds:
 
     # ---- rounds -----------------------------------------------------------------------------
 
-    def _next(self, step: Step, prompt: str, why: str = "") -> None:
+    def _next(self, step: Step, prompt: str, why: str = "", said: str = "") -> None:
         loop = self.loop
         assert loop is not None
         if step == Step.FIX:
             index = loop.next_round(step)
-            self._start(index, prompt, f"fix round {index} of {loop.fix_rounds} on "
+            self._start(index, prompt, (f"{said} · " if said else "") +
+                        f"fix round {index} of {loop.fix_rounds} on "
                         f"{self.screen.driver.client.model}: the check's output goes back to "
                         "the model · escape stops the loop")
             return

@@ -313,6 +313,7 @@ class MainScreen(Screen[None]):
     def _review_events(self) -> None:
         events, self._review_backlog = self._review_backlog, []
         review = self.query_one(ReviewPane)
+        review.model = self.query_one(DiffView).model  # its title names who wrote the turn
         proposed = []
         for event in events:
             match event:

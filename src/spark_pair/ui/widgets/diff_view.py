@@ -26,7 +26,7 @@ from textual.timer import Timer
 from ...base.printable import shown, shown_text
 from ...edits.ops import Create, Delete, Modify, Rename
 from ...edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
-from ...protocol.events import Completed, Failed, Rewound, TextDelta
+from ...protocol.events import Completed, Failed, ModelChanged, Rewound, Started, TextDelta
 from ...session.events import OperationProposed, Refused, Stale
 from ..word_marks import WordMarks
 
@@ -222,6 +222,7 @@ class DiffView(ScrollView, can_focus=True):
         self.hunk_rows: dict[tuple[int, int], int] = {}
         self.marks: dict[tuple[int, int], HunkMark] = {}
         self.focused: tuple[int, int] | None = None
+        self.model = ""  # the model writing the reply: each hunk's header names it
         self._marks.clear()
         self._width = 0
         self._forget_all()
@@ -333,7 +334,10 @@ class DiffView(ScrollView, can_focus=True):
                 self._add(Row(Kind.FILE, file_header_text(kind, path, new_path), i))
             case HunkStarted(op_index=i, hunk_index=h, header=hunk):
                 self.hunk_rows[(i, h)] = len(self.rows)
-                self._add(Row(Kind.HUNK, hunk_header_text(hunk), i, h))
+                by = f"  · {shown(self.model)}" if self.model else ""
+                self._add(Row(Kind.HUNK, hunk_header_text(hunk) + by, i, h))
+            case Started(model=model) | ModelChanged(new=model):
+                self.model = model
             case LineAdded(op_index=i, hunk_index=h, line=line):
                 kind = _MARKER_KIND.get(line[:1], Kind.CONTEXT)
                 self._add(Row(kind, content_text(line), i, h))
@@ -352,8 +356,9 @@ class DiffView(ScrollView, can_focus=True):
             case Rewound(keep=keep):
                 # a retry answered differently: the session sends the diff's events again from
                 # the start; the kept text's prose is shown again up to where the diff began
-                text = "".join(self._all)[:keep]
+                text, model = "".join(self._all)[:keep], self.model
                 self.reset()
+                self.model = model
                 self._take_text(text, intro_only=True)
             case _:
                 pass

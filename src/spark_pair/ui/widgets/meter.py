@@ -244,7 +244,7 @@ class Meter(Widget):
 
     def _fields(self) -> list[tuple[int, str]]:
         """(rank, text) of each field, without the sparkline: a narrow meter drops the highest
-        rank first. TTFT, tok/s and the transport (rank 0) always stay."""
+        rank first. TTFT, tok/s and the transport with the model (rank 0) always stay."""
         m = self.metrics()
         ttft = m.ttft_s if m is not None else None
         rate = m.tokens_per_s if m is not None else None
@@ -265,7 +265,9 @@ class Meter(Widget):
         rank = 1 if self.retries or self.fallbacks else 5  # no retry: the least telling field
         out.append((rank, f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}"
                     + (f", {self.fallbacks} fallback" if self.fallbacks else "")))
-        out.append((0, self.transport or "-"))
+        # the model that writes the reply, named with its transport (a fix round sent to the
+        # stronger model says so here too)
+        out.append((0, (self.transport or "-") + (f" · {self.model}" if self.model else "")))
         return out
 
     def _line(self) -> str:

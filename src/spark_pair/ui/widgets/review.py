@@ -138,6 +138,7 @@ class ReviewPane(ScrollView, can_focus=True):
         self._styles: dict[str, Style] = {}
         self._cursor_rows = range(0)  # the rows painted as the cursor (its part's lines)
         self.border_title = "Review"
+        self.model = ""  # the model that wrote the turn under review (the title names it)
         self.add_class("-empty")
 
     # ---- what the session says -----------------------------------------------------------
@@ -232,6 +233,8 @@ class ReviewPane(ScrollView, can_focus=True):
                              if undecided and review.doomed else
                              f"Review · {undecided} undecided" if undecided else
                              f"Review · {review.undone}" if review.undone else "Review")
+        if self.model and review.entries:
+            self.border_title += f" · by {shown(self.model)}"
         self._sync_cursor(moved, (only,) if only is not None else None)
 
     def _rebuild(self) -> None:
