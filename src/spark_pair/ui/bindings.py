@@ -23,7 +23,8 @@ MAIN: list[BindingType] = [
     Binding("shift+tab", "cycle_focus(-1)", "previous pane", id="app.previous_pane",
             show=False),
     Binding("escape", "stop", "stop", id="app.stop",
-            tooltip="Stop the stream; what arrived stays; nothing is written"),
+            tooltip="Stop the stream; what arrived stays; nothing is written (between fix "
+                    "rounds: stop the loop)"),
     Binding("ctrl+r", "regenerate", "regen", id="app.regenerate",
             tooltip="Run this turn again"),
     Binding("ctrl+e", "escalate", "stronger", id="app.escalate", show=False, priority=True,
@@ -54,7 +55,7 @@ REVIEW: list[BindingType] = [
                     "what you save is accepted"),
     Binding("t", "try_check", "try", id="review.try",
             tooltip="Accept like A, apply, run the configured check (review.check), then "
-                    "keep (y) or roll back (n)"),
+                    "keep (y) or roll back (n); a failing check starts fix rounds"),
     Binding("o", "open_pager", "pager", id="review.pager",
             tooltip="Open the turn's diff in your pager (review.pager, $PAGER, less -R)"),
     Binding("j", "next_item", "next", id="review.next", show=False),

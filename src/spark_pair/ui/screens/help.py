@@ -19,7 +19,8 @@ from .. import bindings
 # (binding ids whose keys are shown, or a label), where, what
 KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("prompt.send",), "prompt", "send the prompt, or run a slash command"),
-    (("app.stop",), "while streaming", "stop the stream (what arrived stays; nothing is written)"),
+    (("app.stop",), "while streaming", "stop the stream (what arrived stays; nothing is written); "
+     "between fix rounds: stop the loop"),
     (("review.accept", "review.reject"), "review",
      "accept / reject the focused hunk (or create), then the next one"),
     (("review.accept_all",), "review",
@@ -32,7 +33,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("review.amend",), "review",
      "edit the focused hunk's result (or a created file) in $VISUAL/$EDITOR"),
     (("review.try",), "review",
-     "accept like A, apply, run [review] check; then keep (y) or roll back (n)"),
+     "accept like A, apply, run [review] check; then keep (y) or roll back (n); a failing "
+     "check starts fix rounds ([review] fix_rounds)"),
     (("review.pager",), "review", "open the turn's diff in [review] pager ($PAGER, less -R)"),
     (("review.next", "review.previous", "review.next_file", "review.previous_file"), "review",
      "next / previous hunk; next / previous file"),
