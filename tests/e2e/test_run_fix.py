@@ -135,3 +135,31 @@ def test_wrong_flags_say_what_to_do(sim: SimProcess, tmp_path: Path) -> None:
     assert none.returncode == ExitCode.CONFIG and "[model] stronger" in none.stderr
     assert "Traceback" not in dry.stderr + fix.stderr + none.stderr
     assert not sim.requests()  # nothing was sent
+
+
+def test_ctrl_c_during_the_check_stops_it_and_keeps_the_applied_turn(
+        sim: SimProcess, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    repo, home = repo_at(tmp_path), tmp_path / "home"
+    sim.configure(replies=[{"match": "ADD", "text": diff("0", "a + b")}])
+    marker = tmp_path / "check-started"
+    proc = subprocess.Popen(
+        cli() + ["run", "ADD", "-f", "calc.py", "--apply", "--json", "--fix", "1",
+                 "--check", f"touch {marker}; sleep 30"],
+        cwd=repo, env=env_for(home, sim), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    deadline = time.monotonic() + 30
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == ExitCode.INTERRUPTED, err
+    lines = lines_of(out)
+    check_schema(lines)
+    assert lines[-1]["status"] == "cancelled" and lines[-1]["turn_id"] is not None
+    assert "Traceback" not in err and "undo" in err
+    assert tree(repo)["calc.py"] == calc("a + b")  # applied before the check; undoable
+    assert len(bodies(sim)) == 1  # no fix round after a stop

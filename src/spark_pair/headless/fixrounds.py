@@ -113,7 +113,8 @@ class FixRounds:
             reason = Cancelled(stop_words(sig) if sig is not None else "stopped",
                                hint="the check was stopped; " + self._undo_hint())
             self._say_error(reason)
-            self._end(int(ExitCode.INTERRUPTED), "cancelled", reason.message)
+            self._end(int(ExitCode.INTERRUPTED), "cancelled", reason.message,
+                      hint=self._undo_hint())
             return None
         finally:
             self.stop.between = None
