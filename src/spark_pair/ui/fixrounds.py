@@ -92,10 +92,12 @@ class FixRounds:
                 self._next(step, self.prompt, why="two rejections with a reason")
                 return
         if was_round or self.active:
-            what = {"rejected": "rejected", "cancelled": "stopped"}.get(str(result.status),
-                                                                        "not applied")
-            self._end(f"the fix loop ends: round {loop.round} was {what} (the person "
-                      "decided); earlier rounds stay applied, /undo takes each back")
+            what = {"rejected": "rejected (you decided)", "cancelled": "stopped"}.get(
+                str(result.status), "not applied")
+            if result.error is not None and str(result.status) != "cancelled":
+                what = f"not applied ({result.error.message})"
+            self._end(f"the fix loop ends: round {loop.round} was {what}; earlier rounds "
+                      "stay applied, /undo takes each back")
 
     def stop(self) -> None:
         """Escape between rounds (or while one is under review: it is decided as any turn)."""
