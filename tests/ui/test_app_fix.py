@@ -187,3 +187,21 @@ async def test_two_rejections_with_a_reason_send_the_task_to_the_stronger_model(
         await until(pilot, lambda: proposed(app), "the stronger model's proposal")
         assert [b["model"] for b in edit_bodies(sim)] == ["gpt-5.3-codex-spark"] * 2 + [STRONG]
         assert app.main.query_one(AppHeader).model == STRONG
+
+
+async def test_fix_rounds_0_is_off_the_failed_check_asks_keep_or_roll_back(
+        calc_repo: Path, sim: SimProcess) -> None:
+    from spark_pair.ui.screens.check import CheckScreen
+
+    app = app_for(calc_repo, sim, **{"review.fix_rounds": "0"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
+        screen = app.screen
+        await until(pilot, lambda: screen.result is not None, "the check's end")
+        await pilot.pause(0.2)
+        assert app.screen is screen and not screen.result.passed  # it waits for the person
+        await pilot.press("y")
+        await until(pilot, lambda: "kept" in notice(app), "kept")
+        assert len(edit_bodies(sim)) == 1 and calc(calc_repo) == "return a - b"

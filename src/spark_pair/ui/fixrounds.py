@@ -59,8 +59,9 @@ class FixRounds:
     def checked(self, result: CheckResult | None, turn_id: str) -> bool:
         """The check after a kept turn; False: the loop has nothing to say (plain keep)."""
         loop = self.loop
-        if loop is None or self.ended or result is None or (not self.active and result.passed):
-            self._record(turn_id, None if result is None else result.passed)
+        if loop is None or self.ended or result is None or not self.active and (
+                result.passed or not (loop.fix_rounds or _could_escalate(loop))):
+            self._record(turn_id, None if result is None else result.passed)  # (off: plain)
             return False
         self._record(turn_id, result.passed)
         self.in_round = False
