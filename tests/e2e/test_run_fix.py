@@ -163,3 +163,21 @@ def test_ctrl_c_during_the_check_stops_it_and_keeps_the_applied_turn(
     assert "Traceback" not in err and "undo" in err
     assert tree(repo)["calc.py"] == calc("a + b")  # applied before the check; undoable
     assert len(bodies(sim)) == 1  # no fix round after a stop
+
+
+def test_a_round_is_applied_only_under_the_same_flags(sim: SimProcess, tmp_path: Path) -> None:
+    repo, home = repo_at(tmp_path), tmp_path / "home"
+    delete_check = ("```diff\n--- a/check.py\n+++ /dev/null\n@@ -1,3 +0,0 @@\n"
+                    + "".join(f"-{line}\n" for line in CHECK.splitlines()) + "```\n")
+    sim.configure(replies=[{"match": "", "check": "add(2, 3)", "text": delete_check},
+                           {"match": "ADD", "text": diff("0", "a - b")}])
+    res = run(repo, home, sim, "ADD", "-f", "calc.py", "-f", "check.py", "--apply",
+              "--check", "python3 check.py", "--fix", "2", "--json")
+    assert res.returncode == ExitCode.POLICY, res.stderr  # the round's delete needs its flag
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    assert [ln["round"] for ln in lines if ln["type"] == "round"] == [1]
+    assert lines[-1]["status"] == "refused"
+    assert (repo / "check.py").read_text() == CHECK  # never deleted
+    assert tree(repo)["calc.py"] == calc("a - b")  # the first turn stays
+    assert "earlier rounds stay applied" in res.stderr
