@@ -205,3 +205,23 @@ async def test_fix_rounds_0_is_off_the_failed_check_asks_keep_or_roll_back(
         await pilot.press("y")
         await until(pilot, lambda: "kept" in notice(app), "kept")
         assert len(edit_bodies(sim)) == 1 and calc(calc_repo) == "return a - b"
+
+
+async def test_escape_in_an_escalated_round_goes_back_once_the_round_is_decided(
+        calc_repo: Path, sim: SimProcess) -> None:
+    app = app_for(calc_repo, sim, **{"review.fix_rounds": "0", "model.stronger": STRONG,
+                                     "review.escalate": "auto"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("t")
+        await until(pilot, lambda: proposed(app) and "escalated" in notice(app),
+                    "the escalated round under review")
+        assert app.main.query_one(AppHeader).model == STRONG
+        await pilot.press("escape")
+        await until(pilot, lambda: "fix loop stopped (escape)" in notice(app), "the stop")
+        assert app.main.query_one(AppHeader).model == STRONG  # not under the round
+        await pilot.press("R")
+        await until(pilot, lambda: app.main.query_one(AppHeader).model ==
+                    "gpt-5.3-codex-spark", "the drafting model again")
+        await until(pilot, lambda: "back on gpt-5.3-codex-spark" in notice(app), "said so")
+        assert "turn is running" not in notice(app)

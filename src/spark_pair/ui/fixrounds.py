@@ -11,6 +11,7 @@ back to the drafting one when an escalated loop ends.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
@@ -183,7 +184,12 @@ class FixRounds:
             self.screen.run_worker(self._back(text), group="fixloop", exit_on_error=False)
 
     async def _back(self, text: str) -> None:
-        """After an escalated loop: the drafting model again, said on screen."""
+        """After an escalated loop: the drafting model again, said on screen (once the turn
+        under review, if any, is over: a connection is not switched under a turn)."""
+        worker = self.screen.turn_worker
+        if worker is not None:
+            with contextlib.suppress(Exception):
+                await worker.wait()
         try:
             await self.screen.driver.reopen(**{"model.name": self.drafter})
         except SparkPairError as exc:
