@@ -1,6 +1,7 @@
 """Tasks and their rounds: an instruction, the turns that tried to make its check pass, and
 which model wrote each one. The request store keeps them (`create`, `add`, `rows`);
-`spark-pair stats` reads them per model (`task_stats`)."""
+`spark-pair stats` reads them per model (`task_stats`). The store opens while a run's reply
+streams: nothing here loads at import beyond what that needs."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-
-from .stats import percentile
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +62,8 @@ class TaskStats:
 
     @property
     def median_rounds(self) -> float | None:
+        from .stats import percentile  # (the store opens during a run: this loads for stats)
+
         return percentile(self.to_green, 50)
 
     def share(self, count: int) -> float:
