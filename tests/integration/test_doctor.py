@@ -12,7 +12,7 @@ from spark_pair.exitcodes import ExitCode
 
 MODEL, FALLBACK = "gpt-5.3-codex-spark", "gpt-5.3-codex"
 ORDER = ["config", "base_url", "connect", "auth", "models", "request", "stream", "ws", "memory",
-         "fallback"]
+         "fallback", "telemetry"]
 
 
 # The stream check fails a stream whose deltas all arrive at once (a buffering proxy). The

@@ -31,6 +31,7 @@ class Failures(logging.Handler):
     def __init__(self, on_first: Callable[[str], None] | None = None) -> None:
         super().__init__(logging.WARNING)
         self.last = ""
+        self.first = ""  # of this round (finish clears it): the cause, before "gave up"
         self.count = 0
         self.on_first = on_first
 
@@ -40,6 +41,7 @@ class Failures(logging.Handler):
         except Exception:  # noqa: BLE001 - a log record that cannot format: still a failure
             text = record.msg if isinstance(record.msg, str) else "export failed"
         self.last = redact(text)[:300]
+        self.first = self.first or self.last
         self.count += 1
         if self.count == 1 and self.on_first is not None:
             self.on_first(self.last)
@@ -122,11 +124,11 @@ class Meters:
                 problems.append(f"the push to the Pushgateway {self.opts.pushgateway} failed "
                                 f"({_why(exc)})")
         if self.otlp is not None:
-            before = self.failures.count
+            before, self.failures.first = self.failures.count, ""
             left_ms = max(0.0, deadline - time.monotonic()) * 1000
             done = self.provider.force_flush(timeout_millis=max(left_ms, 1))
             if self.failures.count > before or not done:
-                reason = self.failures.last if self.failures.count > before else "no answer"
+                reason = self.failures.first if self.failures.count > before else "no answer"
                 problems.append(f"the OTLP export to {self.opts.otlp_url} failed ({reason})")
         return problems
 

@@ -122,6 +122,7 @@ def _headers(env: Mapping[str, str]) -> dict[str, str]:
                 out[unquote(name.strip()).lower()] = unquote(value.strip())
     for value in out.values():
         add_secret(value)
+        add_secret(value.split()[-1] if value.split() else "")  # the token of "Bearer TOKEN"
     return out
 
 
