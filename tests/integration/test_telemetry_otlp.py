@@ -1,0 +1,134 @@
+"""Telemetry of real `spark-pair run` processes against the simulator, exported over OTLP/HTTP
+to a real receiver on loopback (tests/support/otlp.py): what arrives, what never does, and
+that an endpoint that is down or refuses costs a run at most its exit budget and one note."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from support.otlp import OtlpReceiver
+from support.runs import A_NEW, A_PY, cli, env_for, make_repo
+
+from spark_pair.sim.process import SimProcess
+
+KEY = "sk-test-e2e-secret-key"  # env_for's key
+PROMPT = "GREET-TELEMETRY make greet use an f-string (secret-words-xyzzy)"
+DIFF = ("```diff\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
+        "-    return 'hello ' + name\n+    return f'hello {name}'\n```\n")
+PAD = 120  # lines of a created file: a reply long enough to have a rate
+LONG = DIFF.replace("```\n", "--- /dev/null\n+++ b/pad.txt\n@@ -0,0 +1,%d @@\n" % PAD
+                    + "".join(f"+padding line number {i}\n" for i in range(PAD)) + "```\n")
+
+
+def run_with(repo: Path, sim: SimProcess, env: dict[str, str], *args: str
+             ) -> subprocess.CompletedProcess[str]:
+    full = {**env_for(repo.parent / "home", sim), **env}
+    return subprocess.run(cli() + ["run", PROMPT, "-f", "a.py", *args], cwd=repo, env=full,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_run_exports_its_figures_over_otlp_and_nothing_private(sim, tmp_path):
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    # paced, so that the reply has a rate (an unpaced one arrives as one burst)
+    sim.configure(replies=[{"match": "GREET-TELEMETRY", "text": LONG}], tps=4000)
+    with OtlpReceiver() as receiver:
+        proc = run_with(repo, sim, {"SPARK_PAIR_TELEMETRY": "1",
+                                    "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+                                    "OTEL_RESOURCE_ATTRIBUTES": "team=editors"}, "--apply")
+        assert proc.returncode == 0, proc.stderr
+        assert (repo / "a.py").read_text() == A_NEW
+        receiver.wait(1)
+    assert receiver.paths == ["/v1/metrics"]
+    got = {(name, tuple(sorted(attrs.items()))): value
+           for name, attrs, value in receiver.points()}
+    model = (("model", "gpt-5.3-codex-spark"),)
+    assert got[("spark_pair.session.count", ())] == 1
+    assert got[("spark_pair.token.usage", (*model, ("type", "output")))] > 0
+    assert got[("spark_pair.token.usage", (*model, ("type", "input")))] > 0
+    where = (*model, ("transport", "ws"))
+    for name in ("turn.ttft.duration_ms", "turn.tokens_per_second", "turn.e2e_duration_ms"):
+        assert got[("spark_pair." + name, where)] == 1  # one request: a histogram of one
+    assert got[("spark_pair.lines_of_code.count", (("type", "added"),))] == 1 + PAD
+    assert got[("spark_pair.lines_of_code.count", (("type", "removed"),))] == 1
+    assert receiver.resources()[0]["team"] == "editors"
+    assert receiver.resources()[0]["service.name"] == "spark-pair"
+    body = b"".join(receiver.bodies)
+    for private in (b"secret-words-xyzzy", b"GREET", b"hello", b"a.py", b"padding", KEY.encode(),
+                    sim.base_url.encode(), b"127.0.0.1"):
+        assert private not in body, private
+    assert "telemetry" not in proc.stderr  # it went through: nothing to say
+
+
+def test_telemetry_off_sends_nothing_even_with_an_endpoint_in_the_environment(sim, tmp_path):
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    sim.configure(replies=[{"match": "GREET-TELEMETRY", "text": DIFF}])
+    with OtlpReceiver() as receiver:
+        proc = run_with(repo, sim, {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
+        assert proc.returncode == 0, proc.stderr
+        time.sleep(0.3)  # (nothing is in flight: the process has exited)
+    assert receiver.bodies == []
+
+
+def test_an_endpoint_that_is_down_or_refuses_costs_a_bounded_wait_and_one_note(sim, tmp_path):
+    from support.promstack import free_port
+
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    sim.configure(replies=[{"match": "GREET-TELEMETRY", "text": DIFF}])
+    down = f"http://127.0.0.1:{free_port()}"
+    env = {"SPARK_PAIR_TELEMETRY": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": down}
+    start = time.monotonic()
+    proc = run_with(repo, sim, env)
+    took = time.monotonic() - start
+    assert proc.returncode == 0, proc.stderr  # the turn's own exit code: a dry run, ok
+    notes = [line for line in proc.stderr.splitlines() if "telemetry" in line]
+    assert len(notes) == 1 and down in notes[0] and "dropped" in notes[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert took < 8, took  # the start-up, the turn, and at most the 1 s exit budget
+    with OtlpReceiver(status=503) as refusing:
+        proc = run_with(repo, sim, {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": refusing.url})
+    assert proc.returncode == 0, proc.stderr
+    assert refusing.bodies  # it was tried...
+    notes = [line for line in proc.stderr.splitlines() if "telemetry" in line]
+    assert len(notes) == 1 and "dropped" in notes[0], proc.stderr  # ...and said once
+
+
+def test_without_the_extra_telemetry_on_says_how_to_install_it(sim, tmp_path):
+    """The SDK made unimportable (as in a default install): the run works, one note says
+    `pip install 'spark-pair[otel]'`, no traceback."""
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    sim.configure(replies=[{"match": "GREET-TELEMETRY", "text": DIFF}])
+    boot = ("import sys; sys.modules['opentelemetry'] = None; "
+            "sys.argv = ['spark-pair', *sys.argv[1:]]; "
+            "from spark_pair.entry import main; main()")
+    full = {**env_for(tmp_path / "home", sim), "SPARK_PAIR_TELEMETRY": "1"}
+    proc = subprocess.run([sys.executable, "-c", boot, "run", PROMPT, "-f", "a.py", "--apply"],
+                          cwd=repo, env=full, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert (repo / "a.py").read_text() == A_NEW
+    assert "pip install 'spark-pair[otel]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_default_run_loads_no_telemetry_module(sim, tmp_path):
+    """With telemetry off, neither the package nor the SDK is imported (sys.modules)."""
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    sim.configure(replies=[{"match": "GREET-TELEMETRY", "text": DIFF}])
+    record = tmp_path / "modules.txt"
+    boot = ("import os, sys; sys.argv = ['spark-pair', *sys.argv[1:]]\n"
+            "leave = os._exit\n"
+            "def dump(code):\n"
+            f"    open({str(record)!r}, 'w').write('\\n'.join(sorted(sys.modules)))\n"
+            "    leave(code)\n"
+            "os._exit = dump\n"
+            "from spark_pair.entry import main; main()\n")
+    full = env_for(tmp_path / "home", sim)
+    proc = subprocess.run([sys.executable, "-c", boot, "run", PROMPT, "-f", "a.py"], cwd=repo,
+                          env=full, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    loaded = record.read_text().split()
+    assert "spark_pair.runtime" in loaded  # (the record is the run's)
+    assert [m for m in loaded if m.startswith(("opentelemetry", "prometheus_client",
+                                               "spark_pair.ops"))] == []
