@@ -19,7 +19,7 @@ PROMPT = "GREET-TELEMETRY make greet use an f-string (secret-words-xyzzy)"
 DIFF = ("```diff\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
         "-    return 'hello ' + name\n+    return f'hello {name}'\n```\n")
 PAD = 120  # lines of a created file: a reply long enough to have a rate
-LONG = DIFF.replace("```\n", "--- /dev/null\n+++ b/pad.txt\n@@ -0,0 +1,%d @@\n" % PAD
+LONG = DIFF.replace("```\n", f"--- /dev/null\n+++ b/pad.txt\n@@ -0,0 +1,{PAD} @@\n"
                     + "".join(f"+padding line number {i}\n" for i in range(PAD)) + "```\n")
 
 
