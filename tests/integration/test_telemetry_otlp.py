@@ -4,6 +4,7 @@ that an endpoint that is down or refuses costs a run at most its exit budget and
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -132,3 +133,32 @@ def test_a_default_run_loads_no_telemetry_module(sim, tmp_path):
     assert "spark_pair.runtime" in loaded  # (the record is the run's)
     assert [m for m in loaded if m.startswith(("opentelemetry", "prometheus_client",
                                                "spark_pair.ops"))] == []
+
+
+def doctor_check(repo: Path, sim: SimProcess, env: dict[str, str]) -> tuple[dict, int]:
+    full = {**env_for(repo.parent / "home", sim), "SPARK_PAIR_TELEMETRY": "1", **env}
+    proc = subprocess.run(cli() + ["doctor", "--json"], cwd=repo, env=full,
+                          capture_output=True, text=True, timeout=60)
+    report = json.loads(proc.stdout)
+    return next(c for c in report["checks"] if c["id"] == "telemetry"), proc.returncode
+
+
+def test_doctor_sends_a_test_point_and_says_whether_the_collector_took_it(sim, tmp_path):
+    from support.promstack import free_port
+
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    with OtlpReceiver() as receiver:
+        check, code = doctor_check(repo, sim, {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
+        assert (check["status"], code) == ("pass", 0), check
+        assert "took a test point" in check["detail"]
+        assert [name for name, _, _ in receiver.points()] == ["spark_pair.doctor.check"]
+    closed = f"http://127.0.0.1:{free_port()}"
+    check, code = doctor_check(repo, sim, {"OTEL_EXPORTER_OTLP_ENDPOINT": closed})
+    assert (check["status"], code) == ("fail", 1)
+    assert closed in check["detail"] and "start the collector" in check["hint"]
+    with OtlpReceiver(status=404) as wrong_path:
+        check, _ = doctor_check(repo, sim, {"OTEL_EXPORTER_OTLP_ENDPOINT": wrong_path.url})
+    assert check["status"] == "fail" and "404" in check["detail"]
+    assert "adds /v1/metrics" in check["hint"]
+    check, code = doctor_check(repo, sim, {"SPARK_PAIR_TELEMETRY": "0"})
+    assert check["status"] == "skip" and "telemetry is off" in check["detail"]
