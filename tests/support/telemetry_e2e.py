@@ -12,10 +12,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from spark_pair.sim.process import SimProcess
 from support.promstack import PromStack, free_port, missing
 from support.runs import A_PY, cli, env_for, make_repo
-
-from spark_pair.sim.process import SimProcess
 
 DIFF = ("```diff\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
         "-    return 'hello ' + name\n+    return f'hello {name}'\n```\n")
