@@ -58,7 +58,9 @@ class PromStack:
             "rule_files: ['alerts.yml']\n"
             "scrape_configs:\n  - job_name: spark-pair\n    honor_labels: true\n"
             f"    static_configs:\n      - targets: [{targets}]\n")
-        self._spawn(["prometheus-pushgateway",
+        # in memory only: Debian's default keeps every group in /var/lib/prometheus, so a
+        # Pushgateway would start with the groups of earlier (or concurrent) runs
+        self._spawn(["prometheus-pushgateway", "--persistence.file=",
                      f"--web.listen-address=127.0.0.1:{self.push_port}"], "pushgateway.log")
         self._spawn(["prometheus", f"--config.file={self.dir / 'prometheus.yml'}",
                      f"--storage.tsdb.path={self.dir / 'data'}",
