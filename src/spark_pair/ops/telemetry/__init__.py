@@ -10,6 +10,7 @@ nothing. docs/telemetry.md lists every figure.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -144,13 +145,15 @@ class Telemetry:
             return
         self._ended = True
         budget = self.opts.exit_timeout_s
+        deadline = time.monotonic() + budget
         done = threading.Event()
         problems: list[str] = []
 
         def finish() -> None:
-            try:
+            try:  # the push and the export get what the SDK's loading left of the budget
                 if self.ready(budget):
-                    problems.extend(self.meters.finish(self.command or "", budget))
+                    left = max(0.05, deadline - time.monotonic())
+                    problems.extend(self.meters.finish(self.command or "", left))
                 elif not self.failed:
                     problems.append(f"the OpenTelemetry SDK did not load within {budget:g} s")
             except Exception as exc:  # noqa: BLE001 - one note, never a crash
