@@ -4,12 +4,14 @@ that an endpoint that is down or refuses costs a run at most its exit budget and
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from support.otlp import OtlpReceiver
 from support.runs import A_NEW, A_PY, cli, env_for, make_repo
 
@@ -162,3 +164,58 @@ def test_doctor_sends_a_test_point_and_says_whether_the_collector_took_it(sim, t
     assert "adds /v1/metrics" in check["hint"]
     check, code = doctor_check(repo, sim, {"SPARK_PAIR_TELEMETRY": "0"})
     assert check["status"] == "skip" and "telemetry is off" in check["detail"]
+
+
+async def test_a_run_exports_to_an_independent_otlp_receiver(sim, tmp_path):
+    """The same export taken by oteltap's OTLP/HTTP receiver (its own decoder, a native core):
+    what spark-pair sends is OTLP as others read it, not only as the SDK's classes parse it."""
+    try:
+        import oteltap
+    except (ImportError, OSError) as exc:  # not installed, or no native core for this machine
+        pytest.skip(f"needs oteltap (the test extra) with its native core: {exc}")
+    from support.promstack import free_port
+
+    port = free_port()
+    try:
+        receiver = oteltap.OtelTapHttpProtobufReceiver(
+            oteltap.OtelTapHttpProtobufReceiverSettings(http_port=port))
+        await receiver.start()
+    except (OSError, oteltap.OtelTapInitializationError) as exc:
+        pytest.skip(f"oteltap's receiver does not start on this machine: {exc}")
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    sim.configure(replies=[{"match": "GREET-TELEMETRY", "text": LONG}], tps=4000)
+    got: dict[str, object] = {}
+
+    async def take() -> None:
+        async for metric in receiver.stream_metrics():
+            got[metric.name] = metric
+
+    taking = asyncio.create_task(take())
+    try:
+        env = {**env_for(tmp_path / "home", sim), "SPARK_PAIR_TELEMETRY": "1",
+               "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}"}
+        proc = await asyncio.create_subprocess_exec(
+            *cli(), "run", PROMPT, "-f", "a.py", "--apply", cwd=repo, env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0, err
+        assert b"telemetry" not in err, err  # the receiver took it
+        for _ in range(200):  # the receiver hands what it decoded over by polling
+            if "spark_pair.lines_of_code.count" in got:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        taking.cancel()
+        await asyncio.gather(taking, return_exceptions=True)
+        await receiver.stop()
+    assert {"spark_pair.session.count", "spark_pair.token.usage",
+            "spark_pair.turn.ttft.duration_ms", "spark_pair.turn.tokens_per_second",
+            "spark_pair.turn.e2e_duration_ms", "spark_pair.lines_of_code.count"} <= set(got)
+    ttft = got["spark_pair.turn.ttft.duration_ms"]
+    point = ttft.histogram.data_points[0]  # type: ignore[attr-defined]
+    assert point.count == 1 and 0 < point.sum < 60_000
+    assert {a.key: a.value.string_value for a in point.attributes} == {
+        "model": "gpt-5.3-codex-spark", "transport": "ws"}
+    lines = got["spark_pair.lines_of_code.count"].sum.data_points  # type: ignore[attr-defined]
+    assert sorted((p.attributes[0].value.string_value, p.as_int or p.as_double)
+                  for p in lines) == [("added", 1 + PAD), ("removed", 1)]
