@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -75,7 +76,7 @@ def test_telemetry_off_sends_nothing_even_with_an_endpoint_in_the_environment(si
     assert receiver.bodies == []
 
 
-def test_an_endpoint_that_is_down_or_refuses_costs_a_bounded_wait_and_one_note(sim, tmp_path):
+def test_an_endpoint_that_is_down_refuses_or_hangs_costs_a_bounded_wait_and_one_note(sim, tmp_path):
     from support.promstack import free_port
 
     repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
@@ -96,6 +97,17 @@ def test_an_endpoint_that_is_down_or_refuses_costs_a_bounded_wait_and_one_note(s
     assert refusing.bodies  # it was tried...
     notes = [line for line in proc.stderr.splitlines() if "telemetry" in line]
     assert len(notes) == 1 and "dropped" in notes[0], proc.stderr  # ...and said once
+    with socket.socket() as silent:  # takes the connection and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        slow = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        start = time.monotonic()
+        proc = run_with(repo, sim, {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": slow})
+        took = time.monotonic() - start
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if "telemetry" in line]
+    assert len(notes) == 1 and slow in notes[0] and "dropped" in notes[0], proc.stderr
+    assert took < 8, took  # not the SDK's own 10 s timeout: the 1 s exit budget
 
 
 def test_without_the_extra_telemetry_on_says_how_to_install_it(sim, tmp_path):

@@ -166,7 +166,8 @@ class Telemetry:
         else:
             threading.Thread(target=finish, name="spark-pair-telemetry-end", daemon=True).start()
         if not done.wait(budget + 0.1):
-            problems.append(f"the export did not finish within {budget:g} s")
+            problems.append(f"the export to {self.opts.where} did not finish within "
+                            f"{budget:g} s")
         if problems:
             from ...errors import redact
 
