@@ -3,19 +3,22 @@
 1. Recording: microseconds per request record (its points, then the SDK's instruments, with
    an OTLP and a Prometheus reader in place), and per finished turn and verdict set. This is
    all that happens on the event loop; every export runs in a thread of its own.
-2. A `spark-pair run` against the simulator, telemetry off and on (pushing to a Pushgateway on
-   loopback when Debian's is installed, else exporting to an OTLP receiver on loopback), runs
-   interleaved A/B: the median wall seconds and the difference.
+2. A `spark-pair run` against the simulator, telemetry off and on, exporting over OTLP and
+   pushing to a Pushgateway (Debian's, when installed) that is live, down, silent (takes the
+   connection, never answers) or answers 500: the median wall seconds of runs interleaved,
+   and the delay on the run's exit against telemetry off (bounded by the 1 s exit budget).
 Prints the load average next to the figures (the machine is shared).
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -64,49 +67,74 @@ def recording() -> None:
           f"{per_verdicts:.1f} us per turn's verdicts (4 hunks)   [{load()}]")
 
 
+class Silent:
+    """An endpoint that takes connections and never answers (a hung collector)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._take, daemon=True).start()
+
+    def _take(self) -> None:
+        while True:
+            try:
+                self.held.append(self.sock.accept()[0])
+            except OSError:
+                return
+
+
 def runs() -> None:
-    with tempfile.TemporaryDirectory() as tmp, SimProcess(tps=1200, ttft_ms=150) as sim:
+    """`spark-pair run` with telemetry off, then pushing or exporting to endpoints that are
+    live, down (port closed), silent (never answer) and erroring (HTTP 500), interleaved."""
+    with tempfile.TemporaryDirectory() as tmp, SimProcess(tps=1200, ttft_ms=150) as sim, \
+            OtlpReceiver() as live, OtlpReceiver(status=500) as erroring:
         repo = make_repo(Path(tmp) / "repo", {"a.py": A_PY})
         sim.configure(replies=[{"match": "GREET", "text": DIFF}])
         base = env_for(Path(tmp) / "home", sim)
+        down, silent = f"http://127.0.0.1:{free_port()}", Silent()
         stack = None
         if not missing():
             from support.promstack import PromStack
 
             stack = PromStack().__enter__()
-            on = {**base, "SPARK_PAIR_TELEMETRY": "1", "OTEL_METRICS_EXPORTER": "none"}
-            where = "a Pushgateway"
-        receiver = OtlpReceiver().__enter__()
-        if stack is None:
-            on = {**base, "SPARK_PAIR_TELEMETRY": "1", "OTEL_EXPORTER_OTLP_ENDPOINT":
-                  receiver.url}
-            where = "an OTLP receiver"
-        else:
-            (repo / ".spark-pair.toml").write_text(
-                f'[telemetry]\npushgateway = "{stack.pushgateway}"\n')
-            subprocess.run(["git", "add", "."], cwd=repo, check=True)
-            subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit",
-                            "-qm", "conf"], cwd=repo, check=True)
-        times: dict[str, list[float]] = {"off": [], "on": []}
+        on = {"SPARK_PAIR_TELEMETRY": "1"}
+        variants: dict[str, tuple[dict[str, str], str]] = {"off": ({}, "")}
+        for name, url in (("live", live.url), ("down", down), ("silent", silent.url),
+                          ("500", erroring.url)):
+            variants[f"OTLP {name}"] = ({**on, "OTEL_EXPORTER_OTLP_ENDPOINT": url}, "")
+        for name, url in (("live", stack.pushgateway if stack else ""), ("down", down),
+                          ("silent", silent.url), ("500", erroring.url)):
+            if url:
+                variants[f"push {name}"] = (on, url)
+        times: dict[str, list[float]] = {name: [] for name in variants}
+        conf = repo / ".spark-pair.toml"
         try:
-            for i in range(RUNS * 2 + 2):
-                name = "on" if i % 2 else "off"
-                env = on if name == "on" else base
-                t0 = time.perf_counter()
-                proc = subprocess.run(cli() + ["run", "GREET", "-f", "a.py"], cwd=repo,
-                                      env=env, capture_output=True, text=True, timeout=60)
-                took = time.perf_counter() - t0
-                assert proc.returncode == 0, proc.stderr
-                assert "telemetry" not in proc.stderr, proc.stderr
-                if i >= 2:  # the first pair warms the caches
-                    times[name].append(took)
+            for i in range(RUNS + 1):  # the first round warms the caches
+                for name, (extra, push) in variants.items():
+                    conf.write_text(f'[telemetry]\npushgateway = "{push}"\n' if push else "")
+                    t0 = time.perf_counter()
+                    proc = subprocess.run(cli() + ["run", "GREET", "-f", "a.py"], cwd=repo,
+                                          env={**base, **extra}, capture_output=True,
+                                          text=True, timeout=60)
+                    took = time.perf_counter() - t0
+                    assert proc.returncode == 0, proc.stderr
+                    notes = [x for x in proc.stderr.splitlines() if "telemetry" in x]
+                    assert len(notes) == (name.split()[-1] not in ("off", "live")), notes
+                    if i:
+                        times[name].append(took)
         finally:
-            receiver.__exit__()
             if stack is not None:
                 stack.__exit__()
-        off, on_ = statistics.median(times["off"]), statistics.median(times["on"])
-        print(f"spark-pair run, median of {RUNS}: off {off:.3f} s, on (pushing to {where}) "
-              f"{on_:.3f} s: +{(on_ - off) * 1000:.0f} ms ({on_ / off:.2f}x)   [{load()}]")
+        off = statistics.median(times["off"])
+        print(f"spark-pair run, median and max of {RUNS} (interleaved), exit budget 1 s:")
+        for name, took in times.items():
+            med = statistics.median(took)
+            print(f"  {name:12s} {med:.3f} s (max {max(took):.3f})  {(med - off) * 1000:+5.0f} "
+                  f"ms vs off")
+        print(f"  [{load()}]")
 
 
 if __name__ == "__main__":
