@@ -37,7 +37,8 @@ def stack():
 def project(tmp_path: Path, **telemetry: object) -> tuple[Path, str]:
     """A repository whose .spark-pair.toml turns telemetry on; its own instance label."""
     instance = f"e2e-{uuid.uuid4().hex[:8]}"
-    lines = ["[telemetry]", "enabled = true", f'instance = "{instance}"']
+    lines = ["[telemetry]", "enabled = true", f'instance = "{instance}"',
+             "exit_timeout_s = 10"]  # room for the push on a busy machine
     lines += [f"{k} = {json.dumps(v)}" for k, v in telemetry.items()]
     repo = make_repo(tmp_path / "repo", {"a.py": A_PY, ".spark-pair.toml": "\n".join(lines)})
     return repo, instance

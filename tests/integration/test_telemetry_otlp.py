@@ -22,6 +22,9 @@ KEY = "sk-test-e2e-secret-key"  # env_for's key
 PROMPT = "GREET-TELEMETRY make greet use an f-string (secret-words-xyzzy)"
 DIFF = ("```diff\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
         "-    return 'hello ' + name\n+    return f'hello {name}'\n```\n")
+# a live receiver's tests give the exit export room on a busy machine (the 1 s default is
+# for a broken endpoint; the bound itself is tested below with the default)
+ROOMY = "[telemetry]\nexit_timeout_s = 10\n"
 PAD = 120  # lines of a created file: a reply long enough to have a rate
 LONG = DIFF.replace("```\n", f"--- /dev/null\n+++ b/pad.txt\n@@ -0,0 +1,{PAD} @@\n"
                     + "".join(f"+padding line number {i}\n" for i in range(PAD)) + "```\n")
@@ -35,7 +38,7 @@ def run_with(repo: Path, sim: SimProcess, env: dict[str, str], *args: str
 
 
 def test_a_run_exports_its_figures_over_otlp_and_nothing_private(sim, tmp_path):
-    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY, ".spark-pair.toml": ROOMY})
     # paced, so that the reply has a rate (an unpaced one arrives as one burst)
     sim.configure(replies=[{"match": "GREET-TELEMETRY", "text": LONG}], tps=4000)
     with OtlpReceiver() as receiver:
@@ -45,7 +48,7 @@ def test_a_run_exports_its_figures_over_otlp_and_nothing_private(sim, tmp_path):
         assert proc.returncode == 0, proc.stderr
         assert (repo / "a.py").read_text() == A_NEW
         receiver.wait(1)
-    assert receiver.paths == ["/v1/metrics"]
+    assert receiver.paths == ["/v1/metrics"], proc.stderr
     got = {(name, tuple(sorted(attrs.items()))): value
            for name, attrs, value in receiver.points()}
     model = (("model", "gpt-5.3-codex-spark"),)
@@ -194,7 +197,7 @@ async def test_a_run_exports_to_an_independent_otlp_receiver(sim, tmp_path):
         await receiver.start()
     except (OSError, oteltap.OtelTapInitializationError) as exc:
         pytest.skip(f"oteltap's receiver does not start on this machine: {exc}")
-    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY, ".spark-pair.toml": ROOMY})
     sim.configure(replies=[{"match": "GREET-TELEMETRY", "text": LONG}], tps=4000)
     got: dict[str, object] = {}
 
