@@ -18,6 +18,7 @@ CORE = [
     "spark_pair.git",
     "spark_pair.approval",
     "spark_pair.runtime",
+    "spark_pair.ops",  # telemetry (its SDK too, where the extra is installed)
 ]
 
 

@@ -1,0 +1,1 @@
+"""What spark-pair does beside turns, for the people who run it: telemetry (ops.telemetry)."""
