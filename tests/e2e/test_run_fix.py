@@ -130,6 +130,10 @@ def test_wrong_flags_say_what_to_do(sim: SimProcess, tmp_path: Path) -> None:
     assert dry.returncode == ExitCode.USAGE and "--check needs --apply" in dry.stderr
     fix = run(repo, home, sim, "ADD", "--apply", "--fix", "2")
     assert fix.returncode == ExitCode.USAGE and "--fix needs --check" in fix.stderr
+    as_json = run(repo, home, sim, "ADD", "--apply", "--fix", "2", "--json")
+    lines = lines_of(as_json.stdout)
+    assert [ln["type"] for ln in lines] == ["error", "end"]
+    assert lines[-1]["exit_name"] == "USAGE" and "--fix needs --check" in lines[0]["message"]
     none = run(repo, home, sim, "ADD", "--apply", "--check", "true", "--fix", "1",
                "--escalate")
     assert none.returncode == ExitCode.CONFIG and "[model] stronger" in none.stderr

@@ -44,16 +44,11 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
 
     if deltas and not as_json:
         raise UsageError("--deltas needs --json", hint="add --json, or leave out --deltas")
-    if check is not None and not check.strip():
-        raise UsageError("--check needs a command", hint='e.g. --check "pytest -q"')
-    if check and not apply_:
-        raise UsageError("--check needs --apply (a dry run writes nothing to check)",
-                         hint="add --apply; spark-pair undo takes the turn back")
-    if fix and not check:
-        raise UsageError("--fix needs --check", hint='e.g. --check "pytest -q" --fix 2')
-    if escalate and not fix:
-        raise UsageError("--escalate needs --fix N (its last round goes to the stronger model)",
-                         hint="add --fix 1 or more")
+    wrong = _check_flags(check, fix, escalate, apply_)
+    if wrong is not None:
+        if as_json:
+            usage_json(wrong)
+        raise wrong
     if (allow_delete or allow_rename) and not apply_:
         click.echo("spark-pair: --allow-delete/--allow-rename only matter with --apply "
                    "(this is a dry run)", err=True)
@@ -70,3 +65,20 @@ def _started() -> float | None:
     command line was started some other way (the run's clock then starts with the run)."""
     obj = click.get_current_context().obj
     return obj.get("started") if isinstance(obj, dict) else None
+
+
+def _check_flags(check: str | None, fix: int, escalate: bool, apply_: bool) -> Exception | None:
+    """What is wrong with --check, --fix and --escalate together (None: nothing)."""
+    from ...base.errors import UsageError
+
+    if check is not None and not check.strip():
+        return UsageError("--check needs a command", hint='e.g. --check "pytest -q"')
+    if check and not apply_:
+        return UsageError("--check needs --apply (a dry run writes nothing to check)",
+                          hint="add --apply; spark-pair undo takes the turn back")
+    if fix and not check:
+        return UsageError("--fix needs --check", hint='e.g. --check "pytest -q" --fix 2')
+    if escalate and not fix:
+        return UsageError("--escalate needs --fix N (its last round goes to the stronger "
+                          "model)", hint="add --fix 1 or more")
+    return None
