@@ -185,3 +185,27 @@ def test_a_round_is_applied_only_under_the_same_flags(sim: SimProcess, tmp_path:
     assert (repo / "check.py").read_text() == CHECK  # never deleted
     assert tree(repo)["calc.py"] == calc("a - b")  # the first turn stays
     assert "earlier rounds stay applied" in res.stderr
+
+
+def test_a_reply_cut_by_the_context_window_goes_to_the_stronger_model(
+        sim: SimProcess, tmp_path: Path) -> None:
+    repo = repo_at(tmp_path, '[model]\nstronger = "gpt-5.3-codex"\n')
+    home = tmp_path / "home"
+    prose = "Let me think about this change carefully. " * 40  # ~400 tokens before the diff
+    sim.configure(replies=[{"match": "ADD", "text": prose + diff("0", "a + b")}],
+                  contexts={"gpt-5.3-codex-spark": 600})  # the fast model's window is small
+    res = run(repo, home, sim, "ADD", "-f", "calc.py", "--apply", "--check",
+              "python3 check.py", "--fix", "1", "--escalate", "--json")
+    assert res.returncode == 0, res.stderr
+    lines = lines_of(res.stdout)
+    check_schema(lines)
+    error = next(ln for ln in lines if ln["type"] == "error")
+    assert error["kind"] == "incomplete"
+    rounds = [ln for ln in lines if ln["type"] == "round"]
+    assert [(r["round"], r["model"], r["escalated"]) for r in rounds] == [
+        (0, "gpt-5.3-codex", True)]
+    assert [c["passed"] for c in lines if c["type"] == "check"] == [True]
+    assert "context window" in res.stderr
+    assert tree(repo)["calc.py"] == calc("a + b")
+    models = [r["body"]["model"] for r in sim.requests() if "model" in (r["body"] or {})]
+    assert models == ["gpt-5.3-codex-spark", "gpt-5.3-codex"]

@@ -225,3 +225,18 @@ async def test_escape_in_an_escalated_round_goes_back_once_the_round_is_decided(
                     "gpt-5.3-codex-spark", "the drafting model again")
         await until(pilot, lambda: "back on gpt-5.3-codex-spark" in notice(app), "said so")
         assert "turn is running" not in notice(app)
+
+
+async def test_a_reply_cut_by_the_context_window_is_offered_to_the_stronger_model(
+        calc_repo: Path, sim: SimProcess) -> None:
+    prose = "Let me think about this change carefully. " * 40
+    sim.configure(contexts={"gpt-5.3-codex-spark": 600})
+    app = app_for(calc_repo, sim, [{"match": "ADD", "text": prose + diff("0", "a + b")}],
+                  **{"model.stronger": STRONG})  # escalate = ask (the default)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        assert "context window" in app.screen.question and STRONG in app.screen.question
+        await pilot.press("y")
+        await until(pilot, lambda: proposed(app), "the stronger model's proposal")
+        assert [b["model"] for b in edit_bodies(sim)] == ["gpt-5.3-codex-spark", STRONG]
+        assert "context window" in notice(app)

@@ -83,3 +83,19 @@ def test_two_rejections_with_a_reason_escalate() -> None:
     assert loop.after_rejection(False) == Step.STOP
     assert loop.after_rejection(True) == Step.STOP
     assert loop.after_rejection(True) == Step.ESCALATE
+
+
+def test_a_reply_cut_by_the_window_not_by_max_tokens_escalates() -> None:
+    from spark_pair.base.errors import IncompleteReply
+    from spark_pair.protocol.errors_map import incomplete
+    from spark_pair.session.fixloop import window_full
+
+    by_window = incomplete("u", "length", max_tokens=4096, output_tokens=75)
+    at_limit = incomplete("u", "length", max_tokens=4096, output_tokens=4096)
+    filtered = incomplete("u", "content_filter", max_tokens=4096, output_tokens=75)
+    assert window_full(by_window)
+    assert not window_full(at_limit) and not window_full(filtered)
+    assert not window_full(IncompleteReply("cut mid-hunk")) and not window_full(None)
+    loop = Loop(2, Escalate.AUTO, "strong")
+    assert loop.after_cut() == Step.ESCALATE
+    assert Loop(2, Escalate.OFF, "strong").after_cut() == Step.STOP

@@ -50,15 +50,20 @@ class FixRounds:
                               hint='set [model] stronger = "..." in .spark-pair.toml (or the '
                                    "user config), or leave out --escalate")
         prompt: str | None = None
-        for index in range(opts.fix + 1):
+        index = 0
+        while index <= opts.fix:
             if index:
                 assert prompt is not None
                 await self._start_round(index, prompt)
             await drive(prompt, list(self.changed))
             result = self.report.result
-            escalated = bool(index) and self.rt.client.model == self.stronger != self.model
+            escalated = self.rt.client.model == self.stronger != self.model
             if self.report.code != 0 or result is None:  # the turn failed: its code ends it
                 self._record(index, result, None, escalated)
+                if opts.escalate and not escalated and result is not None and \
+                        fixloop.window_full(result.error):
+                    await self._resend(index, prompt)  # the same instruction, a larger window
+                    continue
                 self._finish_turn_error()
                 return
             self.report.code = None  # not decided yet (a hard stop now says so itself)
@@ -73,6 +78,7 @@ class FixRounds:
                 self._end(0, "applied", f"the check passed after {_rounds(index)}")
                 return
             prompt = fixloop.fix_instruction(check)
+            index += 1
         self._end(int(ExitCode.CHECK), "check_failed",
                   f"the check still fails after {_rounds(opts.fix)}; the tree keeps the last "
                   "round's changes", hint=self._undo_hint())
@@ -80,6 +86,8 @@ class FixRounds:
     async def _start_round(self, index: int, prompt: str) -> None:
         opts = self.opts
         model = fixloop.round_model(index, opts.fix, self.model, self.stronger, opts.escalate)
+        if self.rt.client.model == self.stronger:  # escalated already (a cut reply): it stays
+            model = self.stronger
         escalated = model != self.rt.client.model
         if escalated:
             await self.rt.switch({"model.name": model})
@@ -87,8 +95,20 @@ class FixRounds:
         if escalated:
             said += f" (escalated from {self.model}, the last round)"
         self.diag.say(said + ": the check's output goes back to the model")
+        self._round_line(index, model, prompt)
+
+    async def _resend(self, index: int, prompt: str | None) -> None:
+        """A reply the model's context window cut: the same instruction to the stronger model
+        (it counts as this round again, escalated)."""
+        self.report.code = None  # the run goes on
+        await self.rt.switch({"model.name": self.stronger})
+        self.diag.say(f"the reply was cut by {self.model}'s context window: round {index} "
+                      f"goes again to the stronger model {self.stronger} (--escalate)")
+        self._round_line(index, self.stronger, prompt or self.opts.prompt)
+
+    def _round_line(self, index: int, model: str, prompt: str) -> None:
         if self.jl is not None:
-            self.jl.write({"type": "round", "round": index, "of": opts.fix, "model": model,
+            self.jl.write({"type": "round", "round": index, "of": self.opts.fix, "model": model,
                            "escalated": model != self.model, "instruction_chars": len(prompt)})
         self.report.hunks.clear()
         self.report.failed = None

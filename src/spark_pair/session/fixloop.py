@@ -8,9 +8,10 @@ next round, and when to stop, lives here (`Loop`), so `run` and the app follow t
 
 - a passing check ends the loop (green);
 - a failed check starts a fix round while rounds are left;
-- after the fix rounds fail, or after two rejections with a reason in one task, the next
-  round goes to the stronger model, as `escalate` says: "auto" sends it, "ask" asks the person
-  first, "off" stops; a task is escalated once;
+- after the fix rounds fail, after two rejections with a reason in one task, or when the
+  server's own limit (its context window: the prompt and the reply together) cut a reply
+  (`window_full`), the next round goes to the stronger model, as `escalate` says: "auto" sends
+  it, "ask" asks the person first, "off" stops; a task is escalated once;
 - a round the person rejects (or stops) ends the loop: the person decided.
 
 `run --fix N --escalate` sends the last of its N rounds to the stronger model (`round_model`).
@@ -23,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..base.errors import redact
+from ..base.errors import IncompleteReply, redact
 from ..protocol.metrics import estimate_tokens
 from ..workspace.checkrun import CheckResult
 
@@ -91,6 +92,15 @@ def fix_instruction(result: CheckResult, budget_tokens: int = OUTPUT_TOKENS) -> 
             "keep the changes you made that were right.")
 
 
+def window_full(error: object) -> bool:
+    """Whether a reply was cut by the server's own limit, below the max_tokens it was sent:
+    the prompt filled the model's context window (a larger max_tokens would not help)."""
+    from ..protocol.errors_map import LIMIT_REASONS
+
+    return isinstance(error, IncompleteReply) and error.details.get("reason") in LIMIT_REASONS \
+        and error.details.get("output_limit") is False
+
+
 def round_model(index: int, rounds: int, model: str, stronger: str, escalate: bool) -> str:
     """Who writes round `index` (0: the first turn) of a headless run with `rounds` fix rounds:
     with `escalate`, the last fix round goes to the stronger model."""
@@ -128,6 +138,10 @@ class Loop:
         if self.reasons >= REJECTIONS_TO_ESCALATE:
             return self._escalation()
         return Step.STOP
+
+    def after_cut(self) -> Step:
+        """The step after a reply the model's context window cut (`window_full`)."""
+        return self._escalation()
 
     def _escalation(self) -> Step:
         if self.escalated or not self.stronger or self.escalate == Escalate.OFF or self.asked:

@@ -28,11 +28,13 @@ class SimConfig:
     # the context window in tokens (0: none): a reply stops (finish_reason length) where the
     # prompt and the reply fill it, whatever max_tokens says, as llama.cpp's server does
     context: int = 0
+    contexts: dict[str, int] = field(default_factory=dict)  # a window per model (beats context)
     models: list[str] = field(default_factory=lambda: list(DEFAULT_MODELS))
     api_key: str | None = None
 
     def copy(self) -> SimConfig:
-        return replace(self, replies=list(self.replies), models=list(self.models))
+        return replace(self, replies=list(self.replies), models=list(self.models),
+                       contexts=dict(self.contexts))
 
     def update(self, values: dict[str, Any]) -> None:
         """Apply a subset of settings (from POST /_sim/config); unknown names raise KeyError."""

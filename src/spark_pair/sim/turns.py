@@ -64,8 +64,10 @@ def plan_turn(config: SimConfig, body: dict[str, Any], api: str,
     tokens = tokenize(choose_reply(config, last, (history or []) + items,
                                    model if isinstance(model, str) else None))
     prompt = input_tokens(chars)
-    if config.context > 0:  # the window holds the prompt and the reply
-        room = max(0, config.context - prompt)
+    window = config.contexts.get(model, config.context) if isinstance(model, str) else \
+        config.context
+    if window > 0:  # the window holds the prompt and the reply
+        room = max(0, window - prompt)
         limit = room if not isinstance(limit, int) or limit < 0 else min(limit, room)
     truncated = isinstance(limit, int) and limit >= 0 and len(tokens) > limit
     if truncated:

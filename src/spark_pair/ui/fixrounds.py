@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from ..base.errors import SparkPairError
-from ..session.fixloop import Escalate, Loop, Step, fix_instruction
+from ..session.fixloop import Escalate, Loop, Step, fix_instruction, window_full
 from ..store.rounds import Round
 from ..workspace.checkrun import CheckResult
 from .dialogs.confirm import ConfirmScreen
@@ -33,11 +33,13 @@ class FixRounds:
         self.ended = False  # the task's loop ended (passed, stopped, out of rounds)
         self.drafter = ""  # the model the task started on (the loop goes back to it)
         self.changed: list[str] = []  # files the task's turns changed
+        self.instruction = ""  # what the turn running now was asked (a cut reply's is resent)
 
     # ---- the task ---------------------------------------------------------------------------
 
     def turn_started(self, prompt: str, *, resent: bool) -> None:
         """A turn starts: a new instruction (not a round, regenerate or escalate) is a new task."""
+        self.instruction = prompt
         if self.in_round or (resent and self.loop is not None):
             return
         settings = self.screen.driver.settings
@@ -87,6 +89,13 @@ class FixRounds:
         reason = _with_reason(result.decisions)
         if was_round or self.active:
             self._record(None, None, result.model)
+        if window_full(result.error):  # the prompt filled the window: a larger one may fit it
+            step = loop.after_cut()
+            if step in (Step.ASK, Step.ESCALATE):
+                self.active = True
+                self._next(step, self.instruction, why=f"the reply was cut by "
+                           f"{result.model or 'the model'}'s context window")
+                return
         if result.status == "rejected" and reason:
             step = loop.after_rejection(True)
             if step in (Step.ASK, Step.ESCALATE):
