@@ -243,7 +243,7 @@ def test_a_large_chosen_file_is_cut_around_its_relevant_lines(tmp_path: Path) ->
     assert plan is not None
     request, _ = ws.build(prompt, plan.found.paths(), followup=False)
     sent = request.new_input[-1].content
-    assert "def parse_header(x):" in sent and "filler_10()" not in sent
+    assert "def parse_header(x):" in sent and "filler_100()" not in sent
     assert ws.chosen()[0][0].shown == "regions"
     assert len(sent) / 4 <= 2000 + 100  # the budget, and the instruction
 

@@ -133,7 +133,7 @@ def test_a_cut_file_shows_the_body_of_the_named_function(tmp_path: Path) -> None
     request, _ = ws.build(prompt, plan.found.paths(), followup=False)
     sent = request.new_input[-1].content
     assert ws.chosen()[0][0].shown == "regions"
-    assert "step_119 = 119" in sent and "filler_10()" not in sent
+    assert "step_119 = 119" in sent and "filler_100()" not in sent
 
 
 def test_a_commit_style_prefix_is_no_call_and_its_scope_is_a_place(tmp_path: Path) -> None:

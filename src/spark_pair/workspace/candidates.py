@@ -49,7 +49,8 @@ class Candidate:
     why: Why
     detail: str = ""  # the identifier or the words
     score: float = 0.0
-    lines: tuple[int, ...] = ()  # relevant lines (definitions, uses): shown if it is cut
+    lines: tuple[int, ...] = ()  # relevant lines (definitions, uses), the most first: shown if
+    # the file is cut
     missing: bool = False  # named, not on disk yet (the instruction may create it)
     tokens: int = 0  # an estimate of the whole file's tokens (from its size)
 
@@ -185,7 +186,9 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
             continue
         best = max(reasons, key=lambda c: c.score)
         total = sum(max((c.score for c in reasons if c.why == w), default=0.0) for w in Why)
-        lines = tuple(sorted({n for c in reasons for n in c.lines}))
+        # the relevant lines, those of the strongest reason first
+        lines = tuple(dict.fromkeys(n for c in sorted(reasons, key=lambda c: -c.score)
+                                    for n in c.lines))
         info = listed.get(rel)
         ranked.append(Candidate(rel, best.why, best.detail, total, lines, best.missing,
                                 0 if info is None else info.size // 4))
@@ -321,14 +324,14 @@ def _with_bodies(index: RepoIndex, files: list[Candidate], defs: set[tuple[str, 
               for rel, found in index.definitions_of(wanted, top_only=False).items()}
     out = []
     for c in files:
-        lines = set(c.lines)
+        lines: dict[int, None] = {}
         for n in c.lines:
-            if (c.path, n) in defs:
+            lines[n] = None
+            if (c.path, n) in defs:  # its body right after it (the lines come by priority)
                 after = [x for x in starts.get(c.path, ()) if x > n]
                 end = min(after[0] - 1 if after else n + BODY_LINES, n + BODY_LINES)
-                lines.update(range(n, end + 1, 8))
-                lines.add(end)
-        out.append(replace(c, lines=tuple(sorted(lines))) if len(lines) > len(c.lines) else c)
+                lines.update(dict.fromkeys([*range(n, end + 1, 8), end]))
+        out.append(replace(c, lines=tuple(lines)) if len(lines) > len(c.lines) else c)
     return out
 
 
