@@ -110,6 +110,8 @@ BODY_LINES = 200  # lines of a named definition's body shown when its file is cu
 MAX_DEFINERS = 6  # a name defined in more files than this says little about where to look
 MAX_NAMES = 6  # identifiers followed to their users, at most
 MAX_WORDS = 12  # plain words looked for inside the names of definitions, at most
+MAX_PATH_GROUP = 3  # files whose paths hold the same words of the instruction, at most
+WEAK_PATH = 6.0  # the score of a path whose words are in many paths (adds to other reasons)
 MAX_USERS = 8  # a name used in more files than this is not followed to its users
 _PATHISH = re.compile(r"[\w.\-/]*[\w\-]\.[A-Za-z][\w]{0,7}\b|[\w.\-]+/[\w.\-/]+"
                       r"|(?<![\w/.])\.[A-Za-z][\w.\-]*")
@@ -174,7 +176,8 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
     for name, rel, lines in _users(root, index, used):
         add(Candidate(rel, Why.USES, name, 20.0, lines))
     for rel, words, score in _path_matches(instruction, listed):
-        add(Candidate(rel, Why.PATH, " ".join(words), score))
+        if score > WEAK_PATH or rel in scores:
+            add(Candidate(rel, Why.PATH, " ".join(words), score))
     for rel, share in changelogs(root, listed):
         add(Candidate(rel, Why.LOG, f"in {share:.0%} of recent commits", 14.0,
                       tuple(range(1, 60, 8))))
@@ -445,10 +448,23 @@ def _named_but_unlisted(root: Path, instruction: str, listed: dict,
     return out
 
 
+def _bases(word: str) -> set[str]:
+    """The word without an English ending (`diffing`: diff, `renders`: render)."""
+    out = set()
+    for end in ("ing", "ed", "es", "s"):
+        if word.endswith(end) and len(word) - len(end) >= 4 and not word.endswith("ss"):
+            base = word[: -len(end)]
+            out.add(base)
+            if len(base) >= 5 and base[-1] == base[-2]:
+                out.add(base[:-1])  # diffing: diff
+    return out
+
+
 def _path_matches(instruction: str, listed: dict) -> list[tuple[str, list[str], float]]:
     """(path, matched words, score) for files whose path holds words of the instruction."""
     words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]{2,}", instruction)}
     words -= STOP
+    words |= {base for w in words for base in _bases(w)} - STOP
     if not words:
         return []
     pw = path_words(listed)
@@ -465,6 +481,14 @@ def _path_matches(instruction: str, listed: dict) -> list[tuple[str, list[str], 
         stem_hit = stem in words and pw.stem_count[stem] <= 3  # the file's own name, and rare
         if len(hits) >= 2 or stem_hit:
             score = 6.0 * len(hits) + (6.0 if stem_hit else 0.0)
-            out.append((rel, hits, score))
+            out.append((rel, hits, score, stem_hit))
+    # words in the folders of many files (a package's name) say little about which one: they
+    # only add to a file's other reasons
+    groups: dict[tuple[str, ...], int] = {}
+    for _, hits, _, stem_hit in out:
+        if not stem_hit:
+            groups[tuple(hits)] = groups.get(tuple(hits), 0) + 1
+    out = [(rel, hits, score if stem_hit or groups[tuple(hits)] <= MAX_PATH_GROUP else
+            min(score, WEAK_PATH), stem_hit) for rel, hits, score, stem_hit in out]
     out.sort(key=lambda t: (-t[2], t[0]))
-    return out[:MAX_FILES]
+    return [(rel, hits, score) for rel, hits, score, _ in out]
