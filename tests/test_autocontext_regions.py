@@ -7,6 +7,8 @@ from pathlib import Path
 
 from test_autocontext import make_repo
 
+from spark_pair.workspace.autocontext import AutoContext
+from spark_pair.workspace.context import Workspace
 from spark_pair.workspace.prompt import build_context
 
 
@@ -59,3 +61,19 @@ def test_what_the_budget_has_left_widens_a_cut_file(tmp_path: Path) -> None:
     # its fair share was half the budget; the other file took only a few tokens of the rest
     assert ctx.file_tokens["big.py"] > 0.6 * 8000
     assert ctx.tokens <= 8000
+
+
+def test_a_chosen_test_file_is_shown_where_a_new_test_goes(tmp_path: Path) -> None:
+    code = big(200, {10: "def style(text, fg=None):", 11: "    return text"})
+    tests = big(4000, {1: "from termui import style", 3999: "def test_last():",
+                       4000: "    assert True"})
+    root = make_repo(tmp_path / "r", {"src/termui.py": code, "tests/test_termui.py": tests})
+    ws = Workspace(root, budget_tokens=4000, auto=AutoContext(root, map_tokens=0))
+    prompt = "validate the color arguments of style()"
+    plan = ws.plan(prompt)
+    assert plan is not None
+    ws.build(prompt, plan.found.paths(), followup=False)
+    ctx = ws.last_context
+    assert ctx is not None
+    assert "src/termui.py" in ctx.whole
+    assert shown(ctx.partial["tests/test_termui.py"], 4000)

@@ -95,7 +95,7 @@ def test_a_name_used_all_over_leads_only_to_its_tests(tmp_path: Path) -> None:
     files["tests/test_core.py"] = "from core import fetch_all\n\ndef test_it():\n    fetch_all()\n"
     root = make_repo(tmp_path / "r", files)
     assert found(root, "make fetch_all retry") == {"core.py": "defines fetch_all",
-                                                   "tests/test_core.py": "uses fetch_all"}
+                                                   "tests/test_core.py": "test of core.py"}
 
 
 def test_words_inside_definition_names_find_a_file(tmp_path: Path) -> None:

@@ -8,10 +8,11 @@ Reasons, strongest first: the instruction names the file (a path or a file name)
 defines an identifier the instruction names (the index of definitions); the file was edited on
 disk recently (the watcher, or git's uncommitted changes); an earlier turn showed or changed it;
 the file uses an identifier the instruction names and the repository defines (git grep); its
-path holds words of the instruction. A file git ignores, a link that leaves the repository, a
-binary or huge file, and a file that looks like a secret (`SECRET_PATTERNS`, `[context] never`)
-is never chosen; named in the instruction, it is listed in `withheld` with the reason, so a
-front end can say how to add it by hand.
+path holds words of the instruction; it is the changelog most changes add to. The best-ranked
+files bring their companions: their tests (by their names). A file git ignores, a
+link that leaves the repository, a binary or huge file, and a file that looks like a secret
+(`SECRET_PATTERNS`, `[context] never`) is never chosen; named in the instruction, it is listed
+in `withheld` with the reason, so a front end can say how to add it by hand.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .layout import SPLIT, changelogs, is_test, path_words
+from .layout import SPLIT, changelogs, is_test, path_words, subject
 from .symbols import SOURCE_SUFFIXES
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ class Why(StrEnum):
     USES = "uses"  # it uses an identifier the instruction names
     PATH = "path"  # its path holds words of the instruction
     LOG = "changelog"  # the changelog, when most changes add to it
+    TEST = "test of"  # a test of a chosen file (by its name: test_x.py for x.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,8 @@ class Candidate:
                 return f"path: {self.detail}"
             case Why.LOG:
                 return f"changelog ({self.detail})"
+            case Why.TEST:
+                return f"test of {self.detail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +114,8 @@ BODY_LINES = 200  # lines of a named definition's body shown when its file is cu
 MAX_DEFINERS = 6  # a name defined in more files than this says little about where to look
 MAX_NAMES = 6  # identifiers followed to their users, at most
 MAX_WORDS = 12  # plain words looked for inside the names of definitions, at most
+LEADERS = 3  # the best-ranked files, whose companions (their tests) come along
+COMPANION = 22.0  # the score of a leading file's test (a little over a file using a name)
 MAX_PATH_GROUP = 3  # files whose paths hold the same words of the instruction, at most
 WEAK_PATH = 6.0  # the score of a path whose words are in many paths (adds to other reasons)
 MAX_USERS = 8  # a name used in more files than this is not followed to its users
@@ -182,18 +188,27 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
         add(Candidate(rel, Why.LOG, f"in {share:.0%} of recent commits", 14.0,
                       tuple(range(1, 60, 8))))
     skip = set(pinned) | set(dropped)
+    totals = {rel: _total(reasons) for rel, reasons in scores.items() if rel not in skip}
+    leaders = [rel for rel in sorted(totals, key=lambda r: (-totals[r], r))[:LEADERS]
+               if totals[rel] >= MIN_SCORE]
+    for c in _companions(listed, leaders, {*strong, *(f"{a}.{b}" for a, b in names.pairs)}):
+        add(c)
 
     ranked: list[Candidate] = []
     for rel, reasons in scores.items():
         if rel in skip:
             continue
         best = max(reasons, key=lambda c: c.score)
-        total = sum(max((c.score for c in reasons if c.why == w), default=0.0) for w in Why)
+        score = _total(reasons)
+        follows = [totals[c.detail] for c in reasons if c.why == Why.TEST and c.detail in totals]
+        if follows:  # a companion goes up to just below the file it comes with
+            own = _total([c for c in reasons if c.why != Why.TEST])
+            score = max(own, min(score, max(follows) - 1))
         # the relevant lines, those of the strongest reason first
         lines = tuple(dict.fromkeys(n for c in sorted(reasons, key=lambda c: -c.score)
                                     for n in c.lines))
         info = listed.get(rel)
-        ranked.append(Candidate(rel, best.why, best.detail, total, lines, best.missing,
+        ranked.append(Candidate(rel, best.why, best.detail, score, lines, best.missing,
                                 0 if info is None else info.size // 4))
     ranked.sort(key=lambda c: (-c.score, c.path))
     named_set = {rel for rel, _, _ in named}
@@ -207,6 +222,25 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
                                {(rel, line) for _, rel, line, score in defined if score >= 40})
     found.withheld.extend(_named_but_unlisted(root, instruction, listed, skip))
     return found
+
+
+def _total(reasons: list[Candidate]) -> float:
+    """A file's score: the best of each kind of reason, added up."""
+    return sum(max((c.score for c in reasons if c.why == w), default=0.0) for w in Why)
+
+
+def _companions(listed: dict, leaders: Sequence[str], names: Collection[str]
+                ) -> list[Candidate]:
+    """The files that come with the leading files: their tests (by their names), and the tests
+    of the names written in the instruction (`style()`: test_style.py)."""
+    out: list[Candidate] = []
+    tests = path_words(listed).tests
+    for name in sorted(names):
+        for rel in tests.get(name.lower(), ())[:2]:
+            out.append(Candidate(rel, Why.TEST, name, COMPANION))
+    for rel, source in _tests_of(listed, leaders):
+        out.append(Candidate(rel, Why.TEST, source, COMPANION))
+    return out
 
 
 def withheld_reason(rel: str, listed: dict, never: Sequence[str] = ()) -> str | None:
@@ -445,6 +479,27 @@ def _named_but_unlisted(root: Path, instruction: str, listed: dict,
             exists = False
         if exists:
             out.append(Withheld(token, "git ignores it", True))
+    return out
+
+
+def _tests_of(listed: dict, paths: Sequence[str]) -> list[tuple[str, str]]:
+    """(test, path) for the tests of each of `paths` by their names (`tests/test_termui.py` for
+    `src/termui.py`): of several, the nearest to it in the tree (two at most)."""
+    tests = path_words(listed).tests
+    out: list[tuple[str, str]] = []
+    for rel in paths:
+        if is_test(rel) or os.path.splitext(rel)[1].lower() not in SOURCE_SUFFIXES:
+            continue
+        mine = [t for t in tests.get(subject(rel), ()) if t != rel]
+        if not mine:
+            continue
+        folder = rel.split("/")[:-1]
+        steps = {}  # from its folder to the test's, in the tree
+        for t in mine:
+            other = t.split("/")[:-1]
+            steps[t] = len(folder) + len(other) - 2 * len(os.path.commonprefix([folder, other]))
+        least = min(steps.values())
+        out.extend((t, rel) for t in sorted(t for t in mine if steps[t] == least)[:2])
     return out
 
 

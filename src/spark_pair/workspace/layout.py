@@ -1,5 +1,6 @@
-"""What a repository's layout says: the words of its paths, which files are tests, and
-whether changes add to its changelog. Used by the automatic context and the repository map.
+"""What a repository's layout says: the words of its paths, which files are tests and what
+they test, and whether changes add to its changelog. Used by the automatic context and the
+repository map.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ class PathWords(NamedTuple):
     stem_count: dict[str, int]  # file name without the suffix -> how many files have it
     by_word: dict[str, list[str]]  # a word of a path (folder, name) -> the paths holding it
     folders: dict[str, tuple[str, int]]  # path -> (its folder, its depth)
+    tests: dict[str, list[str]]  # what a test file tests (its name's subject) -> the tests
 
 
 _last_words: tuple[dict, PathWords] | None = None
@@ -35,6 +37,7 @@ def path_words(listed: dict) -> PathWords:
     count: dict[str, int] = {}
     by_word: dict[str, list[str]] = {}
     folders: dict[str, tuple[str, int]] = {}
+    tests: dict[str, list[str]] = {}
     for rel in listed:
         base = os.path.splitext(rel)[0]
         stem = base.rsplit("/", 1)[-1].lower().lstrip(".")
@@ -44,7 +47,10 @@ def path_words(listed: dict) -> PathWords:
             by_word.setdefault(part, []).append(rel)
         folder = os.path.dirname(rel)
         folders[rel] = (folder, rel.count("/"))
-    words = PathWords(stems, count, by_word, folders)
+        subject = test_subject(rel)
+        if subject:
+            tests.setdefault(subject, []).append(rel)
+    words = PathWords(stems, count, by_word, folders, tests)
     _last_words = (listed, words)
     return words
 
@@ -56,6 +62,26 @@ def is_test(rel: str) -> bool:
     return (any(p in ("test", "tests", "spec", "__tests__", "testing") for p in parts[:-1])
             or stem.startswith("test_") or stem.endswith(("_test", "_spec"))
             or ".test." in parts[-1] or ".spec." in parts[-1])
+
+
+def test_subject(rel: str) -> str:
+    """What a test file tests, by its name (lower case): `test_termui.py`, `termui_test.go`,
+    `termui.spec.ts`, `TermuiTest.java`, `tests/termui.rs` -> "termui", `test/res.type.js` ->
+    "res.type"; '' for another file."""
+    stem = os.path.splitext(rel.rsplit("/", 1)[-1])[0]
+    low = stem.lower()
+    if low.startswith("test_"):
+        return low[5:]
+    if low.endswith(("_test", "_spec", ".test", ".spec")):
+        return low[:-5]
+    if low.endswith(("test", "spec")) and len(stem) > 4 and stem[-4].isupper():
+        return low[:-4]  # FooTest
+    return low if is_test(rel) else ""
+
+
+def subject(rel: str) -> str:
+    """What a source file is about, by its name (lower case): `src/vnode.ts` -> "vnode"."""
+    return os.path.splitext(rel.rsplit("/", 1)[-1])[0].lower()
 
 
 _LOG_NAMES = frozenset({"changelog", "changes", "history", "news", "releases", "release-notes"})
