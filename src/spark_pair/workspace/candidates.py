@@ -9,10 +9,11 @@ defines an identifier the instruction names (the index of definitions); the file
 disk recently (the watcher, or git's uncommitted changes); an earlier turn showed or changed it;
 the file uses an identifier the instruction names and the repository defines (git grep); its
 path holds words of the instruction; it is the changelog most changes add to. The best-ranked
-files bring their companions: their tests (by their names). A file git ignores, a
-link that leaves the repository, a binary or huge file, and a file that looks like a secret
-(`SECRET_PATTERNS`, `[context] never`) is never chosen; named in the instruction, it is listed
-in `withheld` with the reason, so a front end can say how to add it by hand.
+files bring their companions: their tests (by their names) and the file the recent commits that
+changed them most often changed too. A file git ignores, a link that leaves the repository, a
+binary or huge file, and a file that looks like a secret (`SECRET_PATTERNS`, `[context] never`)
+is never chosen; named in the instruction, it is listed in `withheld` with the reason, so a
+front end can say how to add it by hand.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from .history import changed_with, recent_commits
 from .layout import SPLIT, changelogs, is_test, path_words, subject
 from .symbols import SOURCE_SUFFIXES
 
@@ -43,6 +45,7 @@ class Why(StrEnum):
     PATH = "path"  # its path holds words of the instruction
     LOG = "changelog"  # the changelog, when most changes add to it
     TEST = "test of"  # a test of a chosen file (by its name: test_x.py for x.py)
+    CHANGES = "changes with"  # recent commits that changed a chosen file mostly changed it too
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,8 @@ class Candidate:
                 return f"changelog ({self.detail})"
             case Why.TEST:
                 return f"test of {self.detail}"
+            case Why.CHANGES:
+                return f"changes with {self.detail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +119,7 @@ BODY_LINES = 200  # lines of a named definition's body shown when its file is cu
 MAX_DEFINERS = 6  # a name defined in more files than this says little about where to look
 MAX_NAMES = 6  # identifiers followed to their users, at most
 MAX_WORDS = 12  # plain words looked for inside the names of definitions, at most
-LEADERS = 3  # the best-ranked files, whose companions (their tests) come along
+LEADERS = 3  # the best-ranked files, whose companions (tests, history) come along
 COMPANION = 22.0  # the score of a leading file's test (a little over a file using a name)
 MAX_PATH_GROUP = 3  # files whose paths hold the same words of the instruction, at most
 WEAK_PATH = 6.0  # the score of a path whose words are in many paths (adds to other reasons)
@@ -184,14 +189,16 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
     for rel, words, score in _path_matches(instruction, listed):
         if score > WEAK_PATH or rel in scores:
             add(Candidate(rel, Why.PATH, " ".join(words), score))
-    for rel, share in changelogs(root, listed):
+    commits = recent_commits(root, index)
+    for rel, share in changelogs(listed, commits):
         add(Candidate(rel, Why.LOG, f"in {share:.0%} of recent commits", 14.0,
                       tuple(range(1, 60, 8))))
     skip = set(pinned) | set(dropped)
     totals = {rel: _total(reasons) for rel, reasons in scores.items() if rel not in skip}
     leaders = [rel for rel in sorted(totals, key=lambda r: (-totals[r], r))[:LEADERS]
                if totals[rel] >= MIN_SCORE]
-    for c in _companions(listed, leaders, {*strong, *(f"{a}.{b}" for a, b in names.pairs)}):
+    for c in _companions(listed, commits, leaders, {*strong, *(f"{a}.{b}" for a, b in
+                                                               names.pairs)}):
         add(c)
 
     ranked: list[Candidate] = []
@@ -200,9 +207,10 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
             continue
         best = max(reasons, key=lambda c: c.score)
         score = _total(reasons)
-        follows = [totals[c.detail] for c in reasons if c.why == Why.TEST and c.detail in totals]
+        follows = [totals[c.detail] for c in reasons
+                   if c.why in (Why.TEST, Why.CHANGES) and c.detail in totals]
         if follows:  # a companion goes up to just below the file it comes with
-            own = _total([c for c in reasons if c.why != Why.TEST])
+            own = _total([c for c in reasons if c.why not in (Why.TEST, Why.CHANGES)])
             score = max(own, min(score, max(follows) - 1))
         # the relevant lines, those of the strongest reason first
         lines = tuple(dict.fromkeys(n for c in sorted(reasons, key=lambda c: -c.score)
@@ -229,10 +237,11 @@ def _total(reasons: list[Candidate]) -> float:
     return sum(max((c.score for c in reasons if c.why == w), default=0.0) for w in Why)
 
 
-def _companions(listed: dict, leaders: Sequence[str], names: Collection[str]
-                ) -> list[Candidate]:
-    """The files that come with the leading files: their tests (by their names), and the tests
-    of the names written in the instruction (`style()`: test_style.py)."""
+def _companions(listed: dict, commits: Sequence[frozenset[str]], leaders: Sequence[str],
+                names: Collection[str]) -> list[Candidate]:
+    """The files that come with the leading files: their tests (by their names), the tests of
+    the names written in the instruction (`style()`: test_style.py), and the file the recent
+    commits that changed a leading file most often changed too."""
     out: list[Candidate] = []
     tests = path_words(listed).tests
     for name in sorted(names):
@@ -240,6 +249,9 @@ def _companions(listed: dict, leaders: Sequence[str], names: Collection[str]
             out.append(Candidate(rel, Why.TEST, name, COMPANION))
     for rel, source in _tests_of(listed, leaders):
         out.append(Candidate(rel, Why.TEST, source, COMPANION))
+    for rel, source, share in changed_with(commits, leaders, listed):
+        if rel not in leaders:
+            out.append(Candidate(rel, Why.CHANGES, source, 6.0 + 20.0 * share))
     return out
 
 

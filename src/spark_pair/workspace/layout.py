@@ -1,13 +1,12 @@
-"""What a repository's layout says: the words of its paths, which files are tests and what
-they test, and whether changes add to its changelog. Used by the automatic context and the
-repository map.
+"""What a repository's layout says: the words of its paths, which files are tests, and
+whether changes add to its changelog. Used by the automatic context and the repository map.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+from collections.abc import Sequence
 from typing import NamedTuple
 
 SPLIT = re.compile(r"[/._\-\s]+")  # between the words of a path
@@ -21,6 +20,7 @@ class PathWords(NamedTuple):
     by_word: dict[str, list[str]]  # a word of a path (folder, name) -> the paths holding it
     folders: dict[str, tuple[str, int]]  # path -> (its folder, its depth)
     tests: dict[str, list[str]]  # what a test file tests (its name's subject) -> the tests
+    logs: list[str]  # the changelogs near the top (CHANGES.md, HISTORY.rst, ...)
 
 
 _last_words: tuple[dict, PathWords] | None = None
@@ -38,6 +38,7 @@ def path_words(listed: dict) -> PathWords:
     by_word: dict[str, list[str]] = {}
     folders: dict[str, tuple[str, int]] = {}
     tests: dict[str, list[str]] = {}
+    logs: list[str] = []
     for rel in listed:
         base = os.path.splitext(rel)[0]
         stem = base.rsplit("/", 1)[-1].lower().lstrip(".")
@@ -50,7 +51,9 @@ def path_words(listed: dict) -> PathWords:
         subject = test_subject(rel)
         if subject:
             tests.setdefault(subject, []).append(rel)
-    words = PathWords(stems, count, by_word, folders, tests)
+        if rel.count("/") <= 1 and stem in _LOG_NAMES:
+            logs.append(rel)
+    words = PathWords(stems, count, by_word, folders, tests, logs)
     _last_words = (listed, words)
     return words
 
@@ -87,32 +90,18 @@ def subject(rel: str) -> str:
 _LOG_NAMES = frozenset({"changelog", "changes", "history", "news", "releases", "release-notes"})
 LOG_COMMITS = 30  # recent commits that tell whether changes add to the changelog
 LOG_SHARE = 0.3  # the share of them that must change it
-_last_logs: tuple[dict, str, list[tuple[str, float]]] | None = None
 
 
-def changelogs(root: Path, listed: dict) -> list[tuple[str, float]]:
+def changelogs(listed: dict, commits: Sequence[frozenset[str]]) -> list[tuple[str, float]]:
     """(path, share) of the changelogs (CHANGES.md, HISTORY.rst, ... near the top) that at
-    least LOG_SHARE of the last LOG_COMMITS commits changed: a change there usually adds to
-    it. Asks git once per snapshot of the index."""
-    global _last_logs
-    names = [rel for rel in listed if rel.count("/") <= 1
-             and os.path.splitext(rel.rsplit("/", 1)[-1])[0].lower() in _LOG_NAMES]
-    if not names:
+    least LOG_SHARE of the last LOG_COMMITS of `commits` (newest first, each the paths it
+    changed) changed: a change there usually adds to it."""
+    recent = commits[:LOG_COMMITS]
+    if len(recent) < 10:
         return []
-    last = _last_logs
-    if last is not None and last[0] is listed and last[1] == str(root):
-        return last[2]
-    from ..git import run_git
-
-    res = run_git(root, "log", f"-n{LOG_COMMITS}", "--no-merges", "--format=%x01",
-                  "--name-only", timeout=5)
     found: list[tuple[str, float]] = []
-    if res is not None and res.returncode == 0:
-        commits = [set(c.split()) for c in res.stdout.decode("utf-8", "replace").split("\x01")
-                   if c.strip()]
-        for rel in names:
-            share = sum(rel in c for c in commits) / max(len(commits), 1)
-            if len(commits) >= 10 and share >= LOG_SHARE:
-                found.append((rel, share))
-    _last_logs = (listed, str(root), found)
+    for rel in path_words(listed).logs:
+        share = sum(rel in c for c in recent) / len(recent)
+        if share >= LOG_SHARE:
+            found.append((rel, share))
     return found
