@@ -1,6 +1,7 @@
 """Automatic context: how the names an instruction writes lead to files (dotted names, calls,
-library names, words inside names, commit-style prefixes, the bodies of named definitions), the
-changelog, and the definitions other languages give. Real files in real git repositories."""
+library names, words inside names, commit-style prefixes, the bodies of named definitions,
+packages and flags), the changelog, and the definitions other languages give. Real files in
+real git repositories."""
 
 from __future__ import annotations
 
@@ -174,3 +175,24 @@ def test_the_changelog_comes_along_when_most_changes_add_to_it(tmp_path: Path, w
     if expected:
         assert got["CHANGES.md"].label == "changelog (in 85% of recent commits)"  # 11 of 13
         assert 1 in got["CHANGES.md"].lines  # its head: where an entry goes
+
+
+# --- packages and flags -------------------------------------------------------------------
+def test_a_named_package_leads_to_the_manifest_that_declares_it(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {
+        f"test/t{i}.js": f"res.set('content-type', 't{i}')\n" for i in range(12)}
+    files["package.json"] = '{"dependencies": {"content-type": "~1.0.5", "debug": "2"}}\n'
+    files["go.mod"] = "module example.com/x\n\nrequire gopkg.in/yaml.v3 v3.0.1\n"
+    files["doc/yaml.go"] = 'package doc\n\nimport "gopkg.in/yaml.v3"\n'
+    root = make_repo(tmp_path / "r", files)
+    assert found(root, "Upgrade `content-type`")["package.json"] == "uses content-type"
+    got = found(root, "Migrate from gopkg.in/yaml.v3 to go.yaml.in/yaml/v3")
+    assert got == {"go.mod": "uses gopkg.in/yaml.v3", "doc/yaml.go": "uses gopkg.in/yaml.v3"}
+
+
+def test_a_command_line_flag_leads_to_the_files_that_define_it(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {
+        "src/clap_app.rs": 'Arg::new("list-themes").long("list-themes")\n',
+        "src/main.rs": "fn main() {}\n"})
+    assert found(root, "Fix probing when --list-themes is called") == {
+        "src/clap_app.rs": "uses list-themes"}

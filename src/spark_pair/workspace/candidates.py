@@ -7,13 +7,13 @@
 Reasons, strongest first: the instruction names the file (a path or a file name); the file
 defines an identifier the instruction names (the index of definitions); the file was edited on
 disk recently (the watcher, or git's uncommitted changes); an earlier turn showed or changed it;
-the file uses an identifier the instruction names and the repository defines (git grep); its
-path holds words of the instruction; it is the changelog most changes add to. The best-ranked
-files bring their companions: their tests (by their names) and the file the recent commits that
-changed them most often changed too. A file git ignores, a link that leaves the repository, a
-binary or huge file, and a file that looks like a secret (`SECRET_PATTERNS`, `[context] never`)
-is never chosen; named in the instruction, it is listed in `withheld` with the reason, so a
-front end can say how to add it by hand.
+the file uses an identifier the instruction names and the repository defines, or a package or
+flag it names (git grep); its path holds words of the instruction; it is the changelog most
+changes add to. The best-ranked files bring their companions: their tests (by their names) and
+the file the recent commits that changed them most often changed too. A file git ignores, a
+link that leaves the repository, a binary or huge file, and a file that looks like a secret
+(`SECRET_PATTERNS`, `[context] never`) is never chosen; named in the instruction, it is listed
+in `withheld` with the reason, so a front end can say how to add it by hand.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from .history import changed_with, recent_commits
-from .layout import SPLIT, changelogs, is_test, path_words, subject
+from .layout import SPLIT, changelogs, is_manifest, is_test, path_words, subject
 from .symbols import SOURCE_SUFFIXES
 
 if TYPE_CHECKING:
@@ -123,6 +123,7 @@ LEADERS = 3  # the best-ranked files, whose companions (tests, history) come alo
 COMPANION = 22.0  # the score of a leading file's test (a little over a file using a name)
 MAX_PATH_GROUP = 3  # files whose paths hold the same words of the instruction, at most
 WEAK_PATH = 6.0  # the score of a path whose words are in many paths (adds to other reasons)
+MAX_LITERALS = 3  # names with a hyphen or a slash followed to their users, at most
 MAX_USERS = 8  # a name used in more files than this is not followed to its users
 _PATHISH = re.compile(r"[\w.\-/]*[\w\-]\.[A-Za-z][\w]{0,7}\b|[\w.\-]+/[\w.\-/]+"
                       r"|(?<![\w/.])\.[A-Za-z][\w.\-]*")
@@ -133,6 +134,9 @@ _IDENT = re.compile(r"``([^`\n]{2,80})``|`([^`\n]{2,80})`"
 _PREFIX = re.compile(r"^([ \t]*(?:[-*][ \t]+)?)(?:feat|fix|chore|docs?|tests?|refactor|perf|ci|"
                      r"build|style|dx|sec|types|lint|deps)(?:\(([^)\n]*)\))?!?:[ \t]",
                      re.M | re.I)
+# a name with a hyphen or a slash (`content-type`, gopkg.in/yaml.v3), or a flag (--verbose)
+_LITERAL = re.compile(r"`?(?<![\w./-])(--)?([A-Za-z0-9_][\w.]*(?:[-/][\w.]+)+"
+                      r"|(?<=--)[A-Za-z]\w+)`?")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")
 STOP = frozenset(
     "this that with from into make file files function functions change please should would "
@@ -184,7 +188,7 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
     mine = {name for name, *_ in defined if name in strong}
     others = strong - mine - names.dotted
     used = sorted(mine) + sorted(others, key=lambda n: (-len(n), n))
-    for name, rel, lines in _users(root, index, used):
+    for name, rel, lines in _users(root, index, used, _literals(instruction, listed)):
         add(Candidate(rel, Why.USES, name, 20.0, lines))
     for rel, words, score in _path_matches(instruction, listed):
         if score > WEAK_PATH or rel in scores:
@@ -408,15 +412,18 @@ def _partial_definers(index: RepoIndex, instruction: str
     return [(first[rel].name, rel, first[rel].line, score) for rel, score in scores.items()]
 
 
-def _users(root: Path, index: RepoIndex, names: list[str]
+def _users(root: Path, index: RepoIndex, names: list[str], literals: Sequence[str] = ()
            ) -> list[tuple[str, str, tuple[int, ...]]]:
-    """(name, path, lines) for files that mention one of `names` as a whole word."""
+    """(name, path, lines) for files that mention one of `names` or `literals` as a whole
+    word. A package manifest mentioning a literal (a package's name) is kept however many
+    other files do."""
+    names = [*names[:MAX_NAMES], *literals[:MAX_LITERALS]]
     if not names:
         return []
     from ..git import run_git
 
     args = ["grep", "-n", "-I", "-w", "-F", "--no-color"]  # tracked files (--untracked: slow)
-    for name in names[:MAX_NAMES]:
+    for name in names:
         args += ["-e", name]
     res = run_git(root, *args, timeout=5)
     hits: dict[str, dict[str, list[int]]] = {}
@@ -428,7 +435,7 @@ def _users(root: Path, index: RepoIndex, names: list[str]
             rel, line, text = parts[0], int(parts[1]), parts[2]
             if rel not in index.files:
                 continue
-            for name in names[:MAX_NAMES]:
+            for name in names:
                 if re.search(rf"\b{re.escape(name)}\b", text):
                     hits.setdefault(name, {}).setdefault(rel, []).append(line)
     out: list[tuple[str, str, tuple[int, ...]]] = []
@@ -437,9 +444,28 @@ def _users(root: Path, index: RepoIndex, names: list[str]
         if len(files) > MAX_USERS:
             # a name used all over the repository says little about where to look, but its
             # tests still test it
-            ranked = [kv for kv in ranked if is_test(kv[0])][:3]
+            ranked = [kv for kv in ranked if is_test(kv[0])][:3] + [
+                kv for kv in ranked if name in literals and is_manifest(kv[0])]
         out.extend((name, rel, tuple(lines[:50])) for rel, lines in ranked)
     return out
+
+
+def _literals(instruction: str, listed: dict) -> list[str]:
+    """Names written with a hyphen or a slash that name no file: quoted (`content-type`), a
+    command-line flag (--list-themes) or a module path (gopkg.in/yaml.v3). Their users are
+    found as for identifiers (a package's name leads to the manifest that declares it)."""
+    out: dict[str, None] = {}
+    for m in _LITERAL.finditer(instruction):
+        token = m.group(2).rstrip(".")
+        quoted = m.group(0).startswith("`") and m.group(0).endswith("`")
+        flag = m.group(1) is not None
+        module = "/" in token and "." in token.split("/", 1)[0]
+        if (("-" not in token and "/" not in token and not flag) or token in listed
+                or len(token) < 4):
+            continue
+        if quoted or flag or module:
+            out[token] = None
+    return list(out)
 
 
 def _named_paths(root: Path, instruction: str, listed: dict) -> list[tuple[str, float, bool]]:

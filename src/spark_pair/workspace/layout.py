@@ -87,6 +87,16 @@ def subject(rel: str) -> str:
     return os.path.splitext(rel.rsplit("/", 1)[-1])[0].lower()
 
 
+MANIFESTS = frozenset({"package.json", "pyproject.toml", "setup.cfg", "setup.py", "cargo.toml",
+                       "go.mod", "go.sum", "gemfile", "composer.json", "pom.xml", "build.gradle",
+                       "requirements.txt", "pipfile"})
+
+
+def is_manifest(rel: str) -> bool:
+    """Whether the path is a package manifest (package.json, pyproject.toml, go.mod, ...)."""
+    return rel.rsplit("/", 1)[-1].lower() in MANIFESTS
+
+
 _LOG_NAMES = frozenset({"changelog", "changes", "history", "news", "releases", "release-notes"})
 LOG_COMMITS = 30  # recent commits that tell whether changes add to the changelog
 LOG_SHARE = 0.3  # the share of them that must change it
