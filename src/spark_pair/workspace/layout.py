@@ -99,7 +99,7 @@ def is_manifest(rel: str) -> bool:
 
 _LOG_NAMES = frozenset({"changelog", "changes", "history", "news", "releases", "release-notes"})
 LOG_COMMITS = 30  # recent commits that tell whether changes add to the changelog
-LOG_SHARE = 0.3  # the share of them that must change it
+LOG_SHARE = 0.2  # the share of them that must change it
 
 
 def changelogs(listed: dict, commits: Sequence[frozenset[str]]) -> list[tuple[str, float]]:
