@@ -97,3 +97,14 @@ def test_without_a_commit_there_is_no_history(tmp_path: Path) -> None:
     index.refresh()
     assert recent_commits(root, index) == []
     assert found(root, "change `make_app`") == {"app.py": "defines make_app"}
+
+
+def test_a_test_is_in_the_language_of_the_file_it_tests(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {
+        "src/app.rs": "pub fn run_app() {}\n", "src/tests/App.svelte": "<main></main>\n",
+        "tests/app.rs": "#[test]\nfn runs() {}\n", "web/app.ts": "export const a = 1\n",
+        "web/__tests__/app.spec.js": "it('runs', () => {})\n"})
+    assert found(root, "make `run_app` faster") == {"src/app.rs": "defines run_app",
+                                                    "tests/app.rs": "test of src/app.rs"}
+    got = found(root, "rename web/app.ts")  # JavaScript and TypeScript are one language
+    assert got["web/__tests__/app.spec.js"] == "test of web/app.ts"

@@ -520,15 +520,26 @@ def _named_but_unlisted(root: Path, instruction: str, listed: dict,
     return out
 
 
+_SCRIPT = frozenset({".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"})
+
+
+def _language(rel: str) -> str:
+    """A file's suffix, the same for JavaScript and TypeScript (a test is in its code's)."""
+    suffix = os.path.splitext(rel)[1].lower()
+    return ".js" if suffix in _SCRIPT else suffix
+
+
 def _tests_of(listed: dict, paths: Sequence[str]) -> list[tuple[str, str]]:
     """(test, path) for the tests of each of `paths` by their names (`tests/test_termui.py` for
-    `src/termui.py`): of several, the nearest to it in the tree (two at most)."""
+    `src/termui.py`), in the same language: of several, the nearest to it in the tree (two at
+    most)."""
     tests = path_words(listed).tests
     out: list[tuple[str, str]] = []
     for rel in paths:
         if is_test(rel) or os.path.splitext(rel)[1].lower() not in SOURCE_SUFFIXES:
             continue
-        mine = [t for t in tests.get(subject(rel), ()) if t != rel]
+        lang = _language(rel)
+        mine = [t for t in tests.get(subject(rel), ()) if t != rel and _language(t) == lang]
         if not mine:
             continue
         folder = rel.split("/")[:-1]
