@@ -197,3 +197,15 @@ def test_a_command_line_flag_leads_to_the_files_that_define_it(tmp_path: Path) -
         "src/main.rs": "fn main() {}\n"})
     assert found(root, "Fix probing when --list-themes is called") == {
         "src/clap_app.rs": "uses list-themes"}
+
+
+def test_a_flag_mentioned_all_over_leads_to_the_code_that_handles_it(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {f"doc/page{i}.md": "Run with --diagnostic.\n"
+                                     for i in range(10)}
+    files["src/cli.rs"] = 'Arg::new("diagnostic").long("diagnostic")\n'
+    files["src/main.rs"] = 'if matches.get_flag("diagnostic") { report() }\n'
+    files["tests/cli.rs"] = 'cmd.arg("--diagnostic");\n'
+    root = make_repo(tmp_path / "r", files)
+    assert found(root, "Update --diagnostic output with the detected theme") == {
+        "src/cli.rs": "uses diagnostic", "src/main.rs": "uses diagnostic",
+        "tests/cli.rs": "test of src/cli.rs"}

@@ -124,6 +124,7 @@ COMPANION = 22.0  # the score of a leading file's test (a little over a file usi
 MAX_PATH_GROUP = 3  # files whose paths hold the same words of the instruction, at most
 WEAK_PATH = 6.0  # the score of a path whose words are in many paths (adds to other reasons)
 MAX_LITERALS = 3  # names with a hyphen or a slash followed to their users, at most
+MAX_LITERAL_CODE = 4  # files of code mentioning a package or flag named all over, at most
 MAX_USERS = 8  # a name used in more files than this is not followed to its users
 _PATHISH = re.compile(r"[\w.\-/]*[\w\-]\.[A-Za-z][\w]{0,7}\b|[\w.\-]+/[\w.\-/]+"
                       r"|(?<![\w/.])\.[A-Za-z][\w.\-]*")
@@ -443,9 +444,15 @@ def _users(root: Path, index: RepoIndex, names: list[str], literals: Sequence[st
         ranked = sorted(files.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         if len(files) > MAX_USERS:
             # a name used all over the repository says little about where to look, but its
-            # tests still test it
-            ranked = [kv for kv in ranked if is_test(kv[0])][:3] + [
-                kv for kv in ranked if name in literals and is_manifest(kv[0])]
+            # tests still test it; a package or a flag is declared in a manifest and handled in
+            # a few files of code (its docs and completions mention it too)
+            keep = [kv for kv in ranked if is_test(kv[0])][:3]
+            if name in literals:
+                code = [kv for kv in ranked if not is_test(kv[0])
+                        and os.path.splitext(kv[0])[1].lower() in SOURCE_SUFFIXES]
+                keep += [kv for kv in ranked if is_manifest(kv[0])]
+                keep += code if len(code) <= MAX_LITERAL_CODE else []
+            ranked = keep
         out.extend((name, rel, tuple(lines[:50])) for rel, lines in ranked)
     return out
 
