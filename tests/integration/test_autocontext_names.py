@@ -107,6 +107,20 @@ def test_words_inside_definition_names_find_a_file(tmp_path: Path) -> None:
         "src/termui_impl.py": "defines _pipepager"}
 
 
+def test_two_words_written_together_find_the_name_that_joins_them(tmp_path: Path) -> None:
+    # "setup" and "result" are each in the names of many files; joined, in one
+    files: dict[str, str | bytes] = {
+        f"src/m{i}.ts": f"export function setupM{i}() {{}}\nexport const resultM{i} = 1\n"
+        for i in range(14)}
+    files["src/component.ts"] = ("export function handleSetupResult(r) {\n  return r\n}\n"
+                                 "export function restoreAll() {}\n")
+    files["src/other.ts"] = "export function restoreAll() {}\n"
+    root = make_repo(tmp_path / "r", files)
+    # "restore" alone is not enough (src/other.ts); with the two words joined, it is
+    assert set(found(root, "restore when handling an async setup result")) == {
+        "src/component.ts"}
+
+
 def test_links_name_no_file_and_paths_never_leave_the_repository(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"cmd/main.go": "package main\n"})
     index = RepoIndex(root)

@@ -392,10 +392,16 @@ def _with_bodies(index: RepoIndex, files: list[Candidate], defs: set[tuple[str, 
 def _partial_definers(index: RepoIndex, instruction: str
                       ) -> list[tuple[str, str, int, float]]:
     """(name, path, line, score) for files whose definitions' names hold a plain word of the
-    instruction (`pager`: `_pipepager`, `echo_via_pager`): a word found in few files, in
-    several of a file's names, or several words in one file add up."""
+    instruction (`pager`: `_pipepager`, `echo_via_pager`) or two words written one after the
+    other ("setup result": `handleSetupResult`): a word found in few files, in several of a
+    file's names, or several words in one file add up."""
     words = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", instruction)} - STOP
     words = set(sorted(words, key=lambda w: (-len(w), w))[:MAX_WORDS])
+    plain = [w.lower() for w in re.findall(r"[A-Za-z]{3,}", instruction)]
+    pairs = {a + b for a, b in zip(plain, plain[1:], strict=False)
+             if a not in STOP and b not in STOP}
+    pairs = set(sorted(pairs, key=lambda w: (-len(w), w))[:MAX_WORDS])
+    words |= pairs
     by_word: dict[str, dict[str, list[Definition]]] = {}
     for rel, d in index.containing(sorted(words)):
         lname = d.name.lower()
