@@ -223,3 +223,14 @@ def test_a_flag_mentioned_all_over_leads_to_the_code_that_handles_it(tmp_path: P
     assert found(root, "Update --diagnostic output with the detected theme") == {
         "src/cli.rs": "uses diagnostic", "src/main.rs": "uses diagnostic",
         "tests/cli.rs": "test of src/cli.rs"}
+
+
+def test_a_dotted_name_leads_to_the_files_that_write_it_so(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {
+        f"lib/db{i}.js": f"const connection = open({i})\n" for i in range(10)}
+    files["lib/request.js"] = "module.exports = Object.create(http.IncomingMessage.prototype)\n"
+    files["test/req.ip.js"] = "assert.ok(req.connection.remoteAddress)\n"
+    root = make_repo(tmp_path / "r", files)
+    got = found(root, "lib: use req.socket over deprecated req.connection")
+    assert got["test/req.ip.js"] == "uses req.connection"
+    assert not any(rel.startswith("lib/db") for rel in got)  # `connection` alone says little

@@ -138,6 +138,7 @@ _PREFIX = re.compile(r"^([ \t]*(?:[-*][ \t]+)?)(?:feat|fix|chore|docs?|tests?|re
 # a name with a hyphen or a slash (`content-type`, gopkg.in/yaml.v3), or a flag (--verbose)
 _LITERAL = re.compile(r"`?(?<![\w./-])(--)?([A-Za-z0-9_][\w.]*(?:[-/][\w.]+)+"
                       r"|(?<=--)[A-Za-z]\w+)`?")
+_DOTTED = re.compile(r"(?<![\w./-])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w./-]*\w)")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")
 STOP = frozenset(
     "this that with from into make file files function functions change please should would "
@@ -465,8 +466,9 @@ def _users(root: Path, index: RepoIndex, names: list[str], literals: Sequence[st
 
 def _literals(instruction: str, listed: dict) -> list[str]:
     """Names written with a hyphen or a slash that name no file: quoted (`content-type`), a
-    command-line flag (--list-themes) or a module path (gopkg.in/yaml.v3). Their users are
-    found as for identifiers (a package's name leads to the manifest that declares it)."""
+    command-line flag (--list-themes) or a module path (gopkg.in/yaml.v3); then dotted names
+    (`req.connection`, ``typing.NoReturn``). Their users are found as for identifiers, as
+    written (a package's name leads to the manifest that declares it)."""
     out: dict[str, None] = {}
     for m in _LITERAL.finditer(instruction):
         token = m.group(2).rstrip(".")
@@ -478,6 +480,12 @@ def _literals(instruction: str, listed: dict) -> list[str]:
             continue
         if quoted or flag or module:
             out[token] = None
+    for m in _DOTTED.finditer(instruction):
+        token = m.group(0)
+        parts = token.split(".")
+        if (f".{parts[-1].lower()}" not in FILE_SUFFIXES and min(map(len, parts)) >= 2
+                and token not in listed):
+            out.setdefault(token, None)
     return list(out)
 
 
