@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.context import found, make_repo
+from support.context import commit_all, found, make_repo
 
 from spark_pair.workspace.autocontext import AutoContext
 from spark_pair.workspace.candidates import suggest
@@ -165,13 +165,6 @@ def test_double_backticks_quote_code_and_not_the_words_between(tmp_path: Path) -
 
 
 # --- the changelog -------------------------------------------------------------------------
-def commit_all(root: Path, message: str) -> None:
-    from support.context import git
-
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", message)
-
-
 @pytest.mark.parametrize(("with_log", "share"), [(10, "85%"), (2, "23%"), (1, "")])
 def test_the_changelog_comes_along_when_a_fifth_of_changes_add_to_it(tmp_path: Path,
                                                                      with_log: int,

@@ -6,22 +6,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from test_autocontext import git, make_repo
-from test_autocontext_names import commit_all
+from support.context import commit_all, found, git, make_repo
 
-from spark_pair.workspace.candidates import suggest
 from spark_pair.workspace.history import recent_commits
 from spark_pair.workspace.index import RepoIndex
-
-
-def found(root: Path, instruction: str, cache: Path | None = None) -> dict[str, str]:
-    index = RepoIndex(root, cache)
-    index.refresh()
-    try:
-        return {c.path: c.label for c in suggest(root, instruction, index).files}
-    finally:
-        index.close()
-
 
 TERMUI = "def style(text, fg=None):\n    return text\n\n\ndef echo(text):\n    print(text)\n"
 

@@ -5,16 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_autocontext import make_repo
+from support.context import found, make_repo
 
 from spark_pair.workspace.candidates import suggest
 from spark_pair.workspace.index import RepoIndex
-
-
-def found(root: Path, instruction: str) -> dict[str, str]:
-    index = RepoIndex(root)
-    index.refresh()
-    return {c.path: c.label for c in suggest(root, instruction, index).files}
 
 
 def test_words_in_the_paths_of_many_files_only_add_to_other_reasons(tmp_path: Path) -> None:

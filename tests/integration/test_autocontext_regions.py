@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_autocontext import make_repo
+from support.context import make_repo
 
 from spark_pair.workspace.autocontext import AutoContext
 from spark_pair.workspace.context import Workspace
