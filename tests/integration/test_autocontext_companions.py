@@ -84,6 +84,7 @@ def test_without_a_commit_there_is_no_history(tmp_path: Path) -> None:
     index = RepoIndex(root)
     index.refresh()
     assert recent_commits(root, index) == []
+    index.close()
     assert found(root, "change `make_app`") == {"app.py": "defines make_app"}
 
 
