@@ -215,6 +215,25 @@ class ModelClient:
         except ModelError:
             pass  # prewarm is best effort; the turn reports real problems
 
+    async def warm_draft(self, request: TurnRequest) -> bool:
+        """Pre-warm what `request` (a draft's) would send: generate:false chained on the
+        conversation, on the WS transport only; the next turn that sends the same continues
+        it. Best effort: False when nothing went out or it failed."""
+        if self.transport != Transport.WS:
+            return False
+        try:
+            async for _ in self._ws.run(request, self.model, self.options.max_tokens,
+                                        self._temperature(request), generate=False, warm=True):
+                pass
+        except ModelError:
+            return False
+        return self._ws.warm is not None
+
+    @property
+    def warm_counts(self) -> tuple[int, int]:
+        """(hits, misses): turns that continued a draft's pre-warm / that could not."""
+        return self._ws.warm_hits, self._ws.warm_misses
+
     async def complete(self, request: TurnRequest) -> Completed:
         result: Completed | None = None
         async for event in self.stream(request):
