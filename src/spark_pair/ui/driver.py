@@ -186,6 +186,8 @@ class Driver:
                 if rt.settings.session.ai_comments:
                     stack.callback(rt.watcher.subscribe_ai(self._on_ai))
             stack.callback(rt.connection.subscribe(self._on_connection))
+            if self.prewarm:
+                rt.warm_drafts()  # (off with [session] prewarm_ms = 0)
         except SparkPairError as exc:
             await stack.aclose()
             self.target.post_message(self.OpenFailed(exc))
@@ -229,6 +231,12 @@ class Driver:
             self.target.post_message(self.AIComments(do))
 
     # ---- turns -----------------------------------------------------------------------------
+
+    def draft_changed(self, text: str, files_for: Any) -> None:
+        """The prompt holds `text` now: pre-warm it once it is still (session.prewarm)."""
+        drafts = self.runtime.drafts if self.runtime is not None else None
+        if drafts is not None:
+            drafts.draft_changed(text, files_for)
 
     def cancel(self) -> None:
         if self.session is not None:

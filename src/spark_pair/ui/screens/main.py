@@ -478,6 +478,11 @@ class MainScreen(Screen[None]):
             self._prompt_has_text = bool(event.value)
             self.refresh_bindings()
         self.chooser.draft_changed(event.value)
+        self.driver.draft_changed(event.value, self._draft_files)
+
+    async def _draft_files(self, text: str) -> list[str]:
+        """The files a turn for the draft `text` would send (for its pre-warm)."""
+        return await self.chooser.files_for(text, self.sent_context())
 
     def _send(self, value: str) -> None:
         """The prompt's enter: send it, or run the slash command (the prompt is cleared once
