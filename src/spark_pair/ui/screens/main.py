@@ -36,7 +36,7 @@ from ...session.events import (
     TurnFinished,
     TurnStatus,
 )
-from .. import bindings, fit, gcpolicy, review_tools
+from .. import bindings, fit, gcpolicy, review_tools, turn_queue
 from ..chosen import ChosenFiles
 from ..dialogs.confirm import ConfirmScreen
 from ..driver import Driver, describe
@@ -202,6 +202,7 @@ class MainScreen(Screen[None]):
             files = list(dict.fromkeys([comment.path, *self.sent_context()]))
             if self.driver.running or self.turn_worker is not None:
                 self.queued.append((prompt, files))
+                self._queue_changed()
                 self.say(f"AI! comment in {shown(comment.path)} queued: it runs after this turn")
             else:
                 self.start_turn(prompt, files)
@@ -233,6 +234,7 @@ class MainScreen(Screen[None]):
         self.turn_worker = self.run_worker(self._turn(prompt, list(files)), group="turn",
                                            exit_on_error=False)
         self.streaming = True
+        self._queue_changed()
         # the screen is cleared when the turn's first frame arrives: the request goes out
         # first, not after a relayout and a new footer
         self._clear_pending = True
@@ -285,6 +287,43 @@ class MainScreen(Screen[None]):
             if self.queued:
                 prompt, files = self.queued.pop(0)
                 self.start_turn(prompt, files)
+            self._queue_changed()
+
+    @on(Prompt.Queue)
+    def _queue(self, message: Prompt.Queue) -> None:
+        """tab while a turn runs: the prompt is the next turn (it starts when this one ends)."""
+        text = message.text.strip()
+        if text.startswith("/"):
+            self.say("a slash command is not queued: enter runs it")
+            return
+        prompt = self.query_one(Prompt)
+        prompt.remember(text)
+        prompt.value = ""
+        self.queued.append((text, self.sent_context()))
+        self._queue_changed()
+        self.say(f"queued as turn {len(self.queued)} after this one · escape on the empty "
+                 "prompt clears the queue")
+
+    @on(Prompt.ClearQueue)
+    def _clear_queue(self) -> None:
+        n = len(self.queued)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.queued.clear()
+                self._queue_changed()
+                self.say(f"the queue is cleared ({n} turn(s) dropped)")
+
+        self.app.push_screen(ConfirmScreen(f"clear the queue: drop {n} waiting turn(s)?"),
+                             answered)
+
+    def _queue_changed(self) -> None:
+        """The prompt's chip and keys follow the queue and the turn in flight."""
+        prompt = self.query_one(Prompt)
+        prompt.turn_running = self.turn_worker is not None
+        prompt.queued = len(self.queued)
+        prompt.border_title = turn_queue.chip(self.queued)
+        self.refresh_bindings()
 
     @on(Driver.Frame)
     def _frame(self, message: Driver.Frame) -> None:
@@ -327,7 +366,9 @@ class MainScreen(Screen[None]):
                         self._give_way(proposal.index)
                     if not self.proposed_any:
                         self.proposed_any = True
-                        review.focus()
+                        prompt = self.query_one(Prompt)
+                        if not (prompt.has_focus and prompt.value):  # never mid-sentence
+                            review.focus()
                         if self._notice_says(STREAMING):
                             self.say("")
                 case Stale(path=path, index=index):
