@@ -47,6 +47,7 @@ from .request import CONNECT_TIMEOUT_S, endpoint_url, user_agent
 from .responses_sse import stream_responses
 from .responses_ws import WsRefused, WsSession
 from .retry import MIN_READ_TIMEOUT_S, Clock, give_up_note, retry_delay
+from .steer import SteerState
 
 if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never needs it)
     import random
@@ -229,6 +230,13 @@ class ModelClient:
             return False
         return self._ws.warm is not None
 
+    async def steer(self, text: str) -> bool:
+        """Send `text` as a correction to the response streaming now (WS mode only; False:
+        it could not go). Its answer comes in the stream: a `Steered`."""
+        if self.transport != Transport.WS:
+            return False
+        return await self._ws.steer(text)
+
     @property
     def warm_counts(self) -> tuple[int, int]:
         """(hits, misses): turns that continued a draft's pre-warm / that could not."""
@@ -314,6 +322,13 @@ class ModelClient:
                                 if not started:
                                     started = True
                                     yield Started(rec.request_id or "", transport, model, value)
+                            elif kind == "steer":
+                                if value.state == SteerState.ACCEPTED and length:
+                                    # the reply starts again from the correction
+                                    parts, length, emitted, shown = [], 0, 0, ""
+                                    yield Rewound(0, "steered: the reply starts again from "
+                                                  "the correction")
+                                yield value
                             elif kind == "usage":
                                 usage = value
                             elif kind == "cut":

@@ -17,6 +17,7 @@ from .fastjson import loads
 from .limits import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, too_large
 from .request import BETA_HEADER, CONNECT_STAGGER_S, endpoint_url, user_agent
 from .responses_sse import DELTA, delta_text, handle_event
+from .steer import Steered, SteerState, is_steered, steer_answer, steer_message
 
 if TYPE_CHECKING:  # websockets loads when a socket opens (the HTTP transports never need it)
     from websockets.asyncio.client import ClientConnection
@@ -78,6 +79,7 @@ class WsSession:
         self.warm: tuple[str, dict[str, Any]] | None = None
         self.warm_hits = 0
         self.warm_misses = 0
+        self.steering = False  # a correction waits for the server's answer
 
     async def open(self) -> None:
         from websockets.exceptions import InvalidHandshake, InvalidStatus
@@ -182,6 +184,19 @@ class WsSession:
             await self.close()
         raise errors_map.dropped(self.url, "the server kept closing the WebSocket")
 
+    async def steer(self, text: str) -> bool:
+        """Send a correction to the response in flight (False: none is in flight, or the
+        socket is gone); its answer comes with the response's events."""
+        if not self.busy or not self._alive():
+            return False
+        assert self.ws is not None
+        try:
+            await self.ws.send(steer_message(text))
+        except _closed_errors():
+            return False
+        self.steering = True
+        return True
+
     def _after_warm(self, body: dict[str, Any]) -> dict[str, Any]:
         """The body to send: the pre-warmed one's continuation when it asks the same (a hit),
         else `body` (a miss, when a pre-warm was waiting)."""
@@ -260,6 +275,18 @@ class WsSession:
                     if texts:  # the text before this event goes first
                         yield "deltas", texts
                         texts = []
+                    if self.steering or kind == "response.incomplete" or (
+                            type(kind) is str and kind.startswith("response.steer")):
+                        answer = steer_answer(event, self.steering)
+                        if answer is not None:
+                            self.steering = answer.state == SteerState.PENDING
+                            if answer.state != SteerState.ACCEPTED:  # (said at the rewind)
+                                yield "steer", answer
+                            continue
+                        if is_steered(event):  # a response chained on it answers next
+                            self.steering = False
+                            yield "steer", Steered(SteerState.ACCEPTED)
+                            continue
                     if kind == "error":
                         error = event.get("error")
                         code = error.get("code") if isinstance(error, dict) else None

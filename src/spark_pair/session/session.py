@@ -118,6 +118,15 @@ class Session:
         else:
             self._run.cancel(reason)
 
+    async def steer(self, text: str) -> bool:
+        """Send `text` to the turn streaming now as a correction (the server's own steering,
+        WS mode; its answer comes as a `Steered` event). False when it could not go (no turn
+        streaming, an HTTP transport): then stop the turn and resend (session.steer)."""
+        steer = getattr(self.client, "steer", None)
+        if not self._busy or self._run is None or steer is None:
+            return False
+        return bool(await steer(text))
+
     def turn(self, prompt: str, files: Sequence[str] = (), *, ask: bool = False,
              latency: float = 0.0, choose: bool = False) -> AsyncIterator[SessionEvent]:
         """The events of one turn (see the module docstring for their order). Raises

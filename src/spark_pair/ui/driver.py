@@ -238,9 +238,13 @@ class Driver:
         if drafts is not None:
             drafts.draft_changed(text, files_for)
 
-    def cancel(self) -> None:
+    def cancel(self, message: str = "stopped (escape)") -> None:
         if self.session is not None:
-            self.session.cancel(message="stopped (escape)")  # hint: nothing was written
+            self.session.cancel(message=message)  # hint: nothing was written
+
+    async def steer(self, text: str) -> bool:
+        """Send `text` to the streaming turn as a correction (False: it could not go)."""
+        return self.session is not None and await self.session.steer(text)
 
     async def run_turn(self, prompt: str, files: Sequence[str] = ()) -> None:
         """One turn, handed to the target frame by frame (raises what the session raises

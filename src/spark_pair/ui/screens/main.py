@@ -26,6 +26,7 @@ from ...base.errors import SparkPairError, UsageError
 from ...base.printable import shown
 from ...edits.ops import Rename, op_paths
 from ...protocol.events import Completed, Failed, Rewound
+from ...protocol.steer import Steered, SteerState
 from ...session.events import (
     Applied,
     OperationProposed,
@@ -41,6 +42,7 @@ from ..chosen import ChosenFiles
 from ..dialogs.confirm import ConfirmScreen
 from ..driver import Driver, describe
 from ..review_state import Mark, Undone
+from ..steering import Steering
 from ..widgets.diff_view import DiffView, HunkMark
 from ..widgets.files import FilesPane
 from ..widgets.footer import AppFooter
@@ -97,6 +99,7 @@ class MainScreen(Screen[None]):
         self._op_paths: dict[int, list[str]] = {}  # the paths each operation names
         self._path_uses: Counter[str] = Counter()  # how many operations name each path
         self.chooser = ChosenFiles(self, self._chosen_changed)  # files chosen for the draft
+        self.steering = Steering()  # corrections sent while a turn streams
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -247,6 +250,9 @@ class MainScreen(Screen[None]):
         if sent is not None and prompt.value == sent:  # not if something new was typed since
             prompt.value = ""
         self.query_one(DiffView).reset()
+        note = self.steering.note_for_new_turn()
+        if note:
+            self.query_one(DiffView).note(note)
         self.query_one(Meter).reset()
         self.query_one(ReviewPane).clear()
         self._forget_ops()
@@ -284,10 +290,49 @@ class MainScreen(Screen[None]):
             self.driver.approver.reset()
             self.refresh_bindings()
             self._prepare()  # what the turn wrote, and the files the model saw, for the next
-            if self.queued:
+            if self.steering.restart is not None:  # a correction: it goes before the queue
+                self.start_turn(self.steering.resend(self.last_prompt), self.sent_context())
+            elif self.queued:
                 prompt, files = self.queued.pop(0)
                 self.start_turn(prompt, files)
             self._queue_changed()
+
+    @work(group="steer", exit_on_error=False)
+    async def _steer(self, text: str) -> None:
+        """enter while a turn streams: the server's own steering where it offers it, else the
+        turn is stopped and sent again at once with the correction."""
+        review = self.query_one(ReviewPane).review
+        decided = len(review.entries) - len(review.undecided())
+        self.steering.start(text, decided)
+        if await self.driver.steer(text):
+            self.query_one(DiffView).note(f"steering: the correction went to the running turn: "
+                                          f"{text}")
+        else:
+            self._stop_and_resend("this connection cannot steer a running reply")
+
+    def _stop_and_resend(self, why: str) -> None:
+        text = self.steering.text
+        if not self.steering.stop(why):
+            return
+        if self.streaming:
+            self.driver.cancel("stopped for a correction")
+            return
+        self.steering.restart = None  # the reply is in: the correction is the next prompt
+        prompt = self.query_one(Prompt)
+        if not prompt.value:
+            prompt.value = text
+        self.say(f"the reply ended before the correction could go ({why}); it is back in the "
+                 "prompt")
+
+    def _on_steered(self, event: Steered) -> None:
+        if event.state == SteerState.ACCEPTED:
+            self.query_one(DiffView).note(self.steering.accepted())
+        elif event.state == SteerState.PENDING:
+            self.query_one(DiffView).note("steering: the server takes the correction at its "
+                                          "next token")
+        else:
+            self._stop_and_resend(f"the server {event.state} it"
+                                  + (f": {event.detail}" if event.detail else ""))
 
     @on(Prompt.Queue)
     def _queue(self, message: Prompt.Queue) -> None:
@@ -332,6 +377,9 @@ class MainScreen(Screen[None]):
             self._clear_for_turn()
         view = self.query_one(DiffView)
         view.feed(message.events, message.partial_line)
+        for event in message.events:
+            if type(event) is Steered:
+                self._on_steered(event)
         self.query_one(Meter).feed(message.events)
         if self.streaming and any(isinstance(e, (Completed, Failed)) for e in message.events):
             self.streaming = False  # the reply is in: escape no longer stops the turn
@@ -446,6 +494,7 @@ class MainScreen(Screen[None]):
         self._alert(f"{what}\n  hint: {how}")
 
     def _finished(self, result: Any) -> None:
+        self.steering.arrived = result.text or ""
         trying, self.trying = self.trying, False
         applied = result.status == TurnStatus.APPLIED
         if trying and applied:
@@ -536,6 +585,9 @@ class MainScreen(Screen[None]):
         if text.startswith("/"):
             prompt.value = ""
             self.run_command(text)
+        elif self.streaming and self.turn_worker is not None:
+            prompt.value = ""
+            self._steer(text)  # a correction for the running turn
         elif self.start_turn(text, self.sent_context()):
             self._sent = value  # cleared from the prompt once the request is out
         elif self.turn_worker is None:
