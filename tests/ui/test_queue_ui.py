@@ -49,16 +49,17 @@ async def test_tab_queues_while_a_turn_runs_and_the_queued_turn_runs_next(
         await until(pilot, lambda: turn_over(app), "the queued turn's end")
 
 
-async def test_escape_on_the_empty_prompt_clears_the_queue_after_asking(
+async def test_under_review_tab_queues_and_escape_clears_the_queue_after_asking(
         repo: Path, demo_sim: SimProcess) -> None:
-    demo_sim.configure(tps=60)
-    app = make_app(repo, demo_sim)
+    app = make_app(repo, demo_sim)  # the reply comes at once: the turn is under review
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.main.streaming, "the turn streaming")
+        await until(pilot, lambda: review(app).review.entries and not app.main.streaming,
+                    "the turn under review")
         prompt = app.main.query_one(Prompt)
         prompt.focus()
         for text in ("one more", "and another"):
-            await pilot.press(*text, "tab")  # one burst: a proposal meanwhile takes no key
+            await pilot.press(*text, "tab")
+        await pilot.pause()
         assert [q[0] for q in app.main.queued] == ["one more", "and another"]
         assert footer_keys(app)["escape"] == "clear_queue"
         await pilot.press("escape")
@@ -68,14 +69,33 @@ async def test_escape_on_the_empty_prompt_clears_the_queue_after_asking(
         assert len(app.main.queued) == 2 and app.main.turn_worker is not None  # no: as it was
         await pilot.press("escape", "y")
         await until(pilot, lambda: app.main.queued == [], "the queue cleared")
-        assert app.main.turn_worker is not None  # the running turn goes on
-        assert footer_keys(app)["escape"] != "clear_queue"  # escape stops the stream again
-        app.main.driver.cancel()
-        await until(pilot, lambda: app.main.turn_worker is None or not app.main.streaming,
-                    "the stop")
+        assert app.main.turn_worker is not None  # the turn is still under review
+        assert footer_keys(app).get("escape") != "clear_queue"
+        review(app).focus()
+        await pilot.press("R")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
         await pilot.pause(0.3)
         assert len([e for e in demo_sim.requests() if e["body"].get("generate") is not False
                     ]) == 1  # nothing queued ran
+
+
+async def test_while_the_reply_streams_escape_stops_it_and_the_queue_runs(
+        repo: Path, demo_sim: SimProcess) -> None:
+    demo_sim.configure(tps=30)
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.main.streaming, "the turn streaming")
+        prompt = app.main.query_one(Prompt)
+        prompt.focus()
+        await pilot.press(*"next one", "tab")
+        await until(pilot, lambda: app.main.queued, "the queued turn")
+        assert footer_keys(app)["escape"] == "stop"
+        first = len(demo_sim.requests())
+        await pilot.press("escape")  # stopped: the queued turn starts
+        await until(pilot, lambda: len(demo_sim.requests()) > first, "the queued turn's request")
+        assert "next one" in str(demo_sim.requests()[-1]["body"])
+        app.main.driver.cancel()
+        await until(pilot, lambda: turn_over(app), "the end of the queued turn")
 
 
 async def test_tab_in_the_review_pane_still_moves_focus(repo: Path,

@@ -88,7 +88,8 @@ PROMPT: list[BindingType] = [
     # moves to the next pane (the footer shows which)
     Binding("tab", "queue", "queue", id="prompt.queue",
             tooltip="Queue the prompt as the next turn: it starts when this one ends"),
-    # on an empty prompt while turns are queued (asks first); elsewhere escape stops the stream
+    # on an empty prompt while turns are queued and no reply streams (asks first); elsewhere
+    # escape stops the stream
     Binding("escape", "clear_queue", "clear queue", id="prompt.clear_queue",
             tooltip="Clear the queued turns (asks first)"),
     Binding("up", "history(-1)", "earlier prompt", id="prompt.history_back", show=False),

@@ -24,7 +24,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("prompt.queue",), "prompt, while a turn runs",
      "queue the prompt as the next turn (it starts when this one ends; elsewhere tab moves "
      "to the next pane)"),
-    (("prompt.clear_queue",), "empty prompt", "clear the queued turns (asks first)"),
+    (("prompt.clear_queue",), "empty prompt, not streaming",
+     "clear the queued turns (asks first)"),
     (("app.stop",), "while streaming", "stop the stream (what arrived stays; nothing is written)"),
     (("review.accept", "review.reject"), "review",
      "accept / reject the focused hunk (or create), then the next one"),

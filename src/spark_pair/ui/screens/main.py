@@ -94,6 +94,7 @@ class MainScreen(Screen[None]):
         self._sent: str | None = None  # the prompt text of the turn starting now
         self._notice_op: int | None = None  # the operation the notice is about (it gives way)
         self._prompt_has_text = False
+        self._typed_in_turn = False  # the prompt was typed into while this turn ran
         self.trying = False  # `t`: run the check once the turn is applied
         self.left_out: dict[int, str] = {}  # operations of this turn that can not apply
         self._op_paths: dict[int, list[str]] = {}  # the paths each operation names
@@ -237,6 +238,7 @@ class MainScreen(Screen[None]):
         self.turn_worker = self.run_worker(self._turn(prompt, list(files)), group="turn",
                                            exit_on_error=False)
         self.streaming = True
+        self._typed_in_turn = False
         self._queue_changed()
         # the screen is cleared when the turn's first frame arrives: the request goes out
         # first, not after a relayout and a new footer
@@ -415,8 +417,9 @@ class MainScreen(Screen[None]):
                     if not self.proposed_any:
                         self.proposed_any = True
                         prompt = self.query_one(Prompt)
-                        if not (prompt.has_focus and prompt.value):  # never mid-sentence
-                            review.focus()
+                        if not (prompt.has_focus and (prompt.value or self._typed_in_turn)):
+                            review.focus()  # (never from a person typing a correction or
+                            # the next turn: their keys would decide hunks; tab goes there)
                         if self._notice_says(STREAMING):
                             self.say("")
                 case Stale(path=path, index=index):
@@ -569,6 +572,8 @@ class MainScreen(Screen[None]):
             self.refresh_bindings()
         self.chooser.draft_changed(event.value)
         self.driver.draft_changed(event.value, self._draft_files)
+        if event.value and self.turn_worker is not None:
+            self._typed_in_turn = True
 
     async def _draft_files(self, text: str) -> list[str]:
         """The files a turn for the draft `text` would send (for its pre-warm)."""

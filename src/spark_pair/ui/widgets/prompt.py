@@ -70,7 +70,8 @@ class Prompt(Input):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.send = send
         self.turn_running = False  # set by the screen: tab queues while a turn runs
-        self.queued = 0  # set by the screen: turns waiting (escape on an empty prompt clears)
+        self.queued = 0  # set by the screen: turns waiting (escape on an empty prompt clears
+        # them while no reply streams; while one does, escape stops it)
         self.history: list[str] = []
         self._pos = 0  # len(history): the line being written
         self._draft = ""
@@ -86,11 +87,13 @@ class Prompt(Input):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """tab queues only while a turn runs and the prompt holds text, escape clears the queue
-        only from an empty prompt: otherwise the key goes on to the screen (next pane, stop)."""
+        only from an empty prompt while no reply streams: otherwise the key goes on to the
+        screen (next pane, stop)."""
         if action == "queue":
             return self.turn_running and bool(self.value.strip())
         if action == "clear_queue":
-            return self.queued > 0 and not self.value
+            return self.queued > 0 and not self.value and not getattr(self.screen, "streaming",
+                                                                      False)
         return super().check_action(action, parameters)
 
     def action_queue(self) -> None:
