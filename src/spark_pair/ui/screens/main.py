@@ -349,7 +349,7 @@ class MainScreen(Screen[None]):
         self.queued.append((text, self.sent_context()))
         self._queue_changed()
         self.say(f"queued as turn {len(self.queued)} after this one · escape on the empty "
-                 "prompt clears the queue")
+                 "prompt clears the queue once the reply is in")
 
     @on(Prompt.ClearQueue)
     def _clear_queue(self) -> None:
