@@ -82,6 +82,11 @@ async def test_a_still_draft_is_warmed_once_and_enter_continues_it(sim: SimProce
         assert real["body"]["input"] == []
         assert real["connection_id"] == draft["connection_id"]
         assert rt.drafts is not None and rt.drafts.counts == (1, 0)
+        rt.store.flush()
+        from spark_pair.store import RequestStore
+
+        with RequestStore() as store:  # the request log says the turn met its pre-warm
+            assert [r.extra.get("prewarm") for r in store.records()][-1:] == ["hit"]
 
         # a follow-up: the warm chains on the conversation, the turn on the warm
         conversation = real["response_id"]
@@ -114,6 +119,22 @@ async def test_nothing_is_warmed_over_http_or_with_prewarm_off(sim: SimProcess,
         await asyncio.sleep(0.2)
         assert warmer.sent == 0
     assert not [e for e in sim.requests() if (e["body"] or {}).get("generate") is False]
+
+
+async def test_a_draft_left_alone_over_a_minute_is_not_warmed(sim: SimProcess,
+                                                             repo: Path) -> None:
+    now = [100.0]
+    async with open_runtime(repo, approver=PolicyApprover(), overrides=overrides(sim),
+                            env=ENV) as rt:
+        from spark_pair.session.prewarm import IDLE_S, DraftWarmer
+
+        warmer = rt.drafts = DraftWarmer(rt, 20, clock=lambda: now[0])
+        warmer.draft_changed("EDIT it", files_for)
+        now[0] += IDLE_S + 1  # the timer fires after the person has been away a minute
+        await asyncio.sleep(0.3)
+        assert warmer.sent == 0
+        warmer.draft_changed("EDIT it again", files_for)  # typing again: it goes
+        await until(lambda: warmer.sent == 1)
 
 
 async def test_at_most_one_a_second(sim: SimProcess, repo: Path) -> None:

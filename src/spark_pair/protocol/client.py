@@ -397,6 +397,8 @@ class ModelClient:
             if rec.status == "cancelled":  # stopped mid-request: keep what was measured
                 rec.model, rec.transport = self.model, self.transport  # the attempt stopped
                 _fill_stopped(rec, watch, emitted, request)
+            if self._ws.warm_used is not None:  # the request met a draft's pre-warm
+                rec.extra["prewarm"], self._ws.warm_used = self._ws.warm_used, None
             self._record(rec)
 
     # ---- internals -------------------------------------------------------------------

@@ -79,6 +79,7 @@ class WsSession:
         self.warm: tuple[str, dict[str, Any]] | None = None
         self.warm_hits = 0
         self.warm_misses = 0
+        self.warm_used: str | None = None  # "hit" / "miss" of the last request (its record)
         self.steering = False  # a correction waits for the server's answer
 
     async def open(self) -> None:
@@ -206,8 +207,10 @@ class WsSession:
         warm_id, warmed = warm
         if warmed != body:
             self.warm_misses += 1
+            self.warm_used = "miss"
             return body
         self.warm_hits += 1
+        self.warm_used = "hit"
         rest = {k: v for k, v in body.items() if k not in ("input", "previous_response_id")}
         return {**rest, "input": [], "previous_response_id": warm_id}
 
