@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from spark_pair.commands.demo import make_repo
+from spark_pair.cli.commands.demo import make_repo
 from spark_pair.protocol.events import FirstToken
 from spark_pair.session.approval import PolicyApprover
 from spark_pair.session.runtime import open_runtime

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from bench_prewarm import pad_module
 
-from spark_pair.commands.demo import make_repo
+from spark_pair.cli.commands.demo import make_repo
 from spark_pair.protocol.events import Rewound, TextDelta
 from spark_pair.session.approval import PolicyApprover
 from spark_pair.session.runtime import open_runtime

@@ -16,12 +16,9 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..base.transport import Transport
-
-if TYPE_CHECKING:
-    from .runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +27,18 @@ IDLE_S = 60.0  # a draft left alone this long is not pre-warmed (any more)
 FilesFor = Callable[[str], Awaitable[list[str]]]
 
 
+class Host(Protocol):
+    """What the warmer uses of the runtime (session.runtime.Runtime)."""
+
+    session: Any
+    client: Any
+    context: Any
+
+    async def warmed_socket(self) -> None: ...
+
+
 class DraftWarmer:
-    def __init__(self, runtime: Runtime, delay_ms: int,
+    def __init__(self, runtime: Host, delay_ms: int,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.runtime = runtime
         self.delay_s = max(0, delay_ms) / 1000

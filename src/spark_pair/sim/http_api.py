@@ -161,7 +161,8 @@ async def _serve(request: web.Request, state: SimState, api: str, body: Any, ok:
                               "previous_response_id")
     turn = plan_turn(state.config, body, api, state.responses.history(previous))
     cache = state.prefixes.of(entry["connection_id"])
-    pacer = Pacer(state.config.tps, state.config.ttft_ms + prefill_of(state, turn, cache, entry))
+    prefill = prefill_of(turn.prompt, state.config.prefill_tps, cache, entry)
+    pacer = Pacer(state.config.tps, state.config.ttft_ms + prefill)
     state.in_flight += 1
     try:
         if body.get("stream"):

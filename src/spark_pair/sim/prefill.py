@@ -11,14 +11,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .memory import Item
 from .replies import TOKEN_CHARS
-
-if TYPE_CHECKING:
-    from .state import SimState
-    from .turns import Turn
 
 KEEP = 8  # processed texts remembered per connection
 CONNECTIONS = 256  # HTTP connections remembered (the oldest are forgotten)
@@ -85,9 +80,10 @@ class Connections:
         return cache
 
 
-def prefill_of(state: SimState, turn: Turn, cache: PrefixCache, entry: dict) -> float:
-    """The prefill time (ms) of `turn` on the connection of `cache`, noted in its log entry."""
-    unseen = cache.unseen(turn.prompt)
-    ms = prefill_ms(unseen, state.config.prefill_tps)
+def prefill_of(prompt: str, prefill_tps: float, cache: PrefixCache, entry: dict) -> float:
+    """The prefill time (ms) of `prompt` on the connection of `cache`, noted in its log
+    entry."""
+    unseen = cache.unseen(prompt)
+    ms = prefill_ms(unseen, prefill_tps)
     entry["unseen_tokens"], entry["prefill_ms"] = unseen // TOKEN_CHARS, round(ms, 3)
     return ms

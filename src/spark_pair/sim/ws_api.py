@@ -15,8 +15,8 @@ from . import http_api, wire
 from .faults import Fault
 from .memory import ResponseStore
 from .pacing import Pacer
-from .prefill import PrefixCache, prefill_ms, prefill_of, prompt_text, reply_item
-from .replies import TOKEN_CHARS, responses_items
+from .prefill import PrefixCache, prefill_of, prompt_text, reply_item
+from .replies import responses_items
 from .state import STATE, SimState
 from .turns import Dropped, plan_turn, pump
 
@@ -246,7 +246,8 @@ class WsSession:
             self._remember(stream.id, body, responses_items(body))
             return 200
         turn = plan_turn(self.state.config, body, "responses", self.stored.history(previous))
-        wait_ms = self.state.config.ttft_ms + prefill_of(self.state, turn, self.prefix, entry)
+        config = self.state.config
+        wait_ms = config.ttft_ms + prefill_of(turn.prompt, config.prefill_tps, self.prefix, entry)
         pacer = Pacer(self.state.config.tps, wait_ms)
         for event in stream.open_message():
             await send(wire.dumps(event))
@@ -281,9 +282,7 @@ class WsSession:
         history = self.stored.history(body.get("previous_response_id"))
         prompt = prompt_text(str(body.get("instructions") or ""),
                              [*history, *responses_items(body)])
-        unseen = self.prefix.unseen(prompt)
-        ms = prefill_ms(unseen, self.state.config.prefill_tps)
-        entry["unseen_tokens"], entry["prefill_ms"] = unseen // TOKEN_CHARS, round(ms, 3)
+        ms = prefill_of(prompt, self.state.config.prefill_tps, self.prefix, entry)
         await asyncio.sleep(ms / 1000)
         self.prefix.add(prompt)
 
