@@ -57,7 +57,8 @@ class Session:
        workspace says.
     2. While the reply streams, as they happen: the client's `Started`, `FirstToken` (before an
        attempt's first `TextDelta`), `TextDelta`, `Retrying`, `Rewound`, `TransportChanged`,
-       `ModelChanged`, `Usage`, then `Completed` or `Failed`;
+       `ModelChanged`, `Usage`, `Steered` (the answer to a `steer()`; accepted comes after a
+       `Rewound` to 0, as the reply starts again), then `Completed` or `Failed`;
        the parser's `FileStarted`, `HunkStarted`, `LineAdded`, `FileFinished` (after the
        `TextDelta` that completed them); `OperationProposed` right after its `FileFinished`;
        `Decided` when the approver answers (during the stream or after it); `Stale` when a target

@@ -229,7 +229,7 @@ class MainScreen(Screen[None]):
                 self.say("not ready yet: the repository is still opening")
             return False
         if self.turn_worker is not None:
-            self.say(self._busy("enter sends this"))
+            self.say(self._busy("enter sends this (tab queues it to run after)"))
             return False
         self.last_prompt = prompt
         self.proposed_any = False
