@@ -138,3 +138,33 @@ async def test_a_steer_with_nothing_running_fails(sim):
         event = json.loads(await asyncio.wait_for(ws.recv(), 5))
     assert event["type"] == "response.steer.failed"
     assert event["error"]["code"] == "no_response_in_progress"
+
+
+async def test_a_steer_before_the_first_token_is_pending_then_accepted(sim):
+    sim.configure(ttft_ms=400, tokens=50, replies=[{"match": "tabs", "text": "tabs it is"}])
+    async with ws_connect(sim) as ws:
+        await ws.send(json.dumps({"type": "response.create", "model": MODEL,
+                                  "input": user("write")}))
+        await ws.send(json.dumps({"type": "response.steer", "input": user("use tabs")}))
+        events = []
+        while not events or events[-1]["type"] != "response.completed":
+            events.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+    types = [e["type"] for e in events]
+    assert types.index("response.steer.pending") < types.index("response.steer.accepted")
+    cut = types.index("response.incomplete")
+    assert deltas(events[:cut]) == "" and deltas(events[cut:]) == "tabs it is"
+
+
+def test_http_requests_on_one_connection_share_what_it_processed(sim):
+    import httpx
+
+    sim.configure(prefill_tps=5000, ttft_ms=0, tokens=5)
+    messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": CONTEXT}]
+    with httpx.Client(base_url=sim.base_url, timeout=10) as client:
+        for extra in ([], [{"role": "assistant", "content": "w00 w01 w02 w03 w04 "},
+                           {"role": "user", "content": "more"}]):
+            client.post("/v1/chat/completions", json={
+                "model": MODEL, "messages": messages + extra}).raise_for_status()
+    first, second = sim.requests()
+    assert first["connection_id"] == second["connection_id"]
+    assert first["unseen_tokens"] > 2000 and second["unseen_tokens"] < 10

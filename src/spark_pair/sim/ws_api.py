@@ -130,6 +130,7 @@ class WsSession:
             await self._send(ws_error(400, "response_already_in_flight",
                                       "A response is already in progress on this socket."))
             return
+        self.first_sent, self.steer = False, None
         self.task = asyncio.create_task(self._respond(message))
 
     async def _on_steer(self, message: dict[str, Any]) -> None:
@@ -150,7 +151,7 @@ class WsSession:
             await self._send({"type": "response.steer.failed", "response_id": self.streaming,
                               "error": {"code": "invalid_input", "message": "No input."}})
             return
-        if self.streaming is None:
+        if self.task is None or self.task.done():
             await self._send({"type": "response.steer.failed", "response_id": None,
                               "error": {"code": "no_response_in_progress",
                                         "message": "No response is in progress."}})
@@ -251,7 +252,7 @@ class WsSession:
         pacer = Pacer(self.state.config.tps, wait_ms)
         for event in stream.open_message():
             await send(wire.dumps(event))
-        self.streaming, self.first_sent, self.steer = stream.id, False, None
+        self.streaming, self.first_sent = stream.id, False
         written: list[str] = []
 
         async def emit(tokens: list[str]) -> None:
@@ -270,6 +271,11 @@ class WsSession:
             self.streaming = None
         entry["output_tokens"] = sent
         entry["last_token_time"] = time.time()
+        if self.steer is not None:  # it came after the last token: too late
+            self.steer = None
+            await self._send({"type": "response.steer.failed", "response_id": stream.id,
+                              "error": {"code": "response_completed",
+                                        "message": "The response had already finished."}})
         for event in stream.finish(turn.text, turn.input_tokens, sent, turn.truncated):
             await send(wire.dumps(event))
         self.prefix.add(turn.prompt + reply_item(turn.text))
