@@ -21,10 +21,11 @@ def footer_keys(app) -> dict[str, str]:
 
 async def test_tab_queues_while_a_turn_runs_and_the_queued_turn_runs_next(
         repo: Path, demo_sim: SimProcess) -> None:
-    demo_sim.configure(tps=300)
+    demo_sim.configure(tps=150)
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.main.streaming, "the turn streaming")
+        await until(pilot, lambda: app.main.streaming and review(app).review.entries,
+                    "the turn streaming, a first proposal in (it takes the focus)")
         prompt = app.main.query_one(Prompt)
         prompt.focus()
         await pilot.pause()
@@ -84,7 +85,8 @@ async def test_while_the_reply_streams_escape_stops_it_and_the_queue_runs(
     demo_sim.configure(tps=30)
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.main.streaming, "the turn streaming")
+        await until(pilot, lambda: app.main.streaming and review(app).review.entries,
+                    "the turn streaming, a first proposal in (it takes the focus)")
         prompt = app.main.query_one(Prompt)
         prompt.focus()
         await pilot.press(*"next one", "tab")

@@ -29,8 +29,10 @@ def creates(sim: SimProcess) -> list[dict]:
 
 
 async def correct(pilot, app, text: str) -> None:
-    await until(pilot, lambda: app.main.streaming and app.main.query_one(DiffView).rows,
-                "the reply streaming")
+    # (after the first proposal, which takes the focus to the review pane: a person goes back
+    # to the prompt to type)
+    await until(pilot, lambda: app.main.streaming and review(app).review.entries,
+                "the reply streaming, a first proposal in")
     prompt = app.main.query_one(Prompt)
     prompt.focus()
     await pilot.press(*text, "enter")
@@ -38,7 +40,7 @@ async def correct(pilot, app, text: str) -> None:
 
 async def test_a_steer_the_server_accepts_changes_what_is_written(repo: Path,
                                                                   sim: SimProcess) -> None:
-    sim.configure(tps=60, replies=[{"match": "STEERED", "text": STEERED},
+    sim.configure(tps=30, replies=[{"match": "STEERED", "text": STEERED},
                                    {"match": MATCH, "text": reply_text()}])
     app = make_app(repo, sim, transport="ws")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -60,7 +62,7 @@ async def test_a_steer_the_server_accepts_changes_what_is_written(repo: Path,
 @pytest.mark.parametrize("transport", ["ws", "responses"])
 async def test_without_server_steering_the_turn_is_stopped_and_resent(
         repo: Path, sim: SimProcess, transport: str) -> None:
-    sim.configure(tps=60, steer=False, replies=[{"match": "STEERED", "text": STEERED},
+    sim.configure(tps=30, steer=False, replies=[{"match": "STEERED", "text": STEERED},
                                                 {"match": MATCH, "text": reply_text()}])
     app = make_app(repo, sim, transport=transport)
     async with app.run_test(size=(120, 40)) as pilot:
