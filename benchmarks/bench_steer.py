@@ -101,6 +101,8 @@ def main() -> int:
         if args.context_tokens > 0:
             (root / "helpers.py").write_text(pad_module(args.context_tokens))
             files.append("helpers.py")
+        for steer in (True, False):  # (the first turn of a process loads code: not counted)
+            asyncio.run(one_run(sim, root, files, steer))
         for run in range(args.runs):
             for steer in (run % 2 == 0, run % 2 == 1):
                 s = asyncio.run(one_run(sim, root, files, steer))
