@@ -82,7 +82,11 @@ async def test_under_review_tab_queues_and_escape_clears_the_queue_after_asking(
 
 async def test_while_the_reply_streams_escape_stops_it_and_the_queue_runs(
         repo: Path, demo_sim: SimProcess) -> None:
-    demo_sim.configure(tps=30)
+    from spark_pair.sim.demo_project import MATCH, reply_text
+
+    # the demo's reply and a long tail of prose: it streams for a minute at 60 tok/s
+    demo_sim.configure(tps=60, replies=[{"match": MATCH, "text": reply_text() + "\nNotes:\n"
+                                         + "more words to read here\n" * 500}])
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.main.streaming and review(app).review.entries,

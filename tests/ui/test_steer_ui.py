@@ -16,6 +16,9 @@ from spark_pair.ui.widgets.diff_view import DiffView, Kind
 from spark_pair.ui.widgets.prompt import Prompt
 
 STEERED = "--- /dev/null\n+++ b/STEERED.md\n@@ -0,0 +1 @@\n+steered\n"
+# the demo's reply and a long tail of prose: at 60 tok/s it streams for a minute, so a busy
+# machine's slow keys still come while it runs
+LONG = reply_text() + "\nNotes:\n" + "more words to read here\n" * 500
 
 
 def notes(app) -> str:
@@ -40,8 +43,8 @@ async def correct(pilot, app, text: str) -> None:
 
 async def test_a_steer_the_server_accepts_changes_what_is_written(repo: Path,
                                                                   sim: SimProcess) -> None:
-    sim.configure(tps=30, replies=[{"match": "STEERED", "text": STEERED},
-                                   {"match": MATCH, "text": reply_text()}])
+    sim.configure(tps=60, replies=[{"match": "STEERED", "text": STEERED},
+                                   {"match": MATCH, "text": LONG}])
     app = make_app(repo, sim, transport="ws")
     async with app.run_test(size=(120, 40)) as pilot:
         await correct(pilot, app, "make it STEERED instead")
@@ -62,8 +65,8 @@ async def test_a_steer_the_server_accepts_changes_what_is_written(repo: Path,
 @pytest.mark.parametrize("transport", ["ws", "responses"])
 async def test_without_server_steering_the_turn_is_stopped_and_resent(
         repo: Path, sim: SimProcess, transport: str) -> None:
-    sim.configure(tps=30, steer=False, replies=[{"match": "STEERED", "text": STEERED},
-                                                {"match": MATCH, "text": reply_text()}])
+    sim.configure(tps=60, steer=False, replies=[{"match": "STEERED", "text": STEERED},
+                                                {"match": MATCH, "text": LONG}])
     app = make_app(repo, sim, transport=transport)
     async with app.run_test(size=(120, 40)) as pilot:
         await correct(pilot, app, "make it STEERED instead")
