@@ -25,7 +25,13 @@ def chosen(app) -> dict[str, str]:
 
 
 def sent(sim: SimProcess) -> str:
-    return json.dumps(sim.requests()[-1]["body"])
+    """What the last request gave the model: its body, and the body of the draft's pre-warm it
+    continues (that request carried the input)."""
+    log = sim.requests()
+    last = log[-1]["body"]
+    warm = {e["response_id"]: e["body"] for e in log if (e["body"] or {}).get("generate") is False}
+    prior = warm.get(last.get("previous_response_id"))
+    return json.dumps([prior, last] if prior is not None else last)
 
 
 async def type_prompt(pilot, app, text: str) -> None:

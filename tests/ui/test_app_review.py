@@ -267,10 +267,14 @@ async def test_under_review_the_prompt_says_how_to_end_the_turn_and_keeps_the_te
         assert app.main.query_one("#prompt").value == "also log the total"  # enter sends it later
         await send(pilot, app, "/undo")
         assert "under review" in notice(app) and "escape" not in notice(app)
-        await pilot.press("tab")  # to the review
+        assert "tab queues it" in notice(app)
+        await pilot.press("tab")  # the prompt holds text while a turn runs: tab queues it
+        assert [q for q, _ in app.main.queued] == ["also log the total/undo"]
+        await pilot.press("tab")  # the prompt is empty: to the review
         assert app.focused is review(app)
         await pilot.press("R")
-        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        await until(pilot, lambda: "also log the total" in app.main.last_prompt, "the queued turn")
+        await until(pilot, lambda: turn_over(app), "the end of the queued turn")
 
 
 async def test_a_missing_editor_or_pager_is_named_with_a_hint(repo: Path, demo_sim: SimProcess,

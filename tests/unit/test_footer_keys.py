@@ -47,11 +47,21 @@ def test_the_review_pane_keys_come_first_in_the_order_that_matters() -> None:
 
 def test_while_streaming_escape_comes_first_and_f1_stands_in_for_a_typed_question_mark(
         ) -> None:
+    # (the prompt's tab queues only while a turn runs, its escape clears a queue only while
+    # nothing streams: here neither)
     left, right = keys_shown(active(Prompt.BINDINGS, MainScreen.BINDINGS, [QUIT],
-                                    hidden=("app.help_q",)),
+                                    hidden=("app.help_q", "prompt.queue", "prompt.clear_queue")),
                              display, PALETTE)
     assert labels(left)[:3] == ["esc stop", "⏎ send", "tab pane"]  # the prompt: no review keys
     assert labels(right) == ["f1 keys", "^p palette"]
+
+
+def test_with_text_typed_while_a_turn_runs_tab_queues_instead_of_moving_on() -> None:
+    left, _ = keys_shown(active(Prompt.BINDINGS, MainScreen.BINDINGS, [QUIT],
+                                hidden=("app.help_q", "prompt.clear_queue")), display, PALETTE)
+    assert labels(left).index("tab queue") == labels(left).index("⏎ send") + 1
+    assert labels(left).index("tab queue") < labels(left).index("tab pane")  # (one key: the
+    # prompt's binding is the one in effect while it says so; the screen's stands behind it)
 
 
 def test_keys_that_do_not_fit_are_left_out_whole_from_the_least_important() -> None:

@@ -114,6 +114,9 @@ class SessionSettings(Table):
     """Turns of conversation kept and resent."""
     ai_comments: bool = True
     """In the app, saving an `AI!` comment in a file starts a turn about it."""
+    prewarm_ms: int = 300
+    """In the app, a draft still this long is sent ahead with `generate: false` (WebSocket
+    mode), so enter finds the server ready; 0 turns it off."""
 
 
 class ContextSettings(Table):

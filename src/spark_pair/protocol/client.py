@@ -47,6 +47,7 @@ from .request import CONNECT_TIMEOUT_S, endpoint_url, user_agent
 from .responses_sse import stream_responses
 from .responses_ws import WsRefused, WsSession
 from .retry import MIN_READ_TIMEOUT_S, Clock, give_up_note, retry_delay
+from .steer import SteerState
 
 if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never needs it)
     import random
@@ -215,6 +216,32 @@ class ModelClient:
         except ModelError:
             pass  # prewarm is best effort; the turn reports real problems
 
+    async def warm_draft(self, request: TurnRequest) -> bool:
+        """Pre-warm what `request` (a draft's) would send: generate:false chained on the
+        conversation, on the WS transport only; the next turn that sends the same continues
+        it. Best effort: False when nothing went out or it failed."""
+        if self.transport != Transport.WS:
+            return False
+        try:
+            async for _ in self._ws.run(request, self.model, self.options.max_tokens,
+                                        self._temperature(request), generate=False, warm=True):
+                pass
+        except ModelError:
+            return False
+        return self._ws.warm is not None
+
+    async def steer(self, text: str) -> bool:
+        """Send `text` as a correction to the response streaming now (WS mode only; False:
+        it could not go). Its answer comes in the stream: a `Steered`."""
+        if self.transport != Transport.WS:
+            return False
+        return await self._ws.steer(text)
+
+    @property
+    def warm_counts(self) -> tuple[int, int]:
+        """(hits, misses): turns that continued a draft's pre-warm / that could not."""
+        return self._ws.warm_hits, self._ws.warm_misses
+
     async def complete(self, request: TurnRequest) -> Completed:
         result: Completed | None = None
         async for event in self.stream(request):
@@ -295,6 +322,13 @@ class ModelClient:
                                 if not started:
                                     started = True
                                     yield Started(rec.request_id or "", transport, model, value)
+                            elif kind == "steer":
+                                if value.state == SteerState.ACCEPTED and length:
+                                    # the reply starts again from the correction
+                                    parts, length, emitted, shown = [], 0, 0, ""
+                                    yield Rewound(0, "steered: the reply starts again from "
+                                                  "the correction")
+                                yield value
                             elif kind == "usage":
                                 usage = value
                             elif kind == "cut":
@@ -363,6 +397,8 @@ class ModelClient:
             if rec.status == "cancelled":  # stopped mid-request: keep what was measured
                 rec.model, rec.transport = self.model, self.transport  # the attempt stopped
                 _fill_stopped(rec, watch, emitted, request)
+            if self._ws.warm_used is not None:  # the request met a draft's pre-warm
+                rec.extra["prewarm"], self._ws.warm_used = self._ws.warm_used, None
             self._record(rec)
 
     # ---- internals -------------------------------------------------------------------

@@ -8,6 +8,7 @@ from ..base.errors import IncompleteReply, ModelError
 from ..base.transport import Transport as Transport
 from .request import Message as Message  # re-exported: the request's home is .request
 from .request import TurnRequest as TurnRequest
+from .steer import Steered as Steered  # a correction's answer (steering a running response)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,4 +147,4 @@ class Failed:
 
 
 Event = (Started | TextDelta | FirstToken | Usage | Completed | Retrying | Rewound
-         | TransportChanged | ModelChanged | Failed)
+         | TransportChanged | ModelChanged | Failed | Steered)

@@ -17,6 +17,7 @@ from .fastjson import loads
 from .limits import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, too_large
 from .request import BETA_HEADER, CONNECT_STAGGER_S, endpoint_url, user_agent
 from .responses_sse import DELTA, delta_text, handle_event
+from .steer import Steered, SteerState, is_steered, steer_answer, steer_message
 
 if TYPE_CHECKING:  # websockets loads when a socket opens (the HTTP transports never need it)
     from websockets.asyncio.client import ClientConnection
@@ -73,6 +74,13 @@ class WsSession:
         self.previous_id: str | None = None
         self.opened = 0
         self.busy = False  # a response is in flight on self.ws
+        # a draft's pre-warm on this socket: (its response id, the body it stands for); the
+        # next request with that same body chains on it and sends no input (protocol.warm)
+        self.warm: tuple[str, dict[str, Any]] | None = None
+        self.warm_hits = 0
+        self.warm_misses = 0
+        self.warm_used: str | None = None  # "hit" / "miss" of the last request (its record)
+        self.steering = False  # a correction waits for the server's answer
 
     async def open(self) -> None:
         from websockets.exceptions import InvalidHandshake, InvalidStatus
@@ -100,12 +108,13 @@ class WsSession:
             raise errors_map.connection_failed(exc, self.url) from None
         self.opened += 1
         self.previous_id = None
+        self.warm = None
 
     async def close(self, only: ClientConnection | None = None) -> None:
         """Close the socket (or `only` that one, if it is still current or already replaced)."""
         ws = only or self.ws
         if ws is self.ws:
-            self.ws, self.previous_id, self.busy = None, None, False
+            self.ws, self.previous_id, self.busy, self.warm = None, None, False, None
         if ws is not None:
             try:
                 await asyncio.wait_for(ws.close(), 1.0)
@@ -120,7 +129,7 @@ class WsSession:
             self.ws.state.name == "OPEN"
 
     async def run(self, request, model: str, max_tokens: int | None, temperature: float | None,
-                  *, chain: bool = True, generate: bool = True,
+                  *, chain: bool = True, generate: bool = True, warm: bool = False,
                   read_timeout_s: float | None = None,
                   on_sent: Callable[[], None] | None = None
                   ) -> AsyncGenerator[tuple[str, Any], None]:
@@ -129,6 +138,8 @@ class WsSession:
 
         `read_timeout_s` below the session's own caps this turn's (a retry near the deadline).
         `on_sent()` is called once this turn's request went out on an open socket.
+        `warm`: a draft's pre-warm (generate: false, chained on the conversation, which it
+        leaves as it was); the next request with the same body continues it instead.
         """
         for _ in range(QUIET_REOPENS + 1):
             if self.busy:  # an earlier stream was abandoned mid-response: its socket is spent
@@ -140,8 +151,11 @@ class WsSession:
             body = responses_body(request, model, max_tokens, temperature, full=not use_chain)
             if use_chain:
                 body["previous_response_id"] = self.previous_id
+            conversation, asked = self.previous_id, body
             if not generate:
-                body["generate"] = False
+                body = {**body, "generate": False}
+            else:
+                body = self._after_warm(body)
             assert self.ws is not None
             try:
                 self.busy = True
@@ -160,6 +174,8 @@ class WsSession:
                     if item[0] == "quiet_reopen":
                         outcome = item[1]
                         break
+                    if item[0] == "done" and warm:
+                        self.warm, self.previous_id = (item[1], asked), conversation
                     yield item
                     if item[0] == "done":
                         return
@@ -168,6 +184,35 @@ class WsSession:
                 continue
             await self.close()
         raise errors_map.dropped(self.url, "the server kept closing the WebSocket")
+
+    async def steer(self, text: str) -> bool:
+        """Send a correction to the response in flight (False: none is in flight, or the
+        socket is gone); its answer comes with the response's events."""
+        if not self.busy or not self._alive():
+            return False
+        assert self.ws is not None
+        try:
+            await self.ws.send(steer_message(text))
+        except _closed_errors():
+            return False
+        self.steering = True
+        return True
+
+    def _after_warm(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The body to send: the pre-warmed one's continuation when it asks the same (a hit),
+        else `body` (a miss, when a pre-warm was waiting)."""
+        warm, self.warm = self.warm, None
+        if warm is None:
+            return body
+        warm_id, warmed = warm
+        if warmed != body:
+            self.warm_misses += 1
+            self.warm_used = "miss"
+            return body
+        self.warm_hits += 1
+        self.warm_used = "hit"
+        rest = {k: v for k, v in body.items() if k not in ("input", "previous_response_id")}
+        return {**rest, "input": [], "previous_response_id": warm_id}
 
     async def _receive(self, model: str, read_timeout_s: float | None = None
                        ) -> AsyncGenerator[tuple[str, Any], None]:
@@ -233,6 +278,18 @@ class WsSession:
                     if texts:  # the text before this event goes first
                         yield "deltas", texts
                         texts = []
+                    if self.steering or kind == "response.incomplete" or (
+                            type(kind) is str and kind.startswith("response.steer")):
+                        answer = steer_answer(event, self.steering)
+                        if answer is not None:
+                            self.steering = answer.state == SteerState.PENDING
+                            if answer.state != SteerState.ACCEPTED:  # (said at the rewind)
+                                yield "steer", answer
+                            continue
+                        if is_steered(event):  # a response chained on it answers next
+                            self.steering = False
+                            yield "steer", Steered(SteerState.ACCEPTED)
+                            continue
                     if kind == "error":
                         error = event.get("error")
                         code = error.get("code") if isinstance(error, dict) else None

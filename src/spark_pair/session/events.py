@@ -22,6 +22,7 @@ from ..protocol.events import (
     Retrying,
     Rewound,
     Started,
+    Steered,
     TextDelta,
     TransportChanged,
     Usage,
@@ -153,7 +154,7 @@ class TurnFinished:
 SessionEvent = (TurnStarted | ContextChosen | Started | TextDelta | FirstToken | Usage | Retrying
                 | Rewound | TransportChanged | ModelChanged | Completed | Failed | FileStarted
                 | HunkStarted | LineAdded | FileFinished | OperationProposed | Stale | Decided
-                | Refused | Applied | TurnFinished)
+                | Refused | Applied | TurnFinished | Steered)
 
 
 @dataclass(frozen=True, slots=True)

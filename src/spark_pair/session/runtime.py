@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from ..store.verdicts import Verdict
     from ..workspace import Watcher, Workspace
     from ..workspace.autocontext import AutoContext
+    from .prewarm import DraftWarmer
 
 log = logging.getLogger(__name__)
 
@@ -237,12 +238,29 @@ class Runtime:
     store: StoreWriter
     prewarming: asyncio.Task[None] | None = None
     lookup: _Lookup | None = None  # how the settings were found (for `switch`)
+    drafts: DraftWarmer | None = None  # pre-warms the prompt being typed (session.prewarm)
     telemetry: Any = None  # telemetry.Telemetry when [telemetry] turns it on
 
-    async def warmed(self) -> None:
-        """Wait for the pre-warm request (one response at a time per socket)."""
+    async def warmed_socket(self) -> None:
+        """Wait for the start-up pre-warm request (one response at a time per socket)."""
         if self.prewarming is not None and not self.prewarming.done():
             await asyncio.wait({self.prewarming})
+
+    async def warmed(self) -> None:
+        """Wait for the pre-warm requests in flight (one response at a time per socket)."""
+        await self.warmed_socket()
+        if self.drafts is not None:
+            await self.drafts.settled()
+
+    def warm_drafts(self, delay_ms: int | None = None) -> DraftWarmer:
+        """Pre-warm drafts from now on (`delay_ms` None: `[session] prewarm_ms`)."""
+        from .prewarm import DraftWarmer
+
+        if self.drafts is None:
+            ms = self.settings.session.prewarm_ms if delay_ms is None else delay_ms
+            self.drafts = DraftWarmer(self, ms)
+            self.session.ready = self.warmed
+        return self.drafts
 
     async def switch(self, overrides: Mapping[str, str]) -> None:
         """Talk to another model, or over another transport: the settings are loaded again with
@@ -355,6 +373,8 @@ async def open_runtime(root: Path, *, approver: Approver,
             try:
                 yield rt
             finally:
+                if rt.drafts is not None:
+                    await rt.drafts.close()
                 await rt._stop_prewarm()
                 if watcher is not None:
                     await watcher.stop()

@@ -57,7 +57,8 @@ class Session:
        workspace says.
     2. While the reply streams, as they happen: the client's `Started`, `FirstToken` (before an
        attempt's first `TextDelta`), `TextDelta`, `Retrying`, `Rewound`, `TransportChanged`,
-       `ModelChanged`, `Usage`, then `Completed` or `Failed`;
+       `ModelChanged`, `Usage`, `Steered` (the answer to a `steer()`; accepted comes after a
+       `Rewound` to 0, as the reply starts again), then `Completed` or `Failed`;
        the parser's `FileStarted`, `HunkStarted`, `LineAdded`, `FileFinished` (after the
        `TextDelta` that completed them); `OperationProposed` right after its `FileFinished`;
        `Decided` when the approver answers (during the stream or after it); `Stale` when a target
@@ -117,6 +118,15 @@ class Session:
                 self._woken.set()
         else:
             self._run.cancel(reason)
+
+    async def steer(self, text: str) -> bool:
+        """Send `text` to the turn streaming now as a correction (the server's own steering,
+        WS mode; its answer comes as a `Steered` event). False when it could not go (no turn
+        streaming, an HTTP transport): then stop the turn and resend (session.steer)."""
+        steer = getattr(self.client, "steer", None)
+        if not self._busy or self._run is None or steer is None:
+            return False
+        return bool(await steer(text))
 
     def turn(self, prompt: str, files: Sequence[str] = (), *, ask: bool = False,
              latency: float = 0.0, choose: bool = False) -> AsyncIterator[SessionEvent]:

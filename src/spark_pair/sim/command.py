@@ -35,12 +35,18 @@ from .profiles import DEFAULT, PROFILES
 @click.option("--ctx-size", "context", default=0, show_default=True, type=click.IntRange(min=0),
               help="Context window in tokens (0 = none): a reply stops with finish_reason "
                    "length where prompt and reply fill it, whatever max_tokens says.")
+@click.option("--prefill-tps", default=20000.0, show_default=True, type=click.FloatRange(min=0),
+              help="Input tokens processed per second before the first token (0 = instant); "
+                   "input a connection processed before (a chained or pre-warmed request) "
+                   "is not processed again.")
+@click.option("--no-steer", "no_steer", is_flag=True,
+              help="Act as a server without `response.steer` (it answers an error).")
 @click.option("--fault", "faults", multiple=True, metavar="SPEC",
               help="Inject a fault, e.g. rate_limit:times=2,retry_after=1 (repeatable).")
 @report_errors
 def command(host: str, port: int, profile: str, tps: float | None, ttft_ms: float | None,
             script: Path | None, api_key: str | None, models: str | None, tokens: int,
-            context: int, faults: tuple[str, ...]) -> None:
+            context: int, prefill_tps: float, no_steer: bool, faults: tuple[str, ...]) -> None:
     """Serve a protocol-faithful OpenAI-compatible endpoint (chat SSE, responses SSE, responses
     WebSocket) with scripted replies, pacing and fault injection. Stop it with Ctrl-C.
 
@@ -54,7 +60,8 @@ def command(host: str, port: int, profile: str, tps: float | None, ttft_ms: floa
     chosen = PROFILES[profile]
     config = SimConfig(tps=chosen.tps if tps is None else tps,
                        ttft_ms=chosen.ttft_ms if ttft_ms is None else ttft_ms,
-                       tokens=tokens, context=context, api_key=api_key or None)
+                       tokens=tokens, context=context, api_key=api_key or None,
+                       prefill_tps=prefill_tps, steer=not no_steer)
     if models:
         config.update({"models": models})
     if script is not None:

@@ -12,6 +12,7 @@ from aiohttp import web
 from . import wire
 from .faults import Fault
 from .pacing import Pacer
+from .prefill import prefill_of, reply_item
 from .state import STATE, SimState
 from .turns import Dropped, Turn, plan_turn, pump, wait_all_due
 
@@ -159,7 +160,9 @@ async def _serve(request: web.Request, state: SimState, api: str, body: Any, ok:
                               "invalid_request_error", "previous_response_not_found",
                               "previous_response_id")
     turn = plan_turn(state.config, body, api, state.responses.history(previous))
-    pacer = Pacer(state.config.tps, state.config.ttft_ms)
+    cache = state.prefixes.of(entry["connection_id"])
+    prefill = prefill_of(turn.prompt, state.config.prefill_tps, cache, entry)
+    pacer = Pacer(state.config.tps, state.config.ttft_ms + prefill)
     state.in_flight += 1
     try:
         if body.get("stream"):
@@ -170,6 +173,7 @@ async def _serve(request: web.Request, state: SimState, api: str, body: Any, ok:
             response = await _whole(request, body, api, model, turn, pacer, fault, entry)
         if api == "responses" and body.get("store", True) is not False:
             state.responses.put(entry["response_id"], previous, turn.stored())
+        cache.add(turn.prompt + reply_item(turn.text))
         return response
     finally:
         state.in_flight -= 1

@@ -25,11 +25,16 @@ class SimProcess:
     """`with SimProcess(tps=0, ttft_ms=0) as sim: ... sim.base_url ...`"""
 
     def __init__(self, *extra_args: str, tps: float | None = 1200, ttft_ms: float | None = 150,
-                 env: dict[str, str] | None = None, profile: str | None = None) -> None:
-        """`tps` / `ttft_ms` None: the profile's pacing."""
+                 env: dict[str, str] | None = None, profile: str | None = None,
+                 prefill_tps: float | None = None) -> None:
+        """`tps` / `ttft_ms` None: the profile's pacing. `prefill_tps` None: the simulator's
+        default, or none with `ttft_ms=0` (a simulator asked to answer at once)."""
+        if prefill_tps is None and ttft_ms == 0:
+            prefill_tps = 0
         self.args = [sys.executable, "-m", "spark_pair.sim", "--host", "127.0.0.1",
                      "--port", "0"]
-        for flag, value in (("--tps", tps), ("--ttft-ms", ttft_ms), ("--profile", profile)):
+        for flag, value in (("--tps", tps), ("--ttft-ms", ttft_ms), ("--profile", profile),
+                            ("--prefill-tps", prefill_tps)):
             if value is not None:
                 self.args += [flag, str(value)]
         self.args += extra_args

@@ -29,6 +29,10 @@ class SimConfig:
     # prompt and the reply fill it, whatever max_tokens says, as llama.cpp's server does
     context: int = 0
     contexts: dict[str, int] = field(default_factory=dict)  # a window per model (beats context)
+    # input tokens prefilled per second (0: none): a request's first token also waits for the
+    # input its connection has not processed yet (sim.prefill)
+    prefill_tps: float = 20000.0
+    steer: bool = True  # the WebSocket mode accepts `response.steer`
     models: list[str] = field(default_factory=lambda: list(DEFAULT_MODELS))
     api_key: str | None = None
 

@@ -11,6 +11,7 @@ from aiohttp import web
 
 from .faults import Fault, FaultBook, fault_from_dict
 from .memory import ResponseStore
+from .prefill import Connections
 from .profiles import DEFAULT, PROFILES, Profile
 from .replies import SimConfig
 
@@ -34,6 +35,7 @@ class SimState:
         self.faults = FaultBook(copy.deepcopy(faults))
         self.log: list[dict[str, Any]] = []
         self.responses = ResponseStore(MAX_STORED)  # HTTP /v1/responses, all connections
+        self.prefixes = Connections()  # what each HTTP connection processed (sim.prefill)
         self._seq = itertools.count(1)
         self.ws_connections = 0
         self.http_connections = 0
@@ -71,7 +73,8 @@ class SimState:
         entry = {"seq": next(self._seq), "time": time.time(), "path": path,
                  "transport": transport, "connection_id": connection_id, "body": body,
                  "auth_ok": auth_ok, "status": None, "fault": None, "output_tokens": 0,
-                 "response_id": None, "last_token_time": None,
+                 "response_id": None, "last_token_time": None, "prefill_ms": 0.0,
+                 "unseen_tokens": 0,
                  "user_agent": headers.get("User-Agent") if headers is not None else None}
         self.log.append(entry)
         if len(self.log) > MAX_LOG:

@@ -10,6 +10,7 @@ from typing import Any
 from .faults import Fault
 from .memory import Item
 from .pacing import Pacer
+from .prefill import prompt_text
 from .replies import (
     SimConfig,
     chat_items,
@@ -38,6 +39,7 @@ class Turn:
     input_tokens: int
     truncated: bool
     items: list[Item] = field(default_factory=list)  # this request's own input items
+    prompt: str = ""  # the whole prompt as one text (what prefill reads: sim.prefill)
 
     @property
     def text(self) -> str:
@@ -60,6 +62,10 @@ def plan_turn(config: SimConfig, body: dict[str, Any], api: str,
         last, chars = responses_texts(body)
         items = responses_items(body)
         limit = body.get("max_output_tokens")
+    if not any(role == "user" for role, _ in items):  # all said before (a pre-warmed chain)
+        last = next((text for role, text in reversed(history or []) if role == "user"), last)
+    instructions = str(body.get("instructions") or "") if api != "chat" else ""
+    prompt_all = prompt_text(instructions, [*(history or []), *items])
     model = body.get("model")
     tokens = tokenize(choose_reply(config, last, (history or []) + items,
                                    model if isinstance(model, str) else None))
@@ -72,7 +78,7 @@ def plan_turn(config: SimConfig, body: dict[str, Any], api: str,
     truncated = isinstance(limit, int) and limit >= 0 and len(tokens) > limit
     if truncated:
         tokens = tokens[:limit]
-    return Turn(tokens, prompt, truncated, items)
+    return Turn(tokens, prompt, truncated, items, prompt_all)
 
 
 async def pump(pacer: Pacer, tokens: list[str], emit: Callable[[list[str]], Awaitable[None]],

@@ -15,6 +15,7 @@ from . import http_api, wire
 from .faults import Fault
 from .memory import ResponseStore
 from .pacing import Pacer
+from .prefill import PrefixCache, prefill_of, prompt_text, reply_item
 from .replies import responses_items
 from .state import STATE, SimState
 from .turns import Dropped, plan_turn, pump
@@ -77,6 +78,12 @@ def _refusal_response(status: int, fault: str | None, request: web.Request) -> w
                                    "invalid_request_error", "not_found")
 
 
+class _Steered(Exception):
+    def __init__(self, sent: int) -> None:
+        super().__init__(f"steered after {sent} tokens")
+        self.sent = sent
+
+
 class WsSession:
     """One socket: responses run one at a time; ids created here can be continued here."""
 
@@ -89,6 +96,10 @@ class WsSession:
         self.stored = ResponseStore(MAX_REMEMBERED)  # this socket's responses, for chaining
         self.completed = 0
         self.task: asyncio.Task[None] | None = None
+        self.prefix = PrefixCache()  # what this socket processed (sim.prefill)
+        self.streaming: str | None = None  # the id of the response being written
+        self.first_sent = False  # its first token went out
+        self.steer: list | None = None  # a correction waiting for the next token boundary
 
     async def run(self) -> None:
         try:
@@ -108,6 +119,9 @@ class WsSession:
             message = json.loads(data)
         except json.JSONDecodeError:
             message = None
+        if isinstance(message, dict) and message.get("type") == "response.steer":
+            await self._on_steer(message)
+            return
         if not isinstance(message, dict) or message.get("type") != "response.create":
             await self._send(ws_error(400, "invalid_request_error",
                                       "Expected a JSON object with type 'response.create'."))
@@ -116,7 +130,36 @@ class WsSession:
             await self._send(ws_error(400, "response_already_in_flight",
                                       "A response is already in progress on this socket."))
             return
+        self.first_sent, self.steer = False, None
         self.task = asyncio.create_task(self._respond(message))
+
+    async def _on_steer(self, message: dict[str, Any]) -> None:
+        """A correction for the running response: `response.steer.pending` while it has not
+        written yet, `accepted` once it ends (incomplete, reason `steered`) and a response
+        chained on it starts with the correction; `failed` with none running. Off (config
+        `steer`): the error a server without it gives."""
+        self.state.add_entry(self.request.path, "ws", self.conn_id, message, True,
+                             self.request.headers)["status"] = 200
+        if not self.state.config.steer:
+            await self._send(ws_error(400, "unsupported_message_type",
+                                      "Unsupported message type 'response.steer'.", param="type"))
+            return
+        items = message.get("input")
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+        if not isinstance(items, list) or not items:
+            await self._send({"type": "response.steer.failed", "response_id": self.streaming,
+                              "error": {"code": "invalid_input", "message": "No input."}})
+            return
+        if self.task is None or self.task.done():
+            await self._send({"type": "response.steer.failed", "response_id": None,
+                              "error": {"code": "no_response_in_progress",
+                                        "message": "No response is in progress."}})
+            return
+        self.steer = [*(self.steer or []), *items]
+        if not self.first_sent:
+            await self._send({"type": "response.steer.pending",
+                              "response_id": self.streaming})
 
     async def _send(self, event: dict[str, Any]) -> None:
         await self.ws.send_str(wire.dumps(event))
@@ -197,26 +240,77 @@ class WsSession:
         send = self.ws.send_str
         for event in stream.start():
             await send(wire.dumps(event))
+        previous = body.get("previous_response_id")
         if body.get("generate") is False:
+            await self._warm(body, entry)
             await send(wire.dumps(stream.complete([], 0, 0)))
             self._remember(stream.id, body, responses_items(body))
             return 200
-        previous = body.get("previous_response_id")
         turn = plan_turn(self.state.config, body, "responses", self.stored.history(previous))
-        pacer = Pacer(self.state.config.tps, self.state.config.ttft_ms)
+        config = self.state.config
+        wait_ms = config.ttft_ms + prefill_of(turn.prompt, config.prefill_tps, self.prefix, entry)
+        pacer = Pacer(self.state.config.tps, wait_ms)
         for event in stream.open_message():
             await send(wire.dumps(event))
+        self.streaming, self.first_sent = stream.id, False
+        written: list[str] = []
 
         async def emit(tokens: list[str]) -> None:
+            if self.steer is not None:
+                raise _Steered(len(written))
+            self.first_sent = True
+            written.extend(tokens)
             for token in tokens:
                 await send(stream.delta_json(token))
 
-        sent = await pump(pacer, turn.tokens, emit, fault, self._abort)
+        try:
+            sent = await pump(pacer, turn.tokens, emit, fault, self._abort)
+        except _Steered as steered:
+            return await self._steered(body, model, stream, turn, written, entry, steered.sent)
+        finally:
+            self.streaming = None
         entry["output_tokens"] = sent
         entry["last_token_time"] = time.time()
+        if self.steer is not None:  # it came after the last token: too late
+            self.steer = None
+            await self._send({"type": "response.steer.failed", "response_id": stream.id,
+                              "error": {"code": "response_completed",
+                                        "message": "The response had already finished."}})
         for event in stream.finish(turn.text, turn.input_tokens, sent, turn.truncated):
             await send(wire.dumps(event))
+        self.prefix.add(turn.prompt + reply_item(turn.text))
         self._remember(stream.id, body, turn.stored())
+        return 200
+
+    async def _warm(self, body: dict[str, Any], entry: dict) -> None:
+        """`generate: false`: process the input (its prefill time) and keep it, write
+        nothing."""
+        history = self.stored.history(body.get("previous_response_id"))
+        prompt = prompt_text(str(body.get("instructions") or ""),
+                             [*history, *responses_items(body)])
+        ms = prefill_of(prompt, self.state.config.prefill_tps, self.prefix, entry)
+        await asyncio.sleep(ms / 1000)
+        self.prefix.add(prompt)
+
+    async def _steered(self, body: dict[str, Any], model: str, stream: wire.ResponseStream,
+                       turn: Any, written: list[str], entry: dict, sent: int) -> int:
+        """End the running response (incomplete, `steered`) and answer the correction in a
+        response chained on it."""
+        items, self.steer = self.steer or [], None
+        text = "".join(written)
+        entry["output_tokens"], entry["steered"] = sent, True
+        final = stream.final([stream.message_item(text)], turn.input_tokens, sent)
+        final.update(status="incomplete", incomplete_details={"reason": "steered"})
+        await self._send({"type": "response.steer.accepted", "response_id": stream.id})
+        await self._send({"type": "response.incomplete", "sequence_number": stream.seq,
+                          "response": final})
+        self.prefix.add(turn.prompt + reply_item(text))
+        self._remember(stream.id, body, [*turn.items, ("assistant", text)])
+        follow = {k: v for k, v in body.items() if k not in ("input", "previous_response_id")}
+        follow.update(input=items, previous_response_id=stream.id)
+        nxt = self.state.add_entry(self.request.path, "ws", self.conn_id, follow, True,
+                                   self.request.headers)
+        nxt["status"] = await self._generate(follow, model, None, nxt)
         return 200
 
     def _abort(self) -> None:

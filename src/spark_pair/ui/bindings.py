@@ -85,6 +85,14 @@ PROMPT: list[BindingType] = [
     # the key's own handler (no message hop), so the request goes out at once
     Binding("enter", "submit", "send", id="prompt.send",
             tooltip="Send the prompt, or run a slash command"),
+    # while a turn runs (streams or waits for review) and the prompt holds text; elsewhere tab
+    # moves to the next pane (the footer shows which)
+    Binding("tab", "queue", "queue", id="prompt.queue",
+            tooltip="Queue the prompt as the next turn: it starts when this one ends"),
+    # on an empty prompt while turns are queued and no reply streams (asks first); elsewhere
+    # escape stops the stream
+    Binding("escape", "clear_queue", "clear queue", id="prompt.clear_queue",
+            tooltip="Clear the queued turns (asks first)"),
     Binding("up", "history(-1)", "earlier prompt", id="prompt.history_back", show=False),
     Binding("down", "history(1)", "later prompt", id="prompt.history_forward", show=False),
 ]

@@ -186,6 +186,8 @@ class Driver:
                 if rt.settings.session.ai_comments:
                     stack.callback(rt.watcher.subscribe_ai(self._on_ai))
             stack.callback(rt.connection.subscribe(self._on_connection))
+            if self.prewarm:
+                rt.warm_drafts()  # (off with [session] prewarm_ms = 0)
         except SparkPairError as exc:
             await stack.aclose()
             self.target.post_message(self.OpenFailed(exc))
@@ -230,9 +232,19 @@ class Driver:
 
     # ---- turns -----------------------------------------------------------------------------
 
-    def cancel(self) -> None:
+    def draft_changed(self, text: str, files_for: Any) -> None:
+        """The prompt holds `text` now: pre-warm it once it is still (session.prewarm)."""
+        drafts = self.runtime.drafts if self.runtime is not None else None
+        if drafts is not None:
+            drafts.draft_changed(text, files_for)
+
+    def cancel(self, message: str = "stopped (escape)") -> None:
         if self.session is not None:
-            self.session.cancel(message="stopped (escape)")  # hint: nothing was written
+            self.session.cancel(message=message)  # hint: nothing was written
+
+    async def steer(self, text: str) -> bool:
+        """Send `text` to the streaming turn as a correction (False: it could not go)."""
+        return self.session is not None and await self.session.steer(text)
 
     async def run_turn(self, prompt: str, files: Sequence[str] = ()) -> None:
         """One turn, handed to the target frame by frame (raises what the session raises

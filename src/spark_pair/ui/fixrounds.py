@@ -188,6 +188,7 @@ class FixRounds:
         loop = self.loop
         if text:
             self.screen.say(text)
+        self.screen.run_queued()  # turns queued meanwhile go now
         if back and loop is not None and loop.escalated and self.drafter and \
                 self.screen.driver.client.model != self.drafter:
             self.screen.run_worker(self._back(text), group="fixloop", exit_on_error=False)

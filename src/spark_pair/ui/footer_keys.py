@@ -46,6 +46,7 @@ SLOTS: tuple[tuple[tuple[str, ...], str | None, str | None], ...] = (
     (("review.confirm",), None, "del/ren"),
     (("review.next", "review.previous"), "hunk", None),
     (("review.next_file", "review.previous_file"), "file", None),
+    (("prompt.clear_queue",), None, "unqueue"),  # escape, on an empty prompt with a queue
     (("app.stop",), None, None),  # escape, while a turn runs
     (("review.reason",), None, "why"),
     (("review.amend",), None, None),
@@ -53,6 +54,7 @@ SLOTS: tuple[tuple[tuple[str, ...], str | None, str | None], ...] = (
     (("review.pager",), None, None),
     (("files.toggle",), None, None),
     (("prompt.send",), None, None),
+    (("prompt.queue",), None, None),  # tab, while a turn runs and the prompt holds text
     (("app.next_pane",), None, None),
     (("app.regenerate",), None, None),
     (("app.escalate",), None, None),

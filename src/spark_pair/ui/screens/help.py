@@ -19,8 +19,15 @@ from .. import bindings
 # (binding ids whose keys are shown, or a label), where, what
 KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("prompt.send",), "prompt", "send the prompt, or run a slash command"),
-    (("app.stop",), "while streaming", "stop the stream (what arrived stays; nothing is written); "
-     "between fix rounds: stop the loop"),
+    (("prompt.send",), "while streaming",
+     "steer: the prompt goes to the running turn as a correction (nothing is written by it)"),
+    (("prompt.queue",), "while a turn runs",
+     "queue the prompt as the next turn (it starts when this one ends; elsewhere tab moves "
+     "to the next pane)"),
+    (("prompt.clear_queue",), "empty prompt",
+     "clear the queued turns (asks first; while a reply streams escape stops it)"),
+    (("app.stop",), "while streaming", "stop the stream (what arrived stays; nothing is "
+     "written); between fix rounds: stop the loop"),
     (("review.accept", "review.reject"), "review",
      "accept / reject the focused hunk (or create), then the next one"),
     (("review.accept_all",), "review",

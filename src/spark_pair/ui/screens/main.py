@@ -26,6 +26,7 @@ from ...base.errors import SparkPairError, UsageError
 from ...base.printable import shown
 from ...edits.ops import Rename, op_paths
 from ...protocol.events import Completed, Failed, Rewound
+from ...protocol.steer import Steered, SteerState
 from ...session.events import (
     Applied,
     OperationProposed,
@@ -36,12 +37,13 @@ from ...session.events import (
     TurnFinished,
     TurnStatus,
 )
-from .. import bindings, fit, gcpolicy, review_tools
+from .. import bindings, fit, gcpolicy, review_tools, turn_queue
 from ..chosen import ChosenFiles
 from ..dialogs.confirm import ConfirmScreen
 from ..driver import Driver, describe
 from ..fixrounds import FixRounds
 from ..review_state import Mark, Undone
+from ..steering import Steering
 from ..widgets.diff_view import DiffView, HunkMark
 from ..widgets.files import FilesPane
 from ..widgets.footer import AppFooter
@@ -93,12 +95,15 @@ class MainScreen(Screen[None]):
         self._sent: str | None = None  # the prompt text of the turn starting now
         self._notice_op: int | None = None  # the operation the notice is about (it gives way)
         self._prompt_has_text = False
+        self._typed_in_turn = False  # the prompt was typed into while this turn ran
         self.trying = False  # `t`: run the check once the turn is applied
         self.left_out: dict[int, str] = {}  # operations of this turn that can not apply
         self._op_paths: dict[int, list[str]] = {}  # the paths each operation names
         self._path_uses: Counter[str] = Counter()  # how many operations name each path
         self.chooser = ChosenFiles(self, self._chosen_changed)  # files chosen for the draft
         self.fixes = FixRounds(self)  # check, fix rounds, escalation
+        self.steering = Steering()  # corrections sent while a turn streams
+        self._checking = False  # the check of a tried turn runs
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -204,6 +209,7 @@ class MainScreen(Screen[None]):
             files = list(dict.fromkeys([comment.path, *self.sent_context()]))
             if self.driver.running or self.turn_worker is not None:
                 self.queued.append((prompt, files))
+                self._queue_changed()
                 self.say(f"AI! comment in {shown(comment.path)} queued: it runs after this turn")
             else:
                 self.start_turn(prompt, files)
@@ -226,7 +232,7 @@ class MainScreen(Screen[None]):
                 self.say("not ready yet: the repository is still opening")
             return False
         if self.turn_worker is not None:
-            self.say(self._busy("enter sends this"))
+            self.say(self._busy("enter sends this (tab queues it to run after)"))
             return False
         self.fixes.turn_started(prompt, resent=prompt == self.last_prompt)
         self.last_prompt = prompt
@@ -236,6 +242,8 @@ class MainScreen(Screen[None]):
         self.turn_worker = self.run_worker(self._turn(prompt, list(files)), group="turn",
                                            exit_on_error=False)
         self.streaming = True
+        self._typed_in_turn = False
+        self._queue_changed()
         # the screen is cleared when the turn's first frame arrives: the request goes out
         # first, not after a relayout and a new footer
         self._clear_pending = True
@@ -248,6 +256,9 @@ class MainScreen(Screen[None]):
         if sent is not None and prompt.value == sent:  # not if something new was typed since
             prompt.value = ""
         self.query_one(DiffView).reset()
+        note = self.steering.note_for_new_turn()
+        if note:
+            self.query_one(DiffView).note(note)
         self.query_one(Meter).reset()
         self.query_one(ReviewPane).clear()
         self._forget_ops()
@@ -285,9 +296,90 @@ class MainScreen(Screen[None]):
             self.driver.approver.reset()
             self.refresh_bindings()
             self._prepare()  # what the turn wrote, and the files the model saw, for the next
-            if self.queued:
-                prompt, files = self.queued.pop(0)
-                self.start_turn(prompt, files)
+            if self.steering.restart is not None:  # a correction: it goes before the queue
+                self.start_turn(self.steering.resend(self.last_prompt), self.sent_context())
+            self.run_queued()
+
+    @work(group="steer", exit_on_error=False)
+    async def _steer(self, text: str) -> None:
+        """enter while a turn streams: the server's own steering where it offers it, else the
+        turn is stopped and sent again at once with the correction."""
+        review = self.query_one(ReviewPane).review
+        decided = len(review.entries) - len(review.undecided())
+        self.steering.start(text, decided)
+        if await self.driver.steer(text):
+            self.query_one(DiffView).note(f"steering: the correction went to the running turn: "
+                                          f"{text}")
+        else:
+            self._stop_and_resend("this connection cannot steer a running reply")
+
+    def _stop_and_resend(self, why: str) -> None:
+        text = self.steering.text
+        if not self.steering.stop(why):
+            return
+        if self.streaming:
+            self.driver.cancel("stopped for a correction")
+            return
+        self.steering.restart = None  # the reply is in: the correction is the next prompt
+        prompt = self.query_one(Prompt)
+        if not prompt.value:
+            prompt.value = text
+        self.say(f"the reply ended before the correction could go ({why}); it is back in the "
+                 "prompt")
+
+    def _on_steered(self, event: Steered) -> None:
+        if event.state == SteerState.ACCEPTED:
+            self.query_one(DiffView).note(self.steering.accepted())
+        elif event.state == SteerState.PENDING:
+            self.query_one(DiffView).note("steering: the server takes the correction at its "
+                                          "next token")
+        else:
+            self._stop_and_resend(f"the server {event.state} it"
+                                  + (f": {event.detail}" if event.detail else ""))
+
+    @on(Prompt.Queue)
+    def _queue(self, message: Prompt.Queue) -> None:
+        """tab while a turn runs: the prompt is the next turn (it starts when this one ends)."""
+        text = message.text.strip()
+        if text.startswith("/"):
+            self.say("a slash command is not queued: enter runs it")
+            return
+        prompt = self.query_one(Prompt)
+        prompt.remember(text)
+        prompt.value = ""
+        self.queued.append((text, self.sent_context()))
+        self._queue_changed()
+        self.say(f"queued as turn {len(self.queued)} after this one · escape on the empty "
+                 "prompt clears the queue once the reply is in")
+
+    @on(Prompt.ClearQueue)
+    def _clear_queue(self) -> None:
+        n = len(self.queued)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.queued.clear()
+                self._queue_changed()
+                self.say(f"the queue is cleared ({n} turn(s) dropped)")
+
+        self.app.push_screen(ConfirmScreen(f"clear the queue: drop {n} waiting turn(s)?"),
+                             answered)
+
+    def run_queued(self) -> None:
+        """The next queued turn, once nothing runs: no turn, no check, no fix loop."""
+        if self.queued and self.turn_worker is None and not self._checking and \
+                not self.fixes.active:
+            prompt, files = self.queued.pop(0)
+            self.start_turn(prompt, files)
+        self._queue_changed()
+
+    def _queue_changed(self) -> None:
+        """The prompt's chip and keys follow the queue and the turn in flight."""
+        prompt = self.query_one(Prompt)
+        prompt.turn_running = self.turn_worker is not None
+        prompt.queued = len(self.queued)
+        prompt.border_title = turn_queue.chip(self.queued)
+        self.refresh_bindings()
 
     @on(Driver.Frame)
     def _frame(self, message: Driver.Frame) -> None:
@@ -296,6 +388,9 @@ class MainScreen(Screen[None]):
             self._clear_for_turn()
         view = self.query_one(DiffView)
         view.feed(message.events, message.partial_line)
+        for event in message.events:
+            if type(event) is Steered:
+                self._on_steered(event)
         self.query_one(Meter).feed(message.events)
         if self.streaming and any(isinstance(e, (Completed, Failed)) for e in message.events):
             self.streaming = False  # the reply is in: escape no longer stops the turn
@@ -331,7 +426,10 @@ class MainScreen(Screen[None]):
                         self._give_way(proposal.index)
                     if not self.proposed_any:
                         self.proposed_any = True
-                        review.focus()
+                        prompt = self.query_one(Prompt)
+                        if not (prompt.has_focus and (prompt.value or self._typed_in_turn)):
+                            review.focus()  # (never from a person typing a correction or
+                            # the next turn: their keys would decide hunks; tab goes there)
                         if self._notice_says(STREAMING):
                             self.say("")
                 case Stale(path=path, index=index):
@@ -409,6 +507,7 @@ class MainScreen(Screen[None]):
         self._alert(f"{what}\n  hint: {how}")
 
     def _finished(self, result: Any) -> None:
+        self.steering.arrived = result.text or ""
         trying, self.trying = self.trying, False
         applied = result.status == TurnStatus.APPLIED
         if applied:
@@ -486,6 +585,13 @@ class MainScreen(Screen[None]):
             self._prompt_has_text = bool(event.value)
             self.refresh_bindings()
         self.chooser.draft_changed(event.value)
+        self.driver.draft_changed(event.value, self._draft_files)
+        if event.value and self.turn_worker is not None:
+            self._typed_in_turn = True
+
+    async def _draft_files(self, text: str) -> list[str]:
+        """The files a turn for the draft `text` would send (for its pre-warm)."""
+        return await self.chooser.files_for(text, self.sent_context())
 
     def _send(self, value: str) -> None:
         """The prompt's enter: send it, or run the slash command (the prompt is cleared once
@@ -498,6 +604,9 @@ class MainScreen(Screen[None]):
         if text.startswith("/"):
             prompt.value = ""
             self.run_command(text)
+        elif self.streaming and self.turn_worker is not None:
+            prompt.value = ""
+            self._steer(text)  # a correction for the running turn
         elif self.start_turn(text, self.sent_context()):
             self._sent = value  # cleared from the prompt once the request is out
         elif self.turn_worker is None:
@@ -611,12 +720,15 @@ class MainScreen(Screen[None]):
                              settings.review.check_timeout_s, settle=self.fixes.settle)
 
         def answered(keep: bool | None) -> None:
+            self._checking = False
             if not keep:
                 self.fixes.stop()
                 self._roll_back(turn_id)
             elif not self.fixes.checked(screen.result, turn_id):
                 self.say("kept: the turn stays applied (/undo still puts it back)")
+            self.run_queued()  # (a fix round started by the check goes first)
 
+        self._checking = True  # a queued turn waits for the check and its rounds
         self.app.push_screen(screen, answered)
 
     @work(group="command", exclusive=True, exit_on_error=False)

@@ -419,6 +419,11 @@ class DiffView(ScrollView, can_focus=True):
         self._blank = False
         self._add(Row(Kind.PROSE, content_text(line)))
 
+    def note(self, text: str) -> None:
+        """A note under what the diff shows (e.g. how a correction went)."""
+        self._note(text)
+        self.feed(())
+
     def _note(self, text: str) -> None:
         """A note's rows: each of its lines wrapped at the view's width (less a scrollbar), so
         a reason is read without scrolling sideways; at most NOTE_ROWS rows."""

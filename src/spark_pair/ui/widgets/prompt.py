@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from textual.message import Message
 from textual.suggester import Suggester
 from textual.widgets import Input
 
@@ -55,9 +56,22 @@ class Prompt(Input):
     }
     """
 
+    class Queue(Message):
+        """tab while a turn runs: `text` is to be the next turn."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class ClearQueue(Message):
+        """escape on the empty prompt while turns are queued."""
+
     def __init__(self, send: Callable[[str], None], **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.send = send
+        self.turn_running = False  # set by the screen: tab queues while a turn runs
+        self.queued = 0  # set by the screen: turns waiting (escape on an empty prompt clears
+        # them while no reply streams; while one does, escape stops it)
         self.history: list[str] = []
         self._pos = 0  # len(history): the line being written
         self._draft = ""
@@ -70,6 +84,23 @@ class Prompt(Input):
 
     async def action_submit(self) -> None:
         self.send(self.value)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """tab queues only while a turn runs and the prompt holds text, escape clears the queue
+        only from an empty prompt while no reply streams: otherwise the key goes on to the
+        screen (next pane, stop)."""
+        if action == "queue":
+            return self.turn_running and bool(self.value.strip())
+        if action == "clear_queue":
+            return self.queued > 0 and not self.value and not getattr(self.screen, "streaming",
+                                                                      False)
+        return super().check_action(action, parameters)
+
+    def action_queue(self) -> None:
+        self.post_message(self.Queue(self.value))
+
+    def action_clear_queue(self) -> None:
+        self.post_message(self.ClearQueue())
 
     def remember(self, text: str) -> None:
         if text and (not self.history or self.history[-1] != text):

@@ -1,0 +1,131 @@
+"""Pre-warm while the prompt is typed: once the draft has been still for `[session] prewarm_ms`,
+the request it would send goes out with `generate: false` (WebSocket mode only), chained on the
+conversation; enter then continues the warm response and the server has little left to read.
+
+    warmer = DraftWarmer(runtime, delay_ms=300)
+    warmer.draft_changed(text, files_for)   # each keystroke; files_for(text) -> the files
+    await warmer.settled()                  # before a turn's request (one response per socket)
+
+Bounds: one pre-warm in flight at most, one a second at most, none while a turn runs, none for
+a draft left alone over a minute, none over the HTTP transports. The client counts the hits
+(a turn continued the warm response) and misses (the turn sent something else)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from ..base.transport import Transport
+
+log = logging.getLogger(__name__)
+
+MIN_GAP_S = 1.0  # between two pre-warms
+IDLE_S = 60.0  # a draft left alone this long is not pre-warmed (any more)
+FilesFor = Callable[[str], Awaitable[list[str]]]
+
+
+class Host(Protocol):
+    """What the warmer uses of the runtime (session.runtime.Runtime)."""
+
+    session: Any
+    client: Any
+    context: Any
+
+    async def warmed_socket(self) -> None: ...
+
+
+class DraftWarmer:
+    def __init__(self, runtime: Host, delay_ms: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.runtime = runtime
+        self.delay_s = max(0, delay_ms) / 1000
+        self.clock = clock
+        self.sent = 0  # pre-warms that went out
+        self._timer: asyncio.TimerHandle | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._typed_at = 0.0
+        self._sent_at = -MIN_GAP_S
+        self._warmed = ""  # the draft warmed last (not warmed again while it stays)
+
+    @property
+    def enabled(self) -> bool:
+        return self.delay_s > 0
+
+    @property
+    def counts(self) -> tuple[int, int]:
+        """(hits, misses) of the client in use."""
+        return self.runtime.client.warm_counts
+
+    def draft_changed(self, text: str, files_for: FilesFor) -> None:
+        """The prompt now holds `text`: pre-warm it once it has been still long enough."""
+        self.cancel_timer()
+        text = text.strip()
+        if not self.enabled or not text or text.startswith("/"):
+            return
+        self._typed_at = self.clock()
+        self._later(self.delay_s, text, files_for)
+
+    def cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    async def settled(self) -> None:
+        """Wait for the pre-warm in flight (the socket answers one response at a time); the
+        timer of a draft not warmed yet is dropped (a turn is about to start)."""
+        self.cancel_timer()
+        task = self._task
+        if task is not None and not task.done():
+            await asyncio.wait({task})
+
+    async def close(self) -> None:
+        self.cancel_timer()
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    def _later(self, delay: float, text: str, files_for: FilesFor) -> None:
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(delay, self._fire, text, files_for)
+
+    def _fire(self, text: str, files_for: FilesFor) -> None:
+        self._timer = None
+        now = self.clock()
+        if now - self._typed_at > IDLE_S or text == self._warmed:
+            return
+        if self._task is not None and not self._task.done():  # one at a time: after it
+            self._later(0.05, text, files_for)
+            return
+        gap = self._sent_at + MIN_GAP_S - now
+        if gap > 0:
+            self._later(gap, text, files_for)
+            return
+        self._task = asyncio.create_task(self._warm(text, files_for))
+
+    def _may_send(self) -> bool:
+        rt = self.runtime
+        return not rt.session.running and rt.client.transport == Transport.WS
+
+    async def _warm(self, text: str, files_for: FilesFor) -> None:
+        from ..workspace.preview import preview
+
+        rt = self.runtime
+        if not self._may_send():
+            return
+        await rt.warmed_socket()
+        try:
+            files = await files_for(text)
+            request = await asyncio.to_thread(preview, rt.context, text, files,
+                                              followup=rt.session.turns > 0)
+        except Exception as exc:  # noqa: BLE001 - best effort: the turn reports real problems
+            log.debug("no pre-warm for the draft: %r", exc)
+            return
+        if not self._may_send():  # a turn started meanwhile
+            return
+        self._sent_at = self.clock()
+        self._warmed = text
+        self.sent += 1
+        await rt.client.warm_draft(request)
