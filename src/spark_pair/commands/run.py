@@ -17,12 +17,17 @@ from ._common import flag_overrides, model_options, turn_options, usage_json
 @click.option("--timeout", type=Seconds(), metavar="SECONDS",
               help="Deadline for the whole run; exit code 7 when it runs out.")
 @click.option("--no-meter", is_flag=True, help="No TTFT / tok/s meter line on stderr.")
+@click.option("-c", "--continue", "continue_", is_flag=True,
+              help="Carry on this repository's newest session (its turns and model).")
+@click.option("--session", metavar="NAME",
+              help="Carry on the session NAME (begun under that name when there is none).")
 @model_options
 @report_errors
 def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: bool,
             allow_rename: bool, as_json: bool, deltas: bool, no_auto_context: bool,
             timeout: float | None,
-            no_meter: bool, base_url: str | None, model: str | None, transport: str | None) -> None:
+            no_meter: bool, continue_: bool, session: str | None, base_url: str | None,
+            model: str | None, transport: str | None) -> None:
     """Ask for one change to this repository. PROMPT is the instruction, or - to read it from
     stdin. A dry run (no --apply) checks the changes too: one that cannot apply exits 5.
 
@@ -39,8 +44,12 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     if (allow_delete or allow_rename) and not apply_:
         click.echo("spark-pair: --allow-delete/--allow-rename only matter with --apply "
                    "(this is a dry run)", err=True)
+    if continue_ and session:
+        raise UsageError("--continue and --session both name a session",
+                         hint="use one: --continue for the newest, --session NAME for another")
     opts = RunOptions(prompt=prompt, files=list(files), apply=apply_, allow_delete=allow_delete,
                       allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
                       overrides=flag_overrides(base_url, model, transport), meter=not no_meter,
-                      leave=leave, started=STARTED, auto_context=not no_auto_context)
+                      leave=leave, started=STARTED, auto_context=not no_auto_context,
+                      continue_=continue_, session=session)
     leave(run(opts))

@@ -39,6 +39,9 @@ class RunOptions:
     started: float | None = None
     # choose files by itself besides `files` (when [context] auto is on too)
     auto_context: bool = True
+    continue_: bool = False  # carry on the repository's newest stored session
+    session: str | None = None  # carry on (or begin) the stored session of this name
+    keep: bool = True  # store the run's session (watch and demo runs keep none)
 
 
 def flag_overrides(base_url: str | None, model: str | None, transport: str | None

@@ -90,6 +90,10 @@ class Session:
         # whether a finished turn is kept for the next (history, the files as the model saw
         # them); a front end that exits after its one turn (`run`) sets it False
         self.remember = True
+        # called once a turn is over: (prompt, files, result, verdicts, remembered); the
+        # stored session (session.keeper) writes the turn
+        self.keep: Callable[[str, Sequence[str], TurnResult, list[Verdict], bool], None] | None \
+            = None
         self.turns = 0
         self._run: TurnRun | None = None
         self._busy = False
@@ -229,10 +233,13 @@ class Session:
             if verdicts and self.recorder is not None:
                 self.recorder.verdicts(turn_id, result.model, verdicts)
             self.turns += 1
-            if self.remember and result.metrics is not None and not result.metrics.partial:
-                # the model answered: the turn joins the history
+            remembered = (self.remember and result.metrics is not None
+                          and not result.metrics.partial)
+            if remembered:  # the model answered: the turn joins the history
                 await asyncio.to_thread(self.context.finish, request, result.text,
                                         list(result.changed), _note(verdicts))
+            if self.keep is not None:
+                self.keep(prompt, files, result, verdicts, remembered)
             yield TurnFinished(result)
         finally:
             self._busy = False

@@ -1,0 +1,190 @@
+"""The conversation kept in the session store: which one a front end opens, and each turn
+written once it is over.
+
+    keeper = Keeper.open(root, pick=Pick(resume=True))   # blocking: call it in a thread
+    keeper.attach(rt.session, rt.context)                # history restored, turns kept
+    ...
+    keeper.close()                                       # waits for the pending writes
+
+`Pick`: a new session (the default), the newest of the repository (`newest`), or one by name
+(`name`; created under that name when `create` allows). A session open in another live
+process is refused (UsageError naming it); a name that is taken is refused too.
+
+The store is written from one worker thread (never on the event loop), one transaction per
+finished turn: a process killed mid-turn loses that turn only. A store that cannot be opened
+never fails a turn: the warning says so and the turns go unrecorded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..base.errors import SparkPairError, UsageError
+from ..store.sessions import SessionInfo, SessionStore, StoredTurn, this_owner
+from .history import SessionHistory, outcome_note
+
+if TYPE_CHECKING:
+    from ..store.verdicts import Verdict
+    from ..workspace.context import Workspace
+    from .events import TurnResult
+    from .session import Session
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    newest: bool = False  # --continue: the newest session of the repository
+    name: str | None = None  # --session NAME / --resume NAME
+    create: bool = False  # a name not found begins a new session under it
+
+
+class Keeper:
+    """One stored session, open in this process."""
+
+    def __init__(self, store: SessionStore, info: SessionInfo, turns: list[StoredTurn],
+                 warn: Callable[[str], None]) -> None:
+        self.store = store
+        self.info = info
+        self.turns = turns  # as stored when it was opened, then each turn kept here
+        self.warn = warn
+        self.resumed = bool(turns)
+        self.history: SessionHistory | None = None
+        self.context: list[str] = list(info.context)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-pair-sessions")
+        self._owner = this_owner()
+
+    # ---- opening (blocking) ------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, root: Path, pick: Pick = Pick(), *, model: str = "",
+             path: Path | None = None, warn: Callable[[str], None] | None = None) -> Keeper:
+        """The session `pick` names, claimed for this process. Raises UsageError (none to
+        continue, a name not found, a session open elsewhere) and ConfigError (no store)."""
+        say = warn or (lambda _text: None)
+        store = SessionStore(path, warn=say)
+        try:
+            info = _chosen(store, root, pick, model)
+            other = store.claim(info.id)
+            if other:
+                raise UsageError(
+                    f"the session {info.name!r} is open in another spark-pair ({other})",
+                    hint="finish there first, or start a new session (leave out --continue "
+                         "/ --session), or fork it there with /fork")
+            turns = store.turns(info.id)
+        except BaseException:
+            store.close()
+            raise
+        return cls(store, info, turns, say)
+
+    # ---- the live session -------------------------------------------------------------------
+
+    def attach(self, session: Session, workspace: Workspace, *, max_turns: int = 6,
+               budget_tokens: int = 8000) -> None:
+        """Resend the stored turns with the next request (within budget) and keep each new
+        turn. The first request after a resume sends the history afresh, never a chain."""
+        history = SessionHistory(max_turns, budget_tokens)
+        review = history.restore(self.turns)
+        workspace.restore(history, review)
+        self.history = history
+        if self.turns:
+            session.turns = len(self.turns)
+        session.keep = self.keep
+
+    def keep(self, prompt: str, files: Sequence[str], result: TurnResult,
+             verdicts: Sequence[Verdict], remembered: bool) -> None:
+        """The session calls this once a turn is over (on the loop): the turn is written in
+        the store's thread; `remembered` says the workspace added it to the history."""
+        turn = StoredTurn(
+            instruction=prompt, reply=result.text, model=result.model, status=str(result.status),
+            turn_id=result.turn_id if result.changed else "",
+            decisions=[v.as_dict() for v in verdicts], changed=list(result.changed),
+            error=result.error.message if result.error is not None else "",
+            input_tokens=result.usage.input_tokens if result.usage is not None else 0,
+            ts=time.time())
+        if remembered and self.history is not None:
+            self.history.mark_last(turn.status, outcome_note(turn))
+        self.context = list(dict.fromkeys([*self.context, *files]))[-50:]
+        self.turns.append(turn)
+        self._submit(lambda: self.store.add_turn(self.info.id, turn, model=result.model or None,
+                                                 context=self.context))
+
+    def checked(self, turn_id: str, command: str, ok: bool, tail: str) -> None:
+        """The configured check's result for an applied turn."""
+        check = {"command": command, "ok": ok, "tail": tail[-2000:]}
+        for t in self.turns:
+            if t.turn_id == turn_id:
+                t.check = check
+        if self.history is not None and self.turns and self.turns[-1].turn_id == turn_id:
+            self.history.mark_last(self.turns[-1].status, outcome_note(self.turns[-1]))
+        self._submit(lambda: self.store.set_check(self.info.id, turn_id, check))
+
+    def rename(self, name: str) -> Future[None]:
+        """Rename the session (UsageError from the future when the name is taken)."""
+        def run() -> None:
+            self.store.rename(self.info.id, self.info.repo, name)
+            self.info.name = name.strip()
+        return self._pool.submit(run)
+
+    def fork(self) -> Future[Keeper]:
+        """A new session with this one's turns (this one stays as it is), claimed here."""
+        def run() -> Keeper:
+            self.store.release(self.info.id, self._owner)
+            info = self.store.fork(self._current())
+            self.store.claim(info.id)
+            return Keeper(SessionStore(self.store.path, warn=self.warn), info,
+                          self.store.turns(info.id), self.warn)
+        return self._pool.submit(run)
+
+    def listing(self) -> Future[list[SessionInfo]]:
+        return self._pool.submit(lambda: self.store.list(self.info.repo))
+
+    def _current(self) -> SessionInfo:
+        info = self.info
+        info.turns = len(self.turns)
+        info.last_instruction = self.turns[-1].instruction if self.turns else ""
+        return info
+
+    def _submit(self, write: Callable[[], Any]) -> None:
+        def run() -> None:
+            try:
+                write()
+            except (SparkPairError, OSError, Exception) as exc:  # noqa: BLE001 - never a turn's
+                self.warn(f"could not store the session's turn ({exc})")
+        self._pool.submit(run)
+
+    def flush(self) -> None:
+        """Wait for the pending writes (each is committed when it returns)."""
+        self._pool.submit(lambda: None).result()
+
+    def close(self) -> None:
+        """Wait for the pending writes, let the session go, close the store."""
+        def end() -> None:
+            try:
+                self.store.release(self.info.id, self._owner)
+            finally:
+                self.store.close()
+        self._pool.submit(end)
+        self._pool.shutdown(wait=True)
+
+
+def _chosen(store: SessionStore, root: Path, pick: Pick, model: str) -> SessionInfo:
+    repo = str(root)
+    if pick.name is not None:
+        found = store.named(repo, pick.name)
+        if found is not None:
+            return found
+        if pick.create:
+            return store.create(repo, model=model, name=pick.name)
+        raise UsageError(f"there is no session named {pick.name!r} in this repository",
+                         hint="`spark-pair sessions` lists them")
+    if pick.newest:
+        found = store.newest(repo)
+        if found is None:
+            raise UsageError("there is no earlier session in this repository to continue",
+                             hint="leave out --continue to begin one")
+        return found
+    return store.create(repo, model=model)
