@@ -83,10 +83,11 @@ class Keeper:
     # ---- the live session -------------------------------------------------------------------
 
     def attach(self, session: Session, workspace: Workspace, *, max_turns: int = 6,
-               budget_tokens: int = 8000) -> None:
+               budget_tokens: int = 8000, rule: bool = True) -> None:
         """Resend the stored turns with the next request (within budget) and keep each new
-        turn. The first request after a resume sends the history afresh, never a chain."""
-        history = SessionHistory(max_turns, budget_tokens)
+        turn. The first request after a resume sends the history afresh, never a chain.
+        `rule=False` resends every turn whole (to measure what the rule saves)."""
+        history = SessionHistory(max_turns, budget_tokens, rule=rule)
         review = history.restore(self.turns)
         workspace.restore(history, review)
         self.history = history
