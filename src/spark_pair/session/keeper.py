@@ -141,7 +141,7 @@ class Keeper:
         return self._pool.submit(run)
 
     def listing(self) -> Future[list[SessionInfo]]:
-        return self._pool.submit(lambda: self.store.list(self.info.repo))
+        return self._pool.submit(lambda: self.store.listed(self.info.repo))
 
     def _current(self) -> SessionInfo:
         info = self.info

@@ -163,7 +163,7 @@ class SessionStore:
         raise ConfigError("could not find a free session name",
                           hint="name it: --session NAME")  # (50 random tries all taken)
 
-    def list(self, repo: Path | str | None = None) -> list[SessionInfo]:
+    def listed(self, repo: Path | str | None = None) -> list[SessionInfo]:
         """The sessions (of `repo`, or all), the newest first."""
         where, args = ("WHERE s.repo = ?", [str(repo)]) if repo is not None else ("", [])
         rows = self._db.execute(
@@ -176,11 +176,11 @@ class SessionStore:
                 for i, n, r, c, u, m, ctx, p, o, k, last in rows]
 
     def newest(self, repo: Path | str) -> SessionInfo | None:
-        found = self.list(repo)
+        found = self.listed(repo)
         return found[0] if found else None
 
     def named(self, repo: Path | str, name: str) -> SessionInfo | None:
-        return next((s for s in self.list(repo) if s.name == name), None)
+        return next((s for s in self.listed(repo) if s.name == name), None)
 
     def rename(self, session: int, repo: Path | str, name: str) -> None:
         name = name.strip()
@@ -194,7 +194,7 @@ class SessionStore:
 
     def update(self, session: int, *, model: str | None = None,
                context: list[str] | None = None) -> None:
-        sets, args = ["updated = ?"], [time.time()]
+        sets, args = ["updated = ?"], list[Any]([time.time()])
         if model is not None:
             sets.append("model = ?")
             args.append(model)
@@ -237,7 +237,7 @@ class SessionStore:
             seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session = ?",
                                    (session,)).fetchone()[0]
             self._insert(session, seq, turn)
-            sets, args = ["updated = ?"], [turn.ts or time.time()]
+            sets, args = ["updated = ?"], list[Any]([turn.ts or time.time()])
             if model:
                 sets.append("model = ?")
                 args.append(model)
@@ -299,7 +299,7 @@ class SessionStore:
     def prune(self, days: float, now: float | None = None) -> list[SessionInfo]:
         """Remove the sessions not used for `days` (never one that is open); returns them."""
         cutoff = (now or time.time()) - days * 86400
-        old = [s for s in self.list() if s.updated < cutoff
+        old = [s for s in self.listed() if s.updated < cutoff
                and not (s.owner and owner_alive(s.owner))]
         self._db.execute("BEGIN IMMEDIATE")
         try:
@@ -364,3 +364,23 @@ def owner_alive(owner: str) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def age(ts: float, now: float | None = None) -> str:
+    """"3 min", "2 h", "5 d" ago."""
+    s = max(0.0, (now or time.time()) - ts)
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if s >= size:
+            return f"{int(s // size)} {unit}"
+    return "now"
+
+
+def row(info: SessionInfo, width: int = 80) -> str:
+    """One line of the picker and of `spark-pair sessions`."""
+    last = " ".join(info.last_instruction.split())
+    head = f"{info.name:<18} {age(info.updated):>6} {info.turns:>3} turn" + (
+        "s" if info.turns != 1 else " ")
+    room = max(0, width - len(head) - 3)
+    if len(last) > room:
+        last = last[:max(0, room - 1)] + "…"
+    return f"{head}  {last}".rstrip()

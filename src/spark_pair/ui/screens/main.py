@@ -36,11 +36,12 @@ from ...session.events import (
     TurnFinished,
     TurnStatus,
 )
-from .. import bindings, fit, gcpolicy, review_tools
+from .. import bindings, fit, gcpolicy, review_tools, sessions
 from ..chosen import ChosenFiles
 from ..dialogs.confirm import ConfirmScreen
 from ..driver import Driver, describe
 from ..review_state import Mark, Undone
+from ..sessions import Choice
 from ..widgets.diff_view import DiffView, HunkMark
 from ..widgets.files import FilesPane
 from ..widgets.footer import AppFooter
@@ -64,6 +65,7 @@ class Launch:
     prewarm: bool = True
     demo: Any = None  # a DemoSimulator to start first (spark-pair demo)
     clock: Callable[[], float] | None = None  # the meter's clock (tests freeze it)
+    session: Choice | None = field(default_factory=Choice)  # the stored session (None: none)
 
 
 class MainScreen(Screen[None]):
@@ -76,7 +78,7 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.launch = launch
         self.driver = Driver(launch.root, self, overrides=launch.overrides, env=launch.env,
-                             prewarm=launch.prewarm)
+                             prewarm=launch.prewarm, choice=launch.session)
         self.context: dict[str, int | None] = {rel: None for rel in launch.files}
         self.missing: frozenset[str] = frozenset()  # context files gone from disk (prepare)
         self.last_prompt = ""
@@ -136,6 +138,7 @@ class MainScreen(Screen[None]):
             self.driver.overrides.update(overrides)
             self.driver.env = demo.env
             self.query_one(AppHeader).note = "demo"
+        await sessions.pick_first(self)
         await self.driver.open()
 
     async def on_unmount(self) -> None:
@@ -174,6 +177,10 @@ class MainScreen(Screen[None]):
     def _switched(self, message: Driver.Switched) -> None:
         self.query_one(AppHeader).model = message.model
         self.query_one(Meter).prices = dict(self.driver.settings.prices)
+
+    @on(Driver.SessionOpened)
+    def _session_opened(self, message: Driver.SessionOpened) -> None:
+        sessions.opened(self, message.name, message.turns, message.model)
 
     @on(Driver.OpenFailed)
     def _open_failed(self, message: Driver.OpenFailed) -> None:
@@ -499,6 +506,8 @@ class MainScreen(Screen[None]):
     def run_command(self, text: str) -> None:
         command, _, arg = text.partition(" ")
         arg = arg.strip()
+        if sessions.command(self, command, arg):
+            return
         match command:
             case "/undo":
                 self._undo()
@@ -526,7 +535,7 @@ class MainScreen(Screen[None]):
                     f"unknown command {text!r}" if command not in _TAKES_ARG else
                     f"{command} needs an argument",
                     hint="commands: /undo /redo /model NAME /transport NAME /add PATH /drop PATH "
-                         "/clear /help /quit"))
+                         "/clear /sessions /rename NAME /fork /help /quit"))
 
     @work(group="command", exclusive=True, exit_on_error=False)
     async def _undo(self) -> None:
@@ -599,14 +608,19 @@ class MainScreen(Screen[None]):
         settings = self.driver.settings
         assert settings is not None
 
+        screen = CheckScreen(settings.review.check, self.launch.root,
+                             settings.review.check_timeout_s)
+
         def answered(keep: bool | None) -> None:
+            if screen.result is not None and self.driver.conversation is not None:
+                r = screen.result
+                self.driver.conversation.checked(turn_id, r.command, r.passed, r.output)
             if keep:
                 self.say("kept: the turn stays applied (/undo still puts it back)")
             else:
                 self._roll_back(turn_id)
 
-        self.app.push_screen(CheckScreen(settings.review.check, self.launch.root,
-                                         settings.review.check_timeout_s), answered)
+        self.app.push_screen(screen, answered)
 
     @work(group="command", exclusive=True, exit_on_error=False)
     async def _roll_back(self, turn_id: str) -> None:
@@ -884,7 +898,7 @@ class MainScreen(Screen[None]):
             f"{n} operation(s) are undecided: quit without writing them?"), answered)
 
 
-_TAKES_ARG = ("/model", "/add", "/drop")
+_TAKES_ARG = ("/model", "/add", "/drop", "/rename")
 
 
 def op_label(op: Any) -> str:
