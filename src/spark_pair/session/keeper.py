@@ -108,7 +108,7 @@ class Keeper:
             ts=time.time())
         if remembered and self.history is not None:
             self.history.mark_last(turn.status, outcome_note(turn))
-        self.context = list(dict.fromkeys([*self.context, *files]))[-50:]
+        self.context = list(files)  # the context set as it is now
         self.turns.append(turn)
         self._submit(lambda: self.store.add_turn(self.info.id, turn, model=result.model or None,
                                                  context=self.context))
@@ -166,6 +166,8 @@ class Keeper:
         def end() -> None:
             try:
                 self.store.release(self.info.id, self._owner)
+                if not self.turns and not self.info.parent:  # opened and left: not listed
+                    self.store.drop_if_empty(self.info.id)
             finally:
                 self.store.close()
         self._pool.submit(end)

@@ -200,6 +200,7 @@ class Session:
         try:
             turn_id = new_turn_id()
             followup = self.turns > 0
+            given = list(files)  # the context set (what the workspace adds is not part of it)
             if choose:
                 files = await self._chosen(prompt, files)
             built = self.context.build_now(prompt, files, followup=followup)
@@ -239,7 +240,7 @@ class Session:
                 await asyncio.to_thread(self.context.finish, request, result.text,
                                         list(result.changed), _note(verdicts))
             if self.keep is not None:
-                self.keep(prompt, files, result, verdicts, remembered)
+                self.keep(prompt, given, result, verdicts, remembered)
             yield TurnFinished(result)
         finally:
             self._busy = False

@@ -176,8 +176,14 @@ class SessionStore:
                 for i, n, r, c, u, m, ctx, p, o, k, last in rows]
 
     def newest(self, repo: Path | str) -> SessionInfo | None:
+        """The session last used (one with turns, when there is any)."""
         found = self.listed(repo)
-        return found[0] if found else None
+        return next((s for s in found if s.turns), found[0] if found else None)
+
+    def drop_if_empty(self, session: int) -> None:
+        """Remove a session no turn was stored in (opened and left)."""
+        self._db.execute("DELETE FROM sessions WHERE id = ? AND NOT EXISTS"
+                         " (SELECT 1 FROM turns WHERE session = ?)", (session, session))
 
     def named(self, repo: Path | str, name: str) -> SessionInfo | None:
         return next((s for s in self.listed(repo) if s.name == name), None)

@@ -144,11 +144,13 @@ class Driver:
     class SessionOpened(Message, bubble=False):
         """The stored session is open (a new one, or one carried on: `turns` before now)."""
 
-        def __init__(self, name: str, turns: list[Any], model: str) -> None:
+        def __init__(self, name: str, turns: list[Any], model: str,
+                     context: list[str] | None = None) -> None:
             super().__init__()
             self.name = name
             self.turns = turns
             self.model = model
+            self.context = context or []  # the session's context set when it was stored
 
     class Warning(Message, bubble=False):
         def __init__(self, text: str) -> None:
@@ -215,7 +217,7 @@ class Driver:
         keeper = self.conversation.keeper if self.conversation is not None else None
         if keeper is not None:
             self.target.post_message(self.SessionOpened(keeper.info.name, list(keeper.turns),
-                                                        keeper.info.model))
+                                                        keeper.info.model, keeper.info.context))
 
     async def _open_conversation(self) -> bool:
         """Open the stored session (its model joins the overrides); False when the one asked

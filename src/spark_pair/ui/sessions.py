@@ -166,9 +166,9 @@ class SessionsScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("sessions of this repository (name, age, turns, last instruction)")
-            yield OptionList(*[Option(Text(row(s) + ("  (this one)" if s.name == self.current
-                                                       else ""), no_wrap=True,
+            yield Label("sessions here: name, age, turns, last instruction")
+            yield OptionList(*[Option(Text(("▸ " if s.name == self.current else "  ")
+                                           + row(s, self.app.size.width - 16), no_wrap=True,
                                            overflow="ellipsis"), id=s.name)
                                for s in self.sessions])
             yield Label("[b]enter[/b] carry it on   [b]escape[/b] keep on here")

@@ -181,6 +181,10 @@ class MainScreen(Screen[None]):
     @on(Driver.SessionOpened)
     def _session_opened(self, message: Driver.SessionOpened) -> None:
         sessions.opened(self, message.name, message.turns, message.model)
+        if message.turns and not self.context and message.context:  # its context set too
+            self.context.update({rel: None for rel in message.context})
+            self.query_one(FilesPane).set_context(self.context)
+            self._prepare()
 
     @on(Driver.OpenFailed)
     def _open_failed(self, message: Driver.OpenFailed) -> None:
