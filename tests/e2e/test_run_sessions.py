@@ -64,6 +64,8 @@ def test_continue_carries_the_first_instruction_and_its_outcome(sim: SimProcess,
     check_schema(lines)
     assert lines[0]["session_name"] == name and lines[0]["earlier_turns"] == 1
     sent = _text(_inputs(sim)[-1])
+    last = [r["body"] for r in sim.requests() if r["body"].get("generate") is not False][-1]
+    assert "previous_response_id" not in last  # a new process: the history is sent whole
     assert "FSTRING in greet" in sent  # the first instruction
     assert "return f'hello {name}'" in sent  # its reply
     assert "not applied (a dry run)" in sent  # and what became of it

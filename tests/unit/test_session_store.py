@@ -31,14 +31,14 @@ def test_turns_model_context_kept_and_listed_newest_first(tmp_path: Path) -> Non
         store.add_turn(b.id, _turn(2, decisions=[{"path": "b.py", "hunk": 0,
                                                   "fate": "rejected", "reason": "no"}]))
     with SessionStore(path) as store:  # reopened: all of it is there
-        listed = store.list("/r")
+        listed = store.listed("/r")
         assert [s.name for s in listed] == ["second", a.name]
         first = store.named("/r", a.name)
         assert first is not None and first.model == "m3" and first.context == ["a.py"]
         assert first.turns == 1 and first.last_instruction == "instruction 1"
         turns = store.turns(b.id)
         assert turns[0].decisions[0]["reason"] == "no" and turns[0].seq == 1
-        assert store.list("/other") == []
+        assert store.listed("/other") == []
 
 
 def test_a_name_used_twice_is_refused_with_a_hint(tmp_path: Path) -> None:
@@ -53,7 +53,7 @@ def test_a_name_used_twice_is_refused_with_a_hint(tmp_path: Path) -> None:
         with pytest.raises(UsageError):
             store.rename(b.id, "/r", "two words")
         store.create("/elsewhere", name="work")  # another repository may use it
-        assert {s.name for s in store.list("/r")} == {"work", b.name}
+        assert {s.name for s in store.listed("/r")} == {"work", b.name}
         assert store.named("/r", "work").id == a.id  # type: ignore[union-attr]
 
 
@@ -78,7 +78,7 @@ def test_prune_removes_old_sessions_but_not_an_open_one(tmp_path: Path) -> None:
         assert store.claim(busy.id) == ""
         gone = store.prune(30)
         assert [s.name for s in gone] == [old.name]
-        assert {s.name for s in store.list("/r")} == {busy.name, fresh.name}
+        assert {s.name for s in store.listed("/r")} == {busy.name, fresh.name}
 
 
 def test_a_session_open_in_a_live_process_is_refused(tmp_path: Path) -> None:
@@ -115,7 +115,7 @@ def test_a_damaged_or_newer_store_is_moved_aside_never_deleted(tmp_path: Path,
     said: list[str] = []
     with SessionStore(path, warn=said.append) as store:
         assert store.moved is not None and store.moved.read_bytes() == before
-        assert store.list() == []
+        assert store.listed() == []
         store.create("/r", name="new")  # the new store works
     assert len(said) == 1 and str(store.moved) in said[0] and "nothing was deleted" in said[0]
     assert ("damaged" if damage == "garbage" else "newer") in said[0]
