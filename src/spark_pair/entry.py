@@ -1,16 +1,14 @@
-"""The `spark-pair` command's entry point."""
+"""The `spark-pair` command's entry point (the console script): it notes when the process began
+and hands over to the command line (cli.main), which gets that time as its context object."""
 
 from __future__ import annotations
 
 import sys
 import time
 
-STARTED: float | None = None  # when the process began running spark-pair (time.monotonic)
-
 
 def main() -> None:
-    global STARTED
-    STARTED = time.monotonic()  # a run's clock (--timeout, JSON times) starts here
+    started = time.monotonic()  # a run's clock (--timeout, JSON times) starts here
     if sys.argv[1:2] == ["run"]:
         import gc
 
@@ -21,6 +19,6 @@ def main() -> None:
         # frees almost none: the collector's passes over them are wasted; the run turns it
         # back on once it is set up (headless.runner)
         gc.disable()
-    from .cli import main as cli
+    from .cli.main import main as cli
 
-    cli()
+    cli(obj={"started": started})

@@ -227,9 +227,7 @@ def opened(screen: Any, name: str, turns: list[StoredTurn], model: str) -> None:
     """A session carried on: its earlier turns, one line each, in the diff view."""
     if not turns:
         return
-    from .widgets.diff_view import DiffView
-
-    view = screen.query_one(DiffView)
+    view = screen.query_one("#diff")  # the DiffView
     view.reset()
     view.show_lines(earlier_lines(turns, name, model))
     screen.say(f"session {name}: carrying on after {len(turns)} earlier turn"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..base.exitcodes import report_errors
+from ...base.exitcodes import report_errors
 
 
 @click.command("sessions")
@@ -21,8 +21,8 @@ def command(all_: bool, prune: float | None, as_json: bool) -> None:
     """List the stored sessions, newest first: name, age, turns, last instruction. Carry one
     on with `spark-pair --resume NAME`, `spark-pair -c` (the newest) or
     `spark-pair run --session NAME`."""
-    from ..store.sessions import SessionStore, owner_alive, row
-    from ..workspace.files import find_root
+    from ...store.sessions import SessionStore, owner_alive, row
+    from ...workspace.files import find_root
 
     warn = lambda text: click.echo(f"spark-pair: {text}", err=True)  # noqa: E731
     with SessionStore(warn=warn) as store:
