@@ -128,3 +128,38 @@ def test_kill_mid_turn_loses_only_that_turn(sim: SimProcess, repo: Path, home: P
     assert third.returncode != ExitCode.USAGE, third.stderr
     sent = _text(_inputs(sim)[-1])
     assert "FSTRING first" in sent and "second, killed" not in sent
+
+
+def _cli(repo: Path, home: Path, sim: SimProcess, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cli() + list(args), cwd=repo, env=env_for(home, sim),
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_sessions_lists_and_prunes(sim: SimProcess, repo: Path, home: Path) -> None:
+    sim.configure(replies=[{"match": "FSTRING", "text": GREET_DIFF}])
+    assert run(repo, home, sim, "FSTRING one", "--session", "first").returncode == 0
+    assert run(repo, home, sim, "FSTRING two").returncode == 0
+    listed = _cli(repo, home, sim, "sessions")
+    assert listed.returncode == 0, listed.stderr
+    rows = listed.stdout.splitlines()
+    assert len(rows) == 2 and rows[1].startswith("first") and "1 turn" in rows[1]
+    assert "FSTRING one" in rows[1] and "FSTRING two" in rows[0]
+    pruned = _cli(repo, home, sim, "sessions", "--prune", "0")
+    assert pruned.returncode == 0 and "2 sessions removed" in pruned.stderr
+    assert _cli(repo, home, sim, "sessions", "--json").stdout == ""
+    bad = _cli(repo, home, sim, "sessions", "--prune", "-1")
+    assert bad.returncode == ExitCode.USAGE and "Traceback" not in bad.stderr
+
+
+def test_a_damaged_store_is_moved_aside_and_the_run_goes_on(sim: SimProcess, repo: Path,
+                                                           home: Path) -> None:
+    sim.configure(replies=[{"match": "FSTRING", "text": GREET_DIFF}])
+    store = home / "data" / "sessions.sqlite3"
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_bytes(b"not a database at all" * 200)
+    done = run(repo, home, sim, "FSTRING after damage", "--json")
+    assert done.returncode == 0, done.stderr
+    aside = [p for p in store.parent.iterdir() if p.name.startswith("sessions.sqlite3.damaged")]
+    assert len(aside) == 1 and aside[0].read_bytes() == b"not a database at all" * 200
+    assert str(aside[0]) in done.stderr and "nothing was deleted" in done.stderr
+    assert lines_of(done.stdout)[0]["session_name"]  # a new store holds this run's session
