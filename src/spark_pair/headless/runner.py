@@ -82,6 +82,8 @@ class Diagnostics:
                 self.say(f"model {event.old} not available; using {event.new} ({event.reason})")
             case ContextChosen():
                 self.context(event)
+            case Completed(notes=notes) if notes:
+                self.say("\n".join(f"note: {note}" for note in notes))
             case Stale():
                 self.say(f"{event.path} changed on disk during the turn (stale)")
             case Refused(kind=RefusalKind.POLICY):

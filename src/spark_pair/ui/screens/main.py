@@ -308,6 +308,8 @@ class MainScreen(Screen[None]):
         if self.streaming and any(isinstance(e, (Completed, Failed)) for e in message.events):
             self.streaming = False  # the reply is in: escape no longer stops the turn
             self.refresh_bindings()
+            for note in (n for e in message.events if isinstance(e, Completed) for n in e.notes):
+                self.notify(note, timeout=8, markup=False)
         if any(isinstance(e, _REVIEW_EVENTS) for e in message.events):
             # the review pane may appear and take focus (a new layout, a new footer): after
             # the diff's new rows are painted (and always before the turn's end is handled).
