@@ -3,7 +3,9 @@
 The rule: failed attempts (a cut or unreadable reply, a cancel) are left out; a rejected,
 refused or conflicting reply is replaced by a one-line stand-in while the outcome note keeps
 what happened and the person's reasons; then the newest turns are kept while they fit in
-`budget_tokens` (always the newest one, its reply cut to fit) and `max_turns`. Each kept
+`budget_tokens` (always the newest one, its reply cut to fit) and `max_turns`. The budget
+counts instructions, replies and outcome notes; the file context a message showed when it was
+first sent has a budget of its own ([context] budget_tokens). Each kept
 turn's outcome ("applied to a.py", "rejected: reason") leads the next user message.
 
 `SessionHistory` takes the place of the workspace's `History` (same calls), so a live session
@@ -95,8 +97,9 @@ class SessionHistory(History):
             if self.rule:
                 if t.status in STOOD_IN:
                     reply = STAND_IN
-                elif i == len(kept) - 1:
-                    reply = _fit(reply, self.budget_tokens - estimate_tokens(user))
+                elif i == len(kept) - 1:  # (the files a message shows have their own budget)
+                    reply = _fit(reply, self.budget_tokens - estimate_tokens(t.instruction)
+                                 - estimate_tokens(t.outcome))
             out.append(Message("user", user))
             out.append(Message("assistant", reply))
             lead = t.outcome + "\n" if t.outcome and not full else ""

@@ -145,6 +145,8 @@ class SessionStore:
     def create(self, repo: Path | str, *, model: str = "", context: list[str] | None = None,
                name: str | None = None, parent: str = "") -> SessionInfo:
         """A new session of `repo`; `name` must be free there (UsageError), else one is made."""
+        if name is not None:
+            name = _checked(name)
         now = time.time()
         repo_s = str(repo)
         for attempt in range(50):
@@ -189,25 +191,11 @@ class SessionStore:
         return next((s for s in self.listed(repo) if s.name == name), None)
 
     def rename(self, session: int, repo: Path | str, name: str) -> None:
-        name = name.strip()
-        if not name or any(c.isspace() for c in name):
-            raise UsageError(f"{name!r} is not a session name",
-                             hint="a name is one word without spaces, e.g. fix-parser")
+        name = _checked(name)
         try:
             self._db.execute("UPDATE sessions SET name = ? WHERE id = ?", (name, session))
         except sqlite3.IntegrityError:
             raise _taken(name) from None
-
-    def update(self, session: int, *, model: str | None = None,
-               context: list[str] | None = None) -> None:
-        sets, args = ["updated = ?"], list[Any]([time.time()])
-        if model is not None:
-            sets.append("model = ?")
-            args.append(model)
-        if context is not None:
-            sets.append("context = ?")
-            args.append(json.dumps(context))
-        self._db.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*args, session))
 
     def claim(self, session: int, owner: str | None = None) -> str:
         """Mark `session` open in this process; returns the owner it had when that one is still
@@ -326,6 +314,14 @@ class SessionStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _checked(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > 64 or any(c.isspace() or not c.isprintable() for c in name):
+        raise UsageError(f"{name!r} is not a session name",
+                         hint="a name is one word of up to 64 characters, e.g. fix-parser")
+    return name
 
 
 def _taken(name: str) -> UsageError:
