@@ -181,7 +181,13 @@ def _chosen(store: SessionStore, root: Path, pick: Pick, model: str) -> SessionI
         if found is not None:
             return found
         if pick.create:
-            return store.create(repo, model=model, name=pick.name)
+            try:
+                return store.create(repo, model=model, name=pick.name)
+            except UsageError:  # begun by another process meanwhile: that one
+                found = store.named(repo, pick.name)
+                if found is None:
+                    raise
+                return found
         raise UsageError(f"there is no session named {pick.name!r} in this repository",
                          hint="`spark-pair sessions` lists them")
     if pick.newest:
