@@ -129,3 +129,13 @@ async def test_resume_picker_and_a_session_open_elsewhere(repo: Path,
         holder.kill()
         holder.wait()
     assert len(_turns(name, repo)) == 1  # the session held elsewhere is as it was
+
+
+async def test_continue_with_no_session_yet_begins_one(repo: Path, demo_sim: SimProcess) -> None:
+    app = _resumed(repo, demo_sim, Choice(Pick(newest=True)))
+    said: list[str] = []
+    app.notify = lambda message, **kw: said.append(str(message))  # type: ignore[method-assign]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: opened(app) and said, "the note")
+        assert "no earlier session in this repository" in said[0]
+        assert app.main.driver.conversation.keeper is not None  # a new one is stored

@@ -26,7 +26,6 @@ from textual.message_pump import MessagePump
 
 from ..base.errors import SparkPairError
 from ..session.approval import Decision, Proposal
-from ..session.keeper import Pick
 from ..session.runtime import ConnectionState, ConnectionStatus
 from .sessions import Choice, Conversation
 
@@ -192,8 +191,7 @@ class Driver:
         from ..session.runtime import open_runtime
 
         stack = contextlib.AsyncExitStack()
-        if not await self._open_conversation():
-            return
+        await self._open_conversation()
         try:
             rt = await stack.enter_async_context(open_runtime(
                 self.root, approver=self.approver, overrides=self.overrides, env=self.env,
@@ -219,22 +217,17 @@ class Driver:
             self.target.post_message(self.SessionOpened(keeper.info.name, list(keeper.turns),
                                                         keeper.info.model, keeper.info.context))
 
-    async def _open_conversation(self) -> bool:
-        """Open the stored session (its model joins the overrides); False when the one asked
-        for can not be opened (said as an OpenFailed). A new session that can not be stored
-        is said as a warning, and the app goes on without storing."""
+    async def _open_conversation(self) -> None:
+        """Open the stored session (its model joins the overrides). A store that can not be
+        opened is said as a warning, and the app goes on without storing."""
         conversation = self.conversation
         if conversation is None or conversation.keeper is not None:
-            return True
+            return
         try:
             await conversation.open(self.overrides)
         except SparkPairError as exc:
-            if conversation.choice.pick != Pick():
-                self.target.post_message(self.OpenFailed(exc))
-                return False
             self._warn(f"this session is not stored: {exc.message}")
             self.conversation = None
-        return True
 
     async def close(self) -> None:
         stack, self._stack = self._stack, None

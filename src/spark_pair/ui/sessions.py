@@ -47,16 +47,14 @@ class Conversation:
 
     async def open(self, overrides: dict[str, str]) -> None:
         """Open the chosen session (a thread); its model goes into `overrides` unless one is
-        given. A session open in another spark-pair: said, and a new one begins (nothing of
-        either is lost). Raises SparkPairError (a name not found, nothing to continue)."""
+        given. A session open in another spark-pair, a name not found, nothing to continue:
+        said, and a new one begins (nothing is lost). Raises ConfigError (no store)."""
         pick = self.choice.pick
         model = overrides.get("model.name", "")
         try:
             keeper = await asyncio.to_thread(Keeper.open, self.root, pick, model=model,
                                              warn=self.warn)
-        except UsageError as exc:
-            if "open in another" not in exc.message:
-                raise
+        except UsageError as exc:  # in use elsewhere, no such name, nothing to continue
             keeper = await asyncio.to_thread(Keeper.open, self.root, Pick(), model=model,
                                              warn=self.warn)
             self.warn(f"{exc.message}; this is a new session, {keeper.info.name} (/sessions "
