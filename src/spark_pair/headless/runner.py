@@ -323,7 +323,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
             if opts.leave is not None and report.code is not None:
                 rt.store.flush()  # the result is out and nothing else runs: no thread hop
                 if keeper is not None:
-                    keeper.flush()
+                    keeper.close()  # its turn is written and the session let go
                 opts.leave(report.code)
     except OSError as exc:
         if not reports or reports[0].code is None:
