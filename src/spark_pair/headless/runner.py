@@ -317,13 +317,14 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
                 keeper = await sessions.ready(keeping, diag.say)
                 if keeper is not None:
                     sessions.attach(keeper, rt)
+                    keeper.one_shot = opts.leave is not None
             start_lines(rt, opts, files, jl, diag, keeper)
             await _drive(rt.session, opts, files, jl, diag, report, watcher=rt.watcher,
                          context=rt.context)
             if opts.leave is not None and report.code is not None:
                 rt.store.flush()  # the result is out and nothing else runs: no thread hop
                 if keeper is not None:
-                    keeper.close()  # its turn is written and the session let go
+                    keeper.flush()  # its turn is written, and the session let go with it
                 opts.leave(report.code)
     except OSError as exc:
         if not reports or reports[0].code is None:

@@ -56,6 +56,7 @@ class Keeper:
         self.context: list[str] = list(info.context)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-pair-sessions")
         self._owner = this_owner()
+        self.one_shot = False  # the process ends after one turn: its write lets the session go
 
     # ---- opening (blocking) ------------------------------------------------------------------
 
@@ -110,8 +111,9 @@ class Keeper:
             self.history.mark_last(turn.status, outcome_note(turn))
         self.context = list(files)  # the context set as it is now
         self.turns.append(turn)
+        release = self._owner if self.one_shot else None
         self._submit(lambda: self.store.add_turn(self.info.id, turn, model=result.model or None,
-                                                 context=self.context))
+                                                 context=self.context, release=release))
 
     def checked(self, turn_id: str, command: str, ok: bool, tail: str) -> None:
         """The configured check's result for an applied turn."""

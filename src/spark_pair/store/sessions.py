@@ -223,9 +223,10 @@ class SessionStore:
     # ---- turns -----------------------------------------------------------------------------
 
     def add_turn(self, session: int, turn: StoredTurn, *, model: str | None = None,
-                 context: list[str] | None = None) -> int:
+                 context: list[str] | None = None, release: str | None = None) -> int:
         """Store one finished turn (and the session's model and context set) in one
-        transaction; returns its sequence number."""
+        transaction; returns its sequence number. `release`: the owner lets the session go
+        in the same transaction (a run's one turn)."""
         self._db.execute("BEGIN IMMEDIATE")
         try:
             seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session = ?",
@@ -240,6 +241,9 @@ class SessionStore:
                 args.append(json.dumps(context))
             self._db.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?",
                              (*args, session))
+            if release is not None:
+                self._db.execute("UPDATE sessions SET owner = '' WHERE id = ? AND owner = ?",
+                                 (session, release))
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
