@@ -69,6 +69,8 @@ def test_continue_carries_the_first_instruction_and_its_outcome(sim: SimProcess,
     assert "FSTRING in greet" in sent  # the first instruction
     assert "return f'hello {name}'" in sent  # its reply
     assert "not applied (a dry run)" in sent  # and what became of it
+    with sqlite3.connect(home / "data" / "sessions.sqlite3") as db:  # let go by each run
+        assert db.execute("SELECT owner FROM sessions").fetchall() == [("",)]
     assert "sk-test-e2e-secret-key" not in (home / "data" / "sessions.sqlite3").read_bytes().decode(
         "latin-1")
 
