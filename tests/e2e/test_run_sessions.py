@@ -165,3 +165,20 @@ def test_a_damaged_store_is_moved_aside_and_the_run_goes_on(sim: SimProcess, rep
     assert len(aside) == 1 and aside[0].read_bytes() == b"not a database at all" * 200
     assert str(aside[0]) in done.stderr and "nothing was deleted" in done.stderr
     assert lines_of(done.stdout)[0]["session_name"]  # a new store holds this run's session
+
+
+def test_the_history_benchmark_runs_and_the_rule_saves() -> None:
+    import os
+    import re
+    import sys
+
+    bench = Path(__file__).resolve().parents[2] / "benchmarks"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPARK_PAIR_")}
+    done = subprocess.run([sys.executable, "bench_history.py", "--turns", "6",
+                           "--reply-lines", "20"], cwd=bench, env=env, capture_output=True,
+                          text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    total = re.search(r"total\s+([\d,]+)\s+([\d,]+)", done.stdout)
+    assert total is not None, done.stdout
+    with_rule, without = (int(g.replace(",", "")) for g in total.groups())
+    assert 0 < with_rule < without
