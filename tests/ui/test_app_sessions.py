@@ -139,3 +139,20 @@ async def test_continue_with_no_session_yet_begins_one(repo: Path, demo_sim: Sim
         await until(pilot, lambda: opened(app) and said, "the note")
         assert "no earlier session in this repository" in said[0]
         assert app.main.driver.conversation.keeper is not None  # a new one is stored
+
+
+async def test_sessions_command_switches_to_another(repo: Path, demo_sim: SimProcess) -> None:
+    name = await _first_session(repo, demo_sim)
+    app = _resumed(repo, demo_sim, Choice())  # a new session
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: opened(app) and app.main.driver.conversation.keeper,
+                    "the new session")
+        await type_line(pilot, app, "/sessions")
+        await until(pilot, lambda: isinstance(app.screen, SessionsScreen)
+                    and name in screen_text(app), "the picker")
+        order = [s.name for s in app.screen.sessions]  # newest first: this new one
+        await pilot.press(*["down"] * order.index(name), "enter")
+        await until(pilot, lambda: "carrying on after 1 earlier turn" in notice(app),
+                    "the switch")
+        assert app.main.driver.conversation.keeper.info.name == name
+        assert f"session {name}" in screen_text(app)
