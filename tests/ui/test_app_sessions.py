@@ -147,6 +147,10 @@ async def test_sessions_command_switches_to_another(repo: Path, demo_sim: SimPro
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: opened(app) and app.main.driver.conversation.keeper,
                     "the new session")
+        before = len(edit_bodies(demo_sim))
+        await type_line(pilot, app, "OTHER a turn of the new session")
+        await until(pilot, lambda: len(edit_bodies(demo_sim)) > before, "its request")
+        await until(pilot, lambda: turn_over(app), "its end")
         await type_line(pilot, app, "/sessions")
         await until(pilot, lambda: isinstance(app.screen, SessionsScreen)
                     and name in screen_text(app), "the picker")
@@ -156,3 +160,10 @@ async def test_sessions_command_switches_to_another(repo: Path, demo_sim: SimPro
                     "the switch")
         assert app.main.driver.conversation.keeper.info.name == name
         assert f"session {name}" in screen_text(app)
+        before = len(edit_bodies(demo_sim))
+        await type_line(pilot, app, "SECOND make the totals round half up")
+        await until(pilot, lambda: len(edit_bodies(demo_sim)) > before, "the next request")
+        await until(pilot, lambda: turn_over(app), "the end of the next turn")
+    body = edit_bodies(demo_sim)[-1]
+    assert "previous_response_id" not in body  # not the other conversation's chain
+    assert FIRST_REPLY in json.dumps(body) and "OTHER a turn" not in json.dumps(body)

@@ -76,6 +76,7 @@ class Conversation:
                                          warn=self.warn)
         self.keeper = keeper
         self.attach(rt)
+        rt.client.reset_chain()  # the server's chain is the other conversation's
         if old is not None:
             await asyncio.to_thread(old.close)
         return keeper
