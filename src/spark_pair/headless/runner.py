@@ -47,12 +47,12 @@ from .stops import INTERRUPTED, STOPS, stop_words
 from .textfit import WIDTH, file_lines
 
 if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
-    from ..session.keeper import Keeper
     from ..session.runtime import Runtime
     from ..session.session import Session
     from ..workspace.context import Workspace
     from ..workspace.watcher import Watcher
     from .jsonl import JsonLines
+    from .sessions import RunSession
     from .watchdog import Watchdog
 
 
@@ -293,13 +293,12 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
     root = root_of()
     files = repo_paths(root, cwd, opts.files)
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
-    from . import sessions
+    stored = None
+    if opts.keep:
+        from .sessions import RunSession
 
-    keeping = sessions.start(root, opts, diag.say) if opts.keep else None
-    keeper = None
-    if keeping is not None and (opts.continue_ or opts.session):
-        keeper = await keeping  # its model is this run's, unless --model says otherwise
-        sessions.model_override(keeper, opts)
+        stored = RunSession(root, opts, diag.say)
+        await stored.before()  # a continued session's model is the run's
     try:
         # no file watcher for the one turn: the last look before the write finds a file that
         # changed during the turn (Stale, then refused or decided again), and starting the
@@ -313,37 +312,26 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
                 _collect_from_here()
             report = _Reporter(opts, out, jl, diag, root, rt.settings, t0, dog)
             reports.append(report)
-            if keeping is not None:
-                keeper = await sessions.ready(keeping, diag.say)
-                if keeper is not None:
-                    sessions.attach(keeper, rt)
-                    keeper.one_shot = opts.leave is not None
-            start_lines(rt, opts, files, jl, diag, keeper)
+            if stored is not None:
+                stored.attach(rt)
+            start_lines(rt, opts, files, jl, diag, stored)
             await _drive(rt.session, opts, files, jl, diag, report, watcher=rt.watcher,
                          context=rt.context)
             if opts.leave is not None and report.code is not None:
                 rt.store.flush()  # the result is out and nothing else runs: no thread hop
-                if keeper is not None:
-                    keeper.flush()  # its turn is written, and the session let go with it
+                if stored is not None:
+                    stored.flush()  # its turn is written, and the session let go with it
                 opts.leave(report.code)
     except OSError as exc:
         if not reports or reports[0].code is None:
             raise
         diag.say(f"while closing: {exc}")  # the result is already out
     finally:
-        if keeping is not None:
-            await _close_keeper(keeping)
+        if stored is not None:
+            await stored.close()
     code = reports[0].code
     assert code is not None
     return code
-
-
-async def _close_keeper(keeping: asyncio.Task[Keeper]) -> None:
-    """Wait for the stored session's writes and let it go (whatever became of the run)."""
-    if not keeping.done():
-        await asyncio.gather(keeping, return_exceptions=True)
-    if not keeping.cancelled() and keeping.exception() is None:
-        await asyncio.to_thread(keeping.result().close)
 
 
 def _collect_from_here() -> None:
@@ -355,7 +343,7 @@ def _collect_from_here() -> None:
 
 
 def start_lines(rt: Runtime, opts: RunOptions, files: list[str], jl: JsonLines | None,
-                diag: Diagnostics, keeper: Keeper | None = None) -> None:
+                diag: Diagnostics, stored: RunSession | None = None) -> None:
     """The notes on stderr and the `session` JSON line before the first turn."""
     from ..base.dirs import own_dirs_inside
 
@@ -379,11 +367,11 @@ def start_lines(rt: Runtime, opts: RunOptions, files: list[str], jl: JsonLines |
                   "apply": opts.apply, "allow_delete": opts.allow_delete,
                   "allow_rename": opts.allow_rename, "files": list(opts.files),
                   "prompt_chars": len(opts.prompt), "timeout_s": opts.timeout,
-                  "session_name": keeper.info.name if keeper is not None else None,
-                  "earlier_turns": len(keeper.turns) if keeper is not None else 0})
-    if keeper is not None and keeper.resumed:
-        diag.say(f"session {keeper.info.name}: carrying on after {len(keeper.turns)} "
-                 f"earlier turn{'s' if len(keeper.turns) != 1 else ''}")
+                  "session_name": stored.name if stored is not None else None,
+                  "earlier_turns": stored.earlier if stored is not None else 0})
+    if stored is not None and stored.earlier:
+        diag.say(f"session {stored.name}: carrying on after {stored.earlier} "
+                 f"earlier turn{'s' if stored.earlier != 1 else ''}")
 
 
 SMALL_DIFF = 64  # operations and hunks a diff may have to be rendered on the event loop

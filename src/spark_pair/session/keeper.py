@@ -62,13 +62,15 @@ class Keeper:
 
     @classmethod
     def open(cls, root: Path, pick: Pick = Pick(), *, model: str = "",
-             path: Path | None = None, warn: Callable[[str], None] | None = None) -> Keeper:
-        """The session `pick` names, claimed for this process. Raises UsageError (none to
-        continue, a name not found, a session open elsewhere) and ConfigError (no store)."""
+             path: Path | None = None, warn: Callable[[str], None] | None = None,
+             name: str | None = None) -> Keeper:
+        """The session `pick` names, claimed for this process (`name`: a new session's, when
+        it is free). Raises UsageError (none to continue, a name not found, a session open
+        elsewhere) and ConfigError (no store)."""
         say = warn or (lambda _text: None)
         store = SessionStore(path, warn=say)
         try:
-            info = _chosen(store, root, pick, model)
+            info = _chosen(store, root, pick, model, name)
             other = store.claim(info.id)
             if other:
                 raise UsageError(
@@ -176,7 +178,8 @@ class Keeper:
         self._pool.shutdown(wait=True)
 
 
-def _chosen(store: SessionStore, root: Path, pick: Pick, model: str) -> SessionInfo:
+def _chosen(store: SessionStore, root: Path, pick: Pick, model: str, name: str | None
+            ) -> SessionInfo:
     repo = str(root)
     if pick.name is not None:
         found = store.named(repo, pick.name)
@@ -198,4 +201,9 @@ def _chosen(store: SessionStore, root: Path, pick: Pick, model: str) -> SessionI
             raise UsageError("there is no earlier session in this repository to continue",
                              hint="leave out --continue to begin one")
         return found
+    if name is not None:
+        try:
+            return store.create(repo, model=model, name=name)
+        except UsageError:  # taken meanwhile: another name
+            pass
     return store.create(repo, model=model)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import socket
 import sqlite3
 import time
@@ -25,19 +24,10 @@ from typing import Any
 
 from ..base import dirs
 from ..base.errors import ConfigError, UsageError
+from .names import new_name
 
 SCHEMA_VERSION = 1
 FILE_NAME = "sessions.sqlite3"
-
-_ADJECTIVES = ("amber", "brisk", "calm", "clear", "bold", "deft", "eager", "fair", "fleet",
-               "gentle", "glad", "keen", "light", "lucid", "merry", "nimble", "noble", "plain",
-               "quick", "quiet", "rapid", "ready", "sharp", "steady", "sunny", "swift", "tidy",
-               "vivid", "warm", "wise")
-_NOUNS = ("badger", "crane", "falcon", "ferret", "finch", "fox", "gecko", "heron", "ibis",
-          "lark", "lynx", "marten", "newt", "otter", "owl", "panda", "puffin", "raven", "robin",
-          "seal", "shrew", "sparrow", "stoat", "swift", "tern", "toad", "vole", "wren", "yak",
-          "zebra")
-
 
 @dataclass(slots=True)
 class StoredTurn:
@@ -150,7 +140,7 @@ class SessionStore:
         now = time.time()
         repo_s = str(repo)
         for attempt in range(50):
-            chosen = name or _new_name(attempt)
+            chosen = name or new_name(attempt)
             try:
                 cur = self._db.execute(
                     "INSERT INTO sessions (name, repo, created, updated, model, context, parent,"
@@ -331,11 +321,6 @@ def _checked(name: str) -> str:
 def _taken(name: str) -> UsageError:
     return UsageError(f"a session named {name!r} already exists in this repository",
                       hint="pick another name, or resume that one: --resume " + name)
-
-
-def _new_name(attempt: int) -> str:
-    name = f"{random.choice(_ADJECTIVES)}-{random.choice(_NOUNS)}"
-    return name if attempt < 20 else f"{name}-{random.randint(2, 99)}"
 
 
 def _move_aside(path: Path, why: str) -> Path:
