@@ -49,9 +49,9 @@ def test_a_name_used_twice_is_refused_with_a_hint(tmp_path: Path) -> None:
             store.create("/r", name="work")
         assert err.value.hint
         with pytest.raises(UsageError):
-            store.rename(b.id, "/r", "work")
+            store.rename(b.id, "work")
         with pytest.raises(UsageError):
-            store.rename(b.id, "/r", "two words")
+            store.rename(b.id, "two words")
         store.create("/elsewhere", name="work")  # another repository may use it
         assert {s.name for s in store.listed("/r")} == {"work", b.name}
         assert store.named("/r", "work").id == a.id  # type: ignore[union-attr]

@@ -130,7 +130,7 @@ class Keeper:
     def rename(self, name: str) -> Future[None]:
         """Rename the session (UsageError from the future when the name is taken)."""
         def run() -> None:
-            self.store.rename(self.info.id, self.info.repo, name)
+            self.store.rename(self.info.id, name)
             self.info.name = name.strip()
         return self._pool.submit(run)
 

@@ -180,7 +180,7 @@ class SessionStore:
     def named(self, repo: Path | str, name: str) -> SessionInfo | None:
         return next((s for s in self.listed(repo) if s.name == name), None)
 
-    def rename(self, session: int, repo: Path | str, name: str) -> None:
+    def rename(self, session: int, name: str) -> None:
         name = _checked(name)
         try:
             self._db.execute("UPDATE sessions SET name = ? WHERE id = ?", (name, session))
