@@ -71,7 +71,7 @@ async def test_continue_brings_back_the_turns_and_model_and_sends_them(
         assert app.main.query_one(AppHeader).model == "gpt-5.3-codex"  # the model is back
         text = screen_text(app)
         assert f"session {name}: 1 earlier turn" in text and "▸ 1." in text
-        assert "inventory.py" in app.main.context  # so is the context set
+        assert set(app.main.context) == {"inventory.py", "test_inventory.py"}  # the pinned set
         await type_line(pilot, app, "SECOND make the totals round half up")
         await until(pilot, lambda: len(edit_bodies(demo_sim)) > before, "the next request")
         await until(pilot, lambda: turn_over(app), "the end of the next turn")

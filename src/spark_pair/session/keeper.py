@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..base.errors import SparkPairError, UsageError
+from ..base.errors import UsageError
 from ..store.sessions import SessionInfo, SessionStore, StoredTurn, this_owner
 from .history import SessionHistory, outcome_note
 
@@ -57,6 +57,8 @@ class Keeper:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-pair-sessions")
         self._owner = this_owner()
         self.one_shot = False  # the process ends after one turn: its write lets the session go
+        # the context set a person keeps (the app's pinned files); None: a turn's own files
+        self.pinned: Callable[[], list[str]] | None = None
 
     # ---- opening (blocking) ------------------------------------------------------------------
 
@@ -111,7 +113,7 @@ class Keeper:
             ts=time.time())
         if remembered and self.history is not None:
             self.history.mark_last(turn.status, outcome_note(turn))
-        self.context = list(files)  # the context set as it is now
+        self.context = list(files if self.pinned is None else self.pinned())
         self.turns.append(turn)
         release = self._owner if self.one_shot else None
         self._submit(lambda: self.store.add_turn(self.info.id, turn, model=result.model or None,
@@ -137,11 +139,13 @@ class Keeper:
     def fork(self) -> Future[Keeper]:
         """A new session with this one's turns (this one stays as it is), claimed here."""
         def run() -> Keeper:
-            self.store.release(self.info.id, self._owner)
             info = self.store.fork(self._current())
             self.store.claim(info.id)
-            return Keeper(SessionStore(self.store.path, warn=self.warn), info,
-                          self.store.turns(info.id), self.warn)
+            self.store.release(self.info.id, self._owner)
+            new = Keeper(SessionStore(self.store.path, warn=self.warn), info,
+                         self.store.turns(info.id), self.warn)
+            new.pinned = self.pinned
+            return new
         return self._pool.submit(run)
 
     def listing(self) -> Future[list[SessionInfo]]:
@@ -157,7 +161,7 @@ class Keeper:
         def run() -> None:
             try:
                 write()
-            except (SparkPairError, OSError, Exception) as exc:  # noqa: BLE001 - never a turn's
+            except Exception as exc:  # noqa: BLE001 - a store's failure never fails a turn
                 self.warn(f"could not store the session's turn ({exc})")
         self._pool.submit(run)
 

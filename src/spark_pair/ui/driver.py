@@ -161,7 +161,9 @@ class Driver:
                  choice: Choice | None = None) -> None:
         self.root = Path(root)
         # the stored session (None: none is stored)
-        self.conversation = Conversation(self.root, choice, self._warn) if choice else None
+        pinned = getattr(target, "sent_context", None)  # the screen's context set
+        self.conversation = Conversation(self.root, choice, self._warn, pinned) if choice \
+            else None
         self.target = target
         self.overrides = dict(overrides or {})
         self.env = env

@@ -39,10 +39,12 @@ class Choice:
 class Conversation:
     """The stored session of the app's runtime."""
 
-    def __init__(self, root: Path, choice: Choice, warn: Callable[[str], None]) -> None:
+    def __init__(self, root: Path, choice: Choice, warn: Callable[[str], None],
+                 pinned: Callable[[], list[str]] | None = None) -> None:
         self.root = root
         self.choice = choice
         self.warn = warn
+        self.pinned = pinned  # the context set a person keeps (not the files chosen for one)
         self.keeper: Keeper | None = None
 
     async def open(self, overrides: dict[str, str]) -> None:
@@ -66,6 +68,7 @@ class Conversation:
     def attach(self, rt: Any) -> None:
         if self.keeper is not None:
             s = rt.settings.session
+            self.keeper.pinned = self.pinned
             self.keeper.attach(rt.session, rt.context, max_turns=int(s.history_turns),
                                budget_tokens=int(s.history_tokens))
 
