@@ -321,6 +321,8 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
                 rt.store.flush()  # the result is out and nothing else runs: no thread hop
                 if stored is not None:
                     stored.flush()  # its turn is written, and the session let go with it
+                if rt.telemetry is not None:  # the push and the last export (bounded)
+                    rt.telemetry.end()
                 opts.leave(report.code)
     except OSError as exc:
         if not reports or reports[0].code is None:

@@ -76,7 +76,7 @@ class Session:
     def __init__(self, root: Path, client: ClientLike, approver: Approver, *, context: Context,
                  journal: Any = None, recorder: TurnRecorder | None = None,
                  watch: WatchFn | None = None,
-                 observe: Callable[[Event], None] | None = None) -> None:
+                 observe: Callable[[Event | TurnFinished], None] | None = None) -> None:
         self.root = Path(root)
         self.client = client
         self.approver = approver
@@ -85,7 +85,7 @@ class Session:
         self.recorder = recorder
         self.watch = watch  # watch(on_change) -> async context manager delivering changed paths
         self.observe = observe  # sees every protocol event but text as it arrives (connection
-        # state)
+        # state), and each turn's TurnFinished just before it is yielded (telemetry)
         self.ready: Callable[[], Awaitable[None]] | None = None  # awaited before each request
         # whether a finished turn is kept for the next (history, the files as the model saw
         # them); a front end that exits after its one turn (`run`) sets it False
@@ -241,7 +241,10 @@ class Session:
                                         list(result.changed), _note(verdicts))
             if self.keep is not None:
                 self.keep(prompt, given, result, verdicts, remembered)
-            yield TurnFinished(result)
+            finished = TurnFinished(result)
+            if self.observe is not None:
+                self.observe(finished)
+            yield finished
         finally:
             self._busy = False
 

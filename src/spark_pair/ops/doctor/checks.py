@@ -1,4 +1,4 @@
-"""The ten checks of `spark-pair doctor`, run in order with a time cap each."""
+"""The checks of `spark-pair doctor`, run in order with a time cap each."""
 
 from __future__ import annotations
 
@@ -68,6 +68,7 @@ CHECKS: list[tuple[str, str, tuple[str, ...]]] = [
     ("ws", "WebSocket handshake and turn", ("models",)),
     ("memory", "two-turn memory (remember 42)", ("request",)),
     ("fallback", "switch to the first fallback", ("models",)),
+    ("telemetry", "metrics export (telemetry)", ()),
 ]
 
 
@@ -220,6 +221,17 @@ class _Doctor:
     def _redact(self, text: str) -> str:
         keys = [k for k in (self.cfg.api_key, self.key) if k and len(k.strip()) >= 4]
         return redact(text, *keys)
+
+    async def check_telemetry(self) -> Outcome:
+        if self.cfg.config_error is not None:
+            raise Skip("skipped: the config did not load")
+        if self.cfg.telemetry is None:
+            raise Skip("skipped: telemetry is off ([telemetry] enabled; docs/telemetry.md)")
+        from ...telemetry.check import check_export
+
+        detail, note = await asyncio.to_thread(check_export, self.cfg.telemetry,
+                                               self.cfg.check_timeout_s)
+        return Outcome(detail, note=note)
 
     # ---- helpers ------------------------------------------------------------------------
 
