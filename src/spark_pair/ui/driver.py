@@ -193,7 +193,10 @@ class Driver:
         from ..session.runtime import open_runtime
 
         stack = contextlib.AsyncExitStack()
-        await self._open_conversation()
+        # a session carried on gives its model first; a new one opens meanwhile
+        opening = asyncio.ensure_future(self._open_conversation())
+        if self.conversation is not None and self.conversation.choice != Choice():
+            await opening
         try:
             rt = await stack.enter_async_context(open_runtime(
                 self.root, approver=self.approver, overrides=self.overrides, env=self.env,
@@ -204,10 +207,12 @@ class Driver:
                 if rt.settings.session.ai_comments:
                     stack.callback(rt.watcher.subscribe_ai(self._on_ai))
             stack.callback(rt.connection.subscribe(self._on_connection))
+            await opening
             if self.conversation is not None:
                 self.conversation.attach(rt)
                 stack.push_async_callback(self.conversation.close)
         except SparkPairError as exc:
+            await asyncio.gather(opening, return_exceptions=True)
             await stack.aclose()
             self.target.post_message(self.OpenFailed(exc))
             return
