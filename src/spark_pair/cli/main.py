@@ -71,7 +71,7 @@ def main(ctx: click.Context, continue_: bool, resume: str | None) -> None:
             click.echo(ctx.get_help())
             return
         from ..base.exitcodes import report_errors
-        from ..session.keeper import Pick
+        from ..session.pick import Pick
         from ..ui.launch import run_app
         from ..ui.sessions import Choice
 

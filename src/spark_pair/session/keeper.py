@@ -20,26 +20,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import UsageError
 from ..store.sessions import SessionInfo, SessionStore, StoredTurn, this_owner
 from .history import SessionHistory, outcome_note
+from .pick import Pick
 
 if TYPE_CHECKING:
     from ..store.verdicts import Verdict
     from ..workspace.context import Workspace
     from .events import TurnResult
     from .session import Session
-
-
-@dataclass(frozen=True, slots=True)
-class Pick:
-    newest: bool = False  # --continue: the newest session of the repository
-    name: str | None = None  # --session NAME / --resume NAME
-    create: bool = False  # a name not found begins a new session under it
 
 
 class Keeper:
@@ -63,13 +56,14 @@ class Keeper:
     # ---- opening (blocking) ------------------------------------------------------------------
 
     @classmethod
-    def open(cls, root: Path, pick: Pick = Pick(), *, model: str = "",
+    def open(cls, root: Path, pick: Pick | None = None, *, model: str = "",
              path: Path | None = None, warn: Callable[[str], None] | None = None,
              name: str | None = None) -> Keeper:
         """The session `pick` names, claimed for this process (`name`: a new session's, when
         it is free). Raises UsageError (none to continue, a name not found, a session open
         elsewhere) and ConfigError (no store)."""
         say = warn or (lambda _text: None)
+        pick = pick or Pick()
         store = SessionStore(path, warn=say)
         try:
             info = _chosen(store, root, pick, model, name)

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -23,8 +23,11 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from ..base.errors import SparkPairError, UsageError
-from ..session.keeper import Keeper, Pick
-from ..store.sessions import SessionInfo, StoredTurn, row
+from ..session.pick import Pick
+
+if TYPE_CHECKING:  # the store and its modules load in a worker thread, not with the app
+    from ..session.keeper import Keeper
+    from ..store.sessions import SessionInfo, StoredTurn
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,8 @@ class Conversation:
         """Open the chosen session (a thread); its model goes into `overrides` unless one is
         given. A session open in another spark-pair, a name not found, nothing to continue:
         said, and a new one begins (nothing is lost). Raises ConfigError (no store)."""
+        from ..session.keeper import Keeper
+
         pick = self.choice.pick
         model = overrides.get("model.name", "")
         try:
@@ -74,6 +79,8 @@ class Conversation:
 
     async def switch(self, name: str, rt: Any) -> Keeper:
         """Carry on the session `name` instead (its turns resent from the next request)."""
+        from ..session.keeper import Keeper
+
         old = self.keeper
         keeper = await asyncio.to_thread(Keeper.open, self.root, Pick(name=name),
                                          warn=self.warn)
@@ -167,6 +174,8 @@ class SessionsScreen(ModalScreen[str | None]):
         self.current = current
 
     def compose(self) -> ComposeResult:
+        from ..store.sessions import row
+
         with Vertical():
             yield Label("sessions here: name, age, turns, last instruction")
             yield OptionList(*[Option(Text(("▸ " if s.name == self.current else "  ")
