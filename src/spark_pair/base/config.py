@@ -123,7 +123,9 @@ class ContextSettings(Table):
     auto: bool = True
     """Choose the files an instruction needs by itself: files it names, files defining the
     identifiers it names, files edited on disk, files of earlier turns, files using those
-    identifiers; plus a repository map. Files a person adds are always sent."""
+    identifiers (or a package or flag it names), files whose paths hold its words, the
+    changelog, and the tests and history companions of the best of them; plus a repository
+    map. Files a person adds are always sent."""
     budget_tokens: int = 32000
     """File context and map per request, in tokens (leaves a 128k-context model room for the
     history and the reply)."""
