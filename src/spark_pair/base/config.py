@@ -40,7 +40,8 @@ _FIX_HINT = "fix the value where it is set (the file and line, variable or flag 
 RANGES: dict[str, tuple[float, float]] = {
     "request.timeout_ms": (1, math.inf), "request.max_tokens": (1, math.inf),
     "request.temperature": (0, 2), "session.reconnect_attempts": (0, 100),
-    "session.history_turns": (0, 1000), "context.budget_tokens": (100, math.inf),
+    "session.history_turns": (0, 1000),
+    "session.history_tokens": (0, math.inf), "context.budget_tokens": (100, math.inf),
     "context.map_tokens": (0, math.inf), "context.max_files": (0, 1000),
     "review.check_timeout_s": (0.1, 86400), "review.fix_rounds": (0, 10),
     "telemetry.metrics_port": (0, 65535), "telemetry.interval_s": (0.1, 86400),
@@ -112,6 +113,9 @@ class SessionSettings(Table):
     """Keep one WebSocket open across turns and chain them with previous_response_id."""
     history_turns: int = 6
     """Turns of conversation kept and resent."""
+    history_tokens: int = 8000
+    """Tokens of earlier turns resent with a request, at most (the newest turns that fit;
+    failed attempts and the text of rejected replies are left out, their reasons kept)."""
     ai_comments: bool = True
     """In the app, saving an `AI!` comment in a file starts a turn about it."""
     prewarm_ms: int = 300

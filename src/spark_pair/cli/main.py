@@ -31,6 +31,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
               "Report the request log: tokens, TTFT, tok/s, errors, cost."),
     "sim": ("spark_pair.sim.command",
             "Serve the simulated Spark-class endpoint on loopback."),
+    "sessions": ("spark_pair.cli.commands.sessions",
+                 "List this repository's stored sessions (or --prune DAYS)."),
 }
 
 
@@ -52,9 +54,16 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, invoke_without_command=True)
 @click.version_option(__version__, prog_name="spark-pair")
+@click.option("-c", "--continue", "continue_", is_flag=True,
+              help="Open the app on this repository's newest session.")
+@click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[NAME]",
+              help="Open the app on the session NAME (no name: pick one from a list).")
 @click.pass_context
-def main(ctx: click.Context) -> None:
+def main(ctx: click.Context, continue_: bool, resume: str | None) -> None:
     """spark-pair: a pair programmer for Spark-class (1000+ tok/s) coding models."""
+    if ctx.invoked_subcommand is not None and (continue_ or resume is not None):
+        raise click.UsageError("-c/--continue and --resume open the app; for a headless run "
+                               "use `spark-pair run --continue` or `run --session NAME`")
     if ctx.invoked_subcommand is None:
         from ..ui.launch import is_terminal
 
@@ -62,6 +71,11 @@ def main(ctx: click.Context) -> None:
             click.echo(ctx.get_help())
             return
         from ..base.exitcodes import report_errors
+        from ..session.pick import Pick
         from ..ui.launch import run_app
+        from ..ui.sessions import Choice
 
-        report_errors(run_app)()
+        if continue_ and resume is not None:
+            raise click.UsageError("-c/--continue and --resume both name a session; use one")
+        choice = Choice(Pick(newest=continue_, name=resume or None), picker=resume == "")
+        report_errors(run_app)(session=choice)

@@ -42,6 +42,9 @@ class RunOptions:
     check: str = ""  # run this after the applied turn (--check); empty: no check
     fix: int = 0  # fix rounds when the check fails (--fix)
     escalate: bool = False  # the last fix round goes to [model] stronger (--escalate)
+    continue_: bool = False  # carry on the repository's newest stored session
+    session: str | None = None  # carry on (or begin) the stored session of this name
+    keep: bool = True  # store the run's session (watch and demo runs keep none)
 
 
 def flag_overrides(base_url: str | None, model: str | None, transport: str | None

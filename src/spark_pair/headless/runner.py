@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
     from ..workspace.context import Workspace
     from ..workspace.watcher import Watcher
     from .jsonl import JsonLines
+    from .sessions import RunSession
     from .watchdog import Watchdog
 
 
@@ -81,6 +82,8 @@ class Diagnostics:
                 self.say(f"model {event.old} not available; using {event.new} ({event.reason})")
             case ContextChosen():
                 self.context(event)
+            case Completed(notes=notes) if notes:
+                self.say("\n".join(f"note: {note}" for note in notes))
             case Stale():
                 self.say(f"{event.path} changed on disk during the turn (stale)")
             case Refused(kind=RefusalKind.POLICY):
@@ -294,6 +297,12 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
     root = root_of()
     files = repo_paths(root, cwd, opts.files)
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
+    stored = None
+    if opts.keep:
+        from .sessions import RunSession
+
+        stored = RunSession(root, opts, diag.say)
+        await stored.before()  # a continued session's model is the run's
     try:
         # no file watcher for the one turn: the last look before the write finds a file that
         # changed during the turn (Stale, then refused or decided again), and starting the
@@ -307,7 +316,9 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
                 _collect_from_here()
             report = _Reporter(opts, out, jl, diag, root, rt.settings, t0, dog)
             reports.append(report)
-            start_lines(rt, opts, files, jl, diag)
+            if stored is not None:
+                stored.attach(rt)
+            start_lines(rt, opts, files, jl, diag, stored)
             if opts.check:
                 from .fixrounds import FixRounds
 
@@ -320,6 +331,8 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
                              context=rt.context)
             if opts.leave is not None and report.code is not None:
                 rt.store.flush()  # the result is out and nothing else runs: no thread hop
+                if stored is not None:
+                    stored.flush()  # its turn is written, and the session let go with it
                 if rt.telemetry is not None:  # the push and the last export (bounded)
                     rt.telemetry.end()
                 opts.leave(report.code)
@@ -327,6 +340,9 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
         if not reports or reports[0].code is None:
             raise
         diag.say(f"while closing: {exc}")  # the result is already out
+    finally:
+        if stored is not None:
+            await stored.close()
     code = reports[0].code
     assert code is not None
     return code
@@ -341,7 +357,7 @@ def _collect_from_here() -> None:
 
 
 def start_lines(rt: Runtime, opts: RunOptions, files: list[str], jl: JsonLines | None,
-                diag: Diagnostics) -> None:
+                diag: Diagnostics, stored: RunSession | None = None) -> None:
     """The notes on stderr and the `session` JSON line before the first turn."""
     from ..base.dirs import own_dirs_inside
 
@@ -364,7 +380,12 @@ def start_lines(rt: Runtime, opts: RunOptions, files: list[str], jl: JsonLines |
                   "repo": str(rt.root), "model": options.model, "transport": options.transport,
                   "apply": opts.apply, "allow_delete": opts.allow_delete,
                   "allow_rename": opts.allow_rename, "files": list(opts.files),
-                  "prompt_chars": len(opts.prompt), "timeout_s": opts.timeout})
+                  "prompt_chars": len(opts.prompt), "timeout_s": opts.timeout,
+                  "session_name": stored.name if stored is not None else None,
+                  "earlier_turns": stored.earlier if stored is not None else 0})
+    if stored is not None and stored.earlier:
+        diag.say(f"session {stored.name}: carrying on after {stored.earlier} "
+                 f"earlier turn{'s' if stored.earlier != 1 else ''}")
 
 
 SMALL_DIFF = 64  # operations and hunks a diff may have to be rendered on the event loop

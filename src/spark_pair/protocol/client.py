@@ -270,6 +270,7 @@ class ModelClient:
         tried = [self.model]
         used = [self.transport]  # the transports this request went over
         started = False
+        notes: list[str] = []  # what the transport said about the request (a lost chain)
         previous: ModelError | None = None  # the error that led to the current retry
         attempted = False
         try:
@@ -335,6 +336,8 @@ class ModelClient:
                                 cut = value
                             elif kind == "done":
                                 response_id = value
+                            elif kind == "note":
+                                notes.append(value)
                 except ModelError as err:
                     rec.http_status = err.status
                     text = "".join(parts)
@@ -388,7 +391,8 @@ class ModelClient:
                 rec.model, rec.transport = model, transport
                 metrics = watch.metrics(usage.output_tokens)
                 cut = errors_map.counted_cut(cut, usage.output_tokens, not usage.estimated)
-                done = Completed(response_id, text, usage, metrics, retries=retries, cut=cut)
+                done = Completed(response_id, text, usage, metrics, retries=retries, cut=cut,
+                                 notes=tuple(notes))
                 self._fill_record(rec, watch, done, usage, retries, None)
                 yield usage
                 yield done

@@ -92,6 +92,7 @@ class Completed:
     metrics: Metrics
     retries: int = 0
     cut: ModelError | None = None
+    notes: tuple[str, ...] = ()  # worth a person's knowing (the history was sent again)
 
     def shortfall(self) -> ModelError | None:
         """Why this is not a whole reply: the server's cut, or no output at all (a server that

@@ -21,6 +21,8 @@ from .steer import Steered, SteerState, is_steered, steer_answer, steer_message
 
 if TYPE_CHECKING:  # websockets loads when a socket opens (the HTTP transports never need it)
     from websockets.asyncio.client import ClientConnection
+CHAIN_LOST = ("the server no longer held the previous response (previous_response_not_found): "
+              "the conversation was sent again in full")
 QUIET_REOPENS = 3  # an idle socket closed by the server is reopened this many times per turn
 
 
@@ -179,8 +181,9 @@ class WsSession:
                     yield item
                     if item[0] == "done":
                         return
-            if outcome == "chain_lost":
+            if outcome == "chain_lost":  # sent again whole (the request holds the history)
                 self.previous_id = None
+                yield "note", CHAIN_LOST
                 continue
             await self.close()
         raise errors_map.dropped(self.url, "the server kept closing the WebSocket")

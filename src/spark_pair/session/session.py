@@ -91,6 +91,10 @@ class Session:
         # whether a finished turn is kept for the next (history, the files as the model saw
         # them); a front end that exits after its one turn (`run`) sets it False
         self.remember = True
+        # called once a turn is over: (prompt, files, result, verdicts, remembered); the
+        # stored session (session.keeper) writes the turn
+        self.keep: Callable[[str, Sequence[str], TurnResult, list[Verdict], bool], None] | None \
+            = None
         self.turns = 0
         self._run: TurnRun | None = None
         self._busy = False
@@ -206,6 +210,7 @@ class Session:
         try:
             turn_id = new_turn_id()
             followup = self.turns > 0
+            given = list(files)  # the context set (what the workspace adds is not part of it)
             if choose:
                 files = await self._chosen(prompt, files)
             built = self.context.build_now(prompt, files, followup=followup)
@@ -239,10 +244,13 @@ class Session:
             if verdicts and self.recorder is not None:
                 self.recorder.verdicts(turn_id, result.model, verdicts)
             self.turns += 1
-            if self.remember and result.metrics is not None and not result.metrics.partial:
-                # the model answered: the turn joins the history
+            remembered = (self.remember and result.metrics is not None
+                          and not result.metrics.partial)
+            if remembered:  # the model answered: the turn joins the history
                 await asyncio.to_thread(self.context.finish, request, result.text,
                                         list(result.changed), _note(verdicts))
+            if self.keep is not None:
+                self.keep(prompt, given, result, verdicts, remembered)
             finished = TurnFinished(result)
             if self.observe is not None:
                 self.observe(finished)

@@ -27,6 +27,7 @@ from textual.message_pump import MessagePump
 from ..base.errors import SparkPairError
 from ..session.approval import Decision, Proposal
 from ..session.runtime import ConnectionState, ConnectionStatus
+from .sessions import Choice, Conversation
 
 # Frames a second while a turn streams. Each frame repaints the followed tail of the live diff
 # (a cost per frame, not per token): 20 a second keeps the diff smooth for a fraction of the
@@ -139,14 +140,30 @@ class Driver:
             super().__init__()
             self.comments = comments
 
+    class SessionOpened(Message, bubble=False):
+        """The stored session is open (a new one, or one carried on: `turns` before now)."""
+
+        def __init__(self, name: str, turns: list[Any], model: str,
+                     context: list[str] | None = None) -> None:
+            super().__init__()
+            self.name = name
+            self.turns = turns
+            self.model = model
+            self.context = context or []  # the session's context set when it was stored
+
     class Warning(Message, bubble=False):
         def __init__(self, text: str) -> None:
             super().__init__()
             self.text = text
 
     def __init__(self, root: Path, target: MessagePump, *, overrides: Mapping[str, str] | None
-                 = None, env: Mapping[str, str] | None = None, prewarm: bool = True) -> None:
+                 = None, env: Mapping[str, str] | None = None, prewarm: bool = True,
+                 choice: Choice | None = None) -> None:
         self.root = Path(root)
+        # the stored session (None: none is stored)
+        pinned = getattr(target, "sent_context", None)  # the screen's context set
+        self.conversation = Conversation(self.root, choice, self._warn, pinned) if choice \
+            else None
         self.target = target
         self.overrides = dict(overrides or {})
         self.env = env
@@ -176,6 +193,10 @@ class Driver:
         from ..session.runtime import open_runtime
 
         stack = contextlib.AsyncExitStack()
+        # a session carried on gives its model first; a new one opens meanwhile
+        opening = asyncio.ensure_future(self._open_conversation())
+        if self.conversation is not None and self.conversation.choice != Choice():
+            await opening
         try:
             rt = await stack.enter_async_context(open_runtime(
                 self.root, approver=self.approver, overrides=self.overrides, env=self.env,
@@ -186,15 +207,36 @@ class Driver:
                 if rt.settings.session.ai_comments:
                     stack.callback(rt.watcher.subscribe_ai(self._on_ai))
             stack.callback(rt.connection.subscribe(self._on_connection))
+            await opening
+            if self.conversation is not None:
+                self.conversation.attach(rt)
+                stack.push_async_callback(self.conversation.close)
             if self.prewarm:
                 rt.warm_drafts()  # (off with [session] prewarm_ms = 0)
         except SparkPairError as exc:
+            await asyncio.gather(opening, return_exceptions=True)
             await stack.aclose()
             self.target.post_message(self.OpenFailed(exc))
             return
         self._stack, self.runtime = stack, rt
         self.target.post_message(self.Opened(rt.client.model, str(rt.client.transport)))
         self._on_connection(rt.connection)
+        keeper = self.conversation.keeper if self.conversation is not None else None
+        if keeper is not None:
+            self.target.post_message(self.SessionOpened(keeper.info.name, list(keeper.turns),
+                                                        keeper.info.model, keeper.info.context))
+
+    async def _open_conversation(self) -> None:
+        """Open the stored session (its model joins the overrides). A store that can not be
+        opened is said as a warning, and the app goes on without storing."""
+        conversation = self.conversation
+        if conversation is None or conversation.keeper is not None:
+            return
+        try:
+            await conversation.open(self.overrides)
+        except SparkPairError as exc:
+            self._warn(f"this session is not stored: {exc.message}")
+            self.conversation = None
 
     async def close(self) -> None:
         stack, self._stack = self._stack, None
@@ -202,6 +244,8 @@ class Driver:
         if stack is not None:
             with contextlib.suppress(Exception):
                 await stack.aclose()
+        if self.conversation is not None:  # (also when the runtime never opened)
+            await self.conversation.close()
 
     async def reopen(self, **overrides: str) -> None:
         """Changed settings (model, transport): a new connection; the session and its history

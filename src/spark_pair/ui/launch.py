@@ -13,7 +13,7 @@ def is_terminal() -> bool:
 
 def run_app(cwd: Path | None = None, *, overrides: dict[str, str] | None = None,
             prompt: str = "", files: list[str] | None = None, demo: Any = None,
-            root: Path | None = None) -> None:
+            root: Path | None = None, session: Any = None) -> None:
     """Open the app in the repository of `cwd` (git top level; a plain folder works too)."""
     from ..workspace.files import find_root
     from .app import SparkPairApp
@@ -22,4 +22,6 @@ def run_app(cwd: Path | None = None, *, overrides: dict[str, str] | None = None,
     root = root or find_root(cwd or Path.cwd())
     launch = Launch(root=root, overrides=dict(overrides or {}), prompt=prompt,
                     files=list(files or []), demo=demo)
+    if session is not None:  # (what -c / --resume ask for; a new session otherwise)
+        launch.session = session
     SparkPairApp(launch).run()

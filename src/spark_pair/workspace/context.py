@@ -101,6 +101,7 @@ class Workspace:
         self.auto = auto  # chooses files by itself (None: only the files given)
         self._plan: Plan | None = None  # the last plan, used by the build for its instruction
         self._earlier: dict[str, None] = {}  # files of earlier turns, oldest first
+        self._fresh = False  # the next request sends its history afresh (a resumed session)
 
     def plan(self, prompt: str, pinned: Sequence[str] = (), dropped: Sequence[str] = ()
              ) -> Plan | None:
@@ -186,7 +187,7 @@ class Workspace:
             return entry.text
 
         changed = self.changed_files()
-        chain = (followup and len(self.history) > 0 and self.chained()
+        chain = (followup and not self._fresh and len(self.history) > 0 and self.chained()
                  and len(self.history) < self.history.max_turns)
         plan = self._plan if self._plan is not None and self._plan.instruction == prompt else None
         self._plan = plan
@@ -222,6 +223,7 @@ class Workspace:
         if followup and self._review and len(self.history):
             sent = self._review + "\n" + sent
         self._review = ""
+        self._fresh = False
         self.snapshot.update(ctx.texts)
         self._whole.update(ctx.whole, ctx.missing)
         self.last_context = ctx
@@ -252,6 +254,14 @@ class Workspace:
             self.snapshot.update({rel: text})
         # The watcher will also report these writes; their diff against the snapshot is empty,
         # so the next follow-up leaves them out.
+
+    def restore(self, history: History, review: str = "") -> None:
+        """Continue a stored conversation: `history` replaces this one's and the next request
+        sends it afresh (no chain), led by `review` (what became of the last reply)."""
+        self.reset()
+        self.history = history
+        self._review = review
+        self._fresh = True
 
     def reset(self) -> None:
         """Forget history and snapshots (e.g. after the client lost its chain)."""

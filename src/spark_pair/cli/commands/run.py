@@ -24,12 +24,17 @@ from ._common import flag_overrides, model_options, turn_options, usage_json
               help="With --check: when it fails, send its output back for up to N fix rounds.")
 @click.option("--escalate", is_flag=True,
               help="With --fix: the last fix round goes to [model] stronger.")
+@click.option("-c", "--continue", "continue_", is_flag=True,
+              help="Carry on this repository's newest session (its turns and model).")
+@click.option("--session", metavar="NAME",
+              help="Carry on the session NAME (begun under that name when there is none).")
 @model_options
 @report_errors
 def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: bool,
             allow_rename: bool, as_json: bool, deltas: bool, no_auto_context: bool,
             timeout: float | None,
-            no_meter: bool, check: str | None, fix: int, escalate: bool, base_url: str | None,
+            no_meter: bool, check: str | None, fix: int, escalate: bool,
+            continue_: bool, session: str | None, base_url: str | None,
             model: str | None, transport: str | None) -> None:
     """Ask for one change to this repository. PROMPT is the instruction, or - to read it from
     stdin. A dry run (no --apply) checks the changes too: one that cannot apply exits 5.
@@ -52,11 +57,15 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     if (allow_delete or allow_rename) and not apply_:
         click.echo("spark-pair: --allow-delete/--allow-rename only matter with --apply "
                    "(this is a dry run)", err=True)
+    if continue_ and session:
+        raise UsageError("--continue and --session both name a session",
+                         hint="use one: --continue for the newest, --session NAME for another")
     opts = RunOptions(prompt=prompt, files=list(files), apply=apply_, allow_delete=allow_delete,
                       allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
                       overrides=flag_overrides(base_url, model, transport), meter=not no_meter,
                       leave=leave, started=_started(), auto_context=not no_auto_context,
-                      check=(check or "").strip(), fix=fix, escalate=escalate)
+                      check=(check or "").strip(), fix=fix, escalate=escalate,
+                      continue_=continue_, session=session)
     leave(run(opts))
 
 

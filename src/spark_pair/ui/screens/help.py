@@ -72,6 +72,9 @@ COMMANDS = [
     ("/add PATH", "put a file into the context"),
     ("/drop PATH", "take a file out of the context (or drop one chosen for the prompt)"),
     ("/clear", "clear the screen and the context set"),
+    ("/sessions", "the stored sessions of this repository: carry one on"),
+    ("/rename NAME", "give this session a name"),
+    ("/fork", "go on in a copy of this session (the original stays as it was)"),
     ("/help", "this screen"),
     ("/quit", "quit"),
 ]

@@ -37,12 +37,13 @@ from ...session.events import (
     TurnFinished,
     TurnStatus,
 )
-from .. import bindings, fit, gcpolicy, review_tools, turn_queue
+from .. import bindings, fit, gcpolicy, review_tools, sessions, turn_queue
 from ..chosen import ChosenFiles
 from ..dialogs.confirm import ConfirmScreen
 from ..driver import Driver, describe
 from ..fixrounds import FixRounds
 from ..review_state import Mark, Undone
+from ..sessions import Choice
 from ..steering import Steering
 from ..widgets.diff_view import DiffView, HunkMark
 from ..widgets.files import FilesPane
@@ -67,6 +68,7 @@ class Launch:
     prewarm: bool = True
     demo: Any = None  # a DemoSimulator to start first (spark-pair demo)
     clock: Callable[[], float] | None = None  # the meter's clock (tests freeze it)
+    session: Choice | None = field(default_factory=Choice)  # the stored session (None: none)
 
 
 class MainScreen(Screen[None]):
@@ -79,7 +81,7 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.launch = launch
         self.driver = Driver(launch.root, self, overrides=launch.overrides, env=launch.env,
-                             prewarm=launch.prewarm)
+                             prewarm=launch.prewarm, choice=launch.session)
         self.context: dict[str, int | None] = {rel: None for rel in launch.files}
         self.missing: frozenset[str] = frozenset()  # context files gone from disk (prepare)
         self.last_prompt = ""
@@ -143,6 +145,7 @@ class MainScreen(Screen[None]):
             self.driver.overrides.update(overrides)
             self.driver.env = demo.env
             self.query_one(AppHeader).note = "demo"
+        await sessions.pick_first(self)
         await self.driver.open()
 
     async def on_unmount(self) -> None:
@@ -181,6 +184,14 @@ class MainScreen(Screen[None]):
     def _switched(self, message: Driver.Switched) -> None:
         self.query_one(AppHeader).model = message.model
         self.query_one(Meter).prices = dict(self.driver.settings.prices)
+
+    @on(Driver.SessionOpened)
+    def _session_opened(self, message: Driver.SessionOpened) -> None:
+        sessions.opened(self, message.name, message.turns, message.model)
+        if message.turns and not self.context and message.context:  # its context set too
+            self.context.update({rel: None for rel in message.context})
+            self.query_one(FilesPane).set_context(self.context)
+            self._prepare()
 
     @on(Driver.OpenFailed)
     def _open_failed(self, message: Driver.OpenFailed) -> None:
@@ -395,6 +406,8 @@ class MainScreen(Screen[None]):
         if self.streaming and any(isinstance(e, (Completed, Failed)) for e in message.events):
             self.streaming = False  # the reply is in: escape no longer stops the turn
             self.refresh_bindings()
+            for note in (n for e in message.events if isinstance(e, Completed) for n in e.notes):
+                self.notify(note, timeout=8, markup=False)
         if any(isinstance(e, _REVIEW_EVENTS) for e in message.events):
             # the review pane may appear and take focus (a new layout, a new footer): after
             # the diff's new rows are painted (and always before the turn's end is handled).
@@ -616,6 +629,8 @@ class MainScreen(Screen[None]):
     def run_command(self, text: str) -> None:
         command, _, arg = text.partition(" ")
         arg = arg.strip()
+        if sessions.command(self, command, arg):
+            return
         match command:
             case "/undo":
                 self._undo()
@@ -643,7 +658,7 @@ class MainScreen(Screen[None]):
                     f"unknown command {text!r}" if command not in _TAKES_ARG else
                     f"{command} needs an argument",
                     hint="commands: /undo /redo /model NAME /transport NAME /add PATH /drop PATH "
-                         "/clear /help /quit"))
+                         "/clear /sessions /rename NAME /fork /help /quit"))
 
     @work(group="command", exclusive=True, exit_on_error=False)
     async def _undo(self) -> None:
@@ -721,6 +736,9 @@ class MainScreen(Screen[None]):
 
         def answered(keep: bool | None) -> None:
             self._checking = False
+            if screen.result is not None and self.driver.conversation is not None:
+                r = screen.result
+                self.driver.conversation.checked(turn_id, r.command, r.passed, r.output)
             if not keep:
                 self.fixes.stop()
                 self._roll_back(turn_id)
@@ -1016,7 +1034,7 @@ class MainScreen(Screen[None]):
             f"{n} operation(s) are undecided: quit without writing them?"), answered)
 
 
-_TAKES_ARG = ("/model", "/add", "/drop")
+_TAKES_ARG = ("/model", "/add", "/drop", "/rename")
 
 
 def op_label(op: Any) -> str:

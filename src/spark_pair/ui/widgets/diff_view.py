@@ -271,6 +271,14 @@ class DiffView(ScrollView, can_focus=True):
         if self.is_attached and (self.following or self._in_view(before, height)):
             self.refresh()
 
+    def show_lines(self, lines: Iterable[str]) -> None:
+        """Plain lines (the earlier turns of a resumed session) until the next turn resets."""
+        for line in lines:
+            self._add(Row(Kind.PROSE, content_text(line)))
+        self._grow(Size(self._width, len(self.rows)))
+        if self.is_attached:
+            self.refresh()
+
     @property
     def following(self) -> bool:
         """The view follows the tail (the person has not scrolled away from it)."""

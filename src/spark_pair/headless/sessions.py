@@ -1,0 +1,126 @@
+"""The stored session of a headless run: a new one, the newest (`--continue`) or a named one
+(`--session NAME`, begun when there is none by that name). Each run's turn is kept, so the
+next `run --continue` carries the conversation on.
+
+A continued or named session is opened before the runtime (its model is the run's). A new one
+costs the start nothing: it is named at once, its store opened in its own thread once the
+request is out, and its turn written when the turn is over (that write lets it go too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..base.errors import SparkPairError
+from ..protocol.events import Started
+from .options import RunOptions
+
+if TYPE_CHECKING:
+    from ..session.keeper import Keeper
+    from ..session.runtime import Runtime
+
+
+class RunSession:
+    """The session one run keeps (see the module docstring)."""
+
+    def __init__(self, root: Path, opts: RunOptions, warn: Callable[[str], None]) -> None:
+        self.root, self.opts, self.warn = root, opts, warn
+        self.keeper: Keeper | None = None
+        self.name: str | None = None
+        self.earlier = 0  # turns before this run
+        self._pool: ThreadPoolExecutor | None = None  # a new session's thread
+
+    @property
+    def named(self) -> bool:
+        return self.opts.continue_ or self.opts.session is not None
+
+    async def before(self) -> None:
+        """--continue / --session: open it now (UsageError when it can not be); its model is
+        the run's unless --model says otherwise."""
+        if not self.named:
+            return
+        opts = self.opts
+
+        def open_it() -> Keeper:
+            from ..session.keeper import Keeper, Pick
+
+            pick = Pick(newest=opts.continue_, name=opts.session, create=opts.session is not None)
+            return Keeper.open(self.root, pick, model=opts.overrides.get("model.name", ""),
+                               warn=self.warn)
+
+        keeper = self.keeper = await asyncio.to_thread(open_it)
+        self.name, self.earlier = keeper.info.name, len(keeper.turns)
+        if keeper.info.model and "model.name" not in opts.overrides:
+            opts.overrides["model.name"] = keeper.info.model
+
+    def attach(self, rt: Runtime) -> None:
+        """Resend the earlier turns with this run's request; keep its turn."""
+        keeper = self.keeper
+        if keeper is not None:
+            session = rt.settings.session
+            keeper.attach(rt.session, rt.context, max_turns=int(session.history_turns),
+                          budget_tokens=int(session.history_tokens))
+            keeper.one_shot = self.opts.leave is not None
+            return
+        from ..store.names import new_name
+
+        self.name = new_name()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-pair-sessions")
+        model = rt.client.model
+        observe = rt.session.observe
+
+        def watch(event: Any) -> None:
+            if observe is not None:
+                observe(event)
+            if isinstance(event, Started) and self._pool is not None:
+                self._pool.submit(self._open, model)  # the request is out: open meanwhile
+
+        rt.session.observe = watch
+        rt.session.keep = self._keep
+
+    def _open(self, model: str) -> None:
+        if self.keeper is not None or self.name is None:
+            return
+        from ..session.keeper import Keeper
+
+        try:
+            keeper = Keeper.open(self.root, model=model, warn=self.warn, name=self.name)
+        except SparkPairError as exc:
+            self.warn(f"the session is not stored: {exc.message}")
+            self.name = None
+            return
+        keeper.one_shot = True
+        if keeper.info.name != self.name:
+            self.warn(f"the name {self.name} was taken meanwhile: the session is stored as "
+                      f"{keeper.info.name}")
+        self.keeper = keeper
+
+    def _keep(self, prompt: str, files: Sequence[str], result: Any, verdicts: Any,
+              remembered: bool) -> None:
+        def write() -> None:
+            self._open(result.model)
+            if self.keeper is not None:
+                self.keeper.keep(prompt, files, result, verdicts, remembered)
+                self.keeper.flush()
+
+        assert self._pool is not None
+        self._pool.submit(write)
+
+    def flush(self) -> None:
+        """Wait for the turn's write (it is committed once this returns)."""
+        if self._pool is not None:
+            self._pool.submit(lambda: None).result()
+        elif self.keeper is not None:
+            self.keeper.flush()
+
+    async def close(self) -> None:
+        """Wait for the writes and let the session go."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await asyncio.to_thread(pool.shutdown, True)
+        if self.keeper is not None:
+            await asyncio.to_thread(self.keeper.close)

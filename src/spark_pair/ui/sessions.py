@@ -1,0 +1,293 @@
+"""Stored sessions in the app: which one it opens (`-c`, `--resume [NAME]`), the picker
+(`--resume` with no name, `/sessions`), `/rename`, `/fork`, and the earlier turns' lines.
+
+`Conversation` belongs to the driver: it opens the stored session before the runtime (so the
+session's model is restored), attaches it to the runtime's session once that is open, and
+does the store's work in threads (never on the event loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+from ..base.errors import SparkPairError, UsageError
+from ..session.pick import Pick
+
+if TYPE_CHECKING:  # the store and its modules load in a worker thread, not with the app
+    from ..session.keeper import Keeper
+    from ..store.sessions import SessionInfo, StoredTurn
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """What the app was asked to open: a new session (the default), the newest, a named one,
+    or the picker first (`picker`)."""
+
+    pick: Pick = Pick()
+    picker: bool = False
+
+
+class Conversation:
+    """The stored session of the app's runtime."""
+
+    def __init__(self, root: Path, choice: Choice, warn: Callable[[str], None],
+                 pinned: Callable[[], list[str]] | None = None) -> None:
+        self.root = root
+        self.choice = choice
+        self.warn = warn
+        self.pinned = pinned  # the context set a person keeps (not the files chosen for one)
+        self.keeper: Keeper | None = None
+
+    async def open(self, overrides: dict[str, str]) -> None:
+        """Open the chosen session (a thread); its model goes into `overrides` unless one is
+        given. A session open in another spark-pair, a name not found, nothing to continue:
+        said, and a new one begins (nothing is lost). Raises ConfigError (no store)."""
+        from ..session.keeper import Keeper
+
+        pick = self.choice.pick
+        model = overrides.get("model.name", "")
+        try:
+            keeper = await asyncio.to_thread(Keeper.open, self.root, pick, model=model,
+                                             warn=self.warn)
+        except UsageError as exc:  # in use elsewhere, no such name, nothing to continue
+            keeper = await asyncio.to_thread(Keeper.open, self.root, Pick(), model=model,
+                                             warn=self.warn)
+            self.warn(f"{exc.message}; this is a new session, {keeper.info.name} (/sessions "
+                      "lists them)")
+        self.keeper = keeper
+        if keeper.info.model and "model.name" not in overrides:
+            overrides["model.name"] = keeper.info.model
+
+    def attach(self, rt: Any) -> None:
+        if self.keeper is not None:
+            s = rt.settings.session
+            self.keeper.pinned = self.pinned
+            self.keeper.attach(rt.session, rt.context, max_turns=int(s.history_turns),
+                               budget_tokens=int(s.history_tokens))
+
+    async def switch(self, name: str, rt: Any) -> Keeper:
+        """Carry on the session `name` instead (its turns resent from the next request)."""
+        from ..session.keeper import Keeper
+
+        old = self.keeper
+        keeper = await asyncio.to_thread(Keeper.open, self.root, Pick(name=name),
+                                         warn=self.warn)
+        self.keeper = keeper
+        self.attach(rt)
+        rt.client.reset_chain()  # the server's chain is the other conversation's
+        if old is not None:
+            await asyncio.to_thread(old.close)
+        return keeper
+
+    async def fork(self, rt: Any) -> Keeper:
+        """A new session from this one's turns; the original stays as it is."""
+        old = self.keeper
+        if old is None:
+            raise UsageError("no session is open yet", hint="wait for the repository to open")
+        new = await asyncio.wrap_future(old.fork())
+        new.history = old.history  # the same conversation goes on, kept under the new name
+        rt.session.keep = new.keep
+        self.keeper = new
+        await asyncio.to_thread(old.close)
+        return new
+
+    async def rename(self, name: str) -> str:
+        if self.keeper is None:
+            raise UsageError("no session is open yet", hint="wait for the repository to open")
+        await asyncio.wrap_future(self.keeper.rename(name))
+        return self.keeper.info.name
+
+    async def listing(self) -> list[SessionInfo]:
+        if self.keeper is not None:
+            return await asyncio.wrap_future(self.keeper.listing())
+        return await asyncio.to_thread(_list, self.root)
+
+    def checked(self, turn_id: str, command: str, ok: bool, tail: str) -> None:
+        if self.keeper is not None:
+            self.keeper.checked(turn_id, command, ok, tail)
+
+    async def close(self) -> None:
+        keeper, self.keeper = self.keeper, None
+        if keeper is not None:
+            await asyncio.to_thread(keeper.close)
+
+
+def _list(root: Path) -> list[SessionInfo]:
+    from ..store.sessions import SessionStore
+
+    with SessionStore() as store:
+        return store.listed(str(root))
+
+
+def earlier_lines(turns: list[StoredTurn], name: str, model: str) -> list[str]:
+    """The earlier turns, one line each (collapsed), for the diff view."""
+    lines = [f"session {name}: {len(turns)} earlier turn{'s' if len(turns) != 1 else ''}"
+             + (f" · model {model}" if model else "")]
+    for i, t in enumerate(turns, 1):
+        what = {"applied": "applied " + ", ".join(t.changed[:3]), "dry_run": "not applied",
+                "rejected": "rejected", "failed": "failed", "cancelled": "stopped",
+                "refused": "refused", "conflict": "did not apply",
+                "no_changes": "no change"}.get(t.status, t.status)
+        text = " ".join(t.instruction.split())
+        lines.append(f"  ▸ {i}. {text[:60] + ('…' if len(text) > 60 else '')} → {what}")
+    return lines
+
+
+class SessionsScreen(ModalScreen[str | None]):
+    """The sessions of the repository, newest first: enter picks one, escape keeps on."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "cancel", show=False)]
+
+    DEFAULT_CSS = """
+    SessionsScreen {
+        align: center middle;
+    }
+    SessionsScreen > Vertical {
+        width: 90%;
+        height: auto;
+        max-height: 80%;
+        border: thick $accent;
+        background: $surface;
+        padding: 0 1;
+    }
+    SessionsScreen OptionList {
+        height: auto;
+        max-height: 16;
+    }
+    """
+
+    def __init__(self, sessions: list[SessionInfo], current: str = "") -> None:
+        super().__init__()
+        self.sessions = sessions
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        from ..store.sessions import row
+
+        with Vertical():
+            yield Label("sessions here: name, age, turns, last instruction")
+            yield OptionList(*[Option(Text(("▸ " if s.name == self.current else "  ")
+                                           + row(s, self.app.size.width - 16), no_wrap=True,
+                                           overflow="ellipsis"), id=s.name)
+                               for s in self.sessions])
+            yield Label("[b]enter[/b] carry it on   [b]escape[/b] keep on here")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+
+# ---- the main screen's side (these take the MainScreen) ------------------------------------
+
+COMMANDS = ("/sessions", "/rename", "/fork")
+
+
+def command(screen: Any, name: str, arg: str) -> bool:
+    """Run a session command (/sessions, /rename NAME, /fork); False for another command."""
+    if name not in COMMANDS:
+        return False
+    if screen.driver.conversation is None:
+        screen.show_error(UsageError("this session is not stored",
+                                     hint="the warning at start-up said why (the data dir)"))
+    elif name == "/rename" and not arg:
+        screen.show_error(UsageError("/rename needs a name", hint="/rename fix-parser"))
+    elif name == "/rename":
+        screen.run_worker(_rename(screen, arg), group="command", exclusive=True,
+                          exit_on_error=False)
+    elif screen.turn_worker is not None:
+        screen.say(screen._busy(name))
+    elif name == "/fork":
+        screen.run_worker(_fork(screen), group="command", exclusive=True, exit_on_error=False)
+    else:
+        screen.run_worker(_pick(screen), group="command", exclusive=True, exit_on_error=False)
+    return True
+
+
+async def pick_first(screen: Any) -> None:
+    """`--resume` without a name: the picker before the repository opens (escape, or no
+    session yet: a new one)."""
+    conversation = screen.driver.conversation
+    if conversation is None or not conversation.choice.picker:
+        return
+    try:
+        found = await conversation.listing()
+    except SparkPairError as exc:
+        screen.show_error(exc)
+        found = []
+    chosen = await screen.app.push_screen_wait(SessionsScreen(found)) if found else None
+    if not found:
+        screen.say("no earlier session in this repository: this is a new one")
+    conversation.choice = Choice(Pick(name=chosen) if chosen else Pick())
+
+
+def opened(screen: Any, name: str, turns: list[StoredTurn], model: str) -> None:
+    """A session carried on: its earlier turns, one line each, in the diff view."""
+    if not turns:
+        return
+    view = screen.query_one("#diff")  # the DiffView
+    view.reset()
+    view.show_lines(earlier_lines(turns, name, model))
+    screen.say(f"session {name}: carrying on after {len(turns)} earlier turn"
+               f"{'s' if len(turns) != 1 else ''} (they go with the next request)")
+
+
+async def _rename(screen: Any, name: str) -> None:
+    try:
+        now = await screen.driver.conversation.rename(name)
+    except SparkPairError as exc:
+        screen.show_error(exc)
+        return
+    screen.say(f"this session is now called {now}")
+
+
+async def _fork(screen: Any) -> None:
+    conversation = screen.driver.conversation
+    old = conversation.keeper.info.name if conversation.keeper is not None else ""
+    try:
+        new = await conversation.fork(screen.driver.runtime)
+    except SparkPairError as exc:
+        screen.show_error(exc)
+        return
+    screen.say(f"forked: this is session {new.info.name} now; {old} stays as it was "
+               "(/sessions goes back to it)")
+
+
+async def _pick(screen: Any) -> None:
+    driver = screen.driver
+    conversation = driver.conversation
+    try:
+        found = await conversation.listing()
+    except SparkPairError as exc:
+        screen.show_error(exc)
+        return
+    current = conversation.keeper.info.name if conversation.keeper is not None else ""
+    chosen = await screen.app.push_screen_wait(SessionsScreen(found, current))
+    if not chosen or chosen == current:
+        return
+    if driver.runtime is None:
+        screen.show_error(UsageError("the repository is not open",
+                                     hint="fix the error shown, then try again"))
+        return
+    try:
+        keeper = await conversation.switch(chosen, driver.runtime)
+        model = keeper.info.model
+        if model and model != driver.client.model:
+            await driver.reopen(**{"model.name": model})
+    except SparkPairError as exc:
+        screen.show_error(exc)
+        return
+    opened(screen, keeper.info.name, list(keeper.turns), keeper.info.model)
