@@ -148,7 +148,7 @@ class WsSession:
                 await self.ws.send(ws_create(body))
             except _closed_errors() as exc:
                 await self.close()
-                if _too_big(exc):  # a message over the limit came before the request went
+                if closed_for_size(exc):  # a message over the limit came before the request went
                     raise too_large(self.url, "a WebSocket message", MAX_MESSAGE_BYTES) from None
                 continue
             if on_sent is not None:
@@ -195,7 +195,7 @@ class WsSession:
                         raise errors_map.timeout(self.url, wait_s, capped) from None
                     raise
                 except closed as exc:
-                    if _too_big(exc):  # the client's own limit: said as such, never retried
+                    if closed_for_size(exc):  # the client's own limit: said as such, never retried
                         raise too_large(self.url, "a WebSocket message",
                                         MAX_MESSAGE_BYTES) from None
                     if not started:
@@ -279,7 +279,7 @@ class WsSession:
                 self.busy = False
 
 
-def _too_big(exc: BaseException) -> bool:
+def closed_for_size(exc: BaseException) -> bool:
     """Whether the client closed the connection for a message over its max_size (1009)."""
     sent = getattr(exc, "sent", None)
     return getattr(sent, "code", None) == 1009
