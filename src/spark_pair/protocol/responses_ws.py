@@ -14,6 +14,7 @@ from . import errors_map
 from .batches import Pacer, ws_reader
 from .bodies import responses_body, ws_create
 from .fastjson import loads
+from .items import Deltas, Finished, Item, Opened, Reopen, ReopenReason
 from .limits import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, too_large
 from .request import BETA_HEADER, CONNECT_STAGGER_S, endpoint_url, user_agent
 from .responses_sse import DELTA, delta_text, handle_event
@@ -123,9 +124,9 @@ class WsSession:
                   *, chain: bool = True, generate: bool = True,
                   read_timeout_s: float | None = None,
                   on_sent: Callable[[], None] | None = None
-                  ) -> AsyncGenerator[tuple[str, Any], None]:
-        """One turn: ("open", url), ("id", rid), ("deltas", [s, ...]), ("cut", e), ("usage", u),
-        ("done", rid); the deltas of the messages of one read come together, in order.
+                  ) -> AsyncGenerator[Item, None]:
+        """One turn: Opened, Deltas (the deltas of the messages of one read, in order), then
+        Finished.
 
         `read_timeout_s` below the session's own caps this turn's (a retry near the deadline).
         `on_sent()` is called once this turn's request went out on an open socket.
@@ -153,24 +154,24 @@ class WsSession:
                 continue
             if on_sent is not None:
                 on_sent()
-            yield "open", self.url
+            yield Opened(self.url)
             outcome = None
             async with aclosing(self._receive(model, read_timeout_s)) as items:
                 async for item in items:
-                    if item[0] == "quiet_reopen":
-                        outcome = item[1]
+                    if isinstance(item, Reopen):
+                        outcome = item.reason
                         break
                     yield item
-                    if item[0] == "done":
+                    if type(item) is Finished:
                         return
-            if outcome == "chain_lost":
+            if outcome == ReopenReason.CHAIN_LOST:
                 self.previous_id = None
                 continue
             await self.close()
         raise errors_map.dropped(self.url, "the server kept closing the WebSocket")
 
     async def _receive(self, model: str, read_timeout_s: float | None = None
-                       ) -> AsyncGenerator[tuple[str, Any], None]:
+                       ) -> AsyncGenerator[Item | Reopen, None]:
         wait_s = self.read_timeout_s
         capped = read_timeout_s is not None and read_timeout_s < wait_s
         if read_timeout_s is not None and capped:
@@ -200,7 +201,7 @@ class WsSession:
                                         MAX_MESSAGE_BYTES) from None
                     if not started:
                         done = True
-                        yield "quiet_reopen", "closed"
+                        yield Reopen(ReopenReason.CLOSED)
                         return
                     raise errors_map.dropped(self.url) from None
                 quiet.waiting = False
@@ -216,7 +217,7 @@ class WsSession:
                         kind = event.get("type")
                     except (ValueError, TypeError, AttributeError):
                         if texts:
-                            yield "deltas", texts
+                            yield Deltas(texts)
                         raise errors_map.odd_event(self.url, raw, "a binary WebSocket message"
                                                    if isinstance(raw, bytes) else "a message"
                                                    ) from None
@@ -225,24 +226,24 @@ class WsSession:
                         delta = event.get("delta")
                         if type(delta) is not str:
                             if texts:  # the text before it goes first
-                                yield "deltas", texts
+                                yield Deltas(texts)
                                 texts = []
                             delta = delta_text(delta, self.url)
                         texts.append(delta)
                         continue
                     if texts:  # the text before this event goes first
-                        yield "deltas", texts
+                        yield Deltas(texts)
                         texts = []
                     if kind == "error":
                         error = event.get("error")
                         code = error.get("code") if isinstance(error, dict) else None
                         if code == "websocket_connection_limit_reached" and not started:
                             done = True
-                            yield "quiet_reopen", "limit"
+                            yield Reopen(ReopenReason.LIMIT)
                             return
                         if code == "previous_response_not_found" and not started:
                             done = True
-                            yield "quiet_reopen", "chain_lost"
+                            yield Reopen(ReopenReason.CHAIN_LOST)
                             return
                         if code == "websocket_connection_limit_reached":
                             raise errors_map.dropped(self.url, "the server closed the WebSocket")
@@ -252,23 +253,14 @@ class WsSession:
                     item = handle_event(event, self.url, model, self.api_key)
                     if item is None:
                         continue
-                    if item[0] == "id":
-                        started = True
-                        yield item
-                    elif item[0] == "completed":
-                        rid, usage, cut = item[1]
-                        self.previous_id = rid
+                    started = True
+                    if type(item) is Finished:
+                        self.previous_id = item.response_id
                         done = True
-                        if cut is not None:
-                            yield "cut", cut
-                        yield "usage", usage
-                        yield "done", rid
-                        return
-                    else:
-                        started = True
                         yield item
+                        return
                 if texts:
-                    yield "deltas", texts
+                    yield Deltas(texts)
         except ModelError:
             raise
         finally:

@@ -16,7 +16,7 @@ from ...base.errors import ApplyError
 from .. import fsio
 from ..paths import confine_target, real_root
 from . import lock, record
-from .record import COMMITTED, FINISHING, INDEX, RECORD, UNDONE, FileChange, TurnInfo
+from .record import COMMITTED, FINISHING, INDEX, RECORD, UNDONE, FileChange, TurnInfo, TurnKind
 
 
 class JournalFolder:
@@ -87,7 +87,7 @@ class JournalFolder:
     # ---- a turn's record, commit and index entry ---------------------------------------------
 
     def begin(self, turn_id: str, changes: list[FileChange], *, summary: str = "",
-              kind: str = "apply", undoes: str | None = None) -> Path:
+              kind: TurnKind = TurnKind.APPLY, undoes: str | None = None) -> Path:
         """Write the turn's record (manifest and before-images, one file) and sync it and the
         folders holding it, before any file is touched."""
         self._make_dir()
@@ -97,7 +97,7 @@ class JournalFolder:
         data = record.encode(turn_id, self.root, changes, summary=summary, kind=kind,
                              undoes=undoes)
         fsio.sync_files([fsio.create_file(tdir / RECORD, data, 0o600)])
-        if kind != "apply":  # it sets markers once committed: recovery finishes that
+        if kind != TurnKind.APPLY:  # it sets markers once committed: recovery finishes that
             record.put_marker(tdir / RECORD, tdir / FINISHING)
         fsio.sync_dirs([tdir, self.dir, self.dir / INDEX])
         return tdir
@@ -164,9 +164,10 @@ class JournalFolder:
             m = self._manifest(tdir) or {}
             try:
                 out.append(TurnInfo(m["turn_id"], m["time"], m.get("summary", ""),
-                                    [f["path"] for f in m["files"]], m.get("kind", "apply"),
+                                    [f["path"] for f in m["files"]],
+                                    TurnKind(m.get("kind", TurnKind.APPLY)),
                                     m.get("undoes"), True, (tdir / UNDONE).exists()))
-            except (KeyError, TypeError, AttributeError):
+            except (KeyError, TypeError, AttributeError, ValueError):
                 self.damaged.append(tdir.name)
         out.sort(key=lambda t: (t.time, t.turn_id), reverse=True)
         return out

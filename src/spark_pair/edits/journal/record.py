@@ -14,6 +14,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from ...base.errors import UndoError
@@ -25,6 +26,14 @@ COMMITTED = "committed"  # every file of the turn is in place
 UNDONE = "undone"  # an undo of this turn (on an undo turn: a redo of it) committed
 FINISHING = "finishing"  # an undo or redo turn whose markers may not be set yet
 INDEX = "unfinished"  # in the journal's folder: an entry per turn that may be unfinished
+
+
+class TurnKind(StrEnum):
+    """What a turn did (its manifest's "kind")."""
+
+    APPLY = "apply"  # the edits of a model's reply
+    UNDO = "undo"  # put back a turn's before-images (undoes = that turn)
+    REDO = "redo"  # put back an undo's before-images (undoes = that undo turn)
 
 
 @dataclass(slots=True)
@@ -46,7 +55,7 @@ class TurnInfo:
     time: float
     summary: str
     files: list[str]
-    kind: str  # "apply", "undo" or "redo"
+    kind: TurnKind
     undoes: str | None
     committed: bool
     undone: bool
@@ -61,8 +70,8 @@ def new_turn_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
 
 
-def encode(turn_id: str, root: Path, changes: list[FileChange], *, summary: str, kind: str,
-           undoes: str | None) -> bytes:
+def encode(turn_id: str, root: Path, changes: list[FileChange], *, summary: str,
+           kind: TurnKind, undoes: str | None) -> bytes:
     """The record of a turn: one line of manifest, then every before-image. Sets each change's
     temp file name (a name next to its target that no file has)."""
     files, body, at = [], [], 0

@@ -20,7 +20,7 @@ from .. import fsio
 from ..paths import content_hash
 from . import record
 from .folder import JournalFolder, remove_tree
-from .record import COMMITTED, FINISHING, INDEX, UNDONE
+from .record import COMMITTED, FINISHING, INDEX, UNDONE, TurnKind
 
 
 @dataclass(slots=True)
@@ -164,10 +164,11 @@ class Recovering(JournalFolder):
             target = self.dir / manifest["undoes"]
             kind = manifest.get("kind")
             # (an undo that was redone is spent)
-            if (target.is_dir() and not (target / UNDONE).exists() and kind in ("undo", "redo")
-                    and not (kind == "undo" and (tdir / UNDONE).exists())):
+            if (target.is_dir() and not (target / UNDONE).exists()
+                    and kind in (TurnKind.UNDO, TurnKind.REDO)
+                    and not (kind == TurnKind.UNDO and (tdir / UNDONE).exists())):
                 self._remove_new_dirs(self._manifest(target) or {"files": []})
-                if kind == "redo":
+                if kind == TurnKind.REDO:
                     self._finish_redo(target)
                 else:
                     record.mark(target, UNDONE)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from ...base.errors import UndoError
 from ..paths import content_hash
 from . import record
-from .record import FileChange, TurnInfo, new_turn_id
+from .record import FileChange, TurnInfo, TurnKind, new_turn_id
 from .recovery import Recovering, read_state
 from .write import missing_dirs, write_changes
 
@@ -39,7 +39,7 @@ class Journal(Recovering):
                                     "damaged, so the last turn is not known; nothing was changed",
                                     hint="`spark-pair undo --list` shows the turns; undo one "
                                          "with --turn ID")
-                todo = [t for t in turns if t.kind == "apply" and not t.undone]
+                todo = [t for t in turns if t.kind == TurnKind.APPLY and not t.undone]
                 if not todo:
                     raise UndoError("nothing to undo in this repository",
                                     hint="`spark-pair undo --list` shows the journaled turns")
@@ -68,15 +68,17 @@ class Journal(Recovering):
                 raise UndoError(f"the journal entry of turn {', '.join(self.damaged)} is damaged, "
                                 "so the last undo is not known; nothing was changed",
                                 hint="`spark-pair undo --list` shows the turns")
-            last_apply = max((t.time for t in turns if t.kind == "apply"), default=0.0)
-            todo = [t for t in turns if t.kind == "undo" and not t.undone and t.time >= last_apply]
+            last_apply = max((t.time for t in turns if t.kind == TurnKind.APPLY), default=0.0)
+            todo = [t for t in turns if t.kind == TurnKind.UNDO and not t.undone
+                    and t.time >= last_apply]
             if not todo:
                 raise UndoError("nothing to redo in this repository",
                                 hint="redo re-applies what the last undo restored, until a new "
                                      "turn is applied; `spark-pair undo --list` shows the turns")
-            return self._undo_turn(todo[0].turn_id, force, kind="redo")
+            return self._undo_turn(todo[0].turn_id, force, kind=TurnKind.REDO)
 
-    def _undo_turn(self, turn_id: str, force: bool, kind: str = "undo") -> list[str]:
+    def _undo_turn(self, turn_id: str, force: bool, kind: TurnKind = TurnKind.UNDO
+                   ) -> list[str]:
         tdir = self.dir / turn_id
         manifest = self._manifest(tdir) or {}
         changes, changed_since = [], []
@@ -100,9 +102,9 @@ class Journal(Recovering):
                 "still has the committed versions",
             ) from exc
         if changed_since and not force:
-            what = "redo" if kind == "redo" else f"undo turn {turn_id}"
+            what = "redo" if kind == TurnKind.REDO else f"undo turn {turn_id}"
             raise UndoError(
-                f"cannot {what}: changed since the {'undo' if kind == 'redo' else 'turn'}: "
+                f"cannot {what}: changed since the {'undo' if kind == TurnKind.REDO else 'turn'}: "
                 f"{', '.join(changed_since)}",
                 hint=f"{kind} --force overwrites those changes; `spark-pair undo --list` shows "
                      "turns")
@@ -115,12 +117,12 @@ class Journal(Recovering):
 
 def _refuse_record(turn: TurnInfo, turns: dict[str, TurnInfo]) -> None:
     """An undo or redo is not undone itself: say which command does what was meant."""
-    if turn.kind == "undo":
+    if turn.kind == TurnKind.UNDO:
         raise UndoError(f"turn {turn.turn_id} is an undo of turn {turn.undoes}, not an applied "
                         "turn; nothing was changed",
                         hint="`spark-pair redo` re-applies what the last undo restored; "
                              "`spark-pair undo --list` shows the turns")
-    if turn.kind == "redo":
+    if turn.kind == TurnKind.REDO:
         undo = turns.get(turn.undoes or "")
         applied = undo.undoes if undo is not None else None
         raise UndoError(f"turn {turn.turn_id} is a redo of turn {applied or turn.undoes}, not "

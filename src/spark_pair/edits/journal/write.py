@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ...base.errors import ApplyError, SparkPairError, StaleError
 from .. import fsio
-from .record import COMMITTED, FileChange
+from .record import COMMITTED, FileChange, TurnKind
 from .recovery import Recovering
 
 
@@ -38,7 +38,8 @@ def writes_begun() -> int:
 
 
 def write_changes(journal: Recovering, turn_id: str, changes: list[FileChange], *,
-                  summary: str = "", kind: str = "apply", undoes: str | None = None) -> None:
+                  summary: str = "", kind: TurnKind = TurnKind.APPLY,
+                  undoes: str | None = None) -> None:
     """Journal the before-images, write every change, commit; on any failure roll back."""
     if (journal.dir / turn_id).exists():
         raise ApplyError(
@@ -92,7 +93,7 @@ def write_changes(journal: Recovering, turn_id: str, changes: list[FileChange], 
             dirs.append(full.parent)
         current = ""
         fsio.sync_dirs(dirs)
-        journal.commit(turn_id, done=kind == "apply")
+        journal.commit(turn_id, done=kind == TurnKind.APPLY)
     except BaseException as exc:
         fsio.close_files(fds)
         if discarded:
