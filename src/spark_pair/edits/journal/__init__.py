@@ -29,10 +29,10 @@ was touched, and recovery discards it. Neither undo nor recovery ever writes one
 spark-pair's own files (edits.paths.confine_target).
 """
 
-from .record import FileChange, TurnInfo, TurnKind, new_turn_id
+from .record import FileChange, TurnInfo, TurnKind
 from .recovery import Recovery
 from .undo import Journal
 from .write import missing_dirs, write_changes, writes_begun
 
 __all__ = ["FileChange", "Journal", "Recovery", "TurnInfo", "TurnKind", "missing_dirs",
-           "new_turn_id", "write_changes", "writes_begun"]
+           "write_changes", "writes_begun"]

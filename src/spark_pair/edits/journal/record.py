@@ -66,10 +66,6 @@ class TurnInfo:
                 "undone": self.undone}
 
 
-def new_turn_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
-
-
 def encode(turn_id: str, root: Path, changes: list[FileChange], *, summary: str,
            kind: TurnKind, undoes: str | None) -> bytes:
     """The record of a turn: one line of manifest, then every before-image. Sets each change's

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...base.errors import UndoError
+from ...base.ids import new_turn_id
 from ..paths import content_hash
 from . import record
-from .record import FileChange, TurnInfo, TurnKind, new_turn_id
+from .record import FileChange, TurnInfo, TurnKind
 from .recovery import Recovering, read_state
 from .write import missing_dirs, write_changes
 
