@@ -28,7 +28,7 @@ def sim(sim_server: SimProcess) -> SimProcess:
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The demo's git repository in tmp_path, spark-pair's home beside it and no model settings
     from the environment (the app's tests; a test module with its own `repo` fixture wins)."""
-    from spark_pair.commands.demo import make_repo
+    from spark_pair.cli.commands.demo import make_repo
 
     monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
     for var in ("SPARK_PAIR_BASE_URL", "SPARK_PAIR_MODEL", "SPARK_PAIR_TRANSPORT"):

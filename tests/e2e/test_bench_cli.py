@@ -11,7 +11,7 @@ MODEL = "gpt-5.3-codex-spark"
 
 
 def test_cli_json_plot_store_and_compare(sim, tmp_path, monkeypatch):
-    from spark_pair.cli import main
+    from spark_pair.cli.main import main
 
     sim.configure(tps=4000, ttft_ms=5, tokens=200)
     monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
@@ -47,7 +47,7 @@ def bench_env(sim, tmp_path, monkeypatch):
 
 
 def bench(*args: str, columns: str = "80"):
-    from spark_pair.cli import main
+    from spark_pair.cli.main import main
 
     return CliRunner().invoke(main, ["bench", "--transport", "chat", *args],
                               env={"COLUMNS": columns})

@@ -130,7 +130,7 @@ def fsync(fd):  # the turn's first file sync (its journal record) lasts past the
         time.sleep(max(0.0, until - time.time()))
     return real(fd)
 os.fsync = fsync
-from spark_pair.cli import main
+from spark_pair.cli.main import main
 main()
 """
 

@@ -14,7 +14,7 @@ from spark_pair.sim.demo_project import FILES, final_files
 def cli() -> list[str]:
     script = Path(sys.executable).parent / "spark-pair"
     return [str(script)] if script.exists() else [sys.executable, "-c",
-                                                  "from spark_pair.cli import main; main()"]
+                                                  "from spark_pair.cli.main import main; main()"]
 
 
 def test_demo_edits_a_scratch_repo_offline(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from spark_pair.cli import main
+from spark_pair.cli.main import main
 
 KEY = "sk-doctor-cli-key-0001"
 
@@ -109,7 +109,7 @@ def test_wrap_keeps_a_number_with_its_unit():
 def test_help_says_what_a_note_a_pass_and_a_failure_mean():
     from click.testing import CliRunner
 
-    from spark_pair.cli import main
+    from spark_pair.cli.main import main
 
     text = CliRunner().invoke(main, ["doctor", "--help"]).output
     for word in ("✓ pass", "✓ + note", "✗ fail", "- skipped", "transport = auto"):

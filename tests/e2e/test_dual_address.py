@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from support.runs import A_NEW, MULTI_DIFF, home, lines_of, repo, run  # noqa: F401 (fixtures)
 
 from spark_pair.base.errors import StreamTimeout
-from spark_pair.cli import main
+from spark_pair.cli.main import main
 from spark_pair.protocol.client import ClientOptions, ModelClient
 from spark_pair.protocol.events import Failed, Message, TurnRequest
 from spark_pair.sim.process import SimProcess

@@ -79,7 +79,7 @@ import errno, os
 def pwrite(fd, data, offset):  # the disk is full: no byte goes into the data folder
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 os.pwrite = pwrite
-from spark_pair.cli import main
+from spark_pair.cli.main import main
 main()
 """
 
@@ -109,7 +109,7 @@ def atomic_write(target, *args, **kwargs):  # nor can the first be put back
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 os.replace = replace
 fsio.atomic_write = atomic_write
-from spark_pair.cli import main
+from spark_pair.cli.main import main
 main()
 """
 

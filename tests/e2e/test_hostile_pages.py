@@ -129,7 +129,7 @@ def body_excerpt(body, limit=200):  # a step that never gives the event loop bac
     while True:
         pass
 errors_map.body_excerpt = body_excerpt
-from spark_pair.cli import main
+from spark_pair.cli.main import main
 main()
 """
 

@@ -35,7 +35,7 @@ def repo(tmp_path, env) -> Path:
 
 def undo(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "from spark_pair.cli import main; main()", "undo", *args],
+        [sys.executable, "-c", "from spark_pair.cli.main import main; main()", "undo", *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -150,7 +150,7 @@ def test_redo_after_undo_reapplies_exactly_and_then_has_nothing_left(repo, env):
                       Create("src/new.py", "print('hi')\n")])
     assert undo(repo, env).returncode == 0
     redone = subprocess.run(
-        [sys.executable, "-c", "from spark_pair.cli import main; main()", "redo", "--json"],
+        [sys.executable, "-c", "from spark_pair.cli.main import main; main()", "redo", "--json"],
         cwd=repo / "src",
         env=env,
         capture_output=True,
@@ -162,7 +162,7 @@ def test_redo_after_undo_reapplies_exactly_and_then_has_nothing_left(repo, env):
     assert (repo / "src" / "app.py").read_text() == "x = 10\ny = 2\n"
     assert (repo / "src" / "new.py").read_text() == "print('hi')\n"
     again = subprocess.run(
-        [sys.executable, "-c", "from spark_pair.cli import main; main()", "redo"],
+        [sys.executable, "-c", "from spark_pair.cli.main import main; main()", "redo"],
         cwd=repo,
         env=env,
         capture_output=True,
@@ -193,7 +193,7 @@ def test_undo_of_an_undo_or_a_redo_is_refused_with_the_command_that_does_it(repo
     assert "spark-pair redo" in refused.stderr
     assert (repo / "src" / "app.py").read_text() == "x = 1\ny = 2\n"
     assert listed()[turn]["undone"] and not listed()[undo_id]["undone"]
-    redo = subprocess.run([sys.executable, "-c", "from spark_pair.cli import main; main()",
+    redo = subprocess.run([sys.executable, "-c", "from spark_pair.cli.main import main; main()",
                            "redo"], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
     assert redo.returncode == 0, redo.stderr
     redo_id = next(t for t, info in listed().items() if info["kind"] == "redo")

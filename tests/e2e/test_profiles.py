@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from support.runs import check_schema, cli, env_for, lines_of, make_repo, run
 
-from spark_pair.cli import main
+from spark_pair.cli.main import main
 from spark_pair.sim.process import SimProcess
 from spark_pair.sim.profiles import PROFILES, Endpoint
 from spark_pair.store.sqlite import RequestStore

@@ -15,7 +15,7 @@ from support.runs import MULTI_DIFF, cli, home, lines_of, repo, run  # noqa: F40
 from support.wire import Wire, wire, wire_env  # noqa: F401 (fixtures)
 
 from spark_pair.base.errors import Redirected
-from spark_pair.cli import main
+from spark_pair.cli.main import main
 from spark_pair.protocol import errors_map
 from spark_pair.sim.process import SimProcess
 

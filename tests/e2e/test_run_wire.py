@@ -95,11 +95,11 @@ def test_a_stop_before_the_run_starts_its_turn_ends_it_cleanly(sim: SimProcess, 
     boot = ("import os, signal, sys\n"
             "sys.argv = ['spark-pair', *sys.argv[1:]]\n"
             "from spark_pair import entry\n"
-            "import spark_pair.cli as cli\n"
+            "import spark_pair.cli.main as cli\n"
             "real = cli.main\n"
-            "def main():\n"
+            "def main(**kwargs):\n"
             f"    os.kill(os.getpid(), {int(sig)})  # while the command line is parsed\n"
-            "    real()\n"
+            "    real(**kwargs)\n"
             "cli.main = main\n"
             "entry.main()\n")
     res = subprocess.run([sys.executable, "-c", boot, "run", "MULTI change", "--json"],

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from support.records import PRICES, known_records
 
-from spark_pair.cli import main
+from spark_pair.cli.main import main
 from spark_pair.store import RequestStore
 from spark_pair.store.stats import build_report
 

@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from spark_pair.base.exitcodes import ExitCode
-from spark_pair.commands.doctor import exit_code
+from spark_pair.cli.commands.doctor import exit_code
 from spark_pair.ops.doctor import DoctorConfig, DoctorReport, run_doctor, url_problems
 
 MODEL, FALLBACK = "gpt-5.3-codex-spark", "gpt-5.3-codex"

@@ -661,7 +661,7 @@ def test_get_responses_without_upgrade_is_405(sim):
 def test_the_command_reports_a_bad_fault_without_a_traceback():
     from click.testing import CliRunner
 
-    from spark_pair.cli import main
+    from spark_pair.cli.main import main
 
     result = CliRunner().invoke(main, ["sim", "--fault", "drop:after_tokens=x"])
     assert result.exit_code == 2
@@ -672,7 +672,7 @@ def test_the_command_reports_a_bad_fault_without_a_traceback():
 def test_the_command_reports_an_impossible_fault_value_without_a_traceback():
     from click.testing import CliRunner
 
-    from spark_pair.cli import main
+    from spark_pair.cli.main import main
 
     result = CliRunner().invoke(main, ["sim", "--fault", "server_error:status=99999"])
     assert result.exit_code == 2 and "between 500 and 599" in result.output

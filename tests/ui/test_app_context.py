@@ -108,3 +108,23 @@ async def test_a_named_secret_is_not_chosen_and_the_notice_says_how_to_add_it(
         await until(pilot, lambda: ".env is not sent" in screen_text(app), "the note")
         assert "/add .env sends it" in screen_text(app)
         assert ".env" not in chosen(app)
+
+
+async def test_at_80x24_the_palette_drops_a_chosen_file_and_says_so(repo: Path,
+                                                                    sim: SimProcess) -> None:
+    app = make_app(repo, sim, prompt="", files=())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository open")
+        await type_prompt(pilot, app, PROMPT)
+        await until(pilot, lambda: "inventory.py" in chosen(app), "the chosen files")
+        await pilot.press("ctrl+p")
+        await pilot.press(*"drop inventory")
+        # (the palette's highlight splits the command's text where it matched)
+        await until(pilot, lambda: "(defines parse_line): don't send it" in screen_text(app),
+                    "the palette's command")
+        await pilot.press("enter")
+        await until(pilot, lambda: "dropped inventory.py" in screen_text(app), "the notice")
+        app.main.query_one(Prompt).focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: sim.requests(), "the request")
+    assert "### inventory.py" not in sent(sim)

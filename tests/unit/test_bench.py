@@ -69,7 +69,7 @@ def test_thousand_marks_spread_tokens_over_characters():
 def test_table_reads_at_80_columns():
     from rich.console import Console
 
-    from spark_pair.commands.bench import render
+    from spark_pair.cli.commands.bench import render
 
     res = result([level(1, 1180.5), level(4, 4400), level(8, 5200, errors=3, ok=5),
                   level(16, 5000, errors=9, ok=7)])

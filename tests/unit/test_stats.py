@@ -6,7 +6,7 @@ import pytest
 from support.records import PRICES, known_records, rec
 
 from spark_pair.base.errors import UsageError
-from spark_pair.commands.stats import parse_since
+from spark_pair.cli.commands.stats import parse_since
 from spark_pair.store.stats import Spread, build_report, percentile, record_cost
 
 

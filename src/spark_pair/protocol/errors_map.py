@@ -1,4 +1,4 @@
-"""Translate HTTP statuses, bodies and socket failures into the error tree in errors.py."""
+"""Translate HTTP statuses, bodies and socket failures into the error tree in base/errors.py."""
 
 from __future__ import annotations
 

@@ -58,11 +58,11 @@ class SparkPairApp(App[None]):
             if c.path in main.chooser.dropped:
                 yield SystemCommand(f"Context: send {escape(c.path)} again",
                                     f"Chosen for the prompt ({escape(c.reason)}), dropped",
-                                    lambda r=c.path: main.chooser.toggle(r))
+                                    lambda r=c.path: main.toggle_chosen(r))
             else:
                 yield SystemCommand(f"Context: drop {escape(c.path)}",
                                     f"Chosen for the prompt ({escape(c.reason)}): don't send it",
-                                    lambda r=c.path: main.chooser.toggle(r))
+                                    lambda r=c.path: main.toggle_chosen(r))
             yield SystemCommand(f"Context: pin {escape(c.path)}",
                                 "Keep the file in the context for every prompt",
                                 lambda r=c.path: main.add_context(r))

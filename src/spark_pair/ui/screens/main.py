@@ -120,8 +120,8 @@ class MainScreen(Screen[None]):
         self.query_one(Prompt).focus()
         self.query_one(FilesPane).set_context(self.context)
         if not self.launch.prompt:
-            self.say("type what should change and press enter · /add PATH puts a file into "
-                     "the context · f1 lists every key")
+            self.say("type what should change and press enter · the files it needs are "
+                     "chosen as you type · f1 lists every key")
         self._open()
 
     @work(group="open", exit_on_error=False)
@@ -663,7 +663,7 @@ class MainScreen(Screen[None]):
             rel = arg.strip()  # (never in the context)
         if rel not in self.context:
             if rel in self.chooser.kept():
-                self._context_said(self.chooser.toggle(rel) or "")
+                self.toggle_chosen(rel)
             else:
                 self.say(f"{shown(rel)} is not in the context")
             return
@@ -678,12 +678,19 @@ class MainScreen(Screen[None]):
             n = len(self.context)
             self.say(f"{what}: {n} file{'' if n == 1 else 's'} in it now")
 
+    def toggle_chosen(self, path: str) -> bool:
+        """Drop a file chosen for the prompt, or bring it back (False: it was not chosen);
+        said in the notice where the folded files pane cannot show it."""
+        what = self.chooser.toggle(path)
+        if what is not None and not _shown(self.query_one(FilesPane)):
+            self.say(what)
+        return what is not None
+
     @on(FilesPane.Toggled)
     def _toggled(self, message: FilesPane.Toggled) -> None:
-        what = self.chooser.toggle(message.path)
-        if what is not None:
-            self._context_said(what)
-        elif message.path in self.context:
+        if self.toggle_chosen(message.path):
+            return
+        if message.path in self.context:
             self.drop_context(message.path)
         else:
             self.add_context(message.path)

@@ -192,16 +192,15 @@ class FilesPane(OptionList):
 
 def context_summary(context: dict[str, int | None], missing: frozenset[str],
                     chosen: Sequence[Chosen], dropped: set[str]) -> str:
-    """'2 in context · 3 chosen · 4.1k tok' ('' when nothing is sent)."""
+    """'2 in context · 1.2k tok', '2 + 3 chosen · 4.1k tok' ('' when nothing is sent)."""
     n = len(context.keys() - missing)
     auto = [c for c in chosen if c.path not in dropped and c.path not in context]
     tokens = sum(v or 0 for k, v in context.items() if k not in missing) + sum(
         c.tokens for c in auto)
-    parts = []
-    if n:
-        parts.append(f"{n} in context")
-    if auto:
-        parts.append(f"{len(auto)} chosen")
-    if not parts:
+    if not n and not auto:
         return ""
-    return " · ".join(parts) + f" · {tokens_label(tokens)} tok"
+    if not auto:
+        return f"{n} in context · {tokens_label(tokens)} tok"
+    # (the pane's lower border holds some 24 characters: the marks say which file is which)
+    files = f"{n} + {len(auto)} chosen" if n else f"{len(auto)} chosen"
+    return f"{files} · {tokens_label(tokens)} tok"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import click
 
-from ..base.errors import UsageError
-from ..base.exitcodes import report_errors
-from ..store import stats
+from ...base.errors import UsageError
+from ...base.exitcodes import report_errors
+from ...store import stats
 from ._common import print_plain as say
 
 _AGO_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([mhdw])\s*$")
@@ -144,8 +144,8 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
     A request is ok (a whole reply), cut (the server ended the reply early, at the output limit
     or for a reason of its own, or without any output: err% leaves it out, cut% counts it),
     failed, or stopped (--timeout, Ctrl-C, cancel)."""
-    from ..base.config import load_settings
-    from ..store import RequestStore
+    from ...base.config import load_settings
+    from ...store import RequestStore
 
     by = [b.strip() for b in by_text.split(",") if b.strip()]
     bad = [b for b in by if b not in stats.KEYS]
@@ -154,7 +154,7 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
                          hint="choose from model, transport, day, task")
     since = parse_since(since_text)
     prices = load_settings().prices
-    from ..store.verdicts import shares
+    from ...store.verdicts import shares
 
     store = RequestStore(db_path, must_exist=True) if db_path else RequestStore()
     try:
@@ -181,7 +181,7 @@ def render_review(review: list, console) -> None:  # type: ignore[no-untyped-def
     from rich.table import Table
     from rich.text import Text
 
-    from ..store.verdicts import Fate
+    from ...store.verdicts import Fate
 
     console.print()
     if not review:

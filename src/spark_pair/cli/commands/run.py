@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..base.exitcodes import report_errors
-from ..headless.cliusage import JsonUsageCommand, Seconds
+from ...base.exitcodes import report_errors
+from ...headless.cliusage import JsonUsageCommand, Seconds
 from ._common import flag_overrides, model_options, turn_options, usage_json
 
 
@@ -29,10 +29,9 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     Exit codes: 0 ok, 2 usage, 3 config, 4 model, 5 the edits cannot be applied (patch
     conflict, stale file, refused path, write failure; nothing written), 6 refused by policy
     (nothing written), 7 --timeout, 130 interrupted."""
-    from ..base.errors import UsageError
-    from ..entry import STARTED
-    from ..headless.options import RunOptions
-    from ..headless.start import leave, run
+    from ...base.errors import UsageError
+    from ...headless.options import RunOptions
+    from ...headless.start import leave, run
 
     if deltas and not as_json:
         raise UsageError("--deltas needs --json", hint="add --json, or leave out --deltas")
@@ -42,5 +41,12 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     opts = RunOptions(prompt=prompt, files=list(files), apply=apply_, allow_delete=allow_delete,
                       allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
                       overrides=flag_overrides(base_url, model, transport), meter=not no_meter,
-                      leave=leave, started=STARTED, auto_context=not no_auto_context)
+                      leave=leave, started=_started(), auto_context=not no_auto_context)
     leave(run(opts))
+
+
+def _started() -> float | None:
+    """When the process began (time.monotonic), as the entry point passed it; None when the
+    command line was started some other way (the run's clock then starts with the run)."""
+    obj = click.get_current_context().obj
+    return obj.get("started") if isinstance(obj, dict) else None

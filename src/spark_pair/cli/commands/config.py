@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..base.exitcodes import report_errors
+from ...base.exitcodes import report_errors
 from ._common import flag_overrides, model_options
 
 
@@ -18,8 +18,8 @@ from ._common import flag_overrides, model_options
 @report_errors
 def command(base_url: str | None, model: str | None, transport: str | None, as_json: bool) -> None:
     """Show the effective settings and where each value came from (key redacted)."""
-    from ..base import dirs
-    from ..base.config import SECTIONS, find_project_file, load_settings
+    from ...base import dirs
+    from ...base.config import SECTIONS, find_project_file, load_settings
 
     settings = load_settings(overrides=flag_overrides(base_url, model, transport))
     values = {}
@@ -76,7 +76,7 @@ def _print_text(report: dict) -> None:
         click.echo(f"price {model}: ${price['input_per_m']}/M in, ${price['output_per_m']}/M out")
     for binding, keys in report["keys"].items():
         click.echo(f"key {binding}: {keys}")
-    from ..base.termwrap import say
+    from ...base.termwrap import say
 
     for warning in report["warnings"]:
         say(sys.stderr, warning, prefix="warning: ")

@@ -8,9 +8,9 @@ import sys
 
 import click
 
-from ..base.errors import ConfigError
-from ..base.exitcodes import ExitCode, report_errors
-from ..base.termwrap import wrap
+from ...base.errors import ConfigError
+from ...base.exitcodes import ExitCode, report_errors
+from ...base.termwrap import wrap
 from ._common import flag_overrides, model_options
 
 MARKS = {"pass": ("✓", "green"), "fail": ("✗", "bold red"), "skip": ("-", "dim")}
@@ -81,8 +81,8 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
 
     Exit code 0 only if nothing failed (notes included).
     """
-    from ..base.config import load_settings
-    from ..ops.doctor import DoctorConfig, config_from_settings, run_doctor
+    from ...base.config import load_settings
+    from ...ops.doctor import DoctorConfig, config_from_settings, run_doctor
 
     try:
         settings = load_settings(overrides=flag_overrides(base_url, model, transport))

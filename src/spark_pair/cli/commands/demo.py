@@ -9,15 +9,15 @@ from pathlib import Path
 
 import click
 
-from ..base.exitcodes import report_errors
-from ..protocol.events import Transport
+from ...base.exitcodes import report_errors
+from ...protocol.events import Transport
 
 
 def make_repo(parent: Path | None = None) -> Path:
     """A scratch git repository holding the demo project, committed."""
-    from ..base.errors import UsageError
-    from ..base.git import run_git
-    from ..sim.demo_project import FILES
+    from ...base.errors import UsageError
+    from ...base.git import run_git
+    from ...sim.demo_project import FILES
 
     root = Path(tempfile.mkdtemp(prefix="spark-pair-demo-", dir=parent))
     for rel, text in FILES.items():
@@ -54,15 +54,15 @@ def command(tps: float, ttft_ms: float, transport: str, parent: Path | None,
     the scripted turn starts by itself; review it with the keys shown. Without a terminal (or
     with --headless / --json) one headless turn runs with the meter on stderr, shows the diff,
     applies it and prints where the repo is. Nothing outside the scratch repo is touched."""
-    from ..ui.launch import is_terminal
+    from ...ui.launch import is_terminal
 
     if not (headless or as_json) and is_terminal():
         _app_demo(tps, ttft_ms, transport, parent)
         return
-    from ..headless.options import RunOptions
-    from ..headless.runner import main
-    from ..sim.demo_project import CONTEXT_FILES, PROMPT, script
-    from ..sim.process import SimProcess
+    from ...headless.options import RunOptions
+    from ...headless.runner import main
+    from ...sim.demo_project import CONTEXT_FILES, PROMPT, script
+    from ...sim.process import SimProcess
 
     if parent is not None:
         parent.mkdir(parents=True, exist_ok=True)
@@ -95,9 +95,9 @@ def command(tps: float, ttft_ms: float, transport: str, parent: Path | None,
 
 
 def _app_demo(tps: float, ttft_ms: float, transport: str, parent: Path | None) -> None:
-    from ..sim.demo_project import CONTEXT_FILES, PROMPT
-    from ..ui.demo import DemoSimulator
-    from ..ui.launch import run_app
+    from ...sim.demo_project import CONTEXT_FILES, PROMPT
+    from ...ui.demo import DemoSimulator
+    from ...ui.launch import run_app
 
     if parent is not None:
         parent.mkdir(parents=True, exist_ok=True)

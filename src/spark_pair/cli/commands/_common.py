@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 import click
 
-from ..headless.options import flag_overrides as flag_overrides  # its home is headless.options
-from ..protocol.events import Transport
+from ...headless.options import flag_overrides as flag_overrides  # its home is headless.options
+from ...protocol.events import Transport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,7 +44,7 @@ def turn_options(func: F) -> F:
 
 def usage_json(error: Exception) -> None:
     """A click usage error as JSON lines on stdout (for commands that take --json)."""
-    from ..headless.runner import write_usage_error
+    from ...headless.runner import write_usage_error
 
     write_usage_error(sys.stdout, error)  # type: ignore[arg-type]
 
@@ -54,7 +54,7 @@ def print_plain(console: Any, text: str, style: str = "", more: str = "  ") -> N
     wrapped to its width; continuation lines get the text's own indent plus `more`."""
     from rich.text import Text
 
-    from ..base.termwrap import wrap
+    from ...base.termwrap import wrap
 
     body = text.lstrip(" ")
     indent = text[:len(text) - len(body)]

@@ -12,9 +12,9 @@ from typing import Any
 
 import click
 
-from ..base.errors import UsageError
-from ..base.exitcodes import ExitCode, report_errors
-from ..protocol.events import Transport
+from ...base.errors import UsageError
+from ...base.exitcodes import ExitCode, report_errors
+from ...protocol.events import Transport
 from ._common import print_plain as say
 
 TRANSPORTS = ("auto", *Transport)
@@ -133,7 +133,7 @@ def render_changes(changes: list[Any], console: Any, baseline: dict[str, Any] | 
 
 def check_plot_path(path: Path) -> None:
     """Fail before the sweep if the chart could not be written there (or drawn at all)."""
-    from ..ops.bench.chart import check_chart_library
+    from ...ops.bench.chart import check_chart_library
 
     check_chart_library(path)
     existed = path.exists()
@@ -200,13 +200,13 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
     Exit codes: 1 on a regression (with --compare) or a sweep cut short by --max-seconds,
     4 when a set-up error stopped the sweep.
     """
-    from ..base.config import load_settings
-    from ..base.urls import host_of
-    from ..ops.bench.sweep import BenchPlan, baseline_run
-    from ..ops.bench.sweep import compare as compare_runs
-    from ..protocol import offers
-    from ..protocol.client import ClientOptions, ModelClient
-    from ..store import RequestStore
+    from ...base.config import load_settings
+    from ...base.urls import host_of
+    from ...ops.bench.sweep import BenchPlan, baseline_run
+    from ...ops.bench.sweep import compare as compare_runs
+    from ...protocol import offers
+    from ...protocol.client import ClientOptions, ModelClient
+    from ...store import RequestStore
     from ._common import flag_overrides
 
     ctx = click.get_current_context()
@@ -253,7 +253,7 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
 
     plot_error = None
     if plot is not None:
-        from ..ops.bench.chart import plot_bench
+        from ...ops.bench.chart import plot_bench
 
         try:
             plot_bench(result, plot, title=f"spark-pair bench: {plan.model} @ {plan.base_host}")
@@ -284,7 +284,7 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
 
 
 def _run_with_progress(plan: Any, make_client: Any, quiet: bool) -> Any:
-    from ..ops.bench.sweep import run_bench
+    from ...ops.bench.sweep import run_bench
 
     if quiet:
         return asyncio.run(run_bench(plan, make_client))

@@ -1,4 +1,4 @@
-"""The `spark-pair` command. Sub-commands live in spark_pair.commands.* (the simulator's in
+"""The `spark-pair` command. Sub-commands live in spark_pair.cli.commands.* (the simulator's in
 spark_pair.sim.command) and load lazily, so that `spark-pair run` starts fast."""
 
 from __future__ import annotations
@@ -7,27 +7,27 @@ import importlib
 
 import click
 
-from . import __version__
+from .. import __version__
 
 # name -> (its module, short help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("spark_pair.commands.run",
+    "run": ("spark_pair.cli.commands.run",
             "Headless: one turn; prints the diff, applies only what flags allow."),
-    "watch": ("spark_pair.commands.watch",
+    "watch": ("spark_pair.cli.commands.watch",
               "Headless: a turn for each AI! comment saved in a file, until Ctrl-C."),
-    "demo": ("spark_pair.commands.demo",
+    "demo": ("spark_pair.cli.commands.demo",
              "Try spark-pair offline against the built-in simulator (no key)."),
-    "undo": ("spark_pair.commands.undo",
+    "undo": ("spark_pair.cli.commands.undo",
              "Restore the files of the last applied turn (or --list, --turn ID)."),
-    "redo": ("spark_pair.commands.redo",
+    "redo": ("spark_pair.cli.commands.redo",
              "Re-apply exactly what the last undo restored."),
-    "config": ("spark_pair.commands.config",
+    "config": ("spark_pair.cli.commands.config",
                "Show the effective settings and where each value came from."),
-    "doctor": ("spark_pair.commands.doctor",
+    "doctor": ("spark_pair.cli.commands.doctor",
                "Check base URL, key and model end to end; explain each failure."),
-    "bench": ("spark_pair.commands.bench",
+    "bench": ("spark_pair.cli.commands.bench",
               "Throughput and error-rate sweep over concurrency."),
-    "stats": ("spark_pair.commands.stats",
+    "stats": ("spark_pair.cli.commands.stats",
               "Report the request log: tokens, TTFT, tok/s, errors, cost."),
     "sim": ("spark_pair.sim.command",
             "Serve the simulated Spark-class endpoint on loopback."),
@@ -56,12 +56,12 @@ class LazyGroup(click.Group):
 def main(ctx: click.Context) -> None:
     """spark-pair: a pair programmer for Spark-class (1000+ tok/s) coding models."""
     if ctx.invoked_subcommand is None:
-        from .ui.launch import is_terminal
+        from ..ui.launch import is_terminal
 
         if not is_terminal():
             click.echo(ctx.get_help())
             return
-        from .base.exitcodes import report_errors
-        from .ui.launch import run_app
+        from ..base.exitcodes import report_errors
+        from ..ui.launch import run_app
 
         report_errors(run_app)()

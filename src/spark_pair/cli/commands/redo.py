@@ -7,11 +7,11 @@ import sys
 
 import click
 
-from ..base.errors import SparkPairError
-from ..base.exitcodes import report_errors
-from ..base.termwrap import say
-from ..headless.cliusage import JsonUsageCommand
-from ..headless.textfit import file_lines
+from ...base.errors import SparkPairError
+from ...base.exitcodes import report_errors
+from ...base.termwrap import say
+from ...headless.cliusage import JsonUsageCommand
+from ...headless.textfit import file_lines
 from .undo import _error_fields, _usage_json
 
 
@@ -26,8 +26,8 @@ def command(force: bool, as_json: bool) -> None:
 
     Exit codes: 0 re-applied, 2 usage, 8 redo refused (nothing to redo, or a file changed since
     the undo: --force overwrites it)."""
-    from ..edits.journal import Journal
-    from ..workspace.files import find_root
+    from ...edits.journal import Journal
+    from ...workspace.files import find_root
 
     try:
         journal = Journal(find_root())

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..base.errors import SparkPairError, UsageError
-from ..base.exitcodes import report_errors
-from ..base.termwrap import say
-from ..headless.cliusage import JsonUsageCommand
-from ..headless.textfit import INDENT, WIDTH, file_lines
+from ...base.errors import SparkPairError, UsageError
+from ...base.exitcodes import report_errors
+from ...base.termwrap import say
+from ...headless.cliusage import JsonUsageCommand
+from ...headless.textfit import INDENT, WIDTH, file_lines
 
 if TYPE_CHECKING:
-    from ..edits.journal import TurnInfo
+    from ...edits.journal import TurnInfo
 
 
 def _usage_json(error: Exception) -> None:
@@ -24,8 +24,8 @@ def _usage_json(error: Exception) -> None:
 
 
 def _error_fields(error: Exception) -> dict[str, object]:
-    from ..base.exitcodes import ExitCode, exit_code_for
-    from ..headless.jsonl import error_fields
+    from ...base.exitcodes import ExitCode, exit_code_for
+    from ...headless.jsonl import error_fields
 
     code = exit_code_for(error)
     return {**error_fields(error), "exit_code": int(code), "exit_name": ExitCode(code).name}
@@ -53,8 +53,8 @@ def command(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> Non
 
 
 def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> None:
-    from ..edits.journal import Journal
-    from ..workspace.files import find_root
+    from ...edits.journal import Journal
+    from ...workspace.files import find_root
 
     if list_ and (turn_id or force):
         raise UsageError("--list cannot be combined with --turn or --force",

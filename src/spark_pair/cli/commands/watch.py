@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from ..base.exitcodes import report_errors
-from ..headless.cliusage import JsonUsageCommand, Seconds
+from ...base.exitcodes import report_errors
+from ...headless.cliusage import JsonUsageCommand, Seconds
 from ._common import flag_overrides, model_options, turn_options, usage_json
 
 
@@ -25,9 +25,9 @@ def command(apply_: bool, allow_delete: bool, allow_rename: bool, as_json: bool,
     does what it says and removes the comment), or answer each AI? comment (no edit). Comments
     already there when it starts are left alone. Same flags and JSON lines as `run`; Ctrl-C
     stops (exit 0, or 130 when it cancels a running turn)."""
-    from ..base.errors import UsageError
-    from ..headless.options import RunOptions
-    from ..headless.watch import main
+    from ...base.errors import UsageError
+    from ...headless.options import RunOptions
+    from ...headless.watch import main
 
     if deltas and not as_json:
         raise UsageError("--deltas needs --json", hint="add --json, or leave out --deltas")
