@@ -28,7 +28,7 @@ def print_result(console, result) -> None:  # type: ignore[no-untyped-def]
     from rich.table import Table
     from rich.text import Text
 
-    from ..ops.doctor.results import CheckStatus
+    from ...ops.doctor.results import CheckStatus
 
     mark, style = MARKS[result.status]
     row = Table.grid(expand=True, padding=(0, 1))

@@ -88,9 +88,9 @@ def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> None:
 def _turn_lines(t: TurnInfo) -> list[str]:
     """One listed turn in lines of at most 80 columns: id, time and state; its files; its
     prompt (cut)."""
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t.time))
-    from ..edits.journal import TurnKind
+    from ...edits.journal import TurnKind
 
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t.time))
     if t.kind == TurnKind.UNDO:
         state = "undo (redone since)" if t.undone else f"undo of {t.undoes}"
     elif t.kind == TurnKind.REDO:
