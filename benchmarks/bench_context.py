@@ -27,7 +27,9 @@ The repositories are read from git directories fetched beforehand (bare is fine)
 `--langs` also runs the repositories in other languages than Python without tree-sitter (the
 definitions then come from the patterns). `--time` adds the timings on the largest repository:
 the first index, the index read back from its cache, and the context after the index as the app
-builds it (edited files from the watcher) and as `run` does (edited files from git status).
+builds it (edited files from the watcher) and as `run` does (edited files from git status; the
+path words and the recent history, kept per snapshot of the index, made again as in a new
+process: the history read back from the index's cache file).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spark_pair.base.config import Settings
-from spark_pair.workspace import symbols
+from spark_pair.workspace import history, layout, symbols
 from spark_pair.workspace.autocontext import auto_context_of
 from spark_pair.workspace.context import Workspace, limits_of
 from spark_pair.workspace.index import RepoIndex
@@ -415,6 +417,9 @@ def timing(tree: Path, name: str, instructions: list[str], rounds: int,
                     ws = workspace(tree, index, settings)
                     if how == "app":
                         ws.watcher = Watched()  # type: ignore[assignment]
+                    else:  # a new process: what is kept per snapshot of the index is made again
+                        layout._last_words = None
+                        history._last = None
                     t0 = time.perf_counter()
                     plan = ws.plan(text, [])
                     t1 = time.perf_counter()
@@ -431,7 +436,9 @@ def timing(tree: Path, name: str, instructions: list[str], rounds: int,
               f"{load()}")
         print(f"    of which choosing the files and the map:       {spread(times['plan'])}")
         print(f"    of which reading and fitting the files:        {spread(times['build'])}")
-        print(f"  context, run (edited files from git status):     {spread(times['run'])}  "
+        print(f"  context, run (edited files from git status, the path words and the "
+              f"history read again as in a new process):\n"
+              f"                                                   {spread(times['run'])}  "
               f"{load()}")
         median = statistics.median(times["app"])
         print(f"  target: the context <= 200 ms after the first index: the app's median "

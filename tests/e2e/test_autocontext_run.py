@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.context import CLIENT, RENAME, UTILS, make_repo
+from support.context import CLIENT, RENAME, UTILS, commit_all, make_repo
 
 from spark_pair.sim.process import SimProcess
 
@@ -55,6 +55,9 @@ def test_run_without_f_sends_the_file_that_defines_the_name_and_the_diff_applies
 
 def test_run_json_names_each_file_with_its_reason(sim: SimProcess, http_repo: Path,
                                                   tmp_path: Path) -> None:
+    (http_repo / "tests").mkdir()
+    (http_repo / "tests" / "test_utils.py").write_text("def test_split():\n    pass\n")
+    commit_all(http_repo, "a test")
     sim.configure(replies=[{"match": "parse_header", "text": RENAME}])
     res = spark_pair(http_repo, tmp_path / "home", sim, "run", PROMPT, "--json", "-f",
                      "hello.py")
@@ -64,6 +67,7 @@ def test_run_json_names_each_file_with_its_reason(sim: SimProcess, http_repo: Pa
     context = lines[kinds.index("context")]
     assert [(f["path"], f["reason"], f["shown"]) for f in context["files"]] == [
         ("hello.py", "added", "whole"), ("http/utils.py", "defines parse_header", "whole"),
+        ("tests/test_utils.py", "test of http/utils.py", "whole"),
         ("http/client.py", "uses parse_header", "whole")]
     assert all(f["tokens"] > 0 for f in context["files"]) and context["map_tokens"] == 0
 

@@ -126,7 +126,8 @@ def test_links_out_binaries_and_huge_files_are_listed_with_why(http_repo: Path,
 def test_a_file_defining_a_named_identifier_and_its_users_are_chosen(http_repo: Path) -> None:
     got = found(http_repo, "rename parse_header to parse_head in the http utils")
     assert got == {"http/utils.py": "defines parse_header",
-                   "http/client.py": "uses parse_header"}
+                   "http/client.py": "uses parse_header",
+                   "tests/test_utils.py": "test of http/utils.py"}  # by its name
 
 
 def test_named_paths_file_names_and_new_files(http_repo: Path) -> None:
@@ -134,13 +135,14 @@ def test_named_paths_file_names_and_new_files(http_repo: Path) -> None:
     assert found(http_repo, "fix the wording in `README.md`.") == {"README.md": "named"}
     got = found(http_repo, "add tests for format_date in tests/test_dates.py")
     assert got == {"http/utils.py": "defines format_date",
-                   "tests/test_dates.py": "named, new file"}
+                   "tests/test_dates.py": "named, new file",
+                   "tests/test_utils.py": "test of http/utils.py"}
 
 
 def test_path_words_find_a_file_by_its_name(http_repo: Path) -> None:
     assert found(http_repo, "add a --verbose flag to the CLI") == {"src/app/cli.py": "path: cli"}
     assert found(http_repo, "fix the parse header function") == {
-        "http/utils.py": "defines parse_header"}
+        "http/utils.py": "defines parse_header", "tests/test_utils.py": "test of http/utils.py"}
 
 
 def test_edited_and_earlier_files_are_chosen_with_their_reason(http_repo: Path) -> None:
@@ -197,7 +199,8 @@ def test_ranking_puts_named_and_defining_files_first(http_repo: Path) -> None:
     index = RepoIndex(http_repo)
     index.refresh()
     got = suggest(http_repo, "in hello.py call parse_header", index, edited=["README.md"])
-    assert [c.why for c in got.files] == [Why.NAMED, Why.DEFINES, Why.EDITED, Why.USES]
+    assert [c.why for c in got.files] == [Why.NAMED, Why.DEFINES, Why.EDITED, Why.TEST,
+                                          Why.USES]
 
 
 # --- the map -------------------------------------------------------------------------------
@@ -226,10 +229,11 @@ def test_the_request_carries_the_chosen_files_the_map_and_says_why(http_repo: Pa
     assert sent.startswith(HEAD)
     assert "src/app/cli.py: main" in sent
     assert "### http/utils.py\n" in sent and "### http/client.py\n" in sent
-    assert sorted(hashes) == ["http/client.py", "http/utils.py"]
+    assert sorted(hashes) == ["http/client.py", "http/utils.py", "tests/test_utils.py"]
     files, withheld, map_tokens = ws.chosen()
     assert [(f.path, f.reason, f.shown) for f in files] == [
         ("http/utils.py", "defines parse_header", "whole"),
+        ("tests/test_utils.py", "test of http/utils.py", "whole"),
         ("http/client.py", "uses parse_header", "whole")]
     assert withheld == () and map_tokens > 0
 
@@ -243,7 +247,7 @@ def test_a_large_chosen_file_is_cut_around_its_relevant_lines(tmp_path: Path) ->
     assert plan is not None
     request, _ = ws.build(prompt, plan.found.paths(), followup=False)
     sent = request.new_input[-1].content
-    assert "def parse_header(x):" in sent and "filler_10()" not in sent
+    assert "def parse_header(x):" in sent and "filler_100()" not in sent
     assert ws.chosen()[0][0].shown == "regions"
     assert len(sent) / 4 <= 2000 + 100  # the budget, and the instruction
 

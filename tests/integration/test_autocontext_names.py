@@ -1,13 +1,14 @@
 """Automatic context: how the names an instruction writes lead to files (dotted names, calls,
-library names, words inside names, commit-style prefixes, the bodies of named definitions), the
-changelog, and the definitions other languages give. Real files in real git repositories."""
+library names, words inside names, commit-style prefixes, the bodies of named definitions,
+packages and flags), the changelog, and the definitions other languages give. Real files in
+real git repositories."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from support.context import found, make_repo
+from support.context import commit_all, found, make_repo
 
 from spark_pair.workspace.autocontext import AutoContext
 from spark_pair.workspace.candidates import suggest
@@ -95,7 +96,7 @@ def test_a_name_used_all_over_leads_only_to_its_tests(tmp_path: Path) -> None:
     files["tests/test_core.py"] = "from core import fetch_all\n\ndef test_it():\n    fetch_all()\n"
     root = make_repo(tmp_path / "r", files)
     assert found(root, "make fetch_all retry") == {"core.py": "defines fetch_all",
-                                                   "tests/test_core.py": "uses fetch_all"}
+                                                   "tests/test_core.py": "test of core.py"}
 
 
 def test_words_inside_definition_names_find_a_file(tmp_path: Path) -> None:
@@ -104,6 +105,20 @@ def test_words_inside_definition_names_find_a_file(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"src/termui_impl.py": impl, "src/core.py": "X = 1\n"})
     assert found(root, "close the pager temp file before unlinking it") == {
         "src/termui_impl.py": "defines _pipepager"}
+
+
+def test_two_words_written_together_find_the_name_that_joins_them(tmp_path: Path) -> None:
+    # "setup" and "result" are each in the names of many files; joined, in one
+    files: dict[str, str | bytes] = {
+        f"src/m{i}.ts": f"export function setupM{i}() {{}}\nexport const resultM{i} = 1\n"
+        for i in range(14)}
+    files["src/component.ts"] = ("export function handleSetupResult(r) {\n  return r\n}\n"
+                                 "export function restoreAll() {}\n")
+    files["src/other.ts"] = "export function restoreAll() {}\n"
+    root = make_repo(tmp_path / "r", files)
+    # "restore" alone is not enough (src/other.ts); with the two words joined, it is
+    assert set(found(root, "restore when handling an async setup result")) == {
+        "src/component.ts"}
 
 
 def test_links_name_no_file_and_paths_never_leave_the_repository(tmp_path: Path) -> None:
@@ -133,7 +148,7 @@ def test_a_cut_file_shows_the_body_of_the_named_function(tmp_path: Path) -> None
     request, _ = ws.build(prompt, plan.found.paths(), followup=False)
     sent = request.new_input[-1].content
     assert ws.chosen()[0][0].shown == "regions"
-    assert "step_119 = 119" in sent and "filler_10()" not in sent
+    assert "step_119 = 119" in sent and "filler_100()" not in sent
 
 
 def test_a_commit_style_prefix_is_no_call_and_its_scope_is_a_place(tmp_path: Path) -> None:
@@ -150,16 +165,10 @@ def test_double_backticks_quote_code_and_not_the_words_between(tmp_path: Path) -
 
 
 # --- the changelog -------------------------------------------------------------------------
-def commit_all(root: Path, message: str) -> None:
-    from support.context import git
-
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", message)
-
-
-@pytest.mark.parametrize(("with_log", "expected"), [(10, True), (2, False)])
-def test_the_changelog_comes_along_when_most_changes_add_to_it(tmp_path: Path, with_log: int,
-                                                               expected: bool) -> None:
+@pytest.mark.parametrize(("with_log", "share"), [(10, "85%"), (2, "23%"), (1, "")])
+def test_the_changelog_comes_along_when_a_fifth_of_changes_add_to_it(tmp_path: Path,
+                                                                     with_log: int,
+                                                                     share: str) -> None:
     root = make_repo(tmp_path / "r", {"CHANGES.md": "# Changes\n", "src/app.py": "X = 0\n"})
     for i in range(12):
         (root / "src" / "app.py").write_text(f"X = {i + 1}\n")
@@ -170,7 +179,51 @@ def test_the_changelog_comes_along_when_most_changes_add_to_it(tmp_path: Path, w
     index = RepoIndex(root)
     index.refresh()
     got = {c.path: c for c in suggest(root, "make app.py count from one", index).files}
-    assert ("CHANGES.md" in got) == expected
-    if expected:
-        assert got["CHANGES.md"].label == "changelog (in 85% of recent commits)"  # 11 of 13
+    assert ("CHANGES.md" in got) == bool(share)  # 11, 3 or 2 of the 13 commits changed it
+    if share:
+        assert got["CHANGES.md"].label == f"changelog (in {share} of recent commits)"
         assert 1 in got["CHANGES.md"].lines  # its head: where an entry goes
+
+
+# --- packages and flags -------------------------------------------------------------------
+def test_a_named_package_leads_to_the_manifest_that_declares_it(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {
+        f"test/t{i}.js": f"res.set('content-type', 't{i}')\n" for i in range(12)}
+    files["package.json"] = '{"dependencies": {"content-type": "~1.0.5", "debug": "2"}}\n'
+    files["go.mod"] = "module example.com/x\n\nrequire gopkg.in/yaml.v3 v3.0.1\n"
+    files["doc/yaml.go"] = 'package doc\n\nimport "gopkg.in/yaml.v3"\n'
+    root = make_repo(tmp_path / "r", files)
+    assert found(root, "Upgrade `content-type`")["package.json"] == "uses content-type"
+    got = found(root, "Migrate from gopkg.in/yaml.v3 to go.yaml.in/yaml/v3")
+    assert got == {"go.mod": "uses gopkg.in/yaml.v3", "doc/yaml.go": "uses gopkg.in/yaml.v3"}
+
+
+def test_a_command_line_flag_leads_to_the_files_that_define_it(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {
+        "src/clap_app.rs": 'Arg::new("list-themes").long("list-themes")\n',
+        "src/main.rs": "fn main() {}\n"})
+    assert found(root, "Fix probing when --list-themes is called") == {
+        "src/clap_app.rs": "uses list-themes"}
+
+
+def test_a_flag_mentioned_all_over_leads_to_the_code_that_handles_it(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {f"doc/page{i}.md": "Run with --diagnostic.\n"
+                                     for i in range(10)}
+    files["src/cli.rs"] = 'Arg::new("diagnostic").long("diagnostic")\n'
+    files["src/main.rs"] = 'if matches.get_flag("diagnostic") { report() }\n'
+    files["tests/cli.rs"] = 'cmd.arg("--diagnostic");\n'
+    root = make_repo(tmp_path / "r", files)
+    assert found(root, "Update --diagnostic output with the detected theme") == {
+        "src/cli.rs": "uses diagnostic", "src/main.rs": "uses diagnostic",
+        "tests/cli.rs": "test of src/cli.rs"}
+
+
+def test_a_dotted_name_leads_to_the_files_that_write_it_so(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {
+        f"lib/db{i}.js": f"const connection = open({i})\n" for i in range(10)}
+    files["lib/request.js"] = "module.exports = Object.create(http.IncomingMessage.prototype)\n"
+    files["test/req.ip.js"] = "assert.ok(req.connection.remoteAddress)\n"
+    root = make_repo(tmp_path / "r", files)
+    got = found(root, "lib: use req.socket over deprecated req.connection")
+    assert got["test/req.ip.js"] == "uses req.connection"
+    assert not any(rel.startswith("lib/db") for rel in got)  # `connection` alone says little

@@ -12,7 +12,7 @@ from spark_pair.ops.doctor import DoctorConfig, DoctorReport, run_doctor, url_pr
 
 MODEL, FALLBACK = "gpt-5.3-codex-spark", "gpt-5.3-codex"
 ORDER = ["config", "base_url", "connect", "auth", "models", "request", "stream", "ws", "memory",
-         "fallback"]
+         "fallback", "telemetry"]
 
 
 # The stream check fails a stream whose deltas all arrive at once (a buffering proxy). The
@@ -49,7 +49,8 @@ async def test_healthy_simulator_passes_every_check(sim):
     seen = []
     report = await run_doctor(config(sim), on_result=seen.append)
     assert [r.id for r in seen] == ORDER
-    assert [r.status for r in report.results] == ["pass"] * len(ORDER), \
+    # (telemetry is off: its check is skipped)
+    assert [r.status for r in report.results] == ["pass"] * (len(ORDER) - 1) + ["skip"], \
         [(r.id, r.detail, r.hint) for r in report.results]
     assert report.ok and exit_code(report) == ExitCode.OK
     stream = by_id(report)["stream"].data
@@ -134,7 +135,7 @@ async def test_doubled_v1_fails_the_url_check_and_shows_the_fix(sim):
     assert "/v1 twice" in url_check.detail
     assert f"this run uses {sim.base_url}" in url_check.hint
     # the rest probes the corrected URL, like the client does
-    assert [r.status for r in report.results[2:]] == ["pass"] * (len(ORDER) - 2)
+    assert [r.status for r in report.results[2:]] == ["pass"] * (len(ORDER) - 3) + ["skip"]
 
 
 async def test_a_url_the_loader_corrected_still_fails_the_url_check(sim):

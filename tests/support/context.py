@@ -42,10 +42,20 @@ def http_files() -> dict[str, str]:
             "README.md": "# demo\n"}
 
 
-def found(root: Path, instruction: str, **kw: object) -> dict[str, str]:
-    index = RepoIndex(root)
+def commit_all(root: Path, message: str) -> None:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+def found(root: Path, instruction: str, cache: Path | None = None,
+          **kw: object) -> dict[str, str]:
+    """The chosen files and their reasons (an index kept in `cache`, if given)."""
+    index = RepoIndex(root, cache)
     index.refresh()
-    return {c.path: c.label for c in suggest(root, instruction, index, **kw).files}  # type: ignore[arg-type]
+    try:
+        return {c.path: c.label for c in suggest(root, instruction, index, **kw).files}  # type: ignore[arg-type]
+    finally:
+        index.close()
 
 
 RENAME = ("--- a/http/utils.py\n+++ b/http/utils.py\n@@ -1,3 +1,3 @@\n-def parse_header(line):\n"

@@ -41,8 +41,11 @@ async def test_the_files_a_prompt_needs_are_listed_with_their_reason_while_it_is
         await type_prompt(pilot, app, PROMPT)
         await until(pilot, lambda: chosen(app), "the chosen files")
         assert chosen(app)["inventory.py"] == "defines parse_line"
+        await until(pilot, lambda: "test_inventory.py" in chosen(app), "the file's test")
+        assert chosen(app)["test_inventory.py"] == "test of inventory.py"
         text = screen_text(app)
         assert "○ inventory.py" in text and "defines parse_line" in text
+        assert "○ test_inventory.py" in text and "test of inventory.py" in text
         assert "chosen" in (pane(app).border_subtitle or "")
         await pilot.press("enter")
         await until(pilot, lambda: sim.requests(), "the request")

@@ -24,11 +24,13 @@ if TYPE_CHECKING:
 
 
 TRANSPORTS = ("auto", *Transport)
+OTLP_PROTOCOLS = ("", "http/protobuf", "grpc")
 ENV_OVERRIDES = {
     "SPARK_PAIR_BASE_URL": "model.base_url",
     "SPARK_PAIR_MODEL": "model.name",
     "SPARK_PAIR_TRANSPORT": "session.transport",
     "SPARK_PAIR_API_KEY_ENV": "model.api_key_env",
+    "SPARK_PAIR_TELEMETRY": "telemetry.enabled",
 }
 FLAGS = {"model.name": "--model", "model.base_url": "--base-url",
          "session.transport": "--transport"}
@@ -41,6 +43,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "session.history_turns": (0, 1000), "context.budget_tokens": (100, math.inf),
     "context.map_tokens": (0, math.inf), "context.max_files": (0, 1000),
     "review.check_timeout_s": (0.1, 86400),
+    "telemetry.metrics_port": (0, 65535), "telemetry.interval_s": (0.1, 86400),
+    "telemetry.exit_timeout_s": (0.1, 10),
 }
 
 
@@ -115,7 +119,9 @@ class ContextSettings(Table):
     auto: bool = True
     """Choose the files an instruction needs by itself: files it names, files defining the
     identifiers it names, files edited on disk, files of earlier turns, files using those
-    identifiers; plus a repository map. Files a person adds are always sent."""
+    identifiers (or a package or flag it names), files whose paths hold its words, the
+    changelog, and the tests and history companions of the best of them; plus a repository
+    map. Files a person adds are always sent."""
     budget_tokens: int = 32000
     """File context and map per request, in tokens (leaves a 128k-context model room for the
     history and the reply)."""
@@ -138,9 +144,34 @@ class ReviewSettings(Table):
     """Program that shows a turn's diff (delta, less -R, ...); empty: $PAGER, then less -R."""
 
 
+class TelemetrySettings(Table):
+    enabled: bool = False
+    """Export metrics (OpenTelemetry, Prometheus); off by default. Needs the optional extra:
+    pip install 'spark-pair[otel]'. Prompts, file contents and the key are never exported."""
+    otlp_endpoint: str = ""
+    """OTLP receiver, e.g. http://127.0.0.1:4318 (spark-pair adds /v1/metrics); empty:
+    $OTEL_EXPORTER_OTLP_ENDPOINT, else no OTLP when pushgateway or metrics_port is set, else
+    http://localhost:4318."""
+    otlp_protocol: str = ""
+    """http/protobuf or grpc (grpc needs opentelemetry-exporter-otlp-proto-grpc); empty:
+    $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf."""
+    interval_s: float = 10.0
+    """Seconds between OTLP exports of a long-lived process ($OTEL_METRIC_EXPORT_INTERVAL,
+    in ms, wins); a run and bench export once when they end."""
+    metrics_port: int = 0
+    """The app and watch serve Prometheus /metrics on 127.0.0.1:PORT (0: not served)."""
+    pushgateway: str = ""
+    """Prometheus Pushgateway URL, e.g. http://127.0.0.1:9091: run and bench push their
+    figures there when they end (job spark-pair, grouped by command and instance)."""
+    instance: str = ""
+    """The `instance` label of pushed figures; empty: this machine's host name."""
+    exit_timeout_s: float = 1.0
+    """How long the export at a run's end may take; then it is dropped with one note."""
+
+
 SECTIONS: dict[str, type[Table]] = {"model": ModelSettings, "request": RequestSettings,
                              "session": SessionSettings, "context": ContextSettings,
-                             "review": ReviewSettings}
+                             "review": ReviewSettings, "telemetry": TelemetrySettings}
 # fields that moved: old "section.field" -> new
 MOVED = {"session.context_tokens": "context.budget_tokens"}
 
@@ -152,12 +183,14 @@ class Settings:
     def __init__(self, *, model: ModelSettings | None = None,
                  request: RequestSettings | None = None, session: SessionSettings | None = None,
                  review: ReviewSettings | None = None, env: Mapping[str, str] | None = None,
-                 context: ContextSettings | None = None) -> None:
+                 context: ContextSettings | None = None,
+                 telemetry: TelemetrySettings | None = None) -> None:
         self.model = model or ModelSettings()
         self.request = request or RequestSettings()
         self.session = session or SessionSettings()
         self.context = context or ContextSettings()
         self.review = review or ReviewSettings()
+        self.telemetry = telemetry or TelemetrySettings()
         self.prices: dict[str, tuple[float, float]] = {}
         """USD per million (input, output) tokens, by model id."""
         self.keys: dict[str, str] = {}
@@ -172,7 +205,7 @@ class Settings:
     def __repr__(self) -> str:
         return (f"Settings(model={self.model!r}, request={self.request!r}, "
                 f"session={self.session!r}, context={self.context!r}, "
-                f"review={self.review!r})")
+                f"review={self.review!r}, telemetry={self.telemetry!r})")
 
     @property
     def key_env(self) -> str:
@@ -456,6 +489,12 @@ def _check(settings: Settings) -> None:
                           f"{settings.session.transport!r}{_did_you_mean(transport, TRANSPORTS)}",
                           hint=f"use one of: {', '.join(TRANSPORTS)}")
     settings.session.transport = transport
+    protocol = settings.telemetry.otlp_protocol.strip().lower()
+    if protocol not in OTLP_PROTOCOLS:
+        raise ConfigError(f"{settings.sources['telemetry.otlp_protocol']}: "
+                          f"telemetry.otlp_protocol is {settings.telemetry.otlp_protocol!r}",
+                          hint="use http/protobuf or grpc (or leave it empty)")
+    settings.telemetry.otlp_protocol = protocol
     if not settings.model.name.strip():
         raise ConfigError("no model is configured", hint="set [model] name or SPARK_PAIR_MODEL")
     if settings.model.base_url.strip():

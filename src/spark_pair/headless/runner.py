@@ -309,6 +309,8 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
                          context=rt.context)
             if opts.leave is not None and report.code is not None:
                 rt.store.flush()  # the result is out and nothing else runs: no thread hop
+                if rt.telemetry is not None:  # the push and the last export (bounded)
+                    rt.telemetry.end()
                 opts.leave(report.code)
     except OSError as exc:
         if not reports or reports[0].code is None:

@@ -48,6 +48,7 @@ from ..protocol.events import (
     TurnRequest,
 )
 from .approval import Approver
+from .events import TurnFinished
 from .parts import TurnRecorder
 from .session import Session
 
@@ -232,6 +233,7 @@ class Runtime:
     store: StoreWriter
     prewarming: asyncio.Task[None] | None = None
     lookup: _Lookup | None = None  # how the settings were found (for `switch`)
+    telemetry: Any = None  # telemetry.Telemetry when [telemetry] turns it on
 
     async def warmed(self) -> None:
         """Wait for the pre-warm request (one response at a time per socket)."""
@@ -313,6 +315,7 @@ async def open_runtime(root: Path, *, approver: Approver,
     recorder = TurnRecorder(store)
     try:
         settings, client = await asyncio.to_thread(_connect, lookup, recorder)
+        telemetry = _telemetry(settings, say, recorder, one_shot=not watch)
         rt: Runtime | None = None
         try:
             connection = ConnectionState(client.transport,
@@ -328,7 +331,11 @@ async def open_runtime(root: Path, *, approver: Approver,
             indexing = _keep_index(workspace, watcher)
             workspace.chained = lambda: session.client.transport == Transport.WS
 
-            def observe(event: Event) -> None:
+            def observe(event: Event | TurnFinished) -> None:
+                if telemetry is not None:
+                    telemetry.observe(event)
+                if isinstance(event, TurnFinished):
+                    return
                 connection.observe(event)
                 if isinstance(event, Started):  # the request is out: open the log meanwhile
                     store.open_soon()
@@ -337,7 +344,7 @@ async def open_runtime(root: Path, *, approver: Approver,
                               watch=watcher.watch if watcher is not None else None,
                               observe=observe)
             rt = Runtime(root, settings, session, client, watcher, workspace, connection, store,
-                         lookup=lookup)
+                         lookup=lookup, telemetry=telemetry)
             if prewarm:
                 rt.prewarming = asyncio.create_task(_prewarm(rt))
                 session.ready = rt.warmed
@@ -351,8 +358,27 @@ async def open_runtime(root: Path, *, approver: Approver,
                     await asyncio.gather(indexing, return_exceptions=True)
         finally:
             await (client if rt is None else rt.client).aclose()  # the one in use now
+            if telemetry is not None:
+                await asyncio.to_thread(telemetry.end)
     finally:
         await asyncio.to_thread(store.close)
+
+
+def _telemetry(settings: Settings, warn: Callable[[str], None], recorder: TurnRecorder,
+               one_shot: bool) -> Any:
+    """The process's telemetry when [telemetry] or OTEL_METRICS_EXPORTER turn it on (else its
+    package never loads): it sees the request records and verdicts (beside the request log),
+    the protocol events and each finished turn. A one-shot runtime (no watcher: `run`) pushes
+    its figures when it ends; one that waits for prompts (watch, the app) serves /metrics."""
+    if not (settings.telemetry.enabled or settings.env.get("OTEL_METRICS_EXPORTER")):
+        return None
+    from ..telemetry import Tee, start
+
+    telemetry = start(settings, warn, command="run" if one_shot else None, serve=not one_shot)
+    if telemetry is not None:
+        recorder.store = Tee(recorder.store, telemetry)
+        telemetry.session_started()
+    return telemetry
 
 
 def _auto_context(root: Path, settings: Settings) -> AutoContext | None:

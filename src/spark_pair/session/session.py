@@ -75,7 +75,7 @@ class Session:
     def __init__(self, root: Path, client: ClientLike, approver: Approver, *, context: Context,
                  journal: Any = None, recorder: TurnRecorder | None = None,
                  watch: WatchFn | None = None,
-                 observe: Callable[[Event], None] | None = None) -> None:
+                 observe: Callable[[Event | TurnFinished], None] | None = None) -> None:
         self.root = Path(root)
         self.client = client
         self.approver = approver
@@ -84,7 +84,7 @@ class Session:
         self.recorder = recorder
         self.watch = watch  # watch(on_change) -> async context manager delivering changed paths
         self.observe = observe  # sees every protocol event but text as it arrives (connection
-        # state)
+        # state), and each turn's TurnFinished just before it is yielded (telemetry)
         self.ready: Callable[[], Awaitable[None]] | None = None  # awaited before each request
         # whether a finished turn is kept for the next (history, the files as the model saw
         # them); a front end that exits after its one turn (`run`) sets it False
@@ -232,7 +232,10 @@ class Session:
                 # the model answered: the turn joins the history
                 await asyncio.to_thread(self.context.finish, request, result.text,
                                         list(result.changed), _note(verdicts))
-            yield TurnFinished(result)
+            finished = TurnFinished(result)
+            if self.observe is not None:
+                self.observe(finished)
+            yield finished
         finally:
             self._busy = False
 

@@ -7,11 +7,13 @@
 Reasons, strongest first: the instruction names the file (a path or a file name); the file
 defines an identifier the instruction names (the index of definitions); the file was edited on
 disk recently (the watcher, or git's uncommitted changes); an earlier turn showed or changed it;
-the file uses an identifier the instruction names and the repository defines (git grep); its
-path holds words of the instruction. A file git ignores, a link that leaves the repository, a
-binary or huge file, and a file that looks like a secret (`SECRET_PATTERNS`, `[context] never`)
-is never chosen; named in the instruction, it is listed in `withheld` with the reason, so a
-front end can say how to add it by hand.
+the file uses an identifier the instruction names and the repository defines, or a package or
+flag it names (git grep); its path holds words of the instruction; it is the changelog most
+changes add to. The best-ranked files bring their companions: their tests (by their names) and
+the file the recent commits that changed them most often changed too. A file git ignores, a
+link that leaves the repository, a binary or huge file, and a file that looks like a secret
+(`SECRET_PATTERNS`, `[context] never`) is never chosen; named in the instruction, it is listed
+in `withheld` with the reason, so a front end can say how to add it by hand.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .layout import SPLIT, changelogs, is_test, path_words
+from .history import changed_with, recent_commits
+from .layout import SPLIT, changelogs, is_manifest, is_test, path_words, subject
 from .symbols import SOURCE_SUFFIXES
 
 if TYPE_CHECKING:
@@ -41,6 +44,8 @@ class Why(StrEnum):
     USES = "uses"  # it uses an identifier the instruction names
     PATH = "path"  # its path holds words of the instruction
     LOG = "changelog"  # the changelog, when most changes add to it
+    TEST = "test of"  # a test of a chosen file (by its name: test_x.py for x.py)
+    CHANGES = "changes with"  # recent commits that changed a chosen file mostly changed it too
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +54,8 @@ class Candidate:
     why: Why
     detail: str = ""  # the identifier or the words
     score: float = 0.0
-    lines: tuple[int, ...] = ()  # relevant lines (definitions, uses): shown if it is cut
+    lines: tuple[int, ...] = ()  # relevant lines (definitions, uses), the most first: shown if
+    # the file is cut
     missing: bool = False  # named, not on disk yet (the instruction may create it)
     tokens: int = 0  # an estimate of the whole file's tokens (from its size)
 
@@ -71,6 +77,10 @@ class Candidate:
                 return f"path: {self.detail}"
             case Why.LOG:
                 return f"changelog ({self.detail})"
+            case Why.TEST:
+                return f"test of {self.detail}"
+            case Why.CHANGES:
+                return f"changes with {self.detail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +119,12 @@ BODY_LINES = 200  # lines of a named definition's body shown when its file is cu
 MAX_DEFINERS = 6  # a name defined in more files than this says little about where to look
 MAX_NAMES = 6  # identifiers followed to their users, at most
 MAX_WORDS = 12  # plain words looked for inside the names of definitions, at most
+LEADERS = 3  # the best-ranked files, whose companions (tests, history) come along
+COMPANION = 22.0  # the score of a leading file's test (a little over a file using a name)
+MAX_PATH_GROUP = 3  # files whose paths hold the same words of the instruction, at most
+WEAK_PATH = 6.0  # the score of a path whose words are in many paths (adds to other reasons)
+MAX_LITERALS = 3  # names with a hyphen or a slash followed to their users, at most
+MAX_LITERAL_CODE = 4  # files of code mentioning a package or flag named all over, at most
 MAX_USERS = 8  # a name used in more files than this is not followed to its users
 _PATHISH = re.compile(r"[\w.\-/]*[\w\-]\.[A-Za-z][\w]{0,7}\b|[\w.\-]+/[\w.\-/]+"
                       r"|(?<![\w/.])\.[A-Za-z][\w.\-]*")
@@ -119,6 +135,10 @@ _IDENT = re.compile(r"``([^`\n]{2,80})``|`([^`\n]{2,80})`"
 _PREFIX = re.compile(r"^([ \t]*(?:[-*][ \t]+)?)(?:feat|fix|chore|docs?|tests?|refactor|perf|ci|"
                      r"build|style|dx|sec|types|lint|deps)(?:\(([^)\n]*)\))?!?:[ \t]",
                      re.M | re.I)
+# a name with a hyphen or a slash (`content-type`, gopkg.in/yaml.v3), or a flag (--verbose)
+_LITERAL = re.compile(r"`?(?<![\w./-])(--)?([A-Za-z0-9_][\w.]*(?:[-/][\w.]+)+"
+                      r"|(?<=--)[A-Za-z]\w+)`?")
+_DOTTED = re.compile(r"(?<![\w./-])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w./-]*\w)")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")
 STOP = frozenset(
     "this that with from into make file files function functions change please should would "
@@ -170,24 +190,39 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
     mine = {name for name, *_ in defined if name in strong}
     others = strong - mine - names.dotted
     used = sorted(mine) + sorted(others, key=lambda n: (-len(n), n))
-    for name, rel, lines in _users(root, index, used):
+    for name, rel, lines in _users(root, index, used, _literals(instruction, listed)):
         add(Candidate(rel, Why.USES, name, 20.0, lines))
     for rel, words, score in _path_matches(instruction, listed):
-        add(Candidate(rel, Why.PATH, " ".join(words), score))
-    for rel, share in changelogs(root, listed):
+        if score > WEAK_PATH or rel in scores:
+            add(Candidate(rel, Why.PATH, " ".join(words), score))
+    commits = recent_commits(root, index)
+    for rel, share in changelogs(listed, commits):
         add(Candidate(rel, Why.LOG, f"in {share:.0%} of recent commits", 14.0,
                       tuple(range(1, 60, 8))))
     skip = set(pinned) | set(dropped)
+    totals = {rel: _total(reasons) for rel, reasons in scores.items() if rel not in skip}
+    leaders = [rel for rel in sorted(totals, key=lambda r: (-totals[r], r))[:LEADERS]
+               if totals[rel] >= MIN_SCORE]
+    for c in _companions(listed, commits, leaders, {*strong, *(f"{a}.{b}" for a, b in
+                                                               names.pairs)}):
+        add(c)
 
     ranked: list[Candidate] = []
     for rel, reasons in scores.items():
         if rel in skip:
             continue
         best = max(reasons, key=lambda c: c.score)
-        total = sum(max((c.score for c in reasons if c.why == w), default=0.0) for w in Why)
-        lines = tuple(sorted({n for c in reasons for n in c.lines}))
+        score = _total(reasons)
+        follows = [totals[c.detail] for c in reasons
+                   if c.why in (Why.TEST, Why.CHANGES) and c.detail in totals]
+        if follows:  # a companion goes up to just below the file it comes with
+            own = _total([c for c in reasons if c.why not in (Why.TEST, Why.CHANGES)])
+            score = max(own, min(score, max(follows) - 1))
+        # the relevant lines, those of the strongest reason first
+        lines = tuple(dict.fromkeys(n for c in sorted(reasons, key=lambda c: -c.score)
+                                    for n in c.lines))
         info = listed.get(rel)
-        ranked.append(Candidate(rel, best.why, best.detail, total, lines, best.missing,
+        ranked.append(Candidate(rel, best.why, best.detail, score, lines, best.missing,
                                 0 if info is None else info.size // 4))
     ranked.sort(key=lambda c: (-c.score, c.path))
     named_set = {rel for rel, _, _ in named}
@@ -201,6 +236,29 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
                                {(rel, line) for _, rel, line, score in defined if score >= 40})
     found.withheld.extend(_named_but_unlisted(root, instruction, listed, skip))
     return found
+
+
+def _total(reasons: list[Candidate]) -> float:
+    """A file's score: the best of each kind of reason, added up."""
+    return sum(max((c.score for c in reasons if c.why == w), default=0.0) for w in Why)
+
+
+def _companions(listed: dict, commits: Sequence[frozenset[str]], leaders: Sequence[str],
+                names: Collection[str]) -> list[Candidate]:
+    """The files that come with the leading files: their tests (by their names), the tests of
+    the names written in the instruction (`style()`: test_style.py), and the file the recent
+    commits that changed a leading file most often changed too."""
+    out: list[Candidate] = []
+    tests = path_words(listed).tests
+    for name in sorted(names):
+        for rel in tests.get(name.lower(), ())[:2]:
+            out.append(Candidate(rel, Why.TEST, name, COMPANION))
+    for rel, source in _tests_of(listed, leaders):
+        out.append(Candidate(rel, Why.TEST, source, COMPANION))
+    for rel, source, share in changed_with(commits, leaders, listed):
+        if rel not in leaders:
+            out.append(Candidate(rel, Why.CHANGES, source, 6.0 + 20.0 * share))
+    return out
 
 
 def withheld_reason(rel: str, listed: dict, never: Sequence[str] = ()) -> str | None:
@@ -321,24 +379,30 @@ def _with_bodies(index: RepoIndex, files: list[Candidate], defs: set[tuple[str, 
               for rel, found in index.definitions_of(wanted, top_only=False).items()}
     out = []
     for c in files:
-        lines = set(c.lines)
+        lines: dict[int, None] = {}
         for n in c.lines:
-            if (c.path, n) in defs:
+            lines[n] = None
+            if (c.path, n) in defs:  # its body right after it (the lines come by priority)
                 after = [x for x in starts.get(c.path, ()) if x > n]
                 end = min(after[0] - 1 if after else n + BODY_LINES, n + BODY_LINES)
-                lines.update(range(n, end + 1, 8))
-                lines.add(end)
-        out.append(replace(c, lines=tuple(sorted(lines))) if len(lines) > len(c.lines) else c)
+                lines.update(dict.fromkeys([*range(n, end + 1, 8), end]))
+        out.append(replace(c, lines=tuple(lines)) if len(lines) > len(c.lines) else c)
     return out
 
 
 def _partial_definers(index: RepoIndex, instruction: str
                       ) -> list[tuple[str, str, int, float]]:
     """(name, path, line, score) for files whose definitions' names hold a plain word of the
-    instruction (`pager`: `_pipepager`, `echo_via_pager`): a word found in few files, in
-    several of a file's names, or several words in one file add up."""
+    instruction (`pager`: `_pipepager`, `echo_via_pager`) or two words written one after the
+    other ("setup result": `handleSetupResult`): a word found in few files, in several of a
+    file's names, or several words in one file add up."""
     words = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", instruction)} - STOP
     words = set(sorted(words, key=lambda w: (-len(w), w))[:MAX_WORDS])
+    plain = [w.lower() for w in re.findall(r"[A-Za-z]{3,}", instruction)]
+    pairs = {a + b for a, b in zip(plain, plain[1:], strict=False)
+             if a not in STOP and b not in STOP}
+    pairs = set(sorted(pairs, key=lambda w: (-len(w), w))[:MAX_WORDS])
+    words |= pairs
     by_word: dict[str, dict[str, list[Definition]]] = {}
     for rel, d in index.containing(sorted(words)):
         lname = d.name.lower()
@@ -356,15 +420,18 @@ def _partial_definers(index: RepoIndex, instruction: str
     return [(first[rel].name, rel, first[rel].line, score) for rel, score in scores.items()]
 
 
-def _users(root: Path, index: RepoIndex, names: list[str]
+def _users(root: Path, index: RepoIndex, names: list[str], literals: Sequence[str] = ()
            ) -> list[tuple[str, str, tuple[int, ...]]]:
-    """(name, path, lines) for files that mention one of `names` as a whole word."""
+    """(name, path, lines) for files that mention one of `names` or `literals` as a whole
+    word. A package manifest mentioning a literal (a package's name) is kept however many
+    other files do."""
+    names = [*names[:MAX_NAMES], *literals[:MAX_LITERALS]]
     if not names:
         return []
     from ..base.git import run_git
 
     args = ["grep", "-n", "-I", "-w", "-F", "--no-color"]  # tracked files (--untracked: slow)
-    for name in names[:MAX_NAMES]:
+    for name in names:
         args += ["-e", name]
     res = run_git(root, *args, timeout=5)
     hits: dict[str, dict[str, list[int]]] = {}
@@ -376,7 +443,7 @@ def _users(root: Path, index: RepoIndex, names: list[str]
             rel, line, text = parts[0], int(parts[1]), parts[2]
             if rel not in index.files:
                 continue
-            for name in names[:MAX_NAMES]:
+            for name in names:
                 if re.search(rf"\b{re.escape(name)}\b", text):
                     hits.setdefault(name, {}).setdefault(rel, []).append(line)
     out: list[tuple[str, str, tuple[int, ...]]] = []
@@ -384,10 +451,42 @@ def _users(root: Path, index: RepoIndex, names: list[str]
         ranked = sorted(files.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         if len(files) > MAX_USERS:
             # a name used all over the repository says little about where to look, but its
-            # tests still test it
-            ranked = [kv for kv in ranked if is_test(kv[0])][:3]
+            # tests still test it; a package or a flag is declared in a manifest and handled in
+            # a few files of code (its docs and completions mention it too)
+            keep = [kv for kv in ranked if is_test(kv[0])][:3]
+            if name in literals:
+                code = [kv for kv in ranked if not is_test(kv[0])
+                        and os.path.splitext(kv[0])[1].lower() in SOURCE_SUFFIXES]
+                keep += [kv for kv in ranked if is_manifest(kv[0])]
+                keep += code if len(code) <= MAX_LITERAL_CODE else []
+            ranked = keep
         out.extend((name, rel, tuple(lines[:50])) for rel, lines in ranked)
     return out
+
+
+def _literals(instruction: str, listed: dict) -> list[str]:
+    """Names written with a hyphen or a slash that name no file: quoted (`content-type`), a
+    command-line flag (--list-themes) or a module path (gopkg.in/yaml.v3); then dotted names
+    (`req.connection`, ``typing.NoReturn``). Their users are found as for identifiers, as
+    written (a package's name leads to the manifest that declares it)."""
+    out: dict[str, None] = {}
+    for m in _LITERAL.finditer(instruction):
+        token = m.group(2).rstrip(".")
+        quoted = m.group(0).startswith("`") and m.group(0).endswith("`")
+        flag = m.group(1) is not None
+        module = "/" in token and "." in token.split("/", 1)[0]
+        if (("-" not in token and "/" not in token and not flag) or token in listed
+                or len(token) < 4):
+            continue
+        if quoted or flag or module:
+            out[token] = None
+    for m in _DOTTED.finditer(instruction):
+        token = m.group(0)
+        parts = token.split(".")
+        if (f".{parts[-1].lower()}" not in FILE_SUFFIXES and min(map(len, parts)) >= 2
+                and token not in listed):
+            out.setdefault(token, None)
+    return list(out)
 
 
 def _named_paths(root: Path, instruction: str, listed: dict) -> list[tuple[str, float, bool]]:
@@ -442,10 +541,55 @@ def _named_but_unlisted(root: Path, instruction: str, listed: dict,
     return out
 
 
+_SCRIPT = frozenset({".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"})
+
+
+def _language(rel: str) -> str:
+    """A file's suffix, the same for JavaScript and TypeScript (a test is in its code's)."""
+    suffix = os.path.splitext(rel)[1].lower()
+    return ".js" if suffix in _SCRIPT else suffix
+
+
+def _tests_of(listed: dict, paths: Sequence[str]) -> list[tuple[str, str]]:
+    """(test, path) for the tests of each of `paths` by their names (`tests/test_termui.py` for
+    `src/termui.py`), in the same language: of several, the nearest to it in the tree (two at
+    most)."""
+    tests = path_words(listed).tests
+    out: list[tuple[str, str]] = []
+    for rel in paths:
+        if is_test(rel) or os.path.splitext(rel)[1].lower() not in SOURCE_SUFFIXES:
+            continue
+        lang = _language(rel)
+        mine = [t for t in tests.get(subject(rel), ()) if t != rel and _language(t) == lang]
+        if not mine:
+            continue
+        folder = rel.split("/")[:-1]
+        steps = {}  # from its folder to the test's, in the tree
+        for t in mine:
+            other = t.split("/")[:-1]
+            steps[t] = len(folder) + len(other) - 2 * len(os.path.commonprefix([folder, other]))
+        least = min(steps.values())
+        out.extend((t, rel) for t in sorted(t for t in mine if steps[t] == least)[:2])
+    return out
+
+
+def _bases(word: str) -> set[str]:
+    """The word without an English ending (`diffing`: diff, `renders`: render)."""
+    out = set()
+    for end in ("ing", "ed", "es", "s"):
+        if word.endswith(end) and len(word) - len(end) >= 4 and not word.endswith("ss"):
+            base = word[: -len(end)]
+            out.add(base)
+            if len(base) >= 5 and base[-1] == base[-2]:
+                out.add(base[:-1])  # diffing: diff
+    return out
+
+
 def _path_matches(instruction: str, listed: dict) -> list[tuple[str, list[str], float]]:
     """(path, matched words, score) for files whose path holds words of the instruction."""
     words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]{2,}", instruction)}
     words -= STOP
+    words |= {base for w in words for base in _bases(w)} - STOP
     if not words:
         return []
     pw = path_words(listed)
@@ -462,6 +606,14 @@ def _path_matches(instruction: str, listed: dict) -> list[tuple[str, list[str], 
         stem_hit = stem in words and pw.stem_count[stem] <= 3  # the file's own name, and rare
         if len(hits) >= 2 or stem_hit:
             score = 6.0 * len(hits) + (6.0 if stem_hit else 0.0)
-            out.append((rel, hits, score))
+            out.append((rel, hits, score, stem_hit))
+    # words in the folders of many files (a package's name) say little about which one: they
+    # only add to a file's other reasons
+    groups: dict[tuple[str, ...], int] = {}
+    for _, hits, _, stem_hit in out:
+        if not stem_hit:
+            groups[tuple(hits)] = groups.get(tuple(hits), 0) + 1
+    out = [(rel, hits, score if stem_hit or groups[tuple(hits)] <= MAX_PATH_GROUP else
+            min(score, WEAK_PATH), stem_hit) for rel, hits, score, stem_hit in out]
     out.sort(key=lambda t: (-t[2], t[0]))
-    return out[:MAX_FILES]
+    return [(rel, hits, score) for rel, hits, score, _ in out]

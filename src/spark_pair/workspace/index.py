@@ -8,8 +8,9 @@
 The first `refresh` reads every source file (seconds for a large repository: run it in the
 background); later ones read only the files whose size or modification time changed, and the
 cache file (one SQLite file per repository in the data folder) carries the index from one
-process to the next. It is only a cache: one that cannot be opened or read is replaced, and
-without a folder to keep it in the index lives in memory.
+process to the next (with the recent history of the last HEAD, see `history.py`). It is only
+a cache: one that cannot be opened or read is replaced, and without a folder to keep it in the
+index lives in memory.
 
 Files git ignores are never listed. A link that leaves the repository, a binary file and a file
 over `MAX_INDEX_BYTES` are listed with a note saying why they are never sent on their own.
@@ -40,6 +41,7 @@ CREATE TABLE IF NOT EXISTS defs (path TEXT, name TEXT, lname TEXT, kind TEXT, li
                                  top INTEGER);
 CREATE INDEX IF NOT EXISTS defs_lname ON defs(lname);
 CREATE INDEX IF NOT EXISTS defs_path ON defs(path);
+CREATE TABLE IF NOT EXISTS history (head TEXT PRIMARY KEY, log TEXT);
 """
 
 
@@ -118,7 +120,25 @@ class RepoIndex:
                     out[p].append(Definition(n, k, ln, bool(t)))
         return out
 
+    def history(self, head: str) -> str | None:
+        """The recent history kept for commit `head` (see `history.recent_commits`), or None."""
+        with self._lock:
+            row = self._db.execute("SELECT log FROM history WHERE head = ?", (head,)).fetchone()
+        return None if row is None else row[0]
+
     # --- writing ---------------------------------------------------------------------------
+    def keep_history(self, head: str, log: str) -> None:
+        """Keep the recent history of commit `head` (only the last one is kept)."""
+        with self._lock:
+            try:
+                self._db.execute("BEGIN")
+                self._db.execute("DELETE FROM history")
+                self._db.execute("INSERT INTO history VALUES (?, ?)", (head, log))
+                self._db.execute("COMMIT")
+            except sqlite3.Error:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+
     def refresh(self) -> None:
         """List the repository's files again and read the new or changed ones."""
         started = time.perf_counter()

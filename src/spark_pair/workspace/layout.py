@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+from collections.abc import Sequence
 from typing import NamedTuple
 
 SPLIT = re.compile(r"[/._\-\s]+")  # between the words of a path
@@ -19,6 +19,8 @@ class PathWords(NamedTuple):
     stem_count: dict[str, int]  # file name without the suffix -> how many files have it
     by_word: dict[str, list[str]]  # a word of a path (folder, name) -> the paths holding it
     folders: dict[str, tuple[str, int]]  # path -> (its folder, its depth)
+    tests: dict[str, list[str]]  # what a test file tests (its name's subject) -> the tests
+    logs: list[str]  # the changelogs near the top (CHANGES.md, HISTORY.rst, ...)
 
 
 _last_words: tuple[dict, PathWords] | None = None
@@ -35,6 +37,8 @@ def path_words(listed: dict) -> PathWords:
     count: dict[str, int] = {}
     by_word: dict[str, list[str]] = {}
     folders: dict[str, tuple[str, int]] = {}
+    tests: dict[str, list[str]] = {}
+    logs: list[str] = []
     for rel in listed:
         base = os.path.splitext(rel)[0]
         stem = base.rsplit("/", 1)[-1].lower().lstrip(".")
@@ -44,7 +48,12 @@ def path_words(listed: dict) -> PathWords:
             by_word.setdefault(part, []).append(rel)
         folder = os.path.dirname(rel)
         folders[rel] = (folder, rel.count("/"))
-    words = PathWords(stems, count, by_word, folders)
+        subject = test_subject(rel)
+        if subject:
+            tests.setdefault(subject, []).append(rel)
+        if rel.count("/") <= 1 and stem in _LOG_NAMES:
+            logs.append(rel)
+    words = PathWords(stems, count, by_word, folders, tests, logs)
     _last_words = (listed, words)
     return words
 
@@ -58,35 +67,51 @@ def is_test(rel: str) -> bool:
             or ".test." in parts[-1] or ".spec." in parts[-1])
 
 
+def test_subject(rel: str) -> str:
+    """What a test file tests, by its name (lower case): `test_termui.py`, `termui_test.go`,
+    `termui.spec.ts`, `TermuiTest.java`, `tests/termui.rs` -> "termui", `test/res.type.js` ->
+    "res.type"; '' for another file."""
+    stem = os.path.splitext(rel.rsplit("/", 1)[-1])[0]
+    low = stem.lower()
+    if low.startswith("test_"):
+        return low[5:]
+    if low.endswith(("_test", "_spec", ".test", ".spec")):
+        return low[:-5]
+    if low.endswith(("test", "spec")) and len(stem) > 4 and stem[-4].isupper():
+        return low[:-4]  # FooTest
+    return low if is_test(rel) else ""
+
+
+def subject(rel: str) -> str:
+    """What a source file is about, by its name (lower case): `src/vnode.ts` -> "vnode"."""
+    return os.path.splitext(rel.rsplit("/", 1)[-1])[0].lower()
+
+
+MANIFESTS = frozenset({"package.json", "pyproject.toml", "setup.cfg", "setup.py", "cargo.toml",
+                       "go.mod", "go.sum", "gemfile", "composer.json", "pom.xml", "build.gradle",
+                       "requirements.txt", "pipfile"})
+
+
+def is_manifest(rel: str) -> bool:
+    """Whether the path is a package manifest (package.json, pyproject.toml, go.mod, ...)."""
+    return rel.rsplit("/", 1)[-1].lower() in MANIFESTS
+
+
 _LOG_NAMES = frozenset({"changelog", "changes", "history", "news", "releases", "release-notes"})
 LOG_COMMITS = 30  # recent commits that tell whether changes add to the changelog
-LOG_SHARE = 0.3  # the share of them that must change it
-_last_logs: tuple[dict, str, list[tuple[str, float]]] | None = None
+LOG_SHARE = 0.2  # the share of them that must change it
 
 
-def changelogs(root: Path, listed: dict) -> list[tuple[str, float]]:
+def changelogs(listed: dict, commits: Sequence[frozenset[str]]) -> list[tuple[str, float]]:
     """(path, share) of the changelogs (CHANGES.md, HISTORY.rst, ... near the top) that at
-    least LOG_SHARE of the last LOG_COMMITS commits changed: a change there usually adds to
-    it. Asks git once per snapshot of the index."""
-    global _last_logs
-    names = [rel for rel in listed if rel.count("/") <= 1
-             and os.path.splitext(rel.rsplit("/", 1)[-1])[0].lower() in _LOG_NAMES]
-    if not names:
+    least LOG_SHARE of the last LOG_COMMITS of `commits` (newest first, each the paths it
+    changed) changed: a change there usually adds to it."""
+    recent = commits[:LOG_COMMITS]
+    if len(recent) < 10:
         return []
-    last = _last_logs
-    if last is not None and last[0] is listed and last[1] == str(root):
-        return last[2]
-    from ..base.git import run_git
-
-    res = run_git(root, "log", f"-n{LOG_COMMITS}", "--no-merges", "--format=%x01",
-                  "--name-only", timeout=5)
     found: list[tuple[str, float]] = []
-    if res is not None and res.returncode == 0:
-        commits = [set(c.split()) for c in res.stdout.decode("utf-8", "replace").split("\x01")
-                   if c.strip()]
-        for rel in names:
-            share = sum(rel in c for c in commits) / max(len(commits), 1)
-            if len(commits) >= 10 and share >= LOG_SHARE:
-                found.append((rel, share))
-    _last_logs = (listed, str(root), found)
+    for rel in path_words(listed).logs:
+        share = sum(rel in c for c in recent) / len(recent)
+        if share >= LOG_SHARE:
+            found.append((rel, share))
     return found

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..base.errors import SparkPairError
-from ..protocol.metrics import estimate_tokens
+from ..protocol.metrics import estimate_tokens, tokens_for_chars
 from ..protocol.request import Message
 from .files import read_text
 
@@ -96,26 +96,33 @@ def query_words(query: str) -> set[str]:
 
 
 def _hits(rel: str, text: str, lines: list[str], words: set[str],
-          focus: Iterable[int]) -> list[int]:
-    """Relevant line numbers: focus lines and AI comments first, then lines naming a word."""
+          focus: Iterable[int]) -> tuple[list[int], list[int]]:
+    """Relevant line numbers: (first) the AI comments, the file's head (where imports go), the
+    end of a test file (where a new test goes), then the focus lines in the order given (the
+    most relevant first); (then) the other lines naming a word of the instruction."""
     from .aicomments import find_ai_comments
+    from .layout import is_test
 
-    hits = dict.fromkeys(h for h in focus if 1 <= h <= len(lines))
-    hits.update(dict.fromkeys(c.line for c in find_ai_comments(rel, text)))
+    first = dict.fromkeys(c.line for c in find_ai_comments(rel, text))
+    if lines:
+        first[1] = None
+        if is_test(rel):
+            first[len(lines)] = None
+    first.update(dict.fromkeys(h for h in focus if 1 <= h <= len(lines)))
+    then: list[int] = []
     if words:
         pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
         for n, line in enumerate(lines, 1):
-            if len(hits) >= MAX_HITS:
+            if len(then) >= MAX_HITS:
                 break
-            if pattern.search(line):
-                hits[n] = None
-    return sorted(hits)[:MAX_HITS]
+            if n not in first and pattern.search(line):
+                then.append(n)
+    return list(first)[:MAX_HITS], then
 
 
-def _regions(hits: list[int], radius: int, n_lines: int) -> list[tuple[int, int]]:
+def _merge(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
-    for h in hits:
-        a, b = max(1, h - radius), min(n_lines, h + radius)
+    for a, b in sorted(spans):
         if out and a <= out[-1][1] + 1:
             out[-1] = (out[-1][0], max(out[-1][1], b))
         else:
@@ -123,27 +130,66 @@ def _regions(hits: list[int], radius: int, n_lines: int) -> list[tuple[int, int]
     return out
 
 
-def _fit_regions(rel: str, text: str, hits: list[int], budget: int) -> tuple[str, list]:
-    """The largest region block of this file that fits `budget` tokens ('' if none)."""
-    lines = text.splitlines()
-    if not lines:
+def _regions(hits: Iterable[int], radius: int, n_lines: int) -> list[tuple[int, int]]:
+    return _merge((max(1, h - radius), min(n_lines, h + radius)) for h in hits)
+
+
+class _Sizer:
+    """The tokens of a region block of one file, from its lines' lengths (no block built)."""
+
+    def __init__(self, rel: str, lines: list[str]) -> None:
+        self.rel, self.n = rel, len(lines)
+        width = len(str(len(lines)))
+        self.upto = [0]
+        for line in lines:
+            self.upto.append(self.upto[-1] + width + 3 + len(line))
+
+    def tokens(self, regions: list[tuple[int, int]]) -> int:
+        spans = ", ".join(f"{a}-{b}" for a, b in regions)
+        head = len(f"### {self.rel} (lines {spans} of {self.n}; other lines omitted)\n```\n")
+        body = sum(self.upto[b] - self.upto[a - 1] for a, b in regions)
+        return tokens_for_chars(head + body + 4 * max(0, len(regions) - 1) + 4)
+
+
+def _fit_regions(rel: str, lines: list[str], first: list[int], then: list[int], budget: int
+                 ) -> tuple[str, list[tuple[int, int]]]:
+    """The region block of this file that fits `budget` tokens ('' if none): the regions around
+    `first` as wide as they fit (when even the narrowest do not, the most relevant of them),
+    then those around `then` that still fit."""
+    if not lines or not first:
         return "", []
-    if not hits:
-        hits = list(range(1, min(len(lines), 40) + 1))  # nothing relevant: the file's head
+    n = len(lines)
+    size = _Sizer(rel, lines)
     for radius in REGION_RADIUS:
-        regions = _regions(hits, radius, len(lines))
-        while regions:
-            block = _region_block(rel, lines, regions)
-            if estimate_tokens(block) <= budget:
-                return block, regions
-            if len(regions) == 1:
-                a, b = regions[0]
-                if b == a:
-                    break
-                regions = [(a, a + (b - a) // 2)]  # halve the last region
+        regions = _regions(first, radius, n)
+        if size.tokens(regions) <= budget:
+            break
+    else:
+        lo, hi = 0, len(first)
+        while lo < hi:  # the most of the first lines that fit with a little around them
+            mid = (lo + hi + 1) // 2
+            if size.tokens(_regions(first[:mid], 3, n)) <= budget:
+                lo = mid
             else:
-                regions = regions[:-1]
-    return "", []
+                hi = mid - 1
+        regions = _regions(first[:max(lo, 1)], 3 if lo else 0, n)
+        while size.tokens(regions) > budget:
+            a, b = regions[0]
+            if b == a:
+                return "", []
+            regions = [(a, a + (b - a) // 2)]  # halve the one region
+    if then:
+        for radius in REGION_RADIUS:
+            wider = _merge([*regions, *_regions(then, radius, n)])
+            if size.tokens(wider) <= budget:
+                regions = wider
+                break
+        else:
+            for h in then:  # one by one, narrow, while they fit
+                wider = _merge([*regions, (max(1, h - 3), min(n, h + 3))])
+                if size.tokens(wider) <= budget:
+                    regions = wider
+    return _region_block(rel, lines, regions), regions
 
 
 def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query: str = "",
@@ -153,10 +199,12 @@ def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query
 
     Files come first to last in the order given (the first ones matter most): each goes in
     whole when it fits in what is left after keeping a little for the files after it. A file
-    too large for that is sent as the regions around lines that mention words of `query`, hold
-    AI comments or are listed in `focus` (e.g. lines changed on disk), with line numbers.
-    Unreadable files are reported in `omitted`. `read(rel)` gives a file's text (default:
-    `read_text` from disk).
+    too large for that is sent as regions, with line numbers: around its AI comments, its head
+    (imports), the end of a test file (where a new test goes) and the lines listed in `focus`
+    (e.g. a definition, lines changed on disk; the most relevant first), then, as far as they
+    fit, around the lines that mention words of `query`. What the files leave of the budget
+    then widens the cut ones. Unreadable files are reported in `omitted`. `read(rel)` gives a
+    file's text (default: `read_text` from disk).
     """
     read = read or _reader(root)
     ctx = Context()
@@ -189,6 +237,7 @@ def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query
     sizes = {r: estimate_tokens(_whole_block(r, texts[r])) for r in pending}
     least = {r: min(sizes[r], RESERVE, left // max(1, len(pending))) for r in pending}
     keep = sum(least.values())
+    hits: dict[str, tuple[list[int], list[int]]] = {}
     for i, rel in enumerate(pending):
         keep -= least[rel]
         room = left - keep
@@ -199,8 +248,8 @@ def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query
         else:
             share = left // (len(pending) - i)
             lines = text.splitlines()
-            block, regions = _fit_regions(rel, text, _hits(rel, text, lines, words,
-                                                            (focus or {}).get(rel, ())), share)
+            hits[rel] = _hits(rel, text, lines, words, (focus or {}).get(rel, ()))
+            block, regions = _fit_regions(rel, lines, *hits[rel], share)
             if not block:
                 ctx.omitted[rel] = "over the token budget"
                 continue
@@ -208,6 +257,21 @@ def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query
         ctx.texts[rel] = text
         blocks[rel] = block
         left -= estimate_tokens(block)
+    # what the budget has left widens the files cut into regions, in the order given
+    for rel in [r for r in pending if r in ctx.partial]:
+        if left <= 0:
+            break
+        room = left + estimate_tokens(blocks[rel])
+        if sizes[rel] <= room:
+            blocks[rel] = _whole_block(rel, texts[rel])
+            del ctx.partial[rel]
+            ctx.whole.append(rel)
+        else:
+            block, regions = _fit_regions(rel, texts[rel].splitlines(), *hits[rel], room)
+            if estimate_tokens(block) <= estimate_tokens(blocks[rel]):
+                continue
+            blocks[rel], ctx.partial[rel] = block, regions
+        left = room - estimate_tokens(blocks[rel])
     ctx.text = "".join(blocks[r] for r in texts if r in blocks)
     ctx.file_tokens = {r: estimate_tokens(b) for r, b in blocks.items()}
     ctx.tokens = sum(ctx.file_tokens.values())

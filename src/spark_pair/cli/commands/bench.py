@@ -250,6 +250,12 @@ def command(base_url: str | None, model: str | None, transport_text: str | None,
             store.save_bench_run(data)
     finally:
         store.close()
+    if not result.aborted and (settings.telemetry.enabled
+                               or settings.env.get("OTEL_METRICS_EXPORTER")):
+        from ...telemetry import export_bench  # pushed and sent before the results show
+
+        export_bench(settings, data, baseline, lambda text: click.echo(
+            f"spark-pair: {text}", err=True))
 
     plot_error = None
     if plot is not None:

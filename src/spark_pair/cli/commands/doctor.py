@@ -68,7 +68,8 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
 
     Runs in order: config, base URL shape, DNS/connect/TLS, key, model list, a plain request,
     a streaming request (a short reply: its TTFT and tok/s), the WebSocket mode, a two-turn
-    memory check and the first fallback.
+    memory check, the first fallback, and the metrics export when telemetry is on (a test
+    point to the OTLP endpoint and the Pushgateway: docs/telemetry.md).
 
     \b
     ✓ pass     the step works as spark-pair uses it.

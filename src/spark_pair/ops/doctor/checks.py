@@ -1,4 +1,4 @@
-"""The ten checks of `spark-pair doctor`, each a method: what it asks the server and what
+"""The checks of `spark-pair doctor`, each a method: what it asks the server and what
 the answer means (the probes talk to the server; runner.py runs the checks in order)."""
 
 from __future__ import annotations
@@ -355,6 +355,17 @@ class Checks:
         text, _ = await self._ask(target, [{"role": "user", "content": PING_PROMPT}])
         return Outcome(f"{target} answered in {ms(t0):.0f} ms ({len(text)} chars)",
                        {"model": target})
+
+    async def check_telemetry(self) -> Outcome:
+        if self.cfg.config_error is not None:
+            raise Skip("skipped: the config did not load")
+        if self.cfg.telemetry is None:
+            raise Skip("skipped: telemetry is off ([telemetry] enabled; docs/telemetry.md)")
+        from ...telemetry.check import check_export
+
+        detail, note = await asyncio.to_thread(check_export, self.cfg.telemetry,
+                                               self.cfg.check_timeout_s)
+        return Outcome(detail, note=note)
 
 
 API_NAMES = {"chat": "chat completions", "responses": "the Responses API"}

@@ -36,6 +36,7 @@ class DoctorConfig:
     check_timeout_s: float = 5.0
     stream_tokens: int = 64  # the stream check reads this many tokens at most
     transport_cache: Path | None = None  # what the auto probe remembers per server
+    telemetry: Any = None  # telemetry.TelemetryOptions when telemetry is on
 
 
 def config_from_settings(settings: Any, check_timeout_s: float = 5.0) -> DoctorConfig:
@@ -48,7 +49,16 @@ def config_from_settings(settings: Any, check_timeout_s: float = 5.0) -> DoctorC
         model=model.name, fallbacks=list(model.fallbacks or []),
         transport=settings.session.transport or "auto", sources=dict(settings.sources),
         warnings=list(settings.warnings), check_timeout_s=check_timeout_s,
-        transport_cache=offers.default_path())
+        transport_cache=offers.default_path(), telemetry=_telemetry(settings))
+
+
+def _telemetry(settings: Any) -> Any:
+    """Where telemetry sends to, when it is on (its package loads only then)."""
+    if not (settings.telemetry.enabled or settings.env.get("OTEL_METRICS_EXPORTER")):
+        return None
+    from ...telemetry import options_of
+
+    return options_of(settings)
 
 
 @dataclass

@@ -30,6 +30,7 @@ CHECKS: list[tuple[str, str, tuple[str, ...]]] = [
     ("ws", "WebSocket handshake and turn", ("models",)),
     ("memory", "two-turn memory (remember 42)", ("request",)),
     ("fallback", "switch to the first fallback", ("models",)),
+    ("telemetry", "metrics export (telemetry)", ()),
 ]
 
 

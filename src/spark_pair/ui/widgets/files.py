@@ -44,6 +44,20 @@ class Chosen:
     __hash__ = None  # type: ignore[assignment]
 
 
+_OF_A_FILE = ("test of ", "changes with ")  # reasons that end with the path of a chosen file
+
+
+def short_reason(reason: str, room: int) -> str:
+    """A chosen file's reason within `room` columns: the chosen file it names by its file name
+    (`test of src/app/termui.py`: `test of termui.py`), then cut with `…`."""
+    if len(reason) > room and reason.removeprefix("dropped: ").startswith(_OF_A_FILE):
+        head, _, last = reason.rpartition(" ")
+        reason = f"{head} {last.rsplit('/', 1)[-1]}"
+    if len(reason) > room:
+        reason = reason[:max(1, room - 1)] + "…"
+    return reason
+
+
 def file_rows(context: dict[str, int | None], chosen: Sequence[Chosen], dropped: set[str],
               changed: set[str], listed: set[str], missing: frozenset[str],
               width: int = 28) -> list[Option]:
@@ -67,9 +81,7 @@ def file_rows(context: dict[str, int | None], chosen: Sequence[Chosen], dropped:
             text.append("× " if gone else "○ ")
             text.append(shown(path), style="strike" if gone else "")
             text.append(f" {tokens_label(c.tokens)}", style="dim")
-            reason = ("dropped: " if gone else "") + c.reason
-            if len(reason) > width - 4:
-                reason = reason[:max(1, width - 5)] + "…"
+            reason = short_reason(("dropped: " if gone else "") + c.reason, width - 4)
             text.append("\n    " + reason, style="dim italic")
         else:
             text.append("  ")

@@ -1,0 +1,81 @@
+"""What the repository's recent history says: which files its commits changed together.
+
+    commits = recent_commits(root, index)          # newest first, each a set of paths
+    changed_with(commits, ["src/printer.rs"], index.files)
+    # -> [("CHANGELOG.md", "src/printer.rs", 0.6)]
+
+A change to a file usually comes with a change to its test, its changelog, the file that
+registers it: the commits that changed the file say which. One `git log` per HEAD, kept in the
+index's cache file (a new process reads it back instead of asking git again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .index import RepoIndex
+
+HISTORY_COMMITS = 300  # recent commits read (merges left out)
+MAX_COMMIT_FILES = 12  # a commit changing more files (a sweep) says little about what goes together
+MIN_TOGETHER = 2  # commits that changed both files, at least
+MIN_SHARE = 0.4  # the share of a file's commits that changed the other one too, at least
+# written by a package manager, not by hand
+LOCK_FILES = frozenset({"cargo.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml",
+                        "go.sum", "poetry.lock", "uv.lock", "pdm.lock", "gemfile.lock",
+                        "composer.lock", "pipfile.lock", "bun.lock", "bun.lockb"})
+_last: tuple[dict, str, str, list[frozenset[str]]] | None = None  # listed, root, head, commits
+
+
+def recent_commits(root: Path, index: RepoIndex) -> list[frozenset[str]]:
+    """The paths each of the last HISTORY_COMMITS commits changed, newest first ([] without a
+    commit). Asks git for HEAD once per snapshot of the index, and for the log once per HEAD."""
+    global _last
+    listed, last = index.files, _last
+    if last is not None and last[0] is listed and last[1] == str(root):
+        return last[3]
+    from ..base.git import git_ok
+
+    out = git_ok(root, "rev-parse", "--verify", "-q", "HEAD", timeout=5)
+    head = out.decode("ascii", "replace").strip() if out else ""
+    if not head:
+        commits: list[frozenset[str]] = []
+    elif last is not None and last[1] == str(root) and last[2] == head:
+        commits = last[3]
+    else:
+        log = index.history(head)
+        if log is None:
+            raw = git_ok(root, "log", f"-n{HISTORY_COMMITS}", "--no-merges", "--format=%x01",
+                         "--name-only", "--no-renames", "HEAD", timeout=10)
+            log = raw.decode("utf-8", "replace") if raw is not None else ""
+            if raw is not None:
+                index.keep_history(head, log)
+        commits = [frozenset(chunk.split("\n")) - {""} for chunk in log.split("\x01")[1:]]
+    _last = (listed, str(root), head, commits)
+    return commits
+
+
+def changed_with(commits: Sequence[frozenset[str]], paths: Sequence[str], listed: dict
+                 ) -> list[tuple[str, str, float]]:
+    """(file, one of `paths`, share): for each of `paths`, the listed file its commits changed
+    most often too, when that is at least MIN_SHARE of them (and MIN_TOGETHER). A commit of
+    more than MAX_COMMIT_FILES files and lock files are left out."""
+    out: list[tuple[str, str, float]] = []
+    for rel in dict.fromkeys(paths):
+        mine = [c for c in commits if rel in c and len(c) <= MAX_COMMIT_FILES]
+        if len(mine) < MIN_TOGETHER:
+            continue
+        counts: dict[str, int] = {}
+        for c in mine:
+            for other in c:
+                if (other != rel and other in listed
+                        and other.rsplit("/", 1)[-1].lower() not in LOCK_FILES):
+                    counts[other] = counts.get(other, 0) + 1
+        if not counts:
+            continue
+        other, n = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        if n >= MIN_TOGETHER and n / len(mine) >= MIN_SHARE:
+            out.append((other, rel, n / len(mine)))
+    return out
