@@ -20,11 +20,12 @@ MODEL = "gpt-5.3-codex-spark"
 MAX_RSS_MIB = 200
 
 
-def doctor(base_url: str, home: Path) -> tuple[int, dict, str, float]:
+def doctor(base_url: str, home: Path, **more: str) -> tuple[int, dict, str, float]:
     """Run doctor --json; (exit code, its report, stderr, peak RSS in MiB)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_PAIR_", "OPENAI_"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SPARK_PAIR_", "OPENAI_", "OTEL_"))}
     env.update(SPARK_PAIR_HOME=str(home), SPARK_PAIR_BASE_URL=base_url, SPARK_PAIR_MODEL=MODEL,
-               SPARK_PAIR_API_KEY="sk-test-endless-key")
+               SPARK_PAIR_API_KEY="sk-test-endless-key", **more)
     out, err = home / "out", home / "err"
     with open(out, "wb") as stdout, open(err, "wb") as stderr:
         proc = subprocess.Popen([*cli(), "doctor", "--json", "--check-timeout", "5"], env=env,
@@ -42,7 +43,8 @@ def doctor(base_url: str, home: Path) -> tuple[int, dict, str, float]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss in KiB")
 @pytest.mark.parametrize("mode, said", [
     ("models", {"models": "more than 16 MiB (spark-pair's limit)"}),
-    ("post-error", {"request": "server error 500", "stream": "server error 500"}),
+    ("post-error", {"request": "server error 500", "stream": "server error 500",
+                    "telemetry": "answered HTTP 500"}),  # (doctor's test point to a collector)
     ("post-json", {"request": "more than 16 MiB (spark-pair's limit)",
                    "stream": "got one JSON body"}),
     ("post-sse", {"request": "more than 16 MiB (spark-pair's limit)",
@@ -56,7 +58,10 @@ def test_an_answer_that_never_ends_is_read_only_so_far(tmp_path, mode, said):
         port = int(server.stdout.readline())
         home = tmp_path / "home"
         home.mkdir()
-        code, report, stderr, rss_mib = doctor(f"http://127.0.0.1:{port}", home)
+        base = f"http://127.0.0.1:{port}"
+        telemetry = ({"SPARK_PAIR_TELEMETRY": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": base}
+                     if "telemetry" in said else {})
+        code, report, stderr, rss_mib = doctor(base, home, **telemetry)
     finally:
         server.kill()
         server.wait(10)
