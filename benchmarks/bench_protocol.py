@@ -23,6 +23,7 @@ from spark_pair.protocol.chat import stream_chat
 from spark_pair.protocol.client import ClientOptions, ModelClient
 from spark_pair.protocol.events import Completed, Message, TextDelta, TurnRequest
 from spark_pair.protocol.http_common import post_sse
+from spark_pair.protocol.items import Deltas
 from spark_pair.protocol.responses_sse import handle_event, stream_responses
 from spark_pair.protocol.responses_ws import BETA_HEADER, ws_url
 from spark_pair.sim.process import SimProcess
@@ -72,7 +73,7 @@ async def parse_only(base: str, transport: str, tokens: int) -> float:
         n = 0
         for raw in messages:
             item = handle_event(json.loads(raw), "ws", MODEL, None)
-            n += item is not None and item[0] == "delta"
+            n += isinstance(item, Deltas)
         return n / (time.perf_counter() - t0)
     path = "/v1/chat/completions" if transport == "chat" else "/v1/responses"
     body = {"model": MODEL, "stream": True}
@@ -94,8 +95,8 @@ async def parse_only(base: str, transport: str, tokens: int) -> float:
                  if transport == "chat" else
                  stream_responses(source, url, api_key=None, model=MODEL))
         n = 0
-        async for kind, value in items:
-            n += len(value) if kind == "deltas" else 0
+        async for item in items:
+            n += len(item.texts) if isinstance(item, Deltas) else 0
         return n / (time.perf_counter() - t0)
 
 

@@ -10,15 +10,11 @@ import time
 def main() -> None:
     started = time.monotonic()  # a run's clock (--timeout, JSON times) starts here
     if sys.argv[1:2] == ["run"]:
-        import gc
-
+        from .base import gcpolicy
         from .headless.stops import STOPS
 
         STOPS.hold()  # Ctrl-C and SIGTERM stop a run cleanly from here on (exit 130)
-        # start-up allocates some hundred thousand objects (modules, classes, functions) and
-        # frees almost none: the collector's passes over them are wasted; the run turns it
-        # back on once it is set up (headless.runner)
-        gc.disable()
+        gcpolicy.hold_for_start_up()  # the run turns it back on once it is set up
     from .cli.main import main as cli
 
     cli(obj={"started": started})

@@ -416,16 +416,16 @@ def test_a_plus_line_without_its_minus_line_names_the_diff_lines_file() -> None:
 
 def test_a_save_made_while_the_turn_is_synced_is_kept_and_nothing_is_written(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from spark_pair.edits import journal as journal_module
+    from spark_pair.edits import fsio
 
-    real_sync = journal_module.fsio.sync_files
+    real_sync = fsio.sync_files
     mine = TODO + "- USER WORK\n"
 
     def slow_disk(fds: list) -> None:  # the user saves while the new contents are synced
         (repo / "TODO.txt").write_text(mine)
         real_sync(fds)
 
-    monkeypatch.setattr(journal_module.fsio, "sync_files", slow_disk)
+    monkeypatch.setattr(fsio, "sync_files", slow_disk)
     hunk = Hunk(1, 2, 1, 2, ["-- validate the input lines", "+- check the input lines",
                              " - add a discount to the order total"])
     with pytest.raises(StaleError, match="changed on disk while the turn was being written"):

@@ -15,9 +15,9 @@ import pytest
 from support.disk import DiskLog, tree
 from support.journal_worker import ops, setup
 
-from spark_pair.edits import journal as journal_module
 from spark_pair.edits.apply import apply_turn
 from spark_pair.edits.journal import FileChange, Journal
+from spark_pair.edits.journal import lock as journal_lock
 from spark_pair.edits.ops import Hunk, Modify
 
 WORKER = str(Path(__file__).parents[1] / "support" / "journal_worker.py")
@@ -69,7 +69,7 @@ def seal(journal: Journal) -> bool:
     if not (journal.dir / "lock").exists():
         return False
     with open(journal.dir / "lock", "r+b") as f:
-        journal_module._seal(f.fileno(), journal.dir)
+        journal_lock.seal(f.fileno(), journal.dir)
     return True
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from support.apps import all_proposed, make_app, turn_over, until
 
+from spark_pair.base import gcpolicy
 from spark_pair.sim.process import SimProcess
-from spark_pair.ui import gcpolicy
 
 
 class Node:

@@ -325,41 +325,6 @@ def test_recovery_reads_no_committed_apply_turn(repo, journal, monkeypatch):
     assert read == []
 
 
-def _old_layout_turn(journal: Journal, turn_id: str, before: bytes, after: bytes,
-                     committed: bool, kind: str = "apply", undoes: str | None = None,
-                     time: float = 1.0) -> None:
-    """A turn as earlier versions wrote it: manifest.json and before/<n> files."""
-    tdir = journal.dir / turn_id
-    (tdir / "before").mkdir(parents=True)
-    (tdir / "before" / "0").write_bytes(before)
-    import hashlib
-    (tdir / "manifest.json").write_text(json.dumps({
-        "turn_id": turn_id, "time": time, "summary": "old", "kind": kind, "undoes": undoes,
-        "files": [{"path": "m.txt", "existed": True, "before": "before/0", "mode": 0o644,
-                   "after_sha256": hashlib.sha256(after).hexdigest(), "after_mode": 0o644,
-                   "new_dirs": [], "tmp": None}]}))
-    if committed:
-        (tdir / "committed").touch()
-
-
-def test_turns_written_by_earlier_versions_are_undone_and_recovered(repo, journal):
-    m = repo / "m.txt"
-    old = m.read_bytes()
-    os.chmod(m, 0o644)
-    m.write_bytes(b"old turn\n")
-    _old_layout_turn(journal, "20200101-000000-aaaaaa", old, b"old turn\n", committed=True)
-    assert [t.summary for t in journal.list_turns()] == ["old"]
-    journal.undo()
-    assert m.read_bytes() == old
-    journal.redo()
-    assert m.read_bytes() == b"old turn\n"
-    journal.undo()
-    m.write_bytes(b"interrupted\n")  # an old turn cut short: recovery puts the file back
-    _old_layout_turn(journal, "20200101-000001-bbbbbb", old, b"interrupted\n", committed=False)
-    [rec] = journal.recover()
-    assert rec.restored == ["m.txt"] and m.read_bytes() == old
-
-
 def test_a_record_cut_short_by_a_crash_is_discarded_and_touches_nothing(repo, journal):
     m = repo / "m.txt"
     tdir = journal.begin("t5", [FileChange("m.txt", m.read_bytes(), 0o644, b"new\n", 0o644)])
@@ -418,47 +383,12 @@ def test_the_first_turn_makes_the_journal_folders_durable_and_later_turns_do_not
     assert not {p.resolve() for p in (tmp_path / "home", data, data / "journal")} & set(synced)
 
 
-@pytest.mark.parametrize("step", ["undo", "redo"])
-def test_an_undo_or_redo_an_earlier_version_left_unmarked_is_finished(repo, journal, step):
-    """Earlier versions set an undo's or redo's markers after its commit, with no `finishing`
-    marker: a crash in between is finished by the first recovery of this version."""
-    m = repo / "m.txt"
-    os.chmod(m, 0o644)
-    old, new = m.read_bytes(), b"old turn\n"
-    _old_layout_turn(journal, "20200101-000000-aaaaaa", old, new, committed=True)
-    _old_layout_turn(journal, "20200101-000001-bbbbbb", new, old, committed=True, kind="undo",
-                     undoes="20200101-000000-aaaaaa", time=2.0)
-    if step == "undo":  # the undo put the file back, then the process died
-        m.write_bytes(old)
-    else:  # the undo was finished; a redo put the file back and took the `undone` marker off
-        (journal.dir / "20200101-000000-aaaaaa" / "undone").touch()
-        _old_layout_turn(journal, "20200101-000002-cccccc", old, new, committed=True,
-                         kind="redo", undoes="20200101-000001-bbbbbb", time=3.0)
-        (journal.dir / "20200101-000000-aaaaaa" / "undone").unlink()  # ...then died
-        m.write_bytes(new)
-    journal.recover()
-    assert (journal.dir / "checked").exists()  # once: later recoveries read no manifest
-    turns = {t.turn_id: t.undone for t in journal.list_turns()}
-    assert turns["20200101-000000-aaaaaa"] == (step == "undo")
-    assert turns["20200101-000001-bbbbbb"] == (step == "redo")
-    if step == "undo":
-        with pytest.raises(UndoError, match="nothing to undo"):
-            journal.undo()
-        journal.redo()
-        assert m.read_bytes() == new
-    else:
-        journal.undo()
-        assert m.read_bytes() == old
-        journal.redo()
-        assert m.read_bytes() == new
-
-
 def test_a_rollback_that_hits_a_disk_fault_is_tried_again_once_the_fault_is_gone(
         repo, journal, monkeypatch):
     import errno
 
     from spark_pair.base.errors import ApplyError
-    from spark_pair.edits import journal as journal_module
+    from spark_pair.edits.journal import recovery
 
     m = repo / "m.txt"
     old = m.read_bytes()
@@ -469,7 +399,7 @@ def test_a_rollback_that_hits_a_disk_fault_is_tried_again_once_the_fault_is_gone
         raise OSError(errno.EIO, "Input/output error")
 
     with monkeypatch.context() as patch:
-        patch.setattr(journal_module, "_read_state", faulty)
+        patch.setattr(recovery, "read_state", faulty)
         with pytest.raises(ApplyError, match="rolling it back failed") as err:
             journal.recover()
         assert "next spark-pair command" in err.value.hint

@@ -16,6 +16,7 @@ from spark_pair.base.errors import ProtocolError, TooLarge
 from spark_pair.protocol import limits
 from spark_pair.protocol.chat import stream_chat
 from spark_pair.protocol.events import count, usage_of
+from spark_pair.protocol.items import Deltas, Finished
 from spark_pair.protocol.limits import INFLATE_STEP_BYTES, MAX_MESSAGE_BYTES, Inflater
 from spark_pair.protocol.responses_sse import stream_responses
 from spark_pair.protocol.sse import iter_sse_batches
@@ -130,7 +131,7 @@ async def test_an_odd_responses_event_is_a_protocol_error(case: str) -> None:
     with pytest.raises(ProtocolError, match="that is not an API event") as caught:
         async for item in stream:
             items.append(item)
-    assert ("deltas", ["kept"]) in items  # the text before it goes first
+    assert Deltas(["kept"]) in items  # the text before it goes first
     assert caught.type is ProtocolError
 
 
@@ -158,8 +159,9 @@ async def test_a_usage_that_is_no_number_leaves_the_reply_whole() -> None:
     start = time.monotonic()
     items = [item async for item in stream_chat(source_of(chunk, usage), URL, body,
                                                 api_key=None, model="m")]
-    assert ("deltas", ["ab"]) in items and items[-1] == ("done", "c")
-    assert dict(items)["usage"].estimated  # counted here
+    assert Deltas(["ab"]) in items
+    assert isinstance(items[-1], Finished) and items[-1].response_id == "c"
+    assert items[-1].usage is not None and items[-1].usage.estimated  # counted here
     assert time.monotonic() - start < 0.2  # the usage came (broken): no grace wait for it
 
 

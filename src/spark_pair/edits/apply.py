@@ -15,9 +15,10 @@ from pathlib import Path
 
 from ..base.errors import ApplyError, ConflictError, EditError, StaleError
 from ..base.git import git_ok
+from ..base.ids import new_turn_id
 from ..base.printable import shown
 from . import fsio
-from .journal import FileChange, Journal, missing_dirs, new_turn_id, write_changes
+from .journal import FileChange, Journal, missing_dirs, write_changes
 from .locate import Locator, Stop, check_stop
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename, content_hash
 from .paths import confine_target, looks_binary, real_root

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .. import __version__
 from ..base.errors import Cancelled, SparkPairError, UsageError
 from ..base.exitcodes import ExitCode, exit_code_for
+from ..base.gcpolicy import collect_from_here as _collect_from_here
 from ..base.termwrap import say
 from ..edits.parse_events import HunkStarted, LineAdded
 from ..protocol.events import (
@@ -346,14 +347,6 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
     code = reports[0].code
     assert code is not None
     return code
-
-
-def _collect_from_here() -> None:
-    """Collect garbage from here on, leaving out what start-up made (it stays for the run)."""
-    import gc
-
-    gc.freeze()
-    gc.enable()
 
 
 def start_lines(rt: Runtime, opts: RunOptions, files: list[str], jl: JsonLines | None,

@@ -11,6 +11,7 @@ from . import errors_map
 from .bodies import chat_body as chat_body  # its home is .bodies
 from .events import Usage, usage_of
 from .fastjson import loads
+from .items import Deltas, Finished, Item, Opened
 from .metrics import estimate_tokens
 from .sse import read_to_end
 
@@ -25,10 +26,9 @@ USAGE_GRACE_S = 0.25
 
 async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
                       body: dict[str, Any], *, api_key: str | None, model: str
-                      ) -> AsyncGenerator[tuple[str, Any], None]:
-    """Read the answer to `body` from `source` (http_common.post_sse): yield ("deltas",
-    [str, ...]), ("cut", IncompleteReply) when the output limit or a content filter ended the
-    reply, ("usage", Usage), ("done", response_id).
+                      ) -> AsyncGenerator[Item, None]:
+    """Read the answer to `body` from `source` (http_common.post_sse): yield Opened, Deltas,
+    then Finished (its `cut` set when the output limit or a content filter ended the reply).
     The reply ends at its finish reason (with the usage, or USAGE_GRACE_S later without it);
     a stream that ends before it, [DONE] included, is a StreamDropped (llama.cpp's server ends
     a reply it gave up with [DONE] alone). A delta per server message (`--json --deltas` shows
@@ -58,8 +58,8 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
                 if not finished:
                     raise
                 break  # no usage came: counted here
-            if batch is None:  # the server took the request: ("open", url) first
-                yield "open", url
+            if batch is None:  # the server took the request: Opened first
+                yield Opened(url)
                 continue
             texts: list[str] = []  # the deltas of this read so far
             ended = False
@@ -82,7 +82,7 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
                     err = chunk = None
                 if chunk is None or err or chunk.get("object") == "error":
                     if texts:
-                        yield "deltas", texts
+                        yield Deltas(texts)
                     if chunk is None:
                         raise errors_map.odd_event(url, data, "a stream chunk")
                     # older vLLM sends the error object itself as the chunk
@@ -108,14 +108,14 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
                                 grace_end = asyncio.get_running_loop().time() + USAGE_GRACE_S
                 except (AttributeError, TypeError):  # a choice or a delta of another shape
                     if texts:
-                        yield "deltas", texts
+                        yield Deltas(texts)
                     raise errors_map.odd_event(url, data, "a stream chunk") from None
                 u = chunk.get("usage")
                 if u:
                     counted = True
                     usage = usage_of(u, "prompt_tokens", "completion_tokens")
             if texts:
-                yield "deltas", texts
+                yield Deltas(texts)
             if ended:
                 await read_to_end(source)
                 break
@@ -128,8 +128,5 @@ async def stream_chat(source: AsyncGenerator[list[str] | None, None], url: str,
         # a server sends a token per piece (llama.cpp, vLLM, Ollama) or a few: the pieces
         # count them, or the length does (about 4 characters a token) if it is more
         usage = Usage(estimate_tokens(sent), max(pieces, (chars + 3) // 4), estimated=True)
-    if cut is not None:
-        yield "cut", cut
-    yield "usage", usage
-    yield "done", response_id
+    yield Finished(response_id, usage, cut)
 

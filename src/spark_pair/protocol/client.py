@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..base.errors import (
@@ -40,9 +40,10 @@ from .events import (
     Usage,
 )
 from .http_common import error_body, post_sse, raw_chunks
+from .items import Deltas, Finished, Item, Note, Opened, Steer
 from .limits import MAX_BODY_BYTES, MAX_ERROR_BODY_BYTES, Inflater, read_body
 from .metrics import Stopwatch, estimate_request_tokens, estimate_tokens, tokens_for_chars
-from .records import Recorder, RequestRecord
+from .records import Recorder, RequestRecord, RequestStatus
 from .request import CONNECT_TIMEOUT_S, endpoint_url, user_agent
 from .responses_sse import stream_responses
 from .responses_ws import WsRefused, WsSession
@@ -259,7 +260,7 @@ class ModelClient:
         one read, for a consumer that hands text over late anyway)."""
         o = self.options
         rec = RequestRecord(ts=time.time(), model=self.model, transport=self.transport,
-                            status="cancelled", task=request.task or o.task,
+                            status=RequestStatus.CANCELLED, task=request.task or o.task,
                             base_host=host_of(self.base_url),
                             request_id=os.urandom(8).hex())
         watch = Stopwatch()
@@ -291,8 +292,9 @@ class ModelClient:
                         watch.again()  # its start (its client loaded: no part of the server's)
                     attempted = True
                     async with aclosing(reply) as items:
-                        async for kind, value in items:
-                            if kind == "deltas":
+                        async for item in items:
+                            if type(item) is Deltas:
+                                value = item.texts
                                 if not length:  # text came: the server offers it
                                     self._remember(transport)
                                 # the text of one read, timed as it came: a retry's replay too
@@ -319,25 +321,22 @@ class ModelClient:
                                         new = piece[max(0, emitted - before):]
                                         emitted = length
                                         yield TextDelta(new)
-                            elif kind == "open":
+                            elif type(item) is Opened:
                                 if not started:
                                     started = True
-                                    yield Started(rec.request_id or "", transport, model, value)
-                            elif kind == "steer":
-                                if value.state == SteerState.ACCEPTED and length:
+                                    yield Started(rec.request_id or "", transport, model,
+                                                  item.url)
+                            elif type(item) is Steer:
+                                if item.answer.state == SteerState.ACCEPTED and length:
                                     # the reply starts again from the correction
                                     parts, length, emitted, shown = [], 0, 0, ""
                                     yield Rewound(0, "steered: the reply starts again from "
                                                   "the correction")
-                                yield value
-                            elif kind == "usage":
-                                usage = value
-                            elif kind == "cut":
-                                cut = value
-                            elif kind == "done":
-                                response_id = value
-                            elif kind == "note":
-                                notes.append(value)
+                                yield item.answer
+                            elif type(item) is Finished:
+                                usage, cut, response_id = item.usage, item.cut, item.response_id
+                            elif type(item) is Note:
+                                notes.append(item.text)
                 except ModelError as err:
                     rec.http_status = err.status
                     text = "".join(parts)
@@ -398,7 +397,7 @@ class ModelClient:
                 yield done
                 return
         finally:
-            if rec.status == "cancelled":  # stopped mid-request: keep what was measured
+            if rec.status == RequestStatus.CANCELLED:  # stopped mid-request: keep what was measured
                 rec.model, rec.transport = self.model, self.transport  # the attempt stopped
                 _fill_stopped(rec, watch, emitted, request)
             if self._ws.warm_used is not None:  # the request met a draft's pre-warm
@@ -412,7 +411,7 @@ class ModelClient:
 
     def _attempt(self, transport: Transport, model: str, request: TurnRequest,
                  read_timeout_s: float, watch: Stopwatch
-                 ) -> AsyncGenerator[tuple[str, Any], None]:
+                 ) -> AsyncGenerator[Item, None]:
         o = self.options
         max_tokens = request.max_tokens if request.max_tokens is not None else o.max_tokens
         temperature = self._temperature(request)
@@ -479,7 +478,7 @@ class ModelClient:
         if done is not None:
             m = done.metrics
             short = done.shortfall()
-            rec.status = "ok" if short is None else "cut"
+            rec.status = RequestStatus.OK if short is None else RequestStatus.CUT
             rec.error_class = None if short is None else short.kind
             rec.http_status = 200
             rec.response_id = done.response_id
@@ -487,7 +486,7 @@ class ModelClient:
             rec.duration_ms = m.duration_s * 1000
             rec.tokens_per_s = m.tokens_per_s
         else:
-            rec.status = "error"
+            rec.status = RequestStatus.ERROR
             rec.duration_ms = watch.metrics(0).duration_s * 1000
         if usage is not None:
             rec.input_tokens, rec.output_tokens = usage.input_tokens, usage.output_tokens

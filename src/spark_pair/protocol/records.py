@@ -4,7 +4,18 @@ Recorder (the request log in store/, a list in tests); stats and bench read them
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Protocol
+
+
+class RequestStatus(StrEnum):
+    """How a request ended (kept as its text in the request log and JSON)."""
+
+    OK = "ok"
+    CUT = "cut"  # the server ended the reply early, or without any output: not a whole
+    # answer (error_class says why)
+    ERROR = "error"
+    CANCELLED = "cancelled"
 
 
 @dataclass(slots=True)
@@ -12,9 +23,7 @@ class RequestRecord:
     ts: float  # wall-clock start, seconds since the epoch
     model: str
     transport: str  # "ws" | "responses" | "chat"
-    # "ok" | "cut" (the server ended the reply early, or without any output: not a whole
-    # answer; error_class says why) | "error" | "cancelled"
-    status: str
+    status: RequestStatus
     task: str = "edit"  # edit | smoke | bench | doctor | ...
     base_host: str = ""  # host[:port] only, never a full URL with query or key
     http_status: int | None = None

@@ -10,26 +10,27 @@ from . import errors_map
 from .bodies import responses_body as responses_body  # its home is .bodies
 from .events import usage_of
 from .fastjson import loads
+from .items import Deltas, Finished, Item, Opened, ResponseId
 from .sse import read_to_end
 
 DELTA = "response.output_text.delta"  # the event type of the text as it streams
 
 
 def handle_event(event: dict[str, Any], url: str, model: str, api_key: str | None
-                 ) -> tuple[str, Any] | None:
-    """One typed Responses event -> an internal item, None to skip; raises on errors."""
+                 ) -> Deltas | ResponseId | Finished | None:
+    """One typed Responses event -> an item, None to skip; raises on errors."""
     kind = event.get("type")
     if kind == DELTA:
-        return "delta", delta_text(event.get("delta"), url)
+        return Deltas([delta_text(event.get("delta"), url)])
     if kind == "response.created":
-        return "id", _field(_object(event.get("response"), url), "id", url)
+        return ResponseId(_field(_object(event.get("response"), url), "id", url))
     if kind in ("response.completed", "response.incomplete"):
         resp = _object(event.get("response"), url)
         usage = usage_of(resp.get("usage"), "input_tokens", "output_tokens")
         cut = None  # a server may say so in the event type or only in the status
         if kind == "response.incomplete" or resp.get("status") == "incomplete":
             cut = _incomplete(resp, url)
-        return "completed", (_field(resp, "id", url), usage, cut)
+        return Finished(_field(resp, "id", url), usage, cut)
     if kind == "error":
         err = event.get("error")
         if not isinstance(err, dict):
@@ -80,17 +81,16 @@ def _incomplete(resp: dict[str, Any], url: str) -> ModelError:
 
 async def stream_responses(source: AsyncGenerator[list[str] | None, None], url: str, *,
                            api_key: str | None, model: str
-                           ) -> AsyncGenerator[tuple[str, Any], None]:
+                           ) -> AsyncGenerator[Item, None]:
     """Read the answer to a create body (bodies.sse_body) from `source` (http_common.post_sse):
-    yield ("id", rid), ("deltas", [str, ...]), ("cut", IncompleteReply) after
-    `response.incomplete` (the output limit, a content filter), ("usage", Usage|None), ("done",
-    rid). A stream without `response.completed` / `response.incomplete` is a StreamDropped. A
-    delta per server message; the deltas of one read come together, in order. After the
-    completion the stream is read to its end (sse.read_to_end), so that its connection can
-    serve the next request."""
+    yield Opened, Deltas, then Finished (its `cut` set after `response.incomplete`: the output
+    limit, a content filter). A stream without `response.completed` / `response.incomplete`
+    is a StreamDropped. A delta per server message; the deltas of one read come together, in
+    order. After the completion the stream is read to its end (sse.read_to_end), so that its
+    connection can serve the next request."""
     async for batch in source:
-        if batch is None:  # the server took the request: ("open", url) first
-            yield "open", url
+        if batch is None:  # the server took the request: Opened first
+            yield Opened(url)
             continue
         texts: list[str] = []  # the deltas of this read so far
         for data in batch:
@@ -99,33 +99,26 @@ async def stream_responses(source: AsyncGenerator[list[str] | None, None], url: 
                 kind = event.get("type")
             except (ValueError, AttributeError):  # not JSON, or not an object
                 if texts:
-                    yield "deltas", texts
+                    yield Deltas(texts)
                 raise errors_map.odd_event(url, data) from None
             if kind == DELTA:  # the hot path: a delta per server message
                 delta = event.get("delta")
                 if type(delta) is not str:
                     if texts:  # the text before it goes first
-                        yield "deltas", texts
+                        yield Deltas(texts)
                         texts = []
                     delta = delta_text(delta, url)
                 texts.append(delta)
                 continue
             if texts:  # the text before this event goes first
-                yield "deltas", texts
+                yield Deltas(texts)
                 texts = []
             item = handle_event(event, url, model, api_key)
-            if item is None:
-                continue
-            if item[0] == "completed":
+            if type(item) is Finished:
                 await read_to_end(source)
-                rid, usage, cut = item[1]
-                if cut is not None:
-                    yield "cut", cut
-                yield "usage", usage
-                yield "done", rid
+                yield item
                 return
-            yield item
         if texts:
-            yield "deltas", texts
+            yield Deltas(texts)
     raise errors_map.dropped(url, "the stream ended before response.completed")
 

@@ -14,6 +14,7 @@ from . import errors_map
 from .batches import Pacer, ws_reader
 from .bodies import responses_body, ws_create
 from .fastjson import loads
+from .items import Deltas, Finished, Item, Note, Opened, Reopen, ReopenReason, Steer
 from .limits import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, too_large
 from .request import BETA_HEADER, CONNECT_STAGGER_S, endpoint_url, user_agent
 from .responses_sse import DELTA, delta_text, handle_event
@@ -134,9 +135,9 @@ class WsSession:
                   *, chain: bool = True, generate: bool = True, warm: bool = False,
                   read_timeout_s: float | None = None,
                   on_sent: Callable[[], None] | None = None
-                  ) -> AsyncGenerator[tuple[str, Any], None]:
-        """One turn: ("open", url), ("id", rid), ("deltas", [s, ...]), ("cut", e), ("usage", u),
-        ("done", rid); the deltas of the messages of one read come together, in order.
+                  ) -> AsyncGenerator[Item, None]:
+        """One turn: Opened, Deltas (the deltas of the messages of one read, in order), then
+        Finished.
 
         `read_timeout_s` below the session's own caps this turn's (a retry near the deadline).
         `on_sent()` is called once this turn's request went out on an open socket.
@@ -164,26 +165,26 @@ class WsSession:
                 await self.ws.send(ws_create(body))
             except _closed_errors() as exc:
                 await self.close()
-                if _too_big(exc):  # a message over the limit came before the request went
+                if closed_for_size(exc):  # a message over the limit came before the request went
                     raise too_large(self.url, "a WebSocket message", MAX_MESSAGE_BYTES) from None
                 continue
             if on_sent is not None:
                 on_sent()
-            yield "open", self.url
+            yield Opened(self.url)
             outcome = None
             async with aclosing(self._receive(model, read_timeout_s)) as items:
                 async for item in items:
-                    if item[0] == "quiet_reopen":
-                        outcome = item[1]
+                    if isinstance(item, Reopen):
+                        outcome = item.reason
                         break
-                    if item[0] == "done" and warm:
-                        self.warm, self.previous_id = (item[1], asked), conversation
+                    if type(item) is Finished and warm and item.response_id:
+                        self.warm, self.previous_id = (item.response_id, asked), conversation
                     yield item
-                    if item[0] == "done":
+                    if type(item) is Finished:
                         return
-            if outcome == "chain_lost":  # sent again whole (the request holds the history)
+            if outcome == ReopenReason.CHAIN_LOST:  # sent again whole (it holds the history)
                 self.previous_id = None
-                yield "note", CHAIN_LOST
+                yield Note(CHAIN_LOST)
                 continue
             await self.close()
         raise errors_map.dropped(self.url, "the server kept closing the WebSocket")
@@ -218,7 +219,7 @@ class WsSession:
         return {**rest, "input": [], "previous_response_id": warm_id}
 
     async def _receive(self, model: str, read_timeout_s: float | None = None
-                       ) -> AsyncGenerator[tuple[str, Any], None]:
+                       ) -> AsyncGenerator[Item | Reopen, None]:
         wait_s = self.read_timeout_s
         capped = read_timeout_s is not None and read_timeout_s < wait_s
         if read_timeout_s is not None and capped:
@@ -243,12 +244,12 @@ class WsSession:
                         raise errors_map.timeout(self.url, wait_s, capped) from None
                     raise
                 except closed as exc:
-                    if _too_big(exc):  # the client's own limit: said as such, never retried
+                    if closed_for_size(exc):  # the client's own limit: said as such, never retried
                         raise too_large(self.url, "a WebSocket message",
                                         MAX_MESSAGE_BYTES) from None
                     if not started:
                         done = True
-                        yield "quiet_reopen", "closed"
+                        yield Reopen(ReopenReason.CLOSED)
                         return
                     raise errors_map.dropped(self.url) from None
                 quiet.waiting = False
@@ -264,7 +265,7 @@ class WsSession:
                         kind = event.get("type")
                     except (ValueError, TypeError, AttributeError):
                         if texts:
-                            yield "deltas", texts
+                            yield Deltas(texts)
                         raise errors_map.odd_event(self.url, raw, "a binary WebSocket message"
                                                    if isinstance(raw, bytes) else "a message"
                                                    ) from None
@@ -273,13 +274,13 @@ class WsSession:
                         delta = event.get("delta")
                         if type(delta) is not str:
                             if texts:  # the text before it goes first
-                                yield "deltas", texts
+                                yield Deltas(texts)
                                 texts = []
                             delta = delta_text(delta, self.url)
                         texts.append(delta)
                         continue
                     if texts:  # the text before this event goes first
-                        yield "deltas", texts
+                        yield Deltas(texts)
                         texts = []
                     if self.steering or kind == "response.incomplete" or (
                             type(kind) is str and kind.startswith("response.steer")):
@@ -287,22 +288,22 @@ class WsSession:
                         if answer is not None:
                             self.steering = answer.state == SteerState.PENDING
                             if answer.state != SteerState.ACCEPTED:  # (said at the rewind)
-                                yield "steer", answer
+                                yield Steer(answer)
                             continue
                         if is_steered(event):  # a response chained on it answers next
                             self.steering = False
-                            yield "steer", Steered(SteerState.ACCEPTED)
+                            yield Steer(Steered(SteerState.ACCEPTED))
                             continue
                     if kind == "error":
                         error = event.get("error")
                         code = error.get("code") if isinstance(error, dict) else None
                         if code == "websocket_connection_limit_reached" and not started:
                             done = True
-                            yield "quiet_reopen", "limit"
+                            yield Reopen(ReopenReason.LIMIT)
                             return
                         if code == "previous_response_not_found" and not started:
                             done = True
-                            yield "quiet_reopen", "chain_lost"
+                            yield Reopen(ReopenReason.CHAIN_LOST)
                             return
                         if code == "websocket_connection_limit_reached":
                             raise errors_map.dropped(self.url, "the server closed the WebSocket")
@@ -312,23 +313,14 @@ class WsSession:
                     item = handle_event(event, self.url, model, self.api_key)
                     if item is None:
                         continue
-                    if item[0] == "id":
-                        started = True
-                        yield item
-                    elif item[0] == "completed":
-                        rid, usage, cut = item[1]
-                        self.previous_id = rid
+                    started = True
+                    if type(item) is Finished:
+                        self.previous_id = item.response_id
                         done = True
-                        if cut is not None:
-                            yield "cut", cut
-                        yield "usage", usage
-                        yield "done", rid
-                        return
-                    else:
-                        started = True
                         yield item
+                        return
                 if texts:
-                    yield "deltas", texts
+                    yield Deltas(texts)
         except ModelError:
             raise
         finally:
@@ -339,7 +331,7 @@ class WsSession:
                 self.busy = False
 
 
-def _too_big(exc: BaseException) -> bool:
+def closed_for_size(exc: BaseException) -> bool:
     """Whether the client closed the connection for a message over its max_size (1009)."""
     sent = getattr(exc, "sent", None)
     return getattr(sent, "code", None) == 1009

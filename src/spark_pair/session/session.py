@@ -23,13 +23,12 @@ and the writes run in worker threads: the event loop never waits on the disk.
 from __future__ import annotations
 
 import asyncio
-import os
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import Cancelled, SparkPairError, TurnInProgress
+from ..base.ids import new_turn_id
 from ..protocol.events import Event, TurnRequest
 from ..protocol.metrics import estimate_tokens
 from .approval import Approver, Ended, PolicyApprover
@@ -270,11 +269,6 @@ def _note(verdicts: Sequence[Verdict]) -> str:
 def _drop_result(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()  # read, so an error of an abandoned plan is not reported as lost
-
-
-def new_turn_id() -> str:
-    """Sortable and unique: UTC time plus random hex (the journal's turn id format)."""
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
 
 
 def _estimate_tokens(request: TurnRequest) -> int:

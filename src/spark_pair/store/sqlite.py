@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import dirs
 from ..base.errors import ConfigError, UsageError
-from ..protocol.records import RequestRecord
+from ..protocol.records import RequestRecord, RequestStatus
 
 if TYPE_CHECKING:  # a run stores no verdicts: that module loads when they are read or kept
     from .rounds import Round
@@ -81,6 +81,7 @@ class RequestStore:
             data = dict(zip(_COLUMNS, row, strict=False))
             data["extra"] = json.loads(data["extra"] or "{}")
             data["usage_estimated"] = bool(data["usage_estimated"])
+            data["status"] = RequestStatus(data["status"])
             out.append(RequestRecord(**data))
         return out
 

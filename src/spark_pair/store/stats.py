@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..protocol.records import RequestRecord
+from ..protocol.records import RequestRecord, RequestStatus
 
 Prices = Mapping[str, tuple[float, float]]  # model -> (USD per million input, per million output)
 # replies shorter than this have no steady rate (TTFT and start-up dominate): they are left out
@@ -106,11 +106,11 @@ class Group:
 def summarize_group(key: str, records: Sequence[RequestRecord], prices: Prices) -> Group:
     group = Group(key=key, requests=len(records))
     for rec in records:
-        if rec.status == "ok":
+        if rec.status == RequestStatus.OK:
             group.ok += 1
-        elif rec.status == "cut":
+        elif rec.status == RequestStatus.CUT:
             group.cut += 1
-        elif rec.status == "cancelled":
+        elif rec.status == RequestStatus.CANCELLED:
             group.cancelled += 1
         else:
             group.errors += 1
@@ -124,7 +124,8 @@ def summarize_group(key: str, records: Sequence[RequestRecord], prices: Prices) 
             group.unpriced += 1
         else:
             group.cost += cost
-    ok = [r for r in records if r.status in ("ok", "cut")]  # a cut reply was timed whole
+    # a cut reply was timed whole
+    ok = [r for r in records if r.status in (RequestStatus.OK, RequestStatus.CUT)]
     group.ttft_ms = Spread.of(r.ttft_ms for r in ok)
     group.tokens_per_s = Spread.of(r.tokens_per_s for r in ok
                                    if (r.output_tokens or 0) >= TPS_MIN_OUTPUT_TOKENS)

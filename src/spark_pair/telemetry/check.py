@@ -18,6 +18,9 @@ OTLP_HINT = ("start the collector (OTLP over HTTP listens on port 4318), or set 
              "otlp_endpoint / OTEL_EXPORTER_OTLP_ENDPOINT to where it listens")
 PUSH_HINT = ("start the Pushgateway (it listens on port 9091), or set [telemetry] pushgateway "
              "to where it listens")
+# what is read of an answer (a collector's or a Pushgateway's is a few bytes; the rest of a
+# broken or hostile one is not read)
+MAX_ANSWER_BYTES = 64 << 10
 
 
 class ExportFailed(SparkPairError):
@@ -35,7 +38,8 @@ def check_export(opts: TelemetryOptions, timeout_s: float) -> tuple[str, str]:
                            hint="pip install 'spark-pair[otel]' (or turn [telemetry] enabled "
                                 "off)") from exc
     done: list[str] = []
-    with httpx.Client(timeout=timeout_s, trust_env=False) as http:
+    with httpx.Client(timeout=timeout_s, trust_env=False,
+                      headers={"Accept-Encoding": "identity"}) as http:
         for target, send in ((opts.otlp_url, _otlp), (opts.pushgateway, _push)):
             if not target:
                 continue
@@ -64,7 +68,7 @@ def _otlp(opts: TelemetryOptions, http: httpx.Client) -> str:
     url = opts.otlp_url
     headers = {**opts.headers, "Content-Type": "application/x-protobuf"}
     try:
-        resp = http.post(url, content=body, headers=headers)
+        resp, data = _send(http, "POST", url, content=body, headers=headers)
     except httpx.TimeoutException as exc:
         raise ExportFailed(f"the OTLP endpoint {url} did not answer in time",
                            hint="is it a collector? raise --check-timeout if it is slow") from exc
@@ -82,11 +86,11 @@ def _otlp(opts: TelemetryOptions, http: httpx.Client) -> str:
                                 "/v1/metrics itself")
     if resp.status_code >= 300:
         raise ExportFailed(f"the OTLP endpoint {url} answered HTTP {resp.status_code}: "
-                           f"{resp.text[:200].strip()}",
+                           f"{_excerpt(data)}",
                            hint="check the collector's log; it must take OTLP/HTTP protobuf")
     answer = ExportMetricsServiceResponse()
     try:
-        answer.ParseFromString(resp.content)
+        answer.ParseFromString(data)
     except Exception:  # noqa: BLE001 - an empty or odd body after a 2xx still took it
         answer = ExportMetricsServiceResponse()
     rejected = answer.partial_success.rejected_data_points
@@ -127,7 +131,7 @@ def _push(opts: TelemetryOptions, http: httpx.Client) -> str:
     url = f"{base}/metrics/job/{DOCTOR_JOB}/instance/{quote(opts.instance, safe='') or 'x'}"
     body = f"# TYPE {TEST_METRIC.replace('.', '_')} gauge\n{TEST_METRIC.replace('.', '_')} 1\n"
     try:
-        resp = http.put(url, content=body.encode())
+        resp, data = _send(http, "PUT", url, content=body.encode())
     except httpx.TimeoutException as exc:
         raise ExportFailed(f"the Pushgateway {base} did not answer in time",
                            hint="is it a Pushgateway? raise --check-timeout if it is slow") \
@@ -140,9 +144,9 @@ def _push(opts: TelemetryOptions, http: httpx.Client) -> str:
                            hint="give its root URL, e.g. http://127.0.0.1:9091 (no /metrics)")
     if resp.status_code >= 300:
         raise ExportFailed(f"the Pushgateway {base} answered HTTP {resp.status_code}: "
-                           f"{resp.text[:200].strip()}", hint="check the Pushgateway's log")
+                           f"{_excerpt(data)}", hint="check the Pushgateway's log")
     try:
-        http.delete(url)  # leave nothing behind
+        _send(http, "DELETE", url)  # leave nothing behind
     except httpx.HTTPError:
         pass
     return f"Pushgateway {base} took a test point (HTTP {resp.status_code})"
@@ -158,3 +162,19 @@ def test_data() -> Any:
 def _why(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return text[:200]
+
+
+def _send(http: httpx.Client, method: str, url: str, **kwargs: Any
+          ) -> tuple[httpx.Response, bytes]:
+    """One request: its answer and the first MAX_ANSWER_BYTES of its body, as they came."""
+    with http.stream(method, url, **kwargs) as resp:
+        data = bytearray()
+        for chunk in resp.iter_raw():
+            data += chunk
+            if len(data) >= MAX_ANSWER_BYTES:
+                break
+    return resp, bytes(data[:MAX_ANSWER_BYTES])
+
+
+def _excerpt(data: bytes) -> str:
+    return data[:200].decode("utf-8", "replace").strip()

@@ -28,12 +28,14 @@ def print_result(console, result) -> None:  # type: ignore[no-untyped-def]
     from rich.table import Table
     from rich.text import Text
 
+    from ...ops.doctor.results import CheckStatus
+
     mark, style = MARKS[result.status]
     row = Table.grid(expand=True, padding=(0, 1))
     row.add_column(width=1, no_wrap=True)
     row.add_column(ratio=1)
     row.add_column(justify="right", no_wrap=True)
-    skipped = result.status == "skip"
+    skipped = result.status == CheckStatus.SKIP
     row.add_row(Text(mark, style=style), Text(result.title, style="dim" if skipped else "bold"),
                 Text("skipped" if skipped else f"{result.duration_ms:,.0f} ms", "dim"))
     console.print(row)

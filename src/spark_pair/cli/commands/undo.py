@@ -88,10 +88,12 @@ def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> None:
 def _turn_lines(t: TurnInfo) -> list[str]:
     """One listed turn in lines of at most 80 columns: id, time and state; its files; its
     prompt (cut)."""
+    from ...edits.journal import TurnKind
+
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t.time))
-    if t.kind == "undo":
+    if t.kind == TurnKind.UNDO:
         state = "undo (redone since)" if t.undone else f"undo of {t.undoes}"
-    elif t.kind == "redo":
+    elif t.kind == TurnKind.REDO:
         state = f"redo of {t.undoes}"
     elif t.undone:
         state = "undone"
@@ -100,7 +102,7 @@ def _turn_lines(t: TurnInfo) -> list[str]:
     lines = [f"{t.turn_id}  {when}  {state}"[:WIDTH]]
     lines += file_lines("  files:", t.files, max_lines=3)
     summary = " ".join(t.summary.split())
-    if summary and t.kind == "apply":
+    if summary and t.kind == TurnKind.APPLY:
         room = WIDTH - len(INDENT)
         lines.append(INDENT + (summary if len(summary) <= room else summary[:room - 1] + "…"))
     return lines

@@ -6,8 +6,8 @@ hang the run. The probes talk to the endpoint directly (httpx / websockets) so t
 can be pinned on one step: resolve, connect, authenticate, list models, answer, stream, chain.
 """
 
-from .checks import CHECKS, run_doctor
 from .results import CheckResult, DoctorConfig, DoctorReport, config_from_settings
+from .runner import CHECKS, run_doctor
 from .wire import url_problems
 
 __all__ = ["CHECKS", "CheckResult", "DoctorConfig", "DoctorReport", "config_from_settings",

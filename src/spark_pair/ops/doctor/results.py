@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from ...base.errors import SparkPairError
 
-PASS, FAIL, SKIP = "pass", "fail", "skip"
+
+class CheckStatus(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"  # the check does not apply, or one it needs did not pass
+
+
+PASS, FAIL, SKIP = CheckStatus.PASS, CheckStatus.FAIL, CheckStatus.SKIP
 
 
 
@@ -57,7 +65,7 @@ def _telemetry(settings: Any) -> Any:
 class CheckResult:
     id: str
     title: str
-    status: str  # pass | fail | skip
+    status: CheckStatus
     duration_ms: float = 0.0
     detail: str = ""
     hint: str = ""

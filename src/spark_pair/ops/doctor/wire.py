@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import urllib.request
@@ -77,17 +76,6 @@ def http_error(resp_status: int, body: str, url: str, content_type: str = "",
     if isinstance(err, E.AuthError) and auth_hint:
         err.hint = auth_hint
     return err
-
-
-def json_body(resp: httpx.Response, url: str) -> dict[str, Any]:
-    ctype = resp.headers.get("content-type", "")
-    try:
-        data = resp.json()
-    except ValueError:
-        data = None
-    if "json" not in ctype or not isinstance(data, dict):
-        raise errors_map.not_openai_body(url, resp.text, ctype, resp.status_code)
-    return data
 
 
 def link_error(exc: Exception, url: str) -> E.ModelError:
@@ -215,13 +203,6 @@ def has_request(exc: httpx.HTTPError) -> bool:
     except RuntimeError:
         return False
     return True
-
-
-async def close_quietly(ws: Any) -> None:
-    try:
-        await asyncio.wait_for(ws.close(), 1.0)
-    except Exception:  # noqa: BLE001 - closing is best effort
-        pass
 
 
 def ms(start: float) -> float:

@@ -22,6 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
+from ...base import gcpolicy
 from ...base.errors import SparkPairError, UsageError
 from ...base.printable import shown
 from ...edits.ops import Rename, op_paths
@@ -37,7 +38,7 @@ from ...session.events import (
     TurnFinished,
     TurnStatus,
 )
-from .. import bindings, fit, gcpolicy, review_tools, sessions, turn_queue
+from .. import bindings, fit, review_tools, sessions, turn_queue
 from ..chosen import ChosenFiles
 from ..dialogs.confirm import ConfirmScreen
 from ..driver import Driver, describe

@@ -199,7 +199,6 @@ class DiffView(ScrollView, can_focus=True):
         self._framed: LRUCache[tuple[int, int, int], Strip] = LRUCache(CACHE_ROWS)
         self._framing: tuple[Any, ...] | None = None  # what the framed rows were made with
         self._edges: dict[tuple[int, Any, Any], Strip] = {}  # border rows by (y, titles)
-        self._sides: tuple[Segment, Segment, Style] | None = None  # left, right, pad style
         self._styles: dict[str, Style] = {}
         self._marks = WordMarks(self._words_ready)  # changed words per hunk, off the loop
         self._bars_at = 0.0  # when the scrollbars were last told (monotonic)
@@ -237,18 +236,17 @@ class DiffView(ScrollView, can_focus=True):
     def on_unmount(self) -> None:
         self._marks.close()
 
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
-                      layout: bool = True) -> bool:
-        """A new height from a layout (the review pane appearing or growing takes rows from
-        the diff). Textual's layout follows the tail with the height the view had before, so
-        the last rows would be painted out of view until a later layout: a view that follows
-        the tail keeps it in view now. A view the person scrolled stays where it is."""
-        resized = super()._size_updated(size, virtual_size, container_size, layout)
-        if self.following and self.scroll_y != self.max_scroll_y:
-            end = self.max_scroll_y
+    def validate_scroll_y(self, value: float) -> float:
+        """While the view follows the tail, its place is the end. A layout that gives the view
+        a new height (the review pane appearing or growing takes rows from the diff) sets the
+        place again once the height is known: Textual's layout follows the tail with the
+        height the view had before, so the last rows would be painted out of view until a
+        later layout. A view the person scrolled stays where it is."""
+        value = super().validate_scroll_y(value)
+        if self.following and value != (end := self.max_scroll_y):
             self.set_reactive(DiffView.scroll_target_y, end)
-            self.scroll_y = end  # (tells the scrollbar, repaints the rows)
-        return resized
+            return end
+        return value
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -633,22 +631,20 @@ class DiffView(ScrollView, can_focus=True):
         return strip
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        """The rows in `crop`, framed as Textual frames them (border, the app's line filters).
-        A row framed once is kept (by row, scroll x and width) while the frame looks the same:
-        when the tail scrolls, only the rows new to the view are made, and the screen's own
-        caches of a kept strip (its cuts, its rendering) are reused. The border's top and
-        bottom rows are Textual's, kept the same way (the title is drawn anew otherwise)."""
+        """The rows in `crop`, framed by Textual (border, the app's line filters). A row framed
+        once is kept (by row, scroll x and width) while the frame looks the same: when the tail
+        scrolls, only the rows new to the view are framed, and the screen's own caches of a
+        kept strip (its cuts, its rendering) are reused. The border's top and bottom rows are
+        kept the same way (by their titles)."""
         styles = self.styles
         size = self.region.size
         base_background, background = self.background_colors
         app = self.app
-        filters = tuple(self.get_line_filters())
-        content_size = self.content_region.size
-        opacity, ansi_theme, native_ansi = self.opacity, app.ansi_theme, app.native_ansi_color
         # (not the view's height: rows framed before the review pane took some of it stay)
-        framing = (size.width, content_size.width, base_background, background, styles.border,
-                   styles.outline, styles.padding, styles.tint, styles.text_opacity, opacity,
-                   ansi_theme, native_ansi, filters,
+        framing = (size.width, self.content_region.size.width, base_background, background,
+                   styles.border, styles.outline, styles.padding, styles.tint,
+                   styles.text_opacity, self.opacity, app.ansi_theme, app.native_ansi_color,
+                   tuple(self.get_line_filters()),
                    styles.hatch if styles.has_rule("hatch") else None)
         gutter = styles.gutter
         top, bottom = gutter.top, size.height - gutter.bottom
@@ -656,52 +652,24 @@ class DiffView(ScrollView, can_focus=True):
             self._framed.clear()
             self._edges.clear()
             self._framing = framing
-            self._sides = None
-            plain = (not any(styles.padding) and not any(e for e, _ in styles.outline)
-                     and not styles.tint.a and styles.text_opacity == opacity == 1.0
-                     and framing[-1] is None and top < bottom)
-            if plain:  # a row is [left edge, the row, padding, right edge]: take the edges
-                sides = list(self._styles_cache.render_line(  # from Textual's frame of a
-                    styles, top, size, content_size, styles.padding, base_background,
-                    background, lambda _: Strip([], 0), None, None, opacity, ansi_theme,
-                    native_ansi))  # blank row
-                if len(sides) == 3 and sides[0].text and sides[2].text:
-                    self._sides = (sides[0], sides[2], sides[1].style or Style())
-        sides = self._sides
-        inner = content_size.width
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         end = len(self.rows)
+        frame = super().render_lines
         strips: list[Strip] = []
         for y in crop.line_range:
             if not top <= y < bottom:  # border (or padding) rows
-                edge = (y, self._border_title, self._border_subtitle)
+                edge = (y, self.border_title, self.border_subtitle)
                 strip = self._edges.get(edge)
                 if strip is None:
-                    strip = self._edges[edge] = super().render_lines(
-                        Region(0, y, size.width, 1))[0]
+                    strip = self._edges[edge] = frame(Region(0, y, size.width, 1))[0]
                 strips.append(strip)
                 continue
             index = scroll_y + y - top
             key = (index if index < end else -1, scroll_x, width)  # (-1: a blank row)
             strip = None if index == end and self.partial else self._framed.get(key)
             if strip is None:
-                if sides is None:
-                    strip = self._styles_cache.render_line(
-                        styles, y, size, content_size, styles.padding, base_background,
-                        background, self.render_line, None, None, opacity, ansi_theme,
-                        native_ansi)
-                else:
-                    row = self.render_line(y - top)
-                    if row.cell_length > inner:
-                        row = row.crop(0, inner)
-                    segments = [sides[0], *row]
-                    if row.cell_length < inner:
-                        segments.append(Segment(" " * (inner - row.cell_length), sides[2]))
-                    segments.append(sides[1])
-                    strip = Strip(segments, size.width)
-                for line_filter in filters:
-                    strip = strip.apply_filter(line_filter, background)
+                strip = frame(Region(0, y, size.width, 1))[0]
                 if not (index == end and self.partial):
                     self._framed.set(key, strip)
             strips.append(strip)

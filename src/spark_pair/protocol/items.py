@@ -1,0 +1,74 @@
+"""What a transport yields for one attempt; the client turns them into the events of
+protocol.events (a retry, a rewind, the record). Plain frozen values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ..base.errors import ModelError
+from .events import Usage
+from .steer import Steered
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """The server took the request (its answer's headers are in, or the WebSocket message
+    went out on an open socket)."""
+
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class Deltas:
+    """The text deltas of the messages of one read, in order (one per server message)."""
+
+    texts: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseId:
+    """The server named its response (Responses API: response.created)."""
+
+    response_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The reply is complete: its id, its usage (None: the server sent none that counts) and
+    `cut` when the server ended it early (the output limit, a content filter)."""
+
+    response_id: str | None
+    usage: Usage | None
+    cut: ModelError | None = None
+
+
+class ReopenReason(StrEnum):
+    """Why a WebSocket turn is sent again on a new socket, before any of its reply came."""
+
+    CLOSED = "closed"  # the server closed the socket
+    LIMIT = "limit"  # websocket_connection_limit_reached
+    CHAIN_LOST = "chain_lost"  # previous_response_not_found: sent again unchained
+
+
+@dataclass(frozen=True, slots=True)
+class Reopen:
+    reason: ReopenReason
+
+
+@dataclass(frozen=True, slots=True)
+class Steer:
+    """The server's answer to a correction sent to the running response."""
+
+    answer: Steered
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """What the transport says of the request (a lost chain, sent again whole)."""
+
+    text: str
+
+
+# what a transport's attempt yields to the client
+Item = Opened | Deltas | Finished | Steer | Note
