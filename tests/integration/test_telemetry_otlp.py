@@ -92,6 +92,10 @@ def test_an_endpoint_that_is_down_refuses_or_hangs_costs_a_bounded_wait_and_one_
     assert proc.returncode == 0, proc.stderr  # the turn's own exit code: a dry run, ok
     notes = [line for line in proc.stderr.splitlines() if "telemetry" in line]
     assert len(notes) == 1 and down in notes[0] and "dropped" in notes[0], proc.stderr
+    # the cause in plain words (refused, or no answer in time when the budget ran out first),
+    # not the SDK's own log line
+    assert ("connection refused" in notes[0] or "no answer in time" in notes[0]) and \
+        "HTTPConnectionPool" not in notes[0] and "Transient" not in notes[0], notes
     assert "Traceback" not in proc.stderr
     assert took < 8, took  # the start-up, the turn, and at most the 1 s exit budget
     with OtlpReceiver(status=503) as refusing:
@@ -100,6 +104,7 @@ def test_an_endpoint_that_is_down_refuses_or_hangs_costs_a_bounded_wait_and_one_
     assert refusing.bodies  # it was tried...
     notes = [line for line in proc.stderr.splitlines() if "telemetry" in line]
     assert len(notes) == 1 and "dropped" in notes[0], proc.stderr  # ...and said once
+    assert "answered Service Unavailable" in notes[0] and "retrying" not in notes[0], notes
     with socket.socket() as silent:  # takes the connection and never answers
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)

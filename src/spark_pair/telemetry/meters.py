@@ -9,6 +9,7 @@ a scrape of /metrics) runs in a thread of its own.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -40,11 +41,40 @@ class Failures(logging.Handler):
             text = record.getMessage().splitlines()[0] if record.getMessage() else ""
         except Exception:  # noqa: BLE001 - a log record that cannot format: still a failure
             text = record.msg if isinstance(record.msg, str) else "export failed"
-        self.last = redact(text)[:300]
+        self.last = plain_failure(redact(text))
         self.first = self.first or self.last
         self.count += 1
         if self.count == 1 and self.on_first is not None:
             self.on_first(self.last)
+
+
+_CAUSES = (  # words of the SDK's log line (its HTTP library's error) -> a plain cause
+    ("refused", "nothing answers there: connection refused"),
+    ("timed out", "no answer in time"),
+    ("timeout", "no answer in time"),
+    ("name or service not known", "the host name does not resolve"),
+    ("nodename nor servname", "the host name does not resolve"),
+    ("temporary failure in name resolution", "the host name does not resolve"),
+    ("certificate", "its TLS certificate was not accepted"),
+    ("reset by peer", "the connection was reset"),
+    ("remote end closed", "the connection was closed without an answer"),
+)
+
+
+def plain_failure(text: str) -> str:
+    """The cause in a log line of the SDK's exporter, in a few plain words (its own text,
+    cut, when no known cause is in it)."""
+    low = text.lower()
+    for words, cause in _CAUSES:
+        if words in low:
+            return cause
+    said = re.search(r"Transient error (.{1,60}?) encountered", text)
+    if said:  # an HTTP status the SDK retries: its reason phrase
+        return f"the endpoint answered {said.group(1)}"
+    code = re.search(r"\b(?:code|status)[:= ]+(\d{3})\b", text)
+    if code:
+        return f"the endpoint answered HTTP {code.group(1)}"
+    return text if len(text) <= 120 else text[:119] + "…"
 
 
 def quiet_sdk(handler: Failures) -> None:
