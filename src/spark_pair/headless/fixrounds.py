@@ -159,12 +159,12 @@ class FixRounds:
     def _finish_turn_error(self) -> None:
         """A round's turn failed (its error is said already): its own end line and code."""
         if self.last_turn:
-            self.diag.say("the earlier rounds stay applied (" + self._undo_hint() + ")")
+            self.diag.say("the earlier rounds stay applied: " + self._undo_hint())
         if self.jl is not None and self.report.end is not None:
             self.jl.write(self.report.end)
 
     def _undo_hint(self) -> str:
-        return ("spark-pair undo takes back the last round (run it again for each earlier one)"
+        return ("spark-pair undo takes back the last round; run it again for each earlier one"
                 if self.last_turn else "nothing was written")
 
     def _say_error(self, error: Cancelled) -> None:

@@ -107,9 +107,10 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
         say(console, f"Errors by class: {classes}")
     turns = report.turns
     if turns.applied_turns:
+        cost = _fmt_cost(turns.cost_per_turn or 0, turns.unpriced)
+        priced = "no cost: no [prices] set" if cost == "-" else cost
         say(console, f"Applied turns: {turns.applied_turns}; per turn "
-                      f"{_fmt_cost(turns.cost_per_turn or 0, turns.unpriced)} and "
-                      f"{_fmt_num(turns.tokens_per_turn)} tokens "
+                      f"{_fmt_num(turns.tokens_per_turn)} tokens, {priced} "
                       f"({turns.edit_requests} edit requests)")
     else:
         say(console, "Applied turns: none recorded yet (cost per turn needs applied edits)")
