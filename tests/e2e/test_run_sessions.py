@@ -182,3 +182,16 @@ def test_the_history_benchmark_runs_and_the_rule_saves() -> None:
     assert total is not None, done.stdout
     with_rule, without = (int(g.replace(",", "")) for g in total.groups())
     assert 0 < with_rule < without
+
+
+def test_continue_without_a_terminal_says_the_app_needs_one_and_what_works_instead(
+        tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from spark_pair.cli.main import main
+
+    for args in (["-c"], ["--resume", "brisk-otter"], ["--resume"]):
+        result = CliRunner().invoke(main, args, env={"SPARK_PAIR_HOME": str(tmp_path)})
+        assert result.exit_code == 2, result.output
+        assert "needs a terminal" in result.output and "run --continue" in result.output
+        assert "Traceback" not in result.output

@@ -68,6 +68,11 @@ def main(ctx: click.Context, continue_: bool, resume: str | None) -> None:
         from ..ui.launch import is_terminal
 
         if not is_terminal():
+            if continue_ or resume is not None:  # asked for the app, and it cannot open here
+                raise click.UsageError("-c/--continue and --resume open the app, which needs a "
+                                       "terminal; without one, `spark-pair run --continue "
+                                       "PROMPT` or `run --session NAME PROMPT` carries a "
+                                       "session on")
             click.echo(ctx.get_help())
             return
         from ..base.exitcodes import report_errors
