@@ -5,6 +5,7 @@ run's watchdog. The server is a real process on 127.0.0.1 (tests/support/error_p
 from __future__ import annotations
 
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -106,11 +107,15 @@ def test_a_signal_ends_a_run_against_a_hostile_page(tmp_path: Path, page: str, s
     proc = subprocess.Popen(cli() + ["run", "edit", "--json", "--transport", "responses"],
                             cwd=repo, env=wire_env(tmp_path / "home", page), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
-    time.sleep(1.5)  # the first answers are in: the page is being read, cut or retried
-    proc.send_signal(sig)
-    t0 = time.monotonic()
     try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 30)  # the run began (its first
+        first = proc.stdout.readline() if ready else ""  # line), however slow the start-up
+        time.sleep(1.0)  # the first answers are in: the page is being read, cut or retried
+        proc.send_signal(sig)
+        t0 = time.monotonic()
         out, err = proc.communicate(timeout=30)
+        out = first + out
     finally:
         proc.kill()
     took = time.monotonic() - t0
