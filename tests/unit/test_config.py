@@ -190,3 +190,17 @@ def test_a_key_that_is_not_a_string_is_a_config_error(tmp_path, monkeypatch) -> 
     (tmp_path / ".spark-pair.toml").write_text('[keys]\nreview.accept = 3\n')
     with pytest.raises(ConfigError, match="review.accept must be a key name"):
         load_settings(cwd=tmp_path, env={})
+
+
+def test_config_command_says_telemetry_the_otel_variables_turn_on(home, tmp_path):
+    env = {k: "" for k in os.environ if k.startswith("OTEL_")}
+    out = run_cli(["config"], tmp_path, home, env)
+    assert "telemetry                   off" in out.stdout, out.stdout
+    env.update(OTEL_METRICS_EXPORTER="otlp",
+               OTEL_EXPORTER_OTLP_ENDPOINT="http://team:pw-7781@127.0.0.1:4318")
+    out = run_cli(["config"], tmp_path, home, env)
+    line = next(x for x in out.stdout.splitlines() if x.startswith("telemetry  "))
+    assert "on, to OTLP" in line and "127.0.0.1:4318/v1/metrics" in line, line
+    assert "pw-7781" not in out.stdout  # the endpoint's password is never shown
+    data = json.loads(run_cli(["config", "--json"], tmp_path, home, env).stdout)
+    assert data["telemetry"]["on"] is True and "pw-7781" not in data["telemetry"]["to"]

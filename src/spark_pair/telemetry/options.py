@@ -8,6 +8,7 @@ programs of the same shell.
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ class TelemetryOptions:
             parts.append(f"Pushgateway {self.pushgateway}")
         if self.metrics_port:
             parts.append(f"/metrics on 127.0.0.1:{self.metrics_port}")
-        return ", ".join(parts) or "nowhere"
+        return re.sub(r"//[^/@\s]+@", "//***@", ", ".join(parts)) or "nowhere"  # no password
 
 
 def is_on(settings: Any) -> bool:

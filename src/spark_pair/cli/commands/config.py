@@ -32,6 +32,10 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
     key = settings.api_key
     key_info = {"env": settings.key_env, "set": key is not None, "length": len(key or "")}
     project = find_project_file(Path.cwd())
+    from ...base.errors import redact
+    from ...telemetry.options import options_of
+
+    telemetry = options_of(settings)  # with the OTEL_* variables, as a run reads them
     report = {
         "user_file": str(dirs.user_config_file()),
         "user_file_found": dirs.user_config_file().is_file(),
@@ -44,6 +48,8 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
         },
         "keys": dict(settings.keys),
         "warnings": settings.warnings,
+        "telemetry": {"on": telemetry is not None,
+                      "to": redact(telemetry.where) if telemetry is not None else None},
     }
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -69,6 +75,9 @@ def _print_text(report: dict) -> None:
             click.echo(f"{line}\n{'':<{width}}  {source}")
         else:
             click.echo(f"{line}  {source}")
+    tel = report["telemetry"]
+    click.echo(f"{'telemetry':<{width}}  " + (f"on, to {tel['to']} (with the OTEL_* "
+               "variables)" if tel["on"] else "off (in effect, with the OTEL_* variables)"))
     key = report["api_key"]
     state = f"set, {key['length']} chars" if key["set"] else "NOT SET"
     click.echo(f"{'api key':<{width}}  ${key['env']}: {state} (never shown)")
