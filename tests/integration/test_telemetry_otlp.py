@@ -94,7 +94,7 @@ def test_an_endpoint_that_is_down_refuses_or_hangs_costs_a_bounded_wait_and_one_
     assert len(notes) == 1 and down in notes[0] and "dropped" in notes[0], proc.stderr
     # the cause in plain words (refused, or no answer in time when the budget ran out first),
     # not the SDK's own log line
-    assert ("connection refused" in notes[0] or "no answer in time" in notes[0]) and \
+    assert ("connection refused" in notes[0] or "no answer" in notes[0]) and \
         "HTTPConnectionPool" not in notes[0] and "Transient" not in notes[0], notes
     assert "Traceback" not in proc.stderr
     assert took < 8, took  # the start-up, the turn, and at most the 1 s exit budget
