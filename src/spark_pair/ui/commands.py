@@ -63,6 +63,7 @@ def run(screen: Any, text: str) -> None:
                 hint="commands: /undo /redo /model NAME /transport NAME /add PATH /drop PATH "
                      "/clear /sessions /rename NAME /fork /help /quit"))
 
+
 async def _undo(screen: Any) -> None:
     if screen.turn_worker is not None:
         screen.say(screen.busy("/undo"))
@@ -76,6 +77,7 @@ async def _undo(screen: Any) -> None:
                "; /redo writes them again")
     await _undone_shown(screen)
 
+
 async def _redo(screen: Any) -> None:
     if screen.turn_worker is not None:
         screen.say(screen.busy("/redo"))
@@ -88,6 +90,7 @@ async def _redo(screen: Any) -> None:
     screen.say(f"re-applied {len(written)} file(s): {', '.join(map(shown, written))}")
     await _undone_shown(screen)
 
+
 async def _undone_shown(screen: Any) -> None:
     """After /undo or /redo: the review's rows say whether its turn is on disk now; the
     files pane lists again a context file the undo brought back."""
@@ -97,6 +100,7 @@ async def _undone_shown(screen: Any) -> None:
     if turn_id is not None:
         undone = await screen.driver.undone(turn_id)
         review.set_undone(turn_id, (review.review.undone or Undone.UNDONE) if undone else None)
+
 
 async def _reopen(screen: Any, overrides: dict[str, str], what: str) -> None:
     if screen.turn_worker is not None:
@@ -110,6 +114,7 @@ async def _reopen(screen: Any, overrides: dict[str, str], what: str) -> None:
         return
     if screen.driver.session is not None:
         screen.say(f"now using {what}")
+
 
 def add_context(screen: Any, arg: str) -> None:
     from ..edits.paths import clean_rel_path
@@ -131,6 +136,7 @@ def add_context(screen: Any, arg: str) -> None:
     screen.prepare()
     _context_said(screen, f"added {shown(rel)} to the context")
 
+
 def drop_context(screen: Any, arg: str) -> None:
     from ..edits.paths import clean_rel_path
 
@@ -149,11 +155,13 @@ def drop_context(screen: Any, arg: str) -> None:
     screen.prepare()
     _context_said(screen, f"dropped {shown(rel)} from the context")
 
+
 def _context_said(screen: Any, what: str) -> None:
     """A change of the context set, said where the folded files pane cannot show it."""
     if not displayed(screen.query_one(FilesPane)):
         n = len(screen.context)
         screen.say(f"{what}: {n} file{'' if n == 1 else 's'} in it now")
+
 
 def clear(screen: Any) -> None:
     if screen.turn_worker is not None:

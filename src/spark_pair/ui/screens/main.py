@@ -25,7 +25,7 @@ from ...base import gcpolicy
 from ...base.errors import SparkPairError, UsageError
 from ...base.printable import shown
 from ...protocol.events import Completed, Failed
-from ...protocol.steer import Steered, SteerState
+from ...protocol.steer import Steered
 from .. import bindings, commands, review_tools, sessions, turn_queue
 from ..chosen import ChosenFiles
 from ..dialogs.confirm import ConfirmScreen
@@ -33,7 +33,7 @@ from ..driver import Driver, describe
 from ..fixrounds import FixRounds
 from ..notices import STREAMING, displayed
 from ..sessions import Choice
-from ..steering import Steering
+from ..steering import Steering, steer, steered
 from ..turn_review import TurnReview
 from ..widgets.diff_view import DiffView
 from ..widgets.files import FilesPane
@@ -206,7 +206,7 @@ class MainScreen(Screen[None]):
             files = list(dict.fromkeys([comment.path, *self.sent_context()]))
             if self.driver.running or self.turn_worker is not None:
                 self.queued.append((prompt, files))
-                self._queue_changed()
+                turn_queue.changed(self)
                 self.say(f"AI! comment in {shown(comment.path)} queued: it runs after this turn")
             else:
                 self.start_turn(prompt, files)
@@ -240,7 +240,7 @@ class MainScreen(Screen[None]):
                                            exit_on_error=False)
         self.streaming = True
         self.typed_in_turn = False
-        self._queue_changed()
+        turn_queue.changed(self)
         # the screen is cleared when the turn's first frame arrives: the request goes out
         # first, not after a relayout and a new footer
         self._clear_pending = True
@@ -297,86 +297,17 @@ class MainScreen(Screen[None]):
                 self.start_turn(self.steering.resend(self.last_prompt), self.sent_context())
             self.run_queued()
 
-    @work(group="steer", exit_on_error=False)
-    async def _steer(self, text: str) -> None:
-        """enter while a turn streams: the server's own steering where it offers it, else the
-        turn is stopped and sent again at once with the correction."""
-        review = self.query_one(ReviewPane).review
-        decided = len(review.entries) - len(review.undecided())
-        self.steering.start(text, decided)
-        if await self.driver.steer(text):
-            self.query_one(DiffView).note(f"steering: the correction went to the running turn: "
-                                          f"{text}")
-        else:
-            self._stop_and_resend("this connection cannot steer a running reply")
-
-    def _stop_and_resend(self, why: str) -> None:
-        text = self.steering.text
-        if not self.steering.stop(why):
-            return
-        if self.streaming:
-            self.driver.cancel("stopped for a correction")
-            return
-        self.steering.restart = None  # the reply is in: the correction is the next prompt
-        prompt = self.query_one(Prompt)
-        if not prompt.value:
-            prompt.value = text
-        self.say(f"the reply ended before the correction could go ({why}); it is back in the "
-                 "prompt")
-
-    def _on_steered(self, event: Steered) -> None:
-        if event.state == SteerState.ACCEPTED:
-            self.query_one(DiffView).note(self.steering.accepted())
-        elif event.state == SteerState.PENDING:
-            self.query_one(DiffView).note("steering: the server takes the correction at its "
-                                          "next token")
-        else:
-            self._stop_and_resend(f"the server {event.state} it"
-                                  + (f": {event.detail}" if event.detail else ""))
-
     @on(Prompt.Queue)
     def _queue(self, message: Prompt.Queue) -> None:
-        """tab while a turn runs: the prompt is the next turn (it starts when this one ends)."""
-        text = message.text.strip()
-        if text.startswith("/"):
-            self.say("a slash command is not queued: enter runs it")
-            return
-        prompt = self.query_one(Prompt)
-        prompt.remember(text)
-        prompt.value = ""
-        self.queued.append((text, self.sent_context()))
-        self._queue_changed()
-        self.say(f"queued as turn {len(self.queued)} after this one · escape on the empty "
-                 "prompt clears the queue once the reply is in")
+        turn_queue.queue(self, message.text)
 
     @on(Prompt.ClearQueue)
     def _clear_queue(self) -> None:
-        n = len(self.queued)
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.queued.clear()
-                self._queue_changed()
-                self.say(f"the queue is cleared ({n} turn(s) dropped)")
-
-        self.app.push_screen(ConfirmScreen(f"clear the queue: drop {n} waiting turn(s)?"),
-                             answered)
+        turn_queue.clear(self)
 
     def run_queued(self) -> None:
         """The next queued turn, once nothing runs: no turn, no check, no fix loop."""
-        if self.queued and self.turn_worker is None and not self.checking and \
-                not self.fixes.active:
-            prompt, files = self.queued.pop(0)
-            self.start_turn(prompt, files)
-        self._queue_changed()
-
-    def _queue_changed(self) -> None:
-        """The prompt's chip and keys follow the queue and the turn in flight."""
-        prompt = self.query_one(Prompt)
-        prompt.turn_running = self.turn_worker is not None
-        prompt.queued = len(self.queued)
-        prompt.border_title = turn_queue.chip(self.queued)
-        self.refresh_bindings()
+        turn_queue.run_next(self)
 
     @on(Driver.Frame)
     def _frame(self, message: Driver.Frame) -> None:
@@ -387,7 +318,7 @@ class MainScreen(Screen[None]):
         view.feed(message.events, message.partial_line)
         for event in message.events:
             if type(event) is Steered:
-                self._on_steered(event)
+                steered(self, event)
         self.query_one(Meter).feed(message.events)
         if self.streaming and any(isinstance(e, (Completed, Failed)) for e in message.events):
             self.streaming = False  # the reply is in: escape no longer stops the turn
@@ -435,7 +366,8 @@ class MainScreen(Screen[None]):
             self.run_command(text)
         elif self.streaming and self.turn_worker is not None:
             prompt.value = ""
-            self._steer(text)  # a correction for the running turn
+            # a correction for the running turn
+            self.run_worker(steer(self, text), group="steer", exit_on_error=False)
         elif self.start_turn(text, self.sent_context()):
             self._sent = value  # cleared from the prompt once the request is out
         elif self.turn_worker is None:
