@@ -84,14 +84,14 @@ class TurnReview:
                         screen.say(f"{shown(old.op.path)} changed on disk: your edit of it was "
                                    "dropped; press e to edit it again", op=proposal.index)
                     elif old is not None:  # asked again: its row says so
-                        screen.give_way(proposal.index)
+                        screen.notice.give_way(proposal.index)
                     if not self.proposed_any:
                         self.proposed_any = True
                         prompt = screen.query_one(Prompt)
                         if not (prompt.has_focus and (prompt.value or screen.typed_in_turn)):
                             review.focus()  # (never from a person typing a correction or
                             # the next turn: their keys would decide hunks; tab goes there)
-                        if screen.notice_says(STREAMING):
+                        if screen.notice.says(STREAMING):
                             screen.say("")
                 case Stale(path=path, index=index):
                     if index is not None:
@@ -103,12 +103,12 @@ class TurnReview:
                     stale = kind is RefusalKind.STALE
                     review.refuse(index, f"refused ({kind}): {first_line(reason)}", op,
                                   stale=stale)
-                    screen.give_way(index)
+                    screen.notice.give_way(index)
                     if not review.review.closed:
                         self._doomed(op, reason, stale)
                 case Rewound():
                     review.clear()
-                    screen.give_way(screen.notice_op)
+                    screen.notice.give_way(screen.notice.op)
                     self.forget_ops()
                     self.proposed_any = False
                 case Applied():

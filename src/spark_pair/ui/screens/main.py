@@ -31,7 +31,7 @@ from ..chosen import ChosenFiles
 from ..dialogs.confirm import ConfirmScreen
 from ..driver import Driver, describe
 from ..fixrounds import FixRounds
-from ..notices import STREAMING, displayed
+from ..notices import STREAMING, Notice, displayed
 from ..sessions import Choice
 from ..steering import Steering, steer, steered
 from ..turn_review import TurnReview
@@ -83,7 +83,7 @@ class MainScreen(Screen[None]):
         self._file_list: list[str] | None = None
         self._prepare_timer: Timer | None = None
         self._sent: str | None = None  # the prompt text of the turn starting now
-        self.notice_op: int | None = None  # the operation the notice is about (it gives way)
+        self.notice = Notice(self)  # the notice line
         self._prompt_has_text = False
         self.typed_in_turn = False  # the prompt was typed into while this turn ran
         self.trying = False  # `t`: run the check once the turn is applied
@@ -265,7 +265,7 @@ class MainScreen(Screen[None]):
         # row going to the live diff would lay the whole screen out again (twice: containers
         # resized ask for a second pass) while the first tokens arrive. It goes once the review
         # pane appears, in that layout
-        self.say(STREAMING if self._notice_shown() else "")
+        self.say(STREAMING if self.notice.shown() else "")
         self.refresh_bindings()
 
     async def _turn(self, prompt: str, files: list[str]) -> None:
@@ -505,25 +505,7 @@ class MainScreen(Screen[None]):
         state changes)."""
         if self._clear_pending:  # what the turn says comes after the clearing
             self._clear_for_turn()
-        self.notice_op = op
-        notice = self.query_one("#notice", Static)
-        if str(notice.content) == text and not notice.has_class("-error"):
-            return  # an update lays out the whole screen again
-        notice.update(text)
-        notice.set_class(not text, "-empty")
-        notice.remove_class("-error")
-
-    def give_way(self, op: int | None) -> None:
-        """The notice about `op` goes: that operation's state changed (its row says how)."""
-        if op is not None and op == self.notice_op:
-            self.say("")
-
-    def _notice_shown(self) -> bool:
-        return not self.query_one("#notice", Static).has_class("-empty")
-
-    def notice_says(self, text: str) -> bool:
-        notice = self.query_one("#notice", Static)
-        return str(notice.content) == text and not notice.has_class("-error")
+        self.notice.say(text, op)
 
     def show_error(self, error: BaseException, nothing_written: bool = False) -> None:
         """The error (its message and hint) in the notice; `nothing_written`: it ended a turn,
@@ -537,11 +519,7 @@ class MainScreen(Screen[None]):
         """A problem in the notice line (drawn as one)."""
         if self._clear_pending:
             self._clear_for_turn()
-        self.notice_op = None
-        notice = self.query_one("#notice", Static)
-        notice.update(text)
-        notice.remove_class("-empty")
-        notice.add_class("-error")
+        self.notice.alert(text)
 
     # ---- actions ---------------------------------------------------------------------------
 
