@@ -14,7 +14,7 @@ from .review_state import Undone
 from .widgets.diff_view import DiffView
 from .widgets.files import FilesPane
 from .widgets.meter import Meter
-from .widgets.prompt import TRANSPORT_NAMES
+from .widgets.prompt import TRANSPORT_NAMES, Prompt
 from .widgets.review import ReviewPane
 
 TAKES_ARG = ("/model", "/add", "/drop", "/rename")
@@ -174,3 +174,33 @@ def clear(screen: Any) -> None:
     screen.query_one(FilesPane).set_context(screen.context)
     screen.prepare()
     screen.say("")
+
+
+def toggled(screen: Any, path: str) -> None:
+    """The files pane's toggle: a chosen file is dropped or back, else the context changes."""
+    if screen.toggle_chosen(path):
+        return
+    if path in screen.context:
+        drop_context(screen, path)
+    else:
+        add_context(screen, path)
+
+
+def pinned(screen: Any, path: str) -> None:
+    if path in screen.context:
+        screen.say(f"{shown(path)} is already in the context")
+    else:
+        screen.chooser.dropped.discard(path)
+        add_context(screen, path)
+
+
+def chosen_changed(screen: Any) -> None:
+    """The files chosen for the draft (or those dropped) changed: show them, read them
+    ahead, and say why a file the draft names is not sent."""
+    chosen = screen.chooser.chosen
+    screen.query_one(FilesPane).set_chosen(chosen, screen.chooser.dropped)
+    screen.query_one(Prompt).border_subtitle = screen.chooser.border_line(screen.context)
+    notes = screen.chooser.withheld_notes()
+    if notes:
+        screen.say("; ".join(notes))
+    screen.prepare()

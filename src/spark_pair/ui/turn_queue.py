@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.markup import escape
 
-from ..base.printable import shown_text
+from ..base.printable import shown, shown_text
 from .dialogs.confirm import ConfirmScreen
 from .widgets.prompt import Prompt
 
@@ -69,3 +69,17 @@ def changed(screen: Any) -> None:
     prompt.queued = len(screen.queued)
     prompt.border_title = chip(screen.queued)
     screen.refresh_bindings()
+
+
+def ai_comments(screen: Any, comments: Sequence[Any]) -> None:
+    """Saved `AI!` comments: each is a turn, queued while one runs."""
+    for comment in comments:
+        prompt = f"Do what the AI! comment in {comment.path} line {comment.line} says" + (
+            f": {comment.text}" if comment.text else "") + " (and remove the comment)"
+        files = list(dict.fromkeys([comment.path, *screen.sent_context()]))
+        if screen.driver.running or screen.turn_worker is not None:
+            screen.queued.append((prompt, files))
+            changed(screen)
+            screen.say(f"AI! comment in {shown(comment.path)} queued: it runs after this turn")
+        else:
+            screen.start_turn(prompt, files)

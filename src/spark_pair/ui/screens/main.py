@@ -23,7 +23,6 @@ from textual.worker import Worker, WorkerState
 
 from ...base import gcpolicy
 from ...base.errors import SparkPairError, UsageError
-from ...base.printable import shown
 from ...protocol.events import Completed, Failed
 from ...protocol.steer import Steered
 from .. import bindings, commands, review_tools, sessions, turn_queue
@@ -87,7 +86,8 @@ class MainScreen(Screen[None]):
         self._prompt_has_text = False
         self.typed_in_turn = False  # the prompt was typed into while this turn ran
         self.trying = False  # `t`: run the check once the turn is applied
-        self.chooser = ChosenFiles(self, self._chosen_changed)  # files chosen for the draft
+        # files chosen for the draft
+        self.chooser = ChosenFiles(self, lambda: commands.chosen_changed(self))
         self.fixes = FixRounds(self)  # check, fix rounds, escalation
         self.steering = Steering()  # corrections sent while a turn streams
         self.checking = False  # the check of a tried turn runs
@@ -200,16 +200,7 @@ class MainScreen(Screen[None]):
 
     @on(Driver.AIComments)
     def _ai_comments(self, message: Driver.AIComments) -> None:
-        for comment in message.comments:
-            prompt = f"Do what the AI! comment in {comment.path} line {comment.line} says" + (
-                f": {comment.text}" if comment.text else "") + " (and remove the comment)"
-            files = list(dict.fromkeys([comment.path, *self.sent_context()]))
-            if self.driver.running or self.turn_worker is not None:
-                self.queued.append((prompt, files))
-                turn_queue.changed(self)
-                self.say(f"AI! comment in {shown(comment.path)} queued: it runs after this turn")
-            else:
-                self.start_turn(prompt, files)
+        turn_queue.ai_comments(self, message.comments)
 
     # ---- turns -----------------------------------------------------------------------------
 
@@ -429,31 +420,11 @@ class MainScreen(Screen[None]):
 
     @on(FilesPane.Toggled)
     def _toggled(self, message: FilesPane.Toggled) -> None:
-        if self.toggle_chosen(message.path):
-            return
-        if message.path in self.context:
-            commands.drop_context(self, message.path)
-        else:
-            commands.add_context(self, message.path)
+        commands.toggled(self, message.path)
 
     @on(FilesPane.Pinned)
     def _pinned(self, message: FilesPane.Pinned) -> None:
-        if message.path in self.context:
-            self.say(f"{shown(message.path)} is already in the context")
-        else:
-            self.chooser.dropped.discard(message.path)
-            commands.add_context(self, message.path)
-
-    def _chosen_changed(self) -> None:
-        """The files chosen for the draft (or those dropped) changed: show them, read them
-        ahead, and say why a file the draft names is not sent."""
-        chosen = self.chooser.chosen
-        self.query_one(FilesPane).set_chosen(chosen, self.chooser.dropped)
-        self.query_one(Prompt).border_subtitle = self.chooser.border_line(self.context)
-        notes = self.chooser.withheld_notes()
-        if notes:
-            self.say("; ".join(notes))
-        self.prepare()
+        commands.pinned(self, message.path)
 
     @work(group="prepare", exclusive=True, exit_on_error=False)
     async def prepare(self) -> None:
