@@ -207,7 +207,7 @@ async def test_the_loop_gets_its_turn_from_a_pump_whose_steps_all_take_a_while()
     waited for the whole backlog."""
     import asyncio
 
-    from spark_pair.session.turn import SLICE_S, LoopShare
+    from spark_pair.session.inbox import SLICE_S, LoopShare
 
     loop = asyncio.get_running_loop()
     done = 0

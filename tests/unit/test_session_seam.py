@@ -25,7 +25,7 @@ from spark_pair.session.events import (
     TurnStarted,
     TurnStatus,
 )
-from spark_pair.session.turn import GATHER_CHARS
+from spark_pair.session.inbox import GATHER_CHARS
 from spark_pair.workspace import Watcher
 
 pytestmark = pytest.mark.timeout(30)

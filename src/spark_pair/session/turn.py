@@ -5,11 +5,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import os
-import time
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import (
@@ -17,12 +13,10 @@ from ..base.errors import (
     EditError,
     ModelError,
     ParseError,
-    PathRefused,
-    PolicyRefused,
     SparkPairError,
     StaleError,
 )
-from ..edits.ops import Create, Delete, Operation, OpKind, Rename, content_hash, op_paths
+from ..edits.ops import Create, Delete, op_paths
 from ..protocol.events import (
     Completed,
     Event,
@@ -37,124 +31,31 @@ from ..protocol.events import (
     TurnRequest,
     Usage,
 )
-from ..protocol.metrics import Stopwatch, estimate_request_tokens, estimate_tokens
-from .approval import Action, Decision, Ended, Proposal, select_hunks
+from ..protocol.metrics import Stopwatch
+from .apply_step import ApplyStep, has_effect, refusal_kind, to_the_end
+from .approval import Action, Ended, select_hunks
 from .events import (
-    Applied,
     OperationProposed,
-    Outcome,
     RefusalKind,
     Refused,
     SessionEvent,
     Stale,
     TurnResult,
-    TurnStatus,
 )
+from .inbox import END, GATHER_CHARS, WAKE, Answered, Changed, Inbox, LoopShare, gathered
 from .parts import Parts
 from .proposals import Proposals
+from .stale import StaleTracker
 
 if TYPE_CHECKING:  # the parser loads once the request is out
     from ..edits.apply import AppliedTurn
     from ..edits.parse_events import ParseEvent
     from ..edits.parser import DiffParser
 
-ASK_REASON = "the turn asked a question (AI?): it edits no file"
-SLICE_S = 0.002  # the longest stretch of work before the loop gets a turn
-GATHER_CHARS = 8192  # the most text handed over as one TextDelta (parsed in well under SLICE_S)
 MAX_LATE_CHANGES = 3  # times one operation is asked again for a change seen at the last look
 
 
-class LoopShare:
-    """Gives the event loop a turn after SLICE_S of work without a pause: a backlog (a burst
-    of buffered socket messages, a queue of parsed events) never freezes a screen, and the
-    deadline's timer and a signal's handler run in time. A long gap since the last call
-    begins a new stretch only if the loop did have a turn meanwhile (a callback scheduled at
-    the stretch's start has run): a step may be slow without a pause."""
-
-    def __init__(self) -> None:
-        self.start = self.last = time.perf_counter()
-        self.turned = True  # the loop had a turn since the stretch began
-
-    def _turn(self) -> None:
-        self.turned = True
-
-    async def take(self) -> None:
-        now = time.perf_counter()
-        if now - self.last > SLICE_S / 4 and self.turned:  # it waited: a new stretch
-            self.start = now
-            self.turned = False
-            asyncio.get_running_loop().call_soon(self._turn)
-        elif now - self.start > SLICE_S:
-            await asyncio.sleep(0)
-            now = self.start = time.perf_counter()
-            self.turned = True
-        self.last = now
-
-
-class _Inbox:
-    """The turn's incoming items (stream, watcher, decisions, wake-ups), in order. `put` never
-    waits; the turn loop takes from `items` and waits only when it is empty.
-
-    `latency`: how long model text may wait before the turn loop is woken for it (0: at once).
-    A front end that shows nothing per token lets text gather, so the loop wakes about
-    1 / latency times a second instead of once per socket read; anything else (the stream's
-    end, a failure, a decision, a file change, a cancel) wakes it at once."""
-
-    def __init__(self, latency: float = 0.0) -> None:
-        self.items: collections.deque[Any] = collections.deque()
-        self.latency = latency
-        self._waiter: asyncio.Future[None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self._due = 0.0  # a text item may wake the loop from this (loop) time on
-
-    def put(self, item: Any) -> None:
-        self.items.append(item)
-        self._wake()
-
-    def put_text(self, item: Any) -> None:
-        """A text delta: the loop may be woken for it up to `latency` late."""
-        self.items.append(item)
-        waiter = self._waiter
-        if waiter is None or self._timer is not None:
-            return
-        loop = waiter.get_loop()
-        if loop.time() < self._due:
-            self._timer = loop.call_at(self._due, self._wake)
-        else:
-            self._wake()
-
-    def _wake(self) -> None:
-        waiter, self._waiter = self._waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-    async def wait(self) -> None:
-        """Return once something is in `items`."""
-        loop = asyncio.get_running_loop()
-        while not self.items:
-            self._waiter = loop.create_future()
-            await self._waiter
-        self._due = loop.time() + self.latency
-
-
-_END = object()  # the stream ended
-_WAKE = object()  # the turn was cancelled: look at the inbox again
-
-
-@dataclass(frozen=True, slots=True)
-class _Changed:
-    paths: frozenset[str]  # repo paths the watcher saw change
-
-
-@dataclass(frozen=True, slots=True)
-class _Answered:
-    proposal: Proposal  # its decide() task is done
-
-
-class TurnRun:
+class TurnRun(ApplyStep):
     """The state of one turn while it runs: the stream loop, then the apply step."""
 
     def __init__(self, parts: Parts, request: TurnRequest, hashes: dict[str, str | None],
@@ -165,14 +66,9 @@ class TurnRun:
         self.ask = ask  # a question: prose is the answer, operations are refused
         self.request = request
         self.result = result
-        self.base = dict(hashes)  # path -> the hash of the content the model saw
-        self.disk = dict(hashes)  # path -> the hash last seen on disk (one Stale per change)
-        self.changed_early: set[str] = set()  # changed before any operation named them
-        self.existed: dict[str, bool] = {}  # a create's target was there when it was parsed
+        self.stale = StaleTracker(parts.root, hashes)  # which targets changed on disk
         self.proposals = Proposals(parts.approver, result.turn_id)
-        self.inbox = _Inbox(latency)
-        self.writing: str | None = None  # path of the file being parsed now
-        self.shown = dict(hashes)  # path -> the hash of what the model saw (never grows)
+        self.inbox = Inbox(latency)
         self.refused: dict[int, EditError] = {}  # refused before the write: stale, or it
         # could never go (a delete of a missing file, or of lines that are not the whole file)
         self.looks: dict[int, tuple[bool, str | None]] = {}  # the last look before the write
@@ -189,7 +85,7 @@ class TurnRun:
         if self.cancel_reason is None:
             self.cancel_reason = reason
             self.proposals.end_all(Ended.CANCELLED)
-            self.inbox.put(_WAKE)
+            self.inbox.put(WAKE)
 
     def end_proposals(self, why: Ended) -> None:
         self.proposals.end_all(why)
@@ -221,7 +117,7 @@ class TurnRun:
         # the first event (the client's Started comes once the request is out), while the
         # server works on its first token
         self.send()
-        self.proposals.on_answer = lambda p: self.inbox.put(_Answered(p))
+        self.proposals.on_answer = lambda p: self.inbox.put(Answered(p))
         parser: DiffParser | None = None
         streaming = True
         gather = self.inbox.latency > 0  # text that gathered is handed over as one TextDelta
@@ -251,14 +147,14 @@ class TurnRun:
                         continue
                     await share.take()
                     item = items.popleft()
-                    if item is _WAKE:
+                    if item is WAKE:
                         continue
-                    if isinstance(item, _Answered):
+                    if isinstance(item, Answered):
                         decided = self.proposals.answered(item.proposal)
                         if decided is not None:
                             yield decided
                         continue
-                    if isinstance(item, _Changed):
+                    if isinstance(item, Changed):
                         async for out in self._on_changed(item.paths):
                             yield out
                         continue
@@ -267,7 +163,7 @@ class TurnRun:
                     if parser is None:
                         self.parser = parser = _start_parsing()
                         from ..edits.parse_events import FileFinished, FileStarted
-                    if item is _END or isinstance(item, SparkPairError):
+                    if item is END or isinstance(item, SparkPairError):
                         streaming = False
                         if isinstance(item, SparkPairError):
                             error = item
@@ -290,7 +186,7 @@ class TurnRun:
                     event: Event = item
                     if gather and type(event) is TextDelta and items and \
                             type(items[0]) is TextDelta:
-                        event = _gathered(event, items)
+                        event = gathered(event, items)
                     yield event
                     if watch:  # after the first event: the request is out, so the watcher's
                         watch = False  # start-up work (imports, git) does not delay it
@@ -328,7 +224,7 @@ class TurnRun:
                             chunks = [text]
                             self.parser = parser = type(parser)()
                             self.proposals.forget()
-                            self.writing = None
+                            self.stale.writing = None
                             for pe in parser.feed(text):
                                 for out in await self._on_parse(pe):
                                     yield out
@@ -410,7 +306,7 @@ class TurnRun:
         except Exception as exc:  # a bug below the client: report, never hang the turn
             put(exc if isinstance(exc, SparkPairError) else
                 ModelError(f"the model client failed: {exc!r}"))
-        put(_END)
+        put(END)
 
     # ---- parse events -> proposals ---------------------------------------------------------
 
@@ -419,30 +315,18 @@ class TurnRun:
 
         out: list[SessionEvent] = [pe]
         if isinstance(pe, FileStarted):
-            self.writing = pe.path
-            if pe.path not in self.disk:
-                self.disk[pe.path] = await asyncio.to_thread(_hash_of, self.s.root, pe.path)
-            # not shown to the model: the operation is computed against the file as it is now
-            self.base.setdefault(pe.path, self.disk[pe.path])
-            if pe.op_kind == OpKind.CREATE and pe.path not in self.existed:
-                self.existed[pe.path] = (self.base.get(pe.path) is not None
-                                         or await asyncio.to_thread(_present, self.s.root,
-                                                                    pe.path))
-            if pe.path in self.changed_early:
-                self.changed_early.discard(pe.path)
+            self.stale.writing = pe.path
+            if await self.stale.file_started(pe.path, pe.op_kind):
                 out.append(Stale(pe.path, None))
         elif isinstance(pe, FileFinished):
-            self.writing = None
+            self.stale.writing = None
             op = pe.op
             if not isinstance(op, Create) and op.base_hash is None:
-                # a delete goes only with the file the model saw, or one matching its lines
-                # exactly (a file the model never saw is compared as it is on disk)
-                seen = self.shown if isinstance(op, Delete) else self.base
-                op.base_hash = seen.get(op.path)
+                op.base_hash = self.stale.base_of(op)
             problem = None
             if isinstance(op, Delete):  # in a thread: the file is read, git is asked
                 problem = await asyncio.to_thread(self._vet_delete, op)
-            stale = any(self._is_stale_path(p) for p in op_paths(op))
+            stale = any(self.stale.is_stale(p) for p in op_paths(op))
             index = self.proposals.add(op)
             if self.cancel_reason is not None:  # nobody is asked once the turn is cancelled
                 self.proposals.current[index].ended = Ended.CANCELLED
@@ -450,7 +334,7 @@ class TurnRun:
                 self.proposals.current[index].ended = Ended.TURN_OVER
             elif problem is not None:  # never asked: it cannot go as it is
                 self.refused[index] = problem
-                out.append(Refused(index, op, problem.message, _refusal_kind(problem)))
+                out.append(Refused(index, op, problem.message, refusal_kind(problem)))
             elif stale:
                 out.extend(await self._ask_stale(index))
             else:
@@ -479,26 +363,15 @@ class TurnRun:
     def _changed(self, paths: set[str]) -> None:
         """Called by the watcher (on the loop) with repo paths that changed on disk; the turn
         loop looks at them (hashing in a thread) as soon as it can."""
-        self.inbox.put(_Changed(frozenset(paths)))
-
-    def _is_stale_path(self, path: str) -> bool:
-        return path in self.base and self.disk.get(path) != self.base[path]
+        self.inbox.put(Changed(frozenset(paths)))
 
     async def _on_changed(self, paths: frozenset[str]) -> AsyncIterator[SessionEvent]:
         """One Stale per change of a file the model saw or an operation names; a file no
         operation names yet is reported when its operation starts."""
         for path in sorted(paths):
             index = self.proposals.index_of(path)
-            if path not in self.disk and index is None:
-                continue  # the model never saw it: an operation on it takes it as it is then
-            now = await asyncio.to_thread(_hash_of, self.s.root, path)
-            if path in self.disk and now == self.disk[path]:
-                continue  # touched but not changed (or a late event for an earlier write)
-            self.disk[path] = now
-            if index is None and path != self.writing:
-                self.changed_early.add(path)
+            if not await self.stale.changed(path, index is not None):
                 continue
-            self.changed_early.discard(path)
             yield Stale(path, index)
             if index is not None:
                 for out in await self._ask_stale(index):
@@ -533,20 +406,19 @@ class TurnRun:
             return  # nothing will be written
         todo = [(i, op) for i, (op, d) in enumerate(zip(self.proposals.ops, decided, strict=True))
                 if d is not None and d.action in (Action.ACCEPT, Action.SKIP)
-                and i not in self.refused and _has_effect(select_hunks(op, d))]
+                and i not in self.refused and has_effect(select_hunks(op, d))]
         if not todo:
             return
         chosen = self._straight_write()
         if chosen is None:
-            self.looks = await asyncio.to_thread(self._look, todo)
+            self.looks = await asyncio.to_thread(self.stale.look, todo)
         else:  # one trip to a worker thread for the look and the write
-            self.looks, self.written = await _to_the_end(asyncio.ensure_future(
+            self.looks, self.written = await to_the_end(asyncio.ensure_future(
                 asyncio.to_thread(self._look_then_write, todo, chosen)))
         for i, op in todo:
             stale, now = self.looks[i]
-            if not stale or now == self.disk.get(op.path, op.base_hash):
+            if not stale or not self.stale.seen_now(op, now):
                 continue
-            self.disk[op.path] = now
             yield Stale(op.path, i)
             self.late[i] = self.late.get(i, 0) + 1
             if self.late[i] > MAX_LATE_CHANGES:  # never settles: not asked forever
@@ -560,217 +432,6 @@ class TurnRun:
             for out in await self._ask_stale(i):
                 yield out
 
-    def _straight_write(self) -> list[tuple[int, Operation]] | None:
-        """The operations the apply step writes when the last look finds none of their files
-        changed: every decision is in and none refuses, no operation waits on a stale check,
-        and some have an effect. None when the apply step has more to weigh first."""
-        decided = self.proposals.decided
-        if self.cancel_reason is not None or self.ask or self.refused or any(
-                d is None or d.action == Action.REFUSE for d in decided):
-            return None
-        chosen = [(i, select_hunks(op, d))
-                  for i, (op, d) in enumerate(zip(self.proposals.ops, decided, strict=True))
-                  if d is not None and d.action == Action.ACCEPT]
-        return [(i, op) for i, op in chosen if _has_effect(op)] or None
-
-    def _look_then_write(self, todo: list[tuple[int, Operation]],
-                         chosen: list[tuple[int, Operation]]
-                         ) -> tuple[dict[int, tuple[bool, str | None]],
-                                    AppliedTurn | SparkPairError | None]:
-        """The last look and, when it finds no target changed, the write it would lead to
-        (in the same worker thread: the end of a turn waits for one thread, not two)."""
-        from ..edits.apply import apply_turn
-
-        looks = self._look(todo)
-        if any(stale for stale, _ in looks.values()):
-            return looks, None
-        try:
-            return looks, apply_turn(self.s.root, [op for _, op in chosen],
-                                     journal=self.s.journal, turn_id=self.result.turn_id,
-                                     summary=self._summary(), stop=self.stopping)
-        except (Cancelled, EditError) as exc:  # the apply step reports it
-            return looks, exc
-
-    def _summary(self) -> str:
-        return " ".join(self.prompt.split())[:200]
-
-    def _look(self, ops: list[tuple[int, Operation]]) -> dict[int, tuple[bool, str | None]]:
-        """For each operation (in a worker thread): whether its target differs from what it
-        was computed against, and the target's hash now."""
-        root, out = self.s.root, {}
-        for i, op in ops:
-            now = _hash_of(root, op.path)
-            if isinstance(op, Create):  # stale only if it appeared during the turn; a file that
-                # was already there is a conflict (a create never overwrites), not a stale file
-                existed = self.existed.get(op.path, self.base.get(op.path) is not None)
-                out[i] = (not existed and (now is not None or _present(root, op.path)), now)
-            else:
-                out[i] = (op.base_hash is not None and now != op.base_hash, now)
-        return out
-
-    # ---- apply -----------------------------------------------------------------------------
-
-    async def _apply(self) -> AsyncIterator[SessionEvent]:
-        from ..edits.apply import AppliedTurn, apply_turn, check_each, check_ops
-
-        r = self.result
-        if self.cancel_reason is not None and not isinstance(self.written, AppliedTurn):
-            # (a write the last look began gave way to it: what it waited for is said too)
-            stopped = self.written if isinstance(self.written, Cancelled) else None
-            self._finish_error(self.cancel_reason if stopped is None else self._stopped(stopped))
-            return
-        ops = self.proposals.ops
-        if self.ask:
-            self.proposals.decided = [Decision(Action.REFUSE, ASK_REASON) for _ in ops]
-        decisions = [d or Decision(Action.SKIP, "no decision") for d in self.proposals.decided]
-        r.decisions = list(decisions)
-        r.outcomes = [Outcome.NOT_APPLIED] * len(ops)
-        refused = [(i, d.reason) for i, d in enumerate(decisions) if d.action == Action.REFUSE]
-        for i, reason in refused:
-            yield Refused(i, ops[i], reason, RefusalKind.POLICY)
-        chosen = [(i, select_hunks(op, d))
-                  for i, (op, d) in enumerate(zip(ops, decisions, strict=True))
-                  if d.action == Action.ACCEPT]
-        chosen = [(i, op) for i, op in chosen if _has_effect(op)]
-        # a dry run writes nothing but checks what --apply would write
-        dry = not refused and not chosen and any(d.action == Action.SKIP for d in decisions)
-        checked = chosen if not dry else [
-            (i, op) for i, op in enumerate(ops)
-            if decisions[i].action == Action.SKIP and _has_effect(op)]
-        problems: list[tuple[int, SparkPairError]] = [
-            (i, err) for i, err in sorted(self.refused.items())
-            if decisions[i].action != Action.REJECT]
-        for i, op in checked:
-            if refused or i in self.refused:
-                continue
-            if i not in self.looks:
-                self.looks.update(await asyncio.to_thread(self._look, [(i, op)]))
-            if not self.looks[i][0]:
-                continue  # fresh operations are checked together by apply_turn
-            try:  # re-check against the newer file (off the loop, so the deadline can fire)
-                found = await asyncio.to_thread(check_ops, self.s.root, [op],
-                                                stop=self.stopping)
-            except Cancelled as exc:
-                self._finish_error(self._stopped(exc))
-                return
-            if found:
-                problems.append((i, StaleError(found[0])))
-                yield Refused(i, op, found[0], RefusalKind.STALE)
-        if refused:
-            self._finish_error(PolicyRefused(_refusal_message(ops, refused)),
-                               TurnStatus.REFUSED)
-            return
-        if problems:
-            self._finish_error(problems[0][1], TurnStatus.CONFLICT)
-            return
-        if dry:
-            try:
-                found_each = await asyncio.to_thread(check_each, self.s.root,
-                                                     [op for _, op in checked],
-                                                     stop=self.stopping)
-            except Cancelled as exc:
-                self._finish_error(self._stopped(exc))
-                return
-            if found_each:
-                i, op = checked[found_each[0][0]]
-                error = found_each[0][1]
-                yield Refused(i, op, error.message, _refusal_kind(error))
-                self._finish_error(error, TurnStatus.CONFLICT)
-            else:
-                r.status = TurnStatus.DRY_RUN
-            return
-        if not chosen:
-            r.status = TurnStatus.DRY_RUN if any(d.action == Action.SKIP for d in decisions) \
-                else (TurnStatus.REJECTED if decisions else TurnStatus.NO_CHANGES)
-            return
-        try:
-            if isinstance(self.written, SparkPairError):
-                raise self.written
-            applied = self.written or await _to_the_end(asyncio.ensure_future(asyncio.to_thread(
-                apply_turn, self.s.root, [op for _, op in chosen], journal=self.s.journal,
-                turn_id=r.turn_id, summary=self._summary(), stop=self.stopping)))
-        except Cancelled as exc:  # the deadline came while planning or waiting for the lock
-            self._finish_error(self._stopped(exc))
-            return
-        except EditError as exc:
-            at = exc.details.get("op_index")
-            i, op = chosen[at] if isinstance(at, int) and 0 <= at < len(chosen) else next(
-                ((i, op) for i, op in chosen if any(p in exc.message for p in op_paths(op))),
-                chosen[0])
-            yield Refused(i, op, exc.message, _refusal_kind(exc))
-            self._finish_error(exc, TurnStatus.CONFLICT)
-            return
-        for i, _ in chosen:
-            r.outcomes[i] = Outcome.APPLIED
-        r.changed, r.notes = list(applied.changed), list(applied.notes)
-        # operations that leave every byte as it was write no turn: there is none to undo
-        r.status = TurnStatus.APPLIED if applied.changed else TurnStatus.NO_CHANGES
-        if self.cancel_reason is not None and applied.changed:
-            r.notes.append(f"{self.cancel_reason.message} while the files were being written; "
-                           "a write is never cut short, so the turn was applied whole")
-        if self.s.recorder is not None:  # the request log is written meanwhile (its thread)
-            self.s.recorder.flush(r.turn_id)
-        yield Applied(applied.turn_id, tuple(applied.changed), tuple(r.notes))
-
-    def stopping(self) -> bool:
-        """Whether the turn was cancelled (checks and the journal lock give way to it; called
-        from worker threads)."""
-        return self.cancel_reason is not None
-
-    def _stopped(self, exc: Cancelled) -> Cancelled:
-        """The turn's own cancel reason, with what was stopped (e.g. who holds the lock)."""
-        reason = self.cancel_reason
-        if reason is None or "waiting" not in exc.details:
-            return reason or exc
-        return Cancelled(f"{reason.message}; {exc.message}", hint=exc.hint, **reason.details)
-
-    def _finish_error(self, error: SparkPairError, status: TurnStatus | None = None) -> None:
-        r = self.result
-        r.error = error
-        r.status = status or (TurnStatus.CANCELLED if isinstance(error, Cancelled)
-                              else TurnStatus.FAILED)
-        if isinstance(error, Cancelled) and r.metrics is None and self.stopwatch is not None:
-            tokens = r.usage.output_tokens if r.usage else estimate_tokens(r.text)
-            r.metrics = self.stopwatch.stopped(tokens)  # stopped: report what was measured
-            if r.usage is None:  # no count from the server: estimate both ways
-                r.usage = Usage(estimate_request_tokens(self.request), tokens, estimated=True)
-        if not r.outcomes:
-            r.outcomes = [Outcome.NOT_APPLIED] * len(self.proposals.ops)
-        if not r.decisions:
-            r.decisions = list(self.proposals.decided)
-
-
-async def _to_the_end(work: asyncio.Future[Any]) -> Any:
-    """The outcome of the write in its worker thread, also when the task awaiting it is
-    cancelled meanwhile: the thread cannot be stopped once it writes, so the turn reports what
-    it did (the write gives way to a stop only before its first file). The cancel is spent."""
-    cancelled = 0
-    try:
-        while True:
-            try:
-                return await asyncio.shield(work)
-            except asyncio.CancelledError:
-                if work.cancelled():
-                    raise
-                cancelled += 1
-    finally:
-        task = asyncio.current_task()
-        if task is not None:
-            for _ in range(cancelled):
-                task.uncancel()
-
-
-def _gathered(first: TextDelta, items: collections.deque[Any]) -> TextDelta:
-    """`first` and the text deltas queued right behind it, as one (up to GATHER_CHARS, so a
-    burst is still parsed in slices that leave the loop its turns)."""
-    texts = [first.text]
-    size = len(first.text)
-    while items and type(items[0]) is TextDelta and size < GATHER_CHARS:
-        text = items.popleft().text
-        texts.append(text)
-        size += len(text)
-    return TextDelta("".join(texts))
-
 
 def _start_parsing() -> DiffParser:
     """A parser for the reply; the apply step's modules load in a worker thread meanwhile."""
@@ -782,47 +443,5 @@ def _start_parsing() -> DiffParser:
 
 def _load_apply() -> None:
     import spark_pair.edits.apply  # noqa: F401 - loaded ahead of the apply step
-
-
-def _refusal_kind(error: SparkPairError) -> RefusalKind:
-    if isinstance(error, StaleError):
-        return RefusalKind.STALE
-    return RefusalKind.PATH if isinstance(error, PathRefused) else RefusalKind.CONFLICT
-
-
-def _refusal_message(ops: Sequence[Operation], refused: list[tuple[int, str]]) -> str:
-    """Names the refused operation by its path (indices differ between people and JSON)."""
-    i, reason = refused[0]
-    op = ops[i]
-    what = f"rename {op.src} to {op.dst}" if isinstance(op, Rename) else (
-        f"{type(op).__name__.lower()} {op.path}")
-    more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
-    return f"{what} refused: {reason}{more}; nothing was written"
-
-
-def _present(root: Path, rel: str) -> bool:
-    """Whether something is at this repository path (False for a path outside it)."""
-    from ..edits.paths import confine
-
-    try:
-        _, full = confine(root, rel)
-    except SparkPairError:
-        return False
-    return os.path.lexists(full)
-
-
-def _has_effect(op: Operation) -> bool:
-    if isinstance(op, Rename | Create | Delete):
-        return True
-    return bool(op.hunks)
-
-
-def _hash_of(root: Path, rel: str) -> str | None:
-    """The content hash of a regular file inside the repository, else None (blocking: call it
-    in a thread)."""
-    from ..edits.paths import read_regular
-
-    data = read_regular(root, rel)
-    return None if data is None else content_hash(data)
 
 

@@ -209,7 +209,7 @@ def command(screen: Any, name: str, arg: str) -> bool:
         screen.run_worker(_rename(screen, arg), group="command", exclusive=True,
                           exit_on_error=False)
     elif screen.turn_worker is not None:
-        screen.say(screen._busy(name))
+        screen.say(screen.busy(name))
     elif name == "/fork":
         screen.run_worker(_fork(screen), group="command", exclusive=True, exit_on_error=False)
     else:

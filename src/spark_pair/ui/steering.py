@@ -3,7 +3,13 @@ stop and an immediate resend) and the notes the live diff shows about it."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..protocol.steer import Steered, SteerState
 from ..session.steer import dropped_note, resend_prompt
+from .widgets.diff_view import DiffView
+from .widgets.prompt import Prompt
+from .widgets.review import ReviewPane
 
 
 class Steering:
@@ -42,3 +48,42 @@ class Steering:
     def note_for_new_turn(self) -> str | None:
         note, self._note = self._note, None
         return note
+
+
+async def steer(screen: Any, text: str) -> None:
+    """enter while a turn streams: the server's own steering where it offers it, else the
+    turn is stopped and sent again at once with the correction."""
+    review = screen.query_one(ReviewPane).review
+    decided = len(review.entries) - len(review.undecided())
+    screen.steering.start(text, decided)
+    if await screen.driver.steer(text):
+        screen.query_one(DiffView).note(f"steering: the correction went to the running turn: "
+                                        f"{text}")
+    else:
+        stop_and_resend(screen, "this connection cannot steer a running reply")
+
+
+def stop_and_resend(screen: Any, why: str) -> None:
+    text = screen.steering.text
+    if not screen.steering.stop(why):
+        return
+    if screen.streaming:
+        screen.driver.cancel("stopped for a correction")
+        return
+    screen.steering.restart = None  # the reply is in: the correction is the next prompt
+    prompt = screen.query_one(Prompt)
+    if not prompt.value:
+        prompt.value = text
+    screen.say(f"the reply ended before the correction could go ({why}); it is back in the "
+               "prompt")
+
+
+def steered(screen: Any, event: Steered) -> None:
+    if event.state == SteerState.ACCEPTED:
+        screen.query_one(DiffView).note(screen.steering.accepted())
+    elif event.state == SteerState.PENDING:
+        screen.query_one(DiffView).note("steering: the server takes the correction at its "
+                                        "next token")
+    else:
+        stop_and_resend(screen, f"the server {event.state} it"
+                                + (f": {event.detail}" if event.detail else ""))

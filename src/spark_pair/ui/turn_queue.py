@@ -4,10 +4,13 @@ on the prompt's border that shows them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from textual.markup import escape
 
-from ..base.printable import shown_text
+from ..base.printable import shown, shown_text
+from .dialogs.confirm import ConfirmScreen
+from .widgets.prompt import Prompt
 
 CHIP_WORDS = 32  # characters of the next turn's prompt the chip shows
 
@@ -20,3 +23,63 @@ def chip(queued: Sequence[tuple[str, Sequence[str]]]) -> str:
     if len(first) > CHIP_WORDS:
         first = first[:CHIP_WORDS - 1].rstrip() + "…"
     return escape(f"⧗ {len(queued)} queued: {shown_text(first)}")
+
+
+def queue(screen: Any, text: str) -> None:
+    """tab while a turn runs: the prompt is the next turn (it starts when this one ends)."""
+    text = text.strip()
+    if text.startswith("/"):
+        screen.say("a slash command is not queued: enter runs it")
+        return
+    prompt = screen.query_one(Prompt)
+    prompt.remember(text)
+    prompt.value = ""
+    screen.queued.append((text, screen.sent_context()))
+    changed(screen)
+    screen.say(f"queued as turn {len(screen.queued)} after this one · escape on the empty "
+               "prompt clears the queue once the reply is in")
+
+
+def clear(screen: Any) -> None:
+    n = len(screen.queued)
+
+    def answered(yes: bool | None) -> None:
+        if yes:
+            screen.queued.clear()
+            changed(screen)
+            screen.say(f"the queue is cleared ({n} turn(s) dropped)")
+
+    screen.app.push_screen(ConfirmScreen(f"clear the queue: drop {n} waiting turn(s)?"),
+                           answered)
+
+
+def run_next(screen: Any) -> None:
+    """The next queued turn, once nothing runs: no turn, no check, no fix loop."""
+    if screen.queued and screen.turn_worker is None and not screen.checking and \
+            not screen.fixes.active:
+        prompt, files = screen.queued.pop(0)
+        screen.start_turn(prompt, files)
+    changed(screen)
+
+
+def changed(screen: Any) -> None:
+    """The prompt's chip and keys follow the queue and the turn in flight."""
+    prompt = screen.query_one(Prompt)
+    prompt.turn_running = screen.turn_worker is not None
+    prompt.queued = len(screen.queued)
+    prompt.border_title = chip(screen.queued)
+    screen.refresh_bindings()
+
+
+def ai_comments(screen: Any, comments: Sequence[Any]) -> None:
+    """Saved `AI!` comments: each is a turn, queued while one runs."""
+    for comment in comments:
+        prompt = f"Do what the AI! comment in {comment.path} line {comment.line} says" + (
+            f": {comment.text}" if comment.text else "") + " (and remove the comment)"
+        files = list(dict.fromkeys([comment.path, *screen.sent_context()]))
+        if screen.driver.running or screen.turn_worker is not None:
+            screen.queued.append((prompt, files))
+            changed(screen)
+            screen.say(f"AI! comment in {shown(comment.path)} queued: it runs after this turn")
+        else:
+            screen.start_turn(prompt, files)

@@ -1,0 +1,206 @@
+"""The slash commands of the main screen (/undo, /redo, /model, /transport, /add, /drop,
+/clear, /help, /quit; the session commands are in `sessions`), and the context set they edit."""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from typing import Any
+
+from ..base.errors import SparkPairError, UsageError
+from ..base.printable import shown
+from . import sessions
+from .notices import displayed
+from .review_state import Undone
+from .widgets.diff_view import DiffView
+from .widgets.files import FilesPane
+from .widgets.meter import Meter
+from .widgets.prompt import TRANSPORT_NAMES, Prompt
+from .widgets.review import ReviewPane
+
+TAKES_ARG = ("/model", "/add", "/drop", "/rename")
+
+
+def start(screen: Any, work: Coroutine[Any, Any, None]) -> None:
+    """A command's worker (one at a time: a new command replaces the one running)."""
+    screen.run_worker(work, group="command", exclusive=True, exit_on_error=False)
+
+
+def reopen(screen: Any, overrides: dict[str, str], what: str) -> None:
+    start(screen, _reopen(screen, overrides, what))
+
+
+def run(screen: Any, text: str) -> None:
+    command, _, arg = text.partition(" ")
+    arg = arg.strip()
+    if sessions.command(screen, command, arg):
+        return
+    match command:
+        case "/undo":
+            start(screen, _undo(screen))
+        case "/redo":
+            start(screen, _redo(screen))
+        case "/model" if arg:
+            reopen(screen, {"model.name": arg}, f"model {arg}")
+        case "/transport" if arg in TRANSPORT_NAMES:
+            reopen(screen, {"session.transport": arg}, f"transport {arg}")
+        case "/transport":
+            screen.show_error(UsageError(f"unknown transport {arg!r}",
+                                         hint=f"use one of: {', '.join(TRANSPORT_NAMES)}"))
+        case "/add" if arg:
+            add_context(screen, arg)
+        case "/drop" if arg:
+            drop_context(screen, arg)
+        case "/clear":
+            clear(screen)
+        case "/help":
+            screen.action_help()
+        case "/quit":
+            screen.confirm_quit()  # as ctrl+q: asks when operations are undecided
+        case _:
+            screen.show_error(UsageError(
+                f"unknown command {text!r}" if command not in TAKES_ARG else
+                f"{command} needs an argument",
+                hint="commands: /undo /redo /model NAME /transport NAME /add PATH /drop PATH "
+                     "/clear /sessions /rename NAME /fork /help /quit"))
+
+
+async def _undo(screen: Any) -> None:
+    if screen.turn_worker is not None:
+        screen.say(screen.busy("/undo"))
+        return
+    try:
+        restored = await screen.driver.undo()
+    except SparkPairError as exc:
+        screen.show_error(exc)
+        return
+    screen.say(f"restored {len(restored)} file(s): {', '.join(map(shown, restored))}"
+               "; /redo writes them again")
+    await _undone_shown(screen)
+
+
+async def _redo(screen: Any) -> None:
+    if screen.turn_worker is not None:
+        screen.say(screen.busy("/redo"))
+        return
+    try:
+        written = await screen.driver.redo()
+    except SparkPairError as exc:
+        screen.show_error(exc)
+        return
+    screen.say(f"re-applied {len(written)} file(s): {', '.join(map(shown, written))}")
+    await _undone_shown(screen)
+
+
+async def _undone_shown(screen: Any) -> None:
+    """After /undo or /redo: the review's rows say whether its turn is on disk now; the
+    files pane lists again a context file the undo brought back."""
+    screen.prepare()
+    review = screen.query_one(ReviewPane)
+    turn_id = review.review.turn_id
+    if turn_id is not None:
+        undone = await screen.driver.undone(turn_id)
+        review.set_undone(turn_id, (review.review.undone or Undone.UNDONE) if undone else None)
+
+
+async def _reopen(screen: Any, overrides: dict[str, str], what: str) -> None:
+    if screen.turn_worker is not None:
+        screen.say(screen.busy(f"switch to {what}"))
+        return
+    screen.say(f"switching to {what}…")
+    try:
+        await screen.driver.reopen(**overrides)
+    except SparkPairError as exc:
+        screen.show_error(exc)
+        return
+    if screen.driver.session is not None:
+        screen.say(f"now using {what}")
+
+
+def add_context(screen: Any, arg: str) -> None:
+    from ..edits.paths import clean_rel_path
+
+    try:
+        rel = clean_rel_path(arg)
+    except SparkPairError as exc:
+        screen.show_error(exc)
+        return
+    if not (screen.launch.root / rel).is_file():
+        screen.show_error(UsageError(f"/add {arg}: no such file in the repository",
+                                     hint="paths are relative to the repository root"))
+        return
+    if rel in screen.context:
+        screen.say(f"{shown(rel)} is already in the context")
+        return
+    screen.context[rel] = None
+    screen.query_one(FilesPane).set_context(screen.context)
+    screen.prepare()
+    _context_said(screen, f"added {shown(rel)} to the context")
+
+
+def drop_context(screen: Any, arg: str) -> None:
+    from ..edits.paths import clean_rel_path
+
+    try:
+        rel = clean_rel_path(arg.strip())
+    except SparkPairError:
+        rel = arg.strip()  # (never in the context)
+    if rel not in screen.context:
+        if rel in screen.chooser.kept():
+            screen.toggle_chosen(rel)
+        else:
+            screen.say(f"{shown(rel)} is not in the context")
+        return
+    del screen.context[rel]
+    screen.query_one(FilesPane).set_context(screen.context)
+    screen.prepare()
+    _context_said(screen, f"dropped {shown(rel)} from the context")
+
+
+def _context_said(screen: Any, what: str) -> None:
+    """A change of the context set, said where the folded files pane cannot show it."""
+    if not displayed(screen.query_one(FilesPane)):
+        n = len(screen.context)
+        screen.say(f"{what}: {n} file{'' if n == 1 else 's'} in it now")
+
+
+def clear(screen: Any) -> None:
+    if screen.turn_worker is not None:
+        screen.say(screen.busy("/clear"))
+        return
+    screen.query_one(DiffView).reset()
+    screen.query_one(Meter).reset()
+    screen.query_one(ReviewPane).clear()
+    screen.context.clear()
+    screen.query_one(FilesPane).set_context(screen.context)
+    screen.prepare()
+    screen.say("")
+
+
+def toggled(screen: Any, path: str) -> None:
+    """The files pane's toggle: a chosen file is dropped or back, else the context changes."""
+    if screen.toggle_chosen(path):
+        return
+    if path in screen.context:
+        drop_context(screen, path)
+    else:
+        add_context(screen, path)
+
+
+def pinned(screen: Any, path: str) -> None:
+    if path in screen.context:
+        screen.say(f"{shown(path)} is already in the context")
+    else:
+        screen.chooser.dropped.discard(path)
+        add_context(screen, path)
+
+
+def chosen_changed(screen: Any) -> None:
+    """The files chosen for the draft (or those dropped) changed: show them, read them
+    ahead, and say why a file the draft names is not sent."""
+    chosen = screen.chooser.chosen
+    screen.query_one(FilesPane).set_chosen(chosen, screen.chooser.dropped)
+    screen.query_one(Prompt).border_subtitle = screen.chooser.border_line(screen.context)
+    notes = screen.chooser.withheld_notes()
+    if notes:
+        screen.say("; ".join(notes))
+    screen.prepare()
