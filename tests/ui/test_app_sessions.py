@@ -99,6 +99,8 @@ async def test_fork_leaves_the_original_as_it_was(repo: Path, demo_sim: SimProce
         await type_line(pilot, app, f"/rename {name}")  # taken: said, with a hint
         await until(pilot, lambda: "already exists" in notice(app), "the refusal")
         assert "hint:" in notice(app)
+        assert "/sessions picks that one" in notice(app)  # the app's way, not the command line's
+        assert "--resume" not in notice(app)
     assert len(_turns(name, repo)) == 1
     assert len(_turns(fork, repo)) == 2
 
@@ -167,3 +169,4 @@ async def test_sessions_command_switches_to_another(repo: Path, demo_sim: SimPro
     body = edit_bodies(demo_sim)[-1]
     assert "previous_response_id" not in body  # not the other conversation's chain
     assert FIRST_REPLY in json.dumps(body) and "OTHER a turn" not in json.dumps(body)
+

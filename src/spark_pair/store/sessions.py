@@ -318,9 +318,17 @@ def _checked(name: str) -> str:
     return name
 
 
-def _taken(name: str) -> UsageError:
-    return UsageError(f"a session named {name!r} already exists in this repository",
-                      hint="pick another name, or resume that one: --resume " + name)
+class NameTaken(UsageError):
+    """A session of the repository has that name already (`name`)."""
+
+    def __init__(self, name: str, hint: str) -> None:
+        super().__init__(f"a session named {name!r} already exists in this repository",
+                         hint=hint)
+        self.name = name
+
+
+def _taken(name: str) -> NameTaken:
+    return NameTaken(name, "pick another name, or resume that one: --resume " + name)
 
 
 def _move_aside(path: Path, why: str) -> Path:

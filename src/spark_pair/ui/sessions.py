@@ -249,6 +249,10 @@ async def _rename(screen: Any, name: str) -> None:
     try:
         now = await screen.driver.conversation.rename(name)
     except SparkPairError as exc:
+        from ..store.sessions import NameTaken
+
+        if isinstance(exc, NameTaken):  # (its hint is the command line's)
+            exc = NameTaken(exc.name, "pick another name, or /sessions picks that one")
         screen.show_error(exc)
         return
     screen.say(f"this session is now called {now}")
