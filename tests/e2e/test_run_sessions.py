@@ -182,3 +182,18 @@ def test_the_history_benchmark_runs_and_the_rule_saves() -> None:
     assert total is not None, done.stdout
     with_rule, without = (int(g.replace(",", "")) for g in total.groups())
     assert 0 < with_rule < without
+
+
+def test_continue_says_how_many_earlier_turns_go(sim: SimProcess, repo: Path, home: Path,
+                                                 monkeypatch) -> None:
+    from spark_pair.store.sessions import SessionStore, StoredTurn
+
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(home))
+    with SessionStore() as store:  # one applied turn, then a stopped one (never resent)
+        info = store.create(repo, name="half-done")
+        store.add_turn(info.id, StoredTurn("FIRST", reply="done", status="applied",
+                                           changed=["a.py"]))
+        store.add_turn(info.id, StoredTurn("SECOND", reply="half", status="cancelled"))
+    done = run(repo, home, sim, "hello", "--continue")  # (the reply holds no diff: exit 4)
+    assert ("session half-done: carrying on after 2 earlier turns; 1 goes with the next "
+            "request") in " ".join(done.stderr.split())

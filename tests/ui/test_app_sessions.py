@@ -24,7 +24,7 @@ from support.apps import (
 
 from spark_pair.session.keeper import Pick
 from spark_pair.sim.process import SimProcess
-from spark_pair.store.sessions import SessionStore
+from spark_pair.store.sessions import SessionStore, StoredTurn
 from spark_pair.ui.app import SparkPairApp
 from spark_pair.ui.screens.main import Launch
 from spark_pair.ui.sessions import Choice, SessionsScreen
@@ -170,3 +170,15 @@ async def test_sessions_command_switches_to_another(repo: Path, demo_sim: SimPro
     assert "previous_response_id" not in body  # not the other conversation's chain
     assert FIRST_REPLY in json.dumps(body) and "OTHER a turn" not in json.dumps(body)
 
+
+async def test_continue_says_which_earlier_turns_go_with_the_next_request(
+        repo: Path, demo_sim: SimProcess) -> None:
+    with SessionStore() as store:  # a failed turn and a stopped one: never resent
+        info = store.create(repo, name="fell-over")
+        store.add_turn(info.id, StoredTurn("FIRST try", status="failed", error="cut"))
+        store.add_turn(info.id, StoredTurn("SECOND try", reply="half", status="cancelled"))
+    app = _resumed(repo, demo_sim, Choice(Pick(newest=True)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "carrying on" in notice(app), "the resume")
+        assert "carrying on after 2 earlier turns; none goes with the next request" in notice(app)
+        assert "they go" not in notice(app)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.errors import UsageError
 from ..store.sessions import SessionInfo, SessionStore, StoredTurn, this_owner
-from .history import SessionHistory, outcome_note
+from .history import DROPPED, SessionHistory, outcome_note
 from .pick import Pick
 
 if TYPE_CHECKING:
@@ -93,6 +93,13 @@ class Keeper:
         if self.turns:
             session.turns = len(self.turns)
         session.keep = self.keep
+
+    @property
+    def going(self) -> int:
+        """How many of the stored turns the next request resends (once attached)."""
+        if self.history is None:
+            return sum(t.status not in DROPPED for t in self.turns)
+        return len(self.history.kept())
 
     def keep(self, prompt: str, files: Sequence[str], result: TurnResult,
              verdicts: Sequence[Verdict], remembered: bool) -> None:

@@ -241,8 +241,11 @@ def opened(screen: Any, name: str, turns: list[StoredTurn], model: str) -> None:
     view = screen.query_one("#diff")  # the DiffView
     view.reset()
     view.show_lines(earlier_lines(turns, name, model))
-    screen.say(f"session {name}: carrying on after {len(turns)} earlier turn"
-               f"{'s' if len(turns) != 1 else ''} (they go with the next request)")
+    from ..session.history import carrying_on
+
+    keeper = screen.driver.conversation.keeper
+    going = keeper.going if keeper is not None else len(turns)
+    screen.say(carrying_on(name, len(turns), going))
 
 
 async def _rename(screen: Any, name: str) -> None:
