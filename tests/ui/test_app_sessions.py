@@ -182,3 +182,24 @@ async def test_continue_says_which_earlier_turns_go_with_the_next_request(
         await until(pilot, lambda: "carrying on" in notice(app), "the resume")
         assert "carrying on after 2 earlier turns; none goes with the next request" in notice(app)
         assert "they go" not in notice(app)
+
+
+
+async def test_a_session_left_without_a_turn_is_not_kept(repo: Path, demo_sim: SimProcess
+                                                         ) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])  # a process that ended ...
+    gone.wait()
+    with SessionStore() as store:  # ... without closing its empty session (terminal closed)
+        info = store.create(repo, name="left-open")
+        store.claim(info.id, f"{socket.gethostname()}:{gone.pid}")
+    app = _resumed(repo, demo_sim, Choice(picker=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: opened(app) and app.main.driver.conversation.keeper,
+                    "the new session")
+        assert not isinstance(app.screen, SessionsScreen)  # nothing to pick from
+        assert "no earlier session in this repository" in notice(app), notice(app)
+        await type_line(pilot, app, "/fork")  # a fork of it holds no turn either
+        await until(pilot, lambda: "forked" in notice(app), "the fork")
+        await pilot.press("ctrl+q")
+    with SessionStore() as store:
+        assert store.listed(str(repo)) == []

@@ -175,7 +175,7 @@ class Keeper:
         def end() -> None:
             try:
                 self.store.release(self.info.id, self._owner)
-                if not self.turns and not self.info.parent:  # opened and left: not listed
+                if not self.turns:  # opened (or forked empty) and left: not kept
                     self.store.drop_if_empty(self.info.id)
             finally:
                 self.store.close()
