@@ -195,3 +195,18 @@ def test_continue_without_a_terminal_says_the_app_needs_one_and_what_works_inste
         assert result.exit_code == 2, result.output
         assert "needs a terminal" in result.output and "run --continue" in result.output
         assert "Traceback" not in result.output
+
+
+def test_continue_says_how_many_earlier_turns_go(sim: SimProcess, repo: Path, home: Path,
+                                                 monkeypatch) -> None:
+    from spark_pair.store.sessions import SessionStore, StoredTurn
+
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(home))
+    with SessionStore() as store:  # one applied turn, then a stopped one (never resent)
+        info = store.create(repo, name="half-done")
+        store.add_turn(info.id, StoredTurn("FIRST", reply="done", status="applied",
+                                           changed=["a.py"]))
+        store.add_turn(info.id, StoredTurn("SECOND", reply="half", status="cancelled"))
+    done = run(repo, home, sim, "hello", "--continue")  # (the reply holds no diff: exit 4)
+    assert ("session half-done: carrying on after 2 earlier turns; 1 goes with the next "
+            "request") in " ".join(done.stderr.split())

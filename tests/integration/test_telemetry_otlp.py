@@ -104,7 +104,9 @@ def test_an_endpoint_that_is_down_refuses_or_hangs_costs_a_bounded_wait_and_one_
     assert refusing.bodies  # it was tried...
     notes = [line for line in proc.stderr.splitlines() if "telemetry" in line]
     assert len(notes) == 1 and "dropped" in notes[0], proc.stderr  # ...and said once
-    assert "answered Service Unavailable" in notes[0] and "retrying" not in notes[0], notes
+    # its answer in plain words (or no answer, when the budget ran out before it was logged)
+    assert ("answered Service Unavailable" in notes[0] or "no answer" in notes[0]) and \
+        "retrying" not in notes[0], notes
     with socket.socket() as silent:  # takes the connection and never answers
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)

@@ -223,6 +223,23 @@ async def test_escape_stops_the_stream_and_writes_nothing(repo: Path,
         assert (repo / rel).read_text() == text
 
 
+async def test_escape_on_a_reply_of_prose_keeps_what_arrived(repo: Path,
+                                                            sim: SimProcess) -> None:
+    sim.configure(tps=40, tokens=1500)  # plain prose, no diff
+    app = make_app(repo, sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.main.query_one(DiffView)
+        await until(pilot, lambda: len(view.partial) > 40 or view.rows, "some of the reply")
+        await pilot.pause(0.3)
+        before = screen_text(app)
+        await pilot.press("escape")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        await pilot.pause()
+        assert "stopped" in notice(app), notice(app)
+        assert "w00 w01 w02" in before
+        assert "w00 w01 w02" in screen_text(app)  # what arrived stays on screen
+
+
 async def test_a_shown_notice_keeps_its_row_while_the_reply_streams(repo: Path,
                                                                      demo_sim: SimProcess) -> None:
     """The notice on screen at enter gives way to the turn's own line (the screen is not laid

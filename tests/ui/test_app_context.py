@@ -137,3 +137,43 @@ async def test_at_80x24_the_palette_drops_a_chosen_file_and_says_so(repo: Path,
         await pilot.press("enter")
         await until(pilot, lambda: sim.requests(), "the request")
     assert "### inventory.py" not in sent(sim)
+
+
+async def test_tab_into_the_files_pane_highlights_a_row_so_space_acts_at_once(
+        repo: Path, sim: SimProcess) -> None:
+    app = make_app(repo, sim, prompt="", files=())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository open")
+        await type_prompt(pilot, app, PROMPT)
+        await until(pilot, lambda: "inventory.py" in chosen(app), "the chosen files")
+        files = pane(app)
+        for _ in range(6):  # tab until the pane has the focus
+            if app.focused is files:
+                break
+            await pilot.press("tab")
+        assert app.focused is files
+        assert files.highlighted == 0  # the first row
+        first = files.highlighted_option.id
+        await pilot.press("space")
+        assert first in files.dropped
+
+
+async def test_a_queued_draft_leaves_no_chosen_files_behind(repo: Path, sim: SimProcess
+                                                          ) -> None:
+    sim.configure(tps=40, tokens=1500)  # a slow reply: the turn runs while the draft is queued
+    app = make_app(repo, sim, prompt="", files=())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository open")
+        await type_prompt(pilot, app, "hello")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.main.streaming, "the turn streaming")
+        await type_prompt(pilot, app, PROMPT)
+        prompt = app.main.query_one(Prompt)
+        await until(pilot, lambda: "ctrl+p drops" in str(prompt.border_subtitle),
+                    "the chosen files on the prompt's border")
+        await pilot.press("tab")
+        await until(pilot, lambda: app.main.queued, "the queued draft")
+        assert prompt.value == ""
+        await pilot.pause()
+        assert "ctrl+p drops" not in str(prompt.border_subtitle)
+        assert not chosen(app)

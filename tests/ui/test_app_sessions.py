@@ -24,7 +24,7 @@ from support.apps import (
 
 from spark_pair.session.keeper import Pick
 from spark_pair.sim.process import SimProcess
-from spark_pair.store.sessions import SessionStore
+from spark_pair.store.sessions import SessionStore, StoredTurn
 from spark_pair.ui.app import SparkPairApp
 from spark_pair.ui.screens.main import Launch
 from spark_pair.ui.sessions import Choice, SessionsScreen
@@ -99,6 +99,8 @@ async def test_fork_leaves_the_original_as_it_was(repo: Path, demo_sim: SimProce
         await type_line(pilot, app, f"/rename {name}")  # taken: said, with a hint
         await until(pilot, lambda: "already exists" in notice(app), "the refusal")
         assert "hint:" in notice(app)
+        assert "/sessions picks that one" in notice(app)  # the app's way, not the command line's
+        assert "--resume" not in notice(app)
     assert len(_turns(name, repo)) == 1
     assert len(_turns(fork, repo)) == 2
 
@@ -167,3 +169,37 @@ async def test_sessions_command_switches_to_another(repo: Path, demo_sim: SimPro
     body = edit_bodies(demo_sim)[-1]
     assert "previous_response_id" not in body  # not the other conversation's chain
     assert FIRST_REPLY in json.dumps(body) and "OTHER a turn" not in json.dumps(body)
+
+
+async def test_continue_says_which_earlier_turns_go_with_the_next_request(
+        repo: Path, demo_sim: SimProcess) -> None:
+    with SessionStore() as store:  # a failed turn and a stopped one: never resent
+        info = store.create(repo, name="fell-over")
+        store.add_turn(info.id, StoredTurn("FIRST try", status="failed", error="cut"))
+        store.add_turn(info.id, StoredTurn("SECOND try", reply="half", status="cancelled"))
+    app = _resumed(repo, demo_sim, Choice(Pick(newest=True)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "carrying on" in notice(app), "the resume")
+        assert "carrying on after 2 earlier turns; none goes with the next request" in notice(app)
+        assert "they go" not in notice(app)
+
+
+
+async def test_a_session_left_without_a_turn_is_not_kept(repo: Path, demo_sim: SimProcess
+                                                         ) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])  # a process that ended ...
+    gone.wait()
+    with SessionStore() as store:  # ... without closing its empty session (terminal closed)
+        info = store.create(repo, name="left-open")
+        store.claim(info.id, f"{socket.gethostname()}:{gone.pid}")
+    app = _resumed(repo, demo_sim, Choice(picker=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: opened(app) and app.main.driver.conversation.keeper,
+                    "the new session")
+        assert not isinstance(app.screen, SessionsScreen)  # nothing to pick from
+        assert "no earlier session in this repository" in notice(app), notice(app)
+        await type_line(pilot, app, "/fork")  # a fork of it holds no turn either
+        await until(pilot, lambda: "forked" in notice(app), "the fork")
+        await pilot.press("ctrl+q")
+    with SessionStore() as store:
+        assert store.listed(str(repo)) == []

@@ -85,6 +85,8 @@ def test_a_session_open_in_a_live_process_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     with SessionStore(path) as store:
         info = store.create("/r", name="shared")
+        store.add_turn(info.id, StoredTurn("a turn", status="applied"))  # (an empty one is
+        # not kept once its owner is gone)
         other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         try:
             host = __import__("socket").gethostname()
@@ -157,3 +159,19 @@ def test_history_budget_keeps_the_newest_turns_that_fit() -> None:
 def test_outcome_note_names_the_check() -> None:
     t = _turn(1, check={"command": "pytest -q", "ok": False, "tail": "1 failed"})
     assert "The check `pytest -q` failed:\n1 failed" in outcome_note(t)
+
+
+def test_an_empty_session_whose_process_ended_is_not_kept(tmp_path: Path) -> None:
+    host = __import__("socket").gethostname()
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    with SessionStore(tmp_path / "s.sqlite3") as store:
+        left = store.create("/r", name="left")  # its terminal closed: no close, no turn
+        store.claim(left.id, f"{host}:{ended.pid}")
+        live = store.create("/r", name="live")  # open here now, no turn yet: listed
+        store.claim(live.id)
+        worked = store.create("/r", name="worked")  # a turn: kept whatever became of its owner
+        store.add_turn(worked.id, _turn(1))
+        store.claim(worked.id, f"{host}:{ended.pid}")
+        assert {s.name for s in store.listed("/r")} == {"live", "worked"}
+        assert store.named("/r", "left") is None

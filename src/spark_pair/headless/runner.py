@@ -377,8 +377,10 @@ def start_lines(rt: Runtime, opts: RunOptions, files: list[str], jl: JsonLines |
                   "session_name": stored.name if stored is not None else None,
                   "earlier_turns": stored.earlier if stored is not None else 0})
     if stored is not None and stored.earlier:
-        diag.say(f"session {stored.name}: carrying on after {stored.earlier} "
-                 f"earlier turn{'s' if stored.earlier != 1 else ''}")
+        from ..session.history import carrying_on
+
+        going = stored.keeper.going if stored.keeper is not None else stored.earlier
+        diag.say(carrying_on(stored.name or "", stored.earlier, going))
 
 
 SMALL_DIFF = 64  # operations and hunks a diff may have to be rendered on the event loop

@@ -112,6 +112,17 @@ class SessionHistory(History):
         return min(len(self.kept()), self.max_turns)
 
 
+def carrying_on(name: str, earlier: int, going: int) -> str:
+    """The line a carried-on session begins with: how many earlier turns, how many of them go
+    with the next request (a failed or stopped one never does; the budget may leave some out)."""
+    text = f"session {name}: carrying on after {earlier} earlier turn{'s' if earlier != 1 else ''}"
+    if going == earlier:
+        return text + (" (it goes" if earlier == 1 else " (they go") + " with the next request)"
+    if not going:
+        return text + "; none goes with the next request (failed, stopped or over the budget)"
+    return text + f"; {going} go{'es' if going == 1 else ''} with the next request"
+
+
 def _tokens(t: HistoryTurn) -> int:
     reply = STAND_IN if t.status in STOOD_IN else t.reply
     return estimate_tokens(t.instruction) + estimate_tokens(reply) + estimate_tokens(t.outcome)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.errors import UsageError
 from ..store.sessions import SessionInfo, SessionStore, StoredTurn, this_owner
-from .history import SessionHistory, outcome_note
+from .history import DROPPED, SessionHistory, outcome_note
 from .pick import Pick
 
 if TYPE_CHECKING:
@@ -93,6 +93,13 @@ class Keeper:
         if self.turns:
             session.turns = len(self.turns)
         session.keep = self.keep
+
+    @property
+    def going(self) -> int:
+        """How many of the stored turns the next request resends (once attached)."""
+        if self.history is None:
+            return sum(t.status not in DROPPED for t in self.turns)
+        return len(self.history.kept())
 
     def keep(self, prompt: str, files: Sequence[str], result: TurnResult,
              verdicts: Sequence[Verdict], remembered: bool) -> None:
@@ -168,7 +175,7 @@ class Keeper:
         def end() -> None:
             try:
                 self.store.release(self.info.id, self._owner)
-                if not self.turns and not self.info.parent:  # opened and left: not listed
+                if not self.turns:  # opened (or forked empty) and left: not kept
                     self.store.drop_if_empty(self.info.id)
             finally:
                 self.store.close()

@@ -13,6 +13,7 @@ the instruction, the reply, the model's name, decisions and check results, nothi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -163,9 +164,16 @@ class SessionStore:
             " s.owner, (SELECT COUNT(*) FROM turns t WHERE t.session = s.id),"
             " (SELECT instruction FROM turns t WHERE t.session = s.id ORDER BY seq DESC LIMIT 1)"
             f" FROM sessions s {where} ORDER BY s.updated DESC, s.id DESC", args)
-        return [SessionInfo(i, n, r, c, u, m or "", json.loads(ctx or "[]"), p or "", k,
-                            last or "", o or "")
-                for i, n, r, c, u, m, ctx, p, o, k, last in rows]
+        found = [SessionInfo(i, n, r, c, u, m or "", json.loads(ctx or "[]"), p or "", k,
+                             last or "", o or "")
+                 for i, n, r, c, u, m, ctx, p, o, k, last in rows]
+        # a session without a turn whose process ended without closing it (a terminal
+        # closed): never listed, and removed
+        left = [s for s in found if not s.turns and s.owner and not owner_alive(s.owner)]
+        for s in left:
+            with contextlib.suppress(sqlite3.Error):  # (removed by the next listing then)
+                self.drop_if_empty(s.id)
+        return [s for s in found if all(s.id != g.id for g in left)]
 
     def newest(self, repo: Path | str) -> SessionInfo | None:
         """The session last used (one with turns, when there is any)."""
@@ -318,9 +326,17 @@ def _checked(name: str) -> str:
     return name
 
 
-def _taken(name: str) -> UsageError:
-    return UsageError(f"a session named {name!r} already exists in this repository",
-                      hint="pick another name, or resume that one: --resume " + name)
+class NameTaken(UsageError):
+    """A session of the repository has that name already (`name`)."""
+
+    def __init__(self, name: str, hint: str) -> None:
+        super().__init__(f"a session named {name!r} already exists in this repository",
+                         hint=hint)
+        self.name = name
+
+
+def _taken(name: str) -> NameTaken:
+    return NameTaken(name, "pick another name, or resume that one: --resume " + name)
 
 
 def _move_aside(path: Path, why: str) -> Path:

@@ -62,7 +62,10 @@ class ChosenFiles:
             self._timer.stop()
             self._timer = None
         text = text.strip()
-        if not text or text.startswith("/"):
+        if not text:  # an empty draft (sent, queued or wiped) has no files chosen for it
+            self.reset()
+            return
+        if text.startswith("/"):
             return
         self._timer = self.screen.set_timer(SETTLE_S, lambda: self._start(text))
 
@@ -93,7 +96,8 @@ class ChosenFiles:
         return [*pinned, *extra]
 
     def reset(self) -> None:
-        """A turn started: the next prompt starts with nothing chosen or dropped."""
+        """A turn started, or the draft is empty: the next prompt starts with nothing chosen or
+        dropped."""
         if self._timer is not None:
             self._timer.stop()
             self._timer = None

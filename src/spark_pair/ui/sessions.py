@@ -241,14 +241,21 @@ def opened(screen: Any, name: str, turns: list[StoredTurn], model: str) -> None:
     view = screen.query_one("#diff")  # the DiffView
     view.reset()
     view.show_lines(earlier_lines(turns, name, model))
-    screen.say(f"session {name}: carrying on after {len(turns)} earlier turn"
-               f"{'s' if len(turns) != 1 else ''} (they go with the next request)")
+    from ..session.history import carrying_on
+
+    keeper = screen.driver.conversation.keeper
+    going = keeper.going if keeper is not None else len(turns)
+    screen.say(carrying_on(name, len(turns), going))
 
 
 async def _rename(screen: Any, name: str) -> None:
     try:
         now = await screen.driver.conversation.rename(name)
     except SparkPairError as exc:
+        from ..store.sessions import NameTaken
+
+        if isinstance(exc, NameTaken):  # (its hint is the command line's)
+            exc = NameTaken(exc.name, "pick another name, or /sessions picks that one")
         screen.show_error(exc)
         return
     screen.say(f"this session is now called {now}")

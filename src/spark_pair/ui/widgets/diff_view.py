@@ -27,7 +27,7 @@ from ...base.printable import shown, shown_text
 from ...edits.ops import Create, Delete, Modify, Rename
 from ...edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
 from ...protocol.events import Completed, Failed, ModelChanged, Rewound, Started, TextDelta
-from ...session.events import OperationProposed, Refused, Stale
+from ...session.events import OperationProposed, Refused, Stale, TurnFinished
 from ..word_marks import WordMarks
 
 CACHE_ROWS = 512  # strips kept; a rebuilt row costs tens of microseconds
@@ -361,6 +361,8 @@ class DiffView(ScrollView, can_focus=True):
             case Stale(path=path):
                 self._add(Row(Kind.NOTE, f"stale: {shown(path)} changed on disk"))
             case Completed() | Failed():
+                self._end_text()
+            case TurnFinished() if not self._ended:  # stopped: the line being written stays
                 self._end_text()
             case Rewound(keep=keep):
                 # a retry answered differently: the session sends the diff's events again from

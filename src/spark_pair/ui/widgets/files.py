@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.text import Text
+from textual import events
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -185,6 +186,16 @@ class FilesPane(OptionList):
                 pass
         self.border_subtitle = context_summary(self.context, self.missing, self.chosen,
                                                self.dropped)
+
+    def _on_focus(self, event: events.Focus) -> None:
+        """A row is highlighted once the pane has the focus (the last one, else the first),
+        so space acts at once."""
+        super()._on_focus(event)
+        if self.highlighted is None:
+            for index in range(self.option_count):
+                if not self.get_option_at_index(index).disabled:
+                    self.highlighted = index
+                    break
 
     def action_toggle(self) -> None:
         option = self.highlighted_option
