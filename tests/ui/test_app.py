@@ -294,8 +294,8 @@ async def test_the_meter_reads_the_server_pace_on_a_short_reply(repo: Path,
     the tok/s is still the server's pace, never the pace of reading a backlog."""
     tps = 1200
     sim.configure(tps=tps, ttft_ms=400, tokens=75)  # the turn's start-up is done by then
-    rates = []
-    for _ in range(3):
+    rates: list[float | None] = []
+    for _ in range(5):  # until one run is near the pace
         app = make_app(repo, sim, prompt="say hello")
         async with app.run_test(size=(120, 40)) as pilot:
             meter = app.main.query_one(Meter)
@@ -303,13 +303,15 @@ async def test_the_meter_reads_the_server_pace_on_a_short_reply(repo: Path,
                         "the end of the turn")
             final = meter.final
             assert final is not None and final.output_tokens == 75
-            assert final.tokens_per_s is not None
             rates.append(final.tokens_per_s)
-    # a backlog read at once would read far above the pace, every time; the sim's own pace
-    # only falls behind on a busy machine (a stalled process), so one of three runs near it
-    # shows the path adds nothing (the formula's 5 % is pinned by test_protocol_units)
-    assert all(rate < tps * 1.10 for rate in rates), rates
-    assert any(abs(rate - tps) / tps < 0.10 for rate in rates), rates
+        if final.tokens_per_s is not None and abs(final.tokens_per_s - tps) / tps < 0.10:
+            break
+    # A backlog read at once would read far above the pace, every time; a reply that came in
+    # one read has no rate (None: too short to tell), never an inflated one. The sim's own pace
+    # only falls behind on a busy machine (a stalled process), so one run near it shows the
+    # path adds nothing (the formula's 5 % is pinned by test_protocol_units).
+    assert all(rate is None or rate < tps * 1.10 for rate in rates), rates
+    assert any(rate is not None and abs(rate - tps) / tps < 0.10 for rate in rates), rates
 
 
 async def test_a_saved_ai_comment_starts_a_turn(repo: Path, demo_sim: SimProcess) -> None:
