@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import socket
 import sys
-import threading
-import time
 
 MODE = sys.argv[1]
 MODEL = sys.argv[2] if len(sys.argv) > 2 else "m"
@@ -61,18 +59,9 @@ def serve(conn: socket.socket) -> None:
 
 
 def main() -> None:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    server.settimeout(LIFETIME)
-    print(server.getsockname()[1], flush=True)
-    end = time.monotonic() + LIFETIME
-    while time.monotonic() < end:
-        try:
-            conn, _ = server.accept()
-        except OSError:
-            break
-        threading.Thread(target=serve, args=(conn,), daemon=True).start()
+    from accept_loop import serve_forever  # (beside this file: run as a script)
+
+    serve_forever(serve, LIFETIME)
 
 
 if __name__ == "__main__":

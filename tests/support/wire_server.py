@@ -215,18 +215,9 @@ HOSTILE = {"gzipbomb": gzip_stream(b"\0" * 4096),
 
 
 def main() -> None:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    server.settimeout(LIFETIME)
-    print(server.getsockname()[1], flush=True)
-    end = time.monotonic() + LIFETIME
-    while time.monotonic() < end:
-        try:
-            conn, _ = server.accept()
-        except OSError:
-            break
-        threading.Thread(target=serve, args=(conn,), daemon=True).start()
+    from accept_loop import serve_forever  # (beside this file: run as a script)
+
+    serve_forever(serve, LIFETIME)
 
 
 if __name__ == "__main__":
