@@ -7,6 +7,7 @@ import re
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -184,7 +185,6 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
 def render_tasks(tasks: list, console) -> None:  # type: ignore[no-untyped-def]
     """Per drafting model: tasks with a check, how many rounds they took to pass, how often
     they went to the stronger model, how often the first turn passed."""
-    from rich.table import Table
     from rich.text import Text
 
     console.print()
@@ -192,11 +192,8 @@ def render_tasks(tasks: list, console) -> None:  # type: ignore[no-untyped-def]
         say(console, "Check and fix: no checked tasks yet (run --check, or t / keep in the app "
                      "with [review] check)")
         return
-    table = Table(title="Check and fix by model (tasks it drafted)", title_justify="left",
-                  box=None, pad_edge=False, padding=(0, 0, 0, 1), header_style="bold underline")
-    table.add_column("model", overflow="fold", max_width=22)
-    for name in ("tasks", "green", "rounds50", "escal%", "1st%"):
-        table.add_column(name, justify="right", no_wrap=True)
+    table = _per_model("Check and fix by model (tasks it drafted)",
+                       ("tasks", "green", "rounds50", "escal%", "1st%"))
     for t in tasks:
         table.add_row(Text(t.model), str(t.tasks), str(t.green), _fmt_num(t.median_rounds, 1),
                       f"{100 * t.share(t.escalated):.0f}%", f"{100 * t.share(t.green_first):.0f}%")
@@ -206,9 +203,20 @@ def render_tasks(tasks: list, console) -> None:  # type: ignore[no-untyped-def]
         style="dim")
 
 
+def _per_model(title: str, columns: tuple[str, ...]) -> Any:
+    """A table with a model column, then right-aligned figures."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", box=None, pad_edge=False,
+                  padding=(0, 0, 0, 1), header_style="bold underline")
+    table.add_column("model", overflow="fold", max_width=22)
+    for name in columns:
+        table.add_column(name, justify="right", no_wrap=True)
+    return table
+
+
 def render_review(review: list, console) -> None:  # type: ignore[no-untyped-def]
     """Per model: how much of what it proposed a person kept as is, amended or rejected."""
-    from rich.table import Table
     from rich.text import Text
 
     from ...store.verdicts import Fate
@@ -218,11 +226,8 @@ def render_review(review: list, console) -> None:  # type: ignore[no-untyped-def
         say(console, "Review: no reviewed turns yet (the app records what you keep, amend "
                      "and reject, per hunk)")
         return
-    table = Table(title="Review by model (share of proposed hunks)", title_justify="left",
-                  box=None, pad_edge=False, padding=(0, 0, 0, 1), header_style="bold underline")
-    table.add_column("model", overflow="fold", max_width=22)
-    for name in ("turns", "hunks", "kept", "amended", "rejected"):
-        table.add_column(name, justify="right", no_wrap=True)
+    table = _per_model("Review by model (share of proposed hunks)",
+                       ("turns", "hunks", "kept", "amended", "rejected"))
     for s in review:
         table.add_row(Text(s.model), str(s.turns), str(s.proposed),
                       *(f"{100 * s.share(f):.0f}%" for f in (Fate.KEPT, Fate.AMENDED,
