@@ -92,6 +92,31 @@ def fix_instruction(result: CheckResult, budget_tokens: int = OUTPUT_TOKENS) -> 
             "keep the changes you made that were right.")
 
 
+_ENVIRONMENT = re.compile(
+    r"command not found|: not found$|No module named|ModuleNotFoundError|"
+    r"Permission denied|No such file or directory|cannot execute|is not recognized as",
+    re.IGNORECASE | re.MULTILINE)
+
+
+def environment_cause(result: CheckResult) -> str:
+    """The line of a failed check's output that points at the environment rather than the code
+    (a command or module not found, permission denied; exit 126/127; a check that could not
+    start), or '' when nothing does. Such a failure is asked about before it goes to the model:
+    a fix round can not install a module."""
+    if result.passed or result.timed_out:
+        return ""
+    if result.error:
+        return f"the check could not start: {redact(result.error)}"
+    lines = clean_output(result.output).splitlines()
+    found = [line.strip() for line in lines if _ENVIRONMENT.search(line)]
+    if found:
+        return found[-1][:200]
+    if result.exit_code in (126, 127):
+        return (f"exit {result.exit_code}: the shell could not "
+                f"{'run' if result.exit_code == 126 else 'find'} a command")
+    return ""
+
+
 def window_full(error: object) -> bool:
     """Whether a reply was cut by the server's own limit, below the max_tokens it was sent:
     the prompt filled the model's context window (a larger max_tokens would not help)."""

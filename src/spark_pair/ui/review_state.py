@@ -93,19 +93,21 @@ class Entry:
         """The decision once everything in the operation is decided."""
         if self.undecided:
             return None
+        unfit = tuple(sorted(self.unfit, key=lambda h: -1 if h is None else h))
         if not self.per_hunk:
             if self.mark is Mark.ACCEPTED:
                 return Decision(Action.ACCEPT, content=self.content)
-            return Decision(Action.REJECT, self.reasons.get(None, ""))
+            return Decision(Action.REJECT, self.reasons.get(None, ""), unfit=unfit)
         notes = tuple((i, why) for i, why in sorted(self.reasons.items(), key=_by_hunk)
                       if i is not None and self.hunks[i] is Mark.REJECTED)
         accepted = tuple(i for i, m in enumerate(self.hunks) if m is Mark.ACCEPTED)
         if not accepted:
-            return Decision(Action.REJECT, self.reasons.get(None, ""), notes=notes)
+            return Decision(Action.REJECT, self.reasons.get(None, ""), notes=notes,
+                            unfit=unfit)
         whole = len(accepted) == len(self.hunks)
         amended = tuple((i, h) for i, h in sorted(self.amended.items()) if i in accepted)
         return Decision(Action.ACCEPT, "", None if whole else accepted, notes=notes,
-                        amended=amended)
+                        amended=amended, unfit=unfit)
 
 
 def _by_hunk(pair: tuple[int | None, str]) -> int:

@@ -401,9 +401,9 @@ class MainScreen(Screen[None]):
                 r = check.result
                 self.driver.conversation.checked(turn_id, r.command, r.passed, r.output)
             if not keep:
-                self.fixes.stop()
+                self.fixes.rolled_back()
                 self.turn_review.roll_back(turn_id)
-            elif not self.fixes.checked(check.result, turn_id):
+            elif not self.fixes.checked(check.result, turn_id, send=check.send):
                 self.say("kept: the turn stays applied (/undo still puts it back)")
             self.run_queued()  # (a fix round started by the check goes first)
 
