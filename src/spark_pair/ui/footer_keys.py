@@ -44,13 +44,14 @@ SLOTS: tuple[tuple[tuple[str, ...], str | None, str | None], ...] = (
     (("review.accept_all",), None, None),
     (("review.reject_all",), None, "rest"),
     (("review.confirm",), None, "del/ren"),
-    (("review.next", "review.previous"), "hunk", None),
-    (("review.next_file", "review.previous_file"), "file", None),
     (("prompt.clear_queue",), None, "unqueue"),  # escape, on an empty prompt with a queue
     (("app.stop",), None, None),  # escape, while a turn runs
+    # the review's own keys before moving (the arrows move too): they fit at 80 columns
     (("review.reason",), None, "why"),
     (("review.amend",), None, None),
     (("review.try",), None, None),
+    (("review.next", "review.previous"), "hunk", None),
+    (("review.next_file", "review.previous_file"), "file", None),
     (("review.pager",), None, None),
     (("files.toggle",), None, None),
     (("prompt.send",), None, None),
