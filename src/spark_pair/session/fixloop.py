@@ -26,6 +26,7 @@ from enum import StrEnum
 
 from ..base.errors import IncompleteReply, redact
 from ..protocol.metrics import estimate_tokens
+from ..store.sessions import FIX_ROUND
 from ..workspace.checkrun import CheckResult
 
 CHECK_FENCE = "check-output"  # the block a fix instruction carries the output in (the sim reads it)
@@ -86,7 +87,7 @@ def fix_instruction(result: CheckResult, budget_tokens: int = OUTPUT_TOKENS) -> 
     else:
         what = f"failed with exit code {result.exit_code}"
     more = f" (the last lines; {left_out} earlier lines left out)" if left_out else ""
-    return (f"After your change the check `{redact(result.command)}` {what}. Its output"
+    return (f"{FIX_ROUND}{redact(result.command)}` {what}. Its output"
             f"{more}:\n\n```{CHECK_FENCE}\n{output or '(no output)'}\n```\n\n"
             "Change the code so that the check passes. Do not change the check itself, and "
             "keep the changes you made that were right.")

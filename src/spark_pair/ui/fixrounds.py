@@ -30,7 +30,8 @@ from ..store.rounds import Round
 from ..store.verdicts import Fate, Verdict
 from ..workspace.checkrun import CheckResult
 from .dialogs.confirm import ConfirmScreen
-from .screens.check import SENDS
+
+SENDS = "y keeps the turn and sends"  # how a plan that sends the output to the model starts
 
 
 class FixRounds:

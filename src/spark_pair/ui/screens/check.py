@@ -24,8 +24,7 @@ from textual.worker import WorkerCancelled, WorkerFailed
 from ...session.fixloop import environment_cause
 from ...workspace.checkrun import CheckResult, run_check
 from .. import bindings
-
-SENDS = "y keeps the turn and sends"  # the start of a plan that sends the output to the model
+from ..fixrounds import SENDS
 
 
 class CheckScreen(ModalScreen[bool]):
