@@ -48,7 +48,7 @@ async def test_the_footer_shows_what_matters_at_80_columns(repo: Path,
         await pilot.pause()
         line = footer_line(app)
         # the review's keys all fit at 80 columns, reason, edit and try included
-        assert in_order(line, ["aaccept", "rreject", "Aall", "R", "d", "cwhy", "eedit",
+        assert in_order(line, ["ayes", "rno", "Aall", "R", "d", "cwhy", "eedit",
                                "ttry", "?keys", "^ppalette"]), line
         assert line.endswith("palette")
         await pilot.press("R")

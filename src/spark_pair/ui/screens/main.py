@@ -503,7 +503,9 @@ class MainScreen(Screen[None]):
 
     def action_cycle_focus(self, step: int) -> None:
         order = [w for w in (self.query_one(Prompt), self.query_one(ReviewPane),
-                             self.query_one(FilesPane)) if w.display and w.styles.display != "none"
+                             self.query_one(FilesPane),
+                             self.query_one(DiffView))  # (the arrows scroll it, sideways too)
+                 if w.display and w.styles.display != "none"
                  and not w.has_class("-empty") and displayed(w)]
         if not order:
             return
