@@ -179,6 +179,7 @@ class TurnReview:
         trying, screen.trying = screen.trying, False
         applied = result.status == TurnStatus.APPLIED
         if applied:
+            screen.disk_marks.wrote(result.changed)  # (not a person's edit: no M)
             screen.fixes.applied(result.changed, trying)
         if trying and applied:
             screen.check_applied(result.turn_id)
