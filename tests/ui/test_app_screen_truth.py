@@ -93,3 +93,24 @@ async def test_the_files_pane_keeps_what_was_sent_and_its_marks_follow_the_disk(
         await until(pilot, lambda: "scratch.tmp" in watcher.changed_since(0), "the watch")
         await pilot.pause(0.4)
         assert "scratch.tmp" not in pane_rows(app) and "scratch.tmp" not in pane.changed
+
+
+async def test_tab_reaches_the_live_diff_which_scrolls_sideways(repo: Path,
+                                                               demo_sim: SimProcess) -> None:
+    from spark_pair.ui.widgets.diff_view import LESS, DiffView
+
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: opened(app) and all_proposed(app), "every proposal")
+        view = app.main.query_one(DiffView)
+        for _ in range(4):
+            if app.focused is view:
+                break
+            await pilot.press("tab")
+        assert app.focused is view
+        assert view.virtual_size.width > view.scrollable_content_region.width  # rows are cut
+        await pilot.press("right", "right", "right")
+        await pilot.pause()
+        assert view.scroll_x == 3
+        assert any(view.render_line(y).text.startswith(LESS)
+                   for y in range(view.scrollable_content_region.height))
