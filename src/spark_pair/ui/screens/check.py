@@ -48,6 +48,9 @@ class CheckScreen(ModalScreen[bool]):
         border: round $secondary;
         overflow: auto;  /* scrollbars only once the output needs them */
     }
+    CheckScreen #check-keys {
+        width: 100%;  /* wraps: every key stays in view */
+    }
     CheckScreen #check-status {
         width: 100%;  /* wraps: the question at its end stays in view */
         text-style: bold;
@@ -97,8 +100,8 @@ class CheckScreen(ModalScreen[bool]):
         if self.cause and self.sends:
             status += ("\nnothing goes to the model unless you say so: fix the environment, "
                        "then try again")
-            keys = ("[b]y[/b] keep the turn, send nothing   [b]f[/b] send the output to the "
-                    "model anyway   [b]n[/b] roll it back")
+            keys = ("[b]y[/b] keep the turn, send nothing   [b]f[/b] send it to the model "
+                    "anyway   [b]n[/b] roll it back")
         elif isinstance(answer, str):
             status += f"\n{answer}"
             if self.sends:
