@@ -11,8 +11,10 @@ from support.apps import edit_bodies, make_app, notice, review, turn_over, type_
 from support.runs import make_repo
 
 from spark_pair.sim.process import SimProcess
+from spark_pair.store.sessions import SessionStore
 from spark_pair.ui.dialogs.confirm import ConfirmScreen
 from spark_pair.ui.screens.check import CheckScreen
+from spark_pair.ui.sessions import earlier_lines
 from spark_pair.ui.widgets.diff_view import DiffView, Kind
 from spark_pair.ui.widgets.header import AppHeader
 from spark_pair.ui.widgets.meter import Meter
@@ -75,6 +77,17 @@ async def read_and_send(pilot, app) -> CheckScreen:
     return screen
 
 
+async def to_the_last_check(pilot, app) -> None:
+    """One round of a one-round loop, then its failed check on screen."""
+    await until(pilot, lambda: proposed(app), "the first proposal")
+    await pilot.press("t")
+    await read_and_send(pilot, app)
+    await until(pilot, lambda: proposed(app) and "fix round 1 of 1" in notice(app), "the round")
+    await pilot.press("t")
+    await until(pilot, lambda: isinstance(app.screen, CheckScreen) and
+                app.screen.result is not None, "the last check")
+
+
 def status(screen: CheckScreen) -> str:
     return str(screen.query_one("#check-status").content)
 
@@ -97,9 +110,16 @@ async def test_t_on_a_failing_check_starts_a_round_whose_pass_ends_the_loop(
         await until(pilot, lambda: "the check passes after 1 round" in notice(app), "green")
         assert calc(calc_repo) == "return a + b"
         await until(pilot, lambda: turn_over(app), "the end of the turn")
+        # the stored last instruction is the person's, not the fix round's (/sessions, -c)
+        assert app.main.driver.conversation.keeper._current().last_instruction == PROMPT
         for expected in ("return a - b", "return 0"):  # each round undoes by itself
             await type_line(pilot, app, "/undo")
             await until(pilot, lambda e=expected: calc(calc_repo) == e, expected)
+    with SessionStore() as store:
+        (info,) = store.listed(str(calc_repo))
+        assert info.turns == 2 and info.last_instruction == PROMPT
+        lines = earlier_lines(store.turns(info.id), info.name, "")
+    assert PROMPT in lines[1] and "fix round" in lines[2] and "After your" not in lines[2]
 
 
 async def test_failed_rounds_ask_for_the_stronger_model_and_go_back_after(
@@ -156,15 +176,8 @@ async def test_escape_stops_the_loop_and_off_never_escalates(calc_repo: Path,
     app = app_for(calc_repo, sim, **{"review.fix_rounds": "1", "model.stronger": STRONG,
                                      "review.escalate": "off"})
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
-        await read_and_send(pilot, app)
-        await until(pilot, lambda: proposed(app) and "fix round 1 of 1" in notice(app),
-                    "the round")
-        await pilot.press("t")
+        await to_the_last_check(pilot, app)
         # the loop is over without a pass: keep or roll back is asked, as after `t`
-        await until(pilot, lambda: isinstance(app.screen, CheckScreen) and
-                    app.screen.result is not None, "the last check")
         assert "still fails after 1 round and the loop ends" in status(app.screen)
         assert not app.screen.sends
         await pilot.press("y")
@@ -178,14 +191,7 @@ async def test_a_loop_that_ends_without_a_pass_can_roll_its_last_round_back(
         calc_repo: Path, sim: SimProcess) -> None:
     app = app_for(calc_repo, sim, **{"review.fix_rounds": "1"})
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
-        await read_and_send(pilot, app)
-        await until(pilot, lambda: proposed(app) and "fix round 1 of 1" in notice(app),
-                    "the round")
-        await pilot.press("t")
-        await until(pilot, lambda: isinstance(app.screen, CheckScreen) and
-                    app.screen.result is not None, "the last check")
+        await to_the_last_check(pilot, app)
         assert "add(2, 3) is 6" in "\n".join(app.screen.query_one("#check-output").lines)
         await pilot.press("n")
         await until(pilot, lambda: "rolled back" in notice(app), "the roll back")

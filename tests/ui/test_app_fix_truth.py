@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from support.apps import edit_bodies, notice, review, turn_over, until
-from test_app_fix import PROMPT, REPLIES, STRONG, app_for, calc, calc_repo, diff, proposed, status
+from test_app_fix import REPLIES, STRONG, app_for, calc, calc_repo, diff, proposed, status
 
 from spark_pair.session.approval import Action, Decision
 from spark_pair.session.review import note_for_model, verdicts_of
@@ -121,29 +121,3 @@ def test_verdicts_and_stats_count_a_refusal_apart_from_rejections() -> None:
     note = note_for_model(verdicts_of([op], [left_out]))
     assert "could not be applied" in note and "rejected" not in note
 
-
-async def test_the_stored_last_instruction_is_the_persons_not_a_fix_rounds(
-        calc_repo: Path, sim: SimProcess) -> None:
-    from spark_pair.store.sessions import SessionStore
-    from spark_pair.ui.sessions import earlier_lines
-
-    fixes = [{"match": "", "check": "add(2, 3) is -1", "text": diff("a - b", "a + b")},
-             REPLIES[-1]]
-    app = app_for(calc_repo, sim, fixes)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
-        await failed_check(pilot, app)
-        await pilot.press("y")
-        await until(pilot, lambda: proposed(app), "the round's proposal")
-        await pilot.press("A")
-        await until(pilot, lambda: "the check passes after 1 round" in notice(app), "green")
-        await until(pilot, lambda: turn_over(app), "the end of the round")
-        keeper = app.main.driver.conversation.keeper
-        assert keeper is not None and keeper._current().last_instruction == PROMPT
-    with SessionStore() as store:
-        (info,) = store.listed(str(calc_repo))
-        assert info.turns == 2 and info.last_instruction == PROMPT  # /sessions and -c
-        turns = store.turns(info.id)
-    lines = earlier_lines(turns, info.name, "")
-    assert PROMPT in lines[1] and "fix round" in lines[2] and "After your" not in lines[2]
