@@ -15,6 +15,7 @@ from spark_pair.session.review import note_for_model, verdicts_of
 from spark_pair.sim.process import SimProcess
 from spark_pair.store.verdicts import Fate, shares
 from spark_pair.ui.screens.check import CheckScreen
+from spark_pair.ui.widgets.diff_view import DiffView, HunkMark
 
 __all__ = ["calc_repo"]  # the fixture, shared with test_app_fix
 
@@ -99,6 +100,11 @@ async def test_a_round_that_could_not_apply_is_the_tools_refusal_not_a_rejection
         await until(pilot, lambda: turn_over(app), "the end of the round")
         entry = next(iter(review(app).review.entries.values()))
         assert None in entry.unfit and entry.decision().unfit == (None,)
+        view = app.main.query_one(DiffView)  # the live diff says so on the hunk, too
+        assert view.marks[(entry.index, 0)] is HunkMark.UNFIT
+        header = view.hunk_rows[(entry.index, 0)] - round(view.scroll_y)
+        assert "can't apply (not a rejection)" in view.render_line(header).text
+        assert "rejected" not in view.render_line(header).text.replace("not a rejection", "")
         assert "escalated" not in notice(app)  # a refusal is no reason to escalate
         assert all(b["model"] != STRONG for b in edit_bodies(sim))
 

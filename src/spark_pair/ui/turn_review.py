@@ -233,6 +233,7 @@ class TurnReview:
         changed = (review.entries.values() if message.ops is None else
                    [review.entries[i] for i in message.ops if i in review.entries])
         diff.mark_hunks({(entry.index, h): HunkMark.STALE if entry.blocked
+                         else HunkMark.UNFIT if h in entry.unfit or None in entry.unfit
                          else HUNK_MARKS.get(mark)
                          for entry in changed for h, mark in enumerate(entry.hunks)})
         if review.cursor is not None and message.moved:

@@ -29,6 +29,7 @@ class HunkMark(StrEnum):
     ACCEPTED = "accepted"
     REJECTED = "rejected"
     STALE = "stale"
+    UNFIT = "unfit"  # the tool left it out: its lines are not in the file (no one rejected it)
 
 
 class Kind(IntEnum):
@@ -87,7 +88,7 @@ class Rows(Sequence[Row]):
 
 _OP_WORDS = {"modify": "modify", "create": "create", "delete": "DELETE", "rename": "rename"}
 _MARK_TEXT = {HunkMark.ACCEPTED: "✓ accepted", HunkMark.REJECTED: "✗ rejected",
-              HunkMark.STALE: "! stale"}
+              HunkMark.STALE: "! stale", HunkMark.UNFIT: "✗ can't apply (not a rejection)"}
 _MARKER_KIND = {"+": Kind.ADDED, "-": Kind.REMOVED}
 # lines of diff syntax never shown as prose: fences, headers, git extended headers, envelopes
 _SYNTAX = ("```", "~~~", "--- ", "+++ ", "@@", "diff --git", "*** ", "index ", "old mode ",

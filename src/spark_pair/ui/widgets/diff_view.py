@@ -64,7 +64,7 @@ class DiffView(FramedRows, can_focus=True):
         "diff-view--prose", "diff-view--file", "diff-view--hunk", "diff-view--added",
         "diff-view--removed", "diff-view--context", "diff-view--note", "diff-view--partial",
         "diff-view--accepted", "diff-view--rejected", "diff-view--stale", "diff-view--focus",
-        "diff-view--word",
+        "diff-view--unfit", "diff-view--word",
     }
 
     DEFAULT_CSS = """
@@ -86,6 +86,7 @@ class DiffView(FramedRows, can_focus=True):
         & > .diff-view--accepted { color: $text-success; text-style: bold; }
         & > .diff-view--rejected { color: $text-error; text-style: bold; }
         & > .diff-view--stale { color: $text-warning; text-style: bold; }
+        & > .diff-view--unfit { color: $text-warning; text-style: bold; }
         & > .diff-view--focus { text-style: reverse; }
         & > .diff-view--word { text-style: bold underline; }
     }
