@@ -124,7 +124,8 @@ def test_review_shares_per_model_in_json_and_in_the_table(home):
     data = json.loads(CliRunner().invoke(main, ["stats", "--since", "all", "--json"]).stdout)
     assert data["review"] == [{"model": "fast-model", "turns": 1, "proposed_hunks": 4,
                                "kept": 2, "amended": 1, "rejected": 1, "kept_share": 0.5,
-                               "amended_share": 0.25, "rejected_share": 0.25}]
+                               "amended_share": 0.25, "rejected_share": 0.25,
+                               "could_not_apply": 0}]
     text = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"}).stdout
     row = next(line for line in text.splitlines() if line.strip().startswith("fast-model"))
     assert row.split()[1:] == ["1", "4", "50%", "25%", "25%"]

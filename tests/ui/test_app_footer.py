@@ -47,7 +47,8 @@ async def test_the_footer_shows_what_matters_at_80_columns(repo: Path,
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.pause()
         line = footer_line(app)
-        assert in_order(line, ["aaccept", "rreject", "Aall", "R", "d", "j/khunk", "n/pfile",
-                               "?keys", "^ppalette"]), line
+        # the review's keys all fit at 80 columns, reason, edit and try included
+        assert in_order(line, ["ayes", "rno", "Aall", "R", "d", "cwhy", "eedit",
+                               "ttry", "?keys", "^ppalette"]), line
         assert line.endswith("palette")
         await pilot.press("R")

@@ -33,12 +33,13 @@ def test_the_review_pane_keys_come_first_in_the_order_that_matters() -> None:
     left, right = keys_shown(active(ReviewPane.BINDINGS, MainScreen.BINDINGS, [QUIT],
                                     hidden=("app.stop", "prompt.send")),
                              display, PALETTE)
-    assert labels(left)[:8] == ["a accept", "r reject", "A all", "R reject rest",
-                                "d del/rename", "j/k hunk", "n/p file", "c reject+why"]
+    assert labels(left)[:10] == ["a accept", "r reject", "A all", "R reject rest",
+                                 "d del/rename", "c reject+why", "e edit", "t try", "j/k hunk",
+                                 "n/p file"]  # the review's own keys before moving
     assert labels(right) == ["? keys", "^p palette"]
     shown, gap = fit(left, right, 80)  # short labels, one column between keys
-    assert labels(shown) == ["a accept", "r reject", "A all", "R rest", "d del/ren", "j/k hunk",
-                             "n/p file"]
+    assert labels(shown) == ["a yes", "r no", "A all", "R rest", "d del/ren", "c why", "e edit",
+                             "t try", "j/k hunk"]
     width = sum(k.width for k in shown) + gap * (len(shown) - 1) + sum(k.width for k in right)
     assert width <= 80 - 3
     wide, gap = fit(left, right, 200)

@@ -62,6 +62,8 @@ class Decision:
     notes: tuple[tuple[int, str], ...] = ()  # a person's reason per rejected hunk index
     amended: tuple[tuple[int, Hunk], ...] = ()  # accepted hunks a person rewrote (index, hunk)
     content: str | None = None  # a created file's content as a person rewrote it
+    unfit: tuple[int | None, ...] = ()  # left out by the tool, not a person: they can not
+    # apply to the file as it is (hunk indices; None: the operation as a whole)
 
     @property
     def accepted(self) -> bool:

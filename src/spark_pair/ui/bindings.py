@@ -115,6 +115,7 @@ HELP: list[BindingType] = [
 CHECK: list[BindingType] = [
     Binding("y", "answer(True)", "keep", id="check.keep"),
     Binding("n", "answer(False)", "roll back", id="check.roll_back"),
+    Binding("f", "send", "send to the model anyway", id="check.send"),
 ]
 
 # the reason-for-a-rejection dialog

@@ -335,13 +335,31 @@ class Driver:
         fsync)."""
         from ..edits.journal import Journal
 
-        return await asyncio.to_thread(lambda: Journal(self.root).undo(turn_id))
+        restored = await asyncio.to_thread(lambda: Journal(self.root).undo(turn_id))
+        await self.wrote(restored)
+        return restored
 
     async def redo(self) -> list[str]:
         """Re-apply what the last undo restored (in a thread)."""
         from ..edits.journal import Journal
 
-        return await asyncio.to_thread(lambda: Journal(self.root).redo())
+        written = await asyncio.to_thread(lambda: Journal(self.root).redo())
+        await self.wrote(written)
+        return written
+
+    async def wrote(self, paths: Sequence[str]) -> None:
+        """spark-pair itself wrote these files: not a person's edit (`M`, "edited on disk")."""
+        watcher = self.runtime.watcher if self.runtime is not None else None
+        if watcher is not None and paths:
+            await asyncio.to_thread(watcher.own, list(paths))
+            self.target.post_message(self.FilesChanged(set()))  # the marks are checked again
+
+    async def by_person(self, paths: set[str]) -> set[str]:
+        """Of `paths`, those a person changed on disk (see Watcher.by_person)."""
+        watcher = self.runtime.watcher if self.runtime is not None else None
+        if watcher is None:
+            return set(paths)
+        return await asyncio.to_thread(watcher.by_person, list(paths))
 
     async def undone(self, turn_id: str) -> bool:
         """Whether the journal has `turn_id` undone now (in a thread)."""

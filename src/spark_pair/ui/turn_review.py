@@ -33,6 +33,7 @@ from .widgets.prompt import Prompt
 from .widgets.review import ReviewPane
 
 REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished)
+ALL_DECIDED = "all decided: the turn is applied when the stream ends"
 HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTED}
 
 
@@ -85,6 +86,10 @@ class TurnReview:
                                    "dropped; press e to edit it again", op=proposal.index)
                     elif old is not None:  # asked again: its row says so
                         screen.notice.give_way(proposal.index)
+                    elif screen.notice.says(ALL_DECIDED):  # no longer true: one more waits
+                        screen.say(f"{op_label(proposal.op)} arrived after A: it waits for "
+                                   "your decision (the turn is applied once all are decided)",
+                                   op=proposal.index)
                     if not self.proposed_any:
                         self.proposed_any = True
                         prompt = screen.query_one(Prompt)
@@ -174,6 +179,7 @@ class TurnReview:
         trying, screen.trying = screen.trying, False
         applied = result.status == TurnStatus.APPLIED
         if applied:
+            screen.disk_marks.wrote(result.changed)  # (not a person's edit: no M)
             screen.fixes.applied(result.changed, trying)
         if trying and applied:
             screen.check_applied(result.turn_id)
@@ -227,6 +233,7 @@ class TurnReview:
         changed = (review.entries.values() if message.ops is None else
                    [review.entries[i] for i in message.ops if i in review.entries])
         diff.mark_hunks({(entry.index, h): HunkMark.STALE if entry.blocked
+                         else HunkMark.UNFIT if h in entry.unfit or None in entry.unfit
                          else HUNK_MARKS.get(mark)
                          for entry in changed for h, mark in enumerate(entry.hunks)})
         if review.cursor is not None and message.moved:
@@ -237,7 +244,7 @@ class TurnReview:
         for index, decision in message.decisions:
             screen.driver.approver.resolve(index, decision)
         if not screen.query_one(ReviewPane).has_undecided and screen.turn_worker is not None:
-            screen.say("all decided: the turn is applied when the stream ends")
+            screen.say(ALL_DECIDED)
 
     def try_check(self) -> None:
         screen = self.screen

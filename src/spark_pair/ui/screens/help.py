@@ -41,7 +41,7 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "edit the focused hunk's result (or a created file) in $VISUAL/$EDITOR"),
     (("review.try",), "review",
      "accept like A, apply, run [review] check; then keep (y) or roll back (n); a failing "
-     "check starts fix rounds ([review] fix_rounds)"),
+     "check stays on screen and y sends its output as a fix round ([review] fix_rounds)"),
     (("review.pager",), "review", "open the turn's diff in [review] pager ($PAGER, less -R)"),
     (("review.next", "review.previous", "review.next_file", "review.previous_file"), "review",
      "next / previous hunk; next / previous file"),
@@ -53,7 +53,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "take it out"),
     (("files.pin",), "files", "pin the file: it goes with every prompt"),
     (("app.next_pane", "app.previous_pane"), "anywhere",
-     "next / previous pane: prompt, review, files"),
+     "next / previous pane: prompt, review, files, live diff (its arrows scroll it, "
+     "sideways too; → / ← at a row's end / start: it goes on past the edge)"),
     (("app.regenerate",), "anywhere", "regenerate this turn"),
     (("app.escalate",), "anywhere", "resend this turn to the stronger model"),
     ("ctrl+p", "anywhere", "command palette: model, transport, theme, context files"),
@@ -62,6 +63,9 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("app.help", "app.help_q"), "anywhere",
      "this screen (? is typed into a prompt that holds text)"),
     (("confirm.yes", "confirm.no", "confirm.cancel"), "a question", "yes / no / no"),
+    ("y / n / f", "the check",
+     "keep the turn (in a fix loop: and send the output on) / roll it back / send output that "
+     "points at the environment (a module or command not found) to the model anyway"),
     (("help.close", "help.close_q", "help.close_q2"), "this screen", "close it"),
 ]
 COMMANDS = [

@@ -28,6 +28,7 @@ from ...protocol.steer import Steered
 from .. import bindings, commands, review_tools, sessions, turn_queue
 from ..chosen import ChosenFiles
 from ..dialogs.confirm import ConfirmScreen
+from ..disk_marks import DiskMarks
 from ..driver import Driver, describe
 from ..fixrounds import FixRounds
 from ..notices import STREAMING, Notice, displayed
@@ -92,6 +93,7 @@ class MainScreen(Screen[None]):
         self.steering = Steering()  # corrections sent while a turn streams
         self.checking = False  # the check of a tried turn runs
         self.turn_review = TurnReview(self)  # the review pane follows the turn
+        self.disk_marks = DiskMarks(self)  # the files pane's M marks
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -190,7 +192,7 @@ class MainScreen(Screen[None]):
 
     @on(Driver.FilesChanged)
     def _files_changed(self, message: Driver.FilesChanged) -> None:
-        self.query_one(FilesPane).add_changed(message.paths)
+        self.disk_marks.changed(message.paths)  # M: a person's change, as on disk now
         if not message.paths.isdisjoint(self.context) or self.driver.shows(message.paths):
             self.prepare()
 
@@ -262,6 +264,7 @@ class MainScreen(Screen[None]):
     async def _turn(self, prompt: str, files: list[str]) -> None:
         try:
             files = await self.chooser.files_for(prompt, files)
+            self.query_one(FilesPane).set_sent(files)  # listed through the review
             await self.driver.run_turn(prompt, files)
         except SparkPairError as exc:
             self.show_error(exc)
@@ -401,9 +404,9 @@ class MainScreen(Screen[None]):
                 r = check.result
                 self.driver.conversation.checked(turn_id, r.command, r.passed, r.output)
             if not keep:
-                self.fixes.stop()
+                self.fixes.rolled_back()
                 self.turn_review.roll_back(turn_id)
-            elif not self.fixes.checked(check.result, turn_id):
+            elif not self.fixes.checked(check.result, turn_id, send=check.send):
                 self.say("kept: the turn stays applied (/undo still puts it back)")
             self.run_queued()  # (a fix round started by the check goes first)
 
@@ -503,7 +506,9 @@ class MainScreen(Screen[None]):
 
     def action_cycle_focus(self, step: int) -> None:
         order = [w for w in (self.query_one(Prompt), self.query_one(ReviewPane),
-                             self.query_one(FilesPane)) if w.display and w.styles.display != "none"
+                             self.query_one(FilesPane),
+                             self.query_one(DiffView))  # (the arrows scroll it, sideways too)
+                 if w.display and w.styles.display != "none"
                  and not w.has_class("-empty") and displayed(w)]
         if not order:
             return
