@@ -17,6 +17,7 @@ from ..base.errors import (
     EndpointError,
     ModelError,
     ModelNotFound,
+    ProtocolViolation,
     StreamDropped,
     add_secret,
 )
@@ -457,9 +458,11 @@ class ModelClient:
             self._model_index += 1
             self.reset_chain()
             return ModelChanged(old, self.model, f"model {old!r} not found")
+        # a mode not offered, or a WebSocket that broke the protocol (HTTP is tried once)
         not_here = isinstance(err, WsRefused) or (
+            transport == Transport.WS and isinstance(err, ProtocolViolation)) or (
             transport == Transport.RESPONSES and isinstance(err, EndpointError)
-            and err.status in (404, 405))
+            and err.status in (404, 405, 501))
         if self._auto and not_here and len(self._candidates) > 1:
             self._candidates.pop(0)
             return TransportChanged(transport, self.transport,
