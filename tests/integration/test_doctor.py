@@ -178,7 +178,8 @@ async def test_html_error_page_is_shown_as_an_excerpt(sim):
     assert_fails_at(report, "models", "protocol")
     models = by_id(report)["models"]
     assert "Bad Gateway" in models.detail and "text/html" in models.detail
-    assert "event stream" not in models.detail and "HTML page" in models.hint
+    assert "event stream" not in models.detail and "HTML page" in models.detail
+    assert "login page" in models.hint and "API root" in models.hint  # (said once)
     auth = by_id(report)["auth"]  # an HTML page says nothing about the key
     assert auth.status == "skip" and "nothing about the key" in auth.detail
 

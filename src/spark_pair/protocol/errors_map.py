@@ -116,8 +116,8 @@ def error_from_response(status: int, body: str, url: str, *, api_key: str | None
 
 
 GATEWAY = (502, 503, 504)  # a proxy's page for a server behind it that is down: retried
-HTML_HINT = ("an HTML page is a web site, a login page or a proxy's error page, not the API: "
-             "base_url must be the API root (e.g. https://host/api); check any proxy")
+HTML_HINT = ("a web site, a login page or a proxy's error page answers there: base_url must "
+             "be the API root (e.g. https://host/api); check any proxy")
 NOT_IMPLEMENTED_HINT = ("this server does not implement the request: base_url must be the API "
                         "root (e.g. https://host/api) of an OpenAI-compatible server; "
                         "`spark-pair doctor` shows what it offers")
@@ -215,12 +215,13 @@ def mode_not_offered(err: ModelError, mode: str) -> EndpointError:
 def fallback_reason(err: ModelError, mode: str) -> str:
     """Why auto leaves `mode` for the next transport, as far as the answer tells: an HTML
     page, the API saying the mode is missing, or a path that is not there (a wrong base URL
-    or a server without the mode: a bare 404 cannot tell which)."""
-    if isinstance(err, ProtocolViolation):  # it names what the server did
+    or a server without the mode: a bare 404 cannot tell which); with no status (a failed
+    upgrade, a protocol broken), its own message."""
+    if isinstance(err, ProtocolViolation) or err.status is None:  # it names what happened
         return err.message
     what = "WebSocket mode" if mode == "ws" else "Responses API"
     where = err.url or "the server"
-    status = f"HTTP {err.status}" if err.status is not None else "no status"
+    status = f"HTTP {err.status}"
     body = err.body or ""
     if _is_html(body):
         return (f"{where} answered with an HTML page ({status}), not the API: a wrong "

@@ -115,7 +115,7 @@ class HttpProbe:
     def html_error(self, answer: Answer) -> E.ProtocolError:
         return E.ProtocolError(
             f"{answer.url} answered HTTP {answer.status} with an HTML page ({answer.ctype}), "
-            f"not JSON: {E.excerpt(answer.text, 200)}",
+            f"not JSON: {errors_map.body_excerpt(answer.text)}",
             url=answer.url, status=answer.status, body=answer.text, hint=errors_map.HTML_HINT)
 
     def http_error(self, answer: Answer, model: str = "") -> E.ModelError:
