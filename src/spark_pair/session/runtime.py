@@ -314,6 +314,7 @@ def _connect(lookup: _Lookup, recorder: TurnRecorder | None) -> tuple[Settings, 
     settings = load_settings(cwd=lookup.cwd, env=lookup.env, overrides=dict(lookup.overrides))
     client = ModelClient(ClientOptions.of(settings), recorder=recorder,
                          transport_cache=offers.default_path())
+    client.warm_http()  # built while the run gets ready, not when its request is due
     return settings, client
 
 
