@@ -9,9 +9,12 @@ that the base URL is not the API."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 import pytest
 from support.measured import run_measured, the_error
-from support.runs import check_schema, home, lines_of, repo  # noqa: F401 (fixtures)
+from support.runs import check_schema, cli, home, lines_of, repo  # noqa: F401 (fixtures)
 from support.wire import Wire, wire, wire_env  # noqa: F401 (fixtures)
 
 from spark_pair.protocol.errors_map import HTML_HINT
@@ -85,3 +88,18 @@ def test_a_plain_web_servers_501_page_is_not_retried(sim: SimProcess, repo, home
     assert "Unsupported method ('POST')" in error["message"], error
     assert error["hint"] == HTML_HINT and "overloaded" not in err
     assert len(wire.requests()) == 1 and took < FAST_S, (wire.requests(), took)
+
+
+@pytest.mark.parametrize(("wire", "said"), [
+    (("badchunk", HELD_S), "broke the HTTP protocol: illegal chunk header: b'zz"),
+    (("nothttp", HELD_S), "broke the HTTP protocol: illegal status line"),
+], indirect=["wire"])
+def test_doctor_names_a_protocol_violation_not_a_broken_connection(
+        sim: SimProcess, repo, home, wire: Wire, said: str) -> None:
+    env = wire_env(home, sim, wire, "")
+    done = subprocess.run(cli() + ["doctor", "--json", "--check-timeout", "5"], env=env,
+                          cwd=repo, capture_output=True, text=True, timeout=60)
+    report = json.loads(done.stdout)
+    failed = next(r for r in report["checks"] if r["status"] == "fail")
+    assert failed["error_class"] == "protocol" and said in failed["detail"], failed
+    assert "run doctor again" not in failed["hint"]

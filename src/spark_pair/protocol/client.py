@@ -225,6 +225,8 @@ class ModelClient:
             raise errors_map.connect_timeout(url, self.options.connect_timeout_s) from None
         except httpx.TimeoutException:
             raise errors_map.timeout(url, self.options.timeout_s) from None
+        except httpx.RemoteProtocolError as exc:
+            raise errors_map.http_broken(exc, url) from None
         except httpx.HTTPError as exc:
             raise errors_map.connection_failed(exc, url) from None
         try:
