@@ -199,8 +199,7 @@ def moved_base(url: str, target: str) -> str | None:
     return None
 
 
-MODE_HINT = ("this server does not offer the Responses API (or its WebSocket mode); set "
-             "transport = auto (uses what the server offers) or chat")
+MODE_HINT = "set transport = auto (uses what the server offers) or chat"  # (the message says why)
 
 
 def mode_not_offered(err: ModelError, mode: str) -> EndpointError:
