@@ -322,8 +322,8 @@ class StreamTimeout(ModelError):
     kind = "timeout"
     retryable = True
     default_hint = (
-        "no data arrived in time: a buffering proxy, an overloaded server, or a timeout that is "
-        "too short; raise [request] timeout_ms or try another transport"
+        "a buffering proxy, a slow or overloaded server, or a timeout that is "
+        "too short: raise [request] timeout_ms or try another transport"
     )
 
 

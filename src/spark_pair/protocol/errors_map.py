@@ -289,21 +289,26 @@ def error_from_event(err: Mapping, url: str, *, status: int | None = None, model
                       code=code)
 
 
+LINK_HINT = ("is a configured proxy running (HTTP(S)_PROXY)? does the host resolve? is the server "
+             "up on that port?")  # (the message says it is a link problem)
+
+
 def connection_failed(exc: BaseException, url: str) -> ConnectionFailed:
     """Refused, DNS, TLS or proxy failure: a link problem, reported at once (not retried)."""
     proxy = [n for n in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY")
              if os.environ.get(n)]
     note = f"; a proxy is set ({', '.join(proxy)}): is it running?" if proxy else ""
     err = ConnectionFailed(f"could not connect to {url}: {type(exc).__name__}: {exc} — a link "
-                           f"problem, not the model{note}", url=url)
+                           f"problem, not the model{note}", url=url, hint=LINK_HINT)
     err.retryable = False  # nothing listens there: retrying only delays the answer
     return err
 
 
 def connect_timeout(url: str, seconds: float) -> StreamTimeout:
     """Connecting took too long: a timeout, so it is retried."""
-    return StreamTimeout(f"could not connect to {url} within {seconds:g} s (connect timeout): "
-                         f"a slow link or an overloaded server", url=url)
+    return StreamTimeout(f"could not connect to {url} within {seconds:g} s (connect timeout)",
+                         url=url, hint="a slow link or an overloaded server: try again, or "
+                                       "check the link (a VPN, a proxy, the host)")
 
 
 def timeout(url: str, seconds: float, capped: bool = False) -> StreamTimeout:
