@@ -314,6 +314,7 @@ def _connect(lookup: _Lookup, recorder: TurnRecorder | None) -> tuple[Settings, 
     settings = load_settings(cwd=lookup.cwd, env=lookup.env, overrides=dict(lookup.overrides))
     client = ModelClient(ClientOptions.of(settings), recorder=recorder,
                          transport_cache=offers.default_path())
+    client.warm_http()  # built while the run gets ready, not when its request is due
     return settings, client
 
 
@@ -348,7 +349,8 @@ async def open_runtime(root: Path, *, approver: Approver,
 
                 watcher = Watcher(root)
             workspace = Workspace(root, **limits_of(settings))
-            workspace.auto = _auto_context(root, settings)
+            # (its index's database opens off the loop, while the HTTP client is built)
+            workspace.auto = await asyncio.to_thread(_auto_context, root, settings)
             workspace.watcher = watcher
             indexing = _keep_index(workspace, watcher)
             workspace.chained = lambda: session.client.transport == Transport.WS

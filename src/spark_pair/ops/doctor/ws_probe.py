@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...base import errors as E
+from ...protocol import errors_map
 from ...protocol.limits import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, too_large
 from ...protocol.request import BETA_HEADER, CONNECT_STAGGER_S, user_agent
 from .probe import HttpProbe
@@ -67,6 +68,9 @@ class WsProbe:
             except Exception as exc:
                 if closed_for_size(exc):
                     raise too_large(self.url, "a WebSocket message", MAX_MESSAGE_BYTES) from None
+                broken = errors_map.ws_broken(exc, self.url)
+                if broken is not None:  # the server broke the protocol: named as such
+                    raise broken from None
                 raise
             size += len(raw)
             if size > MAX_REPLY_BYTES:
