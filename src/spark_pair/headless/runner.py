@@ -37,6 +37,8 @@ from ..session.events import (
     ContextChosen,
     RefusalKind,
     Refused,
+    RepairFinished,
+    RepairStarted,
     SessionEvent,
     Stale,
     TurnFinished,
@@ -91,6 +93,11 @@ class Diagnostics:
                 self.say(f"refused {event.op.summary()}: {event.reason}")
             case Refused():  # the error that follows says why (once)
                 self.say(f"refused {event.op.summary()} ({event.kind})")
+            case RepairStarted(hunks=hunks, model=model):
+                self.say(f"repair: {len(hunks)} hunk(s) match nowhere in their file; asking "
+                         f"{model or 'the model'} once more, with the file's real lines")
+            case RepairFinished(outcome=outcome):
+                self.say("\n".join(f"repair: {line}" for line in outcome.lines()))
             case Applied() if not event.changed:
                 self.say("the turn changed no file (nothing written, nothing to undo)")
             case Applied():

@@ -90,6 +90,7 @@ class Session:
         # whether a finished turn is kept for the next (history, the files as the model saw
         # them); a front end that exits after its one turn (`run`) sets it False
         self.remember = True
+        self.repair = True  # hunks that match nowhere go back to the model once per turn
         # called once a turn is over: (prompt, files, result, verdicts, remembered); the
         # stored session (session.keeper) writes the turn
         self.keep: Callable[[str, Sequence[str], TurnResult, list[Verdict], bool], None] | None \
@@ -186,7 +187,7 @@ class Session:
     def parts(self) -> Parts:
         """What a turn starting now works with."""
         return Parts(self.root, self.client, self.approver, self.journal, self.recorder,
-                     self.watch, self.observe, self.ready)
+                     self.watch, self.observe, self.ready, self.repair)
 
     def _verdicts(self, result: TurnResult) -> list[Verdict]:
         """What a person made of the turn (none for a policy's decisions, or when nothing or
@@ -239,6 +240,10 @@ class Session:
                 if self.recorder is not None:
                     applied = result.status == TurnStatus.APPLIED
                     self.recorder.flush(turn_id if applied else None)
+            if result.form and self.recorder is not None:
+                from ..store.forms import Form
+
+                self.recorder.form(turn_id, result.model, Form(result.form))
             verdicts = self._verdicts(result)
             if verdicts and self.recorder is not None:
                 self.recorder.verdicts(turn_id, result.model, verdicts)
