@@ -142,9 +142,7 @@ def survey(root: Path, ops: Sequence[Operation], *, stop: Stop = None) -> Survey
 def _misses_of(root: Path, index: int, op: Modify, stop: Stop) -> tuple[list[Miss], str]:
     """The hunks of `op` that match nowhere in its file, and the first other problem."""
     from ..base.errors import ConflictError
-    from ..edits import fsio
     from ..edits.apply import check_each
-    from ..edits.paths import confine_target
 
     problem = ""
     misses: list[Miss] = []
@@ -155,11 +153,7 @@ def _misses_of(root: Path, index: int, op: Modify, stop: Stop) -> tuple[list[Mis
             continue
         error = found[0][1]
         if lines is None and isinstance(error, ConflictError):
-            try:
-                data = confine_target(root, op.path)[1].read_bytes()
-                lines = fsio.decode(data, op.path)[0].splitlines()
-            except (OSError, SparkPairError):
-                lines = []
+            lines = _file_lines(root, op.path)
         old = hunk.old_lines
         if not isinstance(error, ConflictError) or not lines or not old or \
                 Locator(lines).first(old, 0) is not None:
@@ -169,6 +163,18 @@ def _misses_of(root: Path, index: int, op: Modify, stop: Stop) -> tuple[list[Mis
     if not misses and not problem:
         problem = f"{op.path}: its hunks fit one by one but not together"
     return misses, problem
+
+
+def _file_lines(root: Path, path: str) -> list[str]:
+    """The file's lines as the engine reads them ([] when it cannot be read)."""
+    from ..edits import fsio
+    from ..edits.paths import confine_target
+
+    try:
+        data = confine_target(root, path)[1].read_bytes()
+        return fsio.decode(data, path)[0].splitlines()
+    except (OSError, SparkPairError):
+        return []
 
 
 def _miss(index: int, h: int, path: str, hunk: Hunk, lines: list[str]) -> Miss:
@@ -265,6 +271,9 @@ def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: 
         if new:
             merged = _merged(op, [m.hunk_index for m in missed], new)
             found = check_each(root, [merged], stop=stop)
+            ordered = _in_file_order(root, merged) if found else None
+            if ordered is not None and not check_each(root, [ordered], stop=stop):
+                merged, found = ordered, []
             if not found:
                 out.ops[index] = merged
             else:
@@ -274,6 +283,19 @@ def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: 
         out.mended += [Mended(index, m.hunk_index, m.path, index in out.ops,
                               "" if index in out.ops else cause) for m in missed]
     return out
+
+
+def _in_file_order(root: Path, op: Modify) -> Modify | None:
+    """`op` with its hunks in the order their lines stand in the file (the engine places them
+    in order), or None when that is the order already or some hunk is not found."""
+    locator = Locator(_file_lines(root, op.path))
+    at = [locator.first(h.old_lines, 0) if h.old_lines else None for h in op.hunks]
+    if any(a is None for a in at):
+        return None
+    order = sorted(range(len(op.hunks)), key=lambda i: at[i] or 0)
+    if order == list(range(len(op.hunks))):
+        return None
+    return Modify(op.path, [op.hunks[i] for i in order], op.base_hash)
 
 
 def _merged(op: Modify, missed: Sequence[int], new: Sequence[Hunk]) -> Modify:
