@@ -278,10 +278,10 @@ class TurnRun(ApplyStep):
         self.result.repair = outcome
         out: list[SessionEvent] = [RepairFinished(outcome)]
         for i, op in sorted(outcome.ops.items()):
-            decided = self.proposals.decided[i]
-            if self.cancel_reason is not None or (
-                    decided is not None and decided.action == Action.REJECT):
-                continue  # (a person's rejection stands)
+            if self.cancel_reason is not None:
+                break
+            # asked again whatever was decided: the operation is not the one decided on (a
+            # front end may have left it out at once, as it could not apply)
             self.proposals.end(i, Ended.REPAIRED)
             self.proposals.ops[i] = op
             self.refused.pop(i, None)

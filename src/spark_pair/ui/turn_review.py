@@ -75,6 +75,7 @@ class TurnReview:
             match event:
                 case OperationProposed(proposal=proposal):
                     old = review.review.entries.get(proposal.index)
+                    self.left_out.pop(proposal.index, None)  # (checked again below)
                     review.propose(proposal.index, proposal.op, stale=proposal.stale)
                     proposed.append((proposal.index, proposal.op))
                     if review.review.doomed:  # its notice stays: nothing will be written
@@ -85,7 +86,8 @@ class TurnReview:
                                    "dropped; press e to edit it again", op=proposal.index)
                     elif old is not None:  # asked again: its row says so
                         screen.notice.give_way(proposal.index)
-                    if not self.proposed_any:
+                    if not self.proposed_any or (old is not None and not review.has_focus):
+                        # the first proposal, or one asked again (a repair, a stale file)
                         self.proposed_any = True
                         prompt = screen.query_one(Prompt)
                         if not (prompt.has_focus and (prompt.value or screen.typed_in_turn)):
@@ -234,8 +236,12 @@ class TurnReview:
 
     def decided(self, message: ReviewPane.Decided) -> None:
         screen = self.screen
+        entries = screen.query_one(ReviewPane).review.entries
         for index, decision in message.decisions:
-            screen.driver.approver.resolve(index, decision)
+            entry = entries.get(index)
+            if entry is not None and not entry.sent:
+                continue  # made for an entry since proposed again (a repair): not this one
+            screen.driver.approver.resolve(index, decision, None if entry is None else entry.op)
         if not screen.query_one(ReviewPane).has_undecided and screen.turn_worker is not None:
             screen.say("all decided: the turn is applied when the stream ends")
 

@@ -27,7 +27,14 @@ from ...base.printable import shown, shown_text
 from ...edits.ops import Create, Delete, Modify, Rename
 from ...edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
 from ...protocol.events import Completed, Failed, ModelChanged, Rewound, Started, TextDelta
-from ...session.events import OperationProposed, Refused, Stale, TurnFinished
+from ...session.events import (
+    OperationProposed,
+    Refused,
+    RepairFinished,
+    RepairStarted,
+    Stale,
+    TurnFinished,
+)
 from ..word_marks import WordMarks
 
 CACHE_ROWS = 512  # strips kept; a rebuilt row costs tens of microseconds
@@ -360,6 +367,10 @@ class DiffView(ScrollView, can_focus=True):
                 self._note(f"refused {op.summary()}: {reason}")
             case Stale(path=path):
                 self._add(Row(Kind.NOTE, f"stale: {shown(path)} changed on disk"))
+            case RepairStarted() | RepairFinished():
+                from ..repair_rows import show
+
+                show(self, event)
             case Completed() | Failed():
                 self._end_text()
             case TurnFinished() if not self._ended:  # stopped: the line being written stays
