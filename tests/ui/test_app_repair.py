@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.apps import make_app, review, screen_text, turn_over, until
+from support.apps import make_app, notice, review, screen_text, turn_over, until
 
 from spark_pair.session.repair import ASK_MARK
 from spark_pair.sim.demo_project import FILES
@@ -71,6 +71,7 @@ async def test_the_repair_round_is_shown_and_its_hunk_is_reviewed_and_written(
         assert entry.op.hunks[0].lines[1] == "+def total(items, discount=0.0):"
         await until(pilot, lambda: "repaired 1/1" in screen_text(app), "the meter's mark")
         assert "can't apply" not in pane.text_of(Item(entry.index, 0))
+        assert "repair: fixed 1 hunk" in notice(app)
         await pilot.press("A")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     written = (repo / "inventory.py").read_text()
@@ -89,6 +90,9 @@ async def test_a_repair_that_still_does_not_fit_leaves_the_hunk_refused(
                     "the repair's end")
         assert app.main.query_one(Meter).repair == "repaired 0/1"
         assert "still does not apply" in _rows(app)
+        # the turn ends: nothing of it can be written, and the notice says so
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert "nothing was written" in notice(app) and "inventory.py" in notice(app)
         pane = review(app)
         await until(pilot, lambda: any("can't apply" in pane.text_of(Item(e.index, 0))
                                        for e in pane.review.entries.values()),

@@ -24,6 +24,22 @@ def finished_text(event: RepairFinished) -> str:
     return "\n".join(lines)
 
 
+def notice(event: RepairStarted | RepairFinished) -> str:
+    """The notice line while the round runs and once it is over."""
+    if isinstance(event, RepairStarted):
+        n = len(event.hunks)
+        return (f"repair: {n} hunk{'s' if n > 1 else ''} match{'es' if n == 1 else ''} nowhere "
+                "in the file; asking the model once more (the live diff shows what comes back)")
+    outcome = event.outcome
+    fixed = [m for m in outcome.mended if m.fixed]
+    if outcome.fixed:
+        return (f"repair: fixed {len(fixed)} hunk{'s' if len(fixed) > 1 else ''}; the corrected "
+                "operation is asked again: decide it as any other")
+    first = next(m for m in outcome.mended if not m.fixed)
+    return (f"repair: {len(fixed)} of {len(outcome.mended)} fixed; {shown(first.path)} hunk "
+            f"{first.hunk_index + 1}: {first.cause}")
+
+
 def show(view: Any, event: RepairStarted | RepairFinished) -> None:
     """Add the event's rows to `view` (a DiffView, during its feed)."""
     from .widgets.diff_view import (

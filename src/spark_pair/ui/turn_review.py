@@ -20,11 +20,13 @@ from ..session.events import (
     Outcome,
     RefusalKind,
     Refused,
+    RepairFinished,
+    RepairStarted,
     Stale,
     TurnFinished,
     TurnStatus,
 )
-from . import commands, fit
+from . import commands, fit, repair_rows
 from .notices import STREAMING, first_line, op_label
 from .review_state import Mark, Undone
 from .widgets.diff_view import DiffView, HunkMark
@@ -32,7 +34,8 @@ from .widgets.files import FilesPane
 from .widgets.prompt import Prompt
 from .widgets.review import ReviewPane
 
-REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished)
+REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished, RepairStarted,
+                 RepairFinished)
 HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTED}
 
 
@@ -45,6 +48,7 @@ class TurnReview:
         self.left_out: dict[int, str] = {}  # operations of this turn that can not apply
         self.op_paths: dict[int, list[str]] = {}  # the paths each operation names
         self.path_uses: Counter[str] = Counter()  # how many operations name each path
+        self.repairing = False  # the repair round runs: what is decided may be asked again
 
     def frame(self, events: list[Any], view: DiffView) -> None:
         """A frame's events: those the review pane shows go to it once the diff is painted."""
@@ -113,6 +117,10 @@ class TurnReview:
                     screen.notice.give_way(screen.notice.op)
                     self.forget_ops()
                     self.proposed_any = False
+                case RepairStarted() | RepairFinished():
+                    self.repairing = isinstance(event, RepairStarted)
+                    if not review.review.doomed:
+                        screen.say(repair_rows.notice(event))
                 case Applied():
                     pass
                 case TurnFinished(result=result):
@@ -172,6 +180,7 @@ class TurnReview:
 
     def _finished(self, result: Any) -> None:
         screen = self.screen
+        self.repairing = False
         screen.steering.arrived = result.text or ""
         trying, screen.trying = screen.trying, False
         applied = result.status == TurnStatus.APPLIED
@@ -242,7 +251,8 @@ class TurnReview:
             if entry is not None and not entry.sent:
                 continue  # made for an entry since proposed again (a repair): not this one
             screen.driver.approver.resolve(index, decision, None if entry is None else entry.op)
-        if not screen.query_one(ReviewPane).has_undecided and screen.turn_worker is not None:
+        if not screen.query_one(ReviewPane).has_undecided and screen.turn_worker is not None \
+                and not self.repairing:
             screen.say("all decided: the turn is applied when the stream ends")
 
     def try_check(self) -> None:
