@@ -46,15 +46,7 @@ RIGHT = """```diff
 +    return f'hello {name}'
 ```
 """
-STILL_WRONG = """```diff
---- a/a.py
-+++ b/a.py
-@@ -1,2 +1,2 @@
- def greet(person):
--    return 'hello ' + name
-+    return f'hello {name}'
-```
-"""
+STILL_WRONG = RIGHT.replace(" def greet(name):", " def greet(person):")  # not in the file
 
 
 def _script(sim: SimProcess, repair_reply: str) -> None:
