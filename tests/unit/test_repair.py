@@ -132,3 +132,11 @@ def test_the_form_takes_the_engines_loose_placement() -> None:
     assert repair.placed_loosely(loose) is True  # type: ignore[arg-type]
     assert repair.placed_loosely(SimpleNamespace(placement=None)) is False  # type: ignore[arg-type]
     assert repair.placed_loosely(RIGHT) is False
+
+
+def test_a_fifo_the_reply_names_is_never_read(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "pipe")  # opening it for reading would block for ever
+    found = repair.survey(tmp_path, [Modify("pipe", [Hunk(1, 1, 1, 1, ["-a", "+b"])])])
+    assert not found.misses and "not a regular file" in found.other_problem

@@ -47,7 +47,7 @@ from ..session.events import (
 )
 from .options import RunOptions, repo_paths
 from .stops import INTERRUPTED, STOPS, stop_words
-from .textfit import WIDTH, file_lines
+from .textfit import WIDTH, file_lines, repair_text
 
 if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
     from ..session.runtime import Runtime
@@ -93,11 +93,8 @@ class Diagnostics:
                 self.say(f"refused {event.op.summary()}: {event.reason}")
             case Refused():  # the error that follows says why (once)
                 self.say(f"refused {event.op.summary()} ({event.kind})")
-            case RepairStarted(hunks=hunks, model=model):
-                self.say(f"repair: {len(hunks)} hunk(s) match nowhere in their file; asking "
-                         f"{model or 'the model'} once more, with the file's real lines")
-            case RepairFinished(outcome=outcome):
-                self.say("\n".join(f"repair: {line}" for line in outcome.lines()))
+            case RepairStarted() | RepairFinished():
+                self.say(repair_text(event))
             case Applied() if not event.changed:
                 self.say("the turn changed no file (nothing written, nothing to undo)")
             case Applied():

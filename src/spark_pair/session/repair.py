@@ -166,14 +166,15 @@ def _misses_of(root: Path, index: int, op: Modify, stop: Stop) -> tuple[list[Mis
 
 
 def _file_lines(root: Path, path: str) -> list[str]:
-    """The file's lines as the engine reads them ([] when it cannot be read)."""
+    """The lines of a regular file as the engine reads them ([] when it is none, or cannot be
+    read: a FIFO or a device is never opened)."""
     from ..edits import fsio
-    from ..edits.paths import confine_target
+    from ..edits.paths import read_regular
 
+    data = read_regular(root, path)
     try:
-        data = confine_target(root, path)[1].read_bytes()
-        return fsio.decode(data, path)[0].splitlines()
-    except (OSError, SparkPairError):
+        return [] if data is None else fsio.decode(data, path)[0].splitlines()
+    except SparkPairError:
         return []
 
 

@@ -64,11 +64,14 @@ class Session:
        changes on disk (at once, once per change; `index` None while its file is still being
        written), followed by a new `OperationProposed` for that index (asked again) or by a
        `Refused(kind=STALE)` when the operation no longer fits the changed file.
-    3. After the stream and every decision: `Stale` for a change found at the last look
+    3. Right after the stream, when some hunk matches nowhere in its file (and `repair` is on):
+       `RepairStarted`, the one repair request (its events are not yielded), `RepairFinished`
+       with what it came to, then a new `OperationProposed` for each operation it mended.
+    4. After the stream and every decision: `Stale` for a change found at the last look
        before the write, followed (as in 2.) by a new `OperationProposed` and its `Decided`,
        or by a `Refused(kind=STALE)`; then `Refused` for each operation that stops the turn,
        `Applied` when files were written.
-    4. `TurnFinished(result)` last, always (also after a failure or a cancel).
+    5. `TurnFinished(result)` last, always (also after a failure or a cancel).
 
     `cancel()` ends a turn early (pending proposals end with `Ended.CANCELLED`; with no turn
     running it does nothing); a second `turn()` while one runs raises TurnInProgress."""

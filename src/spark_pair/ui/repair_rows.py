@@ -1,10 +1,7 @@
-"""The repair round in the live diff: a note when it starts, then per hunk fixed or why not,
-and the operations it mended shown again below (their hunks' rows are the ones the review
-pane points at from then on)."""
+"""What the app says of the repair round: the live diff's notes (when it starts, then per hunk
+fixed or why not) and the notice line."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from ..base.printable import shown
 from ..session.events import RepairFinished, RepairStarted
@@ -38,31 +35,3 @@ def notice(event: RepairStarted | RepairFinished) -> str:
     first = next(m for m in outcome.mended if not m.fixed)
     return (f"repair: {len(fixed)} of {len(outcome.mended)} fixed; {shown(first.path)} hunk "
             f"{first.hunk_index + 1}: {first.cause}")
-
-
-def show(view: Any, event: RepairStarted | RepairFinished) -> None:
-    """Add the event's rows to `view` (a DiffView, during its feed)."""
-    from .widgets.diff_view import (
-        _MARKER_KIND,
-        Kind,
-        Row,
-        content_text,
-        file_header_text,
-        hunk_header_text,
-    )
-
-    if isinstance(event, RepairStarted):
-        view._note(started_text(event))
-        return
-    view._note(finished_text(event))
-    by = f"  · {shown(view.model)}" if view.model else ""
-    for i, op in sorted(event.outcome.ops.items()):
-        view.file_rows[i] = len(view.rows)
-        view._add(Row(Kind.FILE, file_header_text("modify", op.path, None), i))
-        for h, hunk in enumerate(op.hunks):
-            view.hunk_rows[(i, h)] = len(view.rows)
-            view._add(Row(Kind.HUNK, hunk_header_text(hunk) + by, i, h))
-            for line in hunk.lines:
-                view._add(Row(_MARKER_KIND.get(line[:1], Kind.CONTEXT), content_text(line), i, h))
-        for key in [k for k in view.hunk_rows if k[0] == i and k[1] >= len(op.hunks)]:
-            del view.hunk_rows[key]
