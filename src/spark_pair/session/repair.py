@@ -129,7 +129,7 @@ def survey(root: Path, ops: Sequence[Operation], *, stop: Stop = None) -> Survey
         if not isinstance(op, Modify) or not hunks:
             out.other_problem = out.other_problem or found[i].message
             continue
-        misses, problem = _misses_of(root, i, op, stop)
+        misses, problem = _misses_of(root, i, op, found[i].message, stop)
         out.misses += misses
         out.other_problem = out.other_problem or problem
     if len(out.misses) > MAX_HUNKS:
@@ -139,29 +139,31 @@ def survey(root: Path, ops: Sequence[Operation], *, stop: Stop = None) -> Survey
     return out
 
 
-def _misses_of(root: Path, index: int, op: Modify, stop: Stop) -> tuple[list[Miss], str]:
-    """The hunks of `op` that match nowhere in its file, and the first other problem."""
+def _misses_of(root: Path, index: int, op: Modify, why: str, stop: Stop
+               ) -> tuple[list[Miss], str]:
+    """The hunks of `op` (which does not fit: `why`) that match nowhere in its file, and the
+    problem a repair cannot mend, if any. The file is read and indexed once; only a hunk whose
+    lines are nowhere is checked alone (the engine may still place it loosely)."""
     from ..base.errors import ConflictError
     from ..edits.apply import check_each
 
-    problem = ""
+    lines = _file_lines(root, op.path)
+    locator = Locator(lines)
     misses: list[Miss] = []
-    lines: list[str] | None = None
+    problem = ""
     for h, hunk in enumerate(op.hunks):
+        old = hunk.old_lines
+        if not lines or not old or locator.first(old, 0) is not None:
+            continue  # its lines are there (elsewhere, or twice): not a repair's matter
         found = check_each(root, [Modify(op.path, [hunk], op.base_hash)], stop=stop)
         if not found:
             continue
-        error = found[0][1]
-        if lines is None and isinstance(error, ConflictError):
-            lines = _file_lines(root, op.path)
-        old = hunk.old_lines
-        if not isinstance(error, ConflictError) or not lines or not old or \
-                Locator(lines).first(old, 0) is not None:
-            problem = problem or error.message  # (found, but not where or how it says)
-            continue
-        misses.append(_miss(index, h, op.path, hunk, lines))
-    if not misses and not problem:
-        problem = f"{op.path}: its hunks fit one by one but not together"
+        if isinstance(found[0][1], ConflictError):
+            misses.append(_miss(index, h, op.path, hunk, lines))
+        else:
+            problem = problem or found[0][1].message
+    if not misses:
+        problem = problem or why
     return misses, problem
 
 
