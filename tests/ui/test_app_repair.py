@@ -101,3 +101,17 @@ async def test_a_repair_that_still_does_not_fit_leaves_the_hunk_refused(
         assert entry.op.hunks[0].lines[1] == "-    result = 0.0"  # the reply's own hunk stays
     assert (repo / "inventory.py").read_text() == FILES["inventory.py"]
     assert sum(ASK_MARK in str(r.get("body", "")) for r in sim.requests()) == 1
+
+
+async def test_escape_stops_the_repair_round_while_it_runs(repo: Path, sim: SimProcess) -> None:
+    sim.configure(replies=[{"match": ASK_MARK, "text": RIGHT}, {"match": "TOTAL", "text": WRONG}],
+                  ttft_ms=2000)  # the repair request waits 2 s for its first token
+    app = make_app(repo, sim, prompt=PROMPT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        meter = app.main.query_one(Meter)
+        await until(pilot, lambda: meter.repair == "repair 1 hunk…", "the repair round")
+        await pilot.press("escape")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert meter.repair == "repair stopped"
+        assert "repair: inventory.py hunk 1: fixed" not in _rows(app)
+    assert (repo / "inventory.py").read_text() == FILES["inventory.py"]

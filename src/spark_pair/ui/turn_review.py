@@ -119,6 +119,7 @@ class TurnReview:
                     self.proposed_any = False
                 case RepairStarted() | RepairFinished():
                     self.repairing = isinstance(event, RepairStarted)
+                    screen.refresh_bindings()  # (escape stops the round while it runs)
                     if not review.review.doomed:
                         screen.say(repair_rows.notice(event))
                 case Applied():

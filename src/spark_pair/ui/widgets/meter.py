@@ -41,7 +41,7 @@ from ...protocol.events import (
     Usage,
 )
 from ...protocol.metrics import attempt_note, timing
-from ...session.events import RepairFinished, RepairStarted, TurnStarted
+from ...session.events import RepairFinished, RepairStarted, TurnFinished, TurnStarted
 from ...store.stats import cost_usd
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -160,6 +160,8 @@ class Meter(Widget):
                     fixed = sum(m.fixed for m in outcome.mended)
                     self.repair = f"repaired {fixed}/{len(outcome.mended)}"
                     ended = True
+                case TurnFinished() if self.repair.endswith("…"):
+                    self.repair = "repair stopped"  # (the turn ended while it ran)
                 case Failed(retries=retries, transport=transport):
                     self.retries = retries
                     self.transport = transport or self.transport  # the one tried, not "-"
