@@ -68,6 +68,10 @@ def test_a_hunk_whose_context_is_wrong_is_repaired_and_applied(
                                    "cause": ""}]
     assert (repo / "a.py").read_text() == A_NEW
     assert "repair: a.py hunk 1: fixed" in done.stderr
+    # the turn's tokens count the repair request's too
+    metrics = next(ln for ln in lines if ln["type"] == "metrics")
+    usage = next(ln for ln in lines if ln["type"] == "usage")
+    assert usage["output_tokens"] == metrics["output_tokens"] + repair[0]["output_tokens"]
     # the repair request showed the file's real line and said which line is not there
     asked = [r for r in sim.requests() if ASK_MARK in json.dumps(r.get("body", ""))]
     assert len(asked) == 1

@@ -276,6 +276,11 @@ class TurnRun(ApplyStep):
         if outcome is None:
             return []
         self.result.repair = outcome
+        mine, more = self.result.usage, outcome.usage
+        if mine is not None and more is not None:  # the turn's tokens: the repair's count too
+            self.result.usage = Usage(mine.input_tokens + more.input_tokens,
+                                      mine.output_tokens + more.output_tokens,
+                                      mine.estimated or more.estimated)
         out: list[SessionEvent] = [RepairFinished(outcome)]
         for i, op in sorted(outcome.ops.items()):
             if self.cancel_reason is not None:
