@@ -175,9 +175,11 @@ def _file_lines(root: Path, path: str) -> list[str]:
 
     data = read_regular(root, path)
     try:
-        return [] if data is None else fsio.decode(data, path)[0].splitlines()
+        text = "" if data is None else fsio.decode(data, path)[0]
     except SparkPairError:
         return []
+    lines = [ln.removesuffix("\r") for ln in text.split("\n")]  # (as the engine splits)
+    return lines[:-1] if lines and not lines[-1] else lines
 
 
 def _miss(index: int, h: int, path: str, hunk: Hunk, lines: list[str]) -> Miss:
