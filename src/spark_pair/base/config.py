@@ -33,7 +33,7 @@ ENV_OVERRIDES = {
     "SPARK_PAIR_TELEMETRY": "telemetry.enabled",
 }
 FLAGS = {"model.name": "--model", "model.base_url": "--base-url",
-         "session.transport": "--transport"}
+         "session.transport": "--transport", "review.repair": "--no-repair"}
 _INTERP = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FIX_HINT = "fix the value where it is set (the file and line, variable or flag named)"
@@ -151,6 +151,9 @@ class ReviewSettings(Table):
     fix_rounds: int = 2
     """When the check fails after a turn is tried or kept, its output goes back to the model
     for up to this many fix rounds, each reviewed as any turn (0: off)."""
+    repair: bool = True
+    """Hunks whose lines match nowhere in their file go back to the same model once, with the
+    file's real lines around the likeliest place, for a corrected diff of those hunks."""
     escalate: str = "ask"
     """After the fix rounds fail, or two rejections with a reason in one task, the next round
     goes to [model] stronger: auto (said on screen) | ask (you are asked) | off."""

@@ -37,6 +37,8 @@ from ..session.events import (
     ContextChosen,
     RefusalKind,
     Refused,
+    RepairFinished,
+    RepairStarted,
     SessionEvent,
     Stale,
     TurnFinished,
@@ -45,7 +47,7 @@ from ..session.events import (
 )
 from .options import RunOptions, repo_paths
 from .stops import INTERRUPTED, STOPS, stop_words
-from .textfit import WIDTH, file_lines
+from .textfit import WIDTH, file_lines, repair_text
 
 if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
     from ..session.runtime import Runtime
@@ -91,6 +93,8 @@ class Diagnostics:
                 self.say(f"refused {event.op.summary()}: {event.reason}")
             case Refused():  # the error that follows says why (once)
                 self.say(f"refused {event.op.summary()} ({event.kind})")
+            case RepairStarted() | RepairFinished():
+                self.say(repair_text(event))
             case Applied() if not event.changed:
                 self.say("the turn changed no file (nothing written, nothing to undo)")
             case Applied():

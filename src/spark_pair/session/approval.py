@@ -50,6 +50,7 @@ class Ended(StrEnum):
 
     STALE = "stale"  # the file changed on disk: the same index is asked again
     REWOUND = "rewound"  # a retried reply differs: the operation is parsed again (new proposal)
+    REPAIRED = "repaired"  # the repair round mended its hunks: the same index is asked again
     CANCELLED = "cancelled"  # the turn was cancelled
     TURN_OVER = "turn over"  # the turn failed or ended before a decision arrived
 

@@ -40,13 +40,16 @@ class UIApprover:
 
     def __init__(self) -> None:
         self._futures: dict[int, asyncio.Future[Decision]] = {}
-        self._early: dict[int, Decision] = {}  # decided before the session asked
+        # decided before the session asked: the operation decided on (None: any), the decision
+        self._early: dict[int, tuple[object, Decision]] = {}
+        self._asked: dict[int, object] = {}  # the operation the session asks about, per index
 
     async def decide(self, proposal: Proposal) -> Decision:
         index = proposal.index
+        self._asked[index] = proposal.op
         early = self._early.pop(index, None)
-        if early is not None:
-            return early
+        if early is not None and early[0] in (None, proposal.op):
+            return early[1]  # (one for an operation since replaced, by a repair, is stale)
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         old = self._futures.get(index)
         if old is not None and not old.done():
@@ -58,11 +61,13 @@ class UIApprover:
             if self._futures.get(index) is future:
                 del self._futures[index]
 
-    def resolve(self, index: int, decision: Decision) -> None:
+    def resolve(self, index: int, decision: Decision, op: object = None) -> None:
+        """`op`: the operation decided on; a decision about one the session no longer asks
+        about (it was replaced meanwhile) is dropped."""
         future = self._futures.get(index)
         if future is None or future.done():
-            self._early[index] = decision
-        else:
+            self._early[index] = (op, decision)
+        elif op is None or self._asked.get(index) is op:
             future.set_result(decision)
 
     def reset(self) -> None:
@@ -70,6 +75,7 @@ class UIApprover:
             future.cancel()
         self._futures.clear()
         self._early.clear()
+        self._asked.clear()
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,11 +20,13 @@ from ..session.events import (
     Outcome,
     RefusalKind,
     Refused,
+    RepairFinished,
+    RepairStarted,
     Stale,
     TurnFinished,
     TurnStatus,
 )
-from . import commands, fit
+from . import commands, fit, repair_rows
 from .notices import STREAMING, first_line, op_label
 from .review_state import Mark, Undone
 from .widgets.diff_view import DiffView, HunkMark
@@ -32,7 +34,8 @@ from .widgets.files import FilesPane
 from .widgets.prompt import Prompt
 from .widgets.review import ReviewPane
 
-REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished)
+REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished, RepairStarted,
+                 RepairFinished)
 ALL_DECIDED = "all decided: the turn is applied when the stream ends"
 HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTED}
 
@@ -46,6 +49,7 @@ class TurnReview:
         self.left_out: dict[int, str] = {}  # operations of this turn that can not apply
         self.op_paths: dict[int, list[str]] = {}  # the paths each operation names
         self.path_uses: Counter[str] = Counter()  # how many operations name each path
+        self.repairing = False  # the repair round runs: what is decided may be asked again
 
     def frame(self, events: list[Any], view: DiffView) -> None:
         """A frame's events: those the review pane shows go to it once the diff is painted."""
@@ -76,6 +80,7 @@ class TurnReview:
             match event:
                 case OperationProposed(proposal=proposal):
                     old = review.review.entries.get(proposal.index)
+                    self.left_out.pop(proposal.index, None)  # (checked again below)
                     review.propose(proposal.index, proposal.op, stale=proposal.stale)
                     proposed.append((proposal.index, proposal.op))
                     if review.review.doomed:  # its notice stays: nothing will be written
@@ -90,7 +95,8 @@ class TurnReview:
                         screen.say(f"{op_label(proposal.op)} arrived after A: it waits for "
                                    "your decision (the turn is applied once all are decided)",
                                    op=proposal.index)
-                    if not self.proposed_any:
+                    if not self.proposed_any or (old is not None and not review.has_focus):
+                        # the first proposal, or one asked again (a repair, a stale file)
                         self.proposed_any = True
                         prompt = screen.query_one(Prompt)
                         if not (prompt.has_focus and (prompt.value or screen.typed_in_turn)):
@@ -116,6 +122,11 @@ class TurnReview:
                     screen.notice.give_way(screen.notice.op)
                     self.forget_ops()
                     self.proposed_any = False
+                case RepairStarted() | RepairFinished():
+                    self.repairing = isinstance(event, RepairStarted)
+                    screen.refresh_bindings()  # (escape stops the round while it runs)
+                    if not review.review.doomed:
+                        screen.say(repair_rows.notice(event))
                 case Applied():
                     pass
                 case TurnFinished(result=result):
@@ -175,6 +186,7 @@ class TurnReview:
 
     def _finished(self, result: Any) -> None:
         screen = self.screen
+        self.repairing = False
         screen.steering.arrived = result.text or ""
         trying, screen.trying = screen.trying, False
         applied = result.status == TurnStatus.APPLIED
@@ -241,9 +253,14 @@ class TurnReview:
 
     def decided(self, message: ReviewPane.Decided) -> None:
         screen = self.screen
+        entries = screen.query_one(ReviewPane).review.entries
         for index, decision in message.decisions:
-            screen.driver.approver.resolve(index, decision)
-        if not screen.query_one(ReviewPane).has_undecided and screen.turn_worker is not None:
+            entry = entries.get(index)
+            if entry is not None and not entry.sent:
+                continue  # made for an entry since proposed again (a repair): not this one
+            screen.driver.approver.resolve(index, decision, None if entry is None else entry.op)
+        if not screen.query_one(ReviewPane).has_undecided and screen.turn_worker is not None \
+                and not self.repairing:
             screen.say(ALL_DECIDED)
 
     def try_check(self) -> None:

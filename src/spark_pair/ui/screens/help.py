@@ -110,7 +110,10 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
                  Text.assemble("\n", ("Slash commands", "bold"),
                                " (type / in the prompt; → completes)\n"),
                  Padding(commands, (0, 0, 0, 2)),
-                 Text("\nAn AI! comment saved in a file starts a turn about it.\n\n"
+                 Text("\nAn AI! comment saved in a file starts a turn about it.\n"
+                      "A hunk whose lines match nowhere in its file goes back to the model "
+                      "once, with the file's real lines; the live diff shows what comes back "
+                      "([review] repair).\n\n"
                       "escape or ? closes this screen"))
 
 

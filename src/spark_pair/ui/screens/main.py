@@ -499,7 +499,7 @@ class MainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
-            return self.streaming or self.fixes.active
+            return self.streaming or self.turn_review.repairing or self.fixes.active
         if action in ("regenerate", "escalate"):
             return bool(self.last_prompt) or None
         return True
@@ -517,7 +517,7 @@ class MainScreen(Screen[None]):
         order[(pos + step) % len(order)].focus()
 
     def action_stop(self) -> None:
-        if self.streaming:
+        if self.streaming or self.turn_review.repairing:  # (the repair round streams too)
             self.driver.cancel()
             self.say("stopping: what arrived stays on screen; nothing is written")
         elif self.fixes.active:

@@ -24,7 +24,15 @@ from textual.timer import Timer
 from ...base.printable import shown
 from ...edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
 from ...protocol.events import Completed, Failed, ModelChanged, Rewound, Started, TextDelta
-from ...session.events import OperationProposed, Refused, Stale, TurnFinished
+from ...session.events import (
+    OperationProposed,
+    Refused,
+    RepairFinished,
+    RepairStarted,
+    Stale,
+    TurnFinished,
+)
+from .. import repair_rows
 from ..word_marks import WordMarks
 from .diff_rows import (  # noqa: F401 - re-exported: the view's rows and helpers
     _DIFF_FIRST,
@@ -255,6 +263,12 @@ class DiffView(FramedRows, can_focus=True):
                 self._note(f"refused {op.summary()}: {reason}")
             case Stale(path=path):
                 self._add(Row(Kind.NOTE, f"stale: {shown(path)} changed on disk"))
+            case RepairStarted():
+                self._note(repair_rows.started_text(event))
+            case RepairFinished(outcome=outcome):
+                self._note(repair_rows.finished_text(event))
+                for i, op in sorted(outcome.ops.items()):
+                    self._repaired(i, op)
             case Completed() | Failed():
                 self._end_text()
             case TurnFinished() if not self._ended:  # stopped: the line being written stays
@@ -268,6 +282,21 @@ class DiffView(FramedRows, can_focus=True):
                 self._take_text(text, intro_only=True)
             case _:
                 pass
+
+    def _repaired(self, index: int, op: Any) -> None:
+        """The operation the repair round mended, whole, below its note: its hunks' rows are
+        the ones the review points at from now on."""
+        self.file_rows[index] = len(self.rows)
+        self._add(Row(Kind.FILE, file_header_text("modify", op.path, None), index))
+        by = f"  · {shown(self.model)}" if self.model else ""
+        for h, hunk in enumerate(op.hunks):
+            self.hunk_rows[(index, h)] = len(self.rows)
+            self._add(Row(Kind.HUNK, hunk_header_text(hunk) + by, index, h))
+            for line in hunk.lines:
+                self._add(Row(_MARKER_KIND.get(line[:1], Kind.CONTEXT), content_text(line),
+                              index, h))
+        for key in [k for k in self.hunk_rows if k[0] == index and k[1] >= len(op.hunks)]:
+            del self.hunk_rows[key]
 
     def _detail(self, index: int, op: Any) -> None:
         """The file header gains what the finished operation holds (and a delete's warning)."""
