@@ -48,6 +48,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "telemetry.exit_timeout_s": (0.1, 10),
 }
 ESCALATE = ("auto", "ask", "off")
+GIT_COMMIT = ("off", "ask", "auto")
 
 
 class Table:
@@ -158,6 +159,15 @@ class ReviewSettings(Table):
     """Program that shows a turn's diff (delta, less -R, ...); empty: $PAGER, then less -R."""
 
 
+class GitSettings(Table):
+    commit: str = "off"
+    """Commit each accepted turn: off (only /commit in the app, run --commit) | ask (the app
+    shows the message to edit, then commits) | auto (the app commits at once)."""
+    trailer: str = ""
+    """A line added to every commit message spark-pair makes, e.g. "Assisted-by: spark-pair"
+    (empty: none)."""
+
+
 class TelemetrySettings(Table):
     enabled: bool = False
     """Export metrics (OpenTelemetry, Prometheus); off by default. Needs the optional extra:
@@ -185,7 +195,8 @@ class TelemetrySettings(Table):
 
 SECTIONS: dict[str, type[Table]] = {"model": ModelSettings, "request": RequestSettings,
                              "session": SessionSettings, "context": ContextSettings,
-                             "review": ReviewSettings, "telemetry": TelemetrySettings}
+                             "review": ReviewSettings, "telemetry": TelemetrySettings,
+                             "git": GitSettings}
 # fields that moved: old "section.field" -> new
 MOVED = {"session.context_tokens": "context.budget_tokens"}
 
@@ -198,13 +209,15 @@ class Settings:
                  request: RequestSettings | None = None, session: SessionSettings | None = None,
                  review: ReviewSettings | None = None, env: Mapping[str, str] | None = None,
                  context: ContextSettings | None = None,
-                 telemetry: TelemetrySettings | None = None) -> None:
+                 telemetry: TelemetrySettings | None = None, git: GitSettings | None = None
+                 ) -> None:
         self.model = model or ModelSettings()
         self.request = request or RequestSettings()
         self.session = session or SessionSettings()
         self.context = context or ContextSettings()
         self.review = review or ReviewSettings()
         self.telemetry = telemetry or TelemetrySettings()
+        self.git = git or GitSettings()
         self.prices: dict[str, tuple[float, float]] = {}
         """USD per million (input, output) tokens, by model id."""
         self.keys: dict[str, str] = {}
@@ -219,7 +232,7 @@ class Settings:
     def __repr__(self) -> str:
         return (f"Settings(model={self.model!r}, request={self.request!r}, "
                 f"session={self.session!r}, context={self.context!r}, "
-                f"review={self.review!r}, telemetry={self.telemetry!r})")
+                f"review={self.review!r}, telemetry={self.telemetry!r}, git={self.git!r})")
 
     @property
     def key_env(self) -> str:
@@ -509,6 +522,12 @@ def _check(settings: Settings) -> None:
                           f"{settings.review.escalate!r}{_did_you_mean(escalate, ESCALATE)}",
                           hint=f"use one of: {', '.join(ESCALATE)}")
     settings.review.escalate = escalate
+    commit = settings.git.commit.strip().lower()
+    if commit not in GIT_COMMIT:
+        raise ConfigError(f"{settings.sources['git.commit']}: git.commit is "
+                          f"{settings.git.commit!r}{_did_you_mean(commit, GIT_COMMIT)}",
+                          hint=f"use one of: {', '.join(GIT_COMMIT)}")
+    settings.git.commit = commit
     protocol = settings.telemetry.otlp_protocol.strip().lower()
     if protocol not in OTLP_PROTOCOLS:
         raise ConfigError(f"{settings.sources['telemetry.otlp_protocol']}: "

@@ -262,24 +262,12 @@ def _json_lines(out: TextIO, t0: float) -> JsonLines:
     return JsonLines(out, t0)
 
 
-def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | None = None
-         ) -> dict[str, Any]:
+def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | None = None,
+         commit: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"type": "end", "status": status, "exit_code": code, "exit_name": ExitCode(code).name,
             "turn_id": turn_id, "duration_ms": round((time.monotonic() - t0) * 1000, 1),
-            "message": message}
-
-
-def _json_lines(out: TextIO, t0: float) -> JsonLines:
-    from .jsonl import JsonLines
-
-    return JsonLines(out, t0)
-
-
-def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | None = None
-         ) -> dict[str, Any]:
-    return {"type": "end", "status": status, "exit_code": code, "exit_name": ExitCode(code).name,
-            "turn_id": turn_id, "duration_ms": round((time.monotonic() - t0) * 1000, 1),
-            "message": message}
+            "message": message,
+            **(commit or {"commit": None, "commit_note": "not asked (--commit)"})}
 
 
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
@@ -297,6 +285,10 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
 
     root = root_of()
     files = repo_paths(root, cwd, opts.files)
+    if opts.commit:  # refused before anything is written
+        from .commit import check_repo
+
+        await check_repo(root)
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
     stored = None
     if opts.keep:
@@ -316,6 +308,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
                 rt.session.remember = False  # turn: nothing to keep
                 _collect_from_here()
             report = _Reporter(opts, out, jl, diag, root, rt.settings, t0, dog)
+            report.client = rt.client
             reports.append(report)
             if stored is not None:
                 stored.attach(rt)
@@ -400,6 +393,7 @@ class _Reporter:
         self.busy = False  # the result is being written out
         self.result: Any = None  # the last turn's result
         self.end: dict[str, Any] | None = None  # its `end` line (held back for the check)
+        self.client: Any = None  # the model client, for --commit's message
 
     async def __call__(self, result: Any) -> None:
         self.busy = True
@@ -421,6 +415,12 @@ class _Reporter:
         code = 0 if result.error is None else int(exit_code_for(result.error))
         if result.error is not None:
             diag.say(result.error.describe())
+        committed, commit_error = None, None
+        if opts.commit:  # the applied turn as a commit (headless.commit)
+            from .commit import commit_result
+
+            committed, commit_error = await commit_result(self, result, code)
+            code = int(exit_code_for(commit_error)) if commit_error is not None else code
         if jl is None:
             try:
                 diff = await self._diff(result)
@@ -455,9 +455,12 @@ class _Reporter:
                 jl.write(line)
             if result.error is not None and result.error is not self.failed:
                 jl.write({"type": "error", **error_fields(result.error)})
+            if commit_error is not None:
+                jl.write({"type": "error", **error_fields(commit_error)})
+            failed = result.error or commit_error
             self.end = _end(code, result.status,
                             result.turn_id if result.status == TurnStatus.APPLIED else None,
-                            self.t0, result.error.message if result.error else None)
+                            self.t0, failed.message if failed else None, committed)
             if not opts.check:  # else the rounds end the run (headless.fixrounds)
                 jl.write(self.end)
         self.result = result
