@@ -179,8 +179,7 @@ class FixRounds:
             self.jl.write({"type": "end", "status": status, "exit_code": code,
                            "exit_name": ExitCode(code).name, "turn_id": self.last_turn,
                            "duration_ms": round((time.monotonic() - self.report.t0) * 1000, 1),
-                           "message": message, "commit": None,
-                           "commit_note": "not asked (--commit)"})
+                           "message": message, "commit": None, "commit_note": None})
         self.report.code = code
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
-from ..base.errors import Cancelled, SparkPairError, UsageError
+from ..base.errors import Cancelled, CommitError, SparkPairError, UsageError
 from ..base.exitcodes import ExitCode, exit_code_for
 from ..base.gcpolicy import collect_from_here as _collect_from_here
 from ..base.termwrap import say
@@ -224,7 +224,8 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO, *, watchdog: bool = Fa
 
         jl.write({"type": "error", **error_fields(exc)})
         jl.write(_end(code, "cancelled" if isinstance(exc, Cancelled) else "failed", None, t0,
-                      exc.message))
+                      exc.message, {"commit": None, "commit_note": exc.message}
+                      if isinstance(exc, CommitError) else None))
     return code
 
 
@@ -267,7 +268,7 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
     return {"type": "end", "status": status, "exit_code": code, "exit_name": ExitCode(code).name,
             "turn_id": turn_id, "duration_ms": round((time.monotonic() - t0) * 1000, 1),
             "message": message,
-            **(commit or {"commit": None, "commit_note": "not asked (--commit)"})}
+            **(commit or {"commit": None, "commit_note": None})}
 
 
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
