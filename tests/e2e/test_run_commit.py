@@ -5,6 +5,7 @@ before anything is written."""
 
 from __future__ import annotations
 
+import json
 import os
 import selectors
 import subprocess
@@ -205,3 +206,37 @@ def test_a_commit_landing_while_the_commit_is_made_is_never_overwritten(
     assert git(repo, "show", "HEAD:other.txt") == OTHER + "x\n"
     assert (repo / "a.py").read_text() == A_NEW
     assert "landed on HEAD while this one was made" in lines[-1]["commit_note"]
+
+
+def test_undo_of_a_committed_turn_keeps_the_commit_and_revert_records_one(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    sim.configure(replies=replies())
+    (repo / "other.txt").write_text("staged by me\n")
+    git(repo, "add", "other.txt")
+    proc, lines = commit_run(repo, home, sim)
+    commit = lines[-1]["commit"]
+    assert proc.returncode == 0 and commit, proc.stderr
+
+    def journal(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(cli() + list(args), cwd=repo, capture_output=True, text=True,
+                              timeout=60, env={**env_for(home, sim), **GIT_ENV})
+
+    undone = journal("undo")
+    assert undone.returncode == 0, undone.stderr
+    assert f"its commit {commit[:12]} stays in history" in undone.stderr
+    assert git(repo, "rev-parse", "HEAD").strip() == commit  # never reset, never rewritten
+    assert (repo / "a.py").read_text() == A_PY
+    assert journal("redo").returncode == 0
+    assert (repo / "a.py").read_text() == A_NEW
+
+    reverted = journal("undo", "--revert", "--json")
+
+    assert reverted.returncode == 0, reverted.stderr
+    out = json.loads(reverted.stdout)
+    assert out["commit"] == commit and out["restored"] == ["a.py"]
+    assert git(repo, "rev-parse", "HEAD").strip() == out["revert"]
+    assert git(repo, "rev-parse", "HEAD^").strip() == commit
+    assert git(repo, "log", "-1", "--format=%B").strip() == (
+        f'Revert "Use an f-string in greet"\n\nThis reverts commit {commit}.')
+    assert git(repo, "show", "HEAD:a.py") == A_PY
+    assert git(repo, "status", "--porcelain").splitlines() == ["M  other.txt"]
