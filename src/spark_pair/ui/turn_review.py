@@ -175,6 +175,7 @@ class TurnReview:
         applied = result.status == TurnStatus.APPLIED
         if applied:
             screen.fixes.applied(result.changed, trying)
+            screen.commits.turn_applied(result.turn_id, offer=not trying)
         if trying and applied:
             screen.check_applied(result.turn_id)
         review = screen.query_one(ReviewPane)
@@ -262,5 +263,6 @@ class TurnReview:
             screen.show_error(exc)
             return
         screen.query_one(ReviewPane).set_undone(turn_id, Undone.ROLLED_BACK)
+        await screen.commits.after_undo()
         screen.say(f"not kept: rolled back {len(restored)} file(s) byte for byte "
                    f"({', '.join(map(shown, restored))}); /redo applies it again")

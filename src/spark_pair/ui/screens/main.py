@@ -27,6 +27,7 @@ from ...protocol.events import Completed, Failed
 from ...protocol.steer import Steered
 from .. import bindings, commands, review_tools, sessions, turn_queue
 from ..chosen import ChosenFiles
+from ..commits import Commits
 from ..dialogs.confirm import ConfirmScreen
 from ..driver import Driver, describe
 from ..fixrounds import FixRounds
@@ -92,6 +93,7 @@ class MainScreen(Screen[None]):
         self.steering = Steering()  # corrections sent while a turn streams
         self.checking = False  # the check of a tried turn runs
         self.turn_review = TurnReview(self)  # the review pane follows the turn
+        self.commits = Commits(self)  # /commit and [git] commit
 
     # ---- layout ----------------------------------------------------------------------------
 
