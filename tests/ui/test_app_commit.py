@@ -1,0 +1,106 @@
+"""Commits from the app, with Textual's pilot against the simulator as a real process in a real
+git repository: `[git] commit = "ask"` shows the model's message to edit, /undo of a committed
+turn keeps the commit and /commit records the revert, and a file holding the person's own
+edits is committed whole only when they say so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.apps import make_app, notice, review, turn_over, type_line, until
+from support.gitrepo import GIT_ENV, MESSAGE, OTHER, git, identity, replies
+from support.runs import A_NEW, A_PY, make_repo
+
+from spark_pair.sim.process import SimProcess
+from spark_pair.ui.dialogs.confirm import ConfirmScreen
+from spark_pair.ui.dialogs.message import MessageScreen
+
+
+@pytest.fixture
+def grepo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    for var, value in GIT_ENV.items():
+        monkeypatch.setenv(var, value)
+    root = identity(make_repo(tmp_path / "repo", {"a.py": A_PY, "other.txt": OTHER}))
+    (root / "other.txt").write_text(OTHER + "staged by me\n")
+    git(root, "add", "other.txt")
+    return root
+
+
+async def apply_turn(pilot, app) -> None:
+    await until(pilot, lambda: len(review(app).review.entries) == 1, "the proposal")
+    review(app).focus()
+    await pilot.press("a")
+    await until(pilot, lambda: app.main.commits.applied, "the applied turn")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+async def test_ask_shows_the_message_to_edit_and_undo_keeps_the_commit(
+        grepo: Path, sim: SimProcess, size: tuple[int, int]) -> None:
+    sim.configure(replies=replies())
+    base = git(grepo, "rev-parse", "HEAD").strip()
+    app = make_app(grepo, sim, prompt="FSTRING please", files=("a.py",), **{"git.commit": "ask"})
+    async with app.run_test(size=size) as pilot:
+        await apply_turn(pilot, app)
+        await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the message")
+        assert "Use an f-string in greet" in app.screen.query_one("#message").text
+        await pilot.press(*" now", "ctrl+s")
+        await until(pilot, lambda: "committed" in notice(app), "the commit")
+        assert git(grepo, "log", "-1", "--format=%B").strip() == MESSAGE.replace(
+            "greet", "greet now", 1)
+        commit = git(grepo, "rev-parse", "HEAD").strip()
+        assert git(grepo, "rev-parse", "HEAD^").strip() == base
+        assert git(grepo, "status", "--porcelain").splitlines() == ["M  other.txt"]
+
+        await type_line(pilot, app, "/undo")
+        await until(pilot, lambda: "stays in history" in notice(app), "the undo")
+        assert git(grepo, "rev-parse", "HEAD").strip() == commit
+        assert (grepo / "a.py").read_text() == A_PY
+
+        await type_line(pilot, app, "/commit")
+        await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the revert message")
+        assert app.screen.query_one("#message").text.startswith('Revert "Use an f-string')
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: "committed" in notice(app), "the revert")
+        assert git(grepo, "rev-parse", "HEAD^").strip() == commit
+        assert git(grepo, "show", "HEAD:a.py") == A_PY
+        assert git(grepo, "status", "--porcelain").splitlines() == ["M  other.txt"]
+
+
+async def test_a_file_with_the_persons_own_edits_is_committed_whole_only_when_they_say_so(
+        grepo: Path, sim: SimProcess) -> None:
+    sim.configure(replies=replies())
+    mine = A_PY.replace("def unused():", "def unused():  # mine")
+    (grepo / "a.py").write_text(mine)
+    base = git(grepo, "rev-parse", "HEAD").strip()
+    app = make_app(grepo, sim, prompt="FSTRING please", files=("a.py",))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await apply_turn(pilot, app)
+        await until(pilot, lambda: turn_over(app), "the turn's end")
+        assert not isinstance(app.screen, MessageScreen)  # [git] commit is off
+
+        await type_line(pilot, app, "/commit")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("n")
+        await until(pilot, lambda: "git add -p a.py" in notice(app), "the refusal")
+        assert git(grepo, "rev-parse", "HEAD").strip() == base
+
+        await type_line(pilot, app, "/commit")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the message")
+        await pilot.press("escape")
+        await until(pilot, lambda: "not committed" in notice(app), "the cancel")
+        assert git(grepo, "rev-parse", "HEAD").strip() == base
+
+        await type_line(pilot, app, "/commit")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the message")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: "committed" in notice(app), "the commit")
+    whole = A_NEW.replace("def unused():", "def unused():  # mine")
+    assert git(grepo, "show", "HEAD:a.py") == whole
+    assert git(grepo, "diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD").split() == [
+        "a.py"]
