@@ -96,3 +96,13 @@ def test_the_template_when_the_model_cannot_be_reached_and_the_request_says_what
     assert request.task == "commit-message" and "commit message" in request.instructions
     assert "What was asked: fstring please" in request.new_input[0].content
     assert "+new" in request.new_input[0].content
+
+
+def test_message_template_asks_the_model_nothing_and_the_trailer_goes_on() -> None:
+    from spark_pair.base.config import GitSettings, Settings
+
+    settings = Settings(git=GitSettings(message="template", trailer="Assisted-by: spark-pair"))
+    client = _Down()
+    message, why = asyncio.run(write_message(client, plan("a.py"), settings=settings))
+    assert not client.asked and why is None
+    assert message == template_message(plan("a.py")) + "\n\nAssisted-by: spark-pair"

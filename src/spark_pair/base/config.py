@@ -49,6 +49,7 @@ RANGES: dict[str, tuple[float, float]] = {
 }
 ESCALATE = ("auto", "ask", "off")
 GIT_COMMIT = ("off", "ask", "auto")
+GIT_MESSAGE = ("model", "template")
 
 
 class Table:
@@ -166,6 +167,9 @@ class GitSettings(Table):
     trailer: str = ""
     """A line added to every commit message spark-pair makes, e.g. "Assisted-by: spark-pair"
     (empty: none)."""
+    message: str = "model"
+    """Where a commit's message comes from: model (a short second request with the diff; the
+    template when it cannot be reached) | template (no second request)."""
 
 
 class TelemetrySettings(Table):
@@ -528,6 +532,12 @@ def _check(settings: Settings) -> None:
                           f"{settings.git.commit!r}{_did_you_mean(commit, GIT_COMMIT)}",
                           hint=f"use one of: {', '.join(GIT_COMMIT)}")
     settings.git.commit = commit
+    message = settings.git.message.strip().lower()
+    if message not in GIT_MESSAGE:
+        raise ConfigError(f"{settings.sources['git.message']}: git.message is "
+                          f"{settings.git.message!r}{_did_you_mean(message, GIT_MESSAGE)}",
+                          hint=f"use one of: {', '.join(GIT_MESSAGE)}")
+    settings.git.message = message
     protocol = settings.telemetry.otlp_protocol.strip().lower()
     if protocol not in OTLP_PROTOCOLS:
         raise ConfigError(f"{settings.sources['telemetry.otlp_protocol']}: "

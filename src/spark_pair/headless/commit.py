@@ -47,17 +47,15 @@ async def commit_turn(root: Path, turn_id: str, client: Any, prompt: str, settin
                       say: Callable[[str], None]) -> tuple[dict[str, Any], CommitError | None]:
     """Commit the applied turn `turn_id`: the end line's fields and the error that kept it
     from being committed (None: committed)."""
-    from ..session.commit import make_commit, plan_commit, with_trailer, write_message
+    from ..session.commit import make_commit, plan_commit, write_message
 
     try:
         plan = await asyncio.to_thread(plan_commit, root, [turn_id])
         if plan.mixed or not plan.files:  # refused before a message is asked for
             await asyncio.to_thread(make_commit, plan, "")
-        message, why = await write_message(client, plan, prompt=prompt)
+        message, why = await write_message(client, plan, prompt=prompt, settings=settings)
         if why is not None:
             say(f"note: the commit message is the plain template ({why})")
-        message = with_trailer(message, getattr(settings, "git", None) and settings.git.trailer
-                               or "")
         commit = await asyncio.to_thread(make_commit, plan, message)
     except CommitError as exc:
         say(exc.describe())

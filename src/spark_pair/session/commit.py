@@ -186,9 +186,21 @@ def with_trailer(message: str, trailer: str) -> str:
 
 
 async def write_message(client: Any, plan: CommitPlan, *, prompt: str = "",
-                        timeout: float = MESSAGE_TIMEOUT_S) -> tuple[str, str | None]:
+                        timeout: float = MESSAGE_TIMEOUT_S, settings: Any = None
+                        ) -> tuple[str, str | None]:
     """The commit message for the plan: (message, None) from the model, or (the template, why
-    the model's was not used) when it cannot be reached or answers nothing usable."""
+    the model's was not used) when it cannot be reached or answers nothing usable, or
+    `[git] message = "template"` asks for no request; with `[git] trailer` added."""
+    git = getattr(settings, "git", None)
+    trailer = git.trailer if git is not None else ""
+    if git is not None and git.message == "template":
+        return with_trailer(template_message(plan), trailer), None
+    message, why = await _ask_model(client, plan, prompt, timeout)
+    return with_trailer(message, trailer), why
+
+
+async def _ask_model(client: Any, plan: CommitPlan, prompt: str, timeout: float
+                     ) -> tuple[str, str | None]:
     asked = prompt.strip() or "\n".join(plan.summaries).strip()
     user = ("Write the commit message for this change.\n\n"
             + (f"What was asked: {asked}\n\n" if asked else "")

@@ -94,14 +94,15 @@ class Commits:
                 screen.say("not committed (the turn stays applied); commit by hand what you "
                            f"want: git add -p {' '.join(map(shown, plan.mixed))}")
                 return
+        settings = screen.driver.settings
         if revert is not None:
             message, why = revert_message(root, revert[1]), None
+            message = with_trailer(message, settings.git.trailer if settings else "")
         else:
             screen.say("writing the commit message…")
             message, why = await write_message(screen.driver.client, plan,
-                                               prompt="\n".join(plan.summaries))
-        settings = screen.driver.settings
-        message = with_trailer(message, settings.git.trailer if settings is not None else "")
+                                               prompt="\n".join(plan.summaries),
+                                               settings=settings)
         if not auto:
             title = (f"commit {len(plan.files)} file(s): "
                      + ", ".join(map(shown, plan.paths[:4]))

@@ -107,6 +107,7 @@ def _after_undo(journal: Journal, revert: bool) -> tuple[str | None, str | None]
         plan_commit,
         revert_message,
         stays_note,
+        with_trailer,
     )
 
     found = committed_undo(journal)
@@ -120,7 +121,11 @@ def _after_undo(journal: Journal, revert: bool) -> tuple[str | None, str | None]
         say(sys.stderr, "note: " + stays_note(commit, "`git commit` of them"))
         return commit, None
     plan = plan_commit(journal.root, [undo_id], journal)
-    reverted = make_commit(plan, revert_message(journal.root, commit), journal=journal)
+    from ...base.config import load_settings
+
+    message = with_trailer(revert_message(journal.root, commit),
+                           load_settings(journal.root).git.trailer)
+    reverted = make_commit(plan, message, journal=journal)
     say(sys.stderr, f"recorded the revert of {commit[:12]} as commit {reverted[:12]}")
     return commit, reverted
 
