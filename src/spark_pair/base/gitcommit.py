@@ -53,14 +53,15 @@ def check_state(root: Path) -> str | None:
     """Refuse (CommitError, reason "state") a folder where a commit cannot go now: not a
     repository, a merge, rebase, cherry-pick or revert under way. Returns a note worth saying
     (a detached HEAD), else None. Reads only, through git."""
-    res = run_git(root, "rev-parse", "--is-inside-work-tree")
-    if res is None or res.returncode != 0 or res.stdout.strip() != b"true":
+    names = _BUSY[0::2]
+    out = _git_text(root, "rev-parse", "--is-inside-work-tree",
+                    *(a for n in names for a in ("--git-path", n)))
+    lines = (out or "").splitlines()
+    if not lines or lines[0] != "true":
         raise CommitError(f"{root} is not in a git repository, so there is nothing to commit to",
                           reason="state", hint="run `git init` there first, or leave out "
                           "--commit ([git] commit = \"off\")")
-    names = _BUSY[0::2]
-    paths = _git_text(root, "rev-parse", *(a for n in names for a in ("--git-path", n)))
-    for name, what, path in zip(names, _BUSY[1::2], (paths or "").splitlines(), strict=False):
+    for name, what, path in zip(names, _BUSY[1::2], lines[1:], strict=False):
         if (root / path).exists():
             raise CommitError(f"a {what} is in progress in this repository, so no commit is "
                               "made (nothing was written)", reason="state",
@@ -118,23 +119,25 @@ def commit_files(root: Path, files: list[FileState], message: str, base: str | N
         index = Path(tmp) / "index"
         env = {"GIT_INDEX_FILE": str(index)}
         _must(root, "git read-tree", "read-tree", *([base] if base else ["--empty"]), env=env)
-        lines = []
+        lines, new = [], {}
         for f in files:
             if f.data is None:
                 lines.append(f"0 {'0' * 40}\t{f.path}")
             else:
                 oid = _must(root, "git hash-object", "hash-object", "-w", f"--path={f.path}",
                             "--stdin", stdin=f.data).strip()
+                new[f.path] = Entry(git_mode(f.mode), oid)
                 lines.append(f"{git_mode(f.mode)} {oid}\t{f.path}")
         _must(root, "git update-index", "update-index", "--index-info",
               stdin=("\n".join(lines) + "\n").encode(), env=env)
         tree = _must(root, "git write-tree", "write-tree", env=env).strip()
-        _hook(root, env, "pre-commit")
+        hooks = _hooks(root)
+        hooks.run("pre-commit", env)
         msg_file = Path(tmp) / "COMMIT_EDITMSG"
         msg_file.write_text(message.rstrip() + "\n", encoding="utf-8")
-        _hook(root, env, "prepare-commit-msg", str(msg_file), "message")
-        _hook(root, env, "commit-msg", str(msg_file))
-        cleaned = _must(root, "git stripspace", "stripspace", stdin=msg_file.read_bytes())
+        hooks.run("prepare-commit-msg", env, str(msg_file), "message")
+        hooks.run("commit-msg", env, str(msg_file))
+        cleaned = strip_space(msg_file.read_text(encoding="utf-8", errors="replace"))
         if not cleaned.strip():
             raise CommitError("the commit message is empty (after the commit-msg hook), so no "
                               "commit was made", reason="hook")
@@ -157,16 +160,30 @@ def commit_files(root: Path, files: list[FileState], message: str, base: str | N
                     reason="moved", hint="the turn stays applied; commit again (/commit in the "
                     "app) or by hand with `git add` and `git commit`")
             raise _git_failed("git update-ref", moved)
-        _hook(root, env, "post-commit", must=False)
-    _sync_index(root, files, base, commit)
+        hooks.run("post-commit", env, must=False)
+    _sync_index(root, [f.path for f in files], base, new)
     return commit
 
 
-def _sync_index(root: Path, files: list[FileState], base: str | None, commit: str) -> None:
+def strip_space(message: str) -> str:
+    """A message as `git stripspace` leaves it: no trailing whitespace, no blank lines at
+    either end, runs of blank lines made one, a final newline."""
+    out: list[str] = []
+    for line in message.splitlines():
+        line = line.rstrip()
+        if line or (out and out[-1]):
+            out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out) + "\n" if out else ""
+
+
+def _sync_index(root: Path, paths: list[str], base: str | None, new: dict[str, Entry]
+                ) -> None:
     """Point the person's index at the new commit for the paths whose entry was the old
-    HEAD's (or absent in both), as `git commit` would; any other entry is theirs and stays."""
-    paths = [f.path for f in files]
-    old, new = tree_entries(root, base, paths), tree_entries(root, commit, paths)
+    HEAD's (or absent in both), as `git commit` would; any other entry is theirs and stays.
+    `new`: the committed entries (a path without one was deleted)."""
+    old = tree_entries(root, base, paths)
     mine = index_entries(root, paths)
     lines = []
     for path in paths:
@@ -179,25 +196,46 @@ def _sync_index(root: Path, files: list[FileState], base: str | None, commit: st
         run_git(root, "update-index", "--index-info", stdin=("\n".join(lines) + "\n").encode())
 
 
-def _hook(root: Path, env: dict[str, str], name: str, *args: str, must: bool = True) -> None:
-    """Run the person's hook `name` (if there is one) on the separate index; a refusal raises
-    CommitError naming it with its output's last lines."""
-    try:
-        res = subprocess.run(["git", "hook", "run", "--ignore-missing", name, "--", *args],
-                             cwd=root, capture_output=True, timeout=HOOK_TIMEOUT_S, input=b"",
-                             env={**os.environ, **env})
-    except subprocess.TimeoutExpired:
-        raise CommitError(f"the {name} hook did not finish within {HOOK_TIMEOUT_S:g} s, so "
-                          "nothing was committed", reason="hook") from None
-    except OSError as exc:
-        raise CommitError(f"git could not be started ({exc})", reason="git") from exc
-    if res.returncode != 0 and must:
-        tail = _tail(res.stdout + res.stderr)
-        raise CommitError(f"the {name} hook refused the commit (exit {res.returncode}), so "
-                          "nothing was committed" + (f"; its last lines:\n{tail}" if tail else ""),
-                          reason="hook", hook=name,
-                          hint="the turn stays applied: fix what the hook reports and commit "
-                               "again, or commit by hand (git add, git commit)")
+class _Hooks:
+    """The person's hooks (core.hooksPath honoured): only those present are run."""
+
+    def __init__(self, root: Path, present: set[str]) -> None:
+        self.root, self.present = root, present
+
+    def run(self, name: str, env: dict[str, str], *args: str, must: bool = True) -> None:
+        """Run hook `name` on the separate index; a refusal raises CommitError naming it
+        with its output's last lines."""
+        if name not in self.present:
+            return
+        try:
+            res = subprocess.run(["git", "hook", "run", "--ignore-missing", name, "--", *args],
+                                 cwd=self.root, capture_output=True, timeout=HOOK_TIMEOUT_S,
+                                 input=b"", env={**os.environ, **env})
+        except subprocess.TimeoutExpired:
+            raise CommitError(f"the {name} hook did not finish within {HOOK_TIMEOUT_S:g} s, so "
+                              "nothing was committed", reason="hook") from None
+        except OSError as exc:
+            raise CommitError(f"git could not be started ({exc})", reason="git") from exc
+        if res.returncode != 0 and must:
+            tail = _tail(res.stdout + res.stderr)
+            raise CommitError(f"the {name} hook refused the commit (exit {res.returncode}), "
+                              "so nothing was committed"
+                              + (f"; its last lines:\n{tail}" if tail else ""),
+                              reason="hook", hook=name,
+                              hint="the turn stays applied: fix what the hook reports and "
+                                   "commit again, or commit by hand (git add, git commit)")
+
+
+def _hooks(root: Path) -> _Hooks:
+    """Which of the commit's hooks the person has (one look: git names where each would be,
+    after core.hooksPath; git runs only executable ones)."""
+    names = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit")
+    out = _git_text(root, "rev-parse", *(a for n in names for a in ("--git-path", f"hooks/{n}")))
+    paths = (out or "").splitlines()
+    if len(paths) != len(names):  # (not expected) let git itself look for each
+        return _Hooks(root, set(names))
+    return _Hooks(root, {n for n, p in zip(names, paths, strict=True)
+                         if os.access(root / p, os.X_OK)})
 
 
 def _tail(out: bytes) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..base.errors import CommitError, SparkPairError
 from ..base.gitcommit import (
+    Entry,
     FileState,
     blob_id,
     check_state,
@@ -91,11 +92,6 @@ def plan_commit(root: Path, turn_ids: list[str], journal: Journal | None = None
         now, mode = read_state(plan.root / path)
         before = first[path][0]
         at_head = heads.get(path)
-        if at_head is not None and now is not None and blob_id(plan.root, path, now) == \
-                at_head.oid and git_mode(mode) == at_head.mode:
-            continue  # HEAD holds it already (committed by hand)
-        if at_head is None and now is None:
-            continue
         why = None
         if content_hash(now) != last[path][0]:
             why = "changed since the turn"
@@ -103,14 +99,17 @@ def plan_commit(root: Path, turn_ids: list[str], journal: Journal | None = None
             why = "changed by hand between the turns"
         elif staged.get(path) != at_head:
             why = "holds changes you staged"
-        elif (before is None) != (at_head is None) or (
-                before is not None and at_head is not None
-                and blob_id(plan.root, path, before) != at_head.oid):
+        elif not _same(plan.root, path, before, at_head):
             why = "held your own uncommitted edits before the turn"
+        if why is not None and _same(plan.root, path, now, at_head, mode):
+            continue  # HEAD holds it as it is (committed by hand)
+        if why is None and before == now and first[path][1] == mode:
+            continue  # the turns left it as it was
         if why is not None:
             plan.mixed[path] = why
         plan.files.append(FileState(path, now, mode))
-        plan.befores[path] = _head_bytes(plan.root, plan.base, path) if at_head else None
+        plan.befores[path] = before if why is None else (
+            _head_bytes(plan.root, plan.base, path) if at_head else None)
     return plan
 
 
@@ -218,6 +217,16 @@ async def _ask_model(client: Any, plan: CommitPlan, prompt: str, timeout: float
     if not message:
         return template_message(plan), "the model's answer held no message"
     return message, None
+
+
+def _same(root: Path, path: str, data: bytes | None, entry: Entry | None,
+          mode: int | None = None) -> bool:
+    """Whether `data` (None: absent) is what HEAD's `entry` holds at `path` (and, given `mode`,
+    with its mode)."""
+    if data is None or entry is None:
+        return data is None and entry is None
+    return blob_id(root, path, data) == entry.oid and (
+        mode is None or git_mode(mode) == entry.mode)
 
 
 def _subject(line: str) -> str:
