@@ -240,3 +240,44 @@ def test_undo_of_a_committed_turn_keeps_the_commit_and_revert_records_one(
         f'Revert "Use an f-string in greet"\n\nThis reverts commit {commit}.')
     assert git(repo, "show", "HEAD:a.py") == A_PY
     assert git(repo, "status", "--porcelain").splitlines() == ["M  other.txt"]
+
+
+def test_watch_commits_a_turn_that_replaced_the_persons_ai_comment(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    """The AI! comment is the person's own edit, but the turn rewrote its line: the commit is
+    exactly the turn. A comment the turn left in the file would have been refused."""
+    reply = ("--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,2 @@\n def greet(name):\n"
+             "-    # use an f-string AI!\n-    return 'hello ' + name\n"
+             "+    return f'hello {name}'\n")
+    sim.configure(replies=[replies()[0], {"match": "use an f-string", "text": reply}])
+    proc = subprocess.Popen(cli() + ["watch", "--apply", "--commit", "--json"], cwd=repo,
+                            env={**env_for(home, sim), **GIT_ENV}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    out, err, saved = "", "", False
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        deadline = time.monotonic() + 60
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ, "out")
+            sel.register(proc.stderr, selectors.EVENT_READ, "err")
+            while '"type":"end"' not in out and time.monotonic() < deadline:
+                for key, _ in sel.select(timeout=1.0):  # raw reads: nothing hides in a buffer
+                    chunk = os.read(key.fileobj.fileno(), 65536).decode()  # type: ignore[union-attr]
+                    if key.data == "out":
+                        out += chunk
+                    else:
+                        err += chunk
+                if not saved and "watching" in err:  # it watches: the person saves a comment
+                    (repo / "a.py").write_text(A_PY.replace(
+                        "def greet(name):\n", "def greet(name):\n    # use an f-string AI!\n"))
+                    saved = True
+        proc.send_signal(2)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    end = next(ln for ln in lines_of(out) if ln["type"] == "end")
+    assert end["exit_code"] == 0 and end["commit"], err
+    assert git(repo, "show", "HEAD:a.py") == A_NEW
+    assert git(repo, "status", "--porcelain") == ""

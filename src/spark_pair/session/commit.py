@@ -99,7 +99,8 @@ def plan_commit(root: Path, turn_ids: list[str], journal: Journal | None = None
             why = "changed by hand between the turns"
         elif staged.get(path) != at_head:
             why = "holds changes you staged"
-        elif not _same(plan.root, path, before, at_head):
+        elif not _same(plan.root, path, before, at_head) and not _turn_only(
+                plan, path, before, now):
             why = "held your own uncommitted edits before the turn"
         if why is not None and _same(plan.root, path, now, at_head, mode):
             continue  # HEAD holds it as it is (committed by hand)
@@ -227,6 +228,21 @@ def _same(root: Path, path: str, data: bytes | None, entry: Entry | None,
         return data is None and entry is None
     return blob_id(root, path, data) == entry.oid and (
         mode is None or git_mode(mode) == entry.mode)
+
+
+def _turn_only(plan: CommitPlan, path: str, before: bytes | None, now: bytes | None) -> bool:
+    """Whether the person's edits (HEAD -> before) are all inside lines the turn rewrote
+    (before -> now), so none of them is left in `now` apart from what the turn wrote there (an
+    `AI!` comment the turn replaced)."""
+    head_bytes = _head_bytes(plan.root, plan.base, path)
+    if head_bytes is None or before is None or now is None:
+        return False
+    a, b, c = (x.splitlines(keepends=True) for x in (head_bytes, before, now))
+    mine = [(j1, j2) for tag, _, _, j1, j2 in
+            difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag != "equal"]
+    turn = [(i1, i2) for tag, i1, i2, _, _ in
+            difflib.SequenceMatcher(None, b, c, autojunk=False).get_opcodes() if tag != "equal"]
+    return all(any(t1 <= j1 and j2 <= t2 and t1 < t2 for t1, t2 in turn) for j1, j2 in mine)
 
 
 def _subject(line: str) -> str:
