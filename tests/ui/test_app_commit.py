@@ -35,6 +35,16 @@ async def apply_turn(pilot, app) -> None:
     await until(pilot, lambda: app.main.commits.applied, "the applied turn")
 
 
+async def ask_commit(pilot, app, answer: str) -> None:
+    """/commit, and the answer to whether a file with the person's own edits goes whole (yes:
+    until the message is shown)."""
+    await type_line(pilot, app, "/commit")
+    await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+    await pilot.press(answer)
+    if answer == "y":
+        await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the message")
+
+
 @pytest.mark.parametrize("size", [(80, 24), (200, 50)])
 async def test_ask_shows_the_message_to_edit_and_undo_keeps_the_commit(
         grepo: Path, sim: SimProcess, size: tuple[int, int]) -> None:
@@ -80,24 +90,16 @@ async def test_a_file_with_the_persons_own_edits_is_committed_whole_only_when_th
         await until(pilot, lambda: turn_over(app), "the turn's end")
         assert not isinstance(app.screen, MessageScreen)  # [git] commit is off
 
-        await type_line(pilot, app, "/commit")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
-        await pilot.press("n")
+        await ask_commit(pilot, app, "n")
         await until(pilot, lambda: "git add -p a.py" in notice(app), "the refusal")
         assert git(grepo, "rev-parse", "HEAD").strip() == base
 
-        await type_line(pilot, app, "/commit")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
-        await pilot.press("y")
-        await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the message")
+        await ask_commit(pilot, app, "y")
         await pilot.press("escape")
         await until(pilot, lambda: "not committed" in notice(app), "the cancel")
         assert git(grepo, "rev-parse", "HEAD").strip() == base
 
-        await type_line(pilot, app, "/commit")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
-        await pilot.press("y")
-        await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the message")
+        await ask_commit(pilot, app, "y")
         await pilot.press("ctrl+s")
         await until(pilot, lambda: "committed" in notice(app), "the commit")
     whole = A_NEW.replace("def unused():", "def unused():  # mine")

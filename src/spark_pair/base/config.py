@@ -513,6 +513,18 @@ def _git_tracks(path: Path) -> bool:
     return git_ok(path.parent, "ls-files", "--error-unmatch", path.name, timeout=5) is not None
 
 
+def _one_of(settings: Settings, section: str, name: str, choices: tuple[str, ...]) -> str:
+    """A field that takes one of `choices` (any case, spaces around): the choice, or a
+    ConfigError naming where it was set."""
+    given = getattr(getattr(settings, section), name)
+    value = given.strip().lower()
+    if value not in choices:
+        raise ConfigError(f"{settings.sources[f'{section}.{name}']}: {section}.{name} is "
+                          f"{given!r}{_did_you_mean(value, choices)}",
+                          hint=f"use one of: {', '.join(choices)}")
+    return value
+
+
 def _check(settings: Settings) -> None:
     transport = settings.session.transport.strip().lower()
     if transport not in TRANSPORTS:
@@ -526,18 +538,8 @@ def _check(settings: Settings) -> None:
                           f"{settings.review.escalate!r}{_did_you_mean(escalate, ESCALATE)}",
                           hint=f"use one of: {', '.join(ESCALATE)}")
     settings.review.escalate = escalate
-    commit = settings.git.commit.strip().lower()
-    if commit not in GIT_COMMIT:
-        raise ConfigError(f"{settings.sources['git.commit']}: git.commit is "
-                          f"{settings.git.commit!r}{_did_you_mean(commit, GIT_COMMIT)}",
-                          hint=f"use one of: {', '.join(GIT_COMMIT)}")
-    settings.git.commit = commit
-    message = settings.git.message.strip().lower()
-    if message not in GIT_MESSAGE:
-        raise ConfigError(f"{settings.sources['git.message']}: git.message is "
-                          f"{settings.git.message!r}{_did_you_mean(message, GIT_MESSAGE)}",
-                          hint=f"use one of: {', '.join(GIT_MESSAGE)}")
-    settings.git.message = message
+    settings.git.commit = _one_of(settings, "git", "commit", GIT_COMMIT)
+    settings.git.message = _one_of(settings, "git", "message", GIT_MESSAGE)
     protocol = settings.telemetry.otlp_protocol.strip().lower()
     if protocol not in OTLP_PROTOCOLS:
         raise ConfigError(f"{settings.sources['telemetry.otlp_protocol']}: "
