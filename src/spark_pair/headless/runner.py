@@ -43,6 +43,7 @@ from ..session.events import (
     TurnStarted,
     TurnStatus,
 )
+from .commit import check_repo, commit_result
 from .options import RunOptions, repo_paths
 from .stops import INTERRUPTED, STOPS, stop_words
 from .textfit import WIDTH, file_lines
@@ -287,8 +288,6 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
     root = root_of()
     files = repo_paths(root, cwd, opts.files)
     if opts.commit:  # refused before anything is written
-        from .commit import check_repo
-
         await check_repo(root)
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
     stored = None
@@ -416,12 +415,9 @@ class _Reporter:
         code = 0 if result.error is None else int(exit_code_for(result.error))
         if result.error is not None:
             diag.say(result.error.describe())
-        committed, commit_error = None, None
-        if opts.commit:  # the applied turn as a commit (headless.commit)
-            from .commit import commit_result
-
-            committed, commit_error = await commit_result(self, result, code)
-            code = int(exit_code_for(commit_error)) if commit_error is not None else code
+        committed, commit_error = await commit_result(self, result, code) if opts.commit \
+            else (None, None)  # the applied turn as a commit (headless.commit)
+        code = int(exit_code_for(commit_error)) if commit_error is not None else code
         if jl is None:
             try:
                 diff = await self._diff(result)

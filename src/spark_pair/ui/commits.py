@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..base.errors import CommitError, SparkPairError
+from ..base.errors import SparkPairError
 from ..base.printable import shown
 from .dialogs.confirm import ConfirmScreen
 from .dialogs.message import MessageScreen
@@ -21,6 +21,7 @@ class Commits:
         self.screen = screen
         self.applied: list[str] = []  # turn ids, oldest first
         self.revert: tuple[str, str] | None = None  # (undo turn, commit) /commit records
+        self.busy = False  # a commit is being made (asked, planned, written)
 
     @property
     def mode(self) -> str:
@@ -37,7 +38,7 @@ class Commits:
 
     def start(self, *, auto: bool = False, after_turn: bool = False) -> None:
         self.screen.run_worker(self.commit(auto=auto, after_turn=after_turn), group="commit",
-                               exclusive=True, exit_on_error=False)
+                               exit_on_error=False)
 
     async def after_undo(self) -> str | None:
         """/undo restored a turn: what to say when its commit stays in history (/commit
@@ -56,12 +57,16 @@ class Commits:
         if screen.turn_worker is not None and not after_turn:
             screen.say(screen.busy("/commit"))
             return
+        if self.busy:
+            screen.say("a commit is being made: wait for it, then /commit again")
+            return
+        self.busy = True
         try:
             await self._commit(auto)
-        except CommitError as exc:
+        except SparkPairError as exc:  # a CommitError; or a damaged journal entry
             screen.show_error(exc)
-        except SparkPairError as exc:  # (a damaged journal entry)
-            screen.show_error(exc)
+        finally:
+            self.busy = False
 
     async def _commit(self, auto: bool) -> None:
         from ..edits.journal import Journal
