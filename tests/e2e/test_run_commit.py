@@ -281,3 +281,18 @@ def test_watch_commits_a_turn_that_replaced_the_persons_ai_comment(
     assert end["exit_code"] == 0 and end["commit"], err
     assert git(repo, "show", "HEAD:a.py") == A_NEW
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_git_without_an_identity_says_so_and_the_turn_stays(sim: SimProcess, tmp_path: Path,
+                                                           home: Path) -> None:
+    bare = make_repo(tmp_path / "anon", {"a.py": A_PY})
+    git(bare, "config", "user.useConfigOnly", "true")  # no guessing from the host name
+    sim.configure(replies=replies())
+
+    proc, lines = commit_run(bare, home, sim)
+
+    assert proc.returncode == ExitCode.COMMIT, proc.stderr
+    assert "git commit-tree failed, so nothing was committed: " in proc.stderr
+    assert "user.name and user.email" in proc.stderr and "Traceback" not in proc.stderr
+    assert (bare / "a.py").read_text() == A_NEW
+    assert git(bare, "log", "--format=%s").split() == ["base"]

@@ -147,7 +147,9 @@ def commit_files(root: Path, files: list[FileState], message: str, base: str | N
         commit = _must(root, "git commit-tree", "commit-tree", tree,
                        *(["-p", base] if base else []), *sign, "-F", str(msg_file),
                        hint="your signing set-up (commit.gpgsign, user.signingkey, gpg.format) "
-                            "is used as is: `git commit -S` shows the same error").strip()
+                            "is used as is: `git commit -S` shows the same error" if sign else
+                       "`git commit` shows the same error (git needs user.name and user.email)"
+                       ).strip()
         subject = cleaned.splitlines()[0]
         moved = run_git(root, "update-ref", "-m", f"commit: {subject}", "HEAD", commit,
                         base or "")
@@ -253,8 +255,10 @@ def _must(root: Path, what: str, *args: str, stdin: bytes | None = None,
 
 def _git_failed(what: str, res: subprocess.CompletedProcess[bytes] | None,
                 hint: str | None = None) -> CommitError:
-    why = "did not run" if res is None else _tail(res.stderr).strip() or f"exit {res.returncode}"
-    return CommitError(f"{what} failed ({why}), so nothing was committed", reason="git",
+    lines = [] if res is None else res.stderr.decode("utf-8", "replace").strip().splitlines()
+    why = "it did not run" if res is None else (lines[-1].strip() if lines
+                                                 else f"exit {res.returncode}")
+    return CommitError(f"{what} failed, so nothing was committed: {why}", reason="git",
                        hint=hint)
 
 
