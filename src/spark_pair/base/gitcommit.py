@@ -128,8 +128,8 @@ def commit_files(root: Path, files: list[FileState], message: str, base: str | N
                             "--stdin", stdin=f.data).strip()
                 new[f.path] = Entry(git_mode(f.mode), oid)
                 lines.append(f"{git_mode(f.mode)} {oid}\t{f.path}")
-        _must(root, "git update-index", "update-index", "--index-info",
-              stdin=("\n".join(lines) + "\n").encode(), env=env)
+        _must(root, "git update-index", "update-index", "-z", "--index-info",
+              stdin=_records(lines), env=env)
         tree = _must(root, "git write-tree", "write-tree", env=env).strip()
         hooks = _hooks(root)
         hooks.run("pre-commit", env)
@@ -195,7 +195,7 @@ def _sync_index(root: Path, paths: list[str], base: str | None, new: dict[str, E
         lines.append(f"0 {'0' * 40}\t{path}" if entry is None
                      else f"{entry.mode} {entry.oid}\t{path}")
     if lines:  # (a failure leaves `git status` showing the paths as changed, nothing lost)
-        run_git(root, "update-index", "--index-info", stdin=("\n".join(lines) + "\n").encode())
+        run_git(root, "update-index", "-z", "--index-info", stdin=_records(lines))
 
 
 class _Hooks:
@@ -226,6 +226,11 @@ class _Hooks:
                               reason="hook", hook=name,
                               hint="the turn stays applied: fix what the hook reports and "
                                    "commit again, or commit by hand (git add, git commit)")
+
+
+def _records(lines: list[str]) -> bytes:
+    """`update-index -z --index-info` input: any byte a path may hold goes through."""
+    return b"".join(os.fsencode(line) + b"\0" for line in lines)
 
 
 def _hooks(root: Path) -> _Hooks:
