@@ -296,3 +296,25 @@ def test_git_without_an_identity_says_so_and_the_turn_stays(sim: SimProcess, tmp
     assert "user.name and user.email" in proc.stderr and "Traceback" not in proc.stderr
     assert (bare / "a.py").read_text() == A_NEW
     assert git(bare, "log", "--format=%s").split() == ["base"]
+
+
+@pytest.mark.parametrize("passes", [True, False])
+def test_with_check_the_rounds_are_committed_once_the_check_passes(
+        sim: SimProcess, repo: Path, home: Path, passes: bool) -> None:
+    sim.configure(replies=replies())
+    check = "python3 -c 'import a; assert a.greet(\"x\") == \"hello x\"'" if passes else "false"
+    base = git(repo, "rev-parse", "HEAD").strip()
+
+    proc, lines = commit_run(repo, home, sim, "--check", check)
+
+    end = lines[-1]
+    if passes:
+        assert proc.returncode == 0, proc.stderr
+        assert end["commit"] and git(repo, "rev-parse", "HEAD").strip() == end["commit"]
+        assert git(repo, "show", "HEAD:a.py") == A_NEW
+        assert git(repo, "log", "-1", "--format=%B").strip() == MESSAGE
+    else:
+        assert proc.returncode == ExitCode.CHECK, proc.stderr
+        assert end["commit"] is None and "nothing was committed" in end["commit_note"]
+        assert git(repo, "rev-parse", "HEAD").strip() == base
+        assert (repo / "a.py").read_text() == A_NEW  # the tree keeps the round

@@ -12,14 +12,11 @@ from typing import Any
 from ..base.errors import CommitError, UsageError
 
 
-def check_flags(commit: bool, apply_: bool, check: str = "") -> UsageError | None:
+def check_flags(commit: bool, apply_: bool) -> UsageError | None:
     """What is wrong with --commit beside the other flags (None: nothing)."""
     if commit and not apply_:
         return UsageError("--commit needs --apply (a dry run writes nothing to commit)",
                           hint="add --apply; the commit holds exactly the applied turn")
-    if commit and check:
-        return UsageError("--commit cannot be combined with --check yet",
-                          hint="run the check, then commit by hand (git add, git commit)")
     return None
 
 
@@ -39,18 +36,19 @@ async def commit_result(report: Any, result: Any, code: int
 
     if code != 0 or result.status != TurnStatus.APPLIED or not result.changed:
         return {"commit": None, "commit_note": "no turn was applied"}, None
-    return await commit_turn(report.root, result.turn_id, report.client, report.opts.prompt,
-                             report.settings, report.diag.say)
+    return await commit_turns(report.root, [result.turn_id], report.client, report.opts.prompt,
+                              report.settings, report.diag.say)
 
 
-async def commit_turn(root: Path, turn_id: str, client: Any, prompt: str, settings: Any,
-                      say: Callable[[str], None]) -> tuple[dict[str, Any], CommitError | None]:
-    """Commit the applied turn `turn_id`: the end line's fields and the error that kept it
-    from being committed (None: committed)."""
+async def commit_turns(root: Path, turn_ids: list[str], client: Any, prompt: str,
+                       settings: Any, say: Callable[[str], None]
+                       ) -> tuple[dict[str, Any], CommitError | None]:
+    """Commit the applied turns `turn_ids` (oldest first) as one commit: the end line's fields
+    and the error that kept them from being committed (None: committed)."""
     from ..session.commit import make_commit, plan_commit, write_message
 
     try:
-        plan = await asyncio.to_thread(plan_commit, root, [turn_id])
+        plan = await asyncio.to_thread(plan_commit, root, turn_ids)
         if plan.mixed or not plan.files:  # refused before a message is asked for
             await asyncio.to_thread(make_commit, plan, "")
         message, why = await write_message(client, plan, prompt=prompt, settings=settings)

@@ -416,7 +416,7 @@ class _Reporter:
         if result.error is not None:
             diag.say(result.error.describe())
         committed, commit_error = await commit_result(self, result, code) if opts.commit \
-            else (None, None)  # the applied turn as a commit (headless.commit)
+            and not opts.check else (None, None)  # the turn as a commit (headless.commit)
         code = int(exit_code_for(commit_error)) if commit_error is not None else code
         if jl is None:
             try:

@@ -53,7 +53,7 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
         raise UsageError("--deltas needs --json", hint="add --json, or leave out --deltas")
     from ...headless.commit import check_flags
 
-    wrong = _check_flags(check, fix, escalate, apply_) or check_flags(commit, apply_, check or "")
+    wrong = _check_flags(check, fix, escalate, apply_) or check_flags(commit, apply_)
     if wrong is not None:
         if as_json:
             usage_json(wrong)
