@@ -112,3 +112,26 @@ async def test_a_file_with_the_persons_own_edits_is_committed_whole_only_when_th
     assert git(grepo, "show", "HEAD:a.py") == whole
     assert git(grepo, "diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD").split() == [
         "a.py"]
+
+
+async def test_a_tried_turn_is_offered_for_a_commit_once_it_is_kept(grepo: Path,
+                                                                    sim: SimProcess) -> None:
+    from spark_pair.ui.screens.check import CheckScreen
+
+    sim.configure(replies=replies())
+    app = make_app(grepo, sim, prompt="FSTRING please", files=("a.py",),
+                   **{"git.commit": "ask", "review.check": "true"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(review(app).review.entries) == 1, "the proposal")
+        review(app).focus()
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
+        screen = app.screen
+        await until(pilot, lambda: screen.result is not None, "the check's end")
+        assert git(grepo, "rev-list", "--count", "HEAD").strip() == "1"  # nothing yet
+        assert app.screen is screen  # keep or roll back is asked first
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the message")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: committed(app), "the commit")
+    assert git(grepo, "show", "HEAD:a.py") == A_NEW

@@ -33,7 +33,12 @@ class Commits:
         [git] commit = ask or auto (a turn being tried with `t` waits for /commit)."""
         self.applied.append(turn_id)
         self.revert = None
-        if offer and self.mode != "off":
+        if offer:
+            self.offer()
+
+    def offer(self) -> None:
+        """Commit the pending turns now when [git] commit is ask or auto (a turn just ended)."""
+        if self.mode != "off":
             self.start(auto=self.mode == "auto", after_turn=True)
 
     def start(self, *, auto: bool = False, after_turn: bool = False) -> None:

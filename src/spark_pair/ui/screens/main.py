@@ -407,6 +407,8 @@ class MainScreen(Screen[None]):
                 self.turn_review.roll_back(turn_id)
             elif not self.fixes.checked(check.result, turn_id):
                 self.say("kept: the turn stays applied (/undo still puts it back)")
+            if keep and not self.fixes.active:  # kept, no round to come: [git] commit
+                self.commits.offer()
             self.run_queued()  # (a fix round started by the check goes first)
 
         self.checking = True  # a queued turn waits for the check and its rounds
