@@ -36,6 +36,12 @@ async def apply_turn(pilot, app) -> None:
     await until(pilot, lambda: app.main.commits.applied, "the applied turn")
 
 
+def message_shown(app) -> bool:
+    """The message dialog is up and its text has the keys (typing goes into it)."""
+    return isinstance(app.screen, MessageScreen) and app.focused is app.screen.query_one(
+        "#message")
+
+
 def committed(app) -> bool:
     """The notice says a commit was made (its id), not that none was."""
     return re.search(r"\bcommitted [0-9a-f]{12}: ", notice(app)) is not None
@@ -48,7 +54,7 @@ async def ask_commit(pilot, app, answer: str) -> None:
     await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
     await pilot.press(answer)
     if answer == "y":
-        await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the message")
+        await until(pilot, lambda: message_shown(app), "the message")
 
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 50)])
@@ -59,7 +65,7 @@ async def test_ask_shows_the_message_to_edit_and_undo_keeps_the_commit(
     app = make_app(grepo, sim, prompt="FSTRING please", files=("a.py",), **{"git.commit": "ask"})
     async with app.run_test(size=size) as pilot:
         await apply_turn(pilot, app)
-        await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the message")
+        await until(pilot, lambda: message_shown(app), "the message")
         assert "Use an f-string in greet" in app.screen.query_one("#message").text
         await pilot.press(*" now", "ctrl+s")
         await until(pilot, lambda: committed(app), "the commit")
@@ -75,7 +81,7 @@ async def test_ask_shows_the_message_to_edit_and_undo_keeps_the_commit(
         assert (grepo / "a.py").read_text() == A_PY
 
         await type_line(pilot, app, "/commit")
-        await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the revert message")
+        await until(pilot, lambda: message_shown(app), "the revert message")
         assert app.screen.query_one("#message").text.startswith('Revert "Use an f-string')
         await pilot.press("ctrl+s")
         await until(pilot, lambda: committed(app), "the revert")
@@ -131,7 +137,7 @@ async def test_a_tried_turn_is_offered_for_a_commit_once_it_is_kept(grepo: Path,
         assert git(grepo, "rev-list", "--count", "HEAD").strip() == "1"  # nothing yet
         assert app.screen is screen  # keep or roll back is asked first
         await pilot.press("y")
-        await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the message")
+        await until(pilot, lambda: message_shown(app), "the message")
         await pilot.press("ctrl+s")
         await until(pilot, lambda: committed(app), "the commit")
     assert git(grepo, "show", "HEAD:a.py") == A_NEW
