@@ -27,6 +27,7 @@
     │   └── ApplyError             writing failed (rolled back)
     ├── PolicyRefused              an operation the approver or flags did not allow
     ├── UndoError                  undo impossible (file changed since, nothing to undo)
+    ├── CommitError                a turn not committed (hook, HEAD moved, own edits, git state)
     └── Cancelled                  the user stopped the turn (Ctrl-C, escape, --timeout)
 
 Third-party exceptions are translated at the boundary: `raise ServerError(...) from exc`.
@@ -428,6 +429,14 @@ class PolicyRefused(SparkPairError):
 class UndoError(SparkPairError):
     kind = "undo"
     default_hint = "`spark-pair undo --list` shows the journaled turns and which are undone"
+
+
+class CommitError(SparkPairError):
+    """A turn that was not committed (it stays applied): `reason` in details says why (state,
+    mixed, hook, moved, git)."""
+
+    kind = "commit"
+    default_hint = "the turn stays applied; `git status` shows it, and you can commit it by hand"
 
 
 class Cancelled(SparkPairError):

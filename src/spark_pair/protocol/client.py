@@ -286,6 +286,16 @@ class ModelClient:
         assert result is not None
         return result
 
+    async def complete_aside(self, request: TurnRequest) -> Completed:
+        """`complete` for a request beside the conversation (a commit message): the
+        WebSocket's chain stays on the conversation's last response (dropped if the socket
+        was reopened meanwhile)."""
+        chain, opened = self._ws.previous_id, self._ws.opened
+        try:
+            return await self.complete(request)
+        finally:
+            self._ws.previous_id = chain if self._ws.opened == opened else None
+
     async def stream(self, request: TurnRequest, *, gather: bool = False
                      ) -> AsyncIterator[Event]:
         """Yield events; ends with Completed or Failed. Never raises ModelError. A TextDelta

@@ -193,6 +193,7 @@ class TurnReview:
         if applied:
             screen.disk_marks.wrote(result.changed)  # (not a person's edit: no M)
             screen.fixes.applied(result.changed, trying)
+            screen.commits.turn_applied(result.turn_id, offer=not trying)
         if trying and applied:
             screen.check_applied(result.turn_id)
         review = screen.query_one(ReviewPane)
@@ -286,5 +287,6 @@ class TurnReview:
             screen.show_error(exc)
             return
         screen.query_one(ReviewPane).set_undone(turn_id, Undone.ROLLED_BACK)
+        await screen.commits.after_undo()
         screen.say(f"not kept: rolled back {len(restored)} file(s) byte for byte "
                    f"({', '.join(map(shown, restored))}); /redo applies it again")

@@ -27,6 +27,7 @@ from ...protocol.events import Completed, Failed
 from ...protocol.steer import Steered
 from .. import bindings, commands, review_tools, sessions, turn_queue
 from ..chosen import ChosenFiles
+from ..commits import Commits
 from ..dialogs.confirm import ConfirmScreen
 from ..disk_marks import DiskMarks
 from ..driver import Driver, describe
@@ -94,6 +95,7 @@ class MainScreen(Screen[None]):
         self.checking = False  # the check of a tried turn runs
         self.turn_review = TurnReview(self)  # the review pane follows the turn
         self.disk_marks = DiskMarks(self)  # the files pane's M marks
+        self.commits = Commits(self)  # /commit and [git] commit
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -408,6 +410,8 @@ class MainScreen(Screen[None]):
                 self.turn_review.roll_back(turn_id)
             elif not self.fixes.checked(check.result, turn_id, send=check.send):
                 self.say("kept: the turn stays applied (/undo still puts it back)")
+            if keep and not self.fixes.active:  # kept, no round to come: [git] commit
+                self.commits.offer()
             self.run_queued()  # (a fix round started by the check goes first)
 
         self.checking = True  # a queued turn waits for the check and its rounds

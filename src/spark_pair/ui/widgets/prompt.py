@@ -12,7 +12,7 @@ from textual.widgets import Input
 from .. import bindings
 
 SLASH_COMMANDS = ("/undo", "/redo", "/model ", "/transport ", "/add ", "/drop ", "/clear", "/help",
-                  "/quit", "/sessions", "/rename ", "/fork")
+                  "/quit", "/sessions", "/rename ", "/fork", "/commit")
 TRANSPORT_NAMES = ("auto", "ws", "responses", "chat")
 
 
