@@ -15,6 +15,7 @@ from ..base.printable import shown
 from . import envelope
 from .ops import Create, Delete, Hunk, Modify, Operation, OpKind, Rename
 from .parse_events import FileFinished, FileStarted, HunkStarted, LineAdded, ParseEvent
+from .placement import Loose
 from .syntax import DEV_NULL, clean_path, is_fence, parse_hunk_header, unquote, written_line
 
 if TYPE_CHECKING:
@@ -74,9 +75,10 @@ class DiffParser:
     What is parsed is exactly what the text says, or an error: a reply that stops inside a
     hunk (its `@@` counts not reached), a file header or an unclosed envelope is an
     IncompleteReply at `close()`; diff lines after a hunk whose counts were met (unless a new
-    hunk or file follows: the counts were wrong), an unmarked line inside a hunk whose counts
-    are not met, a binary patch or a lone surrogate is a ParseError. Wrong or missing `@@`
-    numbers, prose and fences around the diff are tolerated.
+    hunk or file or the closing fence follows: the counts were wrong, and the hunk is marked
+    recounted), an unmarked line inside a hunk whose counts are not met, a binary patch or a
+    lone surrogate is a ParseError. Wrong or missing `@@` numbers, blank lines after a hunk,
+    prose and fences around the diff are tolerated.
     """
 
     def __init__(self) -> None:
@@ -266,6 +268,9 @@ class DiffParser:
         self._out.append(LineAdded(f.index, index, line))  # type: ignore[arg-type]
 
     def _end_hunk(self) -> None:
+        h, left = self._hunk, self._left
+        if h is not None and h.lines and (self._overrun or (left is not None and max(left) > 0)):
+            h.loose = (Loose.RECOUNTED,)  # its counts were wrong: its lines were counted
         self._hunk = None
         self._hunk_index = None
         self._left = None
@@ -279,13 +284,13 @@ class DiffParser:
         if h is None or f is None:
             return
         where = f"the hunk {_header_text(h)} of {self._shown_name()}"
-        if self._over is not None:
+        if self._over is not None and (nxt is None or not is_fence(nxt)):
             raise ParseError(f"{where} goes on after its @@ line counts were met with a line "
                              f"that would be written ({shown(self._over[:80])}) and no new hunk "
                              "or file follows: wrong counts or stray lines", hint=_ODD_HINT)
         left = self._left
-        if left is None or max(left) <= 0:
-            return
+        if self._over is not None or left is None or max(left) <= 0:
+            return  # (lines past its counts, then the closing fence: the counts were wrong)
         if nxt is None:
             raise IncompleteReply(f"the reply ends inside {where}: its @@ line promised "
                                   f"{h.old_len} old and {h.new_len} new lines, "
@@ -438,6 +443,9 @@ class DiffParser:
         held, self._held = self._held, []
         if not held:
             return False
+        if nxt is not None and not nxt.strip() and not any(ln.strip() for ln in held):
+            self._held = held + [nxt]  # a run of blank lines: what follows it decides
+            return True
         dashes = [i for i, ln in enumerate(held) if ln.startswith("--- ")]
         if dashes and nxt is not None and nxt.startswith("+++ ") and dashes[-1] == len(held) - 1:
             body = held[:-1]
