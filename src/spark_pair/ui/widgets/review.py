@@ -691,6 +691,8 @@ def _hunk_line(hunk: Hunk, mark: Mark, reason: str = "", amended: bool = False, 
     text.append(f"{head} +{hunk.added} -{hunk.removed}")
     if hunk.section:
         text.append(f"  {shown_text(hunk.section)}", style="italic")
+    if hunk.placement is not None and hunk.placement.loose:
+        text.append(f"  ~ {hunk.placement.describe()}", style="bold")
     if reason:
         text.append(f"  why: {shown_text(reason)}", style="italic")
     return text
