@@ -319,3 +319,12 @@ def test_a_wrong_line_inside_the_hunk_is_never_skipped() -> None:
              " # not in the file\n-def b():\n+def bb():\n")
     with pytest.raises(ConflictError, match="its lines are not in the file"):
         apply_hunks(EDGE_PY, parse_diff(reply)[0].hunks, "e.py")
+
+
+def test_added_lines_whose_only_neighbour_after_them_is_cut_are_not_placed() -> None:
+    # `+ else` after `value = 1`, or before `return value`? The file has lines between them
+    text = "if day:\n    value = 1\nelse:\n    value = 2\nreturn value\n"
+    reply = "--- a/r.py\n+++ b/r.py\n@@\n if day:\n     value = 1\n+else:\n+    value = 0\n" \
+            " return value\n"
+    with pytest.raises(ConflictError, match="its lines are not in the file"):
+        apply_hunks(text, parse_diff(reply)[0].hunks, "r.py")

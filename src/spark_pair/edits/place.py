@@ -114,7 +114,8 @@ EDGE_MAX = 2  # context lines that may be left out at each end of a hunk
 def _trimmed(locator: Locator, hunk: Hunk, lo: int, path: str) -> tuple[int, int, Hunk, int]:
     """The hunk without the fewest edge context lines (at most EDGE_MAX at each end) that makes
     the rest of its old side, every removed line included, match at exactly one place, once
-    and after `lo`: (where, key, the shorter hunk, lines left out). Else a conflict."""
+    and after `lo`, with its added lines still anchored: (where, key, the shorter hunk, lines
+    left out). Else a conflict."""
     lines = hunk.lines
     changed = [i for i, ln in enumerate(lines) if ln[0] != " "]
     if not changed or len(locator.lines) == 0:
@@ -132,6 +133,8 @@ def _trimmed(locator: Locator, hunk: Hunk, lo: int, path: str) -> tuple[int, int
             if found is None:
                 continue
             at, n, other = found
+            if not _anchored(core.lines, at, len(old), len(locator.lines), k, total - k):
+                continue
             if other is not None or at < lo:
                 where = f"lines {at + 1} and {other + 1}" if other is not None else (
                     f"line {at + 1}, before an earlier hunk's place")
@@ -140,6 +143,19 @@ def _trimmed(locator: Locator, hunk: Hunk, lo: int, path: str) -> tuple[int, int
                                 "not placed")
             return at, n, core, total
     raise conflict(hunk, path, "its lines are not in the file")
+
+
+def _anchored(core: list[str], at: int, size: int, length: int, lead: int, trail: int) -> bool:
+    """Whether added lines at a cut edge still say where they go: they take the place of
+    removed lines next to them, or the cut side is the file's start or end. (Added lines after
+    a context line, their other neighbour cut, might belong before that neighbour instead.)"""
+    def bare(lines: list[str]) -> bool:  # the added lines at this edge follow context
+        marks = [ln[0] for ln in lines]
+        inner = next((m for m in marks if m != "+"), " ")
+        return marks[0] == "+" and inner == " "
+    if lead and bare(core) and at > 0:
+        return False
+    return not (trail and bare(core[::-1]) and at + size < length)
 
 
 def _unique(locator: Locator, old: list[str]) -> tuple[int, int, int | None] | None:
