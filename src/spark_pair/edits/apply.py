@@ -86,7 +86,7 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
             placement = Placement(at + 1, span=len(hunk.old_lines))
         else:
             at, hunk, placement = place(locator, hunk, pos, delta, path)
-        given.placement = placement.with_parsed(given.loose)
+        given.placement = placement.with_parsed(given.loose) if given.loose else placement
         out += lines[pos:at]
         out_ends += ends[pos:at]
         i = at

@@ -100,7 +100,7 @@ def place(locator: Locator, hunk: Hunk, lo: int, delta: int, path: str
     except NotFound:
         at, n, hunk, skipped = _trimmed(locator, hunk, lo, path)
     how: tuple[Loose, ...] = (Loose.EDGE,) if skipped else ()
-    span = len(hunk.old_lines)
+    span = len(hunk.lines) - hunk.added
     if n == 0:
         return at, hunk, Placement(at + 1, how, span, skipped=skipped)
     hunk, shift, mixed = _rebase(hunk, locator.lines, at, path)
@@ -118,9 +118,12 @@ def _trimmed(locator: Locator, hunk: Hunk, lo: int, path: str) -> tuple[int, int
     left out). Else a conflict."""
     lines = hunk.lines
     changed = [i for i, ln in enumerate(lines) if ln[0] != " "]
-    if not changed or len(locator.lines) == 0:
+    loosest = locator.index(len(locator.keys) - 1)
+    if not changed or not locator.lines or any(  # a removed line that is nowhere: no trim helps
+            loosest.key(ln[1:]) not in loosest.ids for ln in lines if ln[0] == "-"):
         raise conflict(hunk, path, "its lines are not in the file")
     lead, trail = changed[0], len(lines) - 1 - changed[-1]
+    ids: dict[int, list[int | None]] = {}  # per key: each old line's id in the file, or None
     for total in range(1, min(lead, EDGE_MAX) + min(trail, EDGE_MAX) + 1):
         for k in range(max(0, total - min(trail, EDGE_MAX)), min(total, lead, EDGE_MAX) + 1):
             core = replace(hunk, lines=lines[k:len(lines) - (total - k)], old_start=None if
@@ -129,7 +132,7 @@ def _trimmed(locator: Locator, hunk: Hunk, lo: int, path: str) -> tuple[int, int
             solid = sum(1 for x in old if x.strip())
             if solid < (1 if any(ln[0] == "-" for ln in core.lines) else 2):
                 continue  # too little left to say where it goes
-            found = _unique(locator, old)
+            found = _unique(locator, hunk.old_lines, k, total - k, ids)
             if found is None:
                 continue
             at, n, other = found
@@ -158,15 +161,23 @@ def _anchored(core: list[str], at: int, size: int, length: int, lead: int, trail
     return not (trail and bare(core[::-1]) and at + size < length)
 
 
-def _unique(locator: Locator, old: list[str]) -> tuple[int, int, int | None] | None:
-    """(the first match, its key, a second match or None) of `old` in the whole file, under
-    the first key that finds it; None when it is nowhere."""
+def _unique(locator: Locator, old: list[str], cut: int, cut_end: int,
+            ids: dict[int, list[int | None]]) -> tuple[int, int, int | None] | None:
+    """(the first match, its key, a second match or None) in the whole file of `old` without
+    its first `cut` and last `cut_end` lines, under the first key that finds it; None when it
+    is nowhere. `ids`: each key's line ids, kept between calls."""
+    part = old[cut:len(old) - cut_end]
     for n in range(len(locator.keys)):
         index = locator.index(n)
-        pat = index.pattern(old)
-        at = index.find(pat, old, 0) if pat else -1
+        if n not in ids:
+            ids[n] = [index.ids.get(index.key(x)) for x in old]
+        these = ids[n][cut:len(old) - cut_end]
+        if None in these:
+            continue
+        pat = index.chars(these)  # type: ignore[arg-type]
+        at = index.find(pat, part, 0)
         if at >= 0:
-            second = index.find(pat, old, at + 1)  # type: ignore[arg-type]
+            second = index.find(pat, part, at + 1)
             return at, n, (second if second >= 0 else None)
     return None
 

@@ -4,9 +4,9 @@ look at what was placed loosely. Plain data; edits.apply sets `Hunk.placement`."
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import PurePosixPath
+from typing import NamedTuple
 
 
 class Loose(StrEnum):
@@ -20,8 +20,7 @@ class Loose(StrEnum):
     SUPERSEDED = "superseded"  # an earlier block's hunk that a later block revises: not written
 
 
-@dataclass(frozen=True, slots=True)
-class Placement:
+class Placement(NamedTuple):
     """Where a hunk went: `line` (1-based, where its old side starts; None when not written),
     `how` (empty: exactly as written), `span` (the file lines its old side covers), `shift`
     (columns added to each added line; negative: removed), `skipped` (edge context lines left
@@ -61,7 +60,7 @@ class Placement:
     def with_parsed(self, parsed: Sequence[Loose]) -> Placement:
         """This placement with the parser's tolerances of the hunk in front."""
         extra = tuple(h for h in parsed if h not in self.how)
-        return self if not extra else replace(self, how=extra + self.how)
+        return self if not extra else self._replace(how=extra + self.how)
 
     def as_json(self) -> dict[str, object]:
         return {"line": self.line, "how": [str(h) for h in self.how], "shift": self.shift,
