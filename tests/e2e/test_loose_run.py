@@ -8,36 +8,16 @@ import ast
 from pathlib import Path
 
 import pytest
-from support.runs import check_schema, lines_of, make_repo, run, tree
+from support.loose import RATES, RATES_AFTER, SHORT
+from support.runs import check_schema, home, lines_of, make_repo, run, tree  # noqa: F401 (fixture)
 
 from spark_pair.base.exitcodes import ExitCode
 from spark_pair.sim.process import SimProcess
-
-RATES = ("class Rates:\n    def rate(self, kind):\n        if kind == 'day':\n"
-         "            value = 1\n        return value\n")
-SHORT = """Here is the change:
-
-```diff
---- a/rates.py
-+++ b/rates.py
-@@ -3,3 +3,5 @@
-     if kind == 'day':
-         value = 1
-+    else:
-+        value = 0
-     return value
-```
-"""
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo", {"rates.py": RATES})
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
 
 
 def test_a_re_indented_hunk_is_re_based_and_said_so(sim: SimProcess, repo: Path,
@@ -55,8 +35,7 @@ def test_a_re_indented_hunk_is_re_based_and_said_so(sim: SimProcess, repo: Path,
     assert op["loose"] == [{"hunk": 0, "line": 3, "how": ["rebased"], "shift": 4,
                             "note": "re-based by +4 columns"}]
     written = (repo / "rates.py").read_text()
-    assert written == RATES.replace("        return", "        else:\n            value = 0\n"
-                                    "        return")
+    assert written == RATES_AFTER
     ast.parse(written)
 
 

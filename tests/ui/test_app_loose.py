@@ -9,25 +9,11 @@ from pathlib import Path
 
 import pytest
 from support.apps import make_app, review, screen_rows, turn_over, until
+from support.loose import RATES, RATES_AFTER, SHORT
 
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.review_state import Item
 
-RATES = ("class Rates:\n    def rate(self, kind):\n        if kind == 'day':\n"
-         "            value = 1\n        return value\n")
-SHORT = """Here is the change:
-
-```diff
---- a/rates.py
-+++ b/rates.py
-@@ -3,3 +3,5 @@
-     if kind == 'day':
-         value = 1
-+    else:
-+        value = 0
-     return value
-```
-"""
 SIZES = [(80, 24), (200, 50)]
 
 
@@ -52,8 +38,7 @@ async def test_a_re_based_hunk_says_so_in_its_row_and_is_written_in_place(
         await pilot.press("A")
         await until(pilot, lambda: turn_over(app), "the write")
     written = (repo / "rates.py").read_text()
-    assert written == RATES.replace("        return", "        else:\n            value = 0\n"
-                                    "        return")
+    assert written == RATES_AFTER
     ast.parse(written)
 
 

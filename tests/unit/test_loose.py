@@ -75,6 +75,17 @@ def _apply(repo: Path, files: dict[str, str], reply: str, tmp_path: Path) -> lis
     return ops
 
 
+def _refused(repo: Path, files: dict[str, str], reply: str, tmp_path: Path, match: str,
+             error: type[Exception] = ConflictError) -> None:
+    """The turn is refused with `match` in its message, and nothing on disk changed."""
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    before = snapshot(repo)
+    with pytest.raises(error, match=match):
+        apply_turn(repo, parse_diff(reply), journal=Journal(repo, tmp_path / "data"))
+    assert snapshot(repo) == before
+
+
 # ---- never write wrong: re-based indentation ---------------------------------------------------
 
 def test_a_hunk_indented_short_has_its_added_lines_re_based(repo: Path, tmp_path: Path) -> None:
@@ -125,12 +136,8 @@ MIXED = """--- a/rates.py
 
 def test_an_inconsistent_offset_is_refused_in_python_naming_the_line(
         repo: Path, tmp_path: Path) -> None:
-    (repo / "rates.py").write_text(PY)
-    before = snapshot(repo)
-    with pytest.raises(ConflictError, match=r"line 4 of the file only with their indentation "
-                       r"changed, and not by one amount .*indentation is meaning"):
-        apply_turn(repo, parse_diff(MIXED), journal=Journal(repo, tmp_path / "data"))
-    assert snapshot(repo) == before
+    _refused(repo, {"rates.py": PY}, MIXED, tmp_path, r"line 4 of the file only with their "
+             r"indentation changed, and not by one amount .*indentation is meaning")
 
 
 @pytest.mark.parametrize(("name", "significant"), [
@@ -267,13 +274,9 @@ def test_a_later_block_that_continues_the_earlier_one_is_applied_after_it(
 def test_a_later_block_that_fits_neither_is_refused(repo: Path, tmp_path: Path) -> None:
     second = ("```diff\n--- a/t.txt\n+++ b/t.txt\n@@ -2,3 +2,3 @@\n line 2\n-line three\n"
               "+line 3\n line 4\n```\n")
-    (repo / "t.txt").write_text(TXT)
-    before = snapshot(repo)
-    ops = parse_diff(REVISED.split("Better")[0] + second)
-    with pytest.raises(ConflictError, match="its lines are not in the file"):
-        apply_turn(repo, ops, journal=Journal(repo, tmp_path / "data"))
-    assert snapshot(repo) == before
-    assert [i for i, _ in check_each(repo, ops)] == [1]
+    reply = REVISED.split("Better")[0] + second
+    _refused(repo, {"t.txt": TXT}, reply, tmp_path, "its lines are not in the file")
+    assert [i for i, _ in check_each(repo, parse_diff(reply))] == [1]
 
 
 # an edge context line the file does not have: an invented blank line before the next
@@ -305,12 +308,8 @@ def test_an_edge_line_is_not_skipped_when_the_rest_matches_twice(
     twice = "def a():\n    return 1\n\ndef b():\n    return 1\n"
     reply = ("--- a/e.py\n+++ b/e.py\n@@ -1,2 +1,2 @@\n def c():\n-    return 1\n"
              "+    return 10\n")
-    (repo / "e.py").write_text(twice)
-    before = snapshot(repo)
-    with pytest.raises(ConflictError, match=r"without its 1 edge context line\(s\) they match "
-                       r"lines 2 and 5, so it is not placed"):
-        apply_turn(repo, parse_diff(reply), journal=Journal(repo, tmp_path / "data"))
-    assert snapshot(repo) == before
+    _refused(repo, {"e.py": twice}, reply, tmp_path, r"without its 1 edge context line\(s\) "
+             r"they match lines 2 and 5, so it is not placed")
 
 
 def test_a_wrong_line_inside_the_hunk_is_never_skipped() -> None:
