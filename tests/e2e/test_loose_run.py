@@ -52,6 +52,6 @@ def test_a_revised_second_block_is_applied_in_place_of_the_first(sim: SimProcess
     assert [h["how"] for op in ops for h in op["loose"]] == [
         ["superseded"], ["revises", "rebased"]]
     (applied,) = [ln for ln in lines if ln["type"] == "applied"]
-    assert any("revises an earlier one" in note for note in applied["notes"])
+    assert any("revises 1 earlier one(s)" in note for note in applied["notes"])
     assert "value = 0" in (repo / "rates.py").read_text()
     assert "value = -1" not in (repo / "rates.py").read_text()

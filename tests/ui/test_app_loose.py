@@ -33,7 +33,8 @@ async def test_a_re_based_hunk_says_so_in_its_row_and_is_written_in_place(
     async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: any("re-based by +4 columns" in r for r in rows(app)),
                     "the loose mark in the review")
-        assert any("~ re-based by +4 columns" in row for row in screen_rows(app))
+        await until(pilot, lambda: any("~ re-based by +4 columns" in row
+                                       for row in screen_rows(app)), "the mark on the screen")
         review(app).focus()
         await pilot.press("A")
         await until(pilot, lambda: turn_over(app), "the write")

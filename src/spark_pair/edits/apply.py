@@ -150,9 +150,10 @@ class _Tree:
         self.disk: dict[str, tuple[bytes | None, int | None]] = {}
         self.state: dict[str, tuple[bytes | None, int | None]] = {}
         self.by: dict[str, str] = {}  # what an earlier operation of the turn did to a path
-        # the hunks of the turn's modifies of a path, each placed on the file as it was on disk
-        # (None once one was placed on another's result): what a later block may revise
-        self.edits: dict[str, list[Hunk] | None] = {}
+        # the hunks of the turn's modifies of a path, block by block, each placed on the file as
+        # it was on disk (None once one was placed on another's result): what a later block
+        # may revise
+        self.edits: dict[str, list[list[Hunk]] | None] = {}
 
     def stale(self, rel: str, base_hash: str | None) -> bool:
         """Whether the file on disk differs from what the operation was computed against."""
@@ -224,29 +225,31 @@ def _edit(rel: str, data: bytes, hunks: list[Hunk], stale: bool, notes: list[str
     return fsio.encode(new, encoding, rel)
 
 
-def revise(rel: str, data: bytes, earlier: list[Hunk], later: list[Hunk], notes: list[str],
-           stop: Stop) -> tuple[bytes, list[Hunk]]:
+def revise(rel: str, data: bytes, earlier: list[list[Hunk]], later: list[Hunk],
+           notes: list[str], stop: Stop) -> tuple[bytes, list[list[Hunk]]]:
     """A later diff block for `rel` that does not fit the earlier blocks' result but does fit
-    the file as it was: it revises them. The earlier hunks it overlaps are superseded (not
-    written); the rest go with it. Raises ConflictError when it does not fit the file either.
-    (The new content, the hunks now placed on the file as it was.)"""
+    the file as it was: it revises them. Each earlier block with a hunk it overlaps is
+    superseded whole (not written: a model that rewrites its diff takes back all of it); the
+    other blocks go with it. Raises ConflictError when it does not fit the file either.
+    (The new content, the blocks now placed on the file as it was.)"""
     _edit(rel, data, later, False, [], stop)
     spans = [h.placement for h in later]
-    gone = [h for h in earlier if any(_overlap(h.placement, p) for p in spans)]
-    kept = [h for h in earlier if not any(h is g for g in gone)]
-    merged = sorted(kept + later, key=lambda h: (h.placement.line or 0) if h.placement else 0)
+    gone = [b for b in earlier if any(_overlap(h.placement, p) for h in b for p in spans)]
+    kept = [b for b in earlier if not any(b is g for g in gone)]
+    merged = sorted([h for b in kept for h in b] + later,
+                    key=lambda h: (h.placement.line or 0) if h.placement else 0)
     new = _edit(rel, data, merged, False, notes, stop)
-    for h in gone:
+    for h in (h for b in gone for h in b):
         h.placement = Placement(None, (Loose.SUPERSEDED,))
     for h in later:
         if h.placement is not None and gone:
             h.placement = h.placement.with_parsed((Loose.REVISES,))
-    same = len(gone) == len(later) and all(
-        a.lines == b.lines for a, b in zip(gone, later, strict=True))
-    notes.append(f"{rel}: a later diff block in the reply {'repeats' if same else 'revises'} an "
-                 "earlier one (its lines match the file as it was, not as the earlier block "
-                 f"left it); it was applied in place of {len(gone)} earlier hunk(s)")
-    return new, merged
+    same = all(len(b) == len(later) and all(x.lines == y.lines for x, y in zip(
+        b, later, strict=True)) for b in gone)
+    notes.append(f"{rel}: a later diff block in the reply {'repeats' if same else 'revises'} "
+                 f"{len(gone)} earlier one(s) (its lines match the file as it was, not as the "
+                 "earlier blocks left it); it was applied in their place")
+    return new, kept + [later]
 
 
 def _overlap(a: Placement | None, b: Placement | None) -> bool:
@@ -288,7 +291,7 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str], stop: Stop = None) ->
         earlier = tree.edits.get(rel) if rel in tree.by else None
         try:
             tree.state[rel] = (_edit(rel, data, op.hunks, stale, notes, stop), mode)
-            tree.edits[rel] = None if rel in tree.by else list(op.hunks)
+            tree.edits[rel] = None if rel in tree.by else [list(op.hunks)]
         except ConflictError:
             original = tree.disk[rel][0]
             if not earlier or stale or original is None:
