@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support.disk import snapshot
 
-from spark_pair.base.errors import ConflictError, ParseError, StaleError
+from spark_pair.base.errors import ConflictError, IncompleteReply, ParseError, StaleError
 from spark_pair.edits.apply import apply_hunks, apply_turn, check_each
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.ops import loose_hunks
@@ -191,6 +191,28 @@ def test_counts_too_small_without_the_fence_are_refused(tail: str) -> None:
     reply = "--- a/t.txt\n+++ b/t.txt\n@@ -2,2 +2,2 @@\n line 2\n-line 3\n+LINE 3\n- a note\n"
     with pytest.raises(ParseError, match="after its @@ line counts were met"):
         parse_diff(reply + tail)
+
+
+@pytest.mark.parametrize("header, lines", [
+    ("@@ -2,3 +2,4 @@", " line 2\n-line 3\n+LINE 3\n line 4\n"),  # the new side one short
+    ("@@ -2,2 +2,2 @@", " line 2\n-line 3\n+LINE 3\n line 4\n-line 5\n+LINE 5\n line 6\n"),
+])
+def test_a_whole_reply_ending_on_context_is_recounted(header: str, lines: str) -> None:
+    # a bare diff (no fence) whose last hunk's counts are off, as models type them: it ends on
+    # a context line (which the file must hold) with one side of its counts whole or past
+    (hunk,) = parse_diff(f"--- a/t.txt\n+++ b/t.txt\n{header}\n{lines}")[0].hunks
+    assert hunk.loose == (Loose.RECOUNTED,)
+    assert "LINE 3" in apply_hunks(TXT, [hunk], "t.txt")
+
+
+@pytest.mark.parametrize("header, lines", [
+    ("@@ -2,5 +2,5 @@", " line 2\n-line 3\n+LINE 3\n line 4\n"),  # both sides short: cut?
+    ("@@ -2,3 +2,6 @@", " line 2\n-line 3\n+LINE 3\n line 4\n"),  # three lines short
+    ("@@ -2,2 +2,3 @@", " line 2\n-line 3\n+LINE 3\n"),  # ends on an added line
+])
+def test_a_whole_reply_ending_inside_a_hunk_otherwise_is_refused(header: str, lines: str) -> None:
+    with pytest.raises(IncompleteReply, match="the reply ends inside the hunk"):
+        parse_diff(f"--- a/t.txt\n+++ b/t.txt\n{header}\n{lines}")
 
 
 def test_whitespace_lines_after_a_met_hunk_are_not_context(repo: Path, tmp_path: Path) -> None:

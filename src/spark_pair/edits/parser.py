@@ -29,6 +29,7 @@ _HEADERS = ("diff --git ", "diff -", "--- ", "+++ ", "@@", "*** Begin Patch")
 _FILE_HEADERS = ("rename ", "new file mode", "deleted file mode", *_EXTENDED, *_BINARY)
 _FULL_MODE = re.compile(r"(new|deleted) file mode [0-7]{6}")
 _CUT_HINT = IncompleteReply.default_hint
+ENDS_SHORT = 2  # lines a whole reply's last hunk, ending on a context line, may be short
 _ODD_HINT = ("nothing was written: the file would differ from the reply's text; regenerate the "
              "turn or ask for a smaller change")
 
@@ -73,12 +74,13 @@ class DiffParser:
     """Feed deltas with `feed`, then `close()`; `operations()` gives the parsed operations.
 
     What is parsed is exactly what the text says, or an error: a reply that stops inside a
-    hunk (its `@@` counts not reached), a file header or an unclosed envelope is an
+    hunk (its `@@` counts not reached, unless it ends on a context line with one side whole and
+    the other at most ENDS_SHORT lines short), a file header or an unclosed envelope is an
     IncompleteReply at `close()`; diff lines after a hunk whose counts were met (unless a new
-    hunk or file or the closing fence follows: the counts were wrong, and the hunk is marked
-    recounted), an unmarked line inside a hunk whose counts are not met, a binary patch or a
-    lone surrogate is a ParseError. Wrong or missing `@@` numbers, blank lines after a hunk,
-    prose and fences around the diff are tolerated.
+    hunk or file or the closing fence follows, or the reply ends on a context line), an
+    unmarked line inside a hunk whose counts are not met, a binary patch or a lone surrogate is
+    a ParseError. Wrong `@@` counts that are tolerated mark the hunk recounted. Wrong or missing
+    `@@` numbers, blank lines after a hunk, prose and fences around the diff are tolerated.
     """
 
     def __init__(self) -> None:
@@ -284,14 +286,22 @@ class DiffParser:
         if h is None or f is None:
             return
         where = f"the hunk {_header_text(h)} of {self._shown_name()}"
-        if self._over is not None and (nxt is None or not is_fence(nxt)):
+        # the closing fence, or the end of a whole reply after a context line (which the file
+        # must hold): the hunk ends here and its counts were wrong (recounted)
+        closed = is_fence(nxt) if nxt is not None else bool(
+            h.lines and h.lines[-1][:1] == " " and h.lines[-1].strip())
+        if self._over is not None and not closed:
             raise ParseError(f"{where} goes on after its @@ line counts were met with a line "
                              f"that would be written ({shown(self._over[:80])}) and no new hunk "
                              "or file follows: wrong counts or stray lines", hint=_ODD_HINT)
         left = self._left
         if self._over is not None or left is None or max(left) <= 0:
-            return  # (lines past its counts, then the closing fence: the counts were wrong)
+            return
         if nxt is None:
+            # one side whole and the other a line or two short, on a context line: miscounted
+            # (a reply cut inside a hunk leaves both sides short)
+            if closed and min(left) <= 0 and max(left) <= ENDS_SHORT:
+                return
             raise IncompleteReply(f"the reply ends inside {where}: its @@ line promised "
                                   f"{h.old_len} old and {h.new_len} new lines, "
                                   f"{(h.old_len or 0) - left[0]} and "
