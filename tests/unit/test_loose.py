@@ -195,6 +195,8 @@ def test_counts_too_small_without_the_fence_are_refused(tail: str) -> None:
 
 @pytest.mark.parametrize("header, lines", [
     ("@@ -2,3 +2,4 @@", " line 2\n-line 3\n+LINE 3\n line 4\n"),  # the new side one short
+    ("@@ -2,4 +2,5 @@", " line 2\n-line 3\n+LINE 3\n line 4\n"),  # one and two short
+    ("@@ -2,5 +2,5 @@", " line 2\n-line 3\n+LINE 3\n line 4\n \n"),  # a blank line last
     ("@@ -2,2 +2,2 @@", " line 2\n-line 3\n+LINE 3\n line 4\n-line 5\n+LINE 5\n line 6\n"),
 ])
 def test_a_whole_reply_ending_on_context_is_recounted(header: str, lines: str) -> None:
@@ -206,7 +208,7 @@ def test_a_whole_reply_ending_on_context_is_recounted(header: str, lines: str) -
 
 
 @pytest.mark.parametrize("header, lines", [
-    ("@@ -2,5 +2,5 @@", " line 2\n-line 3\n+LINE 3\n line 4\n"),  # both sides short: cut?
+    ("@@ -2,5 +2,5 @@", " line 2\n-line 3\n+LINE 3\n line 4\n"),  # both 2 short: cut?
     ("@@ -2,3 +2,6 @@", " line 2\n-line 3\n+LINE 3\n line 4\n"),  # three lines short
     ("@@ -2,2 +2,3 @@", " line 2\n-line 3\n+LINE 3\n"),  # ends on an added line
 ])

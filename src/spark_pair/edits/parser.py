@@ -74,8 +74,8 @@ class DiffParser:
     """Feed deltas with `feed`, then `close()`; `operations()` gives the parsed operations.
 
     What is parsed is exactly what the text says, or an error: a reply that stops inside a
-    hunk (its `@@` counts not reached, unless it ends on a context line with one side whole and
-    the other at most ENDS_SHORT lines short), a file header or an unclosed envelope is an
+    hunk (its `@@` counts not reached, unless it ends on a context line at most ENDS_SHORT lines
+    short, one side at most one), a file header or an unclosed envelope is an
     IncompleteReply at `close()`; diff lines after a hunk whose counts were met (unless a new
     hunk or file or the closing fence follows, or the reply ends on a context line), an
     unmarked line inside a hunk whose counts are not met, a binary patch or a lone surrogate is
@@ -288,8 +288,8 @@ class DiffParser:
         where = f"the hunk {_header_text(h)} of {self._shown_name()}"
         # the closing fence, or the end of a whole reply after a context line (which the file
         # must hold): the hunk ends here and its counts were wrong (recounted)
-        closed = is_fence(nxt) if nxt is not None else bool(
-            h.lines and h.lines[-1][:1] == " " and h.lines[-1].strip())
+        closed = is_fence(nxt) if nxt is not None else h.lines[-1:] != [] and (
+            h.lines[-1][:1] == " " or not h.lines[-1])
         if self._over is not None and not closed:
             raise ParseError(f"{where} goes on after its @@ line counts were met with a line "
                              f"that would be written ({shown(self._over[:80])}) and no new hunk "
@@ -298,9 +298,9 @@ class DiffParser:
         if self._over is not None or left is None or max(left) <= 0:
             return
         if nxt is None:
-            # one side whole and the other a line or two short, on a context line: miscounted
-            # (a reply cut inside a hunk leaves both sides short)
-            if closed and min(left) <= 0 and max(left) <= ENDS_SHORT:
+            # on a context line, a line or two short, one side at most one: miscounted (a reply
+            # cut between two changes of a hunk leaves both sides short by more)
+            if closed and min(left) <= 1 and max(left) <= ENDS_SHORT:
                 return
             raise IncompleteReply(f"the reply ends inside {where}: its @@ line promised "
                                   f"{h.old_len} old and {h.new_len} new lines, "
