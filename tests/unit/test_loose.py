@@ -350,3 +350,21 @@ def test_added_lines_whose_only_neighbour_after_them_is_cut_are_not_placed() -> 
             " return value\n"
     with pytest.raises(ConflictError, match="its lines are not in the file"):
         apply_hunks(text, parse_diff(reply)[0].hunks, "r.py")
+
+
+def test_hunks_given_out_of_file_order_are_placed_in_order(repo: Path, tmp_path: Path) -> None:
+    reply = ("--- a/t.txt\n+++ b/t.txt\n@@ -15,3 +15,3 @@\n line 15\n-line 16\n+LINE 16\n"
+             " line 17\n@@ -2,3 +2,3 @@\n line 2\n-line 3\n+LINE 3\n line 4\n")
+    ops = _apply(repo, {"t.txt": TXT}, reply, tmp_path)
+    assert (repo / "t.txt").read_text() == TXT.replace("line 3\n", "LINE 3\n").replace(
+        "line 16\n", "LINE 16\n")
+    assert [(j, p.how) for _, j, p in loose_hunks(ops)] == [(0, (Loose.REORDERED,)),
+                                                            (1, (Loose.REORDERED,))]
+
+
+def test_hunks_out_of_order_whose_numbers_mislead_are_refused(
+        repo: Path, tmp_path: Path) -> None:
+    # in the order of their numbers the second edit's lines come before the first's place
+    reply = ("--- a/t.txt\n+++ b/t.txt\n@@ -1,3 +1,3 @@\n line 15\n-line 16\n+LINE 16\n"
+             " line 17\n@@ -9,3 +9,3 @@\n line 2\n-line 3\n+LINE 3\n line 4\n")
+    _refused(repo, {"t.txt": TXT}, reply, tmp_path, "its lines are not in the file")

@@ -73,7 +73,8 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
     out_ends: list[str] = []
     pos = delta = 0
     locator = Locator(lines, escapes=fsio.has_escapes(text), loose=not exact)
-    for given in hunks:
+    order, moved = _in_file_order(hunks)
+    for given in order:
         check_stop(stop)
         hunk = _tidy(given)
         if any(ln[:1] not in (" ", "-", "+") for ln in hunk.lines):
@@ -86,7 +87,8 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
             placement = Placement(at + 1, span=len(hunk.old_lines))
         else:
             at, hunk, placement = place(locator, hunk, pos, delta, path)
-        given.placement = placement.with_parsed(given.loose) if given.loose else placement
+        parsed = given.loose + (Loose.REORDERED,) if id(given) in moved else given.loose
+        given.placement = placement.with_parsed(parsed) if parsed else placement
         out += lines[pos:at]
         out_ends += ends[pos:at]
         i = at
@@ -113,6 +115,19 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
     if not final_nl:
         out_ends[-1] = ""
     return "".join(map(operator.add, out, out_ends))
+
+
+def _in_file_order(hunks: Sequence[Hunk]) -> tuple[Sequence[Hunk], set[int]]:
+    """The hunks in the order of their stated old positions when the reply gave them out of
+    order (a model that edits one function, then an earlier one), and the ids of those that
+    moved; else the hunks as they are."""
+    if len(hunks) < 2:
+        return hunks, set()
+    starts = [h.old_start for h in hunks]
+    if None in starts or starts == sorted(starts):  # type: ignore[type-var]
+        return hunks, set()
+    order = sorted(hunks, key=lambda h: h.old_start or 0)
+    return order, {id(h) for i, h in enumerate(order) if h is not hunks[i]}
 
 
 # ---- turns ---------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ class Loose(StrEnum):
     WHITESPACE = "whitespace"  # whitespace-normalised match; added lines kept as written
     RECOUNTED = "recounted"  # its @@ counts disagreed with its lines: its lines were counted
     EDGE = "edge_skipped"  # a first or last context line not in the file was left out
+    REORDERED = "reordered"  # the reply gave its hunks out of file order: placed in file order
     REVISES = "revises"  # a later block for the file, placed on the original in place of another
     SUPERSEDED = "superseded"  # an earlier block's hunk that a later block revises: not written
 
@@ -51,6 +52,8 @@ class Placement(NamedTuple):
                 words.append(f"{self.skipped} edge context line(s) not in the file skipped")
             elif how is Loose.REVISES:
                 words.append("revises an earlier block, placed on the original file")
+            elif how is Loose.REORDERED:
+                words.append("given out of file order, placed in order")
             elif how is Loose.SUPERSEDED:
                 words.append("superseded by a later block, not written")
             else:
