@@ -49,11 +49,11 @@ class Placement(NamedTuple):
                 words.append("indentation differs, added lines kept as written" if self.mixed
                              else "matched ignoring spacing")
             elif how is Loose.EDGE:
-                words.append(f"{self.skipped} edge context line(s) not in the file skipped")
+                words.append(f"skipped {self.skipped} edge line(s) not in the file")
             elif how is Loose.REVISES:
-                words.append("revises an earlier block, placed on the original file")
+                words.append("revises an earlier block")
             elif how is Loose.REORDERED:
-                words.append("given out of file order, placed in order")
+                words.append("out of order, placed in order")
             elif how is Loose.SUPERSEDED:
                 words.append("superseded by a later block, not written")
             else:

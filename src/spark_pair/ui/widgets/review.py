@@ -557,8 +557,16 @@ def _question(entry: Entry) -> str:
 
 def _wraps(entry: Entry, part: int) -> bool:
     """Whether a part may need more than one line: an operation's line, its problem, a hunk
-    with a reason (a hunk's state comes first in its row; its section may be cut)."""
-    return part < 0 or bool(entry.reasons.get(part) or entry.unfit.get(part, "").strip())
+    with a reason or placed loosely (a hunk's state comes first in its row; its section may be
+    cut)."""
+    return part < 0 or bool(entry.reasons.get(part) or entry.unfit.get(part, "").strip()) or (
+        _loose(entry, part))
+
+
+def _loose(entry: Entry, part: int) -> bool:
+    hunks = getattr(entry.op, "hunks", ())
+    placement = hunks[part].placement if part < len(hunks) else None
+    return placement is not None and placement.loose
 
 
 def _wrapped(text: Text, width: int, indent: int, console: Console) -> list[Text]:
