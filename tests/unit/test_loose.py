@@ -118,7 +118,7 @@ def test_an_exact_match_is_not_loose(repo: Path, tmp_path: Path) -> None:
     ops = _apply(repo, {"rates.py": PY}, _indented(PY_SHORT, 4), tmp_path)
     assert (repo / "rates.py").read_text() == PY_AFTER
     assert loose_hunks(ops) == []
-    assert ops[0].hunks[0].placement == Placement(3, span=3)
+    assert ops[0].hunks[0].placement == Placement(3)
 
 
 # lines matching only with their indentation changed by different amounts: the added lines'

@@ -84,7 +84,7 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
                 at, _ = locate(locator, hunk, pos, delta, path)
             except NotFound:
                 raise conflict(hunk, path, "its lines are not in the file") from None
-            placement = Placement(at + 1, span=len(hunk.old_lines))
+            placement = Placement(at + 1)
         else:
             at, hunk, placement = place(locator, hunk, pos, delta, path)
         parsed = given.loose + (Loose.REORDERED,) if id(given) in moved else given.loose
@@ -248,8 +248,8 @@ def revise(rel: str, data: bytes, earlier: list[list[Hunk]], later: list[Hunk],
     other blocks go with it. Raises ConflictError when it does not fit the file either.
     (The new content, the blocks now placed on the file as it was.)"""
     _edit(rel, data, later, False, [], stop)
-    spans = [h.placement for h in later]
-    gone = [b for b in earlier if any(_overlap(h.placement, p) for h in b for p in spans)]
+    spans = [_span(h) for h in later]
+    gone = [b for b in earlier if any(_overlap(_span(h), p) for h in b for p in spans)]
     kept = [b for b in earlier if not any(b is g for g in gone)]
     merged = sorted([h for b in kept for h in b] + later,
                     key=lambda h: (h.placement.line or 0) if h.placement else 0)
@@ -267,12 +267,20 @@ def revise(rel: str, data: bytes, earlier: list[list[Hunk]], later: list[Hunk],
     return new, kept + [later]
 
 
-def _overlap(a: Placement | None, b: Placement | None) -> bool:
+def _span(h: Hunk) -> tuple[int, int] | None:
+    """The file lines [first, end) a placed hunk's old side covers (None: not placed)."""
+    p = h.placement
+    if p is None or p.line is None:
+        return None
+    return p.line, p.line + len(h.old_lines) - p.skipped
+
+
+def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
     """Whether two hunks placed on one file touch the same lines (an insertion: inside)."""
-    if a is None or b is None or a.line is None or b.line is None:
+    if a is None or b is None:
         return False
-    a0, a1, b0, b1 = a.line, a.line + a.span, b.line, b.line + b.span
-    if not a.span or not b.span:
+    (a0, a1), (b0, b1) = a, b
+    if a0 == a1 or b0 == b1:
         return a0 <= b1 and b0 <= a1
     return a0 < b1 and b0 < a1
 

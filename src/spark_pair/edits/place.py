@@ -100,12 +100,11 @@ def place(locator: Locator, hunk: Hunk, lo: int, delta: int, path: str
     except NotFound:
         at, n, hunk, skipped = _trimmed(locator, hunk, lo, path)
     how: tuple[Loose, ...] = (Loose.EDGE,) if skipped else ()
-    span = len(hunk.lines) - hunk.added
     if n == 0:
-        return at, hunk, Placement(at + 1, how, span, skipped=skipped)
+        return at, hunk, Placement(at + 1, how, skipped=skipped) if how else Placement(at + 1)
     hunk, shift, mixed = _rebase(hunk, locator.lines, at, path)
     how += (Loose.REBASED,) if shift else (Loose.WHITESPACE,)
-    return at, hunk, Placement(at + 1, how, span, shift, skipped, mixed)
+    return at, hunk, Placement(at + 1, how, shift, skipped, mixed)
 
 
 EDGE_MAX = 2  # context lines that may be left out at each end of a hunk

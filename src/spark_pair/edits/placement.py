@@ -23,14 +23,12 @@ class Loose(StrEnum):
 
 class Placement(NamedTuple):
     """Where a hunk went: `line` (1-based, where its old side starts; None when not written),
-    `how` (empty: exactly as written), `span` (the file lines its old side covers), `shift`
-    (columns added to each added line; negative: removed), `skipped` (edge context lines left
-    out), `mixed` (its lines matched only with their indentation changed by different
-    amounts, so the added lines were kept as written)."""
+    `how` (empty: exactly as written), `shift` (columns added to each added line; negative:
+    removed), `skipped` (edge context lines left out), `mixed` (its lines matched only with
+    their indentation changed by different amounts, so the added lines were kept as written)."""
 
     line: int | None
     how: tuple[Loose, ...] = ()
-    span: int = 0
     shift: int = 0
     skipped: int = 0
     mixed: bool = False
