@@ -76,6 +76,7 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
     order, moved = _in_file_order(hunks)
     for given in order:
         check_stop(stop)
+        given.placement = None  # (until it is placed again: an earlier check's is stale)
         hunk = _tidy(given)
         if any(ln[:1] not in (" ", "-", "+") for ln in hunk.lines):
             raise conflict(hunk, path, "a line without ' ', '-' or '+' marker")
