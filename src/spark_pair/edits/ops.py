@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ..base.printable import shown
 from .paths import content_hash as content_hash  # its home is .paths
+from .placement import Loose, Placement
 
 
 class OpKind(StrEnum):
@@ -33,6 +35,7 @@ class Hunk:
 
     `old_start` / `new_start` are the model's claims and may be wrong or missing (None).
     `no_newline_old` / `no_newline_new`: the old/new side ends without a final newline.
+    `placement`: how it was placed in its file, set each time it is planned (None before).
     """
 
     old_start: int | None
@@ -43,6 +46,9 @@ class Hunk:
     section: str = ""  # text after the second @@ (function name), display only
     no_newline_old: bool = False
     no_newline_new: bool = False
+    # the parser's tolerances (e.g. recounted), and where it went once planned (edits.apply)
+    loose: tuple[Loose, ...] = field(default=(), compare=False)
+    placement: Placement | None = field(default=None, compare=False)
 
     @property
     def header(self) -> HunkHeader:
@@ -130,6 +136,17 @@ class Rename:
 
 
 Operation = Modify | Create | Delete | Rename
+
+
+def loose_hunks(ops: Sequence[Operation]) -> list[tuple[int, int, Placement]]:
+    """(operation index, hunk index, placement) of every hunk placed loosely."""
+    out = []
+    for i, op in enumerate(ops):
+        for j, hunk in enumerate(getattr(op, "hunks", ())):
+            p = hunk.placement
+            if p is not None and p.loose:
+                out.append((i, j, p))
+    return out
 
 
 def op_kind(op: Operation) -> OpKind:

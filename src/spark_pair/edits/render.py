@@ -21,6 +21,8 @@ def _hunk_text(hunk: Hunk, old_start: int, new_start: int) -> str:
     a = old_start + 1 if old_n else old_start
     b = new_start + 1 if new_n else new_start
     section = f" {shown_text(hunk.section)}" if hunk.section else ""
+    if hunk.placement is not None and hunk.placement.loose:  # (git reads no further than @@)
+        section += f" ~ loose: {hunk.placement.describe()}"
     out = [f"@@ -{a},{old_n} +{b},{new_n} @@{section}"]
     last_old = last_new = -1
     for ln in hunk.lines:
@@ -46,7 +48,9 @@ def _hunks_text(hunks: Sequence[Hunk], base_text: str | None, stop: Stop = None)
     delta = 0  # new minus old line numbers so far
     for h in hunks:
         check_stop(stop)
-        at = base.first(h.old_lines, pos) if base is not None and h.old_lines else None
+        placed = h.placement.line if base is not None and h.placement is not None else None
+        at = (placed - 1 if placed is not None else
+              base.first(h.old_lines, pos) if base is not None and h.old_lines else None)
         if at is None:
             if h.old_start is not None:
                 at = max(h.old_start - (1 if h.old_lines else 0), 0)

@@ -48,6 +48,9 @@ def _op_fields(op: Any, hunk_lines: int | None = None) -> dict[str, Any]:
     elif isinstance(op, Delete):
         out["removed"] = op.removed
     out["summary"] = op.summary()
+    # hunks placed other than exactly as written (edits.placement): a person can look
+    out["loose"] = [{"hunk": j, **h.placement.as_json()} for j, h in enumerate(hunks)
+                    if h.placement is not None and h.placement.loose]
     return out
 
 

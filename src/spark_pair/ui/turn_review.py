@@ -12,7 +12,7 @@ from textual import messages
 
 from ..base.errors import SparkPairError
 from ..base.printable import shown
-from ..edits.ops import Rename, op_paths
+from ..edits.ops import Rename, loose_hunks, op_paths
 from ..protocol.events import Rewound
 from ..session.events import (
     Applied,
@@ -153,6 +153,9 @@ class TurnReview:
         screen = self.screen
         found = await asyncio.to_thread(fit.unfit_all, screen.launch.root, ops)
         review = screen.query_one(ReviewPane)
+        for index, op in ops:  # the check placed its hunks: show those placed loosely
+            if loose_hunks([op]) and index in review.review.entries:
+                review.refresh_items(only=index)
         marked = False
         for index, op, problems in found:
             if review.mark_unfit(index, op, problems):

@@ -557,8 +557,16 @@ def _question(entry: Entry) -> str:
 
 def _wraps(entry: Entry, part: int) -> bool:
     """Whether a part may need more than one line: an operation's line, its problem, a hunk
-    with a reason (a hunk's state comes first in its row; its section may be cut)."""
-    return part < 0 or bool(entry.reasons.get(part) or entry.unfit.get(part, "").strip())
+    with a reason or placed loosely (a hunk's state comes first in its row; its section may be
+    cut)."""
+    return part < 0 or bool(entry.reasons.get(part) or entry.unfit.get(part, "").strip()) or (
+        _loose(entry, part))
+
+
+def _loose(entry: Entry, part: int) -> bool:
+    hunks = getattr(entry.op, "hunks", ())
+    placement = hunks[part].placement if part < len(hunks) else None
+    return placement is not None and placement.loose
 
 
 def _wrapped(text: Text, width: int, indent: int, console: Console) -> list[Text]:
@@ -691,6 +699,8 @@ def _hunk_line(hunk: Hunk, mark: Mark, reason: str = "", amended: bool = False, 
     text.append(f"{head} +{hunk.added} -{hunk.removed}")
     if hunk.section:
         text.append(f"  {shown_text(hunk.section)}", style="italic")
+    if hunk.placement is not None and hunk.placement.loose:
+        text.append(f"  ~ {hunk.placement.describe()}", style="bold")
     if reason:
         text.append(f"  why: {shown_text(reason)}", style="italic")
     return text

@@ -1,0 +1,239 @@
+"""Placing one hunk in a file: exactly, with whitespace normalised (its added lines re-based by
+the indentation offset of its old lines), or without an edge context line the file does not
+have; a ConflictError naming the hunk when it goes nowhere, or to more than one place."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..base.errors import ConflictError
+from .locate import Locator
+from .ops import Hunk
+from .placement import Loose, Placement, indent_significant
+
+EXCERPT_LINES = 3
+EXCERPT_WIDTH = 72
+
+
+def _hunk_name(hunk: Hunk, path: str) -> str:
+    head = "@@ -{} +{} @@".format(
+        "?" if hunk.old_start is None else f"{hunk.old_start},{hunk.old_len}",
+        "?" if hunk.new_start is None else f"{hunk.new_start},{hunk.new_len}",
+    )
+    return f"{path or 'file'} hunk {head}"
+
+
+def hunk_excerpt(hunk: Hunk) -> str:
+    """The hunk's first lines, each on its own indented line (cut to fit 80 columns)."""
+    out = []
+    for ln in hunk.lines[:EXCERPT_LINES]:
+        ln = ln.removesuffix("\r")
+        out.append("    " + (ln if len(ln) <= EXCERPT_WIDTH else ln[:EXCERPT_WIDTH - 1] + "…"))
+    if len(hunk.lines) > EXCERPT_LINES:
+        out.append("    …")
+    return "\n".join(out)
+
+
+def conflict(hunk: Hunk, path: str, what: str) -> ConflictError:
+    """A conflict naming the hunk on the first line; its first lines follow, indented."""
+    excerpt = hunk_excerpt(hunk)
+    return ConflictError(f"{_hunk_name(hunk, path)}: {what}" + (f"\n{excerpt}" if excerpt else ""))
+
+
+def locate(locator: Locator, hunk: Hunk, lo: int, delta: int, path: str) -> tuple[int, int]:
+    """Where the hunk's old side starts, and under which key it matched (0: exactly): the match
+    nearest the stated position, never a guess."""
+    lines = locator.lines
+    old = hunk.old_lines
+    expected = None
+    if hunk.old_start is not None:
+        expected = max(hunk.old_start - (1 if old else 0), 0) + delta
+    if not old:
+        if not lines:
+            return 0, 0
+        if expected is None:
+            raise conflict(hunk, path, "only adds lines and gives no position")
+        if not lo <= expected <= len(lines):
+            raise conflict(hunk, path, f"position {expected + 1} is outside the file")
+        return expected, 0
+    for n in range(len(locator.keys)):
+        index = locator.index(n)
+        pat = index.pattern(old)
+        if pat is None:
+            continue
+        first = index.find(pat, old, lo)
+        if first < 0:
+            continue
+        second = index.find(pat, old, first + 1)
+        if second < 0:
+            return first, n
+        if expected is None:
+            found = [first, second]
+            while len(found) < 5 and (at := index.find(pat, old, found[-1] + 1)) >= 0:
+                found.append(at)
+            many = f"{len(found)}" if len(found) < 5 else "5 or more"
+            raise conflict(hunk, path, f"matches {many} places (lines "
+                            f"{', '.join(str(i + 1) for i in found)}) and gives no position")
+        after = index.find(pat, old, max(lo, expected))
+        before = index.rfind(pat, old, lo, expected)
+        if after < 0 or (before >= 0 and expected - before < after - expected):
+            return before, n
+        if before >= 0 and expected - before == after - expected:
+            raise conflict(hunk, path, f"matches lines {before + 1} and {after + 1} "
+                            "equally well")
+        return after, n
+    raise NotFound
+
+
+class NotFound(Exception):
+    """The hunk's old side is nowhere in the file (after the earlier hunks)."""
+
+
+def place(locator: Locator, hunk: Hunk, lo: int, delta: int, path: str
+           ) -> tuple[int, Hunk, Placement]:
+    """Where the hunk goes, the hunk as it is written there (edge lines left out, added lines
+    re-based) and how it was placed."""
+    skipped = 0
+    try:
+        at, n = locate(locator, hunk, lo, delta, path)
+    except NotFound:
+        at, n, hunk, skipped = _trimmed(locator, hunk, lo, path)
+    how: tuple[Loose, ...] = (Loose.EDGE,) if skipped else ()
+    if n == 0:
+        return at, hunk, Placement(at + 1, how, skipped=skipped) if how else Placement(at + 1)
+    hunk, shift, mixed = _rebase(hunk, locator.lines, at, path)
+    how += (Loose.REBASED,) if shift else (Loose.WHITESPACE,)
+    return at, hunk, Placement(at + 1, how, shift, skipped, mixed)
+
+
+EDGE_MAX = 2  # context lines that may be left out at each end of a hunk
+
+
+def _trimmed(locator: Locator, hunk: Hunk, lo: int, path: str) -> tuple[int, int, Hunk, int]:
+    """The hunk without the fewest edge context lines (at most EDGE_MAX at each end) that makes
+    the rest of its old side, every removed line included, match at exactly one place, once
+    and after `lo`, with its added lines still anchored: (where, key, the shorter hunk, lines
+    left out). Else a conflict."""
+    lines = hunk.lines
+    changed = [i for i, ln in enumerate(lines) if ln[0] != " "]
+    loosest = locator.index(len(locator.keys) - 1)
+    if not changed or not locator.lines or any(  # a removed line that is nowhere: no trim helps
+            loosest.key(ln[1:]) not in loosest.ids for ln in lines if ln[0] == "-"):
+        raise conflict(hunk, path, "its lines are not in the file")
+    lead, trail = changed[0], len(lines) - 1 - changed[-1]
+    ids: dict[int, list[int | None]] = {}  # per key: each old line's id in the file, or None
+    for total in range(1, min(lead, EDGE_MAX) + min(trail, EDGE_MAX) + 1):
+        for k in range(max(0, total - min(trail, EDGE_MAX)), min(total, lead, EDGE_MAX) + 1):
+            core = replace(hunk, lines=lines[k:len(lines) - (total - k)], old_start=None if
+                           hunk.old_start is None else hunk.old_start + k)
+            old = core.old_lines
+            solid = sum(1 for x in old if x.strip())
+            if solid < (1 if any(ln[0] == "-" for ln in core.lines) else 2):
+                continue  # too little left to say where it goes
+            found = _unique(locator, hunk.old_lines, k, total - k, ids)
+            if found is None:
+                continue
+            at, n, other = found
+            if not _anchored(core.lines, at, len(old), len(locator.lines), k, total - k):
+                continue
+            if other is not None or at < lo:
+                where = f"lines {at + 1} and {other + 1}" if other is not None else (
+                    f"line {at + 1}, before an earlier hunk's place")
+                raise conflict(hunk, path, f"its lines are not in the file; without its "
+                                f"{total} edge context line(s) they match {where}, so it is "
+                                "not placed")
+            return at, n, core, total
+    raise conflict(hunk, path, "its lines are not in the file")
+
+
+def _anchored(core: list[str], at: int, size: int, length: int, lead: int, trail: int) -> bool:
+    """Whether added lines at a cut edge still say where they go: they take the place of
+    removed lines next to them, or the cut side is the file's start or end. (Added lines after
+    a context line, their other neighbour cut, might belong before that neighbour instead.)"""
+    def bare(lines: list[str]) -> bool:  # the added lines at this edge follow context
+        marks = [ln[0] for ln in lines]
+        inner = next((m for m in marks if m != "+"), " ")
+        return marks[0] == "+" and inner == " "
+    if lead and bare(core) and at > 0:
+        return False
+    return not (trail and bare(core[::-1]) and at + size < length)
+
+
+def _unique(locator: Locator, old: list[str], cut: int, cut_end: int,
+            ids: dict[int, list[int | None]]) -> tuple[int, int, int | None] | None:
+    """(the first match, its key, a second match or None) in the whole file of `old` without
+    its first `cut` and last `cut_end` lines, under the first key that finds it; None when it
+    is nowhere. `ids`: each key's line ids, kept between calls."""
+    part = old[cut:len(old) - cut_end]
+    for n in range(len(locator.keys)):
+        index = locator.index(n)
+        if n not in ids:
+            ids[n] = [index.ids.get(index.key(x)) for x in old]
+        these = ids[n][cut:len(old) - cut_end]
+        if None in these:
+            continue
+        pat = index.chars(these)  # type: ignore[arg-type]
+        at = index.find(pat, part, 0)
+        if at >= 0:
+            second = index.find(pat, part, at + 1)
+            return at, n, (second if second >= 0 else None)
+    return None
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
+
+
+def _rebase(hunk: Hunk, lines: Sequence[str], at: int, path: str) -> tuple[Hunk, int, bool]:
+    """A hunk matched with whitespace normalised: its added lines moved by the indentation
+    offset that maps its old lines onto the file's, when one offset does for every old line
+    (shift in columns, 0 when none is needed). When none does, a file whose indentation is
+    meaning (Python, YAML, ...) refuses it, naming the line; another keeps its added lines as
+    written (mixed)."""
+    offset: tuple[int, str] | None = None  # (+1 add / -1 cut, the indentation)
+    bad: tuple[int, str, str] | None = None
+    i = at
+    for ln in hunk.lines:
+        if ln[0] == "+":
+            continue
+        have, want = _indent(lines[i]), _indent(ln[1:])
+        i += 1
+        if not ln[1:].strip():
+            continue
+        if have == want:
+            this = (0, "")
+        elif have.endswith(want):
+            this = (1, have[:len(have) - len(want)])
+        elif want.endswith(have):
+            this = (-1, want[:len(want) - len(have)])
+        else:
+            this = None
+        if this is None or (offset is not None and this != offset):
+            bad = (i, have, want)
+            break
+        offset = this
+    if bad is None and offset is not None and offset[0] < 0:
+        cut = offset[1]
+        for ln in hunk.lines:
+            if ln[0] == "+" and ln[1:].strip() and not ln[1:].startswith(cut):
+                bad = (at + 1, "", _indent(ln[1:]))
+                break
+    if bad is not None:
+        if indent_significant(path):
+            line, have, want = bad
+            raise conflict(hunk, path, f"its lines match line {line} of the file only with "
+                            f"their indentation changed, and not by one amount for every line "
+                            f"(the file indents line {line} by {len(have)} columns, the reply "
+                            f"by {len(want)}): in this file indentation is meaning, so it is "
+                            "not placed")
+        return hunk, 0, True
+    if offset is None or not offset[1]:
+        return hunk, 0, False
+    sign, ws = offset
+    out = []
+    for ln in hunk.lines:
+        if ln[0] == "+" and ln[1:].strip():
+            ln = "+" + ws + ln[1:] if sign > 0 else "+" + ln[1 + len(ws):]
+        out.append(ln)
+    return replace(hunk, lines=out), sign * len(ws), False
