@@ -46,7 +46,8 @@ RIGHT = """```diff
 +    return f'hello {name}'
 ```
 """
-STILL_WRONG = RIGHT.replace(" def greet(name):", " def greet(person):")  # not in the file
+# its removed line is not in the file (an edge context line alone would be left out and placed)
+STILL_WRONG = RIGHT.replace("-    return 'hello ' + name", "-    return 'hey ' + name")
 
 
 def _script(sim: SimProcess, repair_reply: str) -> None:
