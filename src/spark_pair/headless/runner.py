@@ -269,19 +269,6 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
             "message": message}
 
 
-def _json_lines(out: TextIO, t0: float) -> JsonLines:
-    from .jsonl import JsonLines
-
-    return JsonLines(out, t0)
-
-
-def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | None = None
-         ) -> dict[str, Any]:
-    return {"type": "end", "status": status, "exit_code": code, "exit_name": ExitCode(code).name,
-            "turn_id": turn_id, "duration_ms": round((time.monotonic() - t0) * 1000, 1),
-            "message": message}
-
-
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
                t0: float, reports: list[_Reporter], stop: _Stop,
                dog: Watchdog | None = None) -> int:
