@@ -26,15 +26,15 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...base.printable import shown, shown_text
-from ...edits.ops import Create, Hunk, Modify, Rename
+from ...edits.ops import Create, Hunk, Modify, OpKind, Rename
 from ...session.approval import Decision
 from .. import bindings
 from ..dialogs.confirm import ConfirmScreen
 from ..dialogs.reason import ReasonScreen
-from ..review_state import Entry, Item, Kind, Mark, Refusal, Review, Undone
+from ..review_state import Entry, Item, Mark, Refusal, Review, Undone
 
-TAGS = {Kind.MODIFY: ("M", "modify"), Kind.CREATE: ("+", "create"),
-        Kind.DELETE: ("D", "DELETE"), Kind.RENAME: ("R", "RENAME")}
+TAGS = {OpKind.MODIFY: ("M", "modify"), OpKind.CREATE: ("+", "create"),
+        OpKind.DELETE: ("D", "DELETE"), OpKind.RENAME: ("R", "RENAME")}
 MARKS = {Mark.UNDECIDED: ("·", "undecided"), Mark.ACCEPTED: ("✓", "accepted"),
          Mark.REJECTED: ("✗", "rejected")}
 REFUSALS = {
@@ -479,7 +479,7 @@ class ReviewPane(ScrollView, can_focus=True):
         item = self._undecided_focus(accepting=True)
         if item is None:
             return
-        if item.hunk is None and self.review.entries[item.op].kind is not Kind.CREATE:
+        if item.hunk is None and self.review.entries[item.op].kind is not OpKind.CREATE:
             self.notify("e rewrites a hunk or a created file; a delete or rename has no text",
                         severity="warning", timeout=4)
         else:
@@ -620,8 +620,8 @@ def _label(entry: Entry) -> str:
 def _entry_line(entry: Entry, undone: Undone | None = None, closed: bool = False) -> Text:
     op = entry.op
     letter, word = TAGS[entry.kind]
-    style = {Kind.MODIFY: "", Kind.CREATE: "bold", Kind.DELETE: "bold reverse",
-             Kind.RENAME: "bold underline"}[entry.kind]
+    style = {OpKind.MODIFY: "", OpKind.CREATE: "bold", OpKind.DELETE: "bold reverse",
+             OpKind.RENAME: "bold underline"}[entry.kind]
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"[{letter}] {word} ", style=style)
     if isinstance(op, Rename):
