@@ -25,6 +25,7 @@ from ...base.printable import shown
 from ...edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
 from ...protocol.events import Completed, Failed, ModelChanged, Rewound, Started, TextDelta
 from ...session.events import OperationProposed, Refused, Stale, TurnFinished
+from ..textual_private import anchor_released
 from ..word_marks import WordMarks
 from .diff_rows import (  # noqa: F401 - re-exported: the view's rows and helpers
     _DIFF_FIRST,
@@ -55,6 +56,7 @@ from .diff_rows import (  # noqa: F401 - re-exported: the view's rows and helper
     op_detail,
 )
 from .framed import FramedRows
+from .scrollbars import tell_scrollbars
 
 
 class DiffView(FramedRows, can_focus=True):
@@ -124,7 +126,7 @@ class DiffView(FramedRows, can_focus=True):
         self._width = 0
         self._forget_all()
         if self.is_attached:
-            self._anchored, self._anchor_released = True, False
+            self.anchor()
             self._grow(Size(0, 0))
             self.refresh()
 
@@ -178,7 +180,7 @@ class DiffView(FramedRows, can_focus=True):
     @property
     def following(self) -> bool:
         """The view follows the tail (the person has not scrolled away from it)."""
-        return self._anchored and not self._anchor_released
+        return self.is_anchored and not anchor_released(self)
 
     def _in_view(self, first: int, end: int) -> bool:
         top = round(self.scroll_y)
@@ -224,7 +226,7 @@ class DiffView(FramedRows, can_focus=True):
         self._bars_at = time.monotonic()
         if not self.is_attached:
             return
-        self._scroll_update(self.virtual_size)
+        tell_scrollbars(self, self.virtual_size)
         if self.show_vertical_scrollbar:
             self.vertical_scrollbar.position = self.scroll_y
 

@@ -32,6 +32,7 @@ from .. import bindings
 from ..dialogs.confirm import ConfirmScreen
 from ..dialogs.reason import ReasonScreen
 from ..review_state import Entry, Item, Mark, Refusal, Review, Undone
+from .scrollbars import tell_scrollbars
 
 TAGS = {OpKind.MODIFY: ("M", "modify"), OpKind.CREATE: ("+", "create"),
         OpKind.DELETE: ("D", "DELETE"), OpKind.RENAME: ("R", "RENAME")}
@@ -274,7 +275,7 @@ class ReviewPane(ScrollView, can_focus=True):
                 and size.width == self.virtual_size.width
                 and min(size.height, self.virtual_size.height) > height):
             self.set_reactive(ReviewPane.virtual_size, size)
-            self._scroll_update(size)
+            tell_scrollbars(self, size)
             self.refresh()
         else:
             self.virtual_size = size
@@ -349,12 +350,12 @@ class ReviewPane(ScrollView, can_focus=True):
         self._styles.clear()
         self._cache.clear()
 
-    def _on_focus(self, event: events.Focus) -> None:
+    def on_focus(self, event: events.Focus) -> None:
         self._styles.clear()  # the cursor row's style follows focus
         for row in self._cursor_rows:
             self._forget(row)
 
-    def _on_blur(self, event: events.Blur) -> None:
+    def on_blur(self, event: events.Blur) -> None:
         self._styles.clear()
         for row in self._cursor_rows:
             self._forget(row)
@@ -397,7 +398,7 @@ class ReviewPane(ScrollView, can_focus=True):
         strip = Strip(list(text.render(self.app.console))).apply_style(style)
         return strip.extend_cell_length(width, style).apply_meta({"row": index})
 
-    def _on_click(self, event: events.Click) -> None:
+    def on_click(self, event: events.Click) -> None:
         row = event.style.meta.get("row")
         if not isinstance(row, int) or not 0 <= row < len(self._rows):
             return
