@@ -13,10 +13,10 @@ from typing import Any
 
 from rich.console import Console
 
+from spark_pair.edits.ops import OpKind
 from spark_pair.sim.demo_project import PROMPT
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.app import SparkPairApp
-from spark_pair.ui.review_state import Kind
 from spark_pair.ui.screens.main import Launch
 from spark_pair.ui.widgets.prompt import Prompt
 from spark_pair.ui.widgets.review import ReviewPane
@@ -60,7 +60,7 @@ async def go_to(pilot: Any, app: SparkPairApp, index: int) -> None:
     raise AssertionError(f"could not reach operation {index}")
 
 
-def entries_of(app: SparkPairApp, kind: Kind) -> list[Any]:
+def entries_of(app: SparkPairApp, kind: OpKind) -> list[Any]:
     return [e for e in review(app).review.entries.values() if e.kind is kind]
 
 

@@ -20,13 +20,14 @@ from support.apps import (
 )
 from textual import events
 
+from spark_pair.edits.ops import OpKind
 from spark_pair.session.events import TurnFinished
 from spark_pair.sim.demo_project import FILES, PROMPT
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.app import SparkPairApp
 from spark_pair.ui.dialogs.confirm import ConfirmScreen
 from spark_pair.ui.driver import Driver
-from spark_pair.ui.review_state import Item, Kind, Mark
+from spark_pair.ui.review_state import Item, Mark
 from spark_pair.ui.widgets.diff_view import DiffView, content_text
 from spark_pair.ui.widgets.diff_view import Kind as DiffKind
 from spark_pair.ui.widgets.header import AppHeader
@@ -92,7 +93,7 @@ async def test_a_then_R_writes_exactly_the_first_hunk(repo: Path, demo_sim: SimP
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         first = review(app).review.entries[0]
-        assert first.kind is Kind.MODIFY and first.op.path == "inventory.py"
+        assert first.kind is OpKind.MODIFY and first.op.path == "inventory.py"
         await pilot.press("a", "R")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert first.hunks[0] is Mark.ACCEPTED and Mark.ACCEPTED not in first.hunks[1:]
@@ -114,9 +115,9 @@ async def test_A_skips_deletes_and_renames(repo: Path, demo_sim: SimProcess) -> 
         await pilot.press("A")
         await pilot.pause()
         pending = review(app).review.undecided()
-        assert sorted(e.kind for e in pending) == [Kind.DELETE, Kind.RENAME]
+        assert sorted(e.kind for e in pending) == [OpKind.DELETE, OpKind.RENAME]
         cursor = review(app).review.cursor
-        assert cursor is not None and review(app).review.entries[cursor.op].kind is Kind.DELETE
+        assert cursor is not None and review(app).review.entries[cursor.op].kind is OpKind.DELETE
         await pilot.press("r")  # the delete
         await pilot.press("r")  # the rename
         await until(pilot, lambda: turn_over(app), "the end of the turn")
@@ -130,7 +131,7 @@ async def test_d_then_y_deletes(repo: Path, demo_sim: SimProcess) -> None:
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        delete = entries_of(app, Kind.DELETE)[0]
+        delete = entries_of(app, OpKind.DELETE)[0]
         await go_to(pilot, app, delete.index)
         await pilot.press("a")
         assert delete.mark is Mark.UNDECIDED  # `a` never accepts a delete

@@ -11,10 +11,11 @@ from pathlib import Path
 
 from support.apps import all_proposed, make_app, notice, review, turn_over, until
 
+from spark_pair.edits.ops import OpKind
 from spark_pair.sim.demo_project import FILES
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.dialogs.reason import ReasonScreen
-from spark_pair.ui.review_state import Item, Kind, Mark
+from spark_pair.ui.review_state import Item, Mark
 from spark_pair.ui.screens.check import CheckScreen
 
 
@@ -138,7 +139,7 @@ async def test_t_failing_check_then_n_restores_the_bytes(repo: Path,
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.press("t")
         pending = review(app).review.undecided()
-        assert sorted(e.kind for e in pending) == [Kind.DELETE, Kind.RENAME]
+        assert sorted(e.kind for e in pending) == [OpKind.DELETE, OpKind.RENAME]
         await pilot.press("r", "r")
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
         screen = app.screen

@@ -21,11 +21,11 @@ from support.apps import (
     until,
 )
 
+from spark_pair.edits.ops import OpKind
 from spark_pair.sim.demo_project import FILES
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.dialogs.confirm import ConfirmScreen
 from spark_pair.ui.driver import Driver
-from spark_pair.ui.review_state import Kind
 from spark_pair.ui.screens.help import HelpScreen
 from spark_pair.ui.screens.main import MainScreen
 from spark_pair.ui.widgets.files import FilesPane
@@ -183,7 +183,7 @@ async def test_a_context_file_the_turn_deleted_leaves_the_files_pane_until_undo(
         await until(pilot, lambda: in_list(app, "TODO.txt") == "  ● TODO.txt 16",
                     "TODO.txt in the context")
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        for kind in (Kind.DELETE, Kind.RENAME):
+        for kind in (OpKind.DELETE, OpKind.RENAME):
             await go_to(pilot, app, entries_of(app, kind)[0].index)
             await pilot.press("d")
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")

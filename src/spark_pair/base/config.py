@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING
 from . import dirs
 from .dirs import PROJECT_FILE
 from .errors import ConfigError, add_secret
-from .transport import Transport
+from .transport import TRANSPORT_CHOICES
 from .urls import diagnose_key, normalize_base_url
 
 if TYPE_CHECKING:
     from typing import Any
 
 
-TRANSPORTS = ("auto", *Transport)
 OTLP_PROTOCOLS = ("", "http/protobuf", "grpc")
 ENV_OVERRIDES = {
     "SPARK_PAIR_BASE_URL": "model.base_url",
@@ -530,10 +529,11 @@ def _one_of(settings: Settings, section: str, name: str, choices: tuple[str, ...
 
 def _check(settings: Settings) -> None:
     transport = settings.session.transport.strip().lower()
-    if transport not in TRANSPORTS:
+    if transport not in TRANSPORT_CHOICES:
         raise ConfigError(f"{settings.sources['session.transport']}: session.transport is "
-                          f"{settings.session.transport!r}{_did_you_mean(transport, TRANSPORTS)}",
-                          hint=f"use one of: {', '.join(TRANSPORTS)}")
+                          f"{settings.session.transport!r}"
+                          f"{_did_you_mean(transport, TRANSPORT_CHOICES)}",
+                          hint=f"use one of: {', '.join(TRANSPORT_CHOICES)}")
     settings.session.transport = transport
     escalate = settings.review.escalate.strip().lower()
     if escalate not in ESCALATE:

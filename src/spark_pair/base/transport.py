@@ -11,3 +11,7 @@ class Transport(StrEnum):
     WS = "ws"  # Responses over one persistent WebSocket
     RESPONSES = "responses"  # Responses over HTTP SSE
     CHAT = "chat"  # Chat Completions over HTTP SSE
+
+
+# the transport setting's values (plain strings): auto tries ws, then responses, then chat
+TRANSPORT_CHOICES: tuple[str, ...] = ("auto", *(t.value for t in Transport))

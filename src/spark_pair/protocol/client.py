@@ -21,6 +21,7 @@ from ..base.errors import (
     StreamDropped,
     add_secret,
 )
+from ..base.transport import TRANSPORT_CHOICES
 from ..base.urls import host_of
 from . import errors_map, offers
 from .bodies import chat_body, responses_body, sse_body
@@ -99,7 +100,7 @@ class ModelClient:
                  http_transport: httpx.AsyncBaseTransport | None = None) -> None:
         """`http_transport`: what the HTTP transports' client sends through (default: httpx's
         own)."""
-        if options.transport not in ("auto", *TRANSPORTS):
+        if options.transport not in TRANSPORT_CHOICES:
             raise ValueError(f"unknown transport {options.transport!r}")
         add_secret(options.api_key)  # scrubbed from every message and log, whatever its shape
         self.options = options

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.transport import Transport
+
 KINDS = {
     "rate_limit": {"retry_after": 1},
     "server_error": {"status": 503},
@@ -31,7 +33,7 @@ KINDS = {
     # sent in one write (the events themselves are unchanged)
     "buffer": {},
 }
-TRANSPORTS = {None, "ws", "http", "chat", "responses", "models"}
+TRANSPORTS = {None, "http", "models", *Transport}  # what a fault fires on
 # Kinds that fire on the WS handshake; the others fire on a request (HTTP or WS response.create).
 HANDSHAKE_KINDS = {"ws_refuse", "html", "redirect", "slow_handshake"}
 WS_ONLY_KINDS = {"ws_refuse", "slow_handshake"}  # kinds of a WebSocket upgrade only
@@ -68,7 +70,7 @@ class Fault:
         if self.transport is None:
             return transport != "models"
         if self.transport == "http":
-            return transport in ("chat", "responses")
+            return transport in (Transport.CHAT, Transport.RESPONSES)
         return self.transport == transport
 
     def to_dict(self) -> dict[str, Any]:

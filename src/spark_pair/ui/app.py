@@ -8,6 +8,7 @@ from textual.app import App, SystemCommand
 from textual.markup import escape
 from textual.screen import Screen
 
+from ..base.transport import TRANSPORT_CHOICES
 from . import bindings
 from .screens.main import Launch, MainScreen
 from .themes import diff_variable_defaults, install_themes
@@ -46,7 +47,7 @@ class SparkPairApp(App[None]):
         for model in main.models():
             yield SystemCommand(f"Model: {escape(model)}", "Send the next turns to this model",
                                 lambda m=model: main.run_command(f"/model {m}"))
-        for name in ("auto", "ws", "responses", "chat"):
+        for name in TRANSPORT_CHOICES:
             yield SystemCommand(f"Transport: {name}", "Reconnect with this transport",
                                 lambda n=name: main.run_command(f"/transport {n}"))
         yield SystemCommand("Git: commit", "Commit this session's accepted turns (/commit)",

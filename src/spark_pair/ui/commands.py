@@ -9,13 +9,14 @@ from typing import Any
 
 from ..base.errors import SparkPairError, UsageError
 from ..base.printable import shown
+from ..base.transport import TRANSPORT_CHOICES
 from . import sessions
 from .notices import displayed
 from .review_state import Undone
 from .widgets.diff_view import DiffView
 from .widgets.files import FilesPane
 from .widgets.meter import Meter
-from .widgets.prompt import TRANSPORT_NAMES, Prompt
+from .widgets.prompt import Prompt
 from .widgets.review import ReviewPane
 
 TAKES_ARG = ("/model", "/add", "/drop", "/rename")
@@ -44,11 +45,11 @@ def run(screen: Any, text: str) -> None:
             screen.commits.start()
         case "/model" if arg:
             reopen(screen, {"model.name": arg}, f"model {arg}")
-        case "/transport" if arg in TRANSPORT_NAMES:
+        case "/transport" if arg in TRANSPORT_CHOICES:
             reopen(screen, {"session.transport": arg}, f"transport {arg}")
         case "/transport":
             screen.show_error(UsageError(f"unknown transport {arg!r}",
-                                         hint=f"use one of: {', '.join(TRANSPORT_NAMES)}"))
+                                         hint=f"use one of: {', '.join(TRANSPORT_CHOICES)}"))
         case "/add" if arg:
             add_context(screen, arg)
         case "/drop" if arg:

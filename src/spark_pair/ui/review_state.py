@@ -15,7 +15,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..edits.ops import Create, Delete, Hunk, Modify, Operation, Rename
+from ..edits.ops import Hunk, Modify, Operation, OpKind, op_kind
 from ..session.approval import Action, Decision
 
 
@@ -30,26 +30,6 @@ class Undone(StrEnum):
 
     ROLLED_BACK = "not kept: rolled back"  # t, a check, then n
     UNDONE = "undone"  # /undo (/redo writes it again)
-
-
-class Kind(StrEnum):
-    MODIFY = "modify"
-    CREATE = "create"
-    DELETE = "delete"
-    RENAME = "rename"
-
-
-def kind_of(op: Operation) -> Kind:
-    match op:
-        case Modify():
-            return Kind.MODIFY
-        case Create():
-            return Kind.CREATE
-        case Delete():
-            return Kind.DELETE
-        case Rename():
-            return Kind.RENAME
-    raise TypeError(f"not an operation: {op!r}")
 
 
 @dataclass
@@ -72,8 +52,8 @@ class Entry:
     unfit: dict[int | None, str] = field(default_factory=dict)  # can not apply: hunk -> why
 
     @property
-    def kind(self) -> Kind:
-        return kind_of(self.op)
+    def kind(self) -> OpKind:
+        return op_kind(self.op)
 
     @property
     def per_hunk(self) -> bool:
@@ -81,7 +61,7 @@ class Entry:
 
     @property
     def needs_confirm(self) -> bool:
-        return self.kind in (Kind.DELETE, Kind.RENAME)
+        return self.kind in (OpKind.DELETE, OpKind.RENAME)
 
     @property
     def undecided(self) -> bool:

@@ -8,8 +8,6 @@ import asyncio
 from collections import Counter
 from typing import Any
 
-from textual import messages
-
 from ..base.errors import SparkPairError
 from ..base.printable import shown
 from ..edits.ops import Rename, loose_hunks, op_paths
@@ -56,11 +54,11 @@ class TurnReview:
         if any(isinstance(e, REVIEW_EVENTS) for e in events):
             # the review pane may appear and take focus (a new layout, a new footer): after
             # the diff's new rows are painted (and always before the turn's end is handled).
-            # The screen learns of the view's repaint now, not when the view's own queue next
-            # idles, so the update that paints the rows comes before the callback.
+            # Asked of the view, not the screen: the view queues the callback and then, in the
+            # same step, tells the screen of its repaint, so the screen paints the rows before
+            # it runs the callback (the screen's own callback could run first).
             if not self.backlog:
-                self.screen.post_message(messages.Update(view))
-                self.screen.call_after_refresh(self.review_events)
+                view.call_after_refresh(self.review_events)
             self.backlog.extend(events)
 
     def check_fit(self, ops: list[tuple[int, Any]]) -> None:

@@ -9,15 +9,15 @@ from typing import Any, TypeVar
 
 import click
 
+from ...base.transport import TRANSPORT_CHOICES
 from ...headless.options import flag_overrides as flag_overrides  # its home is headless.options
-from ...protocol.events import Transport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def model_options(func: F) -> F:
     """--base-url / --model / --transport, on every command that talks to a model."""
-    func = click.option("--transport", type=click.Choice(["auto", *(t.value for t in Transport)]),
+    func = click.option("--transport", type=click.Choice(TRANSPORT_CHOICES),
                         help="Transport (overrides config and SPARK_PAIR_TRANSPORT).")(func)
     func = click.option("--model", help="Model id (overrides config and SPARK_PAIR_MODEL).")(func)
     func = click.option("--base-url", help="API root URL (overrides SPARK_PAIR_BASE_URL).")(func)

@@ -14,10 +14,8 @@ import click
 
 from ...base.errors import UsageError
 from ...base.exitcodes import ExitCode, report_errors
-from ...protocol.events import Transport
+from ...base.transport import TRANSPORT_CHOICES
 from ._common import print_plain as say
-
-TRANSPORTS = ("auto", *Transport)
 
 
 def parse_levels(text: str) -> list[int]:
@@ -33,7 +31,7 @@ def parse_levels(text: str) -> list[int]:
 
 def parse_transports(text: str | None, default: str) -> list[str]:
     names = [x.strip() for x in (text or default).split(",") if x.strip()]
-    bad = [n for n in names if n not in TRANSPORTS]
+    bad = [n for n in names if n not in TRANSPORT_CHOICES]
     if bad or not names:
         raise UsageError(f"--transport {text!r}: unknown transport {', '.join(bad)}",
                          hint="choose from ws, responses, chat, auto (comma-separated)")

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-COLOURS = {"ws": "#1f77b4", "responses": "#2ca02c", "chat": "#ff7f0e"}
+from ...base.transport import Transport
+
+COLOURS = {Transport.WS: "#1f77b4", Transport.RESPONSES: "#2ca02c", Transport.CHAT: "#ff7f0e"}
 RED, GREY = "#d62728", "#7f7f7f"
 PANEL_W, PANEL_H = 420, 300
 MARGIN_L, MARGIN_T, MARGIN_B, GAP = 64, 56, 96, 40

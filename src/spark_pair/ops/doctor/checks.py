@@ -14,6 +14,7 @@ import httpx
 
 from ...base import errors as E
 from ...base.errors import SparkPairError
+from ...base.transport import Transport
 from ...base.urls import WHITESPACE_NOTE
 from ...protocol import offers
 from ...protocol.request import CONNECT_STAGGER_S
@@ -280,7 +281,7 @@ class Checks:
         return outcome
 
     async def check_ws(self) -> Outcome:
-        if self.cfg.transport in ("chat", "responses"):
+        if self.cfg.transport in (Transport.CHAT, Transport.RESPONSES):
             raise Skip(f"skipped: transport is {self.cfg.transport} (WebSocket mode not used)")
         from websockets.exceptions import InvalidHandshake, InvalidStatus, WebSocketException
 

@@ -12,6 +12,7 @@ import httpx
 
 from ...base import errors as E
 from ...base.errors import SparkPairError, redact
+from ...base.transport import Transport
 from ...protocol import errors_map, offers
 from ...protocol.request import user_agent
 from .checks import MODEL_HINT, Checks
@@ -165,7 +166,8 @@ class _Run:
         """A 404/405 on /v1/responses that the transport setting demands, from a server whose
         API root answers: the server lacks the mode, the URL is not wrong."""
         return (isinstance(exc, E.EndpointError) and exc.status in (404, 405)
-                and self.cfg.transport in ("responses", "ws") and self.checks.root_answers
+                and self.cfg.transport in (Transport.RESPONSES, Transport.WS)
+                and self.checks.root_answers
                 and (exc.url or "").startswith("http")  # the WS check has its own hint
                 and (exc.url or "").endswith("/v1/responses"))
 

@@ -33,6 +33,7 @@ from ...session.events import (
     TurnFinished,
 )
 from .. import repair_rows
+from ..textual_private import anchor_released
 from ..word_marks import WordMarks
 from .diff_rows import (  # noqa: F401 - re-exported: the view's rows and helpers
     _DIFF_FIRST,
@@ -63,6 +64,7 @@ from .diff_rows import (  # noqa: F401 - re-exported: the view's rows and helper
     op_detail,
 )
 from .framed import FramedRows
+from .scrollbars import tell_scrollbars
 
 
 class DiffView(FramedRows, can_focus=True):
@@ -132,7 +134,7 @@ class DiffView(FramedRows, can_focus=True):
         self._width = 0
         self._forget_all()
         if self.is_attached:
-            self._anchored, self._anchor_released = True, False
+            self.anchor()
             self._grow(Size(0, 0))
             self.refresh()
 
@@ -186,7 +188,7 @@ class DiffView(FramedRows, can_focus=True):
     @property
     def following(self) -> bool:
         """The view follows the tail (the person has not scrolled away from it)."""
-        return self._anchored and not self._anchor_released
+        return self.is_anchored and not anchor_released(self)
 
     def _in_view(self, first: int, end: int) -> bool:
         top = round(self.scroll_y)
@@ -232,7 +234,7 @@ class DiffView(FramedRows, can_focus=True):
         self._bars_at = time.monotonic()
         if not self.is_attached:
             return
-        self._scroll_update(self.virtual_size)
+        tell_scrollbars(self, self.virtual_size)
         if self.show_vertical_scrollbar:
             self.vertical_scrollbar.position = self.scroll_y
 

@@ -209,10 +209,9 @@ class FilesPane(OptionList):
         self.border_subtitle = context_summary(self.context, self.missing, self.chosen,
                                                self.dropped)
 
-    def _on_focus(self, event: events.Focus) -> None:
+    def on_focus(self, event: events.Focus) -> None:
         """A row is highlighted once the pane has the focus (the last one, else the first),
         so space acts at once."""
-        super()._on_focus(event)
         if self.highlighted is None:
             for index in range(self.option_count):
                 if not self.get_option_at_index(index).disabled:
@@ -229,7 +228,7 @@ class FilesPane(OptionList):
         if option is not None and option.id:
             self.post_message(self.Pinned(option.id))
 
-    def _on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         if event.option.id:
             self.post_message(self.Toggled(event.option.id))

@@ -9,11 +9,11 @@ from textual.message import Message
 from textual.suggester import Suggester
 from textual.widgets import Input
 
+from ...base.transport import TRANSPORT_CHOICES
 from .. import bindings
 
 SLASH_COMMANDS = ("/undo", "/redo", "/model ", "/transport ", "/add ", "/drop ", "/clear", "/help",
                   "/quit", "/sessions", "/rename ", "/fork", "/commit")
-TRANSPORT_NAMES = ("auto", "ws", "responses", "chat")
 
 
 class SlashSuggester(Suggester):
@@ -34,7 +34,7 @@ class SlashSuggester(Suggester):
             return next((c.rstrip() for c in SLASH_COMMANDS if c.startswith(value)
                          and c.rstrip() != value), None)
         choices: Sequence[str] = {
-            "/model": self.models, "/transport": lambda: TRANSPORT_NAMES,
+            "/model": self.models, "/transport": lambda: TRANSPORT_CHOICES,
             "/add": self.files, "/drop": self.context,
         }.get(command, lambda: ())()
         hit = next((c for c in choices if c.startswith(arg) and c != arg), None)

@@ -26,15 +26,16 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...base.printable import shown, shown_text
-from ...edits.ops import Create, Hunk, Modify, Rename
+from ...edits.ops import Create, Hunk, Modify, OpKind, Rename
 from ...session.approval import Decision
 from .. import bindings
 from ..dialogs.confirm import ConfirmScreen
 from ..dialogs.reason import ReasonScreen
-from ..review_state import Entry, Item, Kind, Mark, Refusal, Review, Undone
+from ..review_state import Entry, Item, Mark, Refusal, Review, Undone
+from .scrollbars import tell_scrollbars
 
-TAGS = {Kind.MODIFY: ("M", "modify"), Kind.CREATE: ("+", "create"),
-        Kind.DELETE: ("D", "DELETE"), Kind.RENAME: ("R", "RENAME")}
+TAGS = {OpKind.MODIFY: ("M", "modify"), OpKind.CREATE: ("+", "create"),
+        OpKind.DELETE: ("D", "DELETE"), OpKind.RENAME: ("R", "RENAME")}
 MARKS = {Mark.UNDECIDED: ("·", "undecided"), Mark.ACCEPTED: ("✓", "accepted"),
          Mark.REJECTED: ("✗", "rejected")}
 REFUSALS = {
@@ -274,7 +275,7 @@ class ReviewPane(ScrollView, can_focus=True):
                 and size.width == self.virtual_size.width
                 and min(size.height, self.virtual_size.height) > height):
             self.set_reactive(ReviewPane.virtual_size, size)
-            self._scroll_update(size)
+            tell_scrollbars(self, size)
             self.refresh()
         else:
             self.virtual_size = size
@@ -349,12 +350,12 @@ class ReviewPane(ScrollView, can_focus=True):
         self._styles.clear()
         self._cache.clear()
 
-    def _on_focus(self, event: events.Focus) -> None:
+    def on_focus(self, event: events.Focus) -> None:
         self._styles.clear()  # the cursor row's style follows focus
         for row in self._cursor_rows:
             self._forget(row)
 
-    def _on_blur(self, event: events.Blur) -> None:
+    def on_blur(self, event: events.Blur) -> None:
         self._styles.clear()
         for row in self._cursor_rows:
             self._forget(row)
@@ -397,7 +398,7 @@ class ReviewPane(ScrollView, can_focus=True):
         strip = Strip(list(text.render(self.app.console))).apply_style(style)
         return strip.extend_cell_length(width, style).apply_meta({"row": index})
 
-    def _on_click(self, event: events.Click) -> None:
+    def on_click(self, event: events.Click) -> None:
         row = event.style.meta.get("row")
         if not isinstance(row, int) or not 0 <= row < len(self._rows):
             return
@@ -479,7 +480,7 @@ class ReviewPane(ScrollView, can_focus=True):
         item = self._undecided_focus(accepting=True)
         if item is None:
             return
-        if item.hunk is None and self.review.entries[item.op].kind is not Kind.CREATE:
+        if item.hunk is None and self.review.entries[item.op].kind is not OpKind.CREATE:
             self.notify("e rewrites a hunk or a created file; a delete or rename has no text",
                         severity="warning", timeout=4)
         else:
@@ -628,8 +629,8 @@ def _label(entry: Entry) -> str:
 def _entry_line(entry: Entry, undone: Undone | None = None, closed: bool = False) -> Text:
     op = entry.op
     letter, word = TAGS[entry.kind]
-    style = {Kind.MODIFY: "", Kind.CREATE: "bold", Kind.DELETE: "bold reverse",
-             Kind.RENAME: "bold underline"}[entry.kind]
+    style = {OpKind.MODIFY: "", OpKind.CREATE: "bold", OpKind.DELETE: "bold reverse",
+             OpKind.RENAME: "bold underline"}[entry.kind]
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"[{letter}] {word} ", style=style)
     if isinstance(op, Rename):
