@@ -175,10 +175,12 @@ def report(rows: list[dict], sets: list[str]) -> tuple[list[str], dict]:
                 continue
             data[s][kind] = groups
             lines += table(f"\n[{s}] {label}: applied share", groups)
+        for kind, label in (("diff", "diffs"), ("reply", "whole replies")):
+            refusals = data[s].get(kind, {}).get("overall", {}).get("refusals")
+            if refusals:
+                lines.append(f"  spark-pair refusals on the {label} ({s}), by cause:")
+                lines += [f"    {c:>3}  {cause}" for cause, c in refusals.items()]
         diffs = data[s].get("diff", {}).get("overall", {})
-        if diffs.get("refusals"):
-            lines.append(f"  spark-pair refusals on the diffs ({s}), by cause:")
-            lines += [f"    {c:>3}  {cause}" for cause, c in diffs["refusals"].items()]
         if diffs:
             lines.append(f"  spark-pair median time per diff: {diffs['spark_median_s']} s")
     return lines, data

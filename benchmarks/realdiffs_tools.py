@@ -64,14 +64,14 @@ def snapshot(root: Path, paths: list[str]) -> dict[str, bytes | None]:
     return out
 
 
-def changed_paths(root: Path) -> list[str]:
-    """Paths that differ from the base commit (new files included)."""
-    done = git(root, "status", "--porcelain", "-z", "--untracked-files=all")
-    out = []
-    for item in done.stdout.decode("utf-8", "replace").split("\0"):
-        if len(item) > 3:
-            out.append(item[3:])
-    return out
+def changed_paths(root: Path, base: Path) -> list[str]:
+    """Paths that differ from the base copy (new and removed files included), outside .git."""
+    def files(top: Path) -> dict[str, Path]:
+        return {p.relative_to(top).as_posix(): p for p in top.rglob("*")
+                if (p.is_file() or p.is_symlink()) and ".git" not in p.relative_to(top).parts}
+    now, was = files(root), files(base)
+    return sorted(p for p in now.keys() | was.keys()
+                  if p not in now or p not in was or now[p].read_bytes() != was[p].read_bytes())
 
 
 def run_external(tool: str, root: Path, text: str, timeout: float) -> Outcome:
@@ -93,7 +93,8 @@ def run_external(tool: str, root: Path, text: str, timeout: float) -> Outcome:
     if done.returncode != 0:
         return Outcome(False, cause=f"exit {done.returncode}", message=(msg or [""])[0],
                        seconds=secs)
-    return Outcome(True, snapshot(root, changed_paths(root)), seconds=secs)
+    return Outcome(True, snapshot(root, changed_paths(root, root.parent / "base")),
+                   seconds=secs)
 
 
 class Overtime(Exception):
@@ -145,7 +146,8 @@ def run_spark(root: Path, text: str, timeout: float, data_dir: Path) -> Outcome:
     except Exception as exc:  # a traceback a user would see: the worst refusal
         return Outcome(False, cause=f"CRASH {type(exc).__name__}", message=repr(exc)[:200],
                        seconds=time.monotonic() - t0)
-    return Outcome(True, snapshot(root, changed_paths(root)), seconds=time.monotonic() - t0)
+    return Outcome(True, snapshot(root, changed_paths(root, root.parent / "base")),
+                   seconds=time.monotonic() - t0)
 
 
 _HUNK_NAME = re.compile(r"^.*? hunk @@ [^@]* @@:\s*")
