@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from realdiffs_checks import check, compiles, parse  # noqa: E402
 from realdiffs_corpus import (  # noqa: E402
     DEFAULT_CACHE,
+    FENCE_DIFF,
     MANIFEST,
     how_to_prepare,
     load_cases,
@@ -43,23 +44,32 @@ SHORT = {"spark-pair": "spark", "git-apply": "git", "git-apply-lenient": "git-le
          "patch-fuzz2": "patch"}
 
 
-def judge(base: Path, text: str, out: Outcome) -> list[str]:
-    """Wrong-write problems of an applied outcome (empty: right, as far as the checks see)."""
+def judge(base: Path, text: str, out: Outcome) -> tuple[list[str], bool]:
+    """Wrong-write problems of an applied outcome (empty: right, as far as the checks see), and
+    whether some hunk was placed only with whitespace normalised. A whole reply with several
+    diff blocks is right for a file when the union of its blocks, or one block alone (a block
+    that revises an earlier one), explains the file."""
     if not out.applied:
-        return []
-    files = parse(text)
-    problems = []
-    for path in out.files:
-        if path not in files:
-            problems.append(f"{path}: changed, but the diff does not name it")
-    for path, fd in files.items():
+        return [], False
+    readings = [parse(text)] + [parse(b) for b in FENCE_DIFF.findall(text)]
+    files = readings[0]
+    problems = [f"{path}: changed, but the diff does not name it"
+                for path in out.files if path not in files]
+    loose = False
+    for path in files:
         orig_f = base / path
         original = orig_f.read_text("utf-8", "surrogateescape") if orig_f.is_file() else ""
         after = out.files.get(path, orig_f.read_bytes() if orig_f.is_file() else None)
         if after is None:
             continue
-        problems += check(original, after.decode("utf-8", "surrogateescape"), fd).problems
-    return problems
+        result = after.decode("utf-8", "surrogateescape")
+        verdicts = [check(original, result, r[path]) for r in readings if path in r]
+        right = [v for v in verdicts if not v.wrong]
+        if right:
+            loose = loose or all(v.loose for v in right)
+        else:
+            problems += verdicts[0].problems
+    return problems, loose
 
 
 def run_text(base: Path, work: Path, text: str, timeout: float) -> dict:
@@ -74,9 +84,9 @@ def run_text(base: Path, work: Path, text: str, timeout: float) -> dict:
             outs[tool] = run_external(tool, root, text, timeout)
         shutil.rmtree(root, ignore_errors=True)
     for tool, out in outs.items():
-        problems = judge(base, text, out)
+        problems, loose = judge(base, text, out)
         res[tool] = {"applied": out.applied, "cause": out.cause, "message": out.message,
-                     "seconds": round(out.seconds, 4), "wrong": problems}
+                     "seconds": round(out.seconds, 4), "wrong": problems, "loose": loose}
     sp = outs["spark-pair"]
     for tool in TOOLS:
         _excuse_syntax(res[tool], tool, outs)
@@ -130,7 +140,8 @@ def summary(rows: list[dict], kind: str) -> dict:
     for tool in TOOLS:
         got = [r[kind][tool] for r in rows]
         out[tool] = {"applied": sum(g["applied"] for g in got),
-                     "wrong": sum(bool(g["wrong"]) for g in got)}
+                     "wrong": sum(bool(g["wrong"]) for g in got),
+                     "loose": sum(g["applied"] and not g["wrong"] and g["loose"] for g in got)}
         if tool != "spark-pair":
             both = [g for g in got if "same_as_spark" in g]
             out[tool]["both"] = len(both)
@@ -148,7 +159,8 @@ def pct(a: int, n: int) -> str:
 
 def table(title: str, groups: dict[str, dict]) -> list[str]:
     lines = [title, f"  {'model':<20}{'n':>4}  " + "  ".join(f"{SHORT[t]:>8}" for t in TOOLS)
-             + "   identical (git/git-len/patch)   wrong (spark/git/git-len/patch)"]
+             + "   identical (git/git-len/patch)   wrong (spark/git/git-len/patch)"
+             + "   loose"]
     for name, s in groups.items():
         n = s["cases"]
         if not n:
@@ -156,7 +168,8 @@ def table(title: str, groups: dict[str, dict]) -> list[str]:
         shares = "  ".join(f"{pct(s[t]['applied'], n):>8}" for t in TOOLS)
         ident = "/".join(pct(s[t]["identical"], s[t]["both"]).strip() for t in TOOLS[1:])
         wrong = "/".join(str(s[t]["wrong"]) for t in TOOLS)
-        lines.append(f"  {name:<20}{n:>4}  {shares}   {ident:<31} {wrong}")
+        lines.append(f"  {name:<20}{n:>4}  {shares}   {ident:<31} {wrong:<31} "
+                     f"{s['spark-pair']['loose']}")
     return lines
 
 
@@ -187,21 +200,26 @@ def report(rows: list[dict], sets: list[str]) -> tuple[list[str], dict]:
 
 
 def verbose(rows: list[dict]) -> list[str]:
-    lines = ["", "cases (S G L P = spark-pair, git apply, lenient, patch; + applied, - not, "
-             "! applied WRONG)"]
+    lines = ["", "cases (S G L P = spark-pair, git apply, lenient, patch; + applied, ~ applied "
+             "with a hunk placed only with whitespace normalised, - not, ! applied WRONG)"]
     for r in rows:
         for kind in ("diff", "reply"):
             if kind not in r:
                 continue
             res = r[kind]
-            marks = " ".join(("!" if res[t]["wrong"] else "+") if res[t]["applied"] else "-"
-                             for t in TOOLS)
+            marks = " ".join(_mark(res[t]) for t in TOOLS)
             sp = res["spark-pair"]
             why = "; ".join(sp["wrong"]) if sp["wrong"] else (sp["message"] or sp["cause"])
             if sp["applied"] and not sp["wrong"]:
                 why = "; ".join(sp.get("notes", []))
             lines.append(f"  {marks}  {r['split']:<8} {kind:<5} {r['id']:<48} {why}"[:250])
     return lines
+
+
+def _mark(res: dict) -> str:
+    if not res["applied"]:
+        return "-"
+    return "!" if res["wrong"] else "~" if res["loose"] else "+"
 
 
 def engine_line() -> str:

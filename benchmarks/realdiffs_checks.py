@@ -124,7 +124,7 @@ def _window(h: Hunk) -> tuple[list[str], int]:
 @dataclass
 class Verdict:
     problems: list[str] = field(default_factory=list)
-    loose: bool = False  # placed only with whitespace normalised
+    loose: bool = False  # some hunk's old side is not in the original as typed
 
     @property
     def wrong(self) -> bool:
@@ -162,7 +162,10 @@ def placement(original: str, result: str, fd: FileDiff) -> Verdict:
             v.problems.append(f"{fd.path}: hunk {i + 1}'s new lines are not a run in the result")
         elif place_hunk(h, res) is None:
             v.problems.append(f"{fd.path}: hunk {i + 1} is not next to its context in the result")
-    exact = _changed(original.splitlines(), res, removed, added, str.rstrip)
+    orig = original.splitlines()
+    v.loose = any(not _runs([ln[1:] for ln in h.lines if ln[0] != "+"], orig)
+                  for h in fd.hunks if any(ln[0] != "+" for ln in h.lines))
+    exact = _changed(orig, res, removed, added, str.rstrip)
     if exact is None:
         return v
     loose = _changed(original.splitlines(), res, removed, added, _norm)
