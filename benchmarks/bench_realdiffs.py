@@ -34,6 +34,7 @@ from realdiffs_corpus import (  # noqa: E402
     DEFAULT_CACHE,
     FENCE_DIFF,
     MANIFEST,
+    Missing,
     how_to_prepare,
     load_cases,
     prepare,
@@ -244,7 +245,11 @@ def main() -> None:
     manifest = json.loads(MANIFEST.read_text())
     if args.prepare:
         t0 = time.monotonic()
-        n = prepare(manifest, args.mirror, args.predictions, args.cache)
+        try:
+            n = prepare(manifest, args.mirror, args.predictions, args.cache)
+        except Missing as exc:
+            print(exc, file=sys.stderr)
+            sys.exit(2)
         print(f"prepared {n} of {len(manifest['cases'])} cases into {args.cache} "
               f"in {time.monotonic() - t0:.1f} s")
         sys.exit(0 if n == len(manifest["cases"]) else 1)

@@ -113,7 +113,16 @@ def how_to_prepare(manifest: dict, cache: Path) -> str:
 
 def prepare(manifest: dict, mirror: Path, predictions: Path | None, cache: Path,
             say=print) -> int:
-    """Write the compact store; returns the number of cases prepared."""
+    """Write the compact store; returns the number of cases prepared. Raises Missing, naming
+    the snapshots to fetch, when some are not under `mirror`."""
+    need = {c["repo"] for c in manifest["cases"]} | {
+        s["repo"] for s in manifest["sources"].values()
+        if predictions is None or not (predictions / s["repo"].replace("/", "+")).is_dir()}
+    absent = sorted(r for r in need if not mirror_dir(mirror, r).is_dir())
+    if absent:
+        raise Missing(f"no snapshot under {mirror} of: {', '.join(absent)}\n"
+                      + how_to_prepare(manifest, cache))
+    cache.mkdir(parents=True, exist_ok=True)
     blobs: dict[str, bytes] = {}
     done = 0
     problems: list[str] = []
