@@ -124,7 +124,8 @@ def run_case(case: dict, timeout: float) -> dict:
         work = Path(tmp)
         base = make_base(case["dir"], work)
         row = {"id": case["id"], "model": case["model"], "split": case["split"],
-               "repo": case["repo"], "diff": run_text(base, work, case["diff"], timeout)}
+               "repo": case["repo"], "blind": case.get("blind", False),
+               "diff": run_text(base, work, case["diff"], timeout)}
         if case["reply"] is not None:
             row["reply"] = run_text(base, work, case["reply"], timeout)
     return row
@@ -183,12 +184,13 @@ def report(rows: list[dict], sets: list[str]) -> tuple[list[str], dict]:
         data[s] = {}
         for kind, label in (("diff", "diffs"), ("reply", "whole replies")):
             groups = {m: summary([r for r in part if r["model"] == m], kind) for m in models}
-            groups["overall"] = summary(part, kind)
+            groups["overall"] = summary([r for r in part if not r.get("blind")], kind)
             groups = {k: v for k, v in groups.items() if v["cases"]}
             if not groups:
                 continue
             data[s][kind] = groups
-            lines += table(f"\n[{s}] {label}: applied share", groups)
+            lines += table(f"\n[{s}] {label}: applied share (overall leaves out -blind: diffs "
+                           "typed without seeing the files, which no tool should apply)", groups)
         for kind, label in (("diff", "diffs"), ("reply", "whole replies")):
             refusals = data[s].get(kind, {}).get("overall", {}).get("refusals")
             if refusals:

