@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from realdiffs_checks import check, compiles, parse  # noqa: E402
+from realdiffs_cli import CliSpark  # noqa: E402
 from realdiffs_corpus import (  # noqa: E402
     DEFAULT_CACHE,
     FENCE_DIFF,
@@ -41,6 +42,7 @@ from realdiffs_corpus import (  # noqa: E402
 )
 from realdiffs_tools import TOOLS, Outcome, fresh, make_base, run_external, run_spark  # noqa: E402
 
+Via = tuple[CliSpark, str, list[str]] | None
 SHORT = {"spark-pair": "spark", "git-apply": "git", "git-apply-lenient": "git-len",
          "patch-fuzz2": "patch"}
 
@@ -73,13 +75,17 @@ def judge(base: Path, text: str, out: Outcome) -> tuple[list[str], bool]:
     return problems, loose
 
 
-def run_text(base: Path, work: Path, text: str, timeout: float) -> dict:
-    """Every tool on one text: outcomes, wrong-write problems, byte-identity with spark-pair."""
+def run_text(base: Path, work: Path, text: str, timeout: float, via: Via = None) -> dict:
+    """Every tool on one text: outcomes, wrong-write problems, byte-identity with spark-pair.
+    `via`: (the CLI runner, this text's token, the case's paths) to run spark-pair as a user
+    does; None: in this process."""
     res: dict = {}
     outs: dict[str, Outcome] = {}
     for tool in TOOLS:
         root = fresh(base, work, tool)
-        if tool == "spark-pair":
+        if tool == "spark-pair" and via is not None:
+            outs[tool] = via[0].run(root, via[1], via[2], timeout)
+        elif tool == "spark-pair":
             outs[tool] = run_spark(root, text, timeout, work / "spark-data")
         else:
             outs[tool] = run_external(tool, root, text, timeout)
@@ -119,15 +125,21 @@ def _same(base: Path, a: Outcome, b: Outcome) -> bool:
     return all(get(a, p) == get(b, p) for p in paths)
 
 
-def run_case(case: dict, timeout: float) -> dict:
+def token(case: dict, kind: str) -> str:
+    return f"[realdiffs {case['id']} {kind}]"
+
+
+def run_case(case: dict, timeout: float, cli: CliSpark | None = None) -> dict:
+    def via(kind: str) -> Via:
+        return None if cli is None else (cli, token(case, kind), case["paths"])
     with tempfile.TemporaryDirectory(prefix="realdiffs-") as tmp:
         work = Path(tmp)
         base = make_base(case["dir"], work)
         row = {"id": case["id"], "model": case["model"], "split": case["split"],
                "repo": case["repo"], "blind": case.get("blind", False),
-               "diff": run_text(base, work, case["diff"], timeout)}
+               "diff": run_text(base, work, case["diff"], timeout, via("diff"))}
         if case["reply"] is not None:
-            row["reply"] = run_text(base, work, case["reply"], timeout)
+            row["reply"] = run_text(base, work, case["reply"], timeout, via("reply"))
     return row
 
 
@@ -204,7 +216,7 @@ def report(rows: list[dict], sets: list[str]) -> tuple[list[str], dict]:
 
 def verbose(rows: list[dict]) -> list[str]:
     lines = ["", "cases (S G L P = spark-pair, git apply, lenient, patch; + applied, ~ applied "
-             "with a hunk placed only with whitespace normalised, - not, ! applied WRONG)"]
+             "with a hunk whose old side is not in the file as typed, - not, ! applied WRONG)"]
     for r in rows:
         for kind in ("diff", "reply"):
             if kind not in r:
@@ -240,6 +252,9 @@ def main() -> None:
     ap.add_argument("--set", dest="which", choices=("tuning", "held-out", "all"), default="all")
     ap.add_argument("--model", action="append", help="only this model (repeatable)")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per tool per case")
+    ap.add_argument("--via", choices=("inproc", "cli"), default="inproc",
+                    help="spark-pair in this process (fast) or as `spark-pair run --apply` "
+                         "against the simulator (a process per text)")
     ap.add_argument("--limit", type=int, default=0, help="at most this many cases")
     ap.add_argument("--json", type=Path, help="write the numbers (and each case) here")
     ap.add_argument("-v", "--verbose", action="store_true", help="each case's outcome")
@@ -265,9 +280,17 @@ def main() -> None:
     cases = load_cases(args.cache, args.which, args.model)
     if args.limit:
         cases = cases[:args.limit]
-    print(engine_line())
+    print(engine_line() + (" (through `spark-pair run --apply`)" if args.via == "cli" else ""))
     t0 = time.monotonic()
-    rows = [run_case(c, args.timeout) for c in cases]
+    cli = None
+    if args.via == "cli":
+        cli = CliSpark({token(c, k): c[k] for c in cases for k in ("diff", "reply")
+                        if c[k] is not None})
+    try:
+        rows = [run_case(c, args.timeout, cli) for c in cases]
+    finally:
+        if cli is not None:
+            cli.close()
     wall = time.monotonic() - t0
     sets = ["tuning", "held-out", "all"] if args.which == "all" else [args.which]
     lines, data = report(rows, sets)
