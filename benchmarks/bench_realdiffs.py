@@ -5,6 +5,7 @@ wrong writes (results a tool called applied that are not what the diff says).
     python benchmarks/bench_realdiffs.py --prepare --mirror /work/.mirror [--predictions DIR]
     python benchmarks/bench_realdiffs.py [--set tuning|held-out|all] [--model M] [-v]
                                          [--json FILE] [--cache DIR] [--timeout S]
+                                         [--via inproc|cli] [--limit N]
 
 The engine measured is the spark_pair that the running Python imports: run it with another
 worktree's venv to measure that branch (`/work/wt/engine/.venv/bin/python

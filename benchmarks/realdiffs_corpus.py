@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -124,7 +125,8 @@ def prepare(manifest: dict, mirror: Path, predictions: Path | None, cache: Path,
         raise Missing(f"no snapshot under {mirror} of: {', '.join(absent)}\n"
                       + how_to_prepare(manifest, cache))
     cache.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(cache / "cases", ignore_errors=True)  # no case left from another manifest
+    # a folder of its own per preparation: a run reading the previous one is not disturbed
+    stamp = f"cases-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     blobs: dict[str, bytes] = {}
     done = 0
     problems: list[str] = []
@@ -142,7 +144,7 @@ def prepare(manifest: dict, mirror: Path, predictions: Path | None, cache: Path,
         if diff is None or sha(diff) != case["diff_sha"]:
             problems.append(f"{case['id']}: the diff text differs from the manifest's")
             continue
-        out = cache / "cases" / case["id"]
+        out = cache / stamp / case["id"]
         files = out / "files"
         git_dir = mirror_dir(mirror, case["repo"])
         missing = [p for p in case["paths"]
@@ -162,9 +164,22 @@ def prepare(manifest: dict, mirror: Path, predictions: Path | None, cache: Path,
         say("  " + p)
     if problems:
         say(f"{len(problems)} case(s) not prepared")
-    (cache / "prepared.json").write_text(json.dumps(
-        {"cases": done, "manifest_sha": sha(json.dumps(manifest, sort_keys=True))}))
+    old = _cases_dir(cache)
+    tmp = cache / "prepared.json.tmp"
+    tmp.write_text(json.dumps({"cases": done, "folder": stamp,
+                               "manifest_sha": sha(json.dumps(manifest, sort_keys=True))}))
+    tmp.replace(cache / "prepared.json")
+    for stale in cache.glob("cases-*"):  # keep the one just replaced for runs still reading it
+        if stale.name not in (stamp, old.name if old else ""):
+            shutil.rmtree(stale, ignore_errors=True)
     return done
+
+
+def _cases_dir(cache: Path) -> Path | None:
+    try:
+        return cache / json.loads((cache / "prepared.json").read_text()).get("folder", "cases")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _put(path: Path, data: bytes) -> bool:
@@ -176,7 +191,10 @@ def _put(path: Path, data: bytes) -> bool:
 def load_cases(cache: Path, which: str, models: list[str] | None) -> list[dict]:
     """The prepared cases of a set (tuning, held-out, all), with their texts."""
     out = []
-    for cj in sorted((cache / "cases").glob("*/*/case.json")):
+    folder = _cases_dir(cache)
+    if folder is None:
+        return out
+    for cj in sorted(folder.glob("*/*/case.json")):
         case = json.loads(cj.read_text())
         if which != "all" and case["split"] != which:
             continue
