@@ -173,7 +173,7 @@ def pct(a: int, n: int) -> str:
 
 
 def table(title: str, groups: dict[str, dict]) -> list[str]:
-    lines = [title, f"  {'model':<20}{'n':>4}  " + "  ".join(f"{SHORT[t]:>8}" for t in TOOLS)
+    lines = [title, f"  {'model':<24}{'n':>4}  " + "  ".join(f"{SHORT[t]:>8}" for t in TOOLS)
              + "   identical (git/git-len/patch)   wrong (spark/git/git-len/patch)"
              + "   loose"]
     for name, s in groups.items():
@@ -183,7 +183,7 @@ def table(title: str, groups: dict[str, dict]) -> list[str]:
         shares = "  ".join(f"{pct(s[t]['applied'], n):>8}" for t in TOOLS)
         ident = "/".join(pct(s[t]["identical"], s[t]["both"]).strip() for t in TOOLS[1:])
         wrong = "/".join(str(s[t]["wrong"]) for t in TOOLS)
-        lines.append(f"  {name:<20}{n:>4}  {shares}   {ident:<31} {wrong:<31} "
+        lines.append(f"  {name:<24}{n:>4}  {shares}   {ident:<31} {wrong:<31} "
                      f"{s['spark-pair']['loose']}")
     return lines
 
@@ -202,8 +202,8 @@ def report(rows: list[dict], sets: list[str]) -> tuple[list[str], dict]:
             if not groups:
                 continue
             data[s][kind] = groups
-            lines += table(f"\n[{s}] {label}: applied share (overall leaves out -blind: diffs "
-                           "typed without seeing the files, which no tool should apply)", groups)
+            lines += table(f"\n[{s}] {label}: applied share (overall leaves out -blind)",
+                           groups)
         for kind, label in (("diff", "diffs"), ("reply", "whole replies")):
             refusals = data[s].get(kind, {}).get("overall", {}).get("refusals")
             if refusals:
