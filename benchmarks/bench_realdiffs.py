@@ -5,7 +5,7 @@ wrong writes (results a tool called applied that are not what the diff says).
     python benchmarks/bench_realdiffs.py --prepare --mirror /work/.mirror [--predictions DIR]
     python benchmarks/bench_realdiffs.py [--set tuning|held-out|all] [--model M] [-v]
                                          [--json FILE] [--cache DIR] [--timeout S]
-                                         [--via inproc|cli] [--limit N]
+                                         [--via inproc|cli] [--limit N] [--compare OLD]
 
 The engine measured is the spark_pair that the running Python imports: run it with another
 worktree's venv to measure that branch (`/work/wt/engine/.venv/bin/python
@@ -232,10 +232,28 @@ def verbose(rows: list[dict]) -> list[str]:
     return lines
 
 
+def compare(rows: list[dict], before: dict) -> list[str]:
+    """Cases whose spark-pair outcome differs from an earlier --json run's."""
+    was = {(r["id"], k): r[k]["spark-pair"] for r in before["cases"] for k in ("diff", "reply")
+           if k in r}
+    lines = [f"\nchanged since the earlier run ({before.get('engine', '?')}):"]
+    for r in rows:
+        for kind in ("diff", "reply"):
+            old = was.get((r["id"], kind))
+            if kind not in r or old is None:
+                continue
+            new = r[kind]["spark-pair"]
+            a, b = _mark(old), _mark(new)
+            if a != b or (not new["applied"] and old["cause"] != new["cause"]):
+                why = "; ".join(new["wrong"]) or new["message"] or new["cause"]
+                lines.append(f"  {a} -> {b}  {r['split']:<8} {kind:<5} {r['id']:<48} {why}"[:250])
+    return lines if len(lines) > 1 else lines + ["  none"]
+
+
 def _mark(res: dict) -> str:
     if not res["applied"]:
         return "-"
-    return "!" if res["wrong"] else "~" if res["loose"] else "+"
+    return "!" if res["wrong"] else "~" if res.get("loose") else "+"
 
 
 def engine_line() -> str:
@@ -258,6 +276,8 @@ def main() -> None:
                          "against the simulator (a process per text)")
     ap.add_argument("--limit", type=int, default=0, help="at most this many cases")
     ap.add_argument("--json", type=Path, help="write the numbers (and each case) here")
+    ap.add_argument("--compare", type=Path, help="list the cases whose spark-pair outcome "
+                    "differs from this earlier --json output")
     ap.add_argument("-v", "--verbose", action="store_true", help="each case's outcome")
     args = ap.parse_args()
     manifest = json.loads(MANIFEST.read_text())
@@ -297,6 +317,8 @@ def main() -> None:
     lines, data = report(rows, sets)
     if args.verbose:
         lines += verbose(rows)
+    if args.compare:
+        lines += compare(rows, json.loads(args.compare.read_text()))
     lines.append(f"\n{len(rows)} cases in {wall:.1f} s")
     print("\n".join(lines))
     if args.json:
