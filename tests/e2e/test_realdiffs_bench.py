@@ -14,7 +14,7 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
-from bench_realdiffs import run_case, summary  # noqa: E402
+from bench_realdiffs import compare, run_case, summary  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("patch") is None, reason="GNU patch is missing")
 
@@ -71,3 +71,12 @@ def test_without_a_cache_it_says_what_to_fetch_and_how_to_prepare(tmp_path: Path
     assert done.returncode == 2
     assert "sympy/sympy" in done.stderr and "--prepare --mirror" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_compare_names_the_cases_whose_outcome_changed(tmp_path: Path) -> None:
+    right = run_case(case(tmp_path, DIFF), timeout=20)
+    refused = run_case(case(tmp_path / "b", DIFF.replace("return 10", "return 11")), timeout=20)
+    refused["id"] = right["id"]
+    lines = compare([right], {"engine": "before", "cases": [refused]})
+    assert any(line.strip().startswith("- -> +") and "m/t-1" in line for line in lines), lines
+    assert compare([right], {"cases": [right]})[-1].strip() == "none"
