@@ -5,7 +5,8 @@ manifest is committed, the sources never are).
 
 Sources: published SWE-bench Lite predictions in bethneyQQ/SWE4CC, where the model was given
 the issue and the files to change (the "oracle" retrieval) and typed a unified diff in its
-reply: claude-sonnet-4-5 through Claude Code (the whole reply is kept, `full_output`),
+reply: claude-sonnet-4-5 through Claude Code (the diff is its reply's one ```diff block with its
+fence lines, as typed; the whole reply is kept too, `full_output`),
 claude-3.5-sonnet (the diff the harness applied, `patch.diff`) and, apart, claude-sonnet-4-5
 through the plain API given the issue only (`-blind`: the retry of the tasks where the first
 run gave no diff; the model never saw the files, so its hunks are guesses that no tool should
@@ -30,7 +31,7 @@ from realdiffs_corpus import (  # noqa: E402
     git_show,
     mirror_dir,
     named_paths,
-    only_fence,
+    only_block,
     sha,
     split_of,
 )
@@ -89,7 +90,7 @@ def main() -> None:
             elif iid in rows[key]:
                 blob = texts[key]
                 reply = rows[key][iid].get("full_output") or ""
-                case["diff_from"] = "reply-fence" if only_fence(reply) is not None \
+                case["diff_from"] = "reply-block" if only_block(reply) is not None \
                     else "model_patch"
             else:
                 continue

@@ -27,6 +27,7 @@ DEFAULT_CACHE = Path(os.environ.get("SPARK_PAIR_REALDIFFS_CACHE")
 HELD_OUT_PERCENT = 30
 
 FENCE_DIFF = re.compile(r"^```diff[ \t]*\n(.*?)^```", re.M | re.S)
+FENCE_BLOCK = re.compile(r"^```diff[ \t]*\n.*?^```[^\n]*\n?", re.M | re.S)
 HEADER = re.compile(r"^(?:---|\+\+\+) (?:[ab]/)?(\S+)")
 GIT_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)")
 
@@ -38,9 +39,10 @@ def split_of(instance_id: str) -> str:
     return "held-out" if h % 100 < HELD_OUT_PERCENT else "tuning"
 
 
-def only_fence(reply: str) -> str | None:
-    """The body of the reply's one ```diff block (what the model typed), else None."""
-    blocks = FENCE_DIFF.findall(reply)
+def only_block(reply: str) -> str | None:
+    """The reply's one ```diff block, fence lines included (what the model typed: the closing
+    fence says where it ended), else None."""
+    blocks = [m.group(0) for m in FENCE_BLOCK.finditer(reply)]
     return blocks[0] if len(blocks) == 1 else None
 
 
@@ -92,7 +94,7 @@ def case_texts(case: dict, blob: bytes) -> tuple[str | None, str | None]:
         if row.get("instance_id") != case["instance_id"]:
             continue
         reply = row.get("full_output") or None
-        diff = only_fence(reply) if reply and case["diff_from"] == "reply-fence" else None
+        diff = only_block(reply) if reply and case["diff_from"] == "reply-block" else None
         return (diff if diff is not None else row.get("model_patch")), reply
     return None, None
 
