@@ -88,8 +88,8 @@ def run_text(base: Path, work: Path, text: str, timeout: float, via: Via = None)
             outs[tool] = via[0].run(root, via[1], via[2], timeout)
         elif tool == "spark-pair":
             outs[tool] = run_spark(root, text, timeout, work / "spark-data")
-        else:
-            outs[tool] = run_external(tool, root, text, timeout)
+        else:  # a harness hands git and patch the block's body, not its fence lines
+            outs[tool] = run_external(tool, root, unfenced(text), timeout)
         shutil.rmtree(root, ignore_errors=True)
     for tool, out in outs.items():
         problems, loose = judge(base, text, out)
@@ -102,6 +102,14 @@ def run_text(base: Path, work: Path, text: str, timeout: float, via: Via = None)
         if tool != "spark-pair" and sp.applied and out.applied:
             res[tool]["same_as_spark"] = _same(base, sp, out)
     return res
+
+
+def unfenced(text: str) -> str:
+    """A text that is one fenced diff block, without its fence lines; any other as it is."""
+    whole = text.rstrip("\n")
+    if whole.startswith("```diff\n") and whole.endswith("\n```") and whole.count("```") == 2:
+        return whole[len("```diff\n"):-3]
+    return text
 
 
 def _excuse_syntax(res: dict, tool: str, outs: dict[str, Outcome]) -> None:
