@@ -335,4 +335,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BrokenPipeError:  # the output was piped into `head`
+        sys.stderr.close()
