@@ -44,6 +44,7 @@ from realdiffs_corpus import (  # noqa: E402
 from realdiffs_tools import TOOLS, Outcome, fresh, make_base, run_external, run_spark  # noqa: E402
 
 Via = tuple[CliSpark, str, list[str]] | None
+AS_TYPED = ("git-apply", "patch-fuzz2")  # tools that never re-indent a line
 SHORT = {"spark-pair": "spark", "git-apply": "git", "git-apply-lenient": "git-len",
          "patch-fuzz2": "patch"}
 
@@ -113,15 +114,16 @@ def unfenced(text: str) -> str:
 
 
 def _excuse_syntax(res: dict, tool: str, outs: dict[str, Outcome]) -> None:
-    """A result that does not compile is the model's own text when another tool's result of
-    the same file does not compile either: noted, not counted as a wrong write."""
+    """A result that does not compile is the model's own text when a tool that writes the
+    lines as typed (strict git apply, patch; not --ignore-whitespace) made a result of the same
+    file that does not compile either: noted, not counted as a wrong write."""
     for p in list(res["wrong"]):
         if not p.endswith("the result does not compile"):
             continue
         path = p.split(":")[0]
         if any(o.applied and o.files.get(path) is not None
                and not compiles(o.files[path].decode("utf-8", "replace"), path)  # type: ignore[union-attr]
-               for t, o in outs.items() if t != tool):
+               for t, o in outs.items() if t != tool and t in AS_TYPED):
             res["wrong"].remove(p)
             res.setdefault("notes", []).append(p + " (nor does another tool's: the model's text)")
 

@@ -14,7 +14,8 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
-from bench_realdiffs import compare, run_case, summary  # noqa: E402
+from bench_realdiffs import _excuse_syntax, compare, run_case, summary  # noqa: E402
+from realdiffs_tools import Outcome  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("patch") is None, reason="GNU patch is missing")
 
@@ -80,3 +81,19 @@ def test_compare_names_the_cases_whose_outcome_changed(tmp_path: Path) -> None:
     lines = compare([right], {"engine": "before", "cases": [refused]})
     assert any(line.strip().startswith("- -> +") and "m/t-1" in line for line in lines), lines
     assert compare([right], {"cases": [right]})[-1].strip() == "none"
+
+
+def test_a_result_that_does_not_compile_is_excused_only_by_a_tool_that_writes_as_typed() -> None:
+    broken = {"mod.py": b"def f(:\n"}
+    problem = "mod.py: the result does not compile"
+    for witness, excused in (("git-apply", True), ("patch-fuzz2", True),
+                             ("git-apply-lenient", False)):
+        res = {"wrong": [problem]}
+        outs = {"spark-pair": Outcome(True, dict(broken)), witness: Outcome(True, dict(broken))}
+        _excuse_syntax(res, "spark-pair", outs)
+        assert (res["wrong"] == []) is excused, witness
+        assert bool(res.get("notes")) is excused
+    res = {"wrong": [problem]}
+    _excuse_syntax(res, "spark-pair", {"spark-pair": Outcome(True, dict(broken)),
+                                       "git-apply": Outcome(False)})
+    assert res["wrong"] == [problem]  # a tool that refused is no witness
