@@ -2,9 +2,10 @@
 what the diff says. Pure functions on texts (no spark-pair import), so they judge any engine.
 
 - placement: each hunk's new side (its lines from the first to the last changed line, with
-  one neighbouring context line when it has one) is a run of consecutive lines in the result,
-  and the file changed by exactly the diff's `-` and `+` lines (as multisets, leading and
-  trailing whitespace aside: indentation is the other check's job).
+  one neighbouring context line when it has one) is a run of consecutive lines in the result;
+  the file changed by exactly the diff's `-` and `+` lines (as multisets, leading and trailing
+  whitespace aside: indentation is the other check's job); and every change difflib finds
+  between the original and the result lies where some hunk's old side is in the original.
 - indentation (indentation-significant files): the result compiles when the original did
   (Python), and in each hunk the added lines sit at the same indentation, relative to the
   hunk's context lines, that the diff gave them (a hunk whose added lines were shifted
@@ -13,6 +14,7 @@ what the diff says. Pure functions on texts (no spark-pair import), so they judg
 
 from __future__ import annotations
 
+import difflib
 import re
 import warnings
 from collections import Counter
@@ -163,6 +165,7 @@ def placement(original: str, result: str, fd: FileDiff) -> Verdict:
         elif place_hunk(h, res) is None:
             v.problems.append(f"{fd.path}: hunk {i + 1} is not next to its context in the result")
     orig = original.splitlines()
+    v.problems += _outside(orig, res, fd)
     v.loose = any(not _runs([ln[1:] for ln in h.lines if ln[0] != "+"], orig)
                   for h in fd.hunks if any(ln[0] != "+" for ln in h.lines))
     exact = _changed(orig, res, removed, added, str.rstrip)
@@ -174,6 +177,36 @@ def placement(original: str, result: str, fd: FileDiff) -> Verdict:
         return v
     v.problems.append(f"{fd.path}: the file changed by other lines than the diff's: {loose}")
     return v
+
+
+NEAR = 3  # lines of slack around a hunk's place (difflib may align a change a little aside)
+
+
+def _outside(orig: list[str], res: list[str], fd: FileDiff) -> list[str]:
+    """Changes (by difflib) at places of the original where no hunk's old side is: lines
+    written at the wrong place. A hunk whose old side is nowhere in the original (its edge
+    lines dropped too) cannot say where it belongs and vouches for nothing."""
+    o = [_norm(x) for x in orig]
+    spans: list[tuple[int, int]] = []
+    for h in fd.hunks:
+        old = [_norm(ln[1:]) for ln in h.lines if ln[0] != "+"]
+        for side in (old, old[1:], old[:-1], old[1:-1]):
+            found = _runs(side, o) if side else []
+            if found:
+                spans += [(at, at + len(side)) for at in found]
+                break
+        else:
+            return []  # a hunk with no place in the original: this check cannot judge the file
+    if not spans:
+        return []
+    out = []
+    sm = difflib.SequenceMatcher(None, o, [_norm(x) for x in res], autojunk=False)
+    for tag, i1, i2, _, _ in sm.get_opcodes():
+        if tag == "equal":
+            continue
+        if not any(a - NEAR <= i1 and i2 <= b + NEAR for a, b in spans):
+            out.append(f"{fd.path}: lines changed near line {i1 + 1}, where no hunk belongs")
+    return out[:3]
 
 
 def _changed(orig: list[str], res: list[str], removed: list[str], added: list[str],

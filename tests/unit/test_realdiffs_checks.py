@@ -113,3 +113,24 @@ def test_a_file_the_checks_do_not_treat_as_indentation_significant_skips_that_ch
     diff = DIFF.replace("mod.py", "notes.txt")
     v = check(ORIGINAL, WRONG, parse(diff)["notes.txt"])
     assert not any("shifted" in p for p in v.problems)
+
+
+TWINS = "".join(f"def {name}():\n    x = 1\n    return x\n\n\n" for name in "abcdefgh")
+TWIN_DIFF = """\
+--- a/twins.py
++++ b/twins.py
+@@ -1,3 +1,4 @@
+ def a():
+     x = 1
++    y = 2
+     return x
+"""
+
+
+def test_the_right_lines_next_to_the_right_context_but_in_the_wrong_function_are_wrong():
+    fd = parse(TWIN_DIFF)["twins.py"]
+    right = TWINS.replace("x = 1\n", "x = 1\n    y = 2\n", 1)
+    assert not check(TWINS, right, fd).wrong
+    at_g = TWINS.replace("def g():\n    x = 1\n", "def g():\n    x = 1\n    y = 2\n")
+    v = check(TWINS, at_g, fd)
+    assert any("where no hunk belongs" in p for p in v.problems), v.problems
