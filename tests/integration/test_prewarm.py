@@ -33,7 +33,8 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def overrides(sim: SimProcess, transport: str = "ws") -> dict[str, str]:
     return {"model.base_url": sim.base_url, "model.name": "gpt-5.3-codex-spark",
-            "session.transport": transport, "context.auto": "false"}
+            "session.transport": transport, "context.auto": "false",
+            "review.repair": "false"}  # (a reply that no longer fits is not asked again)
 
 
 async def files_for(text: str) -> list[str]:

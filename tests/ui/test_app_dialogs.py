@@ -97,8 +97,8 @@ async def test_at_80x24_what_can_not_apply_is_named_in_the_notice_and_its_row(
         repo: Path, demo_sim: SimProcess) -> None:
     """The second turn, against the files the first changed: what no longer fits is left out at
     once (its row says why, the notice names it); rejecting the rest writes nothing and says
-    so."""
-    app = make_app(repo, demo_sim)
+    so. (No repair round: the replayed reply is asked of nobody again.)"""
+    app = make_app(repo, demo_sim, **{"review.repair": "false"})
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.press("A", "R")

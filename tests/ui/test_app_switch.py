@@ -21,7 +21,8 @@ async def test_the_history_survives_a_switch(repo: Path, demo_sim: SimProcess,
                                              switch: str) -> None:
     # (no files chosen by themselves: a file naming the demo's word would get its reply again)
     app = make_app(repo, demo_sim, transport="ws", **{"model.stronger": "gpt-5.3-codex",
-                                                      "context.auto": "false"})
+                                                      "context.auto": "false",
+                                                      "review.repair": "false"})
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.press("a", "R")  # the first hunk applied, everything else rejected
