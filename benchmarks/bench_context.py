@@ -43,14 +43,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from spark_pair.base.config import Settings
+from spark_pair.protocol.metrics import estimate_request_tokens
 from spark_pair.workspace import history, layout, symbols
 from spark_pair.workspace.autocontext import auto_context_of
 from spark_pair.workspace.context import Workspace, limits_of
 from spark_pair.workspace.index import RepoIndex
+from spark_pair.workspace.prompt import Context
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "context_commits.json"
@@ -195,6 +198,18 @@ class Result:
     ms: float = 0.0
     code_answer: list[str] = field(default_factory=list)  # the source files of `answer`
     changed: set[str] = field(default_factory=set)  # every file the commit touched
+    regions: list[str] = field(default_factory=list)  # answer files with a changed line sent
+    tokens: int = 0  # the request's input tokens (system prompt, map, files, instruction)
+    curve: dict[int, tuple[float, int]] = field(default_factory=dict)  # budget -> (region
+    # recall, request tokens)
+
+    @property
+    def region_recall(self) -> float:
+        return len(self.regions) / len(self.answer)
+
+    @property
+    def file_recall(self) -> float:
+        return len(self.shown) / len(self.answer)
 
     @property
     def recall(self) -> float:
@@ -244,6 +259,12 @@ _KEYWORDS = ("def|class|function|func|fn|struct|type|interface|enum|trait|const|
              "module|impl|macro_rules!")
 
 
+def touched(spans: list[tuple[int, int]], regions: list[tuple[int, int]]) -> bool:
+    """Whether a region holds a line from inside one of the commit's hunks (for a pure
+    insertion, one of the two lines around it)."""
+    return any(x <= b and a <= y for a, b in spans for x, y in regions)
+
+
 def names_something(tree: Path, instruction: str, files: set[str]) -> bool:
     """Whether the message names a file of the repository (its path or file name) or an
     identifier the repository defines. Judged here with git grep, not by the code under test
@@ -287,7 +308,7 @@ def names_something(tree: Path, instruction: str, files: set[str]) -> bool:
 
 
 def measure(repo: str, tree: Path, index: RepoIndex, commit: dict,
-            settings: Settings) -> Result:
+            settings: Settings, budgets: Sequence[int] = ()) -> Result:
     sha, parent = commit["sha"], commit["parent"]
     instruction = instruction_of(git("", "log", "-1", "--format=%B", sha, cwd=tree))
     status = git("", "diff-tree", "--no-commit-id", "-r", "--name-status", sha, cwd=tree)
@@ -300,22 +321,40 @@ def measure(repo: str, tree: Path, index: RepoIndex, commit: dict,
     plan = ws.plan(instruction, [])
     assert plan is not None
     chosen = plan.found.paths()
-    ws.build(instruction, chosen, followup=False)
+    request, _ = ws.build(instruction, chosen, followup=False)
     ms = (time.perf_counter() - started) * 1000
+    spans = {rel: relevant_lines(tree, parent, sha, rel) for rel in answer}
+
+    def sent(ctx: Context) -> tuple[list[str], list[str], list[str]]:
+        recalled, shown, regions = [], [], []
+        for rel in answer:
+            if rel in ctx.whole:
+                recalled.append(rel)
+                shown.append(rel)
+                regions.append(rel)
+            elif rel in ctx.partial:
+                shown.append(rel)
+                if covered(spans[rel], ctx.partial[rel], True):
+                    recalled.append(rel)
+                if touched(spans[rel], ctx.partial[rel]):
+                    regions.append(rel)
+        return recalled, shown, regions
+
     ctx = ws.last_context
     assert ctx is not None
-    recalled, shown = [], []
-    for rel in answer:
-        if rel in ctx.whole:
-            recalled.append(rel)
-            shown.append(rel)
-        elif rel in ctx.partial:
-            shown.append(rel)
-            if covered(relevant_lines(tree, parent, sha, rel), ctx.partial[rel], True):
-                recalled.append(rel)
+    recalled, shown, regions = sent(ctx)
+    tokens = estimate_request_tokens(request)
+    curve: dict[int, tuple[float, int]] = {}
+    for budget in budgets:
+        ws.budget_tokens = budget
+        req, _ = ws.build(instruction, chosen, followup=False)
+        assert ws.last_context is not None
+        curve[budget] = (len(sent(ws.last_context)[2]) / len(answer),
+                         estimate_request_tokens(req))
     code = [p for p in answer if os.path.splitext(p)[1].lower() in symbols.SOURCE_SUFFIXES]
     return Result(repo, sha, instruction, answer, chosen, plan.found.reasons(), recalled, shown,
-                  names_something(tree, instruction, set(index.files)), ms, code, changed)
+                  names_something(tree, instruction, set(index.files)), ms, code, changed,
+                  regions, tokens, curve)
 
 
 # --- reporting -----------------------------------------------------------------------------
@@ -364,6 +403,51 @@ def report(results: list[Result], repos: list[dict], title: str) -> None:
         if mine:
             print(row(f"[{part}]", mine))
     print(row("[all]", results))
+
+
+def figures(label: str, results: list[Result]) -> str:
+    if not results:
+        return f"{label:<34} {0:>5}"
+    tokens = [r.tokens for r in results]
+    return (f"{label:<34} {len(results):>5} {mean([r.region_recall for r in results]):>7.2f} "
+            f"{mean([r.file_recall for r in results]):>6.2f} "
+            f"{statistics.median(tokens):>8.0f} {max(tokens):>7}")
+
+
+def regions_report(results: list[Result], repos: list[dict], every: list[dict]) -> None:
+    """Region recall, file recall and request tokens for naming and concept instructions, per
+    set (and the largest repository's naming ones), then recall against tokens over budgets."""
+    largest = max(every, key=lambda r: r.get("files", 0))["name"]
+    print("\nRegion recall and request tokens at the default budget")
+    print(f"{'':<34} {'tasks':>5} {'region':>7} {'file':>6} {'median':>8} {'max':>7}\n"
+          f"{'':<34} {'':>5} {'recall':>7} {'recall':>6} {'tokens':>8} {'tokens':>7}")
+    groups: list[tuple[str, list[Result]]] = []
+    for part in ("tuning", "held-out"):
+        names = {r["name"] for r in repos if r["set"] == part}
+        mine = [r for r in results if r.repo in names]
+        if not mine:
+            continue
+        groups.append((f"[{part}] naming", [r for r in mine if r.names]))
+        groups.append((f"[{part}] concept", [r for r in mine if not r.names]))
+        big = [r for r in mine if r.names and r.repo == largest]
+        if big:
+            groups.append((f"[{part}] naming, {largest.split('/')[1]} only", big))
+    for label, mine in groups:
+        print(figures(label, mine))
+    budgets = sorted({b for r in results for b in r.curve})
+    if not budgets:
+        return
+    print("\nRecall against tokens (region recall / median request tokens, per budget)")
+    print(f"{'':<34} " + " ".join(f"{b:>13}" for b in budgets))
+    for label, mine in groups:
+        if not mine:
+            continue
+        cells = []
+        for b in budgets:
+            at = [r.curve[b] for r in mine if b in r.curve]
+            median = statistics.median([t for _, t in at])
+            cells.append(f"{mean([a for a, _ in at]):>5.2f} / {median:>5.0f}")
+        print(f"{label:<34} " + " ".join(f"{c:>13}" for c in cells))
 
 
 def load() -> str:
@@ -468,6 +552,8 @@ def main() -> int:
     ap.add_argument("--time", action="store_true", help="also time the 5,000-file repository")
     ap.add_argument("--time-only", action="store_true")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--budgets", default="2000,4000,6000,8000,12000,16000,32000",
+                    help="budgets of the recall/tokens curve (comma-separated; '' for none)")
     ap.add_argument("--json", type=Path, default=None, help="write every result here")
     ap.add_argument("-v", "--verbose", action="store_true", help="a line per commit")
     ap.add_argument("--select", action="store_true", help="rewrite the list of commits")
@@ -501,6 +587,7 @@ def main() -> int:
         results = evaluate(repos, found, args, settings)
         report(results, repos, f"Recall and precision ({load()})")
         print(LEGEND)
+        regions_report(results, repos, data["repos"])
         if args.json is not None:
             args.json.write_text(json.dumps([r.__dict__ | {"changed": sorted(r.changed)}
                                              for r in results], indent=1))
@@ -538,6 +625,7 @@ def _has_tree_sitter() -> bool:
 def evaluate(repos: list[dict], found: dict[str, Path], args: argparse.Namespace,
              settings: Settings) -> list[Result]:
     results: list[Result] = []
+    budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
     for repo in repos:
         gitdir = found.get(repo["name"])
         if gitdir is None:
@@ -547,11 +635,12 @@ def evaluate(repos: list[dict], found: dict[str, Path], args: argparse.Namespace
         for commit in commits:
             tree = checkout(gitdir, args.work, repo["name"], commit["parent"])
             index = index or RepoIndex(tree)
-            r = measure(repo["name"], tree, index, commit, settings)
+            r = measure(repo["name"], tree, index, commit, settings, budgets)
             results.append(r)
             if args.verbose:
                 mark = "N" if r.names else " "
                 print(f"  {repo['name']:<20} {r.sha[:10]} {mark} recall {r.recall:.2f} "
+                      f"regions {r.region_recall:.2f} {r.tokens:>6} tok "
                       f"chosen {len(r.chosen):>2} {r.ms:6.0f} ms  {r.instruction[:60]!r}")
                 for rel in r.answer:
                     how = ("ok" if rel in r.recalled else "regions miss" if rel in r.shown
