@@ -552,6 +552,8 @@ def main() -> int:
     ap.add_argument("--time", action="store_true", help="also time the 5,000-file repository")
     ap.add_argument("--time-only", action="store_true")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--budget", type=int, default=0,
+                    help="the budget of the main figures (default: the [context] default)")
     ap.add_argument("--budgets", default="2000,4000,6000,8000,12000,16000,32000",
                     help="budgets of the recall/tokens curve (comma-separated; '' for none)")
     ap.add_argument("--json", type=Path, default=None, help="write every result here")
@@ -565,6 +567,8 @@ def main() -> int:
     data = json.loads(DATA.read_text())
     settings = Settings()
     ctx = settings.context
+    if args.budget:
+        ctx.budget_tokens = args.budget
     repos = [r for r in data["repos"]
              if (not args.only or any(o in r["name"] for o in args.only.split(",")))
              and (args.set is None or r["set"] == args.set)]
@@ -643,8 +647,8 @@ def evaluate(repos: list[dict], found: dict[str, Path], args: argparse.Namespace
                       f"regions {r.region_recall:.2f} {r.tokens:>6} tok "
                       f"chosen {len(r.chosen):>2} {r.ms:6.0f} ms  {r.instruction[:60]!r}")
                 for rel in r.answer:
-                    how = ("ok" if rel in r.recalled else "regions miss" if rel in r.shown
-                           else "missing")
+                    how = ("ok" if rel in r.recalled else "some lines" if rel in r.regions
+                           else "regions miss" if rel in r.shown else "missing")
                     print(f"      {how:<12} {rel}  {r.reasons.get(rel, '')}")
         if index is not None:
             index.close()
