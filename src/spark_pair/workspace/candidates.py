@@ -36,6 +36,7 @@ from .finders import (
 )
 from .history import changed_with, recent_commits
 from .layout import changelogs, path_words
+from .lexical import lexical, terms
 from .naming import COMMIT_PREFIX, PATHISH, URL, identifiers, literals, named_paths, path_token
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ class Why(StrEnum):
     EARLIER = "earlier"  # an earlier turn showed or changed it
     USES = "uses"  # it uses an identifier the instruction names
     PATH = "path"  # its path holds words of the instruction
+    WORDS = "words"  # its text holds the instruction's rarer words (a lexical ranking)
     LOG = "changelog"  # the changelog, when most changes add to it
     TEST = "test of"  # a test of a chosen file (by its name: test_x.py for x.py)
     CHANGES = "changes with"  # recent commits that changed a chosen file mostly changed it too
@@ -81,6 +83,8 @@ class Candidate:
                 return "earlier turn"
             case Why.PATH:
                 return f"path: {self.detail}"
+            case Why.WORDS:
+                return f"words: {self.detail}"
             case Why.LOG:
                 return f"changelog ({self.detail})"
             case Why.TEST:
@@ -118,6 +122,9 @@ _CODE_SUFFIXES = frozenset({".py", ".js", ".ts", ".go", ".rs", ".java", ".rb", "
                             ".cpp", ".cs", ".php", ".kt", ".swift", ".md", ".rst", ".txt"})
 MAX_FILES = 12  # automatic files, at most
 MIN_SCORE = 12.0  # weaker evidence is not enough on its own
+LEXICAL = 16.0  # the score of the best file by the lexical ranking (the others: in proportion)
+LEXICAL_FILES = 3  # files chosen by the lexical ranking, at most
+LEXICAL_LINES = 6  # its best lines added to those of a file's other reasons, at most
 BODY_LINES = 200  # lines of a named definition's body shown when its file is cut, at most
 LEADERS = 3  # the best-ranked files, whose companions (tests, history) come along
 COMPANION = 22.0  # the score of a leading file's test (a little over a file using a name)
@@ -158,11 +165,22 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
     mine = {name for name, *_ in defined if name in strong}
     others = strong - mine - names.dotted
     used = sorted(mine) + sorted(others, key=lambda n: (-len(n), n))
-    for name, rel, lines in users(root, index, used, literals(instruction, listed)):
+    flags = literals(instruction, listed)
+    for name, rel, lines in users(root, index, used, flags):
         add(Candidate(rel, Why.USES, name, 20.0, lines))
     for rel, words, score in path_matches(instruction, listed):
         if score > WEAK_PATH or rel in scores:
             add(Candidate(rel, Why.PATH, " ".join(words), score))
+    # the lexical ranking chooses a few files for an instruction that names nothing: no file,
+    # no code-like name, no package or flag, no identifier the index knows; a file holding
+    # one of several words is not enough
+    if not (named or strong or flags or any(score >= 40 for *_, score in defined)):
+        ranked_words = lexical(root, index, instruction)
+        least = min(2, len(terms(instruction)))
+        for i, (rel, score, hits, lines) in enumerate(ranked_words[:LEXICAL_FILES]):
+            share = score / ranked_words[0][1]
+            if (i == 0 or share >= 0.5) and len(hits) >= least:
+                add(Candidate(rel, Why.WORDS, " ".join(hits), LEXICAL * share, lines))
     commits = recent_commits(root, index)
     for rel, share in changelogs(listed, commits):
         add(Candidate(rel, Why.LOG, f"in {share:.0%} of recent commits", 14.0,
@@ -186,9 +204,12 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
         if follows:  # a companion goes up to just below the file it comes with
             own = _total([c for c in reasons if c.why not in (Why.TEST, Why.CHANGES)])
             score = max(own, min(score, max(follows) - 1))
-        # the relevant lines, those of the strongest reason first
+        # the relevant lines, those of the strongest reason first (the lexical ranking's
+        # only where no other reason says where to look)
         lines = tuple(dict.fromkeys(n for c in sorted(reasons, key=lambda c: -c.score)
-                                    for n in c.lines))
+                                    if c.why != Why.WORDS for n in c.lines))
+        lexical_lines = next((c.lines for c in reasons if c.why == Why.WORDS), ())
+        lines = tuple(dict.fromkeys([*lines, *lexical_lines[:LEXICAL_LINES if lines else None]]))
         info = listed.get(rel)
         ranked.append(Candidate(rel, best.why, best.detail, score, lines, best.missing,
                                 0 if info is None else info.size // 4))

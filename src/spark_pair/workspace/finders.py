@@ -164,7 +164,7 @@ def tests_of(listed: dict, paths: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _bases(word: str) -> set[str]:
+def bases(word: str) -> set[str]:
     """The word without an English ending (`diffing`: diff, `renders`: render)."""
     out = set()
     for end in ("ing", "ed", "es", "s"):
@@ -180,7 +180,7 @@ def path_matches(instruction: str, listed: dict) -> list[tuple[str, list[str], f
     """(path, matched words, score) for files whose path holds words of the instruction."""
     words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]{2,}", instruction)}
     words -= STOP
-    words |= {base for w in words for base in _bases(w)} - STOP
+    words |= {base for w in words for base in bases(w)} - STOP
     if not words:
         return []
     pw = path_words(listed)
