@@ -12,7 +12,13 @@ turn), then:
   removed (for a pure insertion, the line it follows or precedes). Per commit, then the mean;
 - precision: the share of the automatically chosen files that the commit changed;
 - both per repository, per set (tuning / held-out), overall, and on the commits whose message
-  names a file or an identifier the repository defines at the parent ("naming").
+  names a file or an identifier the repository defines at the parent ("naming");
+- region recall: the share of the changed files of which the whole file or a line from inside
+  one of the commit's hunks was sent; file recall: the share sent at all; the request's input
+  tokens (system prompt, map, files, instruction: what the server reads), median and largest;
+  for naming and concept (the other) instructions, per set, and for the largest repository's
+  naming ones; then region recall and the median request at each of `--budgets` (the curve the
+  default budget is chosen from). `--budget N` sets the budget of the main figures.
 
 The repositories are read from git directories fetched beforehand (bare is fine), found under
 `--mirror DIR` (as OWNER+NAME/repo, OWNER+NAME, OWNER/NAME, ...) or given one by one with
@@ -21,7 +27,7 @@ The repositories are read from git directories fetched beforehand (bare is fine)
 
     .venv/bin/python benchmarks/bench_context.py --mirror DIR [--work DIR]
         [--only requests,cobra] [--set tuning|held-out] [--commits N] [--langs] [--time]
-        [--time-only] [--rounds 5] [--json out.json] [-v]
+        [--time-only] [--rounds 5] [--budget N] [--budgets 2000,8000] [--json out.json] [-v]
     .venv/bin/python benchmarks/bench_context.py --select [--per-repo 20]   # rewrite the list
 
 `--langs` also runs the repositories in other languages than Python without tree-sitter (the
