@@ -43,9 +43,10 @@ CREATE TABLE IF NOT EXISTS defs (path TEXT, name TEXT, lname TEXT, kind TEXT, li
 CREATE INDEX IF NOT EXISTS defs_lname ON defs(lname);
 CREATE INDEX IF NOT EXISTS defs_path ON defs(path);
 CREATE TABLE IF NOT EXISTS history (head TEXT PRIMARY KEY, log TEXT);
-CREATE TABLE IF NOT EXISTS words (path TEXT, word TEXT, n INTEGER);
-CREATE INDEX IF NOT EXISTS words_word ON words(word);
-CREATE INDEX IF NOT EXISTS words_path ON words(path);
+CREATE TABLE IF NOT EXISTS paths (id INTEGER PRIMARY KEY, path TEXT UNIQUE);
+CREATE TABLE IF NOT EXISTS words (word TEXT, id INTEGER, n INTEGER, PRIMARY KEY (word, id))
+    WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS words_id ON words(id);
 """
 
 
@@ -133,7 +134,8 @@ class RepoIndex:
         marks = ",".join("?" * len(wanted))
         with self._lock:
             return self._db.execute(
-                f"SELECT path, word, n FROM words WHERE word IN ({marks})", wanted).fetchall()
+                f"SELECT p.path, w.word, w.n FROM words w JOIN paths p ON p.id = w.id "
+                f"WHERE w.word IN ({marks})", wanted).fetchall()
 
     def history(self, head: str) -> str | None:
         """The recent history kept for commit `head` (see `history.recent_commits`), or None."""
@@ -234,14 +236,19 @@ class RepoIndex:
             for rel in [*gone, *(f[0] for f in fresh)]:
                 db.execute("DELETE FROM files WHERE path = ?", (rel,))
                 db.execute("DELETE FROM defs WHERE path = ?", (rel,))
-                db.execute("DELETE FROM words WHERE path = ?", (rel,))
+                db.execute("DELETE FROM words WHERE id IN (SELECT id FROM paths WHERE path = ?)",
+                           (rel,))
             db.executemany("INSERT INTO files VALUES (?, ?, ?, ?)",
                            [(rel, m, s, note) for rel, m, s, note, _, _ in fresh])
             db.executemany("INSERT INTO defs VALUES (?, ?, ?, ?, ?, ?)",
                            [(rel, d.name, d.name.lower(), d.kind, d.line, int(d.top))
                             for rel, _, _, _, defs, _ in fresh for d in defs])
-            db.executemany("INSERT INTO words VALUES (?, ?, ?)",
-                           [(rel, w, n) for rel, *_, words in fresh for w, n in words.items()])
+            for rel, *_, words in fresh:
+                if words:
+                    db.execute("INSERT OR IGNORE INTO paths (path) VALUES (?)", (rel,))
+                    (key,) = db.execute("SELECT id FROM paths WHERE path = ?", (rel,)).fetchone()
+                    db.executemany("INSERT INTO words VALUES (?, ?, ?)",
+                                   [(w, key, n) for w, n in words.items()])
             db.execute("COMMIT")
         except sqlite3.Error:
             if db.in_transaction:
