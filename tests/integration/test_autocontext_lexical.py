@@ -13,7 +13,8 @@ from spark_pair.base.config import Settings
 from spark_pair.workspace.autocontext import AutoContext
 from spark_pair.workspace.context import Workspace
 from spark_pair.workspace.index import RepoIndex
-from spark_pair.workspace.lexical import lexical, terms, words_of
+from spark_pair.workspace.lexical import lexical, terms
+from spark_pair.workspace.wordcount import words_of
 
 PAGER = ("import subprocess\n\n\ndef run(cmd):\n"
          "    # the pager may be closed before all output is written\n"

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from ..edits.paths import looks_binary
 from .files import ALWAYS_IGNORED, list_files, listed_names
-from .lexical import words_of
 from .symbols import SOURCE_SUFFIXES, Definition, definitions
+from .wordcount import words_of
 
 MAX_INDEX_BYTES = 512_000  # larger files are listed, not read for definitions
 MAX_FILES = 100_000  # files listed, at most
@@ -127,7 +127,7 @@ class RepoIndex:
 
     def word_counts(self, words: Iterable[str]) -> list[tuple[str, str, int]]:
         """(path, word, times) for each file whose text holds one of `words` (lower case; the
-        words of identifiers, comments and strings alike, see `lexical.words_of`)."""
+        words of identifiers, comments and strings alike, see `wordcount.words_of`)."""
         wanted = sorted(set(words))
         if not wanted:
             return []

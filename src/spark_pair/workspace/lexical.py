@@ -5,11 +5,11 @@
 
 For an instruction that names no identifier ("fix the crash when ..."): its words are looked up
 in the words the index keeps of every text file (the parts of names, docstrings, comments,
-error messages and string literals alike: `words_of`). A file scores by BM25: a word found in
-few files counts more than a common one, a word found often in a file more than once (with a
-diminishing return), a long file less than a short one for the same hits. The best files come
-with their lines holding the most of the words, best first (where a large file is cut). No
-network, no model: a lookup in the index, then a read of those few files.
+error messages and string literals alike: `wordcount.words_of`). A file scores by BM25: a word
+found in few files counts more than a common one, a word found often in a file more than once
+(with a diminishing return), a long file less than a short one for the same hits. The best
+files come with their lines holding the most of the words, best first (where a large file is
+cut). No network, no model: a lookup in the index, then a read of those few files.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from .finders import bases
 from .history import LOCK_FILES
 from .naming import STOP
+from .wordcount import PART
 
 if TYPE_CHECKING:
     from .index import RepoIndex
@@ -30,7 +31,6 @@ MAX_TERMS = 10  # words of the instruction looked for, at most (the longest firs
 LINED = 8  # the best files whose lines are found (read from disk)
 MAX_READ = 512_000  # bytes of a file read for its lines, at most
 MAX_LINES = 24  # lines kept per file (those with the most words first)
-_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 K1, B = 1.2, 0.75  # BM25's term-frequency saturation and length normalisation
 # words that say little about where to look, on top of the naming STOP words
 _VAGUE = frozenset("crash crashes fails failing failure broken wrong correct correctly "
@@ -42,21 +42,10 @@ _VAGUE = frozenset("crash crashes fails failing failure broken wrong correct cor
 def terms(instruction: str) -> dict[str, set[str]]:
     """The instruction's plain words, each with the forms looked for (itself and without an
     English ending): the longest MAX_TERMS."""
-    words = {w.lower() for w in _PART.findall(instruction) if len(w) >= 4}
+    words = {w.lower() for w in PART.findall(instruction) if len(w) >= 4}
     words -= STOP | _VAGUE
     chosen = sorted(words, key=lambda w: (-len(w), w))[:MAX_TERMS]
     return {w: {w, *bases(w)} for w in chosen}
-
-
-def words_of(text: str) -> dict[str, int]:
-    """How often each word of 4 to 24 letters occurs in `text`, lower case, identifiers split
-    into their words (`parseHeader`, `parse_header`: parse, header)."""
-    counts: dict[str, int] = {}
-    for word in _PART.findall(text):
-        if 4 <= len(word) <= 24:
-            word = word.lower()
-            counts[word] = counts.get(word, 0) + 1
-    return counts
 
 
 def lexical(root: Path, index: RepoIndex, instruction: str, *, limit: int = 20
@@ -70,7 +59,8 @@ def lexical(root: Path, index: RepoIndex, instruction: str, *, limit: int = 20
     listed = index.files
     tf: dict[str, dict[str, int]] = {}
     for rel, form, n in index.word_counts(which):
-        if rel in listed and rel.rsplit("/", 1)[-1].lower() not in LOCK_FILES:
+        if (rel in listed and not listed[rel].note  # a link out, binary, too large: never
+                and rel.rsplit("/", 1)[-1].lower() not in LOCK_FILES):
             counts = tf.setdefault(rel, {})
             counts[which[form]] = counts.get(which[form], 0) + n
     if not tf:
