@@ -18,7 +18,10 @@ turn), then:
   tokens (system prompt, map, files, instruction: what the server reads), median and largest;
   for naming and concept (the other) instructions, per set, and for the largest repository's
   naming ones; then region recall and the median request at each of `--budgets` (the curve the
-  default budget is chosen from). `--budget N` sets the budget of the main figures.
+  default budget is chosen from). `--budget N` sets the budget of the main figures;
+- with `--prefix`, the stable prefix: each subject typed in three steps, each step's request
+  built as a pre-warm builds it, and the share of each request that repeats the previous one
+  from its start (what a server's prompt cache can reuse).
 
 The repositories are read from git directories fetched beforehand (bare is fine), found under
 `--mirror DIR` (as OWNER+NAME/repo, OWNER+NAME, OWNER/NAME, ...) or given one by one with
@@ -208,6 +211,8 @@ class Result:
     tokens: int = 0  # the request's input tokens (system prompt, map, files, instruction)
     curve: dict[int, tuple[float, int]] = field(default_factory=dict)  # budget -> (region
     # recall, request tokens)
+    prefix: list[float] = field(default_factory=list)  # per draft after the first: the share
+    # of its request that repeats the previous draft's from the start
 
     @property
     def region_recall(self) -> float:
@@ -313,8 +318,33 @@ def names_something(tree: Path, instruction: str, files: set[str]) -> bool:
     return done.returncode == 0
 
 
+def repeated(before: str, after: str) -> float:
+    """The share of `after` that repeats `before` from its first character."""
+    n = len(os.path.commonprefix([before, after]))
+    return n / max(len(after), 1)
+
+
+def drafts_prefix(tree: Path, index: RepoIndex, settings: Settings, instruction: str
+                  ) -> list[float]:
+    """The instruction's subject typed in three steps (half, three quarters, all of its
+    words), each step's request built as a pre-warm builds it: the share of each request that
+    repeats the previous one from the start (what a server's prompt cache can reuse)."""
+    words = instruction.splitlines()[0].split()
+    if len(words) < 4:
+        return []
+    texts = []
+    for cut in (len(words) // 2, (3 * len(words)) // 4, len(words)):
+        draft = " ".join(words[:cut])
+        ws = workspace(tree, index, settings)
+        plan = ws.plan(draft, [])
+        assert plan is not None
+        request, _ = ws.build(draft, plan.found.paths(), followup=False)
+        texts.append(request.instructions + "".join(m.content for m in request.new_input))
+    return [repeated(a, b) for a, b in zip(texts, texts[1:], strict=False)]
+
+
 def measure(repo: str, tree: Path, index: RepoIndex, commit: dict,
-            settings: Settings, budgets: Sequence[int] = ()) -> Result:
+            settings: Settings, budgets: Sequence[int] = (), prefix: bool = False) -> Result:
     sha, parent = commit["sha"], commit["parent"]
     instruction = instruction_of(git("", "log", "-1", "--format=%B", sha, cwd=tree))
     status = git("", "diff-tree", "--no-commit-id", "-r", "--name-status", sha, cwd=tree)
@@ -360,7 +390,8 @@ def measure(repo: str, tree: Path, index: RepoIndex, commit: dict,
     code = [p for p in answer if os.path.splitext(p)[1].lower() in symbols.SOURCE_SUFFIXES]
     return Result(repo, sha, instruction, answer, chosen, plan.found.reasons(), recalled, shown,
                   names_something(tree, instruction, set(index.files)), ms, code, changed,
-                  regions, tokens, curve)
+                  regions, tokens, curve,
+                  drafts_prefix(tree, index, settings, instruction) if prefix else [])
 
 
 # --- reporting -----------------------------------------------------------------------------
@@ -440,6 +471,11 @@ def regions_report(results: list[Result], repos: list[dict], every: list[dict]) 
             groups.append((f"[{part}] naming, {largest.split('/')[1]} only", big))
     for label, mine in groups:
         print(figures(label, mine))
+    shares = [p for r in results for p in r.prefix]
+    if shares:
+        print(f"\nStable prefix: a draft's request repeating the previous draft's from the start "
+              f"(n={len(shares)}): median {statistics.median(shares):.2f}, mean "
+              f"{mean(shares):.2f}, at least 0.9 in {mean([float(p >= 0.9) for p in shares]):.2f}")
     budgets = sorted({b for r in results for b in r.curve})
     if not budgets:
         return
@@ -558,6 +594,8 @@ def main() -> int:
     ap.add_argument("--time", action="store_true", help="also time the 5,000-file repository")
     ap.add_argument("--time-only", action="store_true")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--prefix", action="store_true",
+                    help="also the share of a draft's request repeating the previous draft's")
     ap.add_argument("--budget", type=int, default=0,
                     help="the budget of the main figures (default: the [context] default)")
     ap.add_argument("--budgets", default="2000,4000,6000,8000,12000,16000,32000",
@@ -645,7 +683,7 @@ def evaluate(repos: list[dict], found: dict[str, Path], args: argparse.Namespace
         for commit in commits:
             tree = checkout(gitdir, args.work, repo["name"], commit["parent"])
             index = index or RepoIndex(tree)
-            r = measure(repo["name"], tree, index, commit, settings, budgets)
+            r = measure(repo["name"], tree, index, commit, settings, budgets, args.prefix)
             results.append(r)
             if args.verbose:
                 mark = "N" if r.names else " "
