@@ -44,6 +44,7 @@ class DraftWarmer:
         self.delay_s = max(0, delay_ms) / 1000
         self.clock = clock
         self.sent = 0  # pre-warms that went out
+        self.tokens = 0  # their input tokens, estimated (the server reads each of them)
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._typed_at = 0.0
@@ -125,7 +126,10 @@ class DraftWarmer:
             return
         if not self._may_send():  # a turn started meanwhile
             return
+        from ..protocol.metrics import estimate_request_tokens
+
         self._sent_at = self.clock()
         self._warmed = text
         self.sent += 1
+        self.tokens += estimate_request_tokens(request)
         await rt.client.warm_draft(request)
