@@ -65,65 +65,14 @@ from spark_pair.workspace.index import RepoIndex
 from spark_pair.workspace.prompt import Context
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # its siblings, when imported
+from context_report import LEGEND, regions_report, report  # noqa: E402
+from context_select import RULE, git, instruction_of, select  # noqa: E402
+
 DATA = HERE / "context_commits.json"
-# --- selecting the commits (mechanical; `--select` writes the list) --------------------------
-RULE = (
-    "From the snapshot's head, newest first (`git log --no-merges`), the first N commits such "
-    "that: the author is not a bot (no '[bot]', dependabot, renovate, pre-commit-ci, "
-    "github-actions); the subject is not a release, version bump, merge or revert; the subject, "
-    "without a conventional-commit prefix ('fix(x): '), has at least 3 words; the commit only "
-    "modifies or adds files (no deletion, rename, copy or type change); it modifies 1 to 5 "
-    "files that existed at the parent, at least one of them a source file (a suffix the "
-    "definitions index reads), and adds at most 3. No commit is picked or dropped by hand.")
-_BOT = re.compile(r"\[bot\]|dependabot|renovate|pre-commit-ci|github-actions", re.I)
-_SKIP_SUBJECT = re.compile(r"^(merge|revert|bump|release|prepare|version|v?\d+\.\d+)\b"
-                           r"|^\S+\(release\)|^\S+\(deps\)|^release:", re.I)
-_PREFIX = re.compile(r"^\w+(\([^)]*\))?!?:\s*")
-_TRAILER = re.compile(r"^\s*(signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|"
-                      r"reported-by|suggested-by|helped-by|change-id|cc|fixes|closes|refs?|"
-                      r"see-also|pr-url|backport-of)\s*:|^\s*\(cherry picked from", re.I)
 
 
-def git(gitdir: Path | str, *args: str, cwd: Path | None = None) -> str:
-    cmd = ["git", *args] if cwd is not None else ["git", f"--git-dir={gitdir}", *args]
-    out = subprocess.run(cmd, cwd=cwd, capture_output=True, check=True)
-    return out.stdout.decode("utf-8", "replace")
-
-
-def instruction_of(message: str) -> str:
-    """The commit message as an instruction: subject and body, trailers removed."""
-    lines = [ln for ln in message.strip().splitlines() if not _TRAILER.match(ln)]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-
-
-def select(gitdir: Path, head: str, n: int) -> list[dict]:
-    out: list[dict] = []
-    log = git(gitdir, "log", "--no-merges", "--format=%H%x00%P%x00%an%x00%B%x01", head)
-    for entry in log.split("\x01"):
-        parts = entry.strip("\n").split("\x00")
-        if len(parts) != 4:
-            continue
-        sha, parents, author, message = parts
-        subject = message.strip().splitlines()[0] if message.strip() else ""
-        if _BOT.search(author) or _SKIP_SUBJECT.search(subject) or len(parents.split()) != 1:
-            continue
-        if len(re.findall(r"[A-Za-z]{2,}", _PREFIX.sub("", subject))) < 3:
-            continue
-        status = git(gitdir, "diff-tree", "--no-commit-id", "-r", "--name-status", "-M", sha)
-        rows = [ln.split("\t") for ln in status.splitlines() if ln]
-        kinds = {r[0][0] for r in rows}
-        modified = [r[1] for r in rows if r[0] == "M"]
-        added = [r[1] for r in rows if r[0] == "A"]
-        if not kinds <= {"M", "A"} or not 1 <= len(modified) <= 5 or len(added) > 3:
-            continue
-        if not any(os.path.splitext(p)[1].lower() in symbols.SOURCE_SUFFIXES for p in modified):
-            continue
-        out.append({"sha": sha, "parent": parents.split()[0], "subject": subject[:100]})
-        if len(out) >= n:
-            break
-    return out
-
-
+# --- the list of commits -------------------------------------------------------------------
 def run_select(args: argparse.Namespace) -> int:
     data = json.loads(DATA.read_text())
     for repo in data["repos"]:
@@ -392,104 +341,6 @@ def measure(repo: str, tree: Path, index: RepoIndex, commit: dict,
                   names_something(tree, instruction, set(index.files)), ms, code, changed,
                   regions, tokens, curve,
                   drafts_prefix(tree, index, settings, instruction) if prefix else [])
-
-
-# --- reporting -----------------------------------------------------------------------------
-def mean(values: list[float]) -> float:
-    return statistics.fmean(values) if values else float("nan")
-
-
-def row(label: str, results: list[Result]) -> str:
-    if not results:
-        return f"{label:<30} {'-':>5}"
-    named = [r for r in results if r.names]
-    precisions = [p for r in results if (p := r.precision) is not None]
-    code = [c for r in results if (c := r.code_recall) is not None]
-    return (f"{label:<30} {len(results):>5} {mean([r.recall for r in results]):>7.2f} "
-            f"{mean(code):>6.2f} {mean([len(r.shown) / len(r.answer) for r in results]):>6.2f} "
-            f"{mean([float(r.recall == 1.0) for r in results]):>6.2f} {mean(precisions):>6.2f} "
-            f"{len(named) / len(results):>6.2f} {len(named):>5} "
-            f"{mean([r.recall for r in named]):>7.2f} "
-            f"{mean([float(r.recall == 1.0) for r in named]):>6.2f} "
-            f"{mean([len(r.chosen) for r in results]):>6.1f}")
-
-
-HEADER = (f"{'':<30} {'tasks':>5} {'recall':>7} {'code':>6} {'shown':>6} {'full':>6} "
-          f"{'prec':>6} {'naming':>6} {'n':>5} {'recall':>7} {'full':>6} {'files':>6}\n"
-          f"{'':<30} {'':>5} {'':>7} {'':>6} {'':>6} {'':>6} {'':>6} {'share':>6} "
-          f"{'-- naming subset --':>20} {'':>6}")
-LEGEND = """\
-recall: mean per commit of the share of changed files (existing at the parent) whose changed
-lines were in the context; code: the same over source files only; shown: the share in the
-context at all (whole or regions, the lines or not); full: share of commits with recall 1;
-prec: share of the chosen files the commit changed (commits with a chosen file); naming: share
-of commits whose message names a file or an identifier the repository defines; files: chosen
-files per commit."""
-
-
-def report(results: list[Result], repos: list[dict], title: str) -> None:
-    print(f"\n{title}")
-    print(HEADER)
-    for repo in repos:
-        mine = [r for r in results if r.repo == repo["name"]]
-        if mine:
-            print(row(f"{repo['name']} ({repo['lang']})", mine))
-    for part in ("tuning", "held-out"):
-        names = {r["name"] for r in repos if r["set"] == part}
-        mine = [r for r in results if r.repo in names]
-        if mine:
-            print(row(f"[{part}]", mine))
-    print(row("[all]", results))
-
-
-def figures(label: str, results: list[Result]) -> str:
-    if not results:
-        return f"{label:<34} {0:>5}"
-    tokens = [r.tokens for r in results]
-    return (f"{label:<34} {len(results):>5} {mean([r.region_recall for r in results]):>7.2f} "
-            f"{mean([r.file_recall for r in results]):>6.2f} "
-            f"{statistics.median(tokens):>8.0f} {max(tokens):>7}")
-
-
-def regions_report(results: list[Result], repos: list[dict], every: list[dict]) -> None:
-    """Region recall, file recall and request tokens for naming and concept instructions, per
-    set (and the largest repository's naming ones), then recall against tokens over budgets."""
-    largest = max(every, key=lambda r: r.get("files", 0))["name"]
-    print("\nRegion recall and request tokens at the default budget")
-    print(f"{'':<34} {'tasks':>5} {'region':>7} {'file':>6} {'median':>8} {'max':>7}\n"
-          f"{'':<34} {'':>5} {'recall':>7} {'recall':>6} {'tokens':>8} {'tokens':>7}")
-    groups: list[tuple[str, list[Result]]] = []
-    for part in ("tuning", "held-out"):
-        names = {r["name"] for r in repos if r["set"] == part}
-        mine = [r for r in results if r.repo in names]
-        if not mine:
-            continue
-        groups.append((f"[{part}] naming", [r for r in mine if r.names]))
-        groups.append((f"[{part}] concept", [r for r in mine if not r.names]))
-        big = [r for r in mine if r.names and r.repo == largest]
-        if big:
-            groups.append((f"[{part}] naming, {largest.split('/')[1]} only", big))
-    for label, mine in groups:
-        print(figures(label, mine))
-    shares = [p for r in results for p in r.prefix]
-    if shares:
-        print(f"\nStable prefix: a draft's request repeating the previous draft's from the start "
-              f"(n={len(shares)}): median {statistics.median(shares):.2f}, mean "
-              f"{mean(shares):.2f}, at least 0.9 in {mean([float(p >= 0.9) for p in shares]):.2f}")
-    budgets = sorted({b for r in results for b in r.curve})
-    if not budgets:
-        return
-    print("\nRecall against tokens (region recall / median request tokens, per budget)")
-    print(f"{'':<34} " + " ".join(f"{b:>13}" for b in budgets))
-    for label, mine in groups:
-        if not mine:
-            continue
-        cells = []
-        for b in budgets:
-            at = [r.curve[b] for r in mine if b in r.curve]
-            median = statistics.median([t for _, t in at])
-            cells.append(f"{mean([a for a, _ in at]):>5.2f} / {median:>5.0f}")
-        print(f"{label:<34} " + " ".join(f"{c:>13}" for c in cells))
 
 
 def load() -> str:
