@@ -12,7 +12,16 @@ turn), then:
   removed (for a pure insertion, the line it follows or precedes). Per commit, then the mean;
 - precision: the share of the automatically chosen files that the commit changed;
 - both per repository, per set (tuning / held-out), overall, and on the commits whose message
-  names a file or an identifier the repository defines at the parent ("naming").
+  names a file or an identifier the repository defines at the parent ("naming");
+- region recall: the share of the changed files of which the whole file or a line from inside
+  one of the commit's hunks was sent; file recall: the share sent at all; the request's input
+  tokens (system prompt, map, files, instruction: what the server reads), median and largest;
+  for naming and concept (the other) instructions, per set, and for the largest repository's
+  naming ones; then region recall and the median request at each of `--budgets` (the curve the
+  default budget is chosen from). `--budget N` sets the budget of the main figures;
+- with `--prefix`, the stable prefix: each subject typed in three steps, each step's request
+  built as a pre-warm builds it, and the share of each request that repeats the previous one
+  from its start (what a server's prompt cache can reuse).
 
 The repositories are read from git directories fetched beforehand (bare is fine), found under
 `--mirror DIR` (as OWNER+NAME/repo, OWNER+NAME, OWNER/NAME, ...) or given one by one with
@@ -21,7 +30,7 @@ The repositories are read from git directories fetched beforehand (bare is fine)
 
     .venv/bin/python benchmarks/bench_context.py --mirror DIR [--work DIR]
         [--only requests,cobra] [--set tuning|held-out] [--commits N] [--langs] [--time]
-        [--time-only] [--rounds 5] [--json out.json] [-v]
+        [--time-only] [--rounds 5] [--budget N] [--budgets 2000,8000] [--json out.json] [-v]
     .venv/bin/python benchmarks/bench_context.py --select [--per-repo 20]   # rewrite the list
 
 `--langs` also runs the repositories in other languages than Python without tree-sitter (the
@@ -43,75 +52,27 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from spark_pair.base.config import Settings
+from spark_pair.protocol.metrics import estimate_request_tokens
 from spark_pair.workspace import history, layout, symbols
 from spark_pair.workspace.autocontext import auto_context_of
 from spark_pair.workspace.context import Workspace, limits_of
 from spark_pair.workspace.index import RepoIndex
+from spark_pair.workspace.prompt import Context
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # its siblings, when imported
+from context_report import LEGEND, regions_report, report  # noqa: E402
+from context_select import RULE, git, instruction_of, select  # noqa: E402
+
 DATA = HERE / "context_commits.json"
-# --- selecting the commits (mechanical; `--select` writes the list) --------------------------
-RULE = (
-    "From the snapshot's head, newest first (`git log --no-merges`), the first N commits such "
-    "that: the author is not a bot (no '[bot]', dependabot, renovate, pre-commit-ci, "
-    "github-actions); the subject is not a release, version bump, merge or revert; the subject, "
-    "without a conventional-commit prefix ('fix(x): '), has at least 3 words; the commit only "
-    "modifies or adds files (no deletion, rename, copy or type change); it modifies 1 to 5 "
-    "files that existed at the parent, at least one of them a source file (a suffix the "
-    "definitions index reads), and adds at most 3. No commit is picked or dropped by hand.")
-_BOT = re.compile(r"\[bot\]|dependabot|renovate|pre-commit-ci|github-actions", re.I)
-_SKIP_SUBJECT = re.compile(r"^(merge|revert|bump|release|prepare|version|v?\d+\.\d+)\b"
-                           r"|^\S+\(release\)|^\S+\(deps\)|^release:", re.I)
-_PREFIX = re.compile(r"^\w+(\([^)]*\))?!?:\s*")
-_TRAILER = re.compile(r"^\s*(signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|"
-                      r"reported-by|suggested-by|helped-by|change-id|cc|fixes|closes|refs?|"
-                      r"see-also|pr-url|backport-of)\s*:|^\s*\(cherry picked from", re.I)
 
 
-def git(gitdir: Path | str, *args: str, cwd: Path | None = None) -> str:
-    cmd = ["git", *args] if cwd is not None else ["git", f"--git-dir={gitdir}", *args]
-    out = subprocess.run(cmd, cwd=cwd, capture_output=True, check=True)
-    return out.stdout.decode("utf-8", "replace")
-
-
-def instruction_of(message: str) -> str:
-    """The commit message as an instruction: subject and body, trailers removed."""
-    lines = [ln for ln in message.strip().splitlines() if not _TRAILER.match(ln)]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-
-
-def select(gitdir: Path, head: str, n: int) -> list[dict]:
-    out: list[dict] = []
-    log = git(gitdir, "log", "--no-merges", "--format=%H%x00%P%x00%an%x00%B%x01", head)
-    for entry in log.split("\x01"):
-        parts = entry.strip("\n").split("\x00")
-        if len(parts) != 4:
-            continue
-        sha, parents, author, message = parts
-        subject = message.strip().splitlines()[0] if message.strip() else ""
-        if _BOT.search(author) or _SKIP_SUBJECT.search(subject) or len(parents.split()) != 1:
-            continue
-        if len(re.findall(r"[A-Za-z]{2,}", _PREFIX.sub("", subject))) < 3:
-            continue
-        status = git(gitdir, "diff-tree", "--no-commit-id", "-r", "--name-status", "-M", sha)
-        rows = [ln.split("\t") for ln in status.splitlines() if ln]
-        kinds = {r[0][0] for r in rows}
-        modified = [r[1] for r in rows if r[0] == "M"]
-        added = [r[1] for r in rows if r[0] == "A"]
-        if not kinds <= {"M", "A"} or not 1 <= len(modified) <= 5 or len(added) > 3:
-            continue
-        if not any(os.path.splitext(p)[1].lower() in symbols.SOURCE_SUFFIXES for p in modified):
-            continue
-        out.append({"sha": sha, "parent": parents.split()[0], "subject": subject[:100]})
-        if len(out) >= n:
-            break
-    return out
-
-
+# --- the list of commits -------------------------------------------------------------------
 def run_select(args: argparse.Namespace) -> int:
     data = json.loads(DATA.read_text())
     for repo in data["repos"]:
@@ -195,6 +156,20 @@ class Result:
     ms: float = 0.0
     code_answer: list[str] = field(default_factory=list)  # the source files of `answer`
     changed: set[str] = field(default_factory=set)  # every file the commit touched
+    regions: list[str] = field(default_factory=list)  # answer files with a changed line sent
+    tokens: int = 0  # the request's input tokens (system prompt, map, files, instruction)
+    curve: dict[int, tuple[float, int]] = field(default_factory=dict)  # budget -> (region
+    # recall, request tokens)
+    prefix: list[float] = field(default_factory=list)  # per draft after the first: the share
+    # of its request that repeats the previous draft's from the start
+
+    @property
+    def region_recall(self) -> float:
+        return len(self.regions) / len(self.answer)
+
+    @property
+    def file_recall(self) -> float:
+        return len(self.shown) / len(self.answer)
 
     @property
     def recall(self) -> float:
@@ -244,6 +219,12 @@ _KEYWORDS = ("def|class|function|func|fn|struct|type|interface|enum|trait|const|
              "module|impl|macro_rules!")
 
 
+def touched(spans: list[tuple[int, int]], regions: list[tuple[int, int]]) -> bool:
+    """Whether a region holds a line from inside one of the commit's hunks (for a pure
+    insertion, one of the two lines around it)."""
+    return any(x <= b and a <= y for a, b in spans for x, y in regions)
+
+
 def names_something(tree: Path, instruction: str, files: set[str]) -> bool:
     """Whether the message names a file of the repository (its path or file name) or an
     identifier the repository defines. Judged here with git grep, not by the code under test
@@ -286,8 +267,33 @@ def names_something(tree: Path, instruction: str, files: set[str]) -> bool:
     return done.returncode == 0
 
 
+def repeated(before: str, after: str) -> float:
+    """The share of `after` that repeats `before` from its first character."""
+    n = len(os.path.commonprefix([before, after]))
+    return n / max(len(after), 1)
+
+
+def drafts_prefix(tree: Path, index: RepoIndex, settings: Settings, instruction: str
+                  ) -> list[float]:
+    """The instruction's subject typed in three steps (half, three quarters, all of its
+    words), each step's request built as a pre-warm builds it: the share of each request that
+    repeats the previous one from the start (what a server's prompt cache can reuse)."""
+    words = instruction.splitlines()[0].split()
+    if len(words) < 4:
+        return []
+    texts = []
+    for cut in (len(words) // 2, (3 * len(words)) // 4, len(words)):
+        draft = " ".join(words[:cut])
+        ws = workspace(tree, index, settings)
+        plan = ws.plan(draft, [])
+        assert plan is not None
+        request, _ = ws.build(draft, plan.found.paths(), followup=False)
+        texts.append(request.instructions + "".join(m.content for m in request.new_input))
+    return [repeated(a, b) for a, b in zip(texts, texts[1:], strict=False)]
+
+
 def measure(repo: str, tree: Path, index: RepoIndex, commit: dict,
-            settings: Settings) -> Result:
+            settings: Settings, budgets: Sequence[int] = (), prefix: bool = False) -> Result:
     sha, parent = commit["sha"], commit["parent"]
     instruction = instruction_of(git("", "log", "-1", "--format=%B", sha, cwd=tree))
     status = git("", "diff-tree", "--no-commit-id", "-r", "--name-status", sha, cwd=tree)
@@ -300,70 +306,41 @@ def measure(repo: str, tree: Path, index: RepoIndex, commit: dict,
     plan = ws.plan(instruction, [])
     assert plan is not None
     chosen = plan.found.paths()
-    ws.build(instruction, chosen, followup=False)
+    request, _ = ws.build(instruction, chosen, followup=False)
     ms = (time.perf_counter() - started) * 1000
+    spans = {rel: relevant_lines(tree, parent, sha, rel) for rel in answer}
+
+    def sent(ctx: Context) -> tuple[list[str], list[str], list[str]]:
+        recalled, shown, regions = [], [], []
+        for rel in answer:
+            if rel in ctx.whole:
+                recalled.append(rel)
+                shown.append(rel)
+                regions.append(rel)
+            elif rel in ctx.partial:
+                shown.append(rel)
+                if covered(spans[rel], ctx.partial[rel], True):
+                    recalled.append(rel)
+                if touched(spans[rel], ctx.partial[rel]):
+                    regions.append(rel)
+        return recalled, shown, regions
+
     ctx = ws.last_context
     assert ctx is not None
-    recalled, shown = [], []
-    for rel in answer:
-        if rel in ctx.whole:
-            recalled.append(rel)
-            shown.append(rel)
-        elif rel in ctx.partial:
-            shown.append(rel)
-            if covered(relevant_lines(tree, parent, sha, rel), ctx.partial[rel], True):
-                recalled.append(rel)
+    recalled, shown, regions = sent(ctx)
+    tokens = estimate_request_tokens(request)
+    curve: dict[int, tuple[float, int]] = {}
+    for budget in budgets:
+        ws.budget_tokens = budget
+        req, _ = ws.build(instruction, chosen, followup=False)
+        assert ws.last_context is not None
+        curve[budget] = (len(sent(ws.last_context)[2]) / len(answer),
+                         estimate_request_tokens(req))
     code = [p for p in answer if os.path.splitext(p)[1].lower() in symbols.SOURCE_SUFFIXES]
     return Result(repo, sha, instruction, answer, chosen, plan.found.reasons(), recalled, shown,
-                  names_something(tree, instruction, set(index.files)), ms, code, changed)
-
-
-# --- reporting -----------------------------------------------------------------------------
-def mean(values: list[float]) -> float:
-    return statistics.fmean(values) if values else float("nan")
-
-
-def row(label: str, results: list[Result]) -> str:
-    if not results:
-        return f"{label:<30} {'-':>5}"
-    named = [r for r in results if r.names]
-    precisions = [p for r in results if (p := r.precision) is not None]
-    code = [c for r in results if (c := r.code_recall) is not None]
-    return (f"{label:<30} {len(results):>5} {mean([r.recall for r in results]):>7.2f} "
-            f"{mean(code):>6.2f} {mean([len(r.shown) / len(r.answer) for r in results]):>6.2f} "
-            f"{mean([float(r.recall == 1.0) for r in results]):>6.2f} {mean(precisions):>6.2f} "
-            f"{len(named) / len(results):>6.2f} {len(named):>5} "
-            f"{mean([r.recall for r in named]):>7.2f} "
-            f"{mean([float(r.recall == 1.0) for r in named]):>6.2f} "
-            f"{mean([len(r.chosen) for r in results]):>6.1f}")
-
-
-HEADER = (f"{'':<30} {'tasks':>5} {'recall':>7} {'code':>6} {'shown':>6} {'full':>6} "
-          f"{'prec':>6} {'naming':>6} {'n':>5} {'recall':>7} {'full':>6} {'files':>6}\n"
-          f"{'':<30} {'':>5} {'':>7} {'':>6} {'':>6} {'':>6} {'':>6} {'share':>6} "
-          f"{'-- naming subset --':>20} {'':>6}")
-LEGEND = """\
-recall: mean per commit of the share of changed files (existing at the parent) whose changed
-lines were in the context; code: the same over source files only; shown: the share in the
-context at all (whole or regions, the lines or not); full: share of commits with recall 1;
-prec: share of the chosen files the commit changed (commits with a chosen file); naming: share
-of commits whose message names a file or an identifier the repository defines; files: chosen
-files per commit."""
-
-
-def report(results: list[Result], repos: list[dict], title: str) -> None:
-    print(f"\n{title}")
-    print(HEADER)
-    for repo in repos:
-        mine = [r for r in results if r.repo == repo["name"]]
-        if mine:
-            print(row(f"{repo['name']} ({repo['lang']})", mine))
-    for part in ("tuning", "held-out"):
-        names = {r["name"] for r in repos if r["set"] == part}
-        mine = [r for r in results if r.repo in names]
-        if mine:
-            print(row(f"[{part}]", mine))
-    print(row("[all]", results))
+                  names_something(tree, instruction, set(index.files)), ms, code, changed,
+                  regions, tokens, curve,
+                  drafts_prefix(tree, index, settings, instruction) if prefix else [])
 
 
 def load() -> str:
@@ -468,6 +445,12 @@ def main() -> int:
     ap.add_argument("--time", action="store_true", help="also time the 5,000-file repository")
     ap.add_argument("--time-only", action="store_true")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--prefix", action="store_true",
+                    help="also the share of a draft's request repeating the previous draft's")
+    ap.add_argument("--budget", type=int, default=0,
+                    help="the budget of the main figures (default: the [context] default)")
+    ap.add_argument("--budgets", default="2000,4000,6000,8000,12000,16000,32000",
+                    help="budgets of the recall/tokens curve (comma-separated; '' for none)")
     ap.add_argument("--json", type=Path, default=None, help="write every result here")
     ap.add_argument("-v", "--verbose", action="store_true", help="a line per commit")
     ap.add_argument("--select", action="store_true", help="rewrite the list of commits")
@@ -479,6 +462,8 @@ def main() -> int:
     data = json.loads(DATA.read_text())
     settings = Settings()
     ctx = settings.context
+    if args.budget:
+        ctx.budget_tokens = args.budget
     repos = [r for r in data["repos"]
              if (not args.only or any(o in r["name"] for o in args.only.split(",")))
              and (args.set is None or r["set"] == args.set)]
@@ -501,6 +486,7 @@ def main() -> int:
         results = evaluate(repos, found, args, settings)
         report(results, repos, f"Recall and precision ({load()})")
         print(LEGEND)
+        regions_report(results, repos, data["repos"])
         if args.json is not None:
             args.json.write_text(json.dumps([r.__dict__ | {"changed": sorted(r.changed)}
                                              for r in results], indent=1))
@@ -538,6 +524,7 @@ def _has_tree_sitter() -> bool:
 def evaluate(repos: list[dict], found: dict[str, Path], args: argparse.Namespace,
              settings: Settings) -> list[Result]:
     results: list[Result] = []
+    budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
     for repo in repos:
         gitdir = found.get(repo["name"])
         if gitdir is None:
@@ -547,15 +534,16 @@ def evaluate(repos: list[dict], found: dict[str, Path], args: argparse.Namespace
         for commit in commits:
             tree = checkout(gitdir, args.work, repo["name"], commit["parent"])
             index = index or RepoIndex(tree)
-            r = measure(repo["name"], tree, index, commit, settings)
+            r = measure(repo["name"], tree, index, commit, settings, budgets, args.prefix)
             results.append(r)
             if args.verbose:
                 mark = "N" if r.names else " "
                 print(f"  {repo['name']:<20} {r.sha[:10]} {mark} recall {r.recall:.2f} "
+                      f"regions {r.region_recall:.2f} {r.tokens:>6} tok "
                       f"chosen {len(r.chosen):>2} {r.ms:6.0f} ms  {r.instruction[:60]!r}")
                 for rel in r.answer:
-                    how = ("ok" if rel in r.recalled else "regions miss" if rel in r.shown
-                           else "missing")
+                    how = ("ok" if rel in r.recalled else "some lines" if rel in r.regions
+                           else "regions miss" if rel in r.shown else "missing")
                     print(f"      {how:<12} {rel}  {r.reasons.get(rel, '')}")
         if index is not None:
             index.close()

@@ -89,7 +89,8 @@ async def one_run(sim: SimProcess, root: Path, files: list[str], prewarm: bool) 
             out.append(first)
         if prewarm:
             hits, misses = warmer.counts
-            print(f"    pre-warms sent {warmer.sent}, hits {hits}, misses {misses}")
+            print(f"    pre-warms sent {warmer.sent}, hits {hits}, misses {misses}, their input "
+                  f"~{warmer.tokens} tokens (~{warmer.tokens // len(PROMPTS)} a turn)")
     return out
 
 

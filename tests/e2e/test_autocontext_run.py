@@ -118,3 +118,22 @@ def test_ctrl_c_while_the_index_is_built_stops_the_run(sim: SimProcess, tmp_path
     assert "interrupted (Ctrl-C)" in err
     assert json.loads(out.splitlines()[-1])["type"] == "end"
     assert not sim.requests()
+
+
+def test_a_named_function_in_a_large_file_goes_as_its_lines_and_the_request_stays_small(
+        sim: SimProcess, tmp_path: Path) -> None:
+    fillers = "".join(f"def filler{i}(x):\n    return x + {i}\n\n\n" for i in range(3000))
+    repo = make_repo(tmp_path / "repo", {"big.py": fillers + UTILS + fillers.replace(
+        "filler", "later")})
+    sim.configure(replies=[{"match": "parse_header", "text": ""}])
+    res = spark_pair(repo, tmp_path / "home", sim, "run", "make parse_header strip tabs",
+                     "--json")
+    lines = [json.loads(ln) for ln in res.stdout.splitlines()]
+    context = next(ln for ln in lines if ln["type"] == "context")
+    big = next(f for f in context["files"] if f["path"] == "big.py")
+    assert big["reason"] == "defines parse_header" and big["shown"] == "regions"
+    assert any(a <= 12001 <= b for a, b in big["lines"])  # `def parse_header` is line 12001
+    assert sum(f["tokens"] for f in context["files"]) <= 7500  # of a ~90,000-token file
+    assert "12001| def parse_header(line):" in sent_text(sim)
+    res = spark_pair(repo, tmp_path / "home", sim, "run", "make parse_header strip tabs")
+    assert "context: big.py (defines parse_header, lines 1-" in res.stderr

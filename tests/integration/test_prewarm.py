@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from spark_pair.protocol.metrics import tokens_for_chars
 from spark_pair.session.approval import PolicyApprover
 from spark_pair.session.events import TurnFinished, TurnStatus
 from spark_pair.session.runtime import open_runtime
@@ -88,6 +89,12 @@ async def test_a_still_draft_is_warmed_once_and_enter_continues_it(sim: SimProce
 
         with RequestStore() as store:  # the request log says the turn met its pre-warm
             assert [r.extra.get("prewarm") for r in store.records()][-1:] == ["hit"]
+            # and what the draft's pre-warm sent: its file and draft, counted in stats
+            warm_tokens = store.records()[-1].extra.get("prewarm_tokens")
+            assert warm_tokens == tokens_for_chars(len(user_text(draft["body"])))
+            from spark_pair.store.stats import build_report
+
+            assert build_report(store.records(), {}).turns.prewarm_tokens == warm_tokens
 
         # a follow-up: the warm chains on the conversation, the turn on the warm
         conversation = real["response_id"]

@@ -73,7 +73,9 @@ def event_to_dict(event: SessionEvent, *, deltas: bool = False) -> dict[str, Any
         case ContextChosen():
             return {"type": "context",
                     "files": [{"path": f.path, "reason": f.reason, "tokens": f.tokens,
-                               "shown": f.shown} for f in event.files],
+                               "shown": f.shown}
+                              | ({"lines": [list(r) for r in f.regions]} if f.regions else {})
+                              for f in event.files],
                     "withheld": [{"path": p, "reason": why, "named": named}
                                  for p, why, named in event.withheld],
                     "map_tokens": event.map_tokens}

@@ -113,8 +113,8 @@ class Diagnostics:
 
         auto = [f for f in event.files if f.reason != "added"]
         if auto:  # (the map alone is in the JSON line; it says nothing a person needs)
-            parts = [f"{shown(f.path)} ({f.reason}"
-                     + (", regions" if f.shown == "regions" else "") + ")" for f in auto]
+            parts = [f"{shown(f.path)} ({f.reason}" + (", lines " + ", ".join(
+                f"{a}-{b}" for a, b in f.regions) if f.regions else "") + ")" for f in auto]
             if event.map_tokens:
                 parts.append(f"repository map ~{event.map_tokens} tok")
             self.say("context: " + ", ".join(parts))

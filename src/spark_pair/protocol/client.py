@@ -114,6 +114,7 @@ class ModelClient:
         self._candidates, self._recalled = offers.candidates(options.transport, transport_cache,
                                                              self.base_url)
         self._ws_failures = 0
+        self._warm_tokens = 0  # input tokens the drafts' pre-warms sent since the last turn
         self._rng: random.Random | None = None  # the retry jitter's (None: the module's)
         self.clock = Clock()  # what the retries wait on and their deadline counts
         self._http: httpx.AsyncClient | None = None
@@ -257,6 +258,9 @@ class ModelClient:
         it. Best effort: False when nothing went out or it failed."""
         if self.transport != Transport.WS:
             return False
+        from .metrics import tokens_for_chars
+
+        self._warm_tokens += tokens_for_chars(sum(len(m.content) for m in request.new_input))
         try:
             async for _ in self._ws.run(request, self.model, self.options.max_tokens,
                                         self._temperature(request), generate=False, warm=True):
@@ -446,6 +450,8 @@ class ModelClient:
                 _fill_stopped(rec, watch, emitted, request)
             if self._ws.warm_used is not None:  # the request met a draft's pre-warm
                 rec.extra["prewarm"], self._ws.warm_used = self._ws.warm_used, None
+            if self._warm_tokens:  # what the drafts' pre-warms sent before this request
+                rec.extra["prewarm_tokens"], self._warm_tokens = self._warm_tokens, 0
             self._record(rec)
 
     # ---- internals -------------------------------------------------------------------

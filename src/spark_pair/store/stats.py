@@ -167,6 +167,11 @@ class TurnCost:
     cost: float = 0.0
     tokens: int = 0
     unpriced: int = 0
+    prewarm_tokens: int = 0  # input the drafts' pre-warms sent before the edit requests
+
+    @property
+    def prewarm_per_turn(self) -> float | None:
+        return self.prewarm_tokens / self.applied_turns if self.applied_turns else None
 
     @property
     def cost_per_turn(self) -> float | None:
@@ -181,7 +186,9 @@ class TurnCost:
         return {"applied_turns": self.applied_turns, "edit_requests": self.edit_requests,
                 "cost_usd": round(self.cost, 6), "tokens": self.tokens,
                 "cost_per_turn_usd": None if per is None else round(per, 6),
-                "tokens_per_turn": self.tokens_per_turn, "unpriced_requests": self.unpriced}
+                "tokens_per_turn": self.tokens_per_turn, "unpriced_requests": self.unpriced,
+                "prewarm_tokens": self.prewarm_tokens,
+                "prewarm_tokens_per_turn": self.prewarm_per_turn}
 
 
 def turn_cost(records: Sequence[RequestRecord], prices: Prices) -> TurnCost:
@@ -193,6 +200,8 @@ def turn_cost(records: Sequence[RequestRecord], prices: Prices) -> TurnCost:
             continue
         out.edit_requests += 1
         out.tokens += (rec.input_tokens or 0) + (rec.output_tokens or 0)
+        warm = rec.extra.get("prewarm_tokens")
+        out.prewarm_tokens += warm if isinstance(warm, int) else 0
         cost = record_cost(rec, prices)
         if cost is None:
             out.unpriced += 1

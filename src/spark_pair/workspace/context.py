@@ -52,16 +52,18 @@ def limits_of(settings: Any) -> dict[str, Any]:
     return out
 
 
-class ContextFile(namedtuple("ContextFile", "path reason tokens shown")):
+class ContextFile(namedtuple("ContextFile", "path reason tokens shown regions",
+                              defaults=((),))):
     """One file of a request's context: why it is there ("added" for one a person added), the
-    tokens it took, and how it was shown: "whole", "regions", "new" (not on disk yet) or
-    "omitted: WHY"."""
+    tokens it took, how it was shown: "whole", "regions", "new" (not on disk yet) or
+    "omitted: WHY", and for "regions" which lines ((first, last), 1-based)."""
 
     __slots__ = ()
     path: str
     reason: str
     tokens: int
     shown: str
+    regions: tuple[tuple[int, int], ...]
 
 
 class Workspace:
@@ -140,7 +142,7 @@ class Workspace:
             else:
                 how = "regions" if rel in ctx.partial else "whole"
             out.append(ContextFile(rel, reasons.get(rel, "added"), ctx.file_tokens.get(rel, 0),
-                                   how))
+                                   how, tuple(ctx.partial.get(rel, ()))))
         withheld = tuple((w.path, w.reason, w.named) for w in plan.found.withheld) if (
             plan is not None) else ()
         from ..protocol.metrics import estimate_tokens

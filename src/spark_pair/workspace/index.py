@@ -1,4 +1,4 @@
-"""The repository's index: every listed file with its size and definitions (SQLite).
+"""The repository's index: every listed file with its size, definitions and words (SQLite).
 
     index = RepoIndex(root, cache_file(root, data_dir()))
     index.refresh()                     # blocking (a thread): list, stat, read what changed
@@ -29,10 +29,11 @@ from pathlib import Path
 from ..edits.paths import looks_binary
 from .files import ALWAYS_IGNORED, list_files, listed_names
 from .symbols import SOURCE_SUFFIXES, Definition, definitions
+from .wordcount import words_of
 
 MAX_INDEX_BYTES = 512_000  # larger files are listed, not read for definitions
 MAX_FILES = 100_000  # files listed, at most
-SCHEMA = 1
+SCHEMA = 2
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,
@@ -42,6 +43,10 @@ CREATE TABLE IF NOT EXISTS defs (path TEXT, name TEXT, lname TEXT, kind TEXT, li
 CREATE INDEX IF NOT EXISTS defs_lname ON defs(lname);
 CREATE INDEX IF NOT EXISTS defs_path ON defs(path);
 CREATE TABLE IF NOT EXISTS history (head TEXT PRIMARY KEY, log TEXT);
+CREATE TABLE IF NOT EXISTS paths (id INTEGER PRIMARY KEY, path TEXT UNIQUE);
+CREATE TABLE IF NOT EXISTS words (word TEXT, id INTEGER, n INTEGER, PRIMARY KEY (word, id))
+    WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS words_id ON words(id);
 """
 
 
@@ -120,6 +125,18 @@ class RepoIndex:
                     out[p].append(Definition(n, k, ln, bool(t)))
         return out
 
+    def word_counts(self, words: Iterable[str]) -> list[tuple[str, str, int]]:
+        """(path, word, times) for each file whose text holds one of `words` (lower case; the
+        words of identifiers, comments and strings alike, see `wordcount.words_of`)."""
+        wanted = sorted(set(words))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        with self._lock:
+            return self._db.execute(
+                f"SELECT p.path, w.word, w.n FROM words w JOIN paths p ON p.id = w.id "
+                f"WHERE w.word IN ({marks})", wanted).fetchall()
+
     def history(self, head: str) -> str | None:
         """The recent history kept for commit `head` (see `history.recent_commits`), or None."""
         with self._lock:
@@ -176,7 +193,7 @@ class RepoIndex:
         publish the new list of files. Called with the lock held."""
         files = {} if drop_missing else dict(self._files)
         gone: list[str] = []
-        fresh: list[tuple[str, int, int, str, list[Definition]]] = []
+        fresh: list[tuple[str, int, int, str, list[Definition], dict[str, int]]] = []
         for rel in rels:
             seen = os.path.join(self.root, rel)
             try:
@@ -193,8 +210,8 @@ class RepoIndex:
             if read is None:
                 gone.append(rel)
                 continue
-            note, defs = read
-            fresh.append((rel, info.st_mtime_ns, info.st_size, note, defs))
+            note, defs, words = read
+            fresh.append((rel, info.st_mtime_ns, info.st_size, note, defs, words))
             files[rel] = FileInfo(rel, info.st_size, note)
         if drop_missing:
             gone.extend(p for p in known if p not in files)
@@ -211,7 +228,7 @@ class RepoIndex:
                     files[rel] = FileInfo(rel, files[rel].size, note)
         self._files = files
 
-    def _write(self, fresh: list[tuple[str, int, int, str, list[Definition]]],
+    def _write(self, fresh: list[tuple[str, int, int, str, list[Definition], dict[str, int]]],
                gone: list[str]) -> None:
         db = self._db
         try:
@@ -219,11 +236,19 @@ class RepoIndex:
             for rel in [*gone, *(f[0] for f in fresh)]:
                 db.execute("DELETE FROM files WHERE path = ?", (rel,))
                 db.execute("DELETE FROM defs WHERE path = ?", (rel,))
+                db.execute("DELETE FROM words WHERE id IN (SELECT id FROM paths WHERE path = ?)",
+                           (rel,))
             db.executemany("INSERT INTO files VALUES (?, ?, ?, ?)",
-                           [(rel, m, s, note) for rel, m, s, note, _ in fresh])
+                           [(rel, m, s, note) for rel, m, s, note, _, _ in fresh])
             db.executemany("INSERT INTO defs VALUES (?, ?, ?, ?, ?, ?)",
                            [(rel, d.name, d.name.lower(), d.kind, d.line, int(d.top))
-                            for rel, _, _, _, defs in fresh for d in defs])
+                            for rel, _, _, _, defs, _ in fresh for d in defs])
+            for rel, *_, words in fresh:
+                if words:
+                    db.execute("INSERT OR IGNORE INTO paths (path) VALUES (?)", (rel,))
+                    (key,) = db.execute("SELECT id FROM paths WHERE path = ?", (rel,)).fetchone()
+                    db.executemany("INSERT INTO words VALUES (?, ?, ?)",
+                                   [(w, key, n) for w, n in words.items()])
             db.execute("COMMIT")
         except sqlite3.Error:
             if db.in_transaction:
@@ -231,14 +256,15 @@ class RepoIndex:
             self._db = self._open(memory=True)  # the cache failed (disk full, damaged)
             db = self._db
 
-    def _read(self, rel: str, info: os.stat_result) -> tuple[str, list[Definition]] | None:
-        """(note, definitions) of a file; None when it is not a regular file."""
+    def _read(self, rel: str, info: os.stat_result
+              ) -> tuple[str, list[Definition], dict[str, int]] | None:
+        """(note, definitions, words) of a file; None when it is not a regular file."""
         full = os.path.join(self.root, rel)
         if stat.S_ISLNK(info.st_mode):
             real = os.path.realpath(full)
             inside = real.startswith(str(self.root) + os.sep)
             if not inside or (os.sep + ".git" + os.sep) in real[len(str(self.root)):] + os.sep:
-                return "a link that leaves the repository", []
+                return "a link that leaves the repository", [], {}
             try:
                 info = os.stat(full)
             except OSError:
@@ -246,17 +272,18 @@ class RepoIndex:
         if not stat.S_ISREG(info.st_mode):
             return None
         if info.st_size > MAX_INDEX_BYTES:
-            return "too large to send", []
+            return "too large to send", [], {}
         try:
             with open(full, "rb") as fh:
                 data = fh.read(MAX_INDEX_BYTES + 1)
         except OSError as exc:
-            return f"unreadable ({exc.strerror})", []
+            return f"unreadable ({exc.strerror})", [], {}
         if looks_binary(data):
-            return "binary", []
+            return "binary", [], {}
+        text = data.decode("utf-8", "replace")
         if os.path.splitext(rel)[1].lower() not in SOURCE_SUFFIXES:
-            return "", []
-        return "", definitions(rel, data.decode("utf-8", "replace"))
+            return "", [], words_of(text)
+        return "", definitions(rel, text), words_of(text)
 
     def _open(self, memory: bool = False) -> sqlite3.Connection:
         """The database: the cache file, or one in memory when the file cannot be used."""

@@ -192,6 +192,11 @@ def _fit_regions(rel: str, lines: list[str], first: list[int], then: list[int], 
     return _region_block(rel, lines, regions), regions
 
 
+def _weight(rank: int) -> float:
+    """A file's claim on the budget by its rank (the first ones matter most)."""
+    return 1.0 / (1 + rank)
+
+
 def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query: str = "",
                   focus: Mapping[str, Iterable[int]] | None = None,
                   read: Reader | None = None) -> Context:
@@ -246,7 +251,8 @@ def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query
         if sizes[rel] <= room:
             ctx.whole.append(rel)
         else:
-            share = left // (len(pending) - i)
+            weights = [_weight(j) for j in range(i, len(pending))]
+            share = int(left * weights[0] / sum(weights))
             lines = text.splitlines()
             hits[rel] = _hits(rel, text, lines, words, (focus or {}).get(rel, ()))
             block, regions = _fit_regions(rel, lines, *hits[rel], share)

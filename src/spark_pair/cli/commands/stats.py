@@ -112,7 +112,9 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
         priced = "no cost: no [prices] set" if cost == "-" else cost
         say(console, f"Applied turns: {turns.applied_turns}; per turn "
                       f"{_fmt_num(turns.tokens_per_turn)} tokens, {priced} "
-                      f"({turns.edit_requests} edit requests)")
+                      f"({turns.edit_requests} edit requests)"
+                      + (f"; pre-warms sent ~{_fmt_num(turns.prewarm_per_turn)} input tokens "
+                         f"a turn" if turns.prewarm_tokens else ""))
     else:
         say(console, "Applied turns: none recorded yet (cost per turn needs applied edits)")
     for name, groups in report.groups.items():
