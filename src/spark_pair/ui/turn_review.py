@@ -82,15 +82,12 @@ class TurnReview:
                     elif old is not None and old.amended and not old.sent:
                         # asked again against the file as it is now: the edit no longer fits
                         screen.say(f"{shown(old.op.path)} changed on disk: your edit of it was "
-                                   "dropped; press e to edit it again", op=proposal.index)
+                                   "dropped; alt+e edits it again", op=proposal.index)
                     elif old is not None:  # asked again: its row says so
                         screen.notice.give_way(proposal.index)
                     if not self.proposed_any:
-                        self.proposed_any = True
-                        prompt = screen.query_one(Prompt)
-                        if not (prompt.has_focus and (prompt.value or screen.typed_in_turn)):
-                            review.focus()  # (never from a person typing a correction or
-                            # the next turn: their keys would decide hunks; tab goes there)
+                        self.proposed_any = True  # (the focus stays where it is: the
+                        # review's chords work from the prompt, and typing never decides)
                         if screen.notice.says(STREAMING):
                             screen.say("")
                 case Stale(path=path, index=index):
@@ -163,9 +160,9 @@ class TurnReview:
                f"{name} refused: {first_line(reason)}")
         what = f"{why}; so this turn can not be written (a turn with a refused operation " \
                "writes nothing)"
-        how = "R rejects the rest and ends it; ctrl+r runs it again on the files as they are"
+        how = "alt+R rejects the rest and ends it; ctrl+r runs it again on the files as they are"
         screen.query_one(ReviewPane).doom(f"this turn can not be written: {name} was refused "
-                                          "(R ends it, ctrl+r runs it again)")
+                                          "(alt+R ends it, ctrl+r runs it again)")
         screen.alert(f"{what}\n  hint: {how}")
 
     def _finished(self, result: Any) -> None:
@@ -245,14 +242,16 @@ class TurnReview:
         check = "" if settings is None else settings.review.check.strip()
         if not check:
             screen.say('no check is configured: set [review] check = "pytest -q" in '
-                       ".spark-pair.toml (A accepts without trying)")
+                       ".spark-pair.toml (alt+A accepts without trying)")
             return
         if screen.turn_worker is None or not screen.query_one(ReviewPane).has_undecided:
-            screen.say("t tries a turn under review: start one, then press t before deciding")
+            screen.say("alt+t tries a turn under review: start one, then press alt+t before "
+                       "deciding")
             return
         screen.trying = True
         screen.query_one(ReviewPane).action_accept_all()
-        screen.say(f"accepted like A; once the turn is applied, {check!r} runs before you keep it")
+        screen.say(f"accepted like alt+A; once the turn is applied, {check!r} runs before you "
+                   "keep it")
 
     async def _rolled_back(self, turn_id: str) -> None:
         screen = self.screen

@@ -1,7 +1,7 @@
 """Try before keep: the check's output live, pass/fail and duration, then keep or roll back.
 
-The turn is already applied (journaled) when this screen opens. `y` keeps it, `n` rolls it back
-byte for byte (the caller undoes the turn); `n` while the check runs stops it first. Quitting
+The turn is already applied (journaled) when this screen opens. alt+y keeps it, alt+n rolls it back
+byte for byte (the caller undoes the turn); alt+n while the check runs stops it first. Quitting
 mid-check stops the check's process group and leaves the turn applied and undoable.
 """
 
@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
@@ -20,6 +20,7 @@ from textual.worker import WorkerCancelled, WorkerFailed
 
 from ...workspace.checkrun import CheckResult, run_check
 from .. import bindings
+from ..widgets.prompt import pass_typed
 
 
 class CheckScreen(ModalScreen[bool]):
@@ -63,7 +64,7 @@ class CheckScreen(ModalScreen[bool]):
             yield Label(f"check: {self.command}  (the turn is applied; running…)",
                         id="check-status", markup=False)  # a command and its result: literal
             yield Log(id="check-output", max_lines=5000)
-            yield Label("[b]y[/b] keep the turn   [b]n[/b] roll it back (byte for byte)")
+            yield Label("[b]alt+y[/b] keep the turn   [b]alt+n[/b] roll it back (byte for byte)")
 
     def on_mount(self) -> None:
         self.worker = self._run()
@@ -76,14 +77,17 @@ class CheckScreen(ModalScreen[bool]):
         self.result = result
         verdict = "PASSED" if result.passed else "FAILED"
         self.query_one("#check-status", Label).update(
-            f"{verdict}: {result.describe()}; keep (y) or roll back (n)?")
+            f"{verdict}: {result.describe()}; keep (alt+y) or roll back (alt+n)?")
         answer = None if self.settle is None else self.settle(result)
         if answer is not None:
             self.dismiss(answer)
 
+    def on_key(self, event: events.Key) -> None:
+        pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
+
     async def action_answer(self, keep: bool) -> None:
         if keep and self.result is None:
-            self.notify("the check is still running: wait for it, or n stops it and rolls "
+            self.notify("the check is still running: wait for it, or alt+n stops it and rolls "
                         "back", timeout=4)
             return
         if not self.worker.is_finished:  # stop the check (its whole process group) first

@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Input, Static
+from textual.widgets import Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from ...base import gcpolicy
@@ -39,7 +39,7 @@ from ..widgets.files import FilesPane
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.meter import Meter
-from ..widgets.prompt import Prompt, SlashSuggester
+from ..widgets.prompt import Prompt, SlashSuggester, Typed
 from ..widgets.review import ReviewPane
 from .check import CheckScreen
 from .help import HelpScreen
@@ -64,7 +64,7 @@ class MainScreen(Screen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (22, "-short"), (24, "-mid"), (30, "-tall")]
 
-    BINDINGS = bindings.MAIN
+    BINDINGS = [*bindings.MAIN, *bindings.REVIEW]  # the review's chords work from the prompt
 
     def __init__(self, launch: Launch) -> None:
         super().__init__()
@@ -328,17 +328,25 @@ class MainScreen(Screen[None]):
 
     # ---- the prompt ------------------------------------------------------------------------
 
-    @on(Input.Changed, "#prompt")
-    def _prompt_changed(self, event: Input.Changed) -> None:
+    @on(TextArea.Changed, "#prompt")
+    def _prompt_changed(self, event: TextArea.Changed) -> None:
         """? opens the help from an empty prompt, and is typed into one that holds text: the
         footer shows which key opens the help."""
-        if bool(event.value) != self._prompt_has_text:
-            self._prompt_has_text = bool(event.value)
+        value = event.text_area.text
+        if bool(value) != self._prompt_has_text:
+            self._prompt_has_text = bool(value)
             self.refresh_bindings()
-        self.chooser.draft_changed(event.value)
-        self.driver.draft_changed(event.value, self._draft_files)
-        if event.value and self.turn_worker is not None:
+        self.chooser.draft_changed(value)
+        self.driver.draft_changed(value, self._draft_files)
+        if value and self.turn_worker is not None:
             self.typed_in_turn = True
+
+    @on(Typed)
+    def _typed(self, message: Typed) -> None:
+        """Text typed while another pane (or a question) had the focus goes to the prompt."""
+        prompt = self.query_one(Prompt)
+        prompt.insert_typed(message.text)
+        prompt.focus()
 
     async def _draft_files(self, text: str) -> list[str]:
         """The files a turn for the draft `text` would send (for its pre-warm)."""
@@ -469,7 +477,7 @@ class MainScreen(Screen[None]):
         """Why something waits for the turn in flight, with the key that ends that turn now."""
         if self.streaming:
             return f"a turn is streaming: escape stops it, then {then}"
-        return f"a turn is under review: decide it (R rejects what is left), then {then}"
+        return f"a turn is under review: decide it (alt+R rejects what is left), then {then}"
 
     def say(self, text: str, op: int | None = None) -> None:
         """The notice line; `op`: the operation it is about (it gives way when that operation's
@@ -499,7 +507,13 @@ class MainScreen(Screen[None]):
             return self.streaming or self.fixes.active
         if action in ("regenerate", "escalate"):
             return bool(self.last_prompt) or None
+        if action == "review":
+            return review_tools.chord_enabled(self, str(parameters[0]))
         return True
+
+    def action_review(self, name: str) -> None:
+        """A review chord (alt+a, ...): the review pane's action, whatever has the focus."""
+        getattr(self.query_one(ReviewPane), f"action_{name}")()
 
     def action_cycle_focus(self, step: int) -> None:
         order = [w for w in (self.query_one(Prompt), self.query_one(ReviewPane),

@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 
 from ...base.printable import shown
 from .. import bindings
+from .prompt import pass_typed
 
 
 def tokens_label(n: int | None) -> str:
@@ -196,6 +197,9 @@ class FilesPane(OptionList):
                 if not self.get_option_at_index(index).disabled:
                     self.highlighted = index
                     break
+
+    def on_key(self, event: events.Key) -> None:
+        pass_typed(self, event)  # a letter typed here goes to the prompt
 
     def action_toggle(self) -> None:
         option = self.highlighted_option
