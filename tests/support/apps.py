@@ -55,7 +55,7 @@ async def go_to(pilot: Any, app: SparkPairApp, index: int) -> None:
         assert cursor is not None
         if cursor.op == index:
             return
-        await pilot.press("n" if cursor.op < index else "p")
+        await pilot.press("alt+n" if cursor.op < index else "alt+p")
     raise AssertionError(f"could not reach operation {index}")
 
 

@@ -69,13 +69,13 @@ async def test_t_on_a_failing_check_starts_a_round_whose_pass_ends_the_loop(
     app = app_for(calc_repo, sim, fixes)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await until(pilot, lambda: "fix round 1 of 2" in notice(app), "the round's start")
         assert "gpt-5.3-codex-spark" in notice(app) and "escape stops" in notice(app)
         await until(pilot, lambda: proposed(app), "the round's proposal")
         sent = body_text(sim)
         assert len(sent) == 2 and "add(2, 3) is -1" in sent[1] and "check-output" in sent[1]
-        await pilot.press("A")  # reviewed as any turn; once applied the check runs again
+        await pilot.press("alt+shift+a")  # reviewed as any turn; once applied the check runs again
         await until(pilot, lambda: "the check passes after 1 round" in notice(app), "green")
         assert calc(calc_repo) == "return a + b"
         await until(pilot, lambda: turn_over(app), "the end of the turn")
@@ -89,16 +89,16 @@ async def test_failed_rounds_ask_for_the_stronger_model_and_go_back_after(
     app = app_for(calc_repo, sim, **{"review.fix_rounds": "2", "model.stronger": STRONG})
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         for n in (1, 2):
             await until(pilot, lambda n=n: f"fix round {n} of 2" in notice(app), f"round {n}")
             await until(pilot, lambda: proposed(app), f"round {n}'s proposal")
-            await pilot.press("t")
+            await pilot.press("alt+t")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
         assert STRONG in app.screen.question and "still fails after 2 rounds" in \
             app.screen.question
         assert [b["model"] for b in edit_bodies(sim)] == ["gpt-5.3-codex-spark"] * 3
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await until(pilot, lambda: "escalated" in notice(app), "the escalated round")
         assert f"stronger model {STRONG}" in notice(app)
         assert app.main.query_one(AppHeader).model == STRONG  # on screen, not silently
@@ -109,7 +109,7 @@ async def test_failed_rounds_ask_for_the_stronger_model_and_go_back_after(
         assert hunks and all(h.endswith(f"· {STRONG}") for h in hunks)
         assert str(review(app).border_title).endswith(f"by {STRONG}")
         assert app.main.query_one(Meter).parts()[-1].endswith(f"· {STRONG}")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await until(pilot, lambda: "passes after 3 rounds" in notice(app), "green")
         await until(pilot, lambda: "back on gpt-5.3-codex-spark" in notice(app), "back")
         assert app.main.query_one(AppHeader).model == "gpt-5.3-codex-spark"
@@ -120,10 +120,10 @@ async def test_a_rejected_round_ends_the_loop(calc_repo: Path, sim: SimProcess) 
     app = app_for(calc_repo, sim)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await until(pilot, lambda: "fix round 1" in notice(app), "the round")
         await until(pilot, lambda: proposed(app), "the round's proposal")
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: "round 1 was rejected" in notice(app), "the loop's end")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert calc(calc_repo) == "return a - b"  # the first turn stays applied
@@ -136,10 +136,10 @@ async def test_escape_stops_the_loop_and_off_never_escalates(calc_repo: Path,
                                      "review.escalate": "off"})
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await until(pilot, lambda: proposed(app) and "fix round 1 of 1" in notice(app),
                     "the round")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await until(pilot, lambda: "still fails after 1 round" in notice(app), "the end")
         assert not isinstance(app.screen, ConfirmScreen)
         assert all(b["model"] != STRONG for b in edit_bodies(sim))
@@ -152,17 +152,17 @@ async def test_escape_stops_the_loop_and_the_round_is_decided_as_any_turn(
     app = app_for(calc_repo, sim)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await until(pilot, lambda: proposed(app) and "fix round 1 of 2" in notice(app),
                     "the round under review")
         await pilot.press("escape")
         await until(pilot, lambda: "fix loop stopped (escape)" in notice(app), "the stop")
-        await pilot.press("t")  # the round is still a turn to decide: try it as any turn
+        await pilot.press("alt+t")  # the round is still a turn to decide: try it as any turn
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
         screen = app.screen
         await until(pilot, lambda: screen.result is not None, "the check's end")
         assert not screen.result.passed  # no new round: the person decides
-        await pilot.press("n")
+        await pilot.press("alt+n")
         await until(pilot, lambda: "rolled back" in notice(app), "the roll back")
         assert calc(calc_repo) == "return a - b" and len(edit_bodies(sim)) == 2
 
@@ -175,7 +175,7 @@ async def test_two_rejections_with_a_reason_send_the_task_to_the_stronger_model(
     async with app.run_test(size=(80, 24)) as pilot:
         for attempt in (1, 2):
             await until(pilot, lambda: proposed(app), f"proposal {attempt}")
-            await pilot.press("c")
+            await pilot.press("alt+c")
             await until(pilot, lambda: isinstance(app.screen, ReasonScreen), "the reason")
             await pilot.press(*"subtracts", "enter")
             if attempt == 1:
@@ -196,13 +196,13 @@ async def test_fix_rounds_0_is_off_the_failed_check_asks_keep_or_roll_back(
     app = app_for(calc_repo, sim, **{"review.fix_rounds": "0"})
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
         screen = app.screen
         await until(pilot, lambda: screen.result is not None, "the check's end")
         await pilot.pause(0.2)
         assert app.screen is screen and not screen.result.passed  # it waits for the person
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await until(pilot, lambda: "kept" in notice(app), "kept")
         assert len(edit_bodies(sim)) == 1 and calc(calc_repo) == "return a - b"
 
@@ -213,14 +213,14 @@ async def test_escape_in_an_escalated_round_goes_back_once_the_round_is_decided(
                                      "review.escalate": "auto"})
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await until(pilot, lambda: proposed(app) and "escalated" in notice(app),
                     "the escalated round under review")
         assert app.main.query_one(AppHeader).model == STRONG
         await pilot.press("escape")
         await until(pilot, lambda: "fix loop stopped (escape)" in notice(app), "the stop")
         assert app.main.query_one(AppHeader).model == STRONG  # not under the round
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: app.main.query_one(AppHeader).model ==
                     "gpt-5.3-codex-spark", "the drafting model again")
         await until(pilot, lambda: "back on gpt-5.3-codex-spark" in notice(app), "said so")
@@ -236,7 +236,7 @@ async def test_a_reply_cut_by_the_context_window_is_offered_to_the_stronger_mode
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
         assert "context window" in app.screen.question and STRONG in app.screen.question
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await until(pilot, lambda: proposed(app), "the stronger model's proposal")
         assert [b["model"] for b in edit_bodies(sim)] == ["gpt-5.3-codex-spark", STRONG]
         assert "context window" in notice(app)

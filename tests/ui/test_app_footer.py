@@ -47,7 +47,8 @@ async def test_the_footer_shows_what_matters_at_80_columns(repo: Path,
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.pause()
         line = footer_line(app)
-        assert in_order(line, ["aaccept", "rreject", "Aall", "R", "d", "j/khunk", "n/pfile",
+        # the review's chords, from the prompt (it keeps the focus), most important first
+        assert in_order(line, ["alt+aaccept", "alt+rreject", "alt+Aall", "alt+R", "alt+d",
                                "?keys", "^ppalette"]), line
         assert line.endswith("palette")
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")

@@ -63,9 +63,9 @@ REVIEW: list[BindingType] = [
                     "keep or roll back; a failing check starts fix rounds"),
     Binding("alt+o", "review('open_pager')", "pager", id="review.pager", priority=True,
             tooltip="Open the turn's diff in your pager (review.pager, $PAGER, less -R)"),
-    Binding("alt+j,alt+down", "review('next_item')", "next", id="review.next", show=False,
+    Binding("alt+j", "review('next_item')", "next", id="review.next", show=False,
             priority=True),
-    Binding("alt+k,alt+up", "review('previous_item')", "previous", id="review.previous",
+    Binding("alt+k", "review('previous_item')", "previous", id="review.previous",
             show=False, priority=True),
     Binding("alt+n", "review('next_file')", "next file", id="review.next_file", show=False,
             priority=True),
@@ -94,9 +94,9 @@ FILES: list[BindingType] = [
 
 # the prompt
 PROMPT: list[BindingType] = [
-    # the prompt takes enter itself, in turn with the keys typed before it; `send` runs in
-    # the key's own handler (no message hop), so the request goes out at once
-    Binding("enter", "submit", "send", id="prompt.send", priority=True,
+    # the prompt takes enter itself (its key handler: in turn with the keys typed before it,
+    # no message hop, so the request goes out at once); the binding names it in the footer
+    Binding("enter", "submit", "send", id="prompt.send",
             tooltip="Send the prompt (every line of it), or run a slash command"),
     # a line break by hand: ctrl+j is what terminals send for it; shift+enter where the
     # terminal reports it (kitty's keyboard protocol); a paste keeps its lines by itself

@@ -88,6 +88,7 @@ class TurnReview:
                     if not self.proposed_any:
                         self.proposed_any = True  # (the focus stays where it is: the
                         # review's chords work from the prompt, and typing never decides)
+                        screen.refresh_bindings()  # the footer names the chords now
                         if screen.notice.says(STREAMING):
                             screen.say("")
                 case Stale(path=path, index=index):

@@ -45,8 +45,9 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "failing "
      "check starts fix rounds ([review] fix_rounds)"),
     (("review.pager",), "review", "open the turn's diff in [review] pager ($PAGER, less -R)"),
-    (("review.next", "review.previous", "review.next_file", "review.previous_file"), "review",
-     "next / previous hunk; next / previous file"),
+    (("review.next", "review.previous"), "review", "next / previous hunk"),
+    (("review.next_file", "review.previous_file"), "review",
+     "next / previous file (alt+p is the files pane's pin while that pane has the focus)"),
     (("review.down", "review.up"), "review", "the cursor down / up"),
     (("review.page_down", "review.page_up"), "review", "the cursor a page down / up"),
     (("review.first", "review.last"), "review", "the cursor to the first / last row"),
@@ -106,7 +107,7 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
     for command, what in COMMANDS:
         commands.add_row(Text(command), Text(what))
     return Group(Text.assemble(("Keys", "bold"), " (each action ends with its id, dim: remap "
-                               "it in the config, e.g. [keys] \"review.accept\" = \"y\")\n"),
+                               "it in the config, e.g. [keys] \"review.accept\" = \"f5\")\n"),
                  Padding(table, (0, 0, 0, 2)),
                  Text.assemble("\n", ("Slash commands", "bold"),
                                " (type / in the prompt; → completes)\n"),

@@ -176,10 +176,15 @@ class Prompt(TextArea):
         return super().check_consume_key(key, character)
 
     async def _on_key(self, event: events.Key) -> None:
-        """A chord never types its letter (alt+a with nothing to decide does nothing); enter
-        is the send binding, not a new line."""
-        if event.key.startswith(("alt+", "ctrl+")) or event.key == "enter":
+        """An alt chord never types its letter (alt+a with nothing to decide does nothing: the
+        chords are priority bindings, taken before this); enter sends, here, in turn with the
+        keys typed before it (ctrl+j is the new line)."""
+        if event.key.startswith("alt+"):
             event.prevent_default()
+        elif event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            await self.action_submit()
 
     # ---- keys ----------------------------------------------------------------------------
 
