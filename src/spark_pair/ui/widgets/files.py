@@ -3,8 +3,8 @@
 `●` marks a file a person put into the context (sent with every prompt), `○` one the automatic
 context chose for the prompt being typed, with its reason on the line below, and `×` a chosen
 file dropped (not sent); each with its token estimate. `M` marks a file changed on disk since the
-last turn. space drops a chosen file (or brings it back), or takes a file out of the context or
-puts it in; p pins a file (it stays in the context for every prompt). A context file gone from
+last turn. enter drops a chosen file (or brings it back), or takes a file out of the context or
+puts it in; alt+p pins a file (it stays in the context for every prompt). A context file gone from
 disk (a turn deleted it) is not listed; it is listed again once it is back (/undo).
 """
 
@@ -190,7 +190,7 @@ class FilesPane(OptionList):
 
     def _on_focus(self, event: events.Focus) -> None:
         """A row is highlighted once the pane has the focus (the last one, else the first),
-        so space acts at once."""
+        so enter acts at once."""
         super()._on_focus(event)
         if self.highlighted is None:
             for index in range(self.option_count):
