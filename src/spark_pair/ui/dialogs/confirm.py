@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label
 
 from .. import bindings
-from ..widgets.prompt import pass_typed
+from ..typed import pass_typed
 
 
 class ConfirmScreen(ModalScreen[bool]):

@@ -20,7 +20,7 @@ from textual.worker import WorkerCancelled, WorkerFailed
 
 from ...workspace.checkrun import CheckResult, run_check
 from .. import bindings
-from ..widgets.prompt import pass_typed
+from ..typed import pass_typed
 
 
 class CheckScreen(ModalScreen[bool]):

@@ -27,6 +27,7 @@ from ...protocol.events import Completed, Failed
 from ...protocol.steer import Steered
 from .. import bindings, commands, review_tools, sessions, turn_queue
 from ..chosen import ChosenFiles
+from ..config_watch import ConfigWatch
 from ..dialogs.confirm import ConfirmScreen
 from ..driver import Driver, describe
 from ..fixrounds import FixRounds
@@ -34,12 +35,13 @@ from ..notices import STREAMING, Notice, displayed
 from ..sessions import Choice
 from ..steering import Steering, steer, steered
 from ..turn_review import TurnReview
+from ..typed import Typed
 from ..widgets.diff_view import DiffView
 from ..widgets.files import FilesPane
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.meter import Meter
-from ..widgets.prompt import Prompt, SlashSuggester, Typed
+from ..widgets.prompt import Prompt, SlashSuggester
 from ..widgets.review import ReviewPane
 from .check import CheckScreen
 from .help import HelpScreen
@@ -92,6 +94,7 @@ class MainScreen(Screen[None]):
         self.steering = Steering()  # corrections sent while a turn streams
         self.checking = False  # the check of a tried turn runs
         self.turn_review = TurnReview(self)  # the review pane follows the turn
+        self.config_watch = ConfigWatch(self)  # a config file saved while the app runs
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -150,14 +153,16 @@ class MainScreen(Screen[None]):
         self.query_one(Meter).prices = dict(self.driver.settings.prices)
         for warning in self.driver.settings.warnings:
             self.notify(warning, title="config", severity="warning", timeout=8, markup=False)
-        self._apply_keymap(self.driver.settings.keys)
+        self.apply_keymap(self.driver.settings.keys)
         self.call_after_refresh(gcpolicy.settle)
         self.prepare()
+        self.config_watch.start()
         if self.launch.prompt:
             prompt, self.launch.prompt = self.launch.prompt, ""
+            self.steering.note_next(f"instruction sent: {prompt}")  # (never typed: shown)
             self.start_turn(prompt, self.sent_context())
 
-    def _apply_keymap(self, keymap: dict[str, str]) -> None:
+    def apply_keymap(self, keymap: dict[str, str]) -> None:
         unknown = bindings.unknown_ids(keymap)
         if unknown:
             self.show_error(UsageError(

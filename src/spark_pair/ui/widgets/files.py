@@ -20,7 +20,7 @@ from textual.widgets.option_list import Option
 
 from ...base.printable import shown
 from .. import bindings
-from .prompt import pass_typed
+from ..typed import pass_typed
 
 
 def tokens_label(n: int | None) -> str:

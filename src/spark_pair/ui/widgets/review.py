@@ -32,7 +32,7 @@ from .. import bindings
 from ..dialogs.confirm import ConfirmScreen
 from ..dialogs.reason import ReasonScreen
 from ..review_state import Entry, Item, Kind, Mark, Refusal, Review, Undone
-from .prompt import pass_typed
+from ..typed import pass_typed
 
 TAGS = {Kind.MODIFY: ("M", "modify"), Kind.CREATE: ("+", "create"),
         Kind.DELETE: ("D", "DELETE"), Kind.RENAME: ("R", "RENAME")}
