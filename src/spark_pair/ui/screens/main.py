@@ -160,7 +160,8 @@ class MainScreen(Screen[None]):
         if self.launch.prompt:
             prompt, self.launch.prompt = self.launch.prompt, ""
             self.steering.note_next(f"instruction sent: {prompt}")  # (never typed: shown)
-            self.start_turn(prompt, self.sent_context())
+            if self.start_turn(prompt, self.sent_context()):  # and kept in view, below
+                self.query_one(DiffView).border_subtitle = f"sent: {prompt}"
 
     def apply_keymap(self, keymap: dict[str, str]) -> None:
         unknown = bindings.unknown_ids(keymap)
@@ -228,6 +229,7 @@ class MainScreen(Screen[None]):
             self.say(self.busy("enter sends this (tab queues it to run after)"))
             return False
         self.fixes.turn_started(prompt, resent=prompt == self.last_prompt)
+        self.query_one(DiffView).border_subtitle = ""  # (what the demo sent, until now)
         self.last_prompt = prompt
         self.turn_review.proposed_any = False
         self.trying = False
