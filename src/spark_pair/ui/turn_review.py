@@ -88,7 +88,6 @@ class TurnReview:
                     if not self.proposed_any:
                         self.proposed_any = True  # (the focus stays where it is: the
                         # review's chords work from the prompt, and typing never decides)
-                        screen.refresh_bindings()  # the footer names the chords now
                         if screen.notice.says(STREAMING):
                             screen.say("")
                 case Stale(path=path, index=index):
@@ -114,6 +113,7 @@ class TurnReview:
                 case TurnFinished(result=result):
                     self._finished(result)
         if proposed:
+            screen.refresh_bindings()  # the footer names the chords that decide them
             # an operation that shares a path with another of the turn (a rename, then an edit
             # of the new name) may fit only after it: the write step judges those
             for i, op in proposed:
@@ -234,6 +234,7 @@ class TurnReview:
         screen = self.screen
         for index, decision in message.decisions:
             screen.driver.approver.resolve(index, decision)
+        screen.refresh_bindings()  # (the footer's chords follow what is left to decide)
         if not screen.query_one(ReviewPane).has_undecided and screen.turn_worker is not None:
             screen.say("all decided: the turn is applied when the stream ends")
 
