@@ -20,16 +20,12 @@ from .review_state import Item
 from .widgets.files import FilesPane
 from .widgets.review import ReviewPane
 
-DECIDING = frozenset({"accept", "reject", "accept_all", "reject_all", "confirm",
-                      "reject_with_reason", "amend", "try_check"})
-
 
 def chord_enabled(screen: Any, name: str) -> bool:
     """A review chord (alt+a, ...) acts while the review pane shows a turn, whatever has the
-    focus; one that decides, while something is undecided (alt+p stays the files pane's pin
-    while that pane has the focus)."""
-    pane = screen.query_one(ReviewPane)
-    if pane.has_class("-empty") or (name in DECIDING and not pane.has_undecided):
+    focus (on a decided or stopped turn it says why it decides nothing); alt+p stays the files
+    pane's pin while that pane has the focus."""
+    if screen.query_one(ReviewPane).has_class("-empty"):
         return False
     return not (name == "previous_file" and isinstance(screen.focused, FilesPane))
 

@@ -45,10 +45,6 @@ class Steering:
         self.text = ""
         return resend_prompt(original, correction, arrived)
 
-    def note_next(self, text: str) -> None:
-        """A note the next turn's live diff starts with."""
-        self._note = text
-
     def note_for_new_turn(self) -> str | None:
         note, self._note = self._note, None
         return note

@@ -159,8 +159,7 @@ class MainScreen(Screen[None]):
         self.config_watch.start()
         if self.launch.prompt:
             prompt, self.launch.prompt = self.launch.prompt, ""
-            self.steering.note_next(f"instruction sent: {prompt}")  # (never typed: shown)
-            if self.start_turn(prompt, self.sent_context()):  # and kept in view, below
+            if self.start_turn(prompt, self.sent_context()):  # (never typed: in view, below)
                 self.query_one(DiffView).border_subtitle = f"sent: {prompt}"
 
     def apply_keymap(self, keymap: dict[str, str]) -> None:
