@@ -21,11 +21,11 @@ from support.apps import (
     until,
 )
 
-from spark_pair.sim.demo_project import FILES
+from spark_pair.sim.demo_project import FILES, PROMPT
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.dialogs.confirm import ConfirmScreen
 from spark_pair.ui.driver import Driver
-from spark_pair.ui.review_state import Kind
+from spark_pair.ui.review_state import Kind, Mark
 from spark_pair.ui.screens.help import HelpScreen
 from spark_pair.ui.screens.main import MainScreen
 from spark_pair.ui.widgets.files import FilesPane
@@ -294,21 +294,41 @@ async def test_ai_comments_can_be_turned_off(repo: Path, demo_sim: SimProcess) -
 
 
 async def test_keys_are_remapped_from_the_config(repo: Path, demo_sim: SimProcess) -> None:
-    (repo / ".spark-pair.toml").write_text('[keys]\nreview.reject_all = "x"\n'
+    (repo / ".spark-pair.toml").write_text('[keys]\nreview.reject_all = "f6"\n'
                                            '"review.accept_all" = "ctrl+y"\n')
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.press("alt+shift+r")  # no longer bound
         assert len(app.main.query_one("#review").review.undecided()) == 6
-        await pilot.press("ctrl+y", "x")
+        await pilot.press("ctrl+y", "f6")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         app.main.action_help()
         await until(pilot, lambda: isinstance(app.screen, HelpScreen)
                     and app.screen.query("Static"), "the help screen")
         text = screen_text(app).replace(" ", "")
-        assert "ctrl+yreviewacceptevery" in text and "│xreviewrejecteverything" in text
+        assert "ctrl+yreviewacceptevery" in text and "│f6reviewrejecteverything" in text
     assert (repo / "CHANGELOG.md").exists() and (repo / "TODO.txt").exists()
+
+
+async def test_a_decision_remapped_to_a_letter_is_refused(repo: Path,
+                                                          demo_sim: SimProcess) -> None:
+    """Typing never decides, remapped or not: `review.accept = "y"` is reported and alt+a
+    stays; a y typed is text."""
+    (repo / ".spark-pair.toml").write_text('[keys]\n"review.accept" = "y"\n')
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: "never decides" in notice(app), "the report")
+        assert "review.accept" in notice(app) and "hint:" in notice(app)
+        app.main.start_turn(PROMPT, list(app.main.context))
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("y")
+        assert app.main.query_one(Prompt).text == "y"
+        assert len(app.main.query_one("#review").review.undecided()) == 6
+        await pilot.press("alt+a")
+        assert app.main.query_one("#review").review.entries[0].hunks[0] is Mark.ACCEPTED
+        await pilot.press("alt+shift+r")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
 
 
 async def test_an_unknown_key_binding_id_is_reported(repo: Path, demo_sim: SimProcess) -> None:

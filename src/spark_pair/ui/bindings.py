@@ -170,5 +170,14 @@ def unknown_ids(keymap: Mapping[str, str]) -> list[str]:
     return sorted(k for k in keymap if k not in known)
 
 
+def text_keys(keymap: Mapping[str, str]) -> list[str]:
+    """The ids in `keymap` of a decision, a question's answer or a files pane key mapped to a
+    key that types text (a letter, a digit, space): refused, as typing never decides."""
+    deciding = {b.id for owner in (REVIEW, FILES, CONFIRM) for b in owner
+                if isinstance(b, Binding) and b.id}
+    return sorted(i for i, keys in keymap.items() if i in deciding and any(
+        len(k.strip()) == 1 or k.strip() == "space" for k in keys.split(",")))
+
+
 def keys_in_effect(keymap: Mapping[str, str]) -> dict[str, str]:
     return {**default_keys(), **{k: v for k, v in keymap.items()}}

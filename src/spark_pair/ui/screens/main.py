@@ -169,7 +169,12 @@ class MainScreen(Screen[None]):
                 f"[keys] names no binding {', '.join(map(repr, unknown))}",
                 hint="f1 shows every key with its id (dim, after the action), e.g. "
                      "review.accept, app.stop, files.toggle"))
-        self.app.set_keymap({k: v for k, v in keymap.items() if k not in unknown})
+        typed = bindings.text_keys(keymap)  # (kept at their chords)
+        if typed:
+            self.show_error(UsageError(
+                f"[keys] {', '.join(map(repr, typed))}: a key that types text never decides",
+                hint="use a chord (alt+y, ctrl+y) or a key that is not text (f5, delete)"))
+        self.app.set_keymap({k: v for k, v in keymap.items() if k not in {*unknown, *typed}})
 
     @on(Driver.Switched)
     def _switched(self, message: Driver.Switched) -> None:
