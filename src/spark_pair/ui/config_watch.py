@@ -13,8 +13,9 @@ from typing import Any
 
 from ..base import dirs
 from ..base.config import PROJECT_FILE, find_project_file, load_settings
-from ..base.errors import SparkPairError
+from ..base.errors import SparkPairError, UsageError
 from ..base.printable import shown
+from . import bindings
 from .widgets.meter import Meter
 
 POLL_S = 1.0  # how often the files' stat is read (in a thread)
@@ -32,6 +33,23 @@ def stamps(paths: list[Path]) -> dict[Path, Stamp]:
         except OSError:
             out[path] = None
     return out
+
+
+def apply_keymap(screen: Any, keymap: dict[str, str]) -> None:
+    """`[keys]` on the app; an id that names no binding, or a decision mapped to a key that
+    types text, is said and left at its default."""
+    unknown = bindings.unknown_ids(keymap)
+    if unknown:
+        screen.show_error(UsageError(
+            f"[keys] names no binding {', '.join(map(repr, unknown))}",
+            hint="f1 shows every key with its id (dim, after the action), e.g. "
+                 "review.accept, app.stop, files.toggle"))
+    typed = bindings.text_keys(keymap)
+    if typed:
+        screen.show_error(UsageError(
+            f"[keys] {', '.join(map(repr, typed))}: a key that types text never decides",
+            hint="use a chord (alt+y, ctrl+y) or a key that is not text (f5, delete)"))
+    screen.app.set_keymap({k: v for k, v in keymap.items() if k not in {*unknown, *typed}})
 
 
 class ConfigWatch:
@@ -86,7 +104,7 @@ class ConfigWatch:
             taken.append("[review]")
         if new.keys != old.keys:
             old.keys = new.keys
-            screen.apply_keymap(new.keys)
+            apply_keymap(screen, new.keys)
             taken.append("[keys]")
         if new.prices != old.prices:
             old.prices = new.prices

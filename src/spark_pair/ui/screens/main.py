@@ -27,7 +27,7 @@ from ...protocol.events import Completed, Failed
 from ...protocol.steer import Steered
 from .. import bindings, commands, review_tools, sessions, turn_queue
 from ..chosen import ChosenFiles
-from ..config_watch import ConfigWatch
+from ..config_watch import ConfigWatch, apply_keymap
 from ..dialogs.confirm import ConfirmScreen
 from ..driver import Driver, describe
 from ..fixrounds import FixRounds
@@ -153,7 +153,7 @@ class MainScreen(Screen[None]):
         self.query_one(Meter).prices = dict(self.driver.settings.prices)
         for warning in self.driver.settings.warnings:
             self.notify(warning, title="config", severity="warning", timeout=8, markup=False)
-        self.apply_keymap(self.driver.settings.keys)
+        apply_keymap(self, self.driver.settings.keys)
         self.call_after_refresh(gcpolicy.settle)
         self.prepare()
         self.config_watch.start()
@@ -161,20 +161,6 @@ class MainScreen(Screen[None]):
             prompt, self.launch.prompt = self.launch.prompt, ""
             if self.start_turn(prompt, self.sent_context()):  # (never typed: in view, below)
                 self.query_one(DiffView).border_subtitle = f"sent: {prompt}"
-
-    def apply_keymap(self, keymap: dict[str, str]) -> None:
-        unknown = bindings.unknown_ids(keymap)
-        if unknown:
-            self.show_error(UsageError(
-                f"[keys] names no binding {', '.join(map(repr, unknown))}",
-                hint="f1 shows every key with its id (dim, after the action), e.g. "
-                     "review.accept, app.stop, files.toggle"))
-        typed = bindings.text_keys(keymap)  # (kept at their chords)
-        if typed:
-            self.show_error(UsageError(
-                f"[keys] {', '.join(map(repr, typed))}: a key that types text never decides",
-                hint="use a chord (alt+y, ctrl+y) or a key that is not text (f5, delete)"))
-        self.app.set_keymap({k: v for k, v in keymap.items() if k not in {*unknown, *typed}})
 
     @on(Driver.Switched)
     def _switched(self, message: Driver.Switched) -> None:
