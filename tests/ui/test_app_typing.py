@@ -10,7 +10,9 @@ import string
 import sys
 from pathlib import Path
 
+import pytest
 from support.apps import all_proposed, edit_bodies, make_app, notice, review, turn_over, until
+from support.runs import make_repo
 from textual import events
 
 from spark_pair.sim.demo_project import FILES
@@ -177,3 +179,43 @@ async def test_a_pasted_three_line_instruction_is_sent_whole(repo: Path,
             "to the order total\\nand note it" in sent  # the lines, in one message
         await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_a_sentence_typed_during_a_fix_round_decides_nothing(
+        tmp_path: Path, sim: SimProcess, monkeypatch: pytest.MonkeyPatch) -> None:
+    """alt+t on a turn whose check fails starts a fix round: a sentence typed while its check
+    runs and while the round streams and waits lands in the prompt; the round stays undecided
+    and unwritten until alt+A, and then its check passes."""
+    monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
+    for var in ("SPARK_PAIR_BASE_URL", "SPARK_PAIR_MODEL", "SPARK_PAIR_TRANSPORT"):
+        monkeypatch.delenv(var, raising=False)
+    repo = make_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return 0\n",
+                                         "check.py": "import time, calc\ntime.sleep(0.5)\n"
+                                                     "assert calc.add(2, 3) == 5, 'no'\n"})
+
+    def diff(old: str, new: str) -> str:
+        return (f"```diff\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n"
+                f"-    return {old}\n+    return {new}\n```\n")
+
+    sim.configure(tps=40, replies=[{"match": "", "check": "no", "text": diff("a - b", "a + b")},
+                                   {"match": "ADD", "text": diff("0", "a - b")}])
+    app = make_app(repo, sim, prompt="ADD numbers in calc.py", files=("calc.py",),
+                   **{"review.check": "python3 check.py", "context.auto": "false",
+                      "review.fix_rounds": "1"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: review(app).review.undecided(), "the first proposal")
+        await pilot.press("alt+t")
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check")
+        await type_text(pilot, SENTENCE)
+        await until(pilot, lambda: "fix round 1" in notice(app), "the round's start")
+        await type_text(pilot, " " + LETTERS)
+        await until(pilot, lambda: review(app).review.undecided(), "the round's proposal")
+        await type_text(pilot, " y n")
+        await pilot.pause(0.2)
+        assert prompt_of(app).text == f"{SENTENCE} {LETTERS} y n"
+        assert (repo / "calc.py").read_text().endswith("return a - b\n")  # the round: unwritten
+        assert len(review(app).review.undecided()) == 1
+        await pilot.press("alt+shift+a")
+        await until(pilot, lambda: "the check passes after 1 round" in notice(app), "green")
+        assert (repo / "calc.py").read_text().endswith("return a + b\n")
+        assert prompt_of(app).text == f"{SENTENCE} {LETTERS} y n"
