@@ -148,6 +148,8 @@ async def test_a_sentence_typed_while_the_check_runs_answers_nothing(
         await until(pilot, lambda: app.screen is app.main, "the answer")
         await pilot.pause(0.1)
         assert (repo / "inventory.py").read_text() == written  # kept
+        await pilot.press("!")  # the prompt's cursor is after what went to it
+        assert prompt_of(app).text == "yes no " + SENTENCE + " y n!"
 
 
 async def test_a_pasted_three_line_instruction_is_sent_whole(repo: Path,
@@ -165,15 +167,15 @@ async def test_a_pasted_three_line_instruction_is_sent_whole(repo: Path,
         assert prompt.text == pasted
         assert prompt.outer_size.height == height + 2  # three rows of text, not one
         assert "3 lines" in str(prompt.border_subtitle)
-        await pilot.press("ctrl+j", *"keep it short")
-        assert prompt.text == pasted + "\nkeep it short"
-        assert "4 lines" in str(prompt.border_subtitle)
+        await pilot.press("ctrl+j", *"keep it", "ctrl+j", *"short")
+        assert prompt.text == pasted + "\nkeep it\nshort"  # typed on, after each new line
+        assert "5 lines" in str(prompt.border_subtitle)
         demo_sim.clear_requests()
         await pilot.press("enter")
         await until(pilot, lambda: edit_bodies(demo_sim), "the request")
         await until(pilot, lambda: all_proposed(app), "every proposal")
         sent = repr(edit_bodies(demo_sim)[0])
-        for line in [*pasted.splitlines(), "keep it short"]:
+        for line in [*pasted.splitlines(), "keep it", "short"]:
             assert line in sent, line
         assert "to the order total\\\\nand note it" in sent or \
             "to the order total\\nand note it" in sent  # the lines, in one message

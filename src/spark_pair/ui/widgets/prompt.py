@@ -109,7 +109,7 @@ class Prompt(TextArea):
     def insert_typed(self, text: str) -> None:
         """Text typed elsewhere (a pane that had the focus): at the end, as if typed here."""
         self.move_cursor(self.document.end)
-        self.insert(text)
+        self.move_cursor(self.insert(text).end_location)
 
     def update_suggestion(self) -> None:
         full = self.suggester.suggest(self.text) if self.suggester is not None else None
@@ -160,7 +160,7 @@ class Prompt(TextArea):
         self.send(self.text)
 
     def action_newline(self) -> None:
-        self.insert("\n")
+        self.move_cursor(self.insert("\n").end_location)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """tab queues only while a turn runs and the prompt holds text, escape clears the queue
