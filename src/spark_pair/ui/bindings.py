@@ -99,9 +99,11 @@ PROMPT: list[BindingType] = [
     Binding("enter", "submit", "send", id="prompt.send",
             tooltip="Send the prompt (every line of it), or run a slash command"),
     # a line break by hand: ctrl+j is what terminals send for it; shift+enter where the
-    # terminal reports it (kitty's keyboard protocol); a paste keeps its lines by itself
+    # terminal reports it (kitty's keyboard protocol); a paste keeps its lines by itself.
+    # Priority: taken in turn with the keys of the same terminal write (a binding found on the
+    # way back up would come after the keys behind it)
     Binding("ctrl+j,shift+enter", "newline", "new line", id="prompt.newline", show=False,
-            tooltip="Start a new line in the prompt"),
+            priority=True, tooltip="Start a new line in the prompt"),
     # while a turn runs (streams or waits for review) and the prompt holds text; elsewhere tab
     # moves to the next pane (the footer shows which)
     Binding("tab", "queue", "queue", id="prompt.queue",
