@@ -221,3 +221,21 @@ async def test_a_sentence_typed_during_a_fix_round_decides_nothing(
         await until(pilot, lambda: "the check passes after 1 round" in notice(app), "green")
         assert (repo / "calc.py").read_text().endswith("return a + b\n")
         assert prompt_of(app).text == f"{SENTENCE} {LETTERS} y n"
+
+
+async def test_keys_of_one_terminal_write_keep_their_order(repo: Path,
+                                                           demo_sim: SimProcess) -> None:
+    """A sentence with a new line in it, delivered in one batch as a terminal write (or a
+    tmux send-keys) delivers it, with the focus on the review pane: every key in order."""
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        app.main.query_one(ReviewPane).focus()
+        await pilot.pause()
+        for key, char in [*((c, c) for c in "Also"), ("ctrl+j", "\n"),
+                          *((c, c) for c in "add a test")]:
+            app.post_message(events.Key(key, char))
+        await until(pilot, lambda: prompt_of(app).text == "Also\nadd a test", "the text")
+        assert len(review(app).review.undecided()) == 6
+        await pilot.press("alt+shift+r")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")

@@ -8,10 +8,14 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
 
+NEW_LINE = ("ctrl+j", "shift+enter")  # the prompt's new line (a key the prompt types)
+
 
 def typed_text(event: events.Key) -> str | None:
-    """The text a key types: a printable character without alt or ctrl (None: a key or a chord,
-    never text)."""
+    """The text a key types: a printable character without alt or ctrl, or the new line
+    (None: a key or a chord, never text)."""
+    if event.key in NEW_LINE:
+        return "\n"
     if event.character and event.is_printable and not event.key.startswith(("alt+", "ctrl+")):
         return event.character
     return None
