@@ -38,7 +38,7 @@ def test_demo_opens_the_app_and_a_turn_is_reviewed_with_keys(tmp_path: Path) -> 
     try:
         app.read_until("Live diff")
         app.read_until("6 undecided")  # the scripted turn started by itself
-        app.read_until("instruction sent:")  # the demo shows what it asked
+        app.read_until("sent: validate input lines")  # the demo shows what it asked
         app.send("Also add a test for the discount")  # typed text: to the prompt, decides nothing
         app.send("\x1b[200~first line\nsecond line\nthird line\x1b[201~")  # a bracketed paste
         app.read_until("lines (^j: new line)")  # the prompt holds every line of it
