@@ -21,9 +21,9 @@ sampled in every run (4 x --runs per transport). Per transport:
   period (protocol.batches.READ_PERIOD_S), as the paced reads are (and, for comparison,
   woken by time.sleep with no event loop). The CPU target has to fit above it.
 
-With --https the run talks to the simulator through a TLS front on 127.0.0.1 (a self-signed
-certificate made with the openssl command, trusted through SSL_CERT_FILE), as every cloud
-user does: TLS set-up and the CA load count as they would.
+With --https the run talks to the simulator through a TLS front on 127.0.0.1 (a CA made for
+the run with the openssl command, trusted through SSL_CERT_FILE, and a certificate it signs),
+as every cloud user does: TLS set-up and the CA load count as they would.
 
 The machine may be shared: every figure is min / median / max over the runs.
 """
@@ -121,25 +121,40 @@ def one_run(sim: SimProcess, repo: Path, home: Path, transport: str, prompt: str
             "tokens": entry["output_tokens"]}
 
 
+def make_ca(folder: Path) -> tuple[Path, Path, Path]:
+    """A CA made for this run and a certificate for localhost it signs (as a cloud endpoint's
+    chain: clients that refuse a self-signed leaf as its own CA accept it): (CA, leaf, key)."""
+    ca, ca_key = folder / "ca.pem", folder / "ca-key.pem"
+    leaf, key, csr, ext = (folder / n for n in ("cert.pem", "key.pem", "cert.csr", "ext.cnf"))
+    ext.write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
+                   "extendedKeyUsage=serverAuth\n")
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    steps = [["req", "-x509", *ec, "-days", "1", "-subj", "/CN=spark-pair bench CA", "-addext",
+              "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign",
+              "-keyout", str(ca_key), "-out", str(ca)],
+             ["req", *ec, "-subj", "/CN=localhost", "-keyout", str(key), "-out", str(csr)],
+             ["x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key),
+              "-CAcreateserial", "-days", "1", "-extfile", str(ext), "-out", str(leaf)]]
+    try:
+        for step in steps:
+            subprocess.run(["openssl", *step], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise SystemExit(f"--https needs the openssl command to make a certificate: "
+                         f"{exc}") from None
+    return ca, leaf, key
+
+
 class TlsFront:
-    """TLS in front of the simulator: https://localhost:PORT, each connection piped to it."""
+    """TLS in front of the simulator: https://localhost:PORT, each connection piped to it.
+    `cert` is the CA to trust (SSL_CERT_FILE)."""
 
     def __init__(self, sim_url: str, folder: Path) -> None:
         import ssl
         from urllib.parse import urlsplit
 
-        self.cert, key = folder / "cert.pem", folder / "key.pem"
-        try:
-            subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                            "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj",
-                            "/CN=localhost", "-addext",
-                            "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key),
-                            "-out", str(self.cert)], check=True, capture_output=True)
-        except (OSError, subprocess.CalledProcessError) as exc:
-            raise SystemExit(f"--https needs the openssl command to make a certificate: "
-                             f"{exc}") from None
+        self.cert, leaf, key = make_ca(folder)
         self.ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        self.ctx.load_cert_chain(self.cert, key)
+        self.ctx.load_cert_chain(leaf, key)
         parts = urlsplit(sim_url)
         self.target = (parts.hostname, parts.port)
         self.loop = asyncio.new_event_loop()

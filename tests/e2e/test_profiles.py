@@ -203,7 +203,9 @@ def test_demanding_a_mode_the_server_lacks_says_so_not_fix_the_url(form, tmp_pat
         failed = [c for c in report["checks"] if c["status"] == "fail"]
         assert doctor.returncode == 1 and failed, doctor.stdout
         for check in failed:
-            assert "does not offer the Responses API" in check["hint"], check
+            assert "does not offer the Responses API" in check["detail"], check
+            assert "set transport = auto" in check["hint"], check  # (said once: not again)
+            assert "does not offer" not in check["hint"], check
             assert "/v1 doubled" not in check["hint"] and "API root" not in check["hint"]
         for transport in ("responses", "ws"):
             res = run(repo, home, sim, "hello", "-f", "a.py", "--transport", transport,

@@ -124,7 +124,8 @@ def test_review_shares_per_model_in_json_and_in_the_table(home):
     data = json.loads(CliRunner().invoke(main, ["stats", "--since", "all", "--json"]).stdout)
     assert data["review"] == [{"model": "fast-model", "turns": 1, "proposed_hunks": 4,
                                "kept": 2, "amended": 1, "rejected": 1, "kept_share": 0.5,
-                               "amended_share": 0.25, "rejected_share": 0.25}]
+                               "amended_share": 0.25, "rejected_share": 0.25,
+                               "could_not_apply": 0}]
     text = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"}).stdout
     row = next(line for line in text.splitlines() if line.strip().startswith("fast-model"))
     assert row.split()[1:] == ["1", "4", "50%", "25%", "25%"]
@@ -180,3 +181,33 @@ def test_check_and_fix_figures_per_model(home):
     assert "Check and fix by model" in table and max(map(len, table.splitlines())) <= 80
     row = next(line for line in table.splitlines() if line.strip().startswith("fast"))
     assert row.split() == ["fast", "3", "2", "2.0", "33%", "33%"]
+
+
+def test_diff_form_shares_per_model_in_json_and_in_the_table(home):
+    import sqlite3
+
+    from spark_pair.store.forms import Form
+
+    path = home / "home" / "data" / "requests.sqlite3"
+    db = sqlite3.connect(path)  # a store written before the forms table existed
+    db.execute("DROP TABLE forms")
+    db.commit()
+    db.close()
+    store = RequestStore(path)  # opened: it gains the table, its records stay readable
+    assert store.form_rows() == [] and len(store.records()) == 6
+    for i, form in enumerate([Form.AS_SENT, Form.AS_SENT, Form.TOLERANCE, Form.REPAIRED]):
+        store.record_form(f"t{i}", "fast-model", form)
+    store.record_form("t9", "strong-model", Form.REFUSED)
+    store.close()
+    data = json.loads(CliRunner().invoke(main, ["stats", "--since", "all", "--json"]).stdout)
+    assert data["forms"][0] == {"model": "fast-model", "replies": 4, "as_sent": 2,
+                                "tolerance": 1, "repaired": 1, "refused": 0,
+                                "as_sent_share": 0.5, "tolerance_share": 0.25,
+                                "repaired_share": 0.25, "refused_share": 0.0}
+    assert data["forms"][1]["model"] == "strong-model"
+    assert data["forms"][1]["refused_share"] == 1.0
+    text = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"}).stdout
+    assert "Diff form by model" in text and max(len(line) for line in text.splitlines()) <= 80
+    row = next(line for line in text.splitlines() if line.strip().startswith("fast-model")
+               and "%" in line and line.split()[1] == "4")
+    assert row.split()[1:] == ["4", "50%", "25%", "25%", "0%"]

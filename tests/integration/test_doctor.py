@@ -178,7 +178,8 @@ async def test_html_error_page_is_shown_as_an_excerpt(sim):
     assert_fails_at(report, "models", "protocol")
     models = by_id(report)["models"]
     assert "Bad Gateway" in models.detail and "text/html" in models.detail
-    assert "event stream" not in models.detail and "HTML page" in models.hint
+    assert "event stream" not in models.detail and "HTML page" in models.detail
+    assert "login page" in models.hint and "API root" in models.hint  # (said once)
     auth = by_id(report)["auth"]  # an HTML page says nothing about the key
     assert auth.status == "skip" and "nothing about the key" in auth.detail
 
@@ -546,3 +547,29 @@ async def test_a_stalled_server_still_fails_the_plain_request(sim):
     assert not report.ok and report.first_failure.id == "request"
     assert "no complete answer within 1.5 s" in results["request"].detail
     assert results["stream"].status == "fail" and results["memory"].status == "skip"
+
+
+@pytest.mark.parametrize(("profile", "found"), [("llama.cpp", "chat"), ("vllm", "responses"),
+                                                ("spark", "ws")])
+async def test_what_doctor_found_is_what_the_first_turn_uses(tmp_path, profile, found):
+    """Doctor keeps the transport auto settles on; the next client's first turn goes there
+    at once, trying no mode the server lacks."""
+    from support.clients import turn
+
+    from spark_pair.protocol import offers
+    from spark_pair.protocol.client import ClientOptions, ModelClient
+    from spark_pair.sim.process import SimProcess
+
+    cache = tmp_path / "transports.json"
+    with SimProcess(**PACED, profile=profile) as server:
+        server.configure(replies=[{"match": "What number", "text": "42"}])
+        report = await run_doctor(config(server, fallbacks=[], transport_cache=cache))
+        assert by_id(report)["stream"].status == "pass", by_id(report)["stream"].detail
+        assert offers.recall(cache, server.base_url).transport == found
+        server.clear_requests()
+        opts = ClientOptions(base_url=server.base_url, api_key="sk-test-doctor-key",
+                             model=MODEL, transport="auto")
+        async with ModelClient(opts, transport_cache=cache) as c:
+            done = await c.complete(turn())
+        assert done.text and done.retries == 0
+        assert [r["transport"] for r in server.requests()] == [found]

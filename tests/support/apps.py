@@ -55,7 +55,8 @@ async def go_to(pilot: Any, app: SparkPairApp, index: int) -> None:
         assert cursor is not None
         if cursor.op == index:
             return
-        await pilot.press("alt+n" if cursor.op < index else "alt+p")
+        order = review(app).review.order()  # (deletes and renames come first)
+        await pilot.press("alt+n" if order.index(cursor.op) < order.index(index) else "alt+p")
     raise AssertionError(f"could not reach operation {index}")
 
 

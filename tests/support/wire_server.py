@@ -16,6 +16,17 @@ and in hostile ways (a broken or malicious server):
   wshuge     a WebSocket whose first message is 9 MiB of text (wshugefirst: sent before the
              client's request)
   wsbinary   a WebSocket whose messages are binary frames (JSON inside)
+  and breaking the protocol (each after the request is read; a stream of text first, for
+  the WebSocket ones, where the name says `mid`):
+  badchunk   an event stream whose chunk size is no number (negchunk: a negative one)
+  twolengths an event stream with two Content-Length headers that disagree
+  nothttp   an answer that is no HTTP at all (an SSH banner)
+  wsmasked   a WebSocket frame from the server that is masked
+  wsrsv      a WebSocket frame with a reserved bit set (no extension was agreed)
+  wsbadutf8  a WebSocket text frame that is not UTF-8
+  wsbadclose a WebSocket close frame with a code no endpoint may send (999)
+  wsdrop     a WebSocket that closes (no close frame) after the first delta: a real drop
+  plainweb   what a plain web server says to a POST: HTTP 501 with an HTML page
   reply      a whole reply on every transport (chat, responses, WebSocket): the text and the
              raw usage JSON come from the JSON file named by argv[5] ({"text", "usage"})
 It stops by itself after argv[4] seconds (default 60)."""
@@ -207,7 +218,56 @@ def reply(conn: socket.socket, lines: list[str]) -> None:
     conn.sendall(SSE_HEAD + b"\r\n" + body.encode())
 
 
-HOSTILE = {"gzipbomb": gzip_stream(b"\0" * 4096),
+def broken_http(head: bytes, body: bytes = b"", hold: bool = True):  # noqa: ANN201
+    """An answer of `head` and `body`; `hold`: the connection stays open for DELAY s after."""
+    def answer(conn: socket.socket, lines: list[str]) -> None:
+        conn.sendall(head + b"\r\n" + body)
+        if hold:
+            time.sleep(DELAY)
+    return answer
+
+
+EVENT = b'data: {"type": "response.created", "response": {"id": "resp_1"}}\n\n'
+CHUNKED = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+PLAIN_501 = (b"<!DOCTYPE HTML>\n<html><head><title>Error response</title></head><body>"
+             b"<h1>Error response</h1><p>Error code: 501</p>"
+             b"<p>Message: Unsupported method ('POST').</p></body></html>\n")
+
+
+def ws_broken(first: bytes):  # noqa: ANN201 - a mode's answer
+    """After the upgrade and the client's request: a delta, then `first` (b"": close)."""
+    def answer(conn: socket.socket, lines: list[str]) -> None:
+        if not any(h.lower().startswith("upgrade:") for h in lines[1:]):
+            broken_http(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n"
+                        b"Connection: close\r\n", hold=False)(conn, lines)
+            return
+        upgrade(conn, lines)
+        conn.sendall(frame(json.dumps({"type": "response.created",
+                                       "response": {"id": "resp_1"}}).encode())
+                     + frame(b'{"type": "response.output_text.delta", "delta": "--- a/x"}'))
+        if first:
+            conn.sendall(first)
+            time.sleep(DELAY)
+    return answer
+
+
+BROKEN = {
+    "badchunk": broken_http(CHUNKED, b"%x\r\n%s\r\nzz\r\nabc\r\n" % (len(EVENT), EVENT)),
+    "negchunk": broken_http(CHUNKED, b"%x\r\n%s\r\n-5\r\nabc\r\n" % (len(EVENT), EVENT)),
+    "twolengths": broken_http(SSE_HEAD + b"Content-Length: 10\r\nContent-Length: 20\r\n",
+                              EVENT),
+    "nothttp": lambda conn, lines: conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n\r\n"),
+    "wsmasked": ws_broken(bytes((0x81, 0x80 | 4)) + b"\0\0\0\0" + b"abcd"),
+    "wsrsv": ws_broken(bytes((0x81 | 0x40, 2)) + b"{}"),
+    "wsbadutf8": ws_broken(frame(b'{"type": "\xff\xfe"}')),
+    "wsbadclose": ws_broken(frame((999).to_bytes(2, "big") + b"bye", opcode=0x8)),
+    "wsdrop": ws_broken(b""),
+    "plainweb": broken_http(b"HTTP/1.0 501 Unsupported method ('POST')\r\nServer: SimpleHTTP/0.6"
+                            b"\r\nContent-Type: text/html;charset=utf-8\r\nContent-Length: %d"
+                            b"\r\nConnection: close\r\n" % len(PLAIN_501), PLAIN_501, hold=False),
+}
+
+HOSTILE = {**BROKEN, "gzipbomb": gzip_stream(b"\0" * 4096),
            "gziplines": gzip_stream(b": " + b"k" * 1021 + b"\n"),
            "endlessline": endless_line, "endless400": endless_400, "wshuge": ws_huge,
            "wshugefirst": lambda conn, lines: ws_huge(conn, lines, first=True),

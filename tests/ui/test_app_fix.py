@@ -11,7 +11,10 @@ from support.apps import edit_bodies, make_app, notice, review, turn_over, type_
 from support.runs import make_repo
 
 from spark_pair.sim.process import SimProcess
+from spark_pair.store.sessions import SessionStore
 from spark_pair.ui.dialogs.confirm import ConfirmScreen
+from spark_pair.ui.screens.check import CheckScreen
+from spark_pair.ui.sessions import earlier_lines
 from spark_pair.ui.widgets.diff_view import DiffView, Kind
 from spark_pair.ui.widgets.header import AppHeader
 from spark_pair.ui.widgets.meter import Meter
@@ -62,6 +65,33 @@ def calc(repo: Path) -> str:
     return (repo / "calc.py").read_text().splitlines()[1].strip()
 
 
+async def read_and_send(pilot, app) -> CheckScreen:
+    """The failed check stays on screen with what `y` sends next, until `y`."""
+    await until(pilot, lambda: isinstance(app.screen, CheckScreen) and
+                app.screen.result is not None, "the failed check")
+    screen = app.screen
+    await pilot.pause(0.1)
+    assert app.screen is screen and screen.sends  # it waits for the person
+    assert "alt+y keeps the turn and sends this output" in status(screen)
+    await pilot.press("alt+y")
+    return screen
+
+
+async def to_the_last_check(pilot, app) -> None:
+    """One round of a one-round loop, then its failed check on screen."""
+    await until(pilot, lambda: proposed(app), "the first proposal")
+    await pilot.press("alt+t")
+    await read_and_send(pilot, app)
+    await until(pilot, lambda: proposed(app) and "fix round 1 of 1" in notice(app), "the round")
+    await pilot.press("alt+t")
+    await until(pilot, lambda: isinstance(app.screen, CheckScreen) and
+                app.screen.result is not None, "the last check")
+
+
+def status(screen: CheckScreen) -> str:
+    return str(screen.query_one("#check-status").content)
+
+
 async def test_t_on_a_failing_check_starts_a_round_whose_pass_ends_the_loop(
         calc_repo: Path, sim: SimProcess) -> None:
     fixes = [{"match": "", "check": "add(2, 3) is -1", "text": diff("a - b", "a + b")},
@@ -70,6 +100,7 @@ async def test_t_on_a_failing_check_starts_a_round_whose_pass_ends_the_loop(
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
         await pilot.press("alt+t")
+        await read_and_send(pilot, app)
         await until(pilot, lambda: "fix round 1 of 2" in notice(app), "the round's start")
         assert "gpt-5.3-codex-spark" in notice(app) and "escape stops" in notice(app)
         await until(pilot, lambda: proposed(app), "the round's proposal")
@@ -79,9 +110,16 @@ async def test_t_on_a_failing_check_starts_a_round_whose_pass_ends_the_loop(
         await until(pilot, lambda: "the check passes after 1 round" in notice(app), "green")
         assert calc(calc_repo) == "return a + b"
         await until(pilot, lambda: turn_over(app), "the end of the turn")
+        # the stored last instruction is the person's, not the fix round's (/sessions, -c)
+        assert app.main.driver.conversation.keeper._current().last_instruction == PROMPT
         for expected in ("return a - b", "return 0"):  # each round undoes by itself
             await type_line(pilot, app, "/undo")
             await until(pilot, lambda e=expected: calc(calc_repo) == e, expected)
+    with SessionStore() as store:
+        (info,) = store.listed(str(calc_repo))
+        assert info.turns == 2 and info.last_instruction == PROMPT
+        lines = earlier_lines(store.turns(info.id), info.name, "")
+    assert PROMPT in lines[1] and "fix round" in lines[2] and "After your" not in lines[2]
 
 
 async def test_failed_rounds_ask_for_the_stronger_model_and_go_back_after(
@@ -90,10 +128,12 @@ async def test_failed_rounds_ask_for_the_stronger_model_and_go_back_after(
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
         await pilot.press("alt+t")
+        await read_and_send(pilot, app)
         for n in (1, 2):
             await until(pilot, lambda n=n: f"fix round {n} of 2" in notice(app), f"round {n}")
             await until(pilot, lambda: proposed(app), f"round {n}'s proposal")
             await pilot.press("alt+t")
+            await read_and_send(pilot, app)
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
         assert STRONG in app.screen.question and "still fails after 2 rounds" in \
             app.screen.question
@@ -121,6 +161,7 @@ async def test_a_rejected_round_ends_the_loop(calc_repo: Path, sim: SimProcess) 
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
         await pilot.press("alt+t")
+        await read_and_send(pilot, app)
         await until(pilot, lambda: "fix round 1" in notice(app), "the round")
         await until(pilot, lambda: proposed(app), "the round's proposal")
         await pilot.press("alt+shift+r")
@@ -135,24 +176,36 @@ async def test_escape_stops_the_loop_and_off_never_escalates(calc_repo: Path,
     app = app_for(calc_repo, sim, **{"review.fix_rounds": "1", "model.stronger": STRONG,
                                      "review.escalate": "off"})
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("alt+t")
-        await until(pilot, lambda: proposed(app) and "fix round 1 of 1" in notice(app),
-                    "the round")
-        await pilot.press("alt+t")
+        await to_the_last_check(pilot, app)
+        # the loop is over without a pass: keep or roll back is asked, as after `t`
+        assert "still fails after 1 round and the loop ends" in status(app.screen)
+        assert not app.screen.sends
+        await pilot.press("alt+y")
         await until(pilot, lambda: "still fails after 1 round" in notice(app), "the end")
         assert not isinstance(app.screen, ConfirmScreen)
         assert all(b["model"] != STRONG for b in edit_bodies(sim))
+        assert calc(calc_repo) == "return a * b"  # kept: the person said so
+
+
+async def test_a_loop_that_ends_without_a_pass_can_roll_its_last_round_back(
+        calc_repo: Path, sim: SimProcess) -> None:
+    app = app_for(calc_repo, sim, **{"review.fix_rounds": "1"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await to_the_last_check(pilot, app)
+        assert "add(2, 3) is 6" in "\n".join(app.screen.query_one("#check-output").lines)
+        await pilot.press("alt+n")
+        await until(pilot, lambda: "rolled back" in notice(app), "the roll back")
+        assert calc(calc_repo) == "return a - b"  # the failing round is gone, byte for byte
+        assert len(edit_bodies(sim)) == 2 and not app.main.fixes.active
 
 
 async def test_escape_stops_the_loop_and_the_round_is_decided_as_any_turn(
         calc_repo: Path, sim: SimProcess) -> None:
-    from spark_pair.ui.screens.check import CheckScreen
-
     app = app_for(calc_repo, sim)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
         await pilot.press("alt+t")
+        await read_and_send(pilot, app)
         await until(pilot, lambda: proposed(app) and "fix round 1 of 2" in notice(app),
                     "the round under review")
         await pilot.press("escape")
@@ -191,8 +244,6 @@ async def test_two_rejections_with_a_reason_send_the_task_to_the_stronger_model(
 
 async def test_fix_rounds_0_is_off_the_failed_check_asks_keep_or_roll_back(
         calc_repo: Path, sim: SimProcess) -> None:
-    from spark_pair.ui.screens.check import CheckScreen
-
     app = app_for(calc_repo, sim, **{"review.fix_rounds": "0"})
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
@@ -214,6 +265,7 @@ async def test_escape_in_an_escalated_round_goes_back_once_the_round_is_decided(
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
         await pilot.press("alt+t")
+        await read_and_send(pilot, app)
         await until(pilot, lambda: proposed(app) and "escalated" in notice(app),
                     "the escalated round under review")
         assert app.main.query_one(AppHeader).model == STRONG

@@ -185,8 +185,9 @@ async def test_a_pasted_three_line_instruction_is_sent_whole(repo: Path,
 
 async def test_a_sentence_typed_during_a_fix_round_decides_nothing(
         tmp_path: Path, sim: SimProcess, monkeypatch: pytest.MonkeyPatch) -> None:
-    """alt+t on a turn whose check fails starts a fix round: a sentence typed while its check
-    runs and while the round streams and waits lands in the prompt; the round stays undecided
+    """alt+t on a turn whose check fails, then alt+y on the failed check, starts a fix round: a
+    sentence typed while its check runs, while its failure waits, and while the round streams and
+    waits lands in the prompt; the round stays undecided
     and unwritten until alt+A, and then its check passes."""
     monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
     for var in ("SPARK_PAIR_BASE_URL", "SPARK_PAIR_MODEL", "SPARK_PAIR_TRANSPORT"):
@@ -209,18 +210,24 @@ async def test_a_sentence_typed_during_a_fix_round_decides_nothing(
         await pilot.press("alt+t")
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check")
         await type_text(pilot, SENTENCE)
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen) and
+                    app.screen.result is not None, "the failed check")
+        await type_text(pilot, " y")  # the failed check waits: a typed y sends nothing
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, CheckScreen) and "fix round" not in notice(app)
+        await pilot.press("alt+y")  # keep the turn and send the output
         await until(pilot, lambda: "fix round 1" in notice(app), "the round's start")
         await type_text(pilot, " " + LETTERS)
         await until(pilot, lambda: review(app).review.undecided(), "the round's proposal")
         await type_text(pilot, " y n")
         await pilot.pause(0.2)
-        assert prompt_of(app).text == f"{SENTENCE} {LETTERS} y n"
+        assert prompt_of(app).text == f"{SENTENCE} y {LETTERS} y n"
         assert (repo / "calc.py").read_text().endswith("return a - b\n")  # the round: unwritten
         assert len(review(app).review.undecided()) == 1
         await pilot.press("alt+shift+a")
         await until(pilot, lambda: "the check passes after 1 round" in notice(app), "green")
         assert (repo / "calc.py").read_text().endswith("return a + b\n")
-        assert prompt_of(app).text == f"{SENTENCE} {LETTERS} y n"
+        assert prompt_of(app).text == f"{SENTENCE} y {LETTERS} y n"
 
 
 async def test_keys_of_one_terminal_write_keep_their_order(repo: Path,

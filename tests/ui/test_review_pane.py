@@ -47,17 +47,18 @@ async def test_the_cursor_stays_in_view_as_it_walks_a_long_turn() -> None:
         proposed(pane)
         pane.focus()
         await pilot.pause()
-        assert pane.review.cursor == Item(0, 0)
+        assert pane.review.cursor == Item(0, 0)  # (it stays where it was)
+        assert "DELETE gone.py" in visible(pane)[0]  # the delete is listed first
         await pilot.press(*["down"] * 40)
         assert pane.review.cursor == Item(13, 1)
         assert any("@@ -11,1 +11,1 @@" in row for row in visible(pane))  # hunk 2 of 14
         assert "src/m13.py" in "".join(visible(pane))
         await pilot.press("end")
-        assert pane.review.cursor == Item(FILES)
-        assert "DELETE gone.py" in visible(pane)[-1]
+        assert pane.review.cursor == Item(FILES - 1, HUNKS - 1)
+        assert "@@ -21,1 +21,1 @@" in visible(pane)[-1]
         await pilot.press("home")
-        assert pane.review.cursor == Item(0, 0)
-        assert "src/m0.py" in visible(pane)[0]  # its file's line is shown with its first hunk
+        assert pane.review.cursor == Item(FILES)
+        assert "DELETE gone.py" in visible(pane)[0]
 
 
 async def test_a_decision_repaints_its_rows_and_the_title() -> None:
@@ -70,9 +71,9 @@ async def test_a_decision_repaints_its_rows_and_the_title() -> None:
         await pilot.press("alt+a", "alt+r")
         await pilot.pause()
         rows = visible(pane)
-        assert "1/3 hunk(s) accepted" in rows[0]
-        assert rows[1].lstrip().startswith("✓ accepted")
-        assert rows[2].lstrip().startswith("✗ rejected")
+        assert "1/3 hunk(s) accepted" in rows[1]
+        assert rows[2].lstrip().startswith("✓ accepted")
+        assert rows[3].lstrip().startswith("✗ rejected")
         assert pane.border_title == f"Review · {FILES + 1} undecided"
         await pilot.press("alt+shift+a")
         await pilot.pause()
@@ -88,9 +89,9 @@ async def test_a_click_on_a_hunk_moves_the_cursor_there() -> None:
         proposed(pane)
         pane.focus()
         await pilot.pause()
-        await pilot.click(ReviewPane, offset=(6, 1 + 6))  # the border, then row 6: file 1's hunk 1
-        assert pane.review.cursor == Item(1, 1)
-        await pilot.click(ReviewPane, offset=(6, 1 + 4))  # file 1's own line: not an item
+        await pilot.click(ReviewPane, offset=(6, 1 + 7))  # the border, the delete, then
+        assert pane.review.cursor == Item(1, 1)  # row 7: file 1's hunk 1
+        await pilot.click(ReviewPane, offset=(6, 1 + 5))  # file 1's own line: not an item
         assert pane.review.cursor == Item(1, 1)
 
 

@@ -37,13 +37,12 @@ def test_the_review_pane_keys_come_first_in_the_order_that_matters() -> None:
     left, right = keys_shown(active(ReviewPane.BINDINGS, MainScreen.BINDINGS, [QUIT],
                                     hidden=("app.stop", "prompt.send")),
                              display, PALETTE)
-    assert labels(left)[:8] == ["alt+a accept", "alt+r reject", "alt+A all", "alt+R reject rest",
-                                "alt+d del/rename", "alt+j/alt+k hunk", "alt+n/alt+p file",
-                                "alt+c reject+why"]
+    assert labels(left)[:10] == ["alt+a accept", "alt+r reject", "alt+A all", "alt+R reject rest",
+                                 "alt+d del/rename", "alt+c reject+why", "alt+e edit", "alt+t try",
+                                 "alt+j/alt+k hunk", "alt+n/alt+p file"]  # deciding before moving
     assert labels(right) == ["? keys", "^p palette"]
     shown, gap = fit(left, right, 80)  # short labels, one column between keys
-    assert labels(shown) == ["alt+a accept", "alt+r reject", "alt+A all", "alt+R rest",
-                             "alt+d del/ren"]
+    assert labels(shown) == ["alt+a yes", "alt+r no", "alt+A all", "alt+R rest", "alt+d del/ren"]
     width = sum(k.width for k in shown) + gap * (len(shown) - 1) + sum(k.width for k in right)
     assert width <= 80 - 3
     wide, gap = fit(left, right, 300)

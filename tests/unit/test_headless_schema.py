@@ -15,7 +15,16 @@ from spark_pair.edits.parse_events import FileStarted, HunkStarted
 from spark_pair.headless.jsonl import JsonLines, event_to_dict, result_lines
 from spark_pair.protocol import events as pe
 from spark_pair.session.approval import Decision
-from spark_pair.session.events import Applied, Decided, Refused, Stale, TurnResult, TurnStarted
+from spark_pair.session.events import (
+    Applied,
+    Decided,
+    Refused,
+    RepairFinished,
+    Stale,
+    TurnResult,
+    TurnStarted,
+)
+from spark_pair.session.repair import Mended, Outcome
 
 
 def schema() -> dict:
@@ -44,6 +53,7 @@ EVENTS = [
     Stale("a.py", 0),
     Decided(0, MOD, Decision("accept", "allowed by flags")),
     Refused(1, Delete("b.py"), "delete needs --allow-delete", "policy"),
+    RepairFinished(Outcome(mended=[Mended(0, 1, "a.py", False, "still does not apply")])),
     Applied("t1", ["a.py"], []),
 ]
 

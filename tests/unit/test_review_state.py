@@ -24,7 +24,8 @@ def review() -> Review:
 
 
 def test_items_are_hunks_of_a_modify_and_whole_other_operations() -> None:
-    assert review().items() == [Item(0, 0), Item(0, 1), Item(0, 2), Item(1), Item(2), Item(3)]
+    # deletes and renames first: each needs a decision of its own
+    assert review().items() == [Item(2), Item(3), Item(0, 0), Item(0, 1), Item(0, 2), Item(1)]
 
 
 def test_a_modify_is_sent_once_every_hunk_is_decided_with_the_accepted_subset() -> None:
@@ -123,7 +124,7 @@ def naive_open(r: Review) -> list[Item]:
 
 def naive_items(r: Review) -> list[Item]:
     out: list[Item] = []
-    for index in sorted(r.entries):
+    for index in sorted(r.entries, key=lambda i: (not r.entries[i].needs_confirm, i)):
         entry = r.entries[index]
         out += [Item(index, h) for h in range(len(entry.hunks))] if entry.hunks else [Item(index)]
     return out
@@ -172,7 +173,8 @@ def test_the_indexed_review_agrees_with_a_walk_over_every_item(steps: list[tuple
             case ("move_file", step_):
                 before = r.cursor
                 r.move_file(step_)
-                order, ops = naive_items(r), sorted(r.entries)
+                order = naive_items(r)
+                ops = list(dict.fromkeys(it.op for it in order))  # as listed
                 if order:
                     current = before.op if before in order else order[0].op
                     target = ops[max(0, min(len(ops) - 1, ops.index(current) + step_))]

@@ -33,7 +33,7 @@ ENV_OVERRIDES = {
     "SPARK_PAIR_TELEMETRY": "telemetry.enabled",
 }
 FLAGS = {"model.name": "--model", "model.base_url": "--base-url",
-         "session.transport": "--transport"}
+         "session.transport": "--transport", "review.repair": "--no-repair"}
 _INTERP = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FIX_HINT = "fix the value where it is set (the file and line, variable or flag named)"
@@ -48,6 +48,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "telemetry.exit_timeout_s": (0.1, 10),
 }
 ESCALATE = ("auto", "ask", "off")
+GIT_COMMIT = ("off", "ask", "auto")
+GIT_MESSAGE = ("model", "template")
 
 
 class Table:
@@ -151,11 +153,26 @@ class ReviewSettings(Table):
     fix_rounds: int = 2
     """When the check fails after a turn is tried or kept, its output goes back to the model
     for up to this many fix rounds, each reviewed as any turn (0: off)."""
+    repair: bool = True
+    """Hunks whose lines match nowhere in their file go back to the same model once, with the
+    file's real lines around the likeliest place, for a corrected diff of those hunks."""
     escalate: str = "ask"
     """After the fix rounds fail, or two rejections with a reason in one task, the next round
     goes to [model] stronger: auto (said on screen) | ask (you are asked) | off."""
     pager: str = ""
     """Program that shows a turn's diff (delta, less -R, ...); empty: $PAGER, then less -R."""
+
+
+class GitSettings(Table):
+    commit: str = "off"
+    """Commit each accepted turn: off (only /commit in the app, run --commit) | ask (the app
+    shows the message to edit, then commits) | auto (the app commits at once)."""
+    trailer: str = ""
+    """A line added to every commit message spark-pair makes, e.g. "Assisted-by: spark-pair"
+    (empty: none)."""
+    message: str = "model"
+    """Where a commit's message comes from: model (a short second request with the diff; the
+    template when it cannot be reached) | template (no second request)."""
 
 
 class TelemetrySettings(Table):
@@ -185,7 +202,8 @@ class TelemetrySettings(Table):
 
 SECTIONS: dict[str, type[Table]] = {"model": ModelSettings, "request": RequestSettings,
                              "session": SessionSettings, "context": ContextSettings,
-                             "review": ReviewSettings, "telemetry": TelemetrySettings}
+                             "review": ReviewSettings, "telemetry": TelemetrySettings,
+                             "git": GitSettings}
 # fields that moved: old "section.field" -> new
 MOVED = {"session.context_tokens": "context.budget_tokens"}
 
@@ -198,13 +216,15 @@ class Settings:
                  request: RequestSettings | None = None, session: SessionSettings | None = None,
                  review: ReviewSettings | None = None, env: Mapping[str, str] | None = None,
                  context: ContextSettings | None = None,
-                 telemetry: TelemetrySettings | None = None) -> None:
+                 telemetry: TelemetrySettings | None = None, git: GitSettings | None = None
+                 ) -> None:
         self.model = model or ModelSettings()
         self.request = request or RequestSettings()
         self.session = session or SessionSettings()
         self.context = context or ContextSettings()
         self.review = review or ReviewSettings()
         self.telemetry = telemetry or TelemetrySettings()
+        self.git = git or GitSettings()
         self.prices: dict[str, tuple[float, float]] = {}
         """USD per million (input, output) tokens, by model id."""
         self.keys: dict[str, str] = {}
@@ -219,7 +239,7 @@ class Settings:
     def __repr__(self) -> str:
         return (f"Settings(model={self.model!r}, request={self.request!r}, "
                 f"session={self.session!r}, context={self.context!r}, "
-                f"review={self.review!r}, telemetry={self.telemetry!r})")
+                f"review={self.review!r}, telemetry={self.telemetry!r}, git={self.git!r})")
 
     @property
     def key_env(self) -> str:
@@ -496,6 +516,18 @@ def _git_tracks(path: Path) -> bool:
     return git_ok(path.parent, "ls-files", "--error-unmatch", path.name, timeout=5) is not None
 
 
+def _one_of(settings: Settings, section: str, name: str, choices: tuple[str, ...]) -> str:
+    """A field that takes one of `choices` (any case, spaces around): the choice, or a
+    ConfigError naming where it was set."""
+    given = getattr(getattr(settings, section), name)
+    value = given.strip().lower()
+    if value not in choices:
+        raise ConfigError(f"{settings.sources[f'{section}.{name}']}: {section}.{name} is "
+                          f"{given!r}{_did_you_mean(value, choices)}",
+                          hint=f"use one of: {', '.join(choices)}")
+    return value
+
+
 def _check(settings: Settings) -> None:
     transport = settings.session.transport.strip().lower()
     if transport not in TRANSPORTS:
@@ -509,6 +541,8 @@ def _check(settings: Settings) -> None:
                           f"{settings.review.escalate!r}{_did_you_mean(escalate, ESCALATE)}",
                           hint=f"use one of: {', '.join(ESCALATE)}")
     settings.review.escalate = escalate
+    settings.git.commit = _one_of(settings, "git", "commit", GIT_COMMIT)
+    settings.git.message = _one_of(settings, "git", "message", GIT_MESSAGE)
     protocol = settings.telemetry.otlp_protocol.strip().lower()
     if protocol not in OTLP_PROTOCOLS:
         raise ConfigError(f"{settings.sources['telemetry.otlp_protocol']}: "

@@ -18,6 +18,7 @@
     │   ├── IncompleteReply        the reply was cut (output limit, filter, or a diff that stops
     │   │                          mid-hunk / mid-envelope): nothing is written
     │   └── ProtocolError          the body is not an OpenAI-shaped response (shows an excerpt)
+    │       └── ProtocolViolation  the server broke HTTP or WebSocket itself (not retried)
     ├── EditError                  turning the diff into file operations
     │   ├── ParseError             the reply holds no usable diff
     │   ├── PathRefused            absolute, "..", symlink escape, .git/
@@ -26,6 +27,7 @@
     │   └── ApplyError             writing failed (rolled back)
     ├── PolicyRefused              an operation the approver or flags did not allow
     ├── UndoError                  undo impossible (file changed since, nothing to undo)
+    ├── CommitError                a turn not committed (hook, HEAD moved, own edits, git state)
     └── Cancelled                  the user stopped the turn (Ctrl-C, escape, --timeout)
 
 Third-party exceptions are translated at the boundary: `raise ServerError(...) from exc`.
@@ -321,8 +323,8 @@ class StreamTimeout(ModelError):
     kind = "timeout"
     retryable = True
     default_hint = (
-        "no data arrived in time: a buffering proxy, an overloaded server, or a timeout that is "
-        "too short; raise [request] timeout_ms or try another transport"
+        "a buffering proxy, a slow or overloaded server, or a timeout that is "
+        "too short: raise [request] timeout_ms or try another transport"
     )
 
 
@@ -364,6 +366,17 @@ class ProtocolError(ModelError):
     default_hint = (
         "the response is not an OpenAI-shaped body (an HTML page, a proxy's error page, or the "
         "wrong endpoint); check base_url and look at the body excerpt"
+    )
+
+
+class ProtocolViolation(ProtocolError):
+    """The server broke the wire protocol itself (a malformed chunk size or Content-Length, a
+    masked or reserved-bit WebSocket frame, text that is not UTF-8, a close code no endpoint
+    may send): not a dropped connection, so not retried (the same answer would come again)."""
+
+    default_hint = (
+        "nothing was written; a retry would get the same answer: check that base_url is the "
+        "API and not another service, and any proxy in between (`spark-pair doctor`)"
     )
 
 
@@ -416,6 +429,14 @@ class PolicyRefused(SparkPairError):
 class UndoError(SparkPairError):
     kind = "undo"
     default_hint = "`spark-pair undo --list` shows the journaled turns and which are undone"
+
+
+class CommitError(SparkPairError):
+    """A turn that was not committed (it stays applied): `reason` in details says why (state,
+    mixed, hook, moved, git)."""
+
+    kind = "commit"
+    default_hint = "the turn stays applied; `git status` shows it, and you can commit it by hand"
 
 
 class Cancelled(SparkPairError):

@@ -25,6 +25,7 @@ class ExitCode(IntEnum):
     TIMEOUT = 7  # --timeout ran out
     UNDO = 8  # undo or redo refused
     CHECK = 9  # run --check: the check still fails after the fix rounds (the tree keeps them)
+    COMMIT = 10  # --commit: not committed (the turn stays applied, or nothing was written)
     INTERRUPTED = 130  # Ctrl-C
 
 
@@ -38,6 +39,7 @@ _BY_CLASS: list[tuple[type[errors.SparkPairError], ExitCode]] = [
     (errors.EditError, ExitCode.CONFLICT),
     (errors.PolicyRefused, ExitCode.POLICY),
     (errors.UndoError, ExitCode.UNDO),
+    (errors.CommitError, ExitCode.COMMIT),
 ]
 
 

@@ -4,6 +4,7 @@ Blocking: callers on the event loop run it in a thread."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -12,14 +13,16 @@ TIMEOUT_S = 20.0
 
 
 def run_git(cwd: Path, *args: str, stdin: bytes | None = None, timeout: float = TIMEOUT_S,
-            config: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes] | None:
-    """`git [-c k=v ...] ARGS` in `cwd`, output captured as bytes."""
+            config: dict[str, str] | None = None, env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[bytes] | None:
+    """`git [-c k=v ...] ARGS` in `cwd`, output captured as bytes. `env`: variables set on top
+    of this process's environment."""
     cmd = ["git"]
     for key, value in (config or {}).items():
         cmd += ["-c", f"{key}={value}"]
     try:
         return subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, timeout=timeout,
-                              input=stdin)
+                              input=stdin, env=None if env is None else {**os.environ, **env})
     except (OSError, subprocess.SubprocessError):
         return None
 

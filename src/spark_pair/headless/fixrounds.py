@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..base.errors import Cancelled, ConfigError
+from ..base.errors import Cancelled, ConfigError, SparkPairError
 from ..base.exitcodes import ExitCode
 from ..session import fixloop
 from ..store.rounds import Round
@@ -42,6 +42,7 @@ class FixRounds:
         self.stronger = rt.settings.model.stronger.strip()
         self.changed: list[str] = []  # files the rounds changed (shown to the next round)
         self.last_turn: str | None = None  # the newest applied round's turn id
+        self.turns: list[str] = []  # every applied round's turn id (--commit commits them)
 
     async def run(self, drive: Drive) -> None:
         opts = self.opts
@@ -69,19 +70,35 @@ class FixRounds:
             self.report.code = None  # not decided yet (a hard stop now says so itself)
             if result.turn_id and result.changed:
                 self.last_turn = result.turn_id
+                self.turns.append(result.turn_id)
                 self.changed.extend(p for p in result.changed if p not in self.changed)
             check = await self._check(index)
             if check is None:
                 return  # stopped
             self._record(index, result, check.passed, escalated)
             if check.passed:
-                self._end(0, "applied", f"the check passed after {_rounds(index)}")
+                await self._passed(index)
                 return
             prompt = fixloop.fix_instruction(check)
             index += 1
         self._end(int(ExitCode.CHECK), "check_failed",
                   f"the check still fails after {_rounds(opts.fix)}; the tree keeps the last "
                   "round's changes", hint=self._undo_hint())
+
+    async def _passed(self, index: int) -> None:
+        """The check passed: the end (with --commit, every applied round in one commit)."""
+        passed = f"the check passed after {_rounds(index)}"
+        if not self.opts.commit:
+            self._end(0, "applied", passed)
+            return
+        from .commit import commit_turns
+
+        commit, error = await commit_turns(self.rt.root, self.turns, self.rt.client,
+                                           self.opts.prompt, self.rt.settings, self.diag.say)
+        if error is not None:
+            self._say_error(error)
+        self._end(0 if error is None else int(ExitCode.COMMIT), "applied",
+                  passed if error is None else f"{passed}; {error.message}", commit=commit)
 
     async def _start_round(self, index: int, prompt: str) -> None:
         opts = self.opts
@@ -161,25 +178,32 @@ class FixRounds:
         if self.last_turn:
             self.diag.say("the earlier rounds stay applied: " + self._undo_hint())
         if self.jl is not None and self.report.end is not None:
+            if self.opts.commit:
+                self.report.end["commit_note"] = "a round failed: nothing was committed"
             self.jl.write(self.report.end)
 
     def _undo_hint(self) -> str:
         return ("spark-pair undo takes back the last round; run it again for each earlier one"
                 if self.last_turn else "nothing was written")
 
-    def _say_error(self, error: Cancelled) -> None:
+    def _say_error(self, error: SparkPairError) -> None:
         if self.jl is not None:
             from .jsonl import error_fields
 
             self.jl.write({"type": "error", **error_fields(error)})
 
-    def _end(self, code: int, status: str, message: str, hint: str = "") -> None:
+    def _end(self, code: int, status: str, message: str, hint: str = "",
+             commit: dict[str, Any] | None = None) -> None:
         self.diag.say(message + (f" ({hint})" if hint else ""))
+        if commit is None and self.opts.commit:
+            commit = {"commit": None, "commit_note": "the check did not pass: nothing was "
+                                                     "committed"}
         if self.jl is not None:
             self.jl.write({"type": "end", "status": status, "exit_code": code,
                            "exit_name": ExitCode(code).name, "turn_id": self.last_turn,
                            "duration_ms": round((time.monotonic() - self.report.t0) * 1000, 1),
-                           "message": message})
+                           "message": message,
+                           **(commit or {"commit": None, "commit_note": None})})
         self.report.code = code
 
 

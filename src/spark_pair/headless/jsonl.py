@@ -25,6 +25,7 @@ from ..session.events import (
     ContextChosen,
     Decided,
     Refused,
+    RepairFinished,
     SessionEvent,
     Stale,
     TurnStarted,
@@ -110,6 +111,12 @@ def event_to_dict(event: SessionEvent, *, deltas: bool = False) -> dict[str, Any
         case Refused():
             return {"type": "refused", "index": event.index, "path": event.op.path,
                     "reason": redact(event.reason), "kind": event.kind}
+        case RepairFinished(outcome=o):
+            return {"type": "repair", "outcome": o.verdict, "cause": redact(o.cause),
+                    "hunks": [{"index": m.op_index, "hunk": m.hunk_index, "path": m.path,
+                               "fixed": m.fixed, "cause": redact(m.cause)} for m in o.mended],
+                    "output_tokens": o.usage.output_tokens if o.usage else None,
+                    "duration_ms": _ms(o.metrics.duration_s) if o.metrics else None}
         case Applied():
             return {"type": "applied", "turn_id": event.turn_id, "changed": list(event.changed),
                     "notes": list(event.notes)}

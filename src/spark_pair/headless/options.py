@@ -45,6 +45,7 @@ class RunOptions:
     continue_: bool = False  # carry on the repository's newest stored session
     session: str | None = None  # carry on (or begin) the stored session of this name
     keep: bool = True  # store the run's session (watch and demo runs keep none)
+    commit: bool = False  # commit the applied turn (--commit)
 
 
 def flag_overrides(base_url: str | None, model: str | None, transport: str | None

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
-from ..base.errors import Cancelled, SparkPairError, UsageError
+from ..base.errors import Cancelled, CommitError, SparkPairError, UsageError
 from ..base.exitcodes import ExitCode, exit_code_for
 from ..base.gcpolicy import collect_from_here as _collect_from_here
 from ..base.termwrap import say
@@ -37,15 +37,18 @@ from ..session.events import (
     ContextChosen,
     RefusalKind,
     Refused,
+    RepairFinished,
+    RepairStarted,
     SessionEvent,
     Stale,
     TurnFinished,
     TurnStarted,
     TurnStatus,
 )
+from .commit import check_repo, commit_result
 from .options import RunOptions, repo_paths
 from .stops import INTERRUPTED, STOPS, stop_words
-from .textfit import WIDTH, file_lines
+from .textfit import WIDTH, file_lines, repair_text
 
 if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
     from ..session.runtime import Runtime
@@ -91,6 +94,8 @@ class Diagnostics:
                 self.say(f"refused {event.op.summary()}: {event.reason}")
             case Refused():  # the error that follows says why (once)
                 self.say(f"refused {event.op.summary()} ({event.kind})")
+            case RepairStarted() | RepairFinished():
+                self.say(repair_text(event))
             case Applied() if not event.changed:
                 self.say("the turn changed no file (nothing written, nothing to undo)")
             case Applied():
@@ -224,7 +229,8 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO, *, watchdog: bool = Fa
 
         jl.write({"type": "error", **error_fields(exc)})
         jl.write(_end(code, "cancelled" if isinstance(exc, Cancelled) else "failed", None, t0,
-                      exc.message))
+                      exc.message, {"commit": None, "commit_note": exc.message}
+                      if isinstance(exc, CommitError) else None))
     return code
 
 
@@ -262,24 +268,12 @@ def _json_lines(out: TextIO, t0: float) -> JsonLines:
     return JsonLines(out, t0)
 
 
-def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | None = None
-         ) -> dict[str, Any]:
+def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | None = None,
+         commit: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"type": "end", "status": status, "exit_code": code, "exit_name": ExitCode(code).name,
             "turn_id": turn_id, "duration_ms": round((time.monotonic() - t0) * 1000, 1),
-            "message": message}
-
-
-def _json_lines(out: TextIO, t0: float) -> JsonLines:
-    from .jsonl import JsonLines
-
-    return JsonLines(out, t0)
-
-
-def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | None = None
-         ) -> dict[str, Any]:
-    return {"type": "end", "status": status, "exit_code": code, "exit_name": ExitCode(code).name,
-            "turn_id": turn_id, "duration_ms": round((time.monotonic() - t0) * 1000, 1),
-            "message": message}
+            "message": message,
+            **(commit or {"commit": None, "commit_note": None})}
 
 
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
@@ -297,6 +291,8 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
 
     root = root_of()
     files = repo_paths(root, cwd, opts.files)
+    if opts.commit:  # refused before anything is written
+        await check_repo(root)
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
     stored = None
     if opts.keep:
@@ -316,6 +312,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
                 rt.session.remember = False  # turn: nothing to keep
                 _collect_from_here()
             report = _Reporter(opts, out, jl, diag, root, rt.settings, t0, dog)
+            report.client = rt.client
             reports.append(report)
             if stored is not None:
                 stored.attach(rt)
@@ -400,6 +397,7 @@ class _Reporter:
         self.busy = False  # the result is being written out
         self.result: Any = None  # the last turn's result
         self.end: dict[str, Any] | None = None  # its `end` line (held back for the check)
+        self.client: Any = None  # the model client, for --commit's message
 
     async def __call__(self, result: Any) -> None:
         self.busy = True
@@ -421,6 +419,9 @@ class _Reporter:
         code = 0 if result.error is None else int(exit_code_for(result.error))
         if result.error is not None:
             diag.say(result.error.describe())
+        committed, commit_error = await commit_result(self, result, code) if opts.commit \
+            and not opts.check else (None, None)  # the turn as a commit (headless.commit)
+        code = int(exit_code_for(commit_error)) if commit_error is not None else code
         if jl is None:
             try:
                 diff = await self._diff(result)
@@ -455,9 +456,12 @@ class _Reporter:
                 jl.write(line)
             if result.error is not None and result.error is not self.failed:
                 jl.write({"type": "error", **error_fields(result.error)})
+            if commit_error is not None:
+                jl.write({"type": "error", **error_fields(commit_error)})
+            failed = result.error or commit_error
             self.end = _end(code, result.status,
                             result.turn_id if result.status == TurnStatus.APPLIED else None,
-                            self.t0, result.error.message if result.error else None)
+                            self.t0, failed.message if failed else None, committed)
             if not opts.check:  # else the rounds end the run (headless.fixrounds)
                 jl.write(self.end)
         self.result = result

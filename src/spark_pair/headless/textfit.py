@@ -1,9 +1,12 @@
 """Lines for people that fit 80 columns: a heading followed by a file list that wraps onto
-indented lines and is cut with "(+N more)" when it would run long."""
+indented lines and is cut with "(+N more)" when it would run long; what the repair round did."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from ..base.termwrap import wrap
+from ..session.events import RepairFinished, RepairStarted
 
 WIDTH = 80
 INDENT = "    "
@@ -35,3 +38,15 @@ def file_lines(head: str, files: Sequence[str], *, width: int = WIDTH,
         lines.append(INDENT + piece)
         limit = width - (_MORE_ROOM if len(lines) == max_lines else 0)
     return lines
+
+
+def repair_text(event: RepairStarted | RepairFinished, width: int = WIDTH - 12) -> str:
+    """What stderr says of the repair round: that it runs, then per hunk fixed or why not
+    (lines of at most `width` columns, the prefix `spark-pair: ` aside)."""
+    if isinstance(event, RepairStarted):
+        who = event.model or "the model"
+        lines = [f"repair: {len(event.hunks)} hunk(s) match nowhere in their file; asking {who} "
+                 "once more, with the file's real lines"]
+    else:
+        lines = [f"repair: {line}" for line in event.outcome.lines()]
+    return "\n".join(part for line in lines for part in wrap(line, width))

@@ -53,6 +53,10 @@ async def _watch(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diag
     from ..workspace.files import find_root, list_files
 
     root = find_root(opts.cwd)
+    if opts.commit:  # refused before anything is written
+        from .commit import check_repo
+
+        await check_repo(root)
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -93,6 +97,7 @@ async def _watch(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diag
                     one = replace(opts, prompt=turn.prompt, files=list(turn.files),
                                   ask=turn.ask)
                     report = _Reporter(one, out, jl, diag, root, rt.settings, time.monotonic())
+                    report.client = rt.client
                     await _drive(session, one, list(turn.files), jl, diag, report,
                                  context=rt.context)
         finally:

@@ -17,6 +17,7 @@ from ..base.errors import (
     EndpointError,
     ModelError,
     ModelNotFound,
+    ProtocolViolation,
     StreamDropped,
     add_secret,
 )
@@ -52,6 +53,7 @@ from .steer import SteerState
 
 if TYPE_CHECKING:  # httpx loads with the first HTTP request (the WS path never needs it)
     import random
+    import threading
 
     import httpx
 
@@ -114,6 +116,7 @@ class ModelClient:
         self._rng: random.Random | None = None  # the retry jitter's (None: the module's)
         self.clock = Clock()  # what the retries wait on and their deadline counts
         self._http: httpx.AsyncClient | None = None
+        self._warming: threading.Thread | None = None  # building self._http (warm_http)
         self._http_transport = http_transport
         self._ws = WsSession(self.base_url, options.api_key,
                              connect_timeout_s=options.connect_timeout_s,
@@ -149,11 +152,39 @@ class ModelClient:
 
     async def aclose(self) -> None:
         await self._ws.close()
+        if self._warming is not None:  # (the client it builds is closed just below)
+            self._client()
         if self._http is not None:
             await self._http.aclose()
             self._http = None
 
+    def warm_http(self) -> None:
+        """Build the HTTP client in a thread of its own (httpx's import, the TLS context's CA
+        load, the HTTP/1.1 parser's import: tens of ms) while the run gets ready (its git
+        calls, the context, the request); the first request takes it. Nothing for the
+        WebSocket transport."""
+        if self.transport == Transport.WS or self._http is not None or self._warming:
+            return
+        import threading
+
+        self._warming = threading.Thread(target=self._build_http, name="http-client",
+                                         daemon=True)
+        self._warming.start()
+
+    def _build_http(self) -> None:
+        self._new_client()
+        try:
+            import h11  # noqa: F401 - the first connection's parser (httpcore loads it then)
+        except ImportError:
+            pass
+
     def _client(self) -> httpx.AsyncClient:
+        warming, self._warming = self._warming, None
+        if warming is not None:
+            warming.join()
+        return self._new_client()
+
+    def _new_client(self) -> httpx.AsyncClient:
         if self._http is None:
             import httpx
 
@@ -194,6 +225,8 @@ class ModelClient:
             raise errors_map.connect_timeout(url, self.options.connect_timeout_s) from None
         except httpx.TimeoutException:
             raise errors_map.timeout(url, self.options.timeout_s) from None
+        except httpx.RemoteProtocolError as exc:
+            raise errors_map.http_broken(exc, url) from None
         except httpx.HTTPError as exc:
             raise errors_map.connection_failed(exc, url) from None
         try:
@@ -252,6 +285,16 @@ class ModelClient:
                 raise event.error
         assert result is not None
         return result
+
+    async def complete_aside(self, request: TurnRequest) -> Completed:
+        """`complete` for a request beside the conversation (a commit message): the
+        WebSocket's chain stays on the conversation's last response (dropped if the socket
+        was reopened meanwhile)."""
+        chain, opened = self._ws.previous_id, self._ws.opened
+        try:
+            return await self.complete(request)
+        finally:
+            self._ws.previous_id = chain if self._ws.opened == opened else None
 
     async def stream(self, request: TurnRequest, *, gather: bool = False
                      ) -> AsyncIterator[Event]:
@@ -457,9 +500,11 @@ class ModelClient:
             self._model_index += 1
             self.reset_chain()
             return ModelChanged(old, self.model, f"model {old!r} not found")
+        # a mode not offered, or a WebSocket that broke the protocol (HTTP is tried once)
         not_here = isinstance(err, WsRefused) or (
+            transport == Transport.WS and isinstance(err, ProtocolViolation)) or (
             transport == Transport.RESPONSES and isinstance(err, EndpointError)
-            and err.status in (404, 405))
+            and err.status in (404, 405, 501))
         if self._auto and not_here and len(self._candidates) > 1:
             self._candidates.pop(0)
             return TransportChanged(transport, self.transport,

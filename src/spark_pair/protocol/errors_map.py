@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -17,6 +18,7 @@ from ..base.errors import (
     ModelError,
     ModelNotFound,
     ProtocolError,
+    ProtocolViolation,
     RateLimited,
     Redirected,
     ServerError,
@@ -90,6 +92,16 @@ def error_from_response(status: int, body: str, url: str, *, api_key: str | None
     if status == 429:
         return RateLimited(f"rate limited (429) at {safe_url}: {detail}",
                            retry_after=retry_after_of(headers), **kw)
+    doubled = "/v1/v1" in url
+    note = " — /v1 is doubled: remove /v1 from base_url" if doubled else ""
+    if not shaped and status not in GATEWAY and ("html" in content_type.lower()
+                                                 or _is_html(body)):
+        page = EndpointError if status in (404, 405, 501) else ProtocolError
+        return page(f"{safe_url} answered HTTP {status} with an HTML page, not the API{note}: "
+                    f"{detail}", hint=HTML_HINT, **kw)
+    if status == 501:  # the server does not do this request at all: asking again cannot help
+        return EndpointError(f"HTTP 501 (not implemented) from {safe_url}{note}: {detail}",
+                             hint=NOT_IMPLEMENTED_HINT, **kw)
     if status >= 500:
         return ServerError(f"server error {status} at {safe_url}: {detail}",
                            retry_after=retry_after_of(headers), **kw)
@@ -97,12 +109,54 @@ def error_from_response(status: int, body: str, url: str, *, api_key: str | None
         return ProtocolError(f"HTTP {status} from {safe_url} is not an OpenAI-shaped body"
                              f" ({content_type or 'no content type'}): {detail}", **kw)
     if status in (404, 405):
-        doubled = "/v1/v1" in url
-        note = " — /v1 is doubled: remove /v1 from base_url" if doubled else ""
         return EndpointError(f"HTTP {status} for {safe_url}{note}: {detail}", **kw)
     if status in (400, 422):
         return BadRequest(f"HTTP {status} from {safe_url}: {detail}", **kw)
     return ProtocolError(f"unexpected HTTP {status} from {safe_url}: {detail}", **kw)
+
+
+GATEWAY = (502, 503, 504)  # a proxy's page for a server behind it that is down: retried
+HTML_HINT = ("a web site, a login page or a proxy's error page answers there: base_url must "
+             "be the API root (e.g. https://host/api); check any proxy")
+NOT_IMPLEMENTED_HINT = ("this server does not implement the request: base_url must be the API "
+                        "root (e.g. https://host/api) of an OpenAI-compatible server; "
+                        "`spark-pair doctor` shows what it offers")
+# what httpx (h11, httpcore) says of a connection that ended early: a drop; any other remote
+# protocol error is an answer that breaks HTTP
+DROP_SAYINGS = ("peer closed connection", "peer unexpectedly closed", "server disconnected",
+                "can't receive data when peer state is error")
+
+
+_BYTEARRAY = re.compile(r"""bytearray\((b'.*?'|b".*?")\)""")  # h11 quotes what it read so
+
+
+def http_broken(exc: BaseException, url: str) -> ModelError:
+    """httpx's RemoteProtocolError as what it was: a dropped connection (retried), or an
+    answer that breaks HTTP (a chunk size that is no number, two Content-Lengths that
+    disagree, a status line that is not HTTP: not retried, named)."""
+    said = _BYTEARRAY.sub(r"\1", str(exc).strip())
+    if not said or said.lower().startswith(DROP_SAYINGS):
+        return dropped(url, f"the connection closed mid-response: {said or type(exc).__name__}")
+    return ProtocolViolation(f"{url} broke the HTTP protocol: {excerpt(said, 160)}", url=url)
+
+
+WS_PROTOCOL_ERROR, WS_INVALID_DATA = 1002, 1007
+WS_FAILED = (WS_PROTOCOL_ERROR, WS_INVALID_DATA)  # the close codes of a client that failed it
+
+
+def ws_broken(exc: BaseException, url: str) -> ProtocolViolation | None:
+    """A WebSocket the client closed because the server broke the protocol (a masked or
+    reserved-bit frame, a bad close code: 1002; text that is not UTF-8: 1007), as such;
+    None for any other close (a drop, the server's own close)."""
+    sent, rcvd = getattr(exc, "sent", None), getattr(exc, "rcvd", None)
+    code = getattr(sent, "code", None)
+    if code not in WS_FAILED or (
+            rcvd is not None and getattr(exc, "rcvd_then_sent", False)):
+        return None  # (the client echoing the server's own close is no finding of its own)
+    why = excerpt(str(getattr(sent, "reason", "") or ""), 160) or "no reason given"
+    what = "a text message that is not UTF-8" if code == WS_INVALID_DATA else \
+        "a frame that breaks the WebSocket protocol"
+    return ProtocolViolation(f"{url} sent {what} ({why})", url=url)
 
 
 ENDPOINTS = ("/v1/chat/completions", "/v1/responses", "/v1/models")
@@ -145,8 +199,7 @@ def moved_base(url: str, target: str) -> str | None:
     return None
 
 
-MODE_HINT = ("this server does not offer the Responses API (or its WebSocket mode); set "
-             "transport = auto (uses what the server offers) or chat")
+MODE_HINT = "set transport = auto (uses what the server offers) or chat"  # (the message says why)
 
 
 def mode_not_offered(err: ModelError, mode: str) -> EndpointError:
@@ -161,10 +214,13 @@ def mode_not_offered(err: ModelError, mode: str) -> EndpointError:
 def fallback_reason(err: ModelError, mode: str) -> str:
     """Why auto leaves `mode` for the next transport, as far as the answer tells: an HTML
     page, the API saying the mode is missing, or a path that is not there (a wrong base URL
-    or a server without the mode: a bare 404 cannot tell which)."""
+    or a server without the mode: a bare 404 cannot tell which); with no status (a failed
+    upgrade, a protocol broken), its own message."""
+    if isinstance(err, ProtocolViolation) or err.status is None:  # it names what happened
+        return err.message
     what = "WebSocket mode" if mode == "ws" else "Responses API"
     where = err.url or "the server"
-    status = f"HTTP {err.status}" if err.status is not None else "no status"
+    status = f"HTTP {err.status}"
     body = err.body or ""
     if _is_html(body):
         return (f"{where} answered with an HTML page ({status}), not the API: a wrong "
@@ -233,21 +289,26 @@ def error_from_event(err: Mapping, url: str, *, status: int | None = None, model
                       code=code)
 
 
+LINK_HINT = ("is a configured proxy running (HTTP(S)_PROXY)? does the host resolve? is the server "
+             "up on that port?")  # (the message says it is a link problem)
+
+
 def connection_failed(exc: BaseException, url: str) -> ConnectionFailed:
     """Refused, DNS, TLS or proxy failure: a link problem, reported at once (not retried)."""
     proxy = [n for n in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY")
              if os.environ.get(n)]
     note = f"; a proxy is set ({', '.join(proxy)}): is it running?" if proxy else ""
     err = ConnectionFailed(f"could not connect to {url}: {type(exc).__name__}: {exc} — a link "
-                           f"problem, not the model{note}", url=url)
+                           f"problem, not the model{note}", url=url, hint=LINK_HINT)
     err.retryable = False  # nothing listens there: retrying only delays the answer
     return err
 
 
 def connect_timeout(url: str, seconds: float) -> StreamTimeout:
     """Connecting took too long: a timeout, so it is retried."""
-    return StreamTimeout(f"could not connect to {url} within {seconds:g} s (connect timeout): "
-                         f"a slow link or an overloaded server", url=url)
+    return StreamTimeout(f"could not connect to {url} within {seconds:g} s (connect timeout)",
+                         url=url, hint="a slow link or an overloaded server: try again, or "
+                                       "check the link (a VPN, a proxy, the host)")
 
 
 def timeout(url: str, seconds: float, capped: bool = False) -> StreamTimeout:

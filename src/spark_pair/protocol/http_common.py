@@ -109,7 +109,10 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
         raise errors_map.timeout(url, read_timeout_s, capped) from None
     except httpx.ConnectError as exc:
         raise errors_map.connection_failed(exc, url) from None
-    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-        raise errors_map.dropped(url, f"the connection closed mid-response: {exc}") from None
+    except httpx.RemoteProtocolError as exc:
+        raise errors_map.http_broken(exc, url) from None
+    except (httpx.ReadError, httpx.WriteError) as exc:
+        said = f": {exc}" if str(exc) else ""
+        raise errors_map.dropped(url, f"the connection closed mid-response{said}") from None
     except httpx.HTTPError as exc:
         raise errors_map.connection_failed(exc, url) from None

@@ -49,19 +49,38 @@ def ws_url(base_url: str) -> str:
 
 def connect(url: str, **kwargs: Any) -> Any:
     """websockets' `connect` (awaitable), except that a redirect is never followed: it is
-    raised as the InvalidStatus it is (the API key must not go to another address unasked)."""
-    return _connect_class()(url, **kwargs)
+    raised as the InvalidStatus it is (the API key must not go to another address unasked),
+    and a server that breaks the protocol is not waited on for a closing handshake."""
+    connect_class, connection_class = _classes()
+    return connect_class(url, create_connection=connection_class, **kwargs)
 
 
 @cache
-def _connect_class() -> type:
+def _classes() -> tuple[type, type]:
+    from websockets.asyncio.client import ClientConnection
     from websockets.asyncio.client import connect as ws_connect
 
     class Connect(ws_connect):
         def process_redirect(self, exc: Exception) -> Exception | str:
             return exc
 
-    return Connect
+    class Connection(ClientConnection):
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            # the client failed the connection (RFC 6455, 7.1.7): a frame that breaks the
+            # protocol or text that is not UTF-8; its TCP connection ends now, so a reader
+            # hears it at once (not when a server that broke the protocol closes it)
+            sent, protocol = self.protocol.close_sent, self.protocol
+            if sent is not None and sent.code in errors_map.WS_FAILED and \
+                    protocol.close_rcvd is None and self.transport is not None:
+                self.transport.abort()
+
+        def set_connection_exc(self, exc: BaseException | None) -> None:
+            super().set_connection_exc(exc)
+            if isinstance(exc, UnicodeDecodeError):  # text that is not UTF-8, found on reading
+                self.loop.call_soon(self.transport.abort)  # (once its close frame is queued)
+
+    return Connect, Connection
 
 
 class WsSession:
@@ -244,6 +263,9 @@ class WsSession:
                         raise errors_map.timeout(self.url, wait_s, capped) from None
                     raise
                 except closed as exc:
+                    broken = errors_map.ws_broken(exc, self.url)
+                    if broken is not None:  # not a drop: the same would come again
+                        raise broken from None
                     if closed_for_size(exc):  # the client's own limit: said as such, never retried
                         raise too_large(self.url, "a WebSocket message",
                                         MAX_MESSAGE_BYTES) from None

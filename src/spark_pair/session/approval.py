@@ -50,6 +50,7 @@ class Ended(StrEnum):
 
     STALE = "stale"  # the file changed on disk: the same index is asked again
     REWOUND = "rewound"  # a retried reply differs: the operation is parsed again (new proposal)
+    REPAIRED = "repaired"  # the repair round mended its hunks: the same index is asked again
     CANCELLED = "cancelled"  # the turn was cancelled
     TURN_OVER = "turn over"  # the turn failed or ended before a decision arrived
 
@@ -62,6 +63,8 @@ class Decision:
     notes: tuple[tuple[int, str], ...] = ()  # a person's reason per rejected hunk index
     amended: tuple[tuple[int, Hunk], ...] = ()  # accepted hunks a person rewrote (index, hunk)
     content: str | None = None  # a created file's content as a person rewrote it
+    unfit: tuple[int | None, ...] = ()  # left out by the tool, not a person: they can not
+    # apply to the file as it is (hunk indices; None: the operation as a whole)
 
     @property
     def accepted(self) -> bool:

@@ -123,6 +123,23 @@ class Applied:
     notes: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class RepairStarted:
+    """Hunks that match nowhere in their files go back to the model (one round per turn):
+    (operation index, hunk index, path) of each."""
+
+    hunks: tuple[tuple[int, int, str], ...]
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class RepairFinished:
+    """The repair round is over: `outcome` (session.repair.Outcome) says which hunks now fit
+    and why the others do not; the operations it mended are proposed again."""
+
+    outcome: Any
+
+
 @dataclass(slots=True)
 class TurnResult:
     turn_id: str
@@ -140,6 +157,8 @@ class TurnResult:
     model: str = ""
     transport: str = ""
     response_id: str | None = None
+    form: str = ""  # how well-formed the reply's diff was (store.forms.Form; "": no diff)
+    repair: Any = None  # the repair round's outcome (session.repair.Outcome), if one ran
 
     @property
     def ok(self) -> bool:
@@ -154,7 +173,7 @@ class TurnFinished:
 SessionEvent = (TurnStarted | ContextChosen | Started | TextDelta | FirstToken | Usage | Retrying
                 | Rewound | TransportChanged | ModelChanged | Completed | Failed | FileStarted
                 | HunkStarted | LineAdded | FileFinished | OperationProposed | Stale | Decided
-                | Refused | Applied | TurnFinished | Steered)
+                | Refused | Applied | TurnFinished | Steered | RepairStarted | RepairFinished)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from enum import StrEnum
 
 from ..base.errors import IncompleteReply, redact
 from ..protocol.metrics import estimate_tokens
+from ..store.sessions import FIX_ROUND
 from ..workspace.checkrun import CheckResult
 
 CHECK_FENCE = "check-output"  # the block a fix instruction carries the output in (the sim reads it)
@@ -86,10 +87,35 @@ def fix_instruction(result: CheckResult, budget_tokens: int = OUTPUT_TOKENS) -> 
     else:
         what = f"failed with exit code {result.exit_code}"
     more = f" (the last lines; {left_out} earlier lines left out)" if left_out else ""
-    return (f"After your change the check `{redact(result.command)}` {what}. Its output"
+    return (f"{FIX_ROUND}{redact(result.command)}` {what}. Its output"
             f"{more}:\n\n```{CHECK_FENCE}\n{output or '(no output)'}\n```\n\n"
             "Change the code so that the check passes. Do not change the check itself, and "
             "keep the changes you made that were right.")
+
+
+_ENVIRONMENT = re.compile(
+    r"command not found|: not found$|No module named|ModuleNotFoundError|"
+    r"Permission denied|No such file or directory|cannot execute|is not recognized as",
+    re.IGNORECASE | re.MULTILINE)
+
+
+def environment_cause(result: CheckResult) -> str:
+    """The line of a failed check's output that points at the environment rather than the code
+    (a command or module not found, permission denied; exit 126/127; a check that could not
+    start), or '' when nothing does. Such a failure is asked about before it goes to the model:
+    a fix round can not install a module."""
+    if result.passed or result.timed_out:
+        return ""
+    if result.error:
+        return f"the check could not start: {redact(result.error)}"
+    lines = clean_output(result.output).splitlines()
+    found = [line.strip() for line in lines if _ENVIRONMENT.search(line)]
+    if found:
+        return found[-1][:200]
+    if result.exit_code in (126, 127):
+        return (f"exit {result.exit_code}: the shell could not "
+                f"{'run' if result.exit_code == 126 else 'find'} a command")
+    return ""
 
 
 def window_full(error: object) -> bool:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import UsageError
-from ..store.sessions import SessionInfo, SessionStore, StoredTurn, this_owner
+from ..store.sessions import SessionInfo, SessionStore, StoredTurn, is_fix_round, this_owner
 from .history import DROPPED, SessionHistory, outcome_note
 from .pick import Pick
 
@@ -155,7 +155,8 @@ class Keeper:
     def _current(self) -> SessionInfo:
         info = self.info
         info.turns = len(self.turns)
-        info.last_instruction = self.turns[-1].instruction if self.turns else ""
+        info.last_instruction = next((t.instruction for t in reversed(self.turns)
+                                      if not is_fix_round(t.instruction)), "")
         return info
 
     def _submit(self, write: Callable[[], Any]) -> None:

@@ -16,6 +16,7 @@ from .approval import Approver
 
 if TYPE_CHECKING:  # the store package opens SQLite; not needed before the request
     from ..protocol.records import Recorder, RequestRecord
+    from ..store.forms import Form
     from ..store.verdicts import Verdict
 
 WatchFn = Callable[[Callable[[set[str]], None]], Any]  # watch(on_change) -> async context manager
@@ -72,6 +73,11 @@ class TurnRecorder:
                 self.store.record(rec)
         return records
 
+    def form(self, turn_id: str, model: str, form: Form) -> None:
+        """Keep how well-formed the turn's diff was (in a store that keeps it)."""
+        if isinstance(self.store, FormKeeper):
+            self.store.record_form(turn_id, model, form)
+
     def verdicts(self, turn_id: str, model: str, verdicts: Sequence[Verdict]) -> None:
         """Keep what a person made of the turn's hunks (in a store that keeps them)."""
         if verdicts and isinstance(self.store, VerdictKeeper):
@@ -83,6 +89,13 @@ class VerdictKeeper(Protocol):
     """A request store that also keeps review verdicts (spark-pair stats reads them)."""
 
     def record_verdicts(self, turn_id: str, model: str, verdicts: Sequence[Verdict]) -> None: ...
+
+
+@runtime_checkable
+class FormKeeper(Protocol):
+    """A request store that also keeps how well-formed each reply's diff was."""
+
+    def record_form(self, turn_id: str, model: str, form: Form) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,3 +110,4 @@ class Parts:
     watch: WatchFn | None  # watch(on_change) -> async context manager of changed paths
     observe: Callable[[Event], None] | None  # sees every protocol event but text
     ready: Callable[[], Awaitable[None]] | None  # awaited before the request goes out
+    repair: bool = True  # hunks that match nowhere go back to the model once ([review] repair)

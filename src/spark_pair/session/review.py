@@ -30,10 +30,11 @@ def verdicts_of(ops: Sequence[Operation], decisions: Sequence[Decision | None]) 
             continue
         path, kind = _label(op), op_kind(op)
         hunks = op.hunks if isinstance(op, Modify | Rename) else []
+        unfit = set(range(len(hunks))) | {None} if None in d.unfit else set(d.unfit)
         if not d.accepted:
             units = range(len(hunks)) if hunks else [None]
             notes = dict(d.notes)
-            out += [Verdict(i, path, kind, h, Fate.REJECTED,
+            out += [Verdict(i, path, kind, h, Fate.UNFIT if h in unfit else Fate.REJECTED,
                             notes.get(h, d.reason) if h is not None else d.reason)
                     for h in units]
             continue
@@ -47,7 +48,8 @@ def verdicts_of(ops: Sequence[Operation], decisions: Sequence[Decision | None]) 
         own, notes = dict(d.amended), dict(d.notes)
         for h in range(len(hunks)):
             if h not in chosen:
-                out.append(Verdict(i, path, kind, h, Fate.REJECTED, notes.get(h, "")))
+                out.append(Verdict(i, path, kind, h, Fate.UNFIT if h in unfit else
+                                   Fate.REJECTED, notes.get(h, "")))
             elif h in own:
                 out.append(Verdict(i, path, kind, h, Fate.AMENDED, text=hunk_result(own[h])))
             else:
@@ -94,4 +96,7 @@ def note_for_model(verdicts: Iterable[Verdict]) -> str:
         if v.fate == Fate.REJECTED:
             why = f" (reason: {_quote(v.reason)})" if v.reason.strip() else " (no reason given)"
             lines.append(f"- rejected, not applied: {_what(v)}{why}")
+        elif v.fate == Fate.UNFIT:
+            lines.append(f"- could not be applied (its lines are not in the file as it is; "
+                         f"not a rejection): {_what(v)} ({_quote(v.reason)})")
     return "\n".join(lines) + "\n"

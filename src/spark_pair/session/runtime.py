@@ -179,6 +179,10 @@ class StoreWriter:
         self._pool.submit(self._keep, lambda store: store.record_verdicts(turn_id, model,
                                                                           verdicts))
 
+    def record_form(self, turn_id: str, model: str, form: Any) -> None:
+        """Keep how well-formed a reply's diff was (store.forms.Form)."""
+        self._pool.submit(self._keep, lambda store: store.record_form(turn_id, model, form))
+
     def record_round(self, rnd: Any) -> None:
         """Keep a task's round (store.rounds.Round) for `spark-pair stats`."""
         self._pool.submit(self._keep, lambda store: store.record_round(rnd))
@@ -279,6 +283,7 @@ class Runtime:
         await self._stop_prewarm()
         old, self.client, self.settings, self.lookup = self.client, client, settings, lookup
         self.session.client = client
+        self.session.repair = settings.review.repair
         self.connection.reset(client.transport, client.options.max_retries)
         try:
             await old.aclose()
@@ -314,6 +319,7 @@ def _connect(lookup: _Lookup, recorder: TurnRecorder | None) -> tuple[Settings, 
     settings = load_settings(cwd=lookup.cwd, env=lookup.env, overrides=dict(lookup.overrides))
     client = ModelClient(ClientOptions.of(settings), recorder=recorder,
                          transport_cache=offers.default_path())
+    client.warm_http()  # built while the run gets ready, not when its request is due
     return settings, client
 
 
@@ -348,7 +354,8 @@ async def open_runtime(root: Path, *, approver: Approver,
 
                 watcher = Watcher(root)
             workspace = Workspace(root, **limits_of(settings))
-            workspace.auto = _auto_context(root, settings)
+            # (its index's database opens off the loop, while the HTTP client is built)
+            workspace.auto = await asyncio.to_thread(_auto_context, root, settings)
             workspace.watcher = watcher
             indexing = _keep_index(workspace, watcher)
             workspace.chained = lambda: session.client.transport == Transport.WS
@@ -365,6 +372,7 @@ async def open_runtime(root: Path, *, approver: Approver,
             session = Session(root, client, approver, context=workspace, recorder=recorder,
                               watch=watcher.watch if watcher is not None else None,
                               observe=observe)
+            session.repair = settings.review.repair
             rt = Runtime(root, settings, session, client, watcher, workspace, connection, store,
                          lookup=lookup, telemetry=telemetry)
             if prewarm:

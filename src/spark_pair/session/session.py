@@ -64,11 +64,14 @@ class Session:
        changes on disk (at once, once per change; `index` None while its file is still being
        written), followed by a new `OperationProposed` for that index (asked again) or by a
        `Refused(kind=STALE)` when the operation no longer fits the changed file.
-    3. After the stream and every decision: `Stale` for a change found at the last look
+    3. Right after the stream, when some hunk matches nowhere in its file (and `repair` is on):
+       `RepairStarted`, the one repair request (its events are not yielded), `RepairFinished`
+       with what it came to, then a new `OperationProposed` for each operation it mended.
+    4. After the stream and every decision: `Stale` for a change found at the last look
        before the write, followed (as in 2.) by a new `OperationProposed` and its `Decided`,
        or by a `Refused(kind=STALE)`; then `Refused` for each operation that stops the turn,
        `Applied` when files were written.
-    4. `TurnFinished(result)` last, always (also after a failure or a cancel).
+    5. `TurnFinished(result)` last, always (also after a failure or a cancel).
 
     `cancel()` ends a turn early (pending proposals end with `Ended.CANCELLED`; with no turn
     running it does nothing); a second `turn()` while one runs raises TurnInProgress."""
@@ -90,6 +93,7 @@ class Session:
         # whether a finished turn is kept for the next (history, the files as the model saw
         # them); a front end that exits after its one turn (`run`) sets it False
         self.remember = True
+        self.repair = True  # hunks that match nowhere go back to the model once per turn
         # called once a turn is over: (prompt, files, result, verdicts, remembered); the
         # stored session (session.keeper) writes the turn
         self.keep: Callable[[str, Sequence[str], TurnResult, list[Verdict], bool], None] | None \
@@ -186,7 +190,7 @@ class Session:
     def parts(self) -> Parts:
         """What a turn starting now works with."""
         return Parts(self.root, self.client, self.approver, self.journal, self.recorder,
-                     self.watch, self.observe, self.ready)
+                     self.watch, self.observe, self.ready, self.repair)
 
     def _verdicts(self, result: TurnResult) -> list[Verdict]:
         """What a person made of the turn (none for a policy's decisions, or when nothing or
@@ -239,6 +243,10 @@ class Session:
                 if self.recorder is not None:
                     applied = result.status == TurnStatus.APPLIED
                     self.recorder.flush(turn_id if applied else None)
+            if result.form and self.recorder is not None:
+                from ..store.forms import Form
+
+                self.recorder.form(turn_id, result.model, Form(result.form))
             verdicts = self._verdicts(result)
             if verdicts and self.recorder is not None:
                 self.recorder.verdicts(turn_id, result.model, verdicts)

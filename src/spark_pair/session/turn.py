@@ -32,12 +32,14 @@ from ..protocol.events import (
     Usage,
 )
 from ..protocol.metrics import Stopwatch
+from ..store.forms import Form
 from .apply_step import ApplyStep, has_effect, refusal_kind, to_the_end
 from .approval import Action, Ended, select_hunks
 from .events import (
     OperationProposed,
     RefusalKind,
     Refused,
+    RepairFinished,
     SessionEvent,
     Stale,
     TurnResult,
@@ -45,6 +47,7 @@ from .events import (
 from .inbox import END, GATHER_CHARS, WAKE, Answered, Changed, Inbox, LoopShare, gathered
 from .parts import Parts
 from .proposals import Proposals
+from .repair_round import Done, News, RepairRound
 from .stale import StaleTracker
 
 if TYPE_CHECKING:  # the parser loads once the request is out
@@ -80,6 +83,7 @@ class TurnRun(ApplyStep):
         self.cancel_reason: Cancelled | None = None
         self.stopwatch: Stopwatch | None = None  # made when the request goes out
         self.pump: asyncio.Task[None] | None = None  # the stream, from `send` on
+        self.repair = RepairRound(parts, self.inbox.put, self.stopping)  # after the stream
 
     def cancel(self, reason: Cancelled) -> None:
         if self.cancel_reason is None:
@@ -109,6 +113,7 @@ class TurnRun(ApplyStep):
             if not pump.done():
                 pump.cancel()
             await asyncio.gather(pump, return_exceptions=True)
+        await self.repair.cancel()
 
     async def events(self) -> AsyncIterator[SessionEvent]:
         chunks: list[str] = []
@@ -135,7 +140,8 @@ class TurnRun(ApplyStep):
                         error = self.cancel_reason
                         break
                     if not items:
-                        if not streaming and not self.proposals.pending():
+                        if not streaming and not self.proposals.pending() and \
+                                not self.repair.running:
                             asked = False
                             async for out in self._last_look():
                                 asked = asked or isinstance(out, OperationProposed)
@@ -158,6 +164,13 @@ class TurnRun(ApplyStep):
                         async for out in self._on_changed(item.paths):
                             yield out
                         continue
+                    if isinstance(item, News):
+                        yield item.event
+                        continue
+                    if isinstance(item, Done):
+                        for out in self._repaired(item):
+                            yield out
+                        continue
                     if not streaming:
                         continue
                     if parser is None:
@@ -176,12 +189,15 @@ class TurnRun(ApplyStep):
                                 for out in await self._on_parse(pe):
                                     yield out
                         except SparkPairError as exc:
-                            error = exc
+                            error = self._unreadable(exc)
                             break
                         if (not self.proposals.ops and self.result.text.strip()
                                 and not self.ask):
                             error = ParseError("the reply holds no unified diff")
                             break
+                        if self.proposals.ops and not self.ask:
+                            self.repair.start(self.proposals.ops, self.request,
+                                              self.result.text, self.result.model)
                         continue
                     event: Event = item
                     if gather and type(event) is TextDelta and items and \
@@ -207,7 +223,7 @@ class TurnRun(ApplyStep):
                                     parsed = parser.feed(text[at:at + GATHER_CHARS]
                                                          if len(text) > GATHER_CHARS else text)
                                 except SparkPairError as exc:
-                                    failed = exc
+                                    failed = self._unreadable(exc)
                                     break
                                 for pe in parsed:
                                     if type(pe) is FileStarted or type(pe) is FileFinished:
@@ -241,6 +257,41 @@ class TurnRun(ApplyStep):
             return
         async for out in self._apply():
             yield out
+
+    def _unreadable(self, error: SparkPairError) -> SparkPairError:
+        """A reply whose diff could not be read counts as refused in the model's form."""
+        if isinstance(error, ParseError):
+            self.result.form = Form.REFUSED
+        return error
+
+    def _repaired(self, done: Done) -> list[SessionEvent]:
+        """The look after the stream (and the repair round, if one ran) is over: the reply's
+        form is known, and each operation the round mended is asked again."""
+        from .repair import reply_form
+
+        if done.survey is None:
+            return []
+        outcome = done.outcome
+        self.result.form = str(reply_form(done.survey, outcome))
+        if outcome is None:
+            return []
+        self.result.repair = outcome
+        mine, more = self.result.usage, outcome.usage
+        if mine is not None and more is not None:  # the turn's tokens: the repair's count too
+            self.result.usage = Usage(mine.input_tokens + more.input_tokens,
+                                      mine.output_tokens + more.output_tokens,
+                                      mine.estimated or more.estimated)
+        out: list[SessionEvent] = [RepairFinished(outcome)]
+        for i, op in sorted(outcome.ops.items()):
+            if self.cancel_reason is not None:
+                break
+            # asked again whatever was decided: the operation is not the one decided on (a
+            # front end may have left it out at once, as it could not apply)
+            self.proposals.end(i, Ended.REPAIRED)
+            self.proposals.ops[i] = op
+            self.refused.pop(i, None)
+            out.append(self.proposals.ask(i, stale=False))
+        return out
 
     def _drain(self, items: collections.deque[Any], chunks: list[str]) -> None:
         """Empty the inbox of a cancelled turn without parsing: the text that came is kept

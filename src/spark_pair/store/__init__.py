@@ -1,5 +1,5 @@
-"""The local request log (SQLite in the user data dir): every request (the client's
-protocol.records), every bench run, the review verdicts; `stats` reads it."""
+"""The local stores (SQLite in the user data dir): the request log (every request, every bench
+run, the review verdicts, the fix rounds; `stats` reads it) and the stored sessions."""
 
 from __future__ import annotations
 

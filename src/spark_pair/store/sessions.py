@@ -29,6 +29,7 @@ from .names import new_name
 
 SCHEMA_VERSION = 1
 FILE_NAME = "sessions.sqlite3"
+FIX_ROUND = "After your change the check `"  # how a fix round's instruction starts
 
 @dataclass(slots=True)
 class StoredTurn:
@@ -162,8 +163,10 @@ class SessionStore:
         rows = self._db.execute(
             "SELECT s.id, s.name, s.repo, s.created, s.updated, s.model, s.context, s.parent,"
             " s.owner, (SELECT COUNT(*) FROM turns t WHERE t.session = s.id),"
-            " (SELECT instruction FROM turns t WHERE t.session = s.id ORDER BY seq DESC LIMIT 1)"
-            f" FROM sessions s {where} ORDER BY s.updated DESC, s.id DESC", args)
+            " (SELECT instruction FROM turns t WHERE t.session = s.id AND"
+            " substr(t.instruction, 1, ?) != ? ORDER BY seq DESC LIMIT 1)"  # the person's
+            f" FROM sessions s {where} ORDER BY s.updated DESC, s.id DESC",
+            [len(FIX_ROUND), FIX_ROUND, *args])
         found = [SessionInfo(i, n, r, c, u, m or "", json.loads(ctx or "[]"), p or "", k,
                              last or "", o or "")
                  for i, n, r, c, u, m, ctx, p, o, k, last in rows]
@@ -380,6 +383,11 @@ def age(ts: float, now: float | None = None) -> str:
         if s >= size:
             return f"{int(s // size)} {unit}"
     return "now"
+
+
+def is_fix_round(instruction: str) -> bool:
+    """Whether a turn's instruction was a fix round's (the check's output), not the person's."""
+    return instruction.startswith(FIX_ROUND)
 
 
 def row(info: SessionInfo, width: int = 80) -> str:

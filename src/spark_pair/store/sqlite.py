@@ -14,6 +14,7 @@ from ..base.errors import ConfigError, UsageError
 from ..protocol.records import RequestRecord, RequestStatus
 
 if TYPE_CHECKING:  # a run stores no verdicts: that module loads when they are read or kept
+    from .forms import Form
     from .rounds import Round
     from .verdicts import Fate, Verdict
 
@@ -54,9 +55,10 @@ class RequestStore:
             " reason TEXT);"
             "CREATE INDEX IF NOT EXISTS verdicts_ts ON verdicts(ts);"
             "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER);")
-        from . import rounds
+        from . import forms, rounds
 
         rounds.create(self._db)
+        forms.create(self._db)
         if self._db.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 0:
             self._db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
 
@@ -125,6 +127,17 @@ class RequestStore:
         from . import rounds
 
         return rounds.rows(self._db, since)
+
+    def record_form(self, turn_id: str, model: str, form: Form) -> None:
+        """Keep how well-formed a reply's diff was (stats: the per-model shares)."""
+        from . import forms
+
+        forms.add(self._db, turn_id, model, form)
+
+    def form_rows(self, since: float | None = None) -> list[tuple[str, Form]]:
+        from . import forms
+
+        return forms.rows(self._db, since)
 
     def save_bench_run(self, data: dict[str, Any]) -> int:
         cur = self._db.execute("INSERT INTO bench_runs (ts, data) VALUES (?, ?)",

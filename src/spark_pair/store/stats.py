@@ -189,7 +189,7 @@ def turn_cost(records: Sequence[RequestRecord], prices: Prices) -> TurnCost:
     turns = {r.turn_id for r in records if r.turn_id}
     out.applied_turns = len(turns)
     for rec in records:
-        if rec.task != "edit" and not rec.turn_id:
+        if rec.task not in ("edit", "repair") and not rec.turn_id:
             continue
         out.edit_requests += 1
         out.tokens += (rec.input_tokens or 0) + (rec.output_tokens or 0)

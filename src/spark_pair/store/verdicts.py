@@ -17,6 +17,7 @@ class Fate(StrEnum):
     KEPT = "kept"  # applied as proposed
     AMENDED = "amended"  # applied as a person rewrote it
     REJECTED = "rejected"  # not applied, by a person's choice
+    UNFIT = "unfit"  # not applied: it could not apply to the file (the tool's refusal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,16 +45,18 @@ class Shares:
     amended: int = 0
     rejected: int = 0
     turns: int = 0
+    unfit: int = 0  # hunks that could not apply: no person decided them (not in `proposed`)
 
     def share(self, fate: Fate) -> float:
         count = {Fate.KEPT: self.kept, Fate.AMENDED: self.amended,
-                 Fate.REJECTED: self.rejected}[fate]
+                 Fate.REJECTED: self.rejected}.get(fate, 0)
         return count / self.proposed if self.proposed else 0.0
 
     def as_dict(self) -> dict[str, object]:
         return {"model": self.model, "turns": self.turns, "proposed_hunks": self.proposed,
                 "kept": self.kept, "amended": self.amended, "rejected": self.rejected,
-                **{f"{f}_share": round(self.share(f), 4) for f in Fate}}
+                "could_not_apply": self.unfit,
+                **{f"{f}_share": round(self.share(f), 4) for f in Fate if f != Fate.UNFIT}}
 
 
 def shares(rows: Iterable[tuple[str, str, Fate]]) -> list[Shares]:
@@ -63,6 +66,9 @@ def shares(rows: Iterable[tuple[str, str, Fate]]) -> list[Shares]:
     for model, turn_id, fate in rows:
         s = by.setdefault(model, Shares(model))
         turns.setdefault(model, set()).add(turn_id)
+        if fate == Fate.UNFIT:  # the tool's refusal, not a person's review
+            s.unfit += 1
+            continue
         s.proposed += 1
         match fate:
             case Fate.KEPT:

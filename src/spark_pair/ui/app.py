@@ -57,6 +57,8 @@ class SparkPairApp(App[None]):
         for name in ("auto", "ws", "responses", "chat"):
             yield SystemCommand(f"Transport: {name}", "Reconnect with this transport",
                                 lambda n=name: main.run_command(f"/transport {n}"))
+        yield SystemCommand("Git: commit", "Commit this session's accepted turns (/commit)",
+                            lambda: main.run_command("/commit"))
         for rel in list(main.context):
             yield SystemCommand(f"Context: drop {escape(rel)}", "Take the file out of the context",
                                 lambda r=rel: main.drop_context(r))

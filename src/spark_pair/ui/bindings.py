@@ -136,6 +136,7 @@ HELP: list[BindingType] = [
 CHECK: list[BindingType] = [
     Binding("alt+y", "answer(True)", "keep", id="check.keep"),
     Binding("alt+n", "answer(False)", "roll back", id="check.roll_back"),
+    Binding("alt+f", "send", "send to the model anyway", id="check.send"),
 ]
 
 # the reason-for-a-rejection dialog
@@ -143,8 +144,14 @@ REASON: list[BindingType] = [
     Binding("escape", "cancel", "cancel", id="reason.cancel"),
 ]
 
-# the bindings a `[keys]` table may remap (the y/n of a check and the reason dialog's escape are
-# not among them)
+# the commit message dialog
+MESSAGE: list[BindingType] = [
+    Binding("ctrl+s", "commit", "commit", id="message.commit", priority=True),
+    Binding("escape", "cancel", "cancel", id="message.cancel", priority=True),
+]
+
+# the bindings a `[keys]` table may remap (the y/n of a check, the reason dialog's escape and the
+# commit message dialog's keys are not among them)
 REMAPPABLE = (APP, MAIN, REVIEW, REVIEW_PANE, FILES, PROMPT, CONFIRM, HELP)
 
 

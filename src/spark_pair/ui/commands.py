@@ -1,5 +1,6 @@
-"""The slash commands of the main screen (/undo, /redo, /model, /transport, /add, /drop,
-/clear, /help, /quit; the session commands are in `sessions`), and the context set they edit."""
+"""The slash commands of the main screen (/undo, /redo, /commit, /model, /transport, /add,
+/drop, /clear, /help, /quit; the session commands are in `sessions`, /commit's work in
+`commits`), and the context set they edit."""
 
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ def run(screen: Any, text: str) -> None:
             start(screen, _undo(screen))
         case "/redo":
             start(screen, _redo(screen))
+        case "/commit":
+            screen.commits.start()
         case "/model" if arg:
             reopen(screen, {"model.name": arg}, f"model {arg}")
         case "/transport" if arg in TRANSPORT_NAMES:
@@ -60,8 +63,8 @@ def run(screen: Any, text: str) -> None:
             screen.show_error(UsageError(
                 f"unknown command {text!r}" if command not in TAKES_ARG else
                 f"{command} needs an argument",
-                hint="commands: /undo /redo /model NAME /transport NAME /add PATH /drop PATH "
-                     "/clear /sessions /rename NAME /fork /help /quit"))
+                hint="commands: /undo /redo /commit /model NAME /transport NAME /add PATH "
+                     "/drop PATH /clear /sessions /rename NAME /fork /help /quit"))
 
 
 async def _undo(screen: Any) -> None:
@@ -73,8 +76,9 @@ async def _undo(screen: Any) -> None:
     except SparkPairError as exc:
         screen.show_error(exc)
         return
+    note = await screen.commits.after_undo()
     screen.say(f"restored {len(restored)} file(s): {', '.join(map(shown, restored))}"
-               "; /redo writes them again")
+               "; /redo writes them again" + (f"\n{note}" if note else ""))
     await _undone_shown(screen)
 
 

@@ -40,13 +40,16 @@ class UIApprover:
 
     def __init__(self) -> None:
         self._futures: dict[int, asyncio.Future[Decision]] = {}
-        self._early: dict[int, Decision] = {}  # decided before the session asked
+        # decided before the session asked: the operation decided on (None: any), the decision
+        self._early: dict[int, tuple[object, Decision]] = {}
+        self._asked: dict[int, object] = {}  # the operation the session asks about, per index
 
     async def decide(self, proposal: Proposal) -> Decision:
         index = proposal.index
+        self._asked[index] = proposal.op
         early = self._early.pop(index, None)
-        if early is not None:
-            return early
+        if early is not None and early[0] in (None, proposal.op):
+            return early[1]  # (one for an operation since replaced, by a repair, is stale)
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         old = self._futures.get(index)
         if old is not None and not old.done():
@@ -58,11 +61,13 @@ class UIApprover:
             if self._futures.get(index) is future:
                 del self._futures[index]
 
-    def resolve(self, index: int, decision: Decision) -> None:
+    def resolve(self, index: int, decision: Decision, op: object = None) -> None:
+        """`op`: the operation decided on; a decision about one the session no longer asks
+        about (it was replaced meanwhile) is dropped."""
         future = self._futures.get(index)
         if future is None or future.done():
-            self._early[index] = decision
-        else:
+            self._early[index] = (op, decision)
+        elif op is None or self._asked.get(index) is op:
             future.set_result(decision)
 
     def reset(self) -> None:
@@ -70,6 +75,7 @@ class UIApprover:
             future.cancel()
         self._futures.clear()
         self._early.clear()
+        self._asked.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,13 +341,31 @@ class Driver:
         fsync)."""
         from ..edits.journal import Journal
 
-        return await asyncio.to_thread(lambda: Journal(self.root).undo(turn_id))
+        restored = await asyncio.to_thread(lambda: Journal(self.root).undo(turn_id))
+        await self.wrote(restored)
+        return restored
 
     async def redo(self) -> list[str]:
         """Re-apply what the last undo restored (in a thread)."""
         from ..edits.journal import Journal
 
-        return await asyncio.to_thread(lambda: Journal(self.root).redo())
+        written = await asyncio.to_thread(lambda: Journal(self.root).redo())
+        await self.wrote(written)
+        return written
+
+    async def wrote(self, paths: Sequence[str]) -> None:
+        """spark-pair itself wrote these files: not a person's edit (`M`, "edited on disk")."""
+        watcher = self.runtime.watcher if self.runtime is not None else None
+        if watcher is not None and paths:
+            await asyncio.to_thread(watcher.own, list(paths))
+            self.target.post_message(self.FilesChanged(set()))  # the marks are checked again
+
+    async def by_person(self, paths: set[str]) -> set[str]:
+        """Of `paths`, those a person changed on disk (see Watcher.by_person)."""
+        watcher = self.runtime.watcher if self.runtime is not None else None
+        if watcher is None:
+            return set(paths)
+        return await asyncio.to_thread(watcher.by_person, list(paths))
 
     async def undone(self, turn_id: str) -> bool:
         """Whether the journal has `turn_id` undone now (in a thread)."""

@@ -13,13 +13,25 @@ from __future__ import annotations
 
 import contextlib
 import time
+from dataclasses import replace
 from typing import Any
 
 from ..base.errors import SparkPairError
-from ..session.fixloop import Escalate, Loop, Step, fix_instruction, window_full
+from ..session.fixloop import (
+    Escalate,
+    Loop,
+    Step,
+    environment_cause,
+    fix_instruction,
+    window_full,
+)
+from ..session.review import verdicts_of
 from ..store.rounds import Round
+from ..store.verdicts import Fate, Verdict
 from ..workspace.checkrun import CheckResult
 from .dialogs.confirm import ConfirmScreen
+
+SENDS = "alt+y keeps the turn and sends"  # how a plan that sends the output to the model starts
 
 
 class FixRounds:
@@ -49,18 +61,35 @@ class FixRounds:
         self.prompt, self.active, self.ended, self.changed = prompt, False, False, []
         self.drafter = self.screen.driver.client.model
 
-    def settle(self, result: CheckResult) -> bool | None:
-        """For the check screen: True keeps the turn and closes it at once (the loop goes on
-        or ends and says so); None asks keep / roll back as before."""
-        if self.active or self.in_round:
-            return True
+    def settle(self, result: CheckResult) -> bool | str | None:
+        """For the check screen: True closes it at once (a round's check passes: the loop
+        ends and says so); a text says what alt+y does next (the screen stays until the person
+        answers); None asks keep / roll back as before."""
         loop = self.loop
-        if loop is None or self.ended or result.passed:
+        if loop is None or self.ended:
             return None
-        return True if loop.fix_rounds > 0 or _could_escalate(loop) else None
+        if not (self.active or self.in_round) and (
+                result.passed or not (loop.fix_rounds > 0 or _could_escalate(loop))):
+            return None
+        if result.passed:
+            return True
+        model = self.screen.driver.client.model
+        step = replace(loop).after_check(False)  # (asked of a copy: nothing moves yet)
+        if step == Step.FIX:
+            return (f"{SENDS} this output to {model} as fix round {loop.fixes + 1} of "
+                    f"{loop.fix_rounds} · alt+n rolls it back and ends the loop")
+        if step == Step.ESCALATE:
+            return (f"{SENDS} this output to the stronger model {loop.stronger} (escalated) "
+                    "· alt+n rolls it back and ends the loop")
+        if step == Step.ASK:
+            return (f"{SENDS} this output on: you are asked whether the stronger model "
+                    f"{loop.stronger} takes the next round · alt+n rolls it back")
+        return (f"{self._still_fails(loop)} and the loop ends: keep this turn (alt+y) or roll it "
+                "back (alt+n)?")
 
-    def checked(self, result: CheckResult | None, turn_id: str) -> bool:
-        """The check after a kept turn; False: the loop has nothing to say (plain keep)."""
+    def checked(self, result: CheckResult | None, turn_id: str, send: bool = True) -> bool:
+        """The check after a kept turn; False: the loop has nothing to say (plain keep).
+        `send`: the person let the output go to the model (not for an environment failure)."""
         loop = self.loop
         if loop is None or self.ended or result is None or not self.active and (
                 result.passed or not (loop.fix_rounds or _could_escalate(loop))):
@@ -68,17 +97,28 @@ class FixRounds:
             return False
         self._record(turn_id, result.passed)
         self.in_round = False
+        if not send and not result.passed and replace(loop).after_check(False) != Step.STOP:
+            self._end(f"{result.describe()}; kept, and nothing went to the model: "
+                      f"{environment_cause(result) or 'the output points at the environment'}"
+                      " · fix that, then try again (/undo puts the turn back)")
+            return True
         step = loop.after_check(result.passed)
         if step == Step.GREEN:
             self._end(f"the check passes after {_rounds(loop.round)}: the loop ends "
                       "(/undo takes back each round)")
         elif step == Step.STOP:
             self._end(self._still_fails(loop) + ("" if loop.stronger else
-                      "; set [model] stronger to escalate"))
+                      "; set [model] stronger to escalate") + "; kept (/undo takes it back)")
         else:
             self.active = True
             self._next(step, fix_instruction(result), said=result.describe())
         return True
+
+    def rolled_back(self) -> None:
+        """alt+n on the check: the turn goes back and the task's loop ends (the roll back's
+        notice says what was restored)."""
+        if self.loop is not None and not self.ended:
+            self._end("")
 
     def round_over(self, result: Any) -> None:
         """A turn ended without being applied (rejected, stopped, failed)."""
@@ -86,7 +126,8 @@ class FixRounds:
         if loop is None or self.ended:
             return
         was_round, self.in_round = self.in_round, False
-        reason = _with_reason(result.decisions)
+        verdicts = verdicts_of(result.operations, result.decisions)
+        reason = any(v.fate == Fate.REJECTED and v.reason.strip() for v in verdicts)
         if was_round or self.active:
             self._record(None, None, result.model)
         if window_full(result.error):  # the prompt filled the window: a larger one may fit it
@@ -105,6 +146,12 @@ class FixRounds:
         if was_round or self.active:
             what = {"rejected": "rejected (you decided)", "cancelled": "stopped"}.get(
                 str(result.status), "not applied")
+            if str(result.status) == "rejected" and not any(
+                    v.fate == Fate.REJECTED for v in verdicts):  # the tool's, not yours
+                what = "not applied: it could not apply (" + "; ".join(dict.fromkeys(
+                    _unfit_why(v) for v in verdicts if v.fate == Fate.UNFIT)) + \
+                    "); you rejected nothing"
+            
             if result.error is not None and str(result.status) != "cancelled":
                 what = f"not applied ({result.error.message})"
             self._end(f"the fix loop ends: round {loop.round} was {what}; earlier rounds "
@@ -221,9 +268,10 @@ class FixRounds:
             loop.stronger, time.time()))
 
 
-def _with_reason(decisions: list[Any]) -> bool:
-    """Whether a person gave a reason for a rejection in these decisions."""
-    return any(d is not None and not d.accepted and (d.reason or d.notes) for d in decisions)
+def _unfit_why(verdict: Verdict) -> str:
+    """What the tool said of an operation it left out: its path and why."""
+    why = verdict.reason.removeprefix("it can not be applied: ")
+    return why if verdict.path in why else f"{verdict.path}: {why}"
 
 
 def _could_escalate(loop: Loop) -> bool:

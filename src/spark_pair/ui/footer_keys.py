@@ -39,18 +39,19 @@ class Shown:
 # binding ids in order of importance, the label (None: the binding's), the label on a short
 # line (None: the same); a pair shows as `j/k hunk`
 SLOTS: tuple[tuple[tuple[str, ...], str | None, str | None], ...] = (
-    (("review.accept",), None, None),
-    (("review.reject",), None, None),
+    (("review.accept",), None, "yes"),
+    (("review.reject",), None, "no"),
     (("review.accept_all",), None, None),
     (("review.reject_all",), None, "rest"),
     (("review.confirm",), None, "del/ren"),
-    (("review.next", "review.previous"), "hunk", None),
-    (("review.next_file", "review.previous_file"), "file", None),
     (("prompt.clear_queue",), None, "unqueue"),  # escape, on an empty prompt with a queue
     (("app.stop",), None, None),  # escape, while a turn runs
+    # the review's own keys before moving (the arrows move too): they fit at 80 columns
     (("review.reason",), None, "why"),
     (("review.amend",), None, None),
     (("review.try",), None, None),
+    (("review.next", "review.previous"), "hunk", None),
+    (("review.next_file", "review.previous_file"), "file", None),
     (("review.pager",), None, None),
     (("files.toggle",), None, None),
     (("prompt.send",), None, None),
@@ -96,14 +97,17 @@ def keys_shown(active: Iterable[Active], display: Callable[[Binding], str],
 
 def fit(left: Sequence[Shown], right: Sequence[Shown], width: int) -> tuple[list[Shown], int]:
     """The most important keys of `left` that fit beside the pinned ones (a prefix: the first
-    that does not fit ends it), and the gap between them: 2 columns and the full labels when
-    that shows as many keys as 1 column and the short labels."""
+    that does not fit ends it), and the gap between them: 2 columns and the full labels, else
+    1 column, else 1 column and the short labels, whichever shows the most keys first."""
     room = width - sum(k.width for k in right) - PIN_GAP * len(right) - 1
-    full = _prefix(left, room, 2)
-    if len(full) == len(left):
-        return full, 2
-    short = _prefix([k.shortened() for k in left], room, 1)
-    return (short, 1) if len(short) > len(full) else (full, 2)
+    best: tuple[list[Shown], int] = ([], 2)
+    for keys, gap in ((left, 2), (left, 1), ([k.shortened() for k in left], 1)):
+        shown = _prefix(keys, room, gap)
+        if len(shown) > len(best[0]):
+            best = (shown, gap)
+        if len(shown) == len(left):
+            break
+    return best
 
 
 def _prefix(keys: Sequence[Shown], room: int, gap: int) -> list[Shown]:

@@ -93,19 +93,21 @@ class Entry:
         """The decision once everything in the operation is decided."""
         if self.undecided:
             return None
+        unfit = tuple(sorted(self.unfit, key=lambda h: -1 if h is None else h))
         if not self.per_hunk:
             if self.mark is Mark.ACCEPTED:
                 return Decision(Action.ACCEPT, content=self.content)
-            return Decision(Action.REJECT, self.reasons.get(None, ""))
+            return Decision(Action.REJECT, self.reasons.get(None, ""), unfit=unfit)
         notes = tuple((i, why) for i, why in sorted(self.reasons.items(), key=_by_hunk)
                       if i is not None and self.hunks[i] is Mark.REJECTED)
         accepted = tuple(i for i, m in enumerate(self.hunks) if m is Mark.ACCEPTED)
         if not accepted:
-            return Decision(Action.REJECT, self.reasons.get(None, ""), notes=notes)
+            return Decision(Action.REJECT, self.reasons.get(None, ""), notes=notes,
+                            unfit=unfit)
         whole = len(accepted) == len(self.hunks)
         amended = tuple((i, h) for i, h in sorted(self.amended.items()) if i in accepted)
         return Decision(Action.ACCEPT, "", None if whole else accepted, notes=notes,
-                        amended=amended)
+                        amended=amended, unfit=unfit)
 
 
 def _by_hunk(pair: tuple[int | None, str]) -> int:
@@ -164,7 +166,8 @@ class Review:
                       else [], stale=stale or (old is not None and old.stale), again=stale)
         self.entries[index] = entry
         self._unsent.add(index)
-        if old is None and (not self._order or index > self._order[-1]):
+        if old is None and (not self._order or _place(entry) > _place(
+                self.entries[self._order[-1]])):
             self._order.append(index)
             self._first[index] = len(self._items)
             for item in _items_of(entry):
@@ -269,7 +272,7 @@ class Review:
     # ---- the indexes -------------------------------------------------------------------
 
     def _reindex(self) -> None:
-        self._order = sorted(self.entries)
+        self._order = sorted(self.entries, key=lambda i: _place(self.entries[i]))
         self._items, self._pos, self._first, self._open = [], {}, {}, []
         self._unsent = {i for i, e in self.entries.items() if not e.sent}
         for index in self._order:
@@ -309,6 +312,11 @@ class Review:
             entry.hunks[item.hunk] is Mark.UNDECIDED
 
     # ---- items and the cursor ----------------------------------------------------------
+
+    def order(self) -> list[int]:
+        """The operations in the order they are listed: deletes and renames first (each
+        needs a decision of its own), then the rest as proposed."""
+        return self._order
 
     def items(self) -> list[Item]:
         return list(self._items)
@@ -352,7 +360,7 @@ class Review:
             return
         current = self.cursor.op if self.cursor in self._pos else self._items[0].op
         ops = self._order
-        pos = max(0, min(len(ops) - 1, bisect_left(ops, current) + step))
+        pos = max(0, min(len(ops) - 1, ops.index(current) + step))
         self.cursor = self._items[self._first[ops[pos]]]
 
     def _advance(self) -> None:
@@ -510,6 +518,11 @@ class Review:
     @property
     def undecided_count(self) -> int:
         return len(self._unsent)
+
+
+def _place(entry: Entry) -> tuple[bool, int]:
+    """Where an operation is listed: deletes and renames before the rest."""
+    return not entry.needs_confirm, entry.index
 
 
 def _items_of(entry: Entry) -> list[Item]:

@@ -24,6 +24,7 @@ from textual.widgets.option_list import Option
 
 from ..base.errors import SparkPairError, UsageError
 from ..session.pick import Pick
+from ..store.sessions import is_fix_round
 
 if TYPE_CHECKING:  # the store and its modules load in a worker thread, not with the app
     from ..session.keeper import Keeper
@@ -141,6 +142,8 @@ def earlier_lines(turns: list[StoredTurn], name: str, model: str) -> list[str]:
                 "refused": "refused", "conflict": "did not apply",
                 "no_changes": "no change"}.get(t.status, t.status)
         text = " ".join(t.instruction.split())
+        if is_fix_round(t.instruction):  # not the person's words: the check's output
+            text = "fix round: the check's output went back to the model"
         lines.append(f"  ▸ {i}. {text[:60] + ('…' if len(text) > 60 else '')} → {what}")
     return lines
 

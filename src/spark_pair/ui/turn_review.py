@@ -20,11 +20,13 @@ from ..session.events import (
     Outcome,
     RefusalKind,
     Refused,
+    RepairFinished,
+    RepairStarted,
     Stale,
     TurnFinished,
     TurnStatus,
 )
-from . import commands, fit
+from . import commands, fit, repair_rows
 from .notices import STREAMING, first_line, op_label
 from .review_state import Mark, Undone
 from .widgets.diff_view import DiffView, HunkMark
@@ -32,7 +34,9 @@ from .widgets.files import FilesPane
 from .widgets.prompt import Prompt
 from .widgets.review import ReviewPane
 
-REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished)
+REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished, RepairStarted,
+                 RepairFinished)
+ALL_DECIDED = "all decided: the turn is applied when the stream ends"
 HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTED}
 
 
@@ -45,6 +49,7 @@ class TurnReview:
         self.left_out: dict[int, str] = {}  # operations of this turn that can not apply
         self.op_paths: dict[int, list[str]] = {}  # the paths each operation names
         self.path_uses: Counter[str] = Counter()  # how many operations name each path
+        self.repairing = False  # the repair round runs: what is decided may be asked again
 
     def frame(self, events: list[Any], view: DiffView) -> None:
         """A frame's events: those the review pane shows go to it once the diff is painted."""
@@ -75,6 +80,7 @@ class TurnReview:
             match event:
                 case OperationProposed(proposal=proposal):
                     old = review.review.entries.get(proposal.index)
+                    self.left_out.pop(proposal.index, None)  # (checked again below)
                     review.propose(proposal.index, proposal.op, stale=proposal.stale)
                     proposed.append((proposal.index, proposal.op))
                     if review.review.doomed:  # its notice stays: nothing will be written
@@ -85,6 +91,10 @@ class TurnReview:
                                    "dropped; alt+e edits it again", op=proposal.index)
                     elif old is not None:  # asked again: its row says so
                         screen.notice.give_way(proposal.index)
+                    elif screen.notice.says(ALL_DECIDED):  # no longer true: one more waits
+                        screen.say(f"{op_label(proposal.op)} arrived after alt+A: it waits for "
+                                   "your decision (the turn is applied once all are decided)",
+                                   op=proposal.index)
                     if not self.proposed_any:
                         self.proposed_any = True  # (the focus stays where it is: the
                         # review's chords work from the prompt, and typing never decides)
@@ -108,6 +118,11 @@ class TurnReview:
                     screen.notice.give_way(screen.notice.op)
                     self.forget_ops()
                     self.proposed_any = False
+                case RepairStarted() | RepairFinished():
+                    self.repairing = isinstance(event, RepairStarted)
+                    screen.refresh_bindings()  # (escape stops the round while it runs)
+                    if not review.review.doomed:
+                        screen.say(repair_rows.notice(event))
                 case Applied():
                     pass
                 case TurnFinished(result=result):
@@ -168,11 +183,14 @@ class TurnReview:
 
     def _finished(self, result: Any) -> None:
         screen = self.screen
+        self.repairing = False
         screen.steering.arrived = result.text or ""
         trying, screen.trying = screen.trying, False
         applied = result.status == TurnStatus.APPLIED
         if applied:
+            screen.disk_marks.wrote(result.changed)  # (not a person's edit: no M)
             screen.fixes.applied(result.changed, trying)
+            screen.commits.turn_applied(result.turn_id, offer=not trying)
         if trying and applied:
             screen.check_applied(result.turn_id)
         review = screen.query_one(ReviewPane)
@@ -225,6 +243,7 @@ class TurnReview:
         changed = (review.entries.values() if message.ops is None else
                    [review.entries[i] for i in message.ops if i in review.entries])
         diff.mark_hunks({(entry.index, h): HunkMark.STALE if entry.blocked
+                         else HunkMark.UNFIT if h in entry.unfit or None in entry.unfit
                          else HUNK_MARKS.get(mark)
                          for entry in changed for h, mark in enumerate(entry.hunks)})
         if review.cursor is not None and message.moved:
@@ -232,11 +251,16 @@ class TurnReview:
 
     def decided(self, message: ReviewPane.Decided) -> None:
         screen = self.screen
+        entries = screen.query_one(ReviewPane).review.entries
         for index, decision in message.decisions:
-            screen.driver.approver.resolve(index, decision)
+            entry = entries.get(index)
+            if entry is not None and not entry.sent:
+                continue  # made for an entry since proposed again (a repair): not this one
+            screen.driver.approver.resolve(index, decision, None if entry is None else entry.op)
         screen.refresh_bindings()  # (the footer's chords follow what is left to decide)
-        if not screen.query_one(ReviewPane).has_undecided and screen.turn_worker is not None:
-            screen.say("all decided: the turn is applied when the stream ends")
+        if not screen.query_one(ReviewPane).has_undecided and screen.turn_worker is not None \
+                and not self.repairing:
+            screen.say(ALL_DECIDED)
 
     def try_check(self) -> None:
         screen = self.screen
@@ -263,5 +287,6 @@ class TurnReview:
             screen.show_error(exc)
             return
         screen.query_one(ReviewPane).set_undone(turn_id, Undone.ROLLED_BACK)
+        await screen.commits.after_undo()
         screen.say(f"not kept: rolled back {len(restored)} file(s) byte for byte "
                    f"({', '.join(map(shown, restored))}); /redo applies it again")

@@ -8,7 +8,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,7 @@ class Watcher:
         self._task: asyncio.Task[None] | None = None
         self._handling = asyncio.Lock()
         self.notes: list[str] = []  # what is not watched and why, one line each
+        self._own: dict[str, tuple[int, int] | None] = {}  # as spark-pair last left each file
 
     # --- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -126,10 +127,29 @@ class Watcher:
         return {p for p, s in list(self._changed.items()) if s > mark}
 
     def recent(self, limit: int = 5) -> list[str]:
-        """The files changed on disk since the watcher started, newest first."""
+        """The files a person changed on disk since the watcher started, newest first (not
+        those as spark-pair itself last wrote them; blocking: stats them)."""
         changed = list(self._changed.items())  # a copy: read from a worker thread
         changed.sort(key=lambda kv: -kv[1])
-        return [p for p, _ in changed[:limit]]
+        mine = [p for p, _ in changed if p in self._own]
+        theirs = self.by_person(mine)
+        return [p for p, _ in changed if p not in self._own or p in theirs][:limit]
+
+    def own(self, rels: Iterable[str]) -> None:
+        """spark-pair itself wrote, restored or removed these files: as they are now, they are
+        not a person's edit (blocking: stats each)."""
+        for rel in rels:
+            self._own[rel] = _stamp(self.root / rel)
+
+    def by_person(self, rels: Iterable[str]) -> set[str]:
+        """Of `rels`, the files on disk not as spark-pair last left them (a file that came and
+        went, or that spark-pair wrote and nobody touched since, is not; blocking: stats)."""
+        out = set()
+        for rel in rels:
+            stamp = _stamp(self.root / rel)
+            if stamp is not None and (rel not in self._own or self._own[rel] != stamp):
+                out.add(rel)
+        return out
 
     @property
     def mark(self) -> int:
@@ -316,6 +336,15 @@ def _walk_files(top: Path, limit: int = 2000) -> list[str]:
 
 
 _tasks: set[asyncio.Task[Any]] = set()  # keeps async callbacks alive until they finish
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """A file's modification time and size (None: not a file on disk)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if not os.path.isdir(path) else None
 
 
 def _call(cb: Callable[[Any], Any], arg: Any) -> None:

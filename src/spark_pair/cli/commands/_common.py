@@ -31,6 +31,9 @@ def turn_options(func: F) -> F:
                      help="Write the changes (default: dry run, print the diff, write nothing)."),
         click.option("--allow-delete", is_flag=True, help="Allow deleting files (with --apply)."),
         click.option("--allow-rename", is_flag=True, help="Allow renaming files (with --apply)."),
+        click.option("--commit", is_flag=True,
+                     help="With --apply: commit exactly the applied turn (its message from the "
+                          "model); exit 10 when it is not committed."),
         click.option("--json", "as_json", is_flag=True,
                      help="One JSON object per line on stdout (schema: docs/headless.md)."),
         click.option("--deltas", is_flag=True, help="With --json: also a line per text delta."),

@@ -24,6 +24,9 @@ from ._common import flag_overrides, model_options, turn_options, usage_json
               help="With --check: when it fails, send its output back for up to N fix rounds.")
 @click.option("--escalate", is_flag=True,
               help="With --fix: the last fix round goes to [model] stronger.")
+@click.option("--no-repair", "no_repair", is_flag=True,
+              help="Do not send hunks that match nowhere back to the model for one repair "
+                   "round ([review] repair).")
 @click.option("-c", "--continue", "continue_", is_flag=True,
               help="Carry on this repository's newest session (its turns and model).")
 @click.option("--session", metavar="NAME",
@@ -31,9 +34,9 @@ from ._common import flag_overrides, model_options, turn_options, usage_json
 @model_options
 @report_errors
 def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: bool,
-            allow_rename: bool, as_json: bool, deltas: bool, no_auto_context: bool,
+            allow_rename: bool, commit: bool, as_json: bool, deltas: bool, no_auto_context: bool,
             timeout: float | None,
-            no_meter: bool, check: str | None, fix: int, escalate: bool,
+            no_meter: bool, check: str | None, fix: int, escalate: bool, no_repair: bool,
             continue_: bool, session: str | None, base_url: str | None,
             model: str | None, transport: str | None) -> None:
     """Ask for one change to this repository. PROMPT is the instruction, or - to read it from
@@ -42,14 +45,18 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     Exit codes: 0 ok, 2 usage, 3 config, 4 model, 5 the edits cannot be applied (patch
     conflict, stale file, refused path, write failure; nothing written), 6 refused by policy
     (nothing written), 7 --timeout, 9 the --check still fails after the --fix rounds (the
-    tree keeps them; undo takes each back), 130 interrupted."""
+    tree keeps them; undo takes each back), 10 --commit: not committed (a hook refused, HEAD
+    moved, a file holds your own edits: the turn stays applied; or no commit can go here:
+    nothing written), 130 interrupted."""
     from ...base.errors import UsageError
     from ...headless.options import RunOptions
     from ...headless.start import leave, run
 
     if deltas and not as_json:
         raise UsageError("--deltas needs --json", hint="add --json, or leave out --deltas")
-    wrong = _check_flags(check, fix, escalate, apply_)
+    from ...headless.commit import check_flags
+
+    wrong = _check_flags(check, fix, escalate, apply_) or check_flags(commit, apply_)
     if wrong is not None:
         if as_json:
             usage_json(wrong)
@@ -62,10 +69,12 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
                          hint="use one: --continue for the newest, --session NAME for another")
     opts = RunOptions(prompt=prompt, files=list(files), apply=apply_, allow_delete=allow_delete,
                       allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
-                      overrides=flag_overrides(base_url, model, transport), meter=not no_meter,
+                      overrides={**flag_overrides(base_url, model, transport),
+                                 **({"review.repair": "false"} if no_repair else {})},
+                      meter=not no_meter,
                       leave=leave, started=_started(), auto_context=not no_auto_context,
                       check=(check or "").strip(), fix=fix, escalate=escalate,
-                      continue_=continue_, session=session)
+                      continue_=continue_, session=session, commit=commit)
     leave(run(opts))
 
 

@@ -141,8 +141,10 @@ def render(report, console) -> None:  # type: ignore[no-untyped-def]
 def command(since_text: str, by_text: str, task: str | None, as_json: bool,
             db_path: Path | None) -> None:
     """Report the request log: requests, tokens, TTFT and tok/s, errors, retries, cost, per
-    model the share of proposed hunks kept as is, amended and rejected in review, and per model
-    the tasks with a check: rounds to green, share escalated, share green after the first turn.
+    model the share of proposed hunks kept as is, amended and rejected in review, per model
+    the tasks with a check: rounds to green, share escalated, share green after the first turn,
+    and per model the form of its diffs: applied as sent, after a tolerance, after the repair
+    round, refused.
 
     A request is ok (a whole reply), cut (the server ended the reply early, at the output limit
     or for a reason of its own, or without any output: err% leaves it out, cut% counts it),
@@ -157,6 +159,7 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
                          hint="choose from model, transport, day, task")
     since = parse_since(since_text)
     prices = load_settings().prices
+    from ...store.forms import form_shares
     from ...store.rounds import task_stats
     from ...store.verdicts import shares
 
@@ -165,6 +168,7 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
         records = store.records(since=since)
         review = shares(store.verdict_rows(since=since))
         tasks = task_stats(store.round_rows(since=since))
+        forms = form_shares(store.form_rows(since=since))
     finally:
         store.close()
     if task:
@@ -172,7 +176,8 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
     report = stats.build_report(records, prices, by=by, since=since)
     if as_json:
         click.echo(json.dumps({**report.as_dict(), "review": [s.as_dict() for s in review],
-                               "tasks": [t.as_dict() for t in tasks]}, indent=2))
+                               "tasks": [t.as_dict() for t in tasks],
+                               "forms": [f.as_dict() for f in forms]}, indent=2))
         return
     from rich.console import Console
 
@@ -180,6 +185,29 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
     render(report, console)
     render_review(review, console)
     render_tasks(tasks, console)
+    render_forms(forms, console)
+
+
+def render_forms(forms: list, console) -> None:  # type: ignore[no-untyped-def]
+    """Per model: of its replies with a diff, the share that applied as sent, after a
+    tolerance of the edits engine, after the repair round, or not at all."""
+    from rich.text import Text
+
+    from ...store.forms import Form
+
+    console.print()
+    if not forms:
+        say(console, "Diff form: no replies with a diff recorded yet")
+        return
+    table = _per_model("Diff form by model (share of replies with a diff)",
+                       ("replies", "as sent", "tolerance", "repaired", "refused"))
+    for f in forms:
+        table.add_row(Text(f.model), str(f.replies),
+                      *(f"{100 * f.share(form):.0f}%" for form in Form))
+    console.print(table)
+    say(console, "as sent = every hunk fitted as written; tolerance = some hunk fitted only "
+                 "loosely (spacing, counts, an edge line); repaired = fitted after the repair "
+                 "round ([review] repair); refused = did not apply", style="dim")
 
 
 def render_tasks(tasks: list, console) -> None:  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ from ...headless.cliusage import JsonUsageCommand
 from ...headless.textfit import INDENT, WIDTH, file_lines
 
 if TYPE_CHECKING:
-    from ...edits.journal import TurnInfo
+    from ...edits.journal import Journal, TurnInfo
 
 
 def _usage_json(error: Exception) -> None:
@@ -36,28 +36,35 @@ def _error_fields(error: Exception) -> dict[str, object]:
 @click.option("--turn", "turn_id", metavar="ID",
               help="Undo this applied turn instead of the last one (an undo or redo is refused).")
 @click.option("--force", is_flag=True, help="Undo even if files changed since the turn.")
+@click.option("--revert", is_flag=True,
+              help="When the turn was committed: record the undo as a revert commit (exit 10 "
+                   "when it cannot be committed; the files stay restored).")
 @click.option("--json", "as_json", is_flag=True,
               help="Machine-readable output on stdout (errors too: {\"error\": {...}}).")
 @report_errors
-def command(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> None:
+def command(list_: bool, turn_id: str | None, force: bool, revert: bool, as_json: bool
+            ) -> None:
     """Restore the files of the last applied turn exactly (bytes and mode).
 
     Exit codes: 0 restored (or listed), 2 usage, 8 undo refused (nothing to undo, no such turn,
-    already undone, or a file changed since the turn: --force overwrites it)."""
+    already undone, or a file changed since the turn: --force overwrites it), 10 --revert:
+    the revert commit was not made (a hook refused, or no commit can go here: nothing
+    restored). A committed turn's commit stays in history; --revert records its revert."""
     try:
-        _undo(list_, turn_id, force, as_json)
+        _undo(list_, turn_id, force, as_json, revert)
     except SparkPairError as exc:
         if as_json:
             click.echo(json.dumps({"error": _error_fields(exc)}))
         raise
 
 
-def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> None:
+def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool,
+          revert: bool = False) -> None:
     from ...edits.journal import Journal
     from ...workspace.files import find_root
 
-    if list_ and (turn_id or force):
-        raise UsageError("--list cannot be combined with --turn or --force",
+    if list_ and (turn_id or force or revert):
+        raise UsageError("--list cannot be combined with --turn, --force or --revert",
                          hint="`spark-pair undo --list` lists; `spark-pair undo --turn ID` undoes")
     journal = Journal(find_root())
     with journal.locked():
@@ -78,11 +85,49 @@ def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool) -> None:
         for t in turns:
             click.echo("\n".join(_turn_lines(t)))
         return
+    if revert:  # refused before anything is restored where no commit can go
+        from ...base.gitcommit import check_state
+
+        check_state(journal.root)
     restored = journal.undo(turn_id, force=force)
+    commit, reverted = _after_undo(journal, revert)
     if as_json:
-        click.echo(json.dumps({"repo": str(journal.root), "restored": restored}))
+        click.echo(json.dumps({"repo": str(journal.root), "restored": restored,
+                               "commit": commit, "revert": reverted}))
     else:
         click.echo("\n".join(file_lines(f"restored {len(restored)} file(s):", restored)))
+
+
+def _after_undo(journal: Journal, revert: bool) -> tuple[str | None, str | None]:
+    """A committed turn's undo: its commit stays (said), and with --revert the revert commit
+    is made. (the undone turn's commit, the revert commit)."""
+    from ...session.commit import (
+        committed_undo,
+        make_commit,
+        plan_commit,
+        revert_message,
+        stays_note,
+        with_trailer,
+    )
+
+    found = committed_undo(journal)
+    if found is None:
+        if revert:
+            say(sys.stderr, "note: the turn was not committed by spark-pair, so there is no "
+                            "commit to revert; its files are restored")
+        return None, None
+    undo_id, commit = found
+    if not revert:
+        say(sys.stderr, "note: " + stays_note(commit, "`git commit` of them"))
+        return commit, None
+    plan = plan_commit(journal.root, [undo_id], journal)
+    from ...base.config import load_settings
+
+    message = with_trailer(revert_message(journal.root, commit),
+                           load_settings(journal.root).git.trailer)
+    reverted = make_commit(plan, message, journal=journal)
+    say(sys.stderr, f"recorded the revert of {commit[:12]} as commit {reverted[:12]}")
+    return commit, reverted
 
 
 def _turn_lines(t: TurnInfo) -> list[str]:

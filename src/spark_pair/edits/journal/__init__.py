@@ -5,13 +5,15 @@ Layout under data_dir/journal/<key>/ (key = hash of the real repo path):
     <turn id>/committed       written once every file of the turn is in place
     <turn id>/undone          written once an undo of this turn committed (on an undo turn: once
                               a redo of it committed)
+    <turn id>/git-commit      the id of the commit the turn went into (commits.py), if any
     <turn id>/finishing       on an undo or redo turn until the markers it sets are written
     unfinished/<turn id>      (beside the turns) an empty file per turn that may be unfinished
     lock                      the lock (lock.py)
 
 The modules: record (the format), lock, folder (the journal folder: lock, a turn's record,
 commit and index entry, the list of turns), recovery (rollback of interrupted turns), write
-(a turn written in four synced steps), undo (undo and redo; the `Journal` class).
+(a turn written in four synced steps), undo (undo and redo; the `Journal` class), commits
+(a turn's files and the commit it went into).
 
 The index of unfinished turns keeps recovery's cost independent of the history (every apply
 recovers first). Its invariant: every turn folder without `committed`, or with `finishing`,
@@ -29,10 +31,11 @@ was touched, and recovery discards it. Neither undo nor recovery ever writes one
 spark-pair's own files (edits.paths.confine_target).
 """
 
+from .commits import TurnFile
 from .record import FileChange, TurnInfo, TurnKind
 from .recovery import Recovery
 from .undo import Journal
 from .write import missing_dirs, write_changes, writes_begun
 
-__all__ = ["FileChange", "Journal", "Recovery", "TurnInfo", "TurnKind", "missing_dirs",
+__all__ = ["FileChange", "Journal", "Recovery", "TurnFile", "TurnInfo", "TurnKind", "missing_dirs",
            "write_changes", "writes_begun"]

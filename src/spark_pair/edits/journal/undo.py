@@ -14,7 +14,7 @@ from collections.abc import Callable
 from ...base.errors import UndoError
 from ...base.ids import new_turn_id
 from ..paths import content_hash
-from . import record
+from . import commits, record
 from .record import FileChange, TurnInfo, TurnKind
 from .recovery import Recovering, read_state
 from .write import missing_dirs, write_changes
@@ -77,6 +77,18 @@ class Journal(Recovering):
                                 hint="redo re-applies what the last undo restored, until a new "
                                      "turn is applied; `spark-pair undo --list` shows the turns")
             return self._undo_turn(todo[0].turn_id, force, kind=TurnKind.REDO)
+
+    def files_of(self, turn_id: str) -> list[commits.TurnFile]:
+        """The files a turn wrote, with their before-images (for a commit of the turn)."""
+        return commits.turn_files(self.dir / turn_id)
+
+    def note_commit(self, turn_id: str, commit: str) -> None:
+        """Remember that a turn went into `commit`."""
+        commits.note_commit(self.dir / turn_id, commit)
+
+    def commit_of(self, turn_id: str) -> str | None:
+        """The commit a turn went into (None: not committed by spark-pair)."""
+        return commits.commit_of(self.dir / turn_id)
 
     def _undo_turn(self, turn_id: str, force: bool, kind: TurnKind = TurnKind.UNDO
                    ) -> list[str]:

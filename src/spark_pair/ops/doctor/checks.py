@@ -56,6 +56,7 @@ class Checks:
         self.root_answers = False  # GET /v1/models answered with a model list: the URL is right
         self.streaming = False  # the stream check saw tokens arriving: the server works
         self.ws_ok = False  # the WS check passed: the memory check uses a fresh socket
+        self.stream_api: str | None = None  # the API the stream check streamed over
         self.models_error: SparkPairError | None = None  # GET /v1/models failed, not the key
         self.request_api: str | None = None  # the API the plain request found working, when
         # the usual one redirects and the transport setting does not demand it
@@ -101,6 +102,11 @@ class Checks:
         return Outcome("\n".join(lines), {
             "sources": dict(cfg.sources), "warnings": list(cfg.warnings),
             "remembered_transport": remembered.transport if remembered else None})
+
+    def offered(self) -> str | None:
+        """The transport auto settles on here, as the checks found: WebSocket mode when its
+        turn passed, else the API the stream check streamed over (None: none was seen)."""
+        return "ws" if self.ws_ok else self.stream_api
 
     def _remembered(self) -> offers.Remembered | None:
         if self.cfg.transport_cache is None:
@@ -269,7 +275,7 @@ class Checks:
         if buffered(stats):  # a buffer holds back every stream; a client that stalled, one
             stats = await stream_stats(self.probe, api)
         outcome = judge_stream(api, stats)
-        self.streaming = True
+        self.streaming, self.stream_api = True, api
         outcome.note = "; ".join(n for n in (note, outcome.note) if n)
         return outcome
 

@@ -21,9 +21,6 @@ from ...protocol.limits import MAX_BODY_BYTES, Inflater, read_body
 from .results import DoctorConfig
 from .wire import api_url, http_error, request_body, responses_text
 
-HTML_HINT = ("an HTML page is a web site, a login page or a proxy's error page, not the API: "
-             "base_url must be the API root (e.g. https://host/api); check any proxy")
-
 
 @dataclass(frozen=True, slots=True)
 class Answer:
@@ -118,8 +115,8 @@ class HttpProbe:
     def html_error(self, answer: Answer) -> E.ProtocolError:
         return E.ProtocolError(
             f"{answer.url} answered HTTP {answer.status} with an HTML page ({answer.ctype}), "
-            f"not JSON: {E.excerpt(answer.text, 200)}",
-            url=answer.url, status=answer.status, body=answer.text, hint=HTML_HINT)
+            f"not JSON: {errors_map.body_excerpt(answer.text)}",
+            url=answer.url, status=answer.status, body=answer.text, hint=errors_map.HTML_HINT)
 
     def http_error(self, answer: Answer, model: str = "") -> E.ModelError:
         return self.status_error(answer.status, answer.text, answer.url, answer.headers, model)

@@ -12,7 +12,7 @@ import httpx
 
 from ...base import errors as E
 from ...base.errors import SparkPairError, redact
-from ...protocol import errors_map
+from ...protocol import errors_map, offers
 from ...protocol.request import user_agent
 from .checks import MODEL_HINT, Checks
 from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
@@ -83,7 +83,15 @@ class _Run:
                 if on_result is not None:
                     on_result(done)
             held = []
+        self._remember()
         return DoctorReport(list(results.values()))
+
+    def _remember(self) -> None:
+        """What transport = auto found here, kept for the next run and the app's first turn
+        (protocol.offers), which then try no mode the server lacks."""
+        found, cache = self.checks.offered(), self.cfg.transport_cache
+        if self.cfg.transport == "auto" and found is not None and cache is not None:
+            offers.remember(cache, self.checks.base, found)
 
     async def _run_one(self, check_id: str, title: str) -> CheckResult:
         check: Callable[[], Awaitable[Outcome]] = getattr(self.checks, f"check_{check_id}")

@@ -83,6 +83,10 @@ def link_error(exc: Exception, url: str) -> E.ModelError:
         return E.StreamTimeout(f"no answer from {url} in time ({type(exc).__name__})", url=url)
     if isinstance(exc, httpx.ConnectError):
         return E.ConnectionFailed(f"cannot connect to {url}: {exc}", url=url)
+    if isinstance(exc, httpx.RemoteProtocolError):  # a malformed answer is named as such
+        broken = errors_map.http_broken(exc, url)
+        if isinstance(broken, E.ProtocolViolation):
+            return broken
     return E.StreamDropped(f"the connection to {url} broke: {exc or type(exc).__name__}", url=url,
                            hint=DROP_HINT)
 

@@ -10,12 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ...base import errors as E
+from ...protocol import errors_map
 from ...protocol.limits import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, too_large
-from ...protocol.request import CONNECT_STAGGER_S, user_agent
+from ...protocol.request import BETA_HEADER, CONNECT_STAGGER_S, user_agent
 from .probe import HttpProbe
 from .wire import DROP_HINT, responses_text, ws_url
-
-WS_BETA = "responses_websockets=2026-02-06"
 
 
 class WsProbe:
@@ -30,7 +29,7 @@ class WsProbe:
     async def connect(self) -> None:
         from ...protocol.responses_ws import connect  # never follows a redirect
 
-        headers = {"openai-beta": WS_BETA}
+        headers = dict([BETA_HEADER])
         if self.probe.key:
             headers["Authorization"] = f"Bearer {self.probe.key}"
         cfg = self.probe.cfg
@@ -69,6 +68,9 @@ class WsProbe:
             except Exception as exc:
                 if closed_for_size(exc):
                     raise too_large(self.url, "a WebSocket message", MAX_MESSAGE_BYTES) from None
+                broken = errors_map.ws_broken(exc, self.url)
+                if broken is not None:  # the server broke the protocol: named as such
+                    raise broken from None
                 raise
             size += len(raw)
             if size > MAX_REPLY_BYTES:

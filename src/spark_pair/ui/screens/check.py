@@ -2,7 +2,10 @@
 
 The turn is already applied (journaled) when this screen opens. alt+y keeps it, alt+n rolls it back
 byte for byte (the caller undoes the turn); alt+n while the check runs stops it first. Quitting
-mid-check stops the check's process group and leaves the turn applied and undoable.
+mid-check stops the check's process group and leaves the turn applied and undoable. A failed
+check stays on screen until the person answers (in a fix loop the status says what alt+y sends
+next); output that points at the environment (a module or command not found) goes to the model
+only with alt+f. Letters typed here go to the prompt: they answer nothing.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Log
 from textual.worker import WorkerCancelled, WorkerFailed
 
+from ...session.fixloop import environment_cause
 from ...workspace.checkrun import CheckResult, run_check
 from .. import bindings
+from ..fixrounds import SENDS
 from ..typed import pass_typed
 
 
@@ -44,6 +49,9 @@ class CheckScreen(ModalScreen[bool]):
         border: round $secondary;
         overflow: auto;  /* scrollbars only once the output needs them */
     }
+    CheckScreen #check-keys {
+        width: 100%;  /* wraps: every key stays in view */
+    }
     CheckScreen #check-status {
         width: 100%;  /* wraps: the question at its end stays in view */
         text-style: bold;
@@ -51,20 +59,24 @@ class CheckScreen(ModalScreen[bool]):
     """
 
     def __init__(self, command: str, cwd: Path, timeout_s: float,
-                 settle: Callable[[CheckResult], bool | None] | None = None) -> None:
-        """`settle`: told the result; an answer it returns closes the screen at once (the fix
-        loop goes on), None asks keep / roll back."""
+                 settle: Callable[[CheckResult], bool | str | None] | None = None) -> None:
+        """`settle`: told the result; True closes the screen at once (a passing fix round),
+        a text says what alt+y does next (the fix loop), None asks keep / roll back."""
         super().__init__()
         self.command, self.cwd, self.timeout_s = command, cwd, timeout_s
         self.settle = settle
         self.result: CheckResult | None = None
+        self.sends = False  # y sends the output to the model (a fix round follows)
+        self.send = False  # the answer: keep, and send the output to the model
+        self.cause = ""  # the output points at the environment, not the code
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(f"check: {self.command}  (the turn is applied; running…)",
                         id="check-status", markup=False)  # a command and its result: literal
             yield Log(id="check-output", max_lines=5000)
-            yield Label("[b]alt+y[/b] keep the turn   [b]alt+n[/b] roll it back (byte for byte)")
+            yield Label("[b]alt+y[/b] keep the turn   [b]alt+n[/b] roll it back (byte for byte)",
+                        id="check-keys")
 
     def on_mount(self) -> None:
         self.worker = self._run()
@@ -75,12 +87,43 @@ class CheckScreen(ModalScreen[bool]):
         result = await run_check(self.command, self.cwd, timeout_s=self.timeout_s,
                                  on_output=log.write)
         self.result = result
-        verdict = "PASSED" if result.passed else "FAILED"
-        self.query_one("#check-status", Label).update(
-            f"{verdict}: {result.describe()}; keep (alt+y) or roll back (alt+n)?")
         answer = None if self.settle is None else self.settle(result)
-        if answer is not None:
-            self.dismiss(answer)
+        if answer is True:
+            self.dismiss(True)
+            return
+        verdict = "PASSED" if result.passed else "FAILED"
+        self.cause = environment_cause(result)
+        self.sends = isinstance(answer, str) and answer.startswith(SENDS)
+        status = f"{verdict}: {result.describe()}"
+        keys = "[b]alt+y[/b] keep the turn   [b]alt+n[/b] roll it back (byte for byte)"
+        if self.cause:
+            status += (f"\nthis points at the environment, not the code: {self.cause}")
+        if self.cause and self.sends:
+            status += ("\nnothing goes to the model unless you say so: fix the environment, "
+                       "then try again")
+            keys = ("[b]alt+y[/b] keep the turn, send nothing   [b]alt+f[/b] send it to the "
+                    "model anyway   [b]alt+n[/b] roll it back")
+        elif isinstance(answer, str):
+            status += f"\n{answer}"
+            if self.sends:
+                keys = ("[b]alt+y[/b] keep the turn and send the output   [b]alt+n[/b] roll it "
+                        "back")
+        else:
+            status += "; keep (alt+y) or roll back (alt+n)?"
+        self.query_one("#check-status", Label).update(status)
+        self.query_one("#check-keys", Label).update(keys)
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "send":
+            return self.sends and bool(self.cause)
+        return True
+
+    def action_send(self) -> None:
+        """alt+f: the output goes to the model although it points at the environment."""
+        if self.sends and self.result is not None:
+            self.send = True
+            self.dismiss(True)
 
     def on_key(self, event: events.Key) -> None:
         pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
@@ -94,4 +137,5 @@ class CheckScreen(ModalScreen[bool]):
             self.worker.cancel()
             with contextlib.suppress(WorkerCancelled, WorkerFailed):
                 await self.worker.wait()
+        self.send = keep and self.sends and not self.cause
         self.dismiss(keep)

@@ -42,8 +42,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "edit the focused hunk's result (or a created file) in $VISUAL/$EDITOR"),
     (("review.try",), "review",
      "accept like alt+A, apply, run [review] check; then keep (alt+y) or roll back (alt+n); a "
-     "failing "
-     "check starts fix rounds ([review] fix_rounds)"),
+     "failing check stays on screen and alt+y sends its output as a fix round "
+     "([review] fix_rounds)"),
     (("review.pager",), "review", "open the turn's diff in [review] pager ($PAGER, less -R)"),
     (("review.next", "review.previous"), "review", "next / previous hunk"),
     (("review.next_file", "review.previous_file"), "review",
@@ -56,7 +56,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "take it out"),
     (("files.pin",), "files", "pin the file: it goes with every prompt"),
     (("app.next_pane", "app.previous_pane"), "anywhere",
-     "next / previous pane: prompt, review, files"),
+     "next / previous pane: prompt, review, files, live diff (its arrows scroll it, "
+     "sideways too; → / ← at a row's end / start: it goes on past the edge)"),
     (("app.regenerate",), "anywhere", "regenerate this turn"),
     (("app.escalate",), "anywhere", "resend this turn to the stronger model"),
     ("ctrl+p", "anywhere", "command palette: model, transport, theme, context files"),
@@ -68,11 +69,16 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("app.help", "app.help_q"), "anywhere",
      "this screen (? is typed into a prompt that holds text)"),
     (("confirm.yes", "confirm.no", "confirm.cancel"), "a question", "yes / no / no"),
+    ("alt+y / alt+n / alt+f", "the check",
+     "keep the turn (in a fix loop: and send the output on) / roll it back / send output that "
+     "points at the environment (a module or command not found) to the model anyway"),
     (("help.close", "help.close_q", "help.close_q2"), "this screen", "close it"),
 ]
 COMMANDS = [
     ("/undo", "restore the files of the last applied turn"),
     ("/redo", "re-apply exactly what the last /undo restored"),
+    ("/commit", "commit this session's accepted turns not yet committed (the message is shown "
+                "to edit; ctrl+s commits); after /undo of a committed turn: record its revert"),
     ("/model NAME", "talk to another model"),
     ("/transport NAME", "auto, ws, responses or chat"),
     ("/add PATH", "put a file into the context"),
@@ -116,7 +122,10 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
                       "the focus and whatever the turn is doing. Decisions, questions and the "
                       "review's moves are alt chords (alt+A is alt+shift+a; on macOS let the "
                       "Option key send Esc+/Meta), or a click on the footer.\n"
-                      "\nAn AI! comment saved in a file starts a turn about it.\n\n"
+                      "\nAn AI! comment saved in a file starts a turn about it.\n"
+                      "A hunk whose lines match nowhere in its file goes back to the model "
+                      "once, with the file's real lines; the live diff shows what comes back "
+                      "([review] repair).\n\n"
                       "escape or ? closes this screen"))
 
 

@@ -27,8 +27,10 @@ from ...protocol.events import Completed, Failed
 from ...protocol.steer import Steered
 from .. import bindings, commands, review_tools, sessions, turn_queue
 from ..chosen import ChosenFiles
+from ..commits import Commits
 from ..config_watch import ConfigWatch, apply_keymap
 from ..dialogs.confirm import ConfirmScreen
+from ..disk_marks import DiskMarks
 from ..driver import Driver, describe
 from ..fixrounds import FixRounds
 from ..notices import STREAMING, Notice, displayed
@@ -86,7 +88,6 @@ class MainScreen(Screen[None]):
         self._sent: str | None = None  # the prompt text of the turn starting now
         self.notice = Notice(self)  # the notice line
         self._prompt_has_text = False
-        self.typed_in_turn = False  # the prompt was typed into while this turn ran
         self.trying = False  # `t`: run the check once the turn is applied
         # files chosen for the draft
         self.chooser = ChosenFiles(self, lambda: commands.chosen_changed(self))
@@ -95,6 +96,8 @@ class MainScreen(Screen[None]):
         self.checking = False  # the check of a tried turn runs
         self.turn_review = TurnReview(self)  # the review pane follows the turn
         self.config_watch = ConfigWatch(self)  # a config file saved while the app runs
+        self.disk_marks = DiskMarks(self)  # the files pane's M marks
+        self.commits = Commits(self)  # /commit and [git] commit
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -186,7 +189,7 @@ class MainScreen(Screen[None]):
 
     @on(Driver.FilesChanged)
     def _files_changed(self, message: Driver.FilesChanged) -> None:
-        self.query_one(FilesPane).add_changed(message.paths)
+        self.disk_marks.changed(message.paths)  # M: a person's change, as on disk now
         if not message.paths.isdisjoint(self.context) or self.driver.shows(message.paths):
             self.prepare()
 
@@ -227,7 +230,6 @@ class MainScreen(Screen[None]):
         self.turn_worker = self.run_worker(self._turn(prompt, list(files)), group="turn",
                                            exit_on_error=False)
         self.streaming = True
-        self.typed_in_turn = False
         turn_queue.changed(self)
         # the screen is cleared when the turn's first frame arrives: the request goes out
         # first, not after a relayout and a new footer
@@ -259,6 +261,7 @@ class MainScreen(Screen[None]):
     async def _turn(self, prompt: str, files: list[str]) -> None:
         try:
             files = await self.chooser.files_for(prompt, files)
+            self.query_one(FilesPane).set_sent(files)  # listed through the review
             await self.driver.run_turn(prompt, files)
         except SparkPairError as exc:
             self.show_error(exc)
@@ -335,8 +338,6 @@ class MainScreen(Screen[None]):
             self.refresh_bindings()
         self.chooser.draft_changed(value)
         self.driver.draft_changed(value, self._draft_files)
-        if value and self.turn_worker is not None:
-            self.typed_in_turn = True
 
     @on(Typed)
     def _typed(self, message: Typed) -> None:
@@ -406,10 +407,12 @@ class MainScreen(Screen[None]):
                 r = check.result
                 self.driver.conversation.checked(turn_id, r.command, r.passed, r.output)
             if not keep:
-                self.fixes.stop()
+                self.fixes.rolled_back()
                 self.turn_review.roll_back(turn_id)
-            elif not self.fixes.checked(check.result, turn_id):
+            elif not self.fixes.checked(check.result, turn_id, send=check.send):
                 self.say("kept: the turn stays applied (/undo still puts it back)")
+            if keep and not self.fixes.active:  # kept, no round to come: [git] commit
+                self.commits.offer()
             self.run_queued()  # (a fix round started by the check goes first)
 
         self.checking = True  # a queued turn waits for the check and its rounds
@@ -501,7 +504,7 @@ class MainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
-            return self.streaming or self.fixes.active
+            return self.streaming or self.turn_review.repairing or self.fixes.active
         if action in ("regenerate", "escalate"):
             return bool(self.last_prompt) or None
         if action == "review":
@@ -514,7 +517,9 @@ class MainScreen(Screen[None]):
 
     def action_cycle_focus(self, step: int) -> None:
         order = [w for w in (self.query_one(Prompt), self.query_one(ReviewPane),
-                             self.query_one(FilesPane)) if w.display and w.styles.display != "none"
+                             self.query_one(FilesPane),
+                             self.query_one(DiffView))  # (the arrows scroll it, sideways too)
+                 if w.display and w.styles.display != "none"
                  and not w.has_class("-empty") and displayed(w)]
         if not order:
             return
@@ -523,7 +528,7 @@ class MainScreen(Screen[None]):
         order[(pos + step) % len(order)].focus()
 
     def action_stop(self) -> None:
-        if self.streaming:
+        if self.streaming or self.turn_review.repairing:  # (the repair round streams too)
             self.driver.cancel()
             self.say("stopping: what arrived stays on screen; nothing is written")
         elif self.fixes.active:

@@ -1,1 +1,2 @@
-"""Reusable widgets of the app: the live diff and the meter."""
+"""The app's widgets, one a module: the live diff, the files pane, the review pane, the prompt,
+the meter, the header and the footer."""

@@ -10,161 +10,69 @@ from __future__ import annotations
 
 import textwrap
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from enum import IntEnum, StrEnum
-from typing import Any, NamedTuple, overload
+from collections.abc import Iterable
+from typing import Any
 
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.cache import LRUCache
-from textual.geometry import Region, Size
-from textual.scroll_view import ScrollView
+from textual.geometry import Size
 from textual.strip import Strip
 from textual.timer import Timer
 
-from ...base.printable import shown, shown_text
-from ...edits.ops import Create, Delete, Modify, Rename
+from ...base.printable import shown
 from ...edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
 from ...protocol.events import Completed, Failed, ModelChanged, Rewound, Started, TextDelta
-from ...session.events import OperationProposed, Refused, Stale, TurnFinished
+from ...session.events import (
+    OperationProposed,
+    Refused,
+    RepairFinished,
+    RepairStarted,
+    Stale,
+    TurnFinished,
+)
+from .. import repair_rows
 from ..word_marks import WordMarks
-
-CACHE_ROWS = 512  # strips kept; a rebuilt row costs tens of microseconds
-BARS_S = 0.25  # while the diff grows, its scrollbars are repainted at most this often
-TAB = 4
-NOTE_ROWS = 8  # a refusal's rows at most (a conflict lists the lines it looked for)
-
-
-class HunkMark(StrEnum):
-    """A decision shown on a hunk header (set by the review pane)."""
-
-    ACCEPTED = "accepted"
-    REJECTED = "rejected"
-    STALE = "stale"
-
-
-class Kind(IntEnum):
-    PROSE = 0
-    FILE = 1
-    HUNK = 2
-    ADDED = 3
-    REMOVED = 4
-    CONTEXT = 5
-    NOTE = 6
-
-
-class Row(NamedTuple):
-    kind: Kind
-    text: str  # escaped and tab-expanded, ready to paint
-    op: int = -1
-    hunk: int = -1
-
-
-_KINDS = tuple(Kind)  # by value
+from .diff_rows import (  # noqa: F401 - re-exported: the view's rows and helpers
+    _DIFF_FIRST,
+    _DIFF_START,
+    _FENCES,
+    _MARK,
+    _MARK_TEXT,
+    _MARKER_KIND,
+    _NO_COLOR,
+    _OP_WORDS,
+    _SYNTAX,
+    BARS_S,
+    CACHE_ROWS,
+    ELIDE_KEEP,
+    LESS,
+    MORE,
+    NOTE_ROWS,
+    TAB,
+    HunkMark,
+    Kind,
+    Row,
+    Rows,
+    _bar,
+    _cut,
+    content_text,
+    file_header_text,
+    hunk_header_text,
+    op_detail,
+)
+from .framed import FramedRows
 
 
-class Rows(Sequence[Row]):
-    """The rows of a turn, kept as plain tuples of str and int: the collector stops tracking
-    those, so a huge diff adds nothing to a full collection's walk (a `Row` or an enum member
-    in it would keep every row tracked)."""
-
-    def __init__(self) -> None:
-        self._items: list[tuple[int, str, int, int]] = []
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    @overload
-    def __getitem__(self, index: int) -> Row: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Row]: ...
-    def __getitem__(self, index: int | slice) -> Row | list[Row]:
-        if isinstance(index, slice):
-            return [Row(_KINDS[k], *rest) for k, *rest in self._items[index]]
-        k, text, op, hunk = self._items[index]
-        return Row(_KINDS[k], text, op, hunk)
-
-    def __iter__(self) -> Iterator[Row]:
-        return (Row(_KINDS[k], text, op, hunk) for k, text, op, hunk in self._items)
-
-    def __setitem__(self, index: int, row: Row) -> None:
-        self._items[index] = (int(row.kind), row.text, row.op, row.hunk)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Rows) and self._items == other._items
-
-    def append(self, row: Row) -> None:
-        self._items.append((int(row.kind), row.text, row.op, row.hunk))
-
-
-_OP_WORDS = {"modify": "modify", "create": "create", "delete": "DELETE", "rename": "rename"}
-_MARK_TEXT = {HunkMark.ACCEPTED: "✓ accepted", HunkMark.REJECTED: "✗ rejected",
-              HunkMark.STALE: "! stale"}
-_MARKER_KIND = {"+": Kind.ADDED, "-": Kind.REMOVED}
-# lines of diff syntax never shown as prose: fences, headers, git extended headers, envelopes
-_SYNTAX = ("```", "~~~", "--- ", "+++ ", "@@", "diff --git", "*** ", "index ", "old mode ",
-           "new mode ", "new file mode", "deleted file mode", "similarity index",
-           "rename from", "rename to", "copy from", "copy to", "Binary files", "\\ No newline")
-_FENCES = ("```", "~~~")
-_DIFF_START = ("```diff", "```patch", "~~~diff", "--- ", "+++ ", "@@", "diff --git", "*** ")
-_DIFF_FIRST = frozenset(" +-\\@")
-# NO_COLOR: text attributes alone tell the rows apart (the markers stay too)
-_NO_COLOR = {Kind.FILE: Style(bold=True, reverse=True), Kind.HUNK: Style(underline=True),
-             Kind.ADDED: Style(bold=True), Kind.REMOVED: Style(dim=True),
-             Kind.NOTE: Style(bold=True, italic=True), Kind.PROSE: Style(italic=True)}
-
-
-def _bar(overflow: str, needed: bool) -> bool:
-    return overflow == "scroll" or (overflow == "auto" and needed)
-
-
-def content_text(line: str) -> str:
-    """A diff or prose line as safe to paint: tabs expanded, control and bidi characters
-    escaped (so a line can neither drive the terminal nor reorder what is shown)."""
-    text = shown_text(line)  # escaped first, so tab stops count what is painted
-    return text.expandtabs(TAB) if "\t" in text else text
-
-
-def hunk_header_text(hunk: Any) -> str:
-    """`@@ -a,b +c,d @@ section` from a hunk's numbers (`@@ … @@` when they are missing)."""
-    if hunk.old_start is None or hunk.new_start is None:
-        nums = "…"
-    else:
-        nums = f"-{hunk.old_start},{hunk.old_len} +{hunk.new_start},{hunk.new_len}"
-    section = f" {content_text(hunk.section)}" if hunk.section else ""
-    return f"@@ {nums} @@{section}"
-
-
-def file_header_text(op_kind: str, path: str, new_path: str | None) -> str:
-    word = _OP_WORDS.get(str(op_kind), str(op_kind))
-    name = shown(path) if not new_path else f"{shown(path)} → {shown(new_path)}"
-    return f"{word:<6}  {name}"
-
-
-def op_detail(op: Any) -> str:
-    """What an operation holds, for its file header: hunks and lines, a new file's length."""
-    match op:
-        case Modify(hunks=hunks) | Rename(hunks=hunks) if hunks:
-            added = sum(h.added for h in hunks)
-            removed = sum(h.removed for h in hunks)
-            return f"{len(hunks)} hunk{'s' if len(hunks) != 1 else ''} +{added} -{removed}"
-        case Create(content=content):
-            lines = content.count("\n") + (bool(content) and not content.endswith("\n"))
-            return f"new file, {lines} line{'s' if lines != 1 else ''}"
-        case Delete(uncommitted=True):
-            return "has uncommitted changes!"
-    return ""
-
-
-class DiffView(ScrollView, can_focus=True):
+class DiffView(FramedRows, can_focus=True):
     """The diff of the current turn as it streams, with the model's prose around it."""
 
     COMPONENT_CLASSES = {
         "diff-view--prose", "diff-view--file", "diff-view--hunk", "diff-view--added",
         "diff-view--removed", "diff-view--context", "diff-view--note", "diff-view--partial",
         "diff-view--accepted", "diff-view--rejected", "diff-view--stale", "diff-view--focus",
-        "diff-view--word",
+        "diff-view--unfit", "diff-view--word",
     }
 
     DEFAULT_CSS = """
@@ -186,6 +94,7 @@ class DiffView(ScrollView, can_focus=True):
         & > .diff-view--accepted { color: $text-success; text-style: bold; }
         & > .diff-view--rejected { color: $text-error; text-style: bold; }
         & > .diff-view--stale { color: $text-warning; text-style: bold; }
+        & > .diff-view--unfit { color: $text-warning; text-style: bold; }
         & > .diff-view--focus { text-style: reverse; }
         & > .diff-view--word { text-style: bold underline; }
     }
@@ -196,12 +105,6 @@ class DiffView(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         # painted rows by (row, scroll x, width): the row alone, and framed (border, filters)
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(CACHE_ROWS)
-        self._framed: LRUCache[tuple[int, int, int], Strip] = LRUCache(CACHE_ROWS)
-        self._framing: tuple[Any, ...] | None = None  # what the framed rows were made with
-        self._edges: dict[tuple[int, Any, Any], Strip] = {}  # border rows by (y, titles)
-        # a framed row's left and right edge and its padding, as Textual frames a blank row
-        self._sides: tuple[Segment, Segment, Segment] | None = None
-        self._framing_blank = False  # render_line paints nothing (Textual frames a blank row)
         self._styles: dict[str, Style] = {}
         self._marks = WordMarks(self._words_ready)  # changed words per hunk, off the loop
         self._bars_at = 0.0  # when the scrollbars were last told (monotonic)
@@ -360,6 +263,12 @@ class DiffView(ScrollView, can_focus=True):
                 self._note(f"refused {op.summary()}: {reason}")
             case Stale(path=path):
                 self._add(Row(Kind.NOTE, f"stale: {shown(path)} changed on disk"))
+            case RepairStarted():
+                self._note(repair_rows.started_text(event))
+            case RepairFinished(outcome=outcome):
+                self._note(repair_rows.finished_text(event))
+                for i, op in sorted(outcome.ops.items()):
+                    self._repaired(i, op)
             case Completed() | Failed():
                 self._end_text()
             case TurnFinished() if not self._ended:  # stopped: the line being written stays
@@ -373,6 +282,21 @@ class DiffView(ScrollView, can_focus=True):
                 self._take_text(text, intro_only=True)
             case _:
                 pass
+
+    def _repaired(self, index: int, op: Any) -> None:
+        """The operation the repair round mended, whole, below its note: its hunks' rows are
+        the ones the review points at from now on."""
+        self.file_rows[index] = len(self.rows)
+        self._add(Row(Kind.FILE, file_header_text("modify", op.path, None), index))
+        by = f"  · {shown(self.model)}" if self.model else ""
+        for h, hunk in enumerate(op.hunks):
+            self.hunk_rows[(index, h)] = len(self.rows)
+            self._add(Row(Kind.HUNK, hunk_header_text(hunk) + by, index, h))
+            for line in hunk.lines:
+                self._add(Row(_MARKER_KIND.get(line[:1], Kind.CONTEXT), content_text(line),
+                              index, h))
+        for key in [k for k in self.hunk_rows if k[0] == index and k[1] >= len(op.hunks)]:
+            del self.hunk_rows[key]
 
     def _detail(self, index: int, op: Any) -> None:
         """The file header gains what the finished operation holds (and a delete's warning)."""
@@ -428,7 +352,17 @@ class DiffView(ScrollView, can_focus=True):
         if self._blank and self.rows and self.rows[-1].kind == Kind.PROSE:
             self._add(Row(Kind.PROSE, ""))
         self._blank = False
-        self._add(Row(Kind.PROSE, content_text(line)))
+        for part in self._wrapped(content_text(line)):
+            self._add(Row(Kind.PROSE, part))
+
+    def _wrapped(self, line: str, indent: str = "") -> list[str]:
+        """A line as rows no wider than the view (less a scrollbar); as it is while the view
+        is too narrow to wrap (then its last column marks the cut)."""
+        width = self.scrollable_content_region.width - 1 if self.is_attached else 0
+        if width <= 20 or cell_len(line) <= width:
+            return [line]
+        return textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False,
+                             drop_whitespace=True) or [line]
 
     def note(self, text: str) -> None:
         """A note under what the diff shows (e.g. how a correction went)."""
@@ -438,12 +372,9 @@ class DiffView(ScrollView, can_focus=True):
     def _note(self, text: str) -> None:
         """A note's rows: each of its lines wrapped at the view's width (less a scrollbar), so
         a reason is read without scrolling sideways; at most NOTE_ROWS rows."""
-        width = self.scrollable_content_region.width - 1
         rows: list[str] = []
         for line in text.splitlines() or [""]:
-            line = content_text(line)
-            rows += textwrap.wrap(line, width, subsequent_indent="    ", break_on_hyphens=False
-                                  ) if width > 20 and cell_len(line) > width else [line]
+            rows += self._wrapped(content_text(line), "    ")
         if len(rows) > NOTE_ROWS:
             rows = rows[:NOTE_ROWS - 1] + ["    …"]
         for row in rows:
@@ -624,7 +555,7 @@ class DiffView(ScrollView, can_focus=True):
                     else Kind.PROSE)
             style = self._row_style(kind) + self._style("partial")
             strip = Strip([Segment(content_text(self.partial), style)])
-            return strip.crop_extend(scroll_x, scroll_x + width, self._fill(style))
+            return _cut(strip, scroll_x, width, self._fill(style), style)
         if index >= len(self.rows):
             return Strip.blank(width, self._fill(Style()))
         key = (index, scroll_x, width)
@@ -632,85 +563,22 @@ class DiffView(ScrollView, can_focus=True):
         if strip is None:
             row = self.rows[index]
             style = self._row_style(row.kind)
-            strip = Strip(self._segments(row, style, index)).crop_extend(
-                scroll_x, scroll_x + width, self._fill(style))
+            strip = Strip(self._segments(row, style, index))
+            if scroll_x == 0 and row.kind in (Kind.ADDED, Kind.REMOVED) and \
+                    strip.cell_length > width:
+                strip = self._elide(strip, index, width, style)
+            strip = _cut(strip, scroll_x, width, self._fill(style), style)
             self._cache.set(key, strip)
         return strip
 
-    def render_lines(self, crop: Region) -> list[Strip]:
-        """The rows in `crop`, framed as Textual frames them (border, the app's line filters).
-        A row framed once is kept (by row, scroll x and width) while the frame looks the same:
-        when the tail scrolls, only the rows new to the view are framed, and the screen's own
-        caches of a kept strip (its cuts, its rendering) are reused. Where the frame is a
-        plain border, a row is framed here with the edges and padding of a blank row Textual
-        framed; else by Textual. The border's top and bottom rows are Textual's, kept by
-        their titles."""
-        styles = self.styles
-        size = self.region.size
-        base_background, background = self.background_colors
-        app = self.app
-        filters = tuple(self.get_line_filters())
-        opacity = self.opacity
-        # (not the view's height: rows framed before the review pane took some of it stay)
-        framing = (size.width, self.content_region.size.width, base_background, background,
-                   styles.border, styles.outline, styles.padding, styles.tint,
-                   styles.text_opacity, opacity, app.ansi_theme, app.native_ansi_color, filters,
-                   styles.hatch if styles.has_rule("hatch") else None)
-        gutter = styles.gutter
-        top, bottom = gutter.top, size.height - gutter.bottom
-        frame = super().render_lines
-        if framing != self._framing:
-            self._framed.clear()
-            self._edges.clear()
-            self._framing = framing
-            self._sides = None
-            plain = (not any(styles.padding) and not any(e for e, _ in styles.outline)
-                     and not styles.tint.a and styles.text_opacity == opacity == 1.0
-                     and framing[-1] is None and top < bottom)
-            if plain:  # a row is [left edge, the row, padding, right edge]: take the edges
-                self._framing_blank = True  # and the padding from Textual's frame of a blank row
-                try:
-                    sides = list(frame(Region(0, top, size.width, 1))[0])
-                finally:
-                    self._framing_blank = False
-                self.refresh(Region(0, 0, size.width, 1))  # (Textual keeps that row framed)
-                if len(sides) == 3 and sides[0].text and sides[2].text:
-                    self._sides = (sides[0], sides[2], sides[1])
-        sides = self._sides
-        inner = self.content_region.size.width
-        scroll_x, scroll_y = self.scroll_offset
-        width = self.scrollable_content_region.width
-        end = len(self.rows)
-        strips: list[Strip] = []
-        for y in crop.line_range:
-            if not top <= y < bottom:  # border (or padding) rows
-                edge = (y, self.border_title, self.border_subtitle)
-                strip = self._edges.get(edge)
-                if strip is None:
-                    strip = self._edges[edge] = frame(Region(0, y, size.width, 1))[0]
-                strips.append(strip)
-                continue
-            index = scroll_y + y - top
-            key = (index if index < end else -1, scroll_x, width)  # (-1: a blank row)
-            strip = None if index == end and self.partial else self._framed.get(key)
-            if strip is None:
-                if sides is None:
-                    strip = frame(Region(0, y, size.width, 1))[0]
-                else:  # the edges and padding have Textual's filters already: the row gets them
-                    row = self.render_line(y - top)
-                    if row.cell_length > inner:
-                        row = row.crop(0, inner)
-                    for line_filter in filters:
-                        row = row.apply_filter(line_filter, background)
-                    segments = [sides[0], *row]
-                    if row.cell_length < inner:
-                        segments.append(Segment(" " * (inner - row.cell_length), sides[2].style))
-                    segments.append(sides[1])
-                    strip = Strip(segments, size.width)
-                if not (index == end and self.partial):
-                    self._framed.set(key, strip)
-            strips.append(strip)
-        if crop.column_span != (0, size.width):
-            x1, x2 = crop.column_span
-            strips = [strip.crop(x1, x2) for strip in strips]
-        return strips
+    def _elide(self, strip: Strip, index: int, width: int, style: Style) -> Strip:
+        """A removed or added row whose changed words all lie past the right edge (a `-`/`+`
+        pair that looks the same in view): its middle is left out (`…`) so that the first
+        change is in view; scrolling sideways shows the whole row."""
+        spans = self._word_spans(index)
+        if not spans or spans[0][0] < width - 2:
+            return strip
+        keep = min(ELIDE_KEEP, width // 4)  # the marker and the indentation
+        start = max(keep + 1, spans[0][0] - width // 3)
+        return Strip.join([strip.crop(0, keep), Strip([Segment("…", style + _MARK)]),
+                           strip.crop(start, strip.cell_length)])

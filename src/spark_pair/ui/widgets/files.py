@@ -1,10 +1,12 @@
 """The files pane: what the next request sends, and the files changed on disk since the last turn.
 
 `●` marks a file a person put into the context (sent with every prompt), `○` one the automatic
-context chose for the prompt being typed, with its reason on the line below, and `×` a chosen
-file dropped (not sent); each with its token estimate. `M` marks a file changed on disk since the
-last turn. enter drops a chosen file (or brings it back), or takes a file out of the context or
-puts it in; alt+p pins a file (it stays in the context for every prompt). A context file gone from
+context chose for the prompt being typed, with its reason on the line below, `×` a chosen file
+dropped (not sent), and `↑` one the last request sent besides the context (listed through its
+review); each with its token estimate. `M` marks a file a person changed on disk since the last
+turn (not one spark-pair itself wrote: ui.disk_marks). enter drops a chosen file (or brings it
+back), or takes a file out of the context or puts it in; alt+p pins a file (it stays in the
+context for every prompt). A context file gone from
 disk (a turn deleted it) is not listed; it is listed again once it is back (/undo).
 """
 
@@ -62,14 +64,16 @@ def short_reason(reason: str, room: int) -> str:
 
 def file_rows(context: dict[str, int | None], chosen: Sequence[Chosen], dropped: set[str],
               changed: set[str], listed: set[str], missing: frozenset[str],
-              width: int = 28) -> list[Option]:
-    """The pane's rows: the context, then the chosen files (best first), then the others.
-    A chosen file's reason is on a line of its own, cut to `width`."""
+              width: int = 28, sent: Sequence[str] = ()) -> list[Option]:
+    """The pane's rows: the context, then the chosen files (best first), then the files the
+    last request sent besides them (`↑`), then the others. A chosen file's reason is on a
+    line of its own, cut to `width`."""
     options = []
     auto = {c.path: c for c in chosen}
+    went = [p for p in dict.fromkeys(sent) if p not in context and p not in auto]
     order = [*sorted(p for p in context if p not in missing),
-             *(c.path for c in chosen if c.path not in context),
-             *sorted(listed - context.keys() - auto.keys() - missing)]
+             *(c.path for c in chosen if c.path not in context), *went,
+             *sorted(listed - context.keys() - auto.keys() - missing - set(went))]
     for path in order:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("M " if path in changed else "  ")
@@ -85,6 +89,10 @@ def file_rows(context: dict[str, int | None], chosen: Sequence[Chosen], dropped:
             text.append(f" {tokens_label(c.tokens)}", style="dim")
             reason = short_reason(("dropped: " if gone else "") + c.reason, width - 4)
             text.append("\n    " + reason, style="dim italic")
+        elif path in went:
+            text.append("↑ ")
+            text.append(shown(path))
+            text.append(" sent", style="dim")
         else:
             text.append("  ")
             text.append(shown(path))
@@ -126,6 +134,7 @@ class FilesPane(OptionList):
         self.changed: set[str] = set()
         self.known: set[str] = set()  # listed once: stays, so a dropped file can come back
         self.missing: frozenset[str] = frozenset()  # context files gone from disk: not listed
+        self.sent: list[str] = []  # the files the last request sent (listed through review)
         self.border_title = "Files"
         self._listed: tuple[object, ...] | None = None  # what the list shows
 
@@ -143,8 +152,21 @@ class FilesPane(OptionList):
         self.dropped = set(dropped)
         self.refresh_items()
 
+    def set_sent(self, paths: Sequence[str]) -> None:
+        """The files the turn's request sends: they stay listed while it is reviewed."""
+        self.sent = list(paths)
+        self.refresh_items()
+
     def add_changed(self, paths: set[str]) -> None:
         self.changed |= paths
+        self.refresh_items()
+
+    def set_changed(self, paths: set[str], gone: set[str] | frozenset[str] = frozenset()
+                    ) -> None:
+        """The files a person changed on disk now; `gone`: no longer (spark-pair's own
+        writes, a file that came and went): unlisted unless the prompt sends them."""
+        self.changed = set(paths)
+        self.known -= gone - self.context.keys() - {c.path for c in self.chosen}
         self.refresh_items()
 
     def new_turn(self) -> None:
@@ -167,13 +189,13 @@ class FilesPane(OptionList):
         self.known |= self.context.keys() | self.changed
         listed = (frozenset(self.known), frozenset(self.changed), tuple(self.context.items()),
                   self.missing, tuple((c.path, c.reason, c.tokens) for c in self.chosen),
-                  frozenset(self.dropped))
+                  frozenset(self.dropped), tuple(self.sent))
         if listed == self._listed:
             return  # a rebuilt list lays out the whole screen again
         self._listed = listed
         keep = self.highlighted_option.id if self.highlighted_option is not None else None
         options = file_rows(self.context, self.chosen, self.dropped, self.changed, self.known,
-                            self.missing, self.content_size.width or 28)
+                            self.missing, self.content_size.width or 28, self.sent)
         if not options:
             options.append(Option(Text("no changes; files the prompt needs are listed here "
                                        "as you type (/add PATH pins one)", style="dim"),

@@ -41,7 +41,7 @@ from ...protocol.events import (
     Usage,
 )
 from ...protocol.metrics import attempt_note, timing
-from ...session.events import TurnStarted
+from ...session.events import RepairFinished, RepairStarted, TurnFinished, TurnStarted
 from ...store.stats import cost_usd
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -108,6 +108,7 @@ class Meter(Widget):
         self.first: FirstToken | None = None  # the client's TTFT of the latest attempt
         self.retries = 0
         self.fallbacks = 0
+        self.repair = ""  # the repair round: running, or what it came to
         self.arrivals: list[tuple[float, int]] = []  # (when, characters) of each frame's text
         self.samples: deque[float] = deque(maxlen=BARS)
         self._sample_t: float | None = None
@@ -152,6 +153,15 @@ class Meter(Widget):
                     self.final, self.retries = metrics, retries
                     self.usage = usage or self.usage
                     ended = True
+                case RepairStarted(hunks=hunks):
+                    self.repair = f"repair {len(hunks)} hunk{'s' if len(hunks) > 1 else ''}…"
+                    ended = True
+                case RepairFinished(outcome=outcome):
+                    fixed = sum(m.fixed for m in outcome.mended)
+                    self.repair = f"repaired {fixed}/{len(outcome.mended)}"
+                    ended = True
+                case TurnFinished() if self.repair.endswith("…"):
+                    self.repair = "repair stopped"  # (the turn ended while it ran)
                 case Failed(retries=retries, transport=transport):
                     self.retries = retries
                     self.transport = transport or self.transport  # the one tried, not "-"
@@ -265,6 +275,8 @@ class Meter(Widget):
         rank = 1 if self.retries or self.fallbacks else 5  # no retry: the least telling field
         out.append((rank, f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}"
                     + (f", {self.fallbacks} fallback" if self.fallbacks else "")))
+        if self.repair:
+            out.append((1, self.repair))
         # the model that writes the reply, named with its transport (a fix round sent to the
         # stronger model says so here too)
         out.append((0, (self.transport or "-") + (f" · {self.model}" if self.model else "")))

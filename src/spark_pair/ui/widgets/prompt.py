@@ -17,7 +17,7 @@ from textual.widgets import TextArea
 from .. import bindings
 
 SLASH_COMMANDS = ("/undo", "/redo", "/model ", "/transport ", "/add ", "/drop ", "/clear", "/help",
-                  "/quit", "/sessions", "/rename ", "/fork")
+                  "/quit", "/sessions", "/rename ", "/fork", "/commit")
 TRANSPORT_NAMES = ("auto", "ws", "responses", "chat")
 MAX_ROWS = 4  # lines shown before the prompt scrolls
 

@@ -223,7 +223,7 @@ class ReviewPane(ScrollView, can_focus=True):
                      != entry.index):
             for row in range(first, first + len(rows)):
                 self._forget(row)
-        elif entry is not None and first < 0 and all(i < entry.index for i in self._first_row):
+        elif entry is not None and first < 0 and review.order()[-1] == entry.index:
             self._first_row[entry.index] = len(self._rows)
             self._rows += rows
             if self.is_attached:
@@ -245,7 +245,7 @@ class ReviewPane(ScrollView, can_focus=True):
     def _rebuild(self) -> None:
         """Every row anew (each operation's parts wrapped at the pane's width)."""
         self._rows, self._first_row = [], {}
-        for index in sorted(self.review.entries):
+        for index in self.review.order():
             self._first_row[index] = len(self._rows)
             self._rows += self._rows_of(self.review.entries[index])
         self._cache.clear()

@@ -1,0 +1,289 @@
+"""A commit of exactly the given files, through git commands only (nothing under .git is
+written by hand; never a reset, never a rewrite of history).
+
+The tree is built in a separate index (GIT_INDEX_FILE: a temp file outside the repository):
+HEAD's tree is read into it and each file is put in through `hash-object --path`, so the
+person's clean filters apply as for `git add`. Their hooks run on that index (`git hook run`:
+pre-commit, prepare-commit-msg, commit-msg, then post-commit), `commit-tree` makes the commit
+(with `-S` when commit.gpgsign is set: user.signingkey and gpg.format are git's own business;
+author and committer are theirs), and `update-ref` moves HEAD only if it still names the commit
+the tree was built on, so a commit another process made meanwhile is found, never overwritten.
+The person's index changes only for committed paths whose entry was HEAD's (so `git status`
+shows them clean, as after `git commit`); anything they staged stays staged.
+
+Blocking (git processes, hooks): call it from a worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import CommitError
+from .git import run_git
+
+HOOK_TIMEOUT_S = 600.0  # a pre-commit hook may run a test suite
+TAIL_LINES = 8  # the last lines of a refusing hook's output that the message shows
+LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # paths are paths, never patterns
+_BUSY = ("MERGE_HEAD", "merge", "rebase-merge", "rebase", "rebase-apply", "rebase",
+         "CHERRY_PICK_HEAD", "cherry-pick", "REVERT_HEAD", "revert")
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What a path holds after the commit: its bytes and stat mode (None: it is deleted)."""
+
+    path: str
+    data: bytes | None
+    mode: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A path's entry in a tree or an index: git mode (e.g. "100644") and object id."""
+
+    mode: str
+    oid: str
+
+
+def check_state(root: Path) -> str | None:
+    """Refuse (CommitError, reason "state") a folder where a commit cannot go now: not a
+    repository, a merge, rebase, cherry-pick or revert under way. Returns a note worth saying
+    (a detached HEAD), else None. Reads only, through git."""
+    names = _BUSY[0::2]
+    out = _git_text(root, "rev-parse", "--is-inside-work-tree",
+                    *(a for n in names for a in ("--git-path", n)))
+    lines = (out or "").splitlines()
+    if not lines or lines[0] != "true":
+        raise CommitError(f"{root} is not in a git repository, so there is nothing to commit to",
+                          reason="state", hint="run `git init` there first, or leave out "
+                          "--commit ([git] commit = \"off\")")
+    for name, what, path in zip(names, _BUSY[1::2], lines[1:], strict=False):
+        if (root / path).exists():
+            raise CommitError(f"a {what} is in progress in this repository, so no commit is "
+                              "made (nothing was written)", reason="state",
+                              hint=f"finish it or abort it first (git {what} --continue, or "
+                                   f"git {what} --abort); {name} is git's own")
+    if _git_text(root, "symbolic-ref", "-q", "HEAD") is None:
+        return ("HEAD is detached: the commit goes on no branch (`git switch -c NAME` keeps "
+                "it on one)")
+    return None
+
+
+def head(root: Path) -> str | None:
+    """The commit HEAD names; None on a branch with no commit yet."""
+    return _git_text(root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+
+
+def tree_entries(root: Path, commit: str | None, paths: list[str]) -> dict[str, Entry]:
+    """The entries of `paths` in a commit's tree (absent paths are left out)."""
+    if commit is None or not paths:
+        return {}
+    res = run_git(root, "ls-tree", "-z", "--full-tree", commit, "--", *paths, env=LITERAL)
+    return _entries(res.stdout if res is not None and res.returncode == 0 else b"", tree=True)
+
+
+def index_entries(root: Path, paths: list[str], index: Path | None = None) -> dict[str, Entry]:
+    """The stage entries of `paths` in the person's index (or `index`); a path in conflict
+    (stages 1-3) has its entry with mode "conflict"."""
+    if not paths:
+        return {}
+    env = dict(LITERAL, **({"GIT_INDEX_FILE": str(index)} if index is not None else {}))
+    res = run_git(root, "ls-files", "-s", "-z", "--full-name", "--", *paths, env=env)
+    return _entries(res.stdout if res is not None and res.returncode == 0 else b"", tree=False)
+
+
+def blob_id(root: Path, path: str, data: bytes) -> str:
+    """The object id `git add` would give these bytes at `path` (the person's filters apply);
+    nothing is written."""
+    res = run_git(root, "hash-object", f"--path={path}", "--stdin", stdin=data)
+    if res is None or res.returncode != 0:
+        raise _git_failed("git hash-object", res)
+    return res.stdout.decode().strip()
+
+
+def git_mode(mode: int | None) -> str:
+    """The git file mode of a stat mode (executable or not; a link is never written here)."""
+    return "100755" if mode is not None and mode & 0o111 else "100644"
+
+
+def commit_files(root: Path, files: list[FileState], message: str, base: str | None
+                 ) -> str:
+    """Commit `files` on top of `base` (HEAD when the turn's plan was made) with `message`;
+    returns the new commit's id. Raises CommitError: a hook refused (reason "hook"), HEAD is no
+    longer `base` (reason "moved"), or git failed (reason "git")."""
+    with tempfile.TemporaryDirectory(prefix="spark-pair-commit-") as tmp:
+        index = Path(tmp) / "index"
+        env = {"GIT_INDEX_FILE": str(index)}
+        _must(root, "git read-tree", "read-tree", *([base] if base else ["--empty"]), env=env)
+        lines, new = [], {}
+        for f in files:
+            if f.data is None:
+                lines.append(f"0 {'0' * 40}\t{f.path}")
+            else:
+                oid = _must(root, "git hash-object", "hash-object", "-w", f"--path={f.path}",
+                            "--stdin", stdin=f.data).strip()
+                new[f.path] = Entry(git_mode(f.mode), oid)
+                lines.append(f"{git_mode(f.mode)} {oid}\t{f.path}")
+        _must(root, "git update-index", "update-index", "-z", "--index-info",
+              stdin=_records(lines), env=env)
+        tree = _must(root, "git write-tree", "write-tree", env=env).strip()
+        hooks = _hooks(root)
+        hooks.run("pre-commit", env)
+        msg_file = Path(tmp) / "COMMIT_EDITMSG"
+        msg_file.write_text(message.rstrip() + "\n", encoding="utf-8")
+        hooks.run("prepare-commit-msg", env, str(msg_file), "message")
+        hooks.run("commit-msg", env, str(msg_file))
+        cleaned = strip_space(msg_file.read_text(encoding="utf-8", errors="replace"))
+        if not cleaned.strip():
+            raise CommitError("the commit message is empty (after the commit-msg hook), so no "
+                              "commit was made", reason="hook")
+        msg_file.write_text(cleaned, encoding="utf-8")
+        sign = ["-S"] if _git_text(root, "config", "--type=bool", "commit.gpgsign") == "true" \
+            else []
+        commit = _must(root, "git commit-tree", "commit-tree", tree,
+                       *(["-p", base] if base else []), *sign, "-F", str(msg_file),
+                       hint="your signing set-up (commit.gpgsign, user.signingkey, gpg.format) "
+                            "is used as is: `git commit -S` shows the same error" if sign else
+                       "`git commit` shows the same error (git needs user.name and user.email)"
+                       ).strip()
+        subject = cleaned.splitlines()[0]
+        moved = run_git(root, "update-ref", "-m", f"commit: {subject}", "HEAD", commit,
+                        base or "")
+        if moved is None or moved.returncode != 0:
+            now = head(root)
+            if now != base:
+                raise CommitError(
+                    f"another commit ({(now or 'none')[:12]}) landed on HEAD while this one was "
+                    "made, so it was not committed (the other commit is untouched)",
+                    reason="moved", hint="the turn stays applied; commit again (/commit in the "
+                    "app) or by hand with `git add` and `git commit`")
+            raise _git_failed("git update-ref", moved)
+        hooks.run("post-commit", env, must=False)
+    _sync_index(root, [f.path for f in files], base, new)
+    return commit
+
+
+def strip_space(message: str) -> str:
+    """A message as `git stripspace` leaves it: no trailing whitespace, no blank lines at
+    either end, runs of blank lines made one, a final newline."""
+    out: list[str] = []
+    for line in message.splitlines():
+        line = line.rstrip()
+        if line or (out and out[-1]):
+            out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out) + "\n" if out else ""
+
+
+def _sync_index(root: Path, paths: list[str], base: str | None, new: dict[str, Entry]
+                ) -> None:
+    """Point the person's index at the new commit for the paths whose entry was the old
+    HEAD's (or absent in both), as `git commit` would; any other entry is theirs and stays.
+    `new`: the committed entries (a path without one was deleted)."""
+    old = tree_entries(root, base, paths)
+    mine = index_entries(root, paths)
+    lines = []
+    for path in paths:
+        if mine.get(path) != old.get(path) or new.get(path) == old.get(path):
+            continue
+        entry = new.get(path)
+        lines.append(f"0 {'0' * 40}\t{path}" if entry is None
+                     else f"{entry.mode} {entry.oid}\t{path}")
+    if lines:  # (a failure leaves `git status` showing the paths as changed, nothing lost)
+        run_git(root, "update-index", "-z", "--index-info", stdin=_records(lines))
+
+
+class _Hooks:
+    """The person's hooks (core.hooksPath honoured): only those present are run."""
+
+    def __init__(self, root: Path, present: set[str]) -> None:
+        self.root, self.present = root, present
+
+    def run(self, name: str, env: dict[str, str], *args: str, must: bool = True) -> None:
+        """Run hook `name` on the separate index; a refusal raises CommitError naming it
+        with its output's last lines."""
+        if name not in self.present:
+            return
+        try:
+            res = subprocess.run(["git", "hook", "run", "--ignore-missing", name, "--", *args],
+                                 cwd=self.root, capture_output=True, timeout=HOOK_TIMEOUT_S,
+                                 input=b"", env={**os.environ, **env})
+        except subprocess.TimeoutExpired:
+            raise CommitError(f"the {name} hook did not finish within {HOOK_TIMEOUT_S:g} s, so "
+                              "nothing was committed", reason="hook") from None
+        except OSError as exc:
+            raise CommitError(f"git could not be started ({exc})", reason="git") from exc
+        if res.returncode != 0 and must:
+            tail = _tail(res.stdout + res.stderr)
+            raise CommitError(f"the {name} hook refused the commit (exit {res.returncode}), "
+                              "so nothing was committed"
+                              + (f"; its last lines:\n{tail}" if tail else ""),
+                              reason="hook", hook=name,
+                              hint="the turn stays applied: fix what the hook reports and "
+                                   "commit again, or commit by hand (git add, git commit)")
+
+
+def _records(lines: list[str]) -> bytes:
+    """`update-index -z --index-info` input: any byte a path may hold goes through."""
+    return b"".join(os.fsencode(line) + b"\0" for line in lines)
+
+
+def _hooks(root: Path) -> _Hooks:
+    """Which of the commit's hooks the person has (one look: git names where each would be,
+    after core.hooksPath; git runs only executable ones)."""
+    names = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit")
+    out = _git_text(root, "rev-parse", *(a for n in names for a in ("--git-path", f"hooks/{n}")))
+    paths = (out or "").splitlines()
+    if len(paths) != len(names):  # (not expected) let git itself look for each
+        return _Hooks(root, set(names))
+    return _Hooks(root, {n for n, p in zip(names, paths, strict=True)
+                         if os.access(root / p, os.X_OK)})
+
+
+def _tail(out: bytes) -> str:
+    lines = out.decode("utf-8", "replace").rstrip().splitlines()[-TAIL_LINES:]
+    return "\n".join("    " + line for line in lines)
+
+
+def _must(root: Path, what: str, *args: str, stdin: bytes | None = None,
+          env: dict[str, str] | None = None, hint: str | None = None) -> str:
+    res = run_git(root, *args, stdin=stdin, env=env)
+    if res is None or res.returncode != 0:
+        raise _git_failed(what, res, hint)
+    return res.stdout.decode("utf-8", "replace")
+
+
+def _git_failed(what: str, res: subprocess.CompletedProcess[bytes] | None,
+                hint: str | None = None) -> CommitError:
+    lines = [] if res is None else res.stderr.decode("utf-8", "replace").strip().splitlines()
+    why = "it did not run" if res is None else (lines[-1].strip() if lines
+                                                 else f"exit {res.returncode}")
+    return CommitError(f"{what} failed, so nothing was committed: {why}", reason="git",
+                       hint=hint)
+
+
+def _git_text(root: Path, *args: str) -> str | None:
+    res = run_git(root, *args)
+    return res.stdout.decode().strip() if res is not None and res.returncode == 0 else None
+
+
+def _entries(raw: bytes, *, tree: bool) -> dict[str, Entry]:
+    out: dict[str, Entry] = {}
+    for rec in raw.split(b"\0"):
+        if not rec:
+            continue
+        meta, _, name = rec.partition(b"\t")
+        parts = meta.decode().split()
+        path = os.fsdecode(name)
+        if tree:  # "<mode> <type> <oid>"
+            out[path] = Entry(parts[0], parts[2])
+        elif parts[2] != "0":  # "<mode> <oid> <stage>": a conflict
+            out[path] = Entry("conflict", "")
+        else:
+            out[path] = Entry(parts[0], parts[1])
+    return out

@@ -1,0 +1,65 @@
+"""`run --apply --commit` and `watch --apply --commit`: the applied turn as a git commit of
+exactly its files, its message from the model (or a template), said on stderr; the `end`
+line's `commit` and `commit_note`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..base.errors import CommitError, UsageError
+
+
+def check_flags(commit: bool, apply_: bool) -> UsageError | None:
+    """What is wrong with --commit beside the other flags (None: nothing)."""
+    if commit and not apply_:
+        return UsageError("--commit needs --apply (a dry run writes nothing to commit)",
+                          hint="add --apply; the commit holds exactly the applied turn")
+    return None
+
+
+async def check_repo(root: Path) -> str | None:
+    """Refuse (CommitError) before anything is written when no commit can go here; the note
+    to say (a detached HEAD), if any."""
+    from ..base.gitcommit import check_state
+
+    return await asyncio.to_thread(check_state, root)
+
+
+async def commit_result(report: Any, result: Any, code: int
+                        ) -> tuple[dict[str, Any], CommitError | None]:
+    """--commit after a turn's result (`report`: the run's reporter): the end line's fields and
+    the error that kept the turn from a commit."""
+    from ..session.events import TurnStatus
+
+    if code != 0 or result.status != TurnStatus.APPLIED or not result.changed:
+        return {"commit": None, "commit_note": "no turn was applied"}, None
+    return await commit_turns(report.root, [result.turn_id], report.client, report.opts.prompt,
+                              report.settings, report.diag.say)
+
+
+async def commit_turns(root: Path, turn_ids: list[str], client: Any, prompt: str,
+                       settings: Any, say: Callable[[str], None]
+                       ) -> tuple[dict[str, Any], CommitError | None]:
+    """Commit the applied turns `turn_ids` (oldest first) as one commit: the end line's fields
+    and the error that kept them from being committed (None: committed)."""
+    from ..session.commit import make_commit, plan_commit, write_message
+
+    try:
+        plan = await asyncio.to_thread(plan_commit, root, turn_ids)
+        if plan.mixed or not plan.files:  # refused before a message is asked for
+            await asyncio.to_thread(make_commit, plan, "")
+        message, why = await write_message(client, plan, prompt=prompt, settings=settings)
+        if why is not None:
+            say(f"note: the commit message is the plain template ({why})")
+        commit = await asyncio.to_thread(make_commit, plan, message)
+    except CommitError as exc:
+        say(exc.describe())
+        return {"commit": None, "commit_note": exc.message}, exc
+    subject = message.splitlines()[0]
+    say(f"committed {commit[:12]}: {subject}")
+    if plan.note:
+        say(f"note: {plan.note}")
+    return {"commit": commit, "commit_note": plan.note}, None

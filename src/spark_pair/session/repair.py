@@ -1,0 +1,317 @@
+"""The repair round: hunks of a reply that match nowhere in their file go back to the same
+model once, in one short follow-up request that shows the file's real lines around the best
+candidate place; its answer goes through the same parser and checks as any reply.
+
+`survey` (blocking) finds those hunks and says how the reply fits; `ask_text` and
+`follow_up` make the request; `merge` (blocking) puts the answer's hunks in place of the
+missed ones and checks the result. The turn (session.turn) runs the round between the end of
+the stream and the write, at most once per turn.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..base.errors import SparkPairError
+from ..edits.locate import Locator, Stop, normalised
+from ..edits.ops import Hunk, Modify, Operation
+from ..protocol.events import Message, TurnRequest
+from ..store.forms import Form, form_of
+
+if TYPE_CHECKING:
+    from ..protocol.events import Metrics, Usage
+
+AROUND = 3  # file lines shown before and after the candidate place
+MAX_SHOWN = 40  # file lines shown for one hunk at most
+MAX_SCAN = 4000  # file lines the candidate search reads at most (around the stated line)
+MAX_HUNKS = 8  # hunks one repair round asks about at most
+ASK_MARK = "these lines are not in the file"  # in every repair request (the sim's scripts match it)
+
+
+@dataclass(frozen=True, slots=True)
+class Miss:
+    """A hunk whose old side matches nowhere in its file, and what the file has instead."""
+
+    op_index: int
+    hunk_index: int
+    path: str
+    hunk: Hunk
+    absent: tuple[str, ...]  # its old lines that are nowhere in the file
+    first: int  # 1-based first line of `shown`
+    shown: tuple[str, ...]  # the file's lines around the best candidate place
+
+
+@dataclass(slots=True)
+class Survey:
+    """How a reply's operations fit the files now: the hunks to repair, whether anything else
+    does not fit, whether the engine placed some hunk loosely."""
+
+    misses: list[Miss] = field(default_factory=list)
+    other_problem: str = ""  # the first problem a repair cannot mend
+    loose: bool = False
+
+    @property
+    def fits(self) -> bool:
+        return not self.misses and not self.other_problem
+
+
+@dataclass(frozen=True, slots=True)
+class Mended:
+    """One missed hunk after the round: `fixed`, or why not (`cause`)."""
+
+    op_index: int
+    hunk_index: int
+    path: str
+    fixed: bool
+    cause: str = ""
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What the repair round came to: the operations that replace those of the reply (by
+    index; only those that now fit) and each missed hunk's fate."""
+
+    ops: dict[int, Modify] = field(default_factory=dict)
+    mended: list[Mended] = field(default_factory=list)
+    cause: str = ""  # why nothing was mended (the request failed, the answer held no diff)
+    text: str = ""  # the answer
+    metrics: Metrics | None = None
+    usage: Usage | None = None
+
+    @property
+    def fixed(self) -> bool:
+        return bool(self.mended) and all(m.fixed for m in self.mended)
+
+    @property
+    def verdict(self) -> str:
+        """fixed (every missed hunk now fits), partly, or refused (none does)."""
+        fixed = sum(m.fixed for m in self.mended)
+        return "fixed" if self.fixed else "partly" if fixed else "refused"
+
+    def lines(self) -> list[str]:
+        """One line per missed hunk: fixed, or why not."""
+        return [f"{m.path} hunk {m.hunk_index + 1}: " + ("fixed" if m.fixed else m.cause)
+                for m in self.mended]
+
+
+def placed_loosely(hunk: Hunk) -> bool:
+    """Whether the edits engine placed this hunk other than exactly as written (its
+    `placement`, set when the hunk is checked against the file; False when there is none)."""
+    placement = getattr(hunk, "placement", None)
+    return bool(getattr(placement, "loose", False))
+
+
+def reply_form(survey: Survey, outcome: Outcome | None) -> Form:
+    """The reply's form once the round (if any) is over."""
+    repaired = outcome is not None and outcome.fixed
+    fits = survey.fits or (repaired and not survey.other_problem)
+    return form_of(fits=fits, placed_loosely=survey.loose, repaired=repaired)
+
+
+# ---- finding what to repair (blocking: reads the files) ------------------------------------
+
+def survey(root: Path, ops: Sequence[Operation], *, stop: Stop = None) -> Survey:
+    """Check the operations against the files as they are; the hunks that match nowhere are
+    the round's misses (at most MAX_HUNKS), anything else that does not fit is named."""
+    from ..edits.apply import check_each
+
+    out = Survey()
+    found = dict(check_each(root, ops, stop=stop))
+    for i, op in enumerate(ops):
+        hunks = op.hunks if isinstance(op, Modify) else []
+        if i not in found:
+            out.loose = out.loose or any(placed_loosely(h) for h in hunks)
+            continue
+        if not isinstance(op, Modify) or not hunks:
+            out.other_problem = out.other_problem or found[i].message
+            continue
+        misses, problem = _misses_of(root, i, op, found[i].message, stop)
+        out.misses += misses
+        out.other_problem = out.other_problem or problem
+    if len(out.misses) > MAX_HUNKS:
+        out.other_problem = out.other_problem or (
+            f"{len(out.misses)} hunks match nowhere (a repair asks about {MAX_HUNKS} at most)")
+        out.misses = []
+    return out
+
+
+def _misses_of(root: Path, index: int, op: Modify, why: str, stop: Stop
+               ) -> tuple[list[Miss], str]:
+    """The hunks of `op` (which does not fit: `why`) that match nowhere in its file, and the
+    problem a repair cannot mend, if any. The file is read and indexed once; only a hunk whose
+    lines are nowhere is checked alone (the engine may still place it loosely)."""
+    from ..base.errors import ConflictError
+    from ..edits.apply import check_each
+
+    lines = _file_lines(root, op.path)
+    locator = Locator(lines)
+    misses: list[Miss] = []
+    problem = ""
+    for h, hunk in enumerate(op.hunks):
+        old = hunk.old_lines
+        if not lines or not old or locator.first(old, 0) is not None:
+            continue  # its lines are there (elsewhere, or twice): not a repair's matter
+        found = check_each(root, [Modify(op.path, [hunk], op.base_hash)], stop=stop)
+        if not found:
+            continue
+        if isinstance(found[0][1], ConflictError):
+            misses.append(_miss(index, h, op.path, hunk, lines))
+        else:
+            problem = problem or found[0][1].message
+    if not misses:
+        problem = problem or why
+    return misses, problem
+
+
+def _file_lines(root: Path, path: str) -> list[str]:
+    """The lines of a regular file as the engine reads them ([] when it is none, or cannot be
+    read: a FIFO or a device is never opened)."""
+    from ..edits import fsio
+    from ..edits.paths import read_regular
+
+    data = read_regular(root, path)
+    try:
+        text = "" if data is None else fsio.decode(data, path)[0]
+    except SparkPairError:
+        return []
+    lines = [ln.removesuffix("\r") for ln in text.split("\n")]  # (as the engine splits)
+    return lines[:-1] if lines and not lines[-1] else lines
+
+
+def _miss(index: int, h: int, path: str, hunk: Hunk, lines: list[str]) -> Miss:
+    old = hunk.old_lines
+    have = {normalised(ln) for ln in lines}
+    absent = tuple(ln for ln in old if normalised(ln) not in have)
+    at = candidate(lines, old, hunk.old_start)
+    first = max(0, at - AROUND)
+    last = min(len(lines), at + len(old) + AROUND, first + MAX_SHOWN)
+    return Miss(index, h, path, hunk, absent, first + 1, tuple(lines[first:last]))
+
+
+def candidate(lines: Sequence[str], old: Sequence[str], stated: int | None) -> int:
+    """The 0-based line where `old` most nearly stands in `lines` (difflib's matching blocks,
+    the window holding the most matched lines; the nearer to the stated line on a tie), within
+    MAX_SCAN lines around the stated line."""
+    want = max(0, (stated or 1) - 1)
+    lo = max(0, min(want - MAX_SCAN // 2, len(lines) - MAX_SCAN))
+    window = [normalised(ln) for ln in lines[lo:lo + MAX_SCAN]]
+    matcher = difflib.SequenceMatcher(None, [normalised(ln) for ln in old], window,
+                                      autojunk=False)
+    blocks = [b for b in matcher.get_matching_blocks() if b.size]
+    best, score = min(want, max(0, len(lines) - 1)), 0
+    for b in blocks:
+        start = max(0, b.b - b.a)
+        got = sum(min(c.b + c.size, start + len(old)) - max(c.b, start) for c in blocks
+                  if c.b < start + len(old) and c.b + c.size > start)
+        if got > score or (got == score and abs(lo + start - want) < abs(best - want)):
+            best, score = lo + start, got
+    return best
+
+
+# ---- the request ------------------------------------------------------------------------------
+
+def ask_text(misses: Sequence[Miss]) -> str:
+    """The follow-up instruction: each missed hunk, its lines that are not in the file, and
+    what the file holds around the best candidate place."""
+    from ..base.printable import shown_text
+    from ..edits.render import render_ops
+
+    parts = [f"Some hunks of your diff do not apply: {ASK_MARK} as written. Send a corrected "
+             "unified diff of only these hunks (with the --- / +++ lines of their files), "
+             "copying the context and removed lines exactly from the file as shown below. "
+             "Nothing else."]
+    for m in misses:
+        text = render_ops([Modify(m.path, [m.hunk])])
+        hunk = text[text.find("\n@@") + 1:].rstrip("\n")  # (without the file's header)
+        parts.append(f"Hunk {m.hunk_index + 1} of {m.path}:\n```diff\n{hunk}\n```")
+        if m.absent:
+            parts.append("These lines are not in the file:\n```\n"
+                         + "\n".join(shown_text(ln) for ln in m.absent) + "\n```")
+        last = m.first + len(m.shown) - 1
+        parts.append(f"This is what is there ({m.path}, lines {m.first}-{last}):\n```\n"
+                     + "\n".join(shown_text(ln) for ln in m.shown) + "\n```")
+    return "\n\n".join(parts)
+
+
+def follow_up(request: TurnRequest, reply: str, text: str) -> TurnRequest:
+    """The repair request: the turn's conversation, the reply, then the instruction (a live
+    WebSocket chain sends only the instruction)."""
+    return replace(request, history=[*request.history, *request.new_input,
+                                     Message("assistant", reply)],
+                   new_input=[Message("user", text)], task="repair")
+
+
+# ---- the answer (blocking: parses, reads the files) --------------------------------------
+
+def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: str, *,
+          stop: Stop = None) -> Outcome:
+    """Put the answer's hunks in place of the missed ones, file by file; an operation is
+    replaced only when all of it then fits the file."""
+    from ..edits.apply import check_each
+    from ..edits.parser import DiffParser
+
+    out = Outcome(text=answer)
+    try:
+        parser = DiffParser()
+        parser.feed(answer)
+        parser.close()
+        answered = [op for op in parser.operations() if isinstance(op, Modify)]
+    except SparkPairError as exc:
+        out.cause = f"the answer could not be read: {exc.message}"
+        answered = []
+    if not answered and not out.cause:
+        out.cause = "the answer held no diff of those hunks"
+    by_op: dict[int, list[Miss]] = {}
+    for m in misses:
+        by_op.setdefault(m.op_index, []).append(m)
+    for index, missed in by_op.items():
+        op = ops[index]
+        assert isinstance(op, Modify)
+        new = [h for a in answered if a.path == op.path for h in a.hunks]
+        cause = out.cause
+        if new:
+            merged = _merged(op, [m.hunk_index for m in missed], new)
+            found = check_each(root, [merged], stop=stop)
+            ordered = _in_file_order(root, merged) if found else None
+            if ordered is not None and not check_each(root, [ordered], stop=stop):
+                merged, found = ordered, []
+            if not found:
+                out.ops[index] = merged
+            else:
+                cause = "still does not apply: " + found[0][1].message.partition("\n")[0]
+        elif not cause:
+            cause = f"the answer has no hunk for {op.path}"
+        out.mended += [Mended(index, m.hunk_index, m.path, index in out.ops,
+                              "" if index in out.ops else cause) for m in missed]
+    return out
+
+
+def _in_file_order(root: Path, op: Modify) -> Modify | None:
+    """`op` with its hunks in the order their lines stand in the file (the engine places them
+    in order), or None when that is the order already or some hunk is not found."""
+    locator = Locator(_file_lines(root, op.path))
+    at = [locator.first(h.old_lines, 0) if h.old_lines else None for h in op.hunks]
+    if any(a is None for a in at):
+        return None
+    order = sorted(range(len(op.hunks)), key=lambda i: at[i] or 0)
+    if order == list(range(len(op.hunks))):
+        return None
+    return Modify(op.path, [op.hunks[i] for i in order], op.base_hash)
+
+
+def _merged(op: Modify, missed: Sequence[int], new: Sequence[Hunk]) -> Modify:
+    """`op` with the missed hunks replaced: one for one when the answer has as many, else all
+    of the answer's hunks where the first missed one stood."""
+    hunks = list(op.hunks)
+    if len(new) == len(missed):
+        for at, hunk in zip(missed, new, strict=True):
+            hunks[at] = hunk
+    else:
+        first = missed[0]
+        hunks = [h for i, h in enumerate(hunks) if i not in missed]
+        hunks[first:first] = new
+    return Modify(op.path, hunks, op.base_hash)

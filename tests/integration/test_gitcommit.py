@@ -1,0 +1,57 @@
+"""base.gitcommit against the real git binary: any path goes through (spaces, tabs, non-ASCII),
+a deleted and a new file are committed, and the person's index then shows them clean while what
+they staged elsewhere stays staged; the message's whitespace rule is `git stripspace`'s."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support.gitrepo import GIT_ENV, git, identity
+from support.runs import make_repo
+
+from spark_pair.base.gitcommit import FileState, commit_files, head, strip_space
+
+LINES = st.lists(st.sampled_from(["", " ", "\t", "Fix it", "  body line  ", "# not a comment",
+                                  "x\t", "\r"]), max_size=8)
+
+
+@pytest.fixture(autouse=True)
+def no_machine_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var, value in GIT_ENV.items():
+        monkeypatch.setenv(var, value)
+
+
+def test_any_path_a_new_and_a_deleted_file(tmp_path: Path) -> None:
+    odd = "dir/sp ace\tü.txt"
+    root = identity(make_repo(tmp_path / "repo", {"gone.txt": "bye\n", "mine.txt": "one\n"}))
+    (root / "dir").mkdir()
+    (root / odd).write_text("new\n")
+    (root / "gone.txt").unlink()
+    (root / "mine.txt").write_text("one\nstaged\n")
+    git(root, "add", "mine.txt")
+    base = head(root)
+
+    commit = commit_files(root, [FileState(odd, b"new\n", 0o100644),
+                                 FileState("gone.txt", None)], "Add a file, drop one\n", base)
+
+    assert head(root) == commit
+    names = git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD").split("\0")
+    assert sorted(n for n in names if n) == [odd, "mine.txt"]
+    assert git(root, "show", "HEAD:mine.txt") == "one\n"
+    status = git(root, "status", "--porcelain", "-z").split("\0")
+    assert [s for s in status if s] == ["M  mine.txt"]
+    assert os.path.exists(root / odd)
+
+
+@settings(max_examples=40, deadline=None)
+@given(LINES)
+def test_strip_space_is_git_stripspace(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    git = subprocess.run(["git", "stripspace"], input=text.encode(), capture_output=True,
+                         timeout=10, check=True).stdout.decode()
+    assert strip_space(text) == git

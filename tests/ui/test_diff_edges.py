@@ -1,0 +1,69 @@
+"""The live diff at its edges: a row cut at the right edge says so, a `-`/`+` pair whose change
+lies past the edge shows the change, prose wraps, and the view scrolls sideways."""
+
+from __future__ import annotations
+
+import random
+
+from support.diffstream import frames
+from support.uiapps import DiffApp, words_marked
+
+from spark_pair.protocol.events import TextDelta
+from spark_pair.ui.widgets.diff_view import LESS, MORE, Kind
+
+PAD = "x" * 50
+LONG = (f"--- a/s.py\n+++ b/s.py\n@@ -1,3 +1,3 @@\n def f():\n    # {PAD} {PAD}\n"
+        f"-    items = sorted(things, key=lambda t: t.name, {PAD}reverse=False)\n"
+        f"+    items = sorted(things, key=lambda t: t.name, {PAD}reverse=True)\n")
+
+
+def painted(view) -> list[str]:
+    return [view.render_line(y).text for y in range(view.size.height)]
+
+
+async def fed(pilot, app, reply: str) -> None:
+    for events, partial in frames(reply, random.Random(5))[0]:
+        app.view.feed(events, partial)
+    await words_marked(pilot, app.view)
+    await pilot.pause()
+
+
+async def test_a_row_cut_at_the_edge_is_marked_and_a_hidden_change_is_shown() -> None:
+    app = DiffApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        await fed(pilot, app, LONG)
+        rows = painted(app.view)
+        removed = next(r for r in rows if r.startswith("-"))
+        added = next(r for r in rows if r.startswith("+"))
+        comment = next(r for r in rows if r.startswith("    #"))
+        assert comment.endswith(MORE), comment  # it goes on past the edge: said in its last column
+        for row in (removed, added):
+            assert row.startswith(("-    ite…", "+    ite…")), row  # the unchanged middle is
+        assert "reverse=False" in removed and "reverse=True" in added  # left out: the change shows
+        assert "def f():" in "".join(rows) and MORE not in next(
+            r for r in rows if "def f():" in r)  # a row that fits is as it was
+
+
+async def test_the_view_scrolls_sideways_and_marks_what_is_left_of_it() -> None:
+    app = DiffApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        await fed(pilot, app, LONG)
+        app.view.focus()
+        await pilot.press(*["right"] * 30)
+        await pilot.pause()
+        assert app.view.scroll_x > 0
+        rows = painted(app.view)
+        removed = next(r for r in rows if r.startswith(LESS) and "x" in r)
+        assert "…" not in removed  # scrolled: the row as it is, from its scroll position
+
+
+async def test_prose_wraps_at_the_views_width() -> None:
+    app = DiffApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        words = " ".join(f"word{i}" for i in range(30))
+        app.view.feed([TextDelta(f"{words}\n")])
+        await pilot.pause()
+        prose = [r.text for r in app.view.rows if r.kind == Kind.PROSE]
+        assert len(prose) > 1 and " ".join(prose).split() == words.split()
+        assert all(len(t) < app.view.size.width for t in prose)
+        assert not any(MORE in line for line in painted(app.view))
