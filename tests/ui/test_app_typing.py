@@ -19,6 +19,7 @@ from spark_pair.sim.demo_project import FILES
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.review_state import Mark
 from spark_pair.ui.screens.check import CheckScreen
+from spark_pair.ui.widgets.diff_view import DiffView
 from spark_pair.ui.widgets.files import FilesPane
 from spark_pair.ui.widgets.prompt import Prompt
 from spark_pair.ui.widgets.review import ReviewPane
@@ -71,7 +72,8 @@ async def decides_nothing(pilot, app, repo: Path, before: dict[str, str], text: 
 async def test_the_demo_opens_with_the_prompt_focused_and_a_sentence_decides_nothing(
         repo: Path, demo_sim: SimProcess, tmp_path: Path) -> None:
     """Under review (the demo's turn, every operation proposed): the sentence of the report
-    and every letter a-z A-Z, typed from the prompt, the review pane and the files pane."""
+    and every letter a-z A-Z, typed from the prompt, the review pane, the files pane and the live
+    diff."""
     overrides, paged, checked = tools(tmp_path)
     before = tree(repo)
     app = make_app(repo, demo_sim, **overrides)
@@ -81,7 +83,7 @@ async def test_the_demo_opens_with_the_prompt_focused_and_a_sentence_decides_not
         assert prompt_of(app).has_focus  # the review did not take the focus
         for text in (SENTENCE, LETTERS):
             await decides_nothing(pilot, app, repo, before, text, (paged, checked))
-        for pane in (ReviewPane, FilesPane):
+        for pane in (ReviewPane, FilesPane, DiffView):  # (the live diff takes the focus too)
             app.main.query_one(pane).focus()
             await pilot.pause()
             await decides_nothing(pilot, app, repo, before, SENTENCE, (paged, checked))
