@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from support.ptyrun import PtyProcess
@@ -37,15 +38,24 @@ def test_demo_opens_the_app_and_a_turn_is_reviewed_with_keys(tmp_path: Path) -> 
     try:
         app.read_until("Live diff")
         app.read_until("6 undecided")  # the scripted turn started by itself
-        app.send("A")  # every modify and create
-        app.send("R")  # the delete and the rename are rejected
+        app.read_until("sent: validate input lines")  # the demo shows what it asked
+        app.send("Also add a test for the discount")  # typed text: to the prompt, decides nothing
+        app.send("\x1b[200~first line\nsecond line\nthird line\x1b[201~")  # a bracketed paste
+        app.read_until("lines (^j: new line)")  # the prompt holds every line of it
+        for chord in ("\x1bA", "\x1bR"):  # alt+A: every modify and create; alt+R: the rest
+            time.sleep(0.3)  # (an escape with no key after it for a moment: alt, not a prefix)
+            app.send(chord)
         app.read_until("applied:")
         app.send("\x11")  # ctrl+q: nothing undecided, so no question
         assert app.wait() == 0
+        app.read_until("put it back exactly")  # the exit note says what happened
     finally:
         app.close()
     (root,) = scratch.iterdir() if scratch.exists() else (None,)
     assert root is not None
+    note = app.text()
+    assert "applied: 4 file(s) changed" in note and "nothing was written" not in note
+    assert f"{cli()[0]} undo" in note  # a command that runs where the README installs it
     after = final_files()
     for rel in ("inventory.py", "test_inventory.py", "README.md", "CHANGELOG.md"):
         assert (root / rel).read_text() == after[rel]

@@ -56,7 +56,7 @@ async def go_to(pilot: Any, app: SparkPairApp, index: int) -> None:
         if cursor.op == index:
             return
         order = review(app).review.order()  # (deletes and renames come first)
-        await pilot.press("n" if order.index(cursor.op) < order.index(index) else "p")
+        await pilot.press("alt+n" if order.index(cursor.op) < order.index(index) else "alt+p")
     raise AssertionError(f"could not reach operation {index}")
 
 

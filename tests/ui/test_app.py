@@ -46,7 +46,9 @@ async def test_hunks_appear_while_the_turn_streams(repo: Path, demo_sim: SimProc
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
         await until(pilot, lambda: review(app).review.entries, "the first proposal")
-        await until(pilot, lambda: app.focused is review(app), "focus on the review pane")
+        await pilot.pause()
+        assert app.focused is app.main.query_one(Prompt)  # the prompt keeps it: typing decides
+        # nothing (the review's keys are chords)
         names = [[type(e).__name__ for e in f.events] for f in frames]
         first_op = next(i for i, n in enumerate(names) if "OperationProposed" in n)
         assert not any("Completed" in n for n in names[: first_op + 1])  # still streaming
@@ -54,7 +56,7 @@ async def test_hunks_appear_while_the_turn_streams(repo: Path, demo_sim: SimProc
         assert first_hunk <= first_op  # the hunks were on screen before the stream ended
         assert any(n.count("TextDelta") > 1 for n in names)  # batched, not one per token
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     for rel, text in FILES.items():
         assert (repo / rel).read_text() == text  # all rejected: nothing written
@@ -84,7 +86,7 @@ async def test_the_followed_diff_keeps_its_last_rows_in_view_as_the_review_pane_
         await pilot.pause(0.2)
         assert len({height for height, _, _ in seen}) >= 3  # the pane took rows more than once
         assert [s for s in seen if s[1] != s[2]] == []
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
 
 
@@ -94,7 +96,7 @@ async def test_a_then_R_writes_exactly_the_first_hunk(repo: Path, demo_sim: SimP
         await until(pilot, lambda: all_proposed(app), "every proposal")
         first = review(app).review.entries[0]
         assert first.kind is OpKind.MODIFY and first.op.path == "inventory.py"
-        await pilot.press("a", "R")
+        await pilot.press("alt+a", "alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert first.hunks[0] is Mark.ACCEPTED and Mark.ACCEPTED not in first.hunks[1:]
     hunk = first.op.hunks[0]
@@ -112,14 +114,14 @@ async def test_A_skips_deletes_and_renames(repo: Path, demo_sim: SimProcess) -> 
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("A")
+        await pilot.press("alt+shift+a")
         await pilot.pause()
         pending = review(app).review.undecided()
         assert sorted(e.kind for e in pending) == [OpKind.DELETE, OpKind.RENAME]
         cursor = review(app).review.cursor
         assert cursor is not None and review(app).review.entries[cursor.op].kind is OpKind.DELETE
-        await pilot.press("r")  # the delete
-        await pilot.press("r")  # the rename
+        await pilot.press("alt+r")  # the delete
+        await pilot.press("alt+r")  # the rename
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     assert (repo / "TODO.txt").exists() and (repo / "stock.csv").exists()
     assert not (repo / "sample_stock.csv").exists()
@@ -133,13 +135,13 @@ async def test_d_then_y_deletes(repo: Path, demo_sim: SimProcess) -> None:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         delete = entries_of(app, OpKind.DELETE)[0]
         await go_to(pilot, app, delete.index)
-        await pilot.press("a")
+        await pilot.press("alt+a")
         assert delete.mark is Mark.UNDECIDED  # `a` never accepts a delete
-        await pilot.press("d")
+        await pilot.press("alt+d")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
-        await pilot.press("y")
+        await pilot.press("alt+y")
         assert delete.mark is Mark.ACCEPTED
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     assert not (repo / "TODO.txt").exists()
     assert (repo / "stock.csv").exists()  # the rename was rejected by R
@@ -161,12 +163,12 @@ async def test_a_file_edited_during_review_is_stale_and_kept(repo: Path,
         assert entry.blocked
         pane = review(app)
         await go_to(pilot, app, entry.index)
-        await pilot.press("a")
+        await pilot.press("alt+a")
         assert Mark.ACCEPTED not in entry.hunks  # a stale operation cannot be accepted
         assert "STALE" in pane.text_of(Item(1))
-        await pilot.press("A")
+        await pilot.press("alt+shift+a")
         assert Mark.ACCEPTED not in entry.hunks
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     assert (repo / "test_inventory.py").read_text() == mine
 
@@ -176,7 +178,7 @@ async def test_undo_restores_the_bytes(repo: Path, demo_sim: SimProcess) -> None
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("A", "R")
+        await pilot.press("alt+shift+a", "alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert (repo / "inventory.py").read_bytes() != before["inventory.py"]
         await pilot.press("tab")  # back to the prompt if it is not there yet
@@ -283,7 +285,7 @@ async def test_escape_after_the_stream_leaves_the_review_deciding(repo: Path,
         await pilot.pause(0.2)
         assert "stopped" not in notice(app), notice(app)
         assert app.main.turn_worker is not None  # still waiting for the decisions
-        await pilot.press("A", "R")
+        await pilot.press("alt+shift+a", "alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     assert (repo / "inventory.py").read_text() != FILES["inventory.py"]  # accepted: written
 
@@ -345,7 +347,7 @@ async def test_reconnect_and_fallback_show_in_the_header(repo: Path,
         await until(pilot, lambda: "fell back to HTTP" in str(header.render()), "the header")
         assert "reconnecting" in states
         await until(pilot, lambda: all_proposed(app), "every proposal over HTTP")
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
 
 
@@ -357,11 +359,11 @@ async def test_ctrl_q_asks_when_operations_are_undecided(repo: Path,
         await pilot.press("ctrl+q")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
         assert "undecided" in str(app.screen.query_one("Label").render())
-        await pilot.press("n")
+        await pilot.press("alt+n")
         assert app.is_running and app.screen is app.main
         await pilot.press("ctrl+q")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await until(pilot, lambda: not app.is_running, "the exit")
     for rel, text in FILES.items():
         assert (repo / rel).read_text() == text
@@ -385,7 +387,7 @@ async def test_an_ai_comment_saved_during_a_turn_waits_for_it(repo: Path,
         await until(pilot, lambda: not app.main.streaming, "the reply's end")
         if app.main.last_prompt == PROMPT and app.main.turn_worker is not None:
             review(app).focus()
-            await pilot.press("R")
+            await pilot.press("alt+shift+r")
         await until(pilot, lambda: "add a header line" in app.main.last_prompt, "its turn")
         await until(pilot, lambda: turn_over(app), "the end of its turn")
 
@@ -433,7 +435,7 @@ async def test_a_diff_ending_without_a_newline_is_shown_once_and_written(
         assert rows[5][1] == "+- add a discount to the order total (done)"
         assert not any(kind is DiffKind.PROSE for kind, _ in rows[1:])
         assert app.main.query_one(DiffView).partial == ""
-        await pilot.press("A")
+        await pilot.press("alt+shift+a")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     assert (repo / "TODO.txt").read_text() == ("- validate the input lines\n"
                                               "- add a discount to the order total (done)")

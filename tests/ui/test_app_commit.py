@@ -32,7 +32,7 @@ def grepo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 async def apply_turn(pilot, app) -> None:
     await until(pilot, lambda: len(review(app).review.entries) == 1, "the proposal")
     review(app).focus()
-    await pilot.press("a")
+    await pilot.press("alt+a")
     await until(pilot, lambda: app.main.commits.applied, "the applied turn")
 
 
@@ -53,7 +53,7 @@ async def ask_commit(pilot, app, answer: str) -> None:
     await type_line(pilot, app, "/commit")
     await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
     await pilot.press(answer)
-    if answer == "y":
+    if answer == "alt+y":
         await until(pilot, lambda: message_shown(app), "the message")
 
 
@@ -102,16 +102,16 @@ async def test_a_file_with_the_persons_own_edits_is_committed_whole_only_when_th
         await until(pilot, lambda: turn_over(app), "the turn's end")
         assert not isinstance(app.screen, MessageScreen)  # [git] commit is off
 
-        await ask_commit(pilot, app, "n")
+        await ask_commit(pilot, app, "alt+n")
         await until(pilot, lambda: "git add -p a.py" in notice(app), "the refusal")
         assert git(grepo, "rev-parse", "HEAD").strip() == base
 
-        await ask_commit(pilot, app, "y")
+        await ask_commit(pilot, app, "alt+y")
         await pilot.press("escape")
         await until(pilot, lambda: "not committed" in notice(app), "the cancel")
         assert git(grepo, "rev-parse", "HEAD").strip() == base
 
-        await ask_commit(pilot, app, "y")
+        await ask_commit(pilot, app, "alt+y")
         await pilot.press("ctrl+s")
         await until(pilot, lambda: committed(app), "the commit")
     whole = A_NEW.replace("def unused():", "def unused():  # mine")
@@ -130,13 +130,13 @@ async def test_a_tried_turn_is_offered_for_a_commit_once_it_is_kept(grepo: Path,
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: len(review(app).review.entries) == 1, "the proposal")
         review(app).focus()
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
         screen = app.screen
         await until(pilot, lambda: screen.result is not None, "the check's end")
         assert git(grepo, "rev-list", "--count", "HEAD").strip() == "1"  # nothing yet
         assert app.screen is screen  # keep or roll back is asked first
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await until(pilot, lambda: message_shown(app), "the message")
         await pilot.press("ctrl+s")
         await until(pilot, lambda: committed(app), "the commit")

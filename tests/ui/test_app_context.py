@@ -69,12 +69,12 @@ async def test_space_drops_a_chosen_file_and_it_is_not_sent(repo: Path, sim: Sim
         files = pane(app)
         files.focus()
         files.highlighted = files.get_option_index("inventory.py")
-        await pilot.press("space")
+        await pilot.press("enter")
         assert "inventory.py" in files.dropped
         await until(pilot, lambda: "× inventory.py" in screen_text(app), "the dropped mark")
-        await pilot.press("space")  # back again
+        await pilot.press("enter")  # back again
         assert "inventory.py" not in files.dropped
-        await pilot.press("space")
+        await pilot.press("enter")
         app.main.query_one(Prompt).focus()
         await pilot.press("enter")
         await until(pilot, lambda: sim.requests(), "the request")
@@ -90,7 +90,7 @@ async def test_p_pins_a_chosen_file_into_the_context(repo: Path, sim: SimProcess
         files = pane(app)
         files.focus()
         files.highlighted = files.get_option_index("inventory.py")
-        await pilot.press("p")
+        await pilot.press("alt+p")
         assert "inventory.py" in app.main.context
         await until(pilot, lambda: "● inventory.py" in screen_text(app), "the pinned mark")
 
@@ -154,7 +154,7 @@ async def test_tab_into_the_files_pane_highlights_a_row_so_space_acts_at_once(
         assert app.focused is files
         assert files.highlighted == 0  # the first row
         first = files.highlighted_option.id
-        await pilot.press("space")
+        await pilot.press("enter")
         assert first in files.dropped
 
 

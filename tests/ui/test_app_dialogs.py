@@ -41,25 +41,25 @@ async def test_the_dialogs_questions_show_whole_on_a_small_terminal(
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the quit question")
         await pilot.pause()
         assert "6 operation(s) are undecided: quit without writing them?" in dialog_text(app)
-        await pilot.press("n")
-        await pilot.press("c")
+        await pilot.press("alt+n")
+        await pilot.press("alt+c")
         await until(pilot, lambda: isinstance(app.screen, ReasonScreen), "the reason input")
         await pilot.pause()
         shown = dialog_text(app)
         assert "Reject hunk 1 of inventory.py: why?" in shown
         assert "the model hears it with the next turn" in shown
         await pilot.press("escape")
-        await pilot.press("t", "d", "y", "r")
+        await pilot.press("alt+t", "alt+d", "alt+y", "alt+r")
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
         screen = app.screen
         await until(pilot, lambda: screen.result is not None, "the check's end")
         await pilot.pause()
-        assert ("FAILED: check failed (exit 1) in 0.0 s: echo checking; exit 1; keep (y) or "
-                "roll back (n)?") in dialog_text(app).replace(
+        assert ("FAILED: check failed (exit 1) in 0.0 s: echo checking; exit 1; keep (alt+y) "
+                "or roll back (alt+n)?") in dialog_text(app).replace(
                     f"{screen.result.duration_s:.1f} s", "0.0 s")
         output = screen.query_one(Log)
         assert not output.show_vertical_scrollbar and not output.show_horizontal_scrollbar
-        await pilot.press("n")
+        await pilot.press("alt+n")
         await until(pilot, lambda: app.screen is app.main, "the roll back")
 
 
@@ -97,11 +97,11 @@ async def test_at_80x24_what_can_not_apply_is_named_in_the_notice_and_its_row(
         repo: Path, demo_sim: SimProcess) -> None:
     """The second turn, against the files the first changed: what no longer fits is left out at
     once (its row says why, the notice names it); rejecting the rest writes nothing and says
-    so. (No repair round: the replayed reply is asked of nobody again.)"""
+    so. (The repair round is off: its own notice would follow this one; test_app_repair.)"""
     app = make_app(repo, demo_sim, **{"review.repair": "false"})
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("A", "R")
+        await pilot.press("alt+shift+a", "alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the first turn")
         await pilot.press("ctrl+r")  # the same reply, against the files it already changed
         await until(pilot, lambda: app.main.turn_worker is not None, "the second turn")
@@ -125,13 +125,13 @@ async def test_at_80x24_what_can_not_apply_is_named_in_the_notice_and_its_row(
         for _ in range(3):
             if review.review.cursor is None or review.review.cursor.op != 0:
                 break
-            await pilot.press("j")
+            await pilot.press("alt+j")
         try:  # a frame after the notice, on a busy machine
             await until(pilot, lambda: any("can't apply: its lines are not in the file" in row
                                            for row in pane_rows()), "the row's reason painted")
         except AssertionError as exc:
             raise AssertionError(f"{exc}; the review pane shows: {pane_rows()}") from None
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the second turn's end")
         assert "nothing written" in str(notice.render())
 
@@ -141,11 +141,11 @@ async def test_at_60x20_a_long_notice_leaves_the_header_and_footer_in_view(
     app = make_app(repo, demo_sim, **{"review.check": "exit 1", "review.fix_rounds": "0"})
     async with app.run_test(size=(60, 20)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("t", "r", "r")
+        await pilot.press("alt+t", "alt+r", "alt+r")
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
         screen = app.screen
         await until(pilot, lambda: screen.result is not None, "the check's end")
-        await pilot.press("n")
+        await pilot.press("alt+n")
         await until(pilot, lambda: "rolled back" in str(app.main.query_one("#notice").render()),
                     "the roll back")
         await pilot.pause()

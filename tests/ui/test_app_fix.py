@@ -72,18 +72,18 @@ async def read_and_send(pilot, app) -> CheckScreen:
     screen = app.screen
     await pilot.pause(0.1)
     assert app.screen is screen and screen.sends  # it waits for the person
-    assert "y keeps the turn and sends this output" in status(screen)
-    await pilot.press("y")
+    assert "alt+y keeps the turn and sends this output" in status(screen)
+    await pilot.press("alt+y")
     return screen
 
 
 async def to_the_last_check(pilot, app) -> None:
     """One round of a one-round loop, then its failed check on screen."""
     await until(pilot, lambda: proposed(app), "the first proposal")
-    await pilot.press("t")
+    await pilot.press("alt+t")
     await read_and_send(pilot, app)
     await until(pilot, lambda: proposed(app) and "fix round 1 of 1" in notice(app), "the round")
-    await pilot.press("t")
+    await pilot.press("alt+t")
     await until(pilot, lambda: isinstance(app.screen, CheckScreen) and
                 app.screen.result is not None, "the last check")
 
@@ -99,14 +99,14 @@ async def test_t_on_a_failing_check_starts_a_round_whose_pass_ends_the_loop(
     app = app_for(calc_repo, sim, fixes)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await read_and_send(pilot, app)
         await until(pilot, lambda: "fix round 1 of 2" in notice(app), "the round's start")
         assert "gpt-5.3-codex-spark" in notice(app) and "escape stops" in notice(app)
         await until(pilot, lambda: proposed(app), "the round's proposal")
         sent = body_text(sim)
         assert len(sent) == 2 and "add(2, 3) is -1" in sent[1] and "check-output" in sent[1]
-        await pilot.press("A")  # reviewed as any turn; once applied the check runs again
+        await pilot.press("alt+shift+a")  # reviewed as any turn; once applied the check runs again
         await until(pilot, lambda: "the check passes after 1 round" in notice(app), "green")
         assert calc(calc_repo) == "return a + b"
         await until(pilot, lambda: turn_over(app), "the end of the turn")
@@ -127,18 +127,18 @@ async def test_failed_rounds_ask_for_the_stronger_model_and_go_back_after(
     app = app_for(calc_repo, sim, **{"review.fix_rounds": "2", "model.stronger": STRONG})
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await read_and_send(pilot, app)
         for n in (1, 2):
             await until(pilot, lambda n=n: f"fix round {n} of 2" in notice(app), f"round {n}")
             await until(pilot, lambda: proposed(app), f"round {n}'s proposal")
-            await pilot.press("t")
+            await pilot.press("alt+t")
             await read_and_send(pilot, app)
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
         assert STRONG in app.screen.question and "still fails after 2 rounds" in \
             app.screen.question
         assert [b["model"] for b in edit_bodies(sim)] == ["gpt-5.3-codex-spark"] * 3
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await until(pilot, lambda: "escalated" in notice(app), "the escalated round")
         assert f"stronger model {STRONG}" in notice(app)
         assert app.main.query_one(AppHeader).model == STRONG  # on screen, not silently
@@ -149,7 +149,7 @@ async def test_failed_rounds_ask_for_the_stronger_model_and_go_back_after(
         assert hunks and all(h.endswith(f"· {STRONG}") for h in hunks)
         assert str(review(app).border_title).endswith(f"by {STRONG}")
         assert app.main.query_one(Meter).parts()[-1].endswith(f"· {STRONG}")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await until(pilot, lambda: "passes after 3 rounds" in notice(app), "green")
         await until(pilot, lambda: "back on gpt-5.3-codex-spark" in notice(app), "back")
         assert app.main.query_one(AppHeader).model == "gpt-5.3-codex-spark"
@@ -160,11 +160,11 @@ async def test_a_rejected_round_ends_the_loop(calc_repo: Path, sim: SimProcess) 
     app = app_for(calc_repo, sim)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await read_and_send(pilot, app)
         await until(pilot, lambda: "fix round 1" in notice(app), "the round")
         await until(pilot, lambda: proposed(app), "the round's proposal")
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: "round 1 was rejected" in notice(app), "the loop's end")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert calc(calc_repo) == "return a - b"  # the first turn stays applied
@@ -180,7 +180,7 @@ async def test_escape_stops_the_loop_and_off_never_escalates(calc_repo: Path,
         # the loop is over without a pass: keep or roll back is asked, as after `t`
         assert "still fails after 1 round and the loop ends" in status(app.screen)
         assert not app.screen.sends
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await until(pilot, lambda: "still fails after 1 round" in notice(app), "the end")
         assert not isinstance(app.screen, ConfirmScreen)
         assert all(b["model"] != STRONG for b in edit_bodies(sim))
@@ -193,7 +193,7 @@ async def test_a_loop_that_ends_without_a_pass_can_roll_its_last_round_back(
     async with app.run_test(size=(80, 24)) as pilot:
         await to_the_last_check(pilot, app)
         assert "add(2, 3) is 6" in "\n".join(app.screen.query_one("#check-output").lines)
-        await pilot.press("n")
+        await pilot.press("alt+n")
         await until(pilot, lambda: "rolled back" in notice(app), "the roll back")
         assert calc(calc_repo) == "return a - b"  # the failing round is gone, byte for byte
         assert len(edit_bodies(sim)) == 2 and not app.main.fixes.active
@@ -204,18 +204,18 @@ async def test_escape_stops_the_loop_and_the_round_is_decided_as_any_turn(
     app = app_for(calc_repo, sim)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await read_and_send(pilot, app)
         await until(pilot, lambda: proposed(app) and "fix round 1 of 2" in notice(app),
                     "the round under review")
         await pilot.press("escape")
         await until(pilot, lambda: "fix loop stopped (escape)" in notice(app), "the stop")
-        await pilot.press("t")  # the round is still a turn to decide: try it as any turn
+        await pilot.press("alt+t")  # the round is still a turn to decide: try it as any turn
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
         screen = app.screen
         await until(pilot, lambda: screen.result is not None, "the check's end")
         assert not screen.result.passed  # no new round: the person decides
-        await pilot.press("n")
+        await pilot.press("alt+n")
         await until(pilot, lambda: "rolled back" in notice(app), "the roll back")
         assert calc(calc_repo) == "return a - b" and len(edit_bodies(sim)) == 2
 
@@ -228,7 +228,7 @@ async def test_two_rejections_with_a_reason_send_the_task_to_the_stronger_model(
     async with app.run_test(size=(80, 24)) as pilot:
         for attempt in (1, 2):
             await until(pilot, lambda: proposed(app), f"proposal {attempt}")
-            await pilot.press("c")
+            await pilot.press("alt+c")
             await until(pilot, lambda: isinstance(app.screen, ReasonScreen), "the reason")
             await pilot.press(*"subtracts", "enter")
             if attempt == 1:
@@ -247,13 +247,13 @@ async def test_fix_rounds_0_is_off_the_failed_check_asks_keep_or_roll_back(
     app = app_for(calc_repo, sim, **{"review.fix_rounds": "0"})
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
         screen = app.screen
         await until(pilot, lambda: screen.result is not None, "the check's end")
         await pilot.pause(0.2)
         assert app.screen is screen and not screen.result.passed  # it waits for the person
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await until(pilot, lambda: "kept" in notice(app), "kept")
         assert len(edit_bodies(sim)) == 1 and calc(calc_repo) == "return a - b"
 
@@ -264,7 +264,7 @@ async def test_escape_in_an_escalated_round_goes_back_once_the_round_is_decided(
                                      "review.escalate": "auto"})
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await read_and_send(pilot, app)
         await until(pilot, lambda: proposed(app) and "escalated" in notice(app),
                     "the escalated round under review")
@@ -272,7 +272,7 @@ async def test_escape_in_an_escalated_round_goes_back_once_the_round_is_decided(
         await pilot.press("escape")
         await until(pilot, lambda: "fix loop stopped (escape)" in notice(app), "the stop")
         assert app.main.query_one(AppHeader).model == STRONG  # not under the round
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: app.main.query_one(AppHeader).model ==
                     "gpt-5.3-codex-spark", "the drafting model again")
         await until(pilot, lambda: "back on gpt-5.3-codex-spark" in notice(app), "said so")
@@ -288,7 +288,7 @@ async def test_a_reply_cut_by_the_context_window_is_offered_to_the_stronger_mode
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
         assert "context window" in app.screen.question and STRONG in app.screen.question
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await until(pilot, lambda: proposed(app), "the stronger model's proposal")
         assert [b["model"] for b in edit_bodies(sim)] == ["gpt-5.3-codex-spark", STRONG]
         assert "context window" in notice(app)

@@ -40,12 +40,12 @@ async def test_a_failed_check_stays_on_screen_until_the_person_sends_it(
     app = app_for(calc_repo, sim)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         screen = await failed_check(pilot, app)
         assert "add(2, 3) is -1" in output(screen)  # the code's own failure, readable
         assert "fix round 1 of 2" in status(screen) and not screen.cause
         assert len(edit_bodies(sim)) == 1  # nothing went to the model yet
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await until(pilot, lambda: "fix round 1 of 2" in notice(app), "the round")
         assert len(edit_bodies(sim)) == 2
 
@@ -55,12 +55,12 @@ async def test_an_environment_failure_is_asked_about_and_not_sent(
     app = app_for(calc_repo, sim, **{"review.check": MISSING})
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         screen = await failed_check(pilot, app)
         assert "No module named 'no_such_module_for_spark_pair'" in screen.cause
         assert "points at the environment, not the code" in status(screen)
         assert "No module named" in status(screen)  # the cause itself, not only the output
-        await pilot.press("y")  # keep the turn, send nothing
+        await pilot.press("alt+y")  # keep the turn, send nothing
         await until(pilot, lambda: "nothing went to the model" in notice(app), "the end")
         assert "No module named" in notice(app)
         await pilot.pause(0.3)
@@ -73,10 +73,10 @@ async def test_f_sends_an_environment_failure_to_the_model_anyway(
     app = app_for(calc_repo, sim, **{"review.check": f"{MISSING} || exit 127"})
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         screen = await failed_check(pilot, app)
         assert screen.result.exit_code == 127 and screen.cause
-        await pilot.press("f")
+        await pilot.press("alt+f")
         await until(pilot, lambda: len(edit_bodies(sim)) == 2, "the round's request")
         assert "no_such_module_for_spark_pair" in str(edit_bodies(sim)[-1])
 
@@ -90,9 +90,9 @@ async def test_a_round_that_could_not_apply_is_the_tools_refusal_not_a_rejection
                                            "review.escalate": "auto"})
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         await failed_check(pilot, app)
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await until(pilot, lambda: "could not apply" in notice(app), "the loop's end")
         text = notice(app)
         assert "rejected (you decided)" not in text and "you rejected nothing" in text

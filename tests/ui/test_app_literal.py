@@ -53,11 +53,11 @@ async def test_paths_with_brackets_are_shown_literally(bracket_repo: Path,
         assert "web[app]" in str(app.main.query_one(AppHeader).render())
         shown = screen_text(app)
         assert PAGE in shown and OLD in shown  # files, live diff and review panes
-        await pilot.press("a")  # the page's hunk; the cursor moves on to the delete
-        await pilot.press("d")
+        await pilot.press("alt+a")  # the page's hunk; the cursor moves on to the delete
+        await pilot.press("alt+d")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
         assert f"Delete {OLD}?" in screen_text(app)
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         status = str(app.main.query_one("#notice").render())
         assert "applied: 2 file(s) changed" in status and PAGE in status and OLD in status

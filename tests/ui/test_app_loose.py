@@ -36,7 +36,7 @@ async def test_a_re_based_hunk_says_so_in_its_row_and_is_written_in_place(
         await until(pilot, lambda: any("~ re-based by +4 columns" in row
                                        for row in screen_rows(app)), "the mark on the screen")
         review(app).focus()
-        await pilot.press("A")
+        await pilot.press("alt+shift+a")
         await until(pilot, lambda: turn_over(app), "the write")
     written = (repo / "rates.py").read_text()
     assert written == RATES_AFTER
@@ -51,7 +51,7 @@ async def test_a_superseded_hunk_says_so_once_written(repo: Path, sim: SimProces
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: len(review(app).review.entries) == 2, "both blocks")
         review(app).focus()
-        await pilot.press("A")
+        await pilot.press("alt+shift+a")
         await until(pilot, lambda: turn_over(app), "the write")
         await until(pilot, lambda: any("superseded by a later block" in r for r in rows(app)),
                     "the superseded mark")

@@ -72,7 +72,7 @@ async def test_the_repair_round_is_shown_and_its_hunk_is_reviewed_and_written(
         await until(pilot, lambda: "repaired 1/1" in screen_text(app), "the meter's mark")
         assert "can't apply" not in pane.text_of(Item(entry.index, 0))
         assert "repair: fixed 1 hunk" in notice(app)
-        await pilot.press("A")
+        await pilot.press("alt+shift+a")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     written = (repo / "inventory.py").read_text()
     assert "def total(items, discount=0.0):" in written

@@ -43,13 +43,13 @@ async def test_c_rejects_with_a_reason_that_the_next_request_carries(
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         first = review(app).review.entries[0]
-        await pilot.press("c")
+        await pilot.press("alt+c")
         await until(pilot, lambda: isinstance(app.screen, ReasonScreen), "the reason input")
         await pilot.press(*"keep the old total", "enter")
         assert first.hunks[0] is Mark.REJECTED and first.reasons[0] == "keep the old total"
         assert "why: keep the old total" in review(app).text_of(Item(0, 0))
-        await pilot.press("A")  # the rest of the modifies and the create
-        await pilot.press("r", "r")  # the delete, the rename
+        await pilot.press("alt+shift+a")  # the rest of the modifies and the create
+        await pilot.press("alt+r", "alt+r")  # the delete, the rename
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert (repo / "CHANGELOG.md").exists()
         demo_sim.clear_requests()
@@ -76,10 +76,10 @@ async def test_e_lands_exactly_the_line_the_editor_changed(repo: Path, demo_sim:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         first = review(app).review.entries[0]
         hunk = first.op.hunks[0]
-        await pilot.press("e")
+        await pilot.press("alt+e")
         await until(pilot, lambda: first.hunks[0] is Mark.ACCEPTED, "the edited hunk")
         assert "your version is accepted" in notice(app)
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     new = list(hunk.new_lines)
     new[-1] += "  # checked by hand"
@@ -98,15 +98,15 @@ async def test_a_file_changed_after_e_says_the_edit_was_dropped(
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         first = review(app).review.entries[0]
-        await pilot.press("e")
+        await pilot.press("alt+e")
         await until(pilot, lambda: first.hunks[0] is Mark.ACCEPTED, "the edited hunk")
         mine = "# a line of mine\n" + FILES["inventory.py"]  # away from every hunk
         (repo / "inventory.py").write_text(mine)
         await until(pilot, lambda: review(app).review.entries[0] is not first, "the new ask")
         again = review(app).review.entries[0]
         assert not again.amended and again.hunks[0] is Mark.UNDECIDED
-        assert "edit of it was dropped" in notice(app) and "press e" in notice(app)
-        await pilot.press("R")
+        assert "edit of it was dropped" in notice(app) and "alt+e edits it" in notice(app)
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     assert "checked by hand" not in (repo / "inventory.py").read_text()
 
@@ -118,13 +118,13 @@ async def test_e_with_a_failing_or_idle_editor_changes_nothing(
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         first = review(app).review.entries[0]
-        await pilot.press("e")
+        await pilot.press("alt+e")
         await until(pilot, lambda: "status 3" in notice(app), "the editor's failure")
         monkeypatch.setenv("VISUAL", str(script(tmp_path, "idle.py", "pass\n")))
-        await pilot.press("e")
+        await pilot.press("alt+e")
         await until(pilot, lambda: "unchanged" in notice(app), "the unchanged text")
         assert first.hunks[0] is Mark.UNDECIDED and not first.amended
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     assert (repo / "inventory.py").read_text() == FILES["inventory.py"]
 
@@ -137,16 +137,16 @@ async def test_t_failing_check_then_n_restores_the_bytes(repo: Path,
                                       "review.fix_rounds": "0"})  # (the loop: test_app_fix)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         pending = review(app).review.undecided()
         assert sorted(e.kind for e in pending) == [OpKind.DELETE, OpKind.RENAME]
-        await pilot.press("r", "r")
+        await pilot.press("alt+r", "alt+r")
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
         screen = app.screen
         await until(pilot, lambda: screen.result is not None, "the check's end")
         assert not screen.result.passed and "checking" in screen.result.output
         assert "discount" in (repo / "inventory.py").read_text()  # applied while it ran
-        await pilot.press("n")
+        await pilot.press("alt+n")
         await until(pilot, lambda: "rolled back" in notice(app), "the roll back")
     assert snapshot(repo) == before
 
@@ -155,10 +155,10 @@ async def test_t_without_a_configured_check_says_how(repo: Path, demo_sim: SimPr
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("t")
+        await pilot.press("alt+t")
         assert "[review] check" in notice(app)
         assert len(review(app).review.undecided()) == 6  # nothing was decided
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
 
 
@@ -167,9 +167,9 @@ async def test_redo_after_undo_reapplies_exactly(repo: Path, demo_sim: SimProces
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("A", "d")
-        await pilot.press("y")
-        await pilot.press("d", "y")
+        await pilot.press("alt+shift+a", "alt+d")
+        await pilot.press("alt+y")
+        await pilot.press("alt+d", "alt+y")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         after = snapshot(repo)
         assert after != before and "stock.csv" not in after and "TODO.txt" not in after
@@ -190,10 +190,10 @@ async def test_o_shows_the_diff_in_the_pager_and_comes_back(
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         cursor = review(app).review.cursor
-        await pilot.press("o")
+        await pilot.press("alt+o")
         await until(pilot, copy.exists, "the pager")
         assert review(app).review.cursor == cursor and len(review(app).review.undecided()) == 6
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     text = copy.read_text()
     assert "--- a/inventory.py" in text and "+++ b/CHANGELOG.md" in text
@@ -212,12 +212,12 @@ async def test_t_then_n_says_the_turn_was_rolled_back_and_redo_writes_it_again(
     app = make_app(repo, demo_sim, **{"review.check": "exit 1", "review.fix_rounds": "0"})
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("t", "r", "r")  # the delete and the rename are rejected
+        await pilot.press("alt+t", "alt+r", "alt+r")  # the delete and the rename are rejected
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
         assert len(written_rows(app)) == 4  # on disk while the check runs
         screen = app.screen
         await until(pilot, lambda: screen.result is not None, "the check's end")
-        await pilot.press("n")
+        await pilot.press("alt+n")
         await until(pilot, lambda: "rolled back" in notice(app), "the roll back")
         pane = review(app)
         heads = [pane.text_of(Item(i)) for i in sorted(pane.review.entries)]
@@ -250,7 +250,7 @@ async def test_a_proposal_asked_again_after_a_change_on_disk_is_not_labelled_sta
         assert not again.blocked and "STALE" not in head
         assert "changed on disk, asked again" in head
         assert "stale" not in notice(app)  # the notice about it gave way to its new state
-        await pilot.press("A", "R")
+        await pilot.press("alt+shift+a", "alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     text = (repo / "inventory.py").read_text()
     assert text.startswith("# a line of mine\n") and "discount" in text
@@ -273,7 +273,7 @@ async def test_under_review_the_prompt_says_how_to_end_the_turn_and_keeps_the_te
         assert [q for q, _ in app.main.queued] == ["also log the total/undo"]
         await pilot.press("tab")  # the prompt is empty: to the review
         assert app.focused is review(app)
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: "also log the total" in app.main.last_prompt, "the queued turn")
         await until(pilot, lambda: turn_over(app), "the end of the queued turn")
 
@@ -285,14 +285,14 @@ async def test_a_missing_editor_or_pager_is_named_with_a_hint(repo: Path, demo_s
     app = make_app(repo, demo_sim, **{"review.pager": str(tmp_path / "no-such-pager")})
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("e")
+        await pilot.press("alt+e")
         await until(pilot, lambda: "no-such-editor" in notice(app), "the editor's report")
         assert "not found" in notice(app) and "hint: set $VISUAL or $EDITOR" in notice(app)
         assert review(app).review.entries[0].hunks[0] is Mark.UNDECIDED
-        await pilot.press("o")
+        await pilot.press("alt+o")
         await until(pilot, lambda: "no-such-pager" in notice(app), "the pager's report")
         assert "not found" in notice(app) and "hint: set [review] pager" in notice(app)
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
 
 
@@ -310,9 +310,9 @@ async def test_a_delete_showing_part_of_the_file_is_refused_at_once_and_never_as
         delete = next(e for e in review(app).review.entries.values() if isinstance(e.op, Delete))
         assert delete.sent and "not the whole file" in delete.problem
         assert "TODO.txt" in notice(app) and "can not be written" in notice(app)
-        await pilot.press("A")  # pointless now: it says why and accepts nothing
+        await pilot.press("alt+shift+a")  # pointless now: it says why and accepts nothing
         assert not any(Mark.ACCEPTED in e.hunks for e in review(app).review.entries.values())
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert "TODO.txt" in notice(app) and "not the whole file" in notice(app)
         assert "nothing was written" in notice(app)

@@ -76,7 +76,7 @@ async def test_quit_typed_during_review_asks_first(repo: Path, demo_sim: SimProc
         app.main.query_one("#prompt").focus()
         await pilot.press(*"/quit", "enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await until(pilot, lambda: not app.is_running, "the exit")
     for rel, text in FILES.items():
         assert (repo / rel).read_text() == text
@@ -109,10 +109,10 @@ async def test_what_can_not_apply_is_left_out_at_once_and_the_rest_is_written(
         assert "CHANGELOG.md" in notice(app) and "left out" in notice(app)
         # a on a hunk that can not apply: refused, with the reason
         pane.review.cursor = Item(inventory.index, 0)
-        await pilot.press("a")
+        await pilot.press("alt+a")
         assert inventory.hunks[0] is Mark.REJECTED
         assert "lines are not in the file" in toasts(app)
-        await pilot.press("A", "R")  # every modify that fits; the delete is rejected
+        await pilot.press("alt+shift+a", "alt+shift+r")  # the modifies that fit; no delete
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert "applied" in notice(app) and "left out" in notice(app), notice(app)
         assert not any(ACCEPTED in row and "can't apply" in row for row in rows(app))
@@ -136,7 +136,7 @@ async def test_a_file_edited_during_the_stream_stays_listed_as_stale(
         await until(pilot, lambda: review(app).review.entries, "the first proposal")
         first = review(app).review.entries[0]
         assert first.op.path == "inventory.py" and by_path(app, "README.md") is None
-        await pilot.press("a", "a")  # both hunks of inventory.py: sent to the session
+        await pilot.press("alt+a", "alt+a")  # both hunks of inventory.py: sent to the session
         assert first.sent
         (repo / "README.md").write_text(mine)
         await until(pilot, lambda: (e := by_path(app, "README.md")) is not None and e.stale,
@@ -147,9 +147,9 @@ async def test_a_file_edited_during_the_stream_stays_listed_as_stale(
         assert "refused" in review(app).text_of(Item(readme.index, 0))  # not "undecided"
         assert "can not be written" in notice(app) and "R " in notice(app), notice(app)
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("A")  # accepting is pointless now: it says why
+        await pilot.press("alt+shift+a")  # accepting is pointless now: it says why
         assert "can not be written" in toasts(app)
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert "nothing was written" in notice(app), notice(app)
         assert not any(ACCEPTED in row for row in rows(app)), rows(app)
@@ -166,12 +166,12 @@ async def test_a_stopped_turn_can_not_be_accepted_and_says_so(repo: Path,
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: review(app).review.entries, "a proposal")
-        await pilot.press("a")  # one hunk accepted before the stop
+        await pilot.press("alt+a")  # one hunk accepted before the stop
         await pilot.press("escape")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         pane = review(app)
         pane.focus()
-        await pilot.press("a", "A", "j", "a")
+        await pilot.press("alt+a", "alt+shift+a", "alt+j", "alt+a")
         assert not any(ACCEPTED in row for row in rows(app)), rows(app)
         assert "not written" in rows(app)[1], rows(app)
         assert "stopped" in toasts(app) and "ctrl+r" in toasts(app)
@@ -205,7 +205,7 @@ async def test_a_delete_of_part_of_a_file_reads_refused_with_its_reason_whole(
         notes = [row.text for row in view.rows if row.kind is DiffKind.NOTE]
         assert "line 3 is '- mine, not committed')" in words(" ".join(notes)), notes
         assert all(cell_len(note) <= view.scrollable_content_region.width for note in notes)
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert "nothing was written" in notice(app)
     assert (repo / "TODO.txt").read_text().endswith("- mine, not committed\n")
@@ -239,7 +239,7 @@ async def test_files_edited_during_review_read_stale_or_asked_again_whole(
         await until(pilot, lambda: stale in shown_in(app, review(app)), "the stale row, painted")
         pane = shown_in(app, review(app))
         assert words(readme.problem) in pane, pane
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert "nothing was written" in notice(app)
     assert (repo / "README.md").read_text() == mine

@@ -38,7 +38,7 @@ async def _first_session(repo: Path, sim: SimProcess, **overrides: str) -> str:
     app = make_app(repo, sim, transport="ws", **{"context.auto": "false", **overrides})
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("a", "R")
+        await pilot.press("alt+a", "alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the first turn")
         keeper = app.main.driver.conversation.keeper
         name = keeper.info.name

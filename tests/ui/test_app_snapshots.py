@@ -86,7 +86,7 @@ def test_review_pane_with_every_kind_of_operation(snap_compare: Any, project: Pa
         await wait(pilot)
         pane = app.main.query_one(ReviewPane)
         await until(pilot, lambda: len(pane.review.entries) == 6, "every operation")
-        await pilot.press("a", "r", "n", "A")  # hunks accepted and rejected, then the rest
+        await pilot.press("alt+a", "alt+r", "alt+n", "alt+shift+a")  # decided, then the rest
         await words_marked(pilot, app.main.query_one(DiffView))
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=before)

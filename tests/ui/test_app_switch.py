@@ -25,21 +25,21 @@ async def test_the_history_survives_a_switch(repo: Path, demo_sim: SimProcess,
                                                       "review.repair": "false"})
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("a", "R")  # the first hunk applied, everything else rejected
+        await pilot.press("alt+a", "alt+shift+r")  # one hunk kept, the rest rejected
         await until(pilot, lambda: turn_over(app), "the end of the first turn")
         assert "applied" in notice(app)
         before = len(edit_bodies(demo_sim))
         if switch == "ctrl+e":
             await pilot.press("ctrl+e")  # the same prompt again, on the stronger model
             await until(pilot, lambda: all_proposed(app), "the escalated turn's proposals")
-            await pilot.press("R")
+            await pilot.press("alt+shift+r")
         else:
             await type_line(pilot, app, switch)
             await until(pilot, lambda: "now using" in notice(app), "the switch")
             await type_line(pilot, app, "SECOND make the totals round half up")
         await until(pilot, lambda: len(edit_bodies(demo_sim)) > before, "the next request")
         await until(pilot, lambda: turn_over(app), "the end of the next turn")
-    body = edit_bodies(demo_sim)[-1]
+    body = edit_bodies(demo_sim)[before]  # the next turn's request (a repair round may follow)
     expected = {"/model gpt-5.3-codex": "gpt-5.3-codex", "ctrl+e": "gpt-5.3-codex"}
     assert body["model"] == expected.get(switch, "gpt-5.3-codex-spark")
     sent = json.dumps(body)

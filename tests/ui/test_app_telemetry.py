@@ -43,7 +43,7 @@ async def test_the_app_serves_metrics_with_a_persons_hunk_decisions(
                                       "telemetry.metrics_port": str(port)})
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("A", "R")  # every modify kept; the delete (and the rest) rejected
+        await pilot.press("alt+shift+a", "alt+shift+r")  # modifies kept, the rest rejected
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         entries = review(app).review.entries.values()
         kept = sum(m is Mark.ACCEPTED for e in entries for m in (e.hunks or [e.mark]))

@@ -22,10 +22,11 @@ from support.apps import (
 )
 
 from spark_pair.edits.ops import OpKind
-from spark_pair.sim.demo_project import FILES
+from spark_pair.sim.demo_project import FILES, PROMPT
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.dialogs.confirm import ConfirmScreen
 from spark_pair.ui.driver import Driver
+from spark_pair.ui.review_state import Mark
 from spark_pair.ui.screens.help import HelpScreen
 from spark_pair.ui.screens.main import MainScreen
 from spark_pair.ui.widgets.files import FilesPane
@@ -41,7 +42,7 @@ async def test_slash_commands_complete_and_bad_ones_explain(repo: Path,
         prompt = app.main.query_one(Prompt)
         prompt.focus()
         await pilot.press(*"/tr")
-        await until(pilot, lambda: prompt._suggestion == "/transport", "the suggestion")
+        await until(pilot, lambda: prompt.suggestion == "ansport", "the suggestion")
         await pilot.press("right")  # takes the suggestion
         assert prompt.value == "/transport"
         await pilot.press(*" bogus", "enter")
@@ -152,9 +153,9 @@ async def test_files_pane_toggles_the_context(repo: Path, demo_sim: SimProcess) 
         await pilot.press("tab")  # prompt -> files (the empty review pane is skipped)
         assert app.focused is files
         files.highlighted = files.get_option_index("README.md")
-        await pilot.press("space")
+        await pilot.press("enter")
         assert "README.md" not in app.main.context
-        await pilot.press("space")
+        await pilot.press("enter")
         assert "README.md" in app.main.context
         (repo / "stock.csv").write_text("pen, 2.00, 1\n")
         await until(pilot, lambda: "stock.csv" in files.changed, "the watcher's report")
@@ -185,10 +186,10 @@ async def test_a_context_file_the_turn_deleted_leaves_the_files_pane_until_undo(
         await until(pilot, lambda: all_proposed(app), "every proposal")
         for kind in (OpKind.DELETE, OpKind.RENAME):
             await go_to(pilot, app, entries_of(app, kind)[0].index)
-            await pilot.press("d")
+            await pilot.press("alt+d")
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
-            await pilot.press("y")
-        await pilot.press("R")
+            await pilot.press("alt+y")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert not (repo / "TODO.txt").exists() and not (repo / "stock.csv").exists()
         await until(pilot, lambda: in_list(app, "TODO.txt") is None
@@ -226,7 +227,7 @@ async def test_resizing_never_crashes_and_80_columns_fold_the_files_pane(
         assert not app.main.query_one(FilesPane).display or \
             app.main.query_one(FilesPane).styles.display == "none"
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert isinstance(app.screen, MainScreen)
 
@@ -254,7 +255,7 @@ async def test_ctrl_r_runs_the_turn_again_and_ctrl_e_on_the_stronger_model(
         await until(pilot, lambda: all_proposed(app) and app.main.driver.running, "again")
         await pilot.press("ctrl+e")
         await until(pilot, lambda: all_proposed(app) and app.main.driver.running, "escalated")
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     bodies = edit_bodies(demo_sim)
     assert [b["model"] for b in bodies] == ["gpt-5.3-codex-spark"] * 2 + ["gpt-5.3-codex"]
@@ -294,21 +295,41 @@ async def test_ai_comments_can_be_turned_off(repo: Path, demo_sim: SimProcess) -
 
 
 async def test_keys_are_remapped_from_the_config(repo: Path, demo_sim: SimProcess) -> None:
-    (repo / ".spark-pair.toml").write_text('[keys]\nreview.reject_all = "x"\n'
+    (repo / ".spark-pair.toml").write_text('[keys]\nreview.reject_all = "f6"\n'
                                            '"review.accept_all" = "ctrl+y"\n')
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("R")  # no longer bound
+        await pilot.press("alt+shift+r")  # no longer bound
         assert len(app.main.query_one("#review").review.undecided()) == 6
-        await pilot.press("ctrl+y", "x")
+        await pilot.press("ctrl+y", "f6")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         app.main.action_help()
         await until(pilot, lambda: isinstance(app.screen, HelpScreen)
                     and app.screen.query("Static"), "the help screen")
         text = screen_text(app).replace(" ", "")
-        assert "ctrl+yreviewacceptevery" in text and "│xreviewrejecteverything" in text
+        assert "ctrl+yreviewacceptevery" in text and "│f6reviewrejecteverything" in text
     assert (repo / "CHANGELOG.md").exists() and (repo / "TODO.txt").exists()
+
+
+async def test_a_decision_remapped_to_a_letter_is_refused(repo: Path,
+                                                          demo_sim: SimProcess) -> None:
+    """Typing never decides, remapped or not: `review.accept = "y"` is reported and alt+a
+    stays; a y typed is text."""
+    (repo / ".spark-pair.toml").write_text('[keys]\n"review.accept" = "y"\n')
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: "never decides" in notice(app), "the report")
+        assert "review.accept" in notice(app) and "hint:" in notice(app)
+        app.main.start_turn(PROMPT, list(app.main.context))
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("y")
+        assert app.main.query_one(Prompt).text == "y"
+        assert len(app.main.query_one("#review").review.undecided()) == 6
+        await pilot.press("alt+a")
+        assert app.main.query_one("#review").review.entries[0].hunks[0] is Mark.ACCEPTED
+        await pilot.press("alt+shift+r")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
 
 
 async def test_an_unknown_key_binding_id_is_reported(repo: Path, demo_sim: SimProcess) -> None:

@@ -42,7 +42,7 @@ async def test_tab_queues_while_a_turn_runs_and_the_queued_turn_runs_next(
         await until(pilot, lambda: review(app).review.entries, "a proposal")
         await until(pilot, lambda: not app.main.streaming, "the end of the stream")
         review(app).focus()
-        await pilot.press("R")  # the turn ends (rejected): the queued one starts
+        await pilot.press("alt+shift+r")  # the turn ends (rejected): the queued one starts
         await until(pilot, lambda: len(demo_sim.requests()) > first, "the queued turn's request")
         assert "add a docstring" in str(demo_sim.requests()[-1]["body"])
         await until(pilot, lambda: app.main.queued == [], "the queue emptied")
@@ -65,15 +65,15 @@ async def test_under_review_tab_queues_and_escape_clears_the_queue_after_asking(
         assert footer_keys(app)["escape"] == "clear_queue"
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
-        await pilot.press("n")
+        await pilot.press("alt+n")
         await pilot.pause()
         assert len(app.main.queued) == 2 and app.main.turn_worker is not None  # no: as it was
-        await pilot.press("escape", "y")
+        await pilot.press("escape", "alt+y")
         await until(pilot, lambda: app.main.queued == [], "the queue cleared")
         assert app.main.turn_worker is not None  # the turn is still under review
         assert footer_keys(app).get("escape") != "clear_queue"
         review(app).focus()
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         await pilot.pause(0.3)
         assert len([e for e in demo_sim.requests() if e["body"].get("generate") is not False

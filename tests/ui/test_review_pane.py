@@ -6,6 +6,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 
 from spark_pair.edits.ops import Delete, Hunk, Modify
+from spark_pair.ui import bindings
 from spark_pair.ui.review_state import Item, Mark
 from spark_pair.ui.themes import diff_variable_defaults
 from spark_pair.ui.widgets.review import ReviewPane
@@ -14,6 +15,11 @@ FILES, HUNKS = 30, 3
 
 
 class PaneApp(App[None]):
+    BINDINGS = bindings.REVIEW  # the chords, as the main screen has them
+
+    def action_review(self, name: str) -> None:
+        getattr(self.query_one(ReviewPane), f"action_{name}")()
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return diff_variable_defaults(self.current_theme)
 
@@ -43,7 +49,7 @@ async def test_the_cursor_stays_in_view_as_it_walks_a_long_turn() -> None:
         await pilot.pause()
         assert pane.review.cursor == Item(0, 0)  # (it stays where it was)
         assert "DELETE gone.py" in visible(pane)[0]  # the delete is listed first
-        await pilot.press(*["j"] * 40)
+        await pilot.press(*["down"] * 40)
         assert pane.review.cursor == Item(13, 1)
         assert any("@@ -11,1 +11,1 @@" in row for row in visible(pane))  # hunk 2 of 14
         assert "src/m13.py" in "".join(visible(pane))
@@ -62,16 +68,16 @@ async def test_a_decision_repaints_its_rows_and_the_title() -> None:
         proposed(pane)
         pane.focus()
         await pilot.pause()
-        await pilot.press("a", "r")
+        await pilot.press("alt+a", "alt+r")
         await pilot.pause()
         rows = visible(pane)
         assert "1/3 hunk(s) accepted" in rows[1]
         assert rows[2].lstrip().startswith("✓ accepted")
         assert rows[3].lstrip().startswith("✗ rejected")
         assert pane.border_title == f"Review · {FILES + 1} undecided"
-        await pilot.press("A")
+        await pilot.press("alt+shift+a")
         await pilot.pause()
-        assert pane.border_title == "Review · 1 undecided"  # the delete waits for d then y
+        assert pane.border_title == "Review · 1 undecided"  # the delete waits for alt+d
         assert pane.review.entries[FILES - 1].hunks == [Mark.ACCEPTED] * HUNKS
         assert pane.review.cursor == Item(FILES)
 
@@ -96,7 +102,7 @@ async def test_a_decision_far_down_repaints_the_rows_in_view() -> None:
         proposed(pane)
         pane.focus()
         await pilot.pause()
-        await pilot.press(*["j"] * 40)
+        await pilot.press(*["down"] * 40)
         assert pane.scroll_y > 20
         regions = []
         refresh = pane.refresh
@@ -108,7 +114,7 @@ async def test_a_decision_far_down_repaints_the_rows_in_view() -> None:
         pane.refresh = spy
         shown_at = 40 + 14 - round(pane.scroll_y)  # the cursor's row (after 14 file lines)
         assert 0 <= shown_at < pane.scrollable_content_region.height
-        await pilot.press("a")
+        await pilot.press("alt+a")
         assert shown_at in [r.y for r in regions]  # repainted where it is shown
         assert all(r.y >= 0 for r in regions)
 

@@ -57,7 +57,7 @@ async def test_a_steer_the_server_accepts_changes_what_is_written(repo: Path,
         assert [e.get("steered") for e in creates(sim)][:1] == [True]  # the first was cut
         assert len([e for e in creates(sim) if e["transport"] == "ws"]) == 2  # no resend
         review(app).focus()
-        await pilot.press("a")
+        await pilot.press("alt+a")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert (repo / "STEERED.md").read_text() == "steered\n"  # once accepted
 
@@ -79,6 +79,6 @@ async def test_without_server_steering_the_turn_is_stopped_and_resent(
         assert MATCH in sent and "Your reply so far" in sent  # the instruction, what arrived
         assert "characters that had arrived went as a new request" in notes(app)
         review(app).focus()
-        await pilot.press("R")
+        await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     assert not (repo / "STEERED.md").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
+from spark_pair.ui.bindings import REVIEW, key_label
 from spark_pair.ui.footer_keys import Shown, fit, keys_shown
 from spark_pair.ui.screens.main import MainScreen
 from spark_pair.ui.widgets.prompt import Prompt
@@ -12,7 +13,10 @@ from spark_pair.ui.widgets.review import ReviewPane
 
 def display(binding: Binding) -> str:
     return {"ctrl+r": "^r", "ctrl+e": "^e", "ctrl+q": "^q", "ctrl+p": "^p", "question_mark": "?",
-            "escape": "esc", "enter": "⏎"}.get(binding.key, binding.key)
+            "escape": "esc", "enter": "⏎"}.get(binding.key, key_label(binding.key))
+
+
+NO_REVIEW = tuple(b.id for b in REVIEW if isinstance(b, Binding) and b.id)  # no turn: hidden
 
 
 PALETTE = Binding("ctrl+p", "command_palette", "palette")
@@ -33,16 +37,15 @@ def test_the_review_pane_keys_come_first_in_the_order_that_matters() -> None:
     left, right = keys_shown(active(ReviewPane.BINDINGS, MainScreen.BINDINGS, [QUIT],
                                     hidden=("app.stop", "prompt.send")),
                              display, PALETTE)
-    assert labels(left)[:10] == ["a accept", "r reject", "A all", "R reject rest",
-                                 "d del/rename", "c reject+why", "e edit", "t try", "j/k hunk",
-                                 "n/p file"]  # the review's own keys before moving
+    assert labels(left)[:10] == ["alt+a accept", "alt+r reject", "alt+A all", "alt+R reject rest",
+                                 "alt+d del/rename", "alt+c reject+why", "alt+e edit", "alt+t try",
+                                 "alt+j/alt+k hunk", "alt+n/alt+p file"]  # deciding before moving
     assert labels(right) == ["? keys", "^p palette"]
     shown, gap = fit(left, right, 80)  # short labels, one column between keys
-    assert labels(shown) == ["a yes", "r no", "A all", "R rest", "d del/ren", "c why", "e edit",
-                             "t try", "j/k hunk"]
+    assert labels(shown) == ["alt+a yes", "alt+r no", "alt+A all", "alt+R rest", "alt+d del/ren"]
     width = sum(k.width for k in shown) + gap * (len(shown) - 1) + sum(k.width for k in right)
     assert width <= 80 - 3
-    wide, gap = fit(left, right, 200)
+    wide, gap = fit(left, right, 300)
     assert labels(wide) == labels(left) and gap == 2
 
 
@@ -51,7 +54,8 @@ def test_while_streaming_escape_comes_first_and_f1_stands_in_for_a_typed_questio
     # (the prompt's tab queues only while a turn runs, its escape clears a queue only while
     # nothing streams: here neither)
     left, right = keys_shown(active(Prompt.BINDINGS, MainScreen.BINDINGS, [QUIT],
-                                    hidden=("app.help_q", "prompt.queue", "prompt.clear_queue")),
+                                    hidden=("app.help_q", "prompt.queue", "prompt.clear_queue",
+                                            *NO_REVIEW)),
                              display, PALETTE)
     assert labels(left)[:3] == ["esc stop", "⏎ send", "tab pane"]  # the prompt: no review keys
     assert labels(right) == ["f1 keys", "^p palette"]
@@ -59,7 +63,8 @@ def test_while_streaming_escape_comes_first_and_f1_stands_in_for_a_typed_questio
 
 def test_with_text_typed_while_a_turn_runs_tab_queues_instead_of_moving_on() -> None:
     left, _ = keys_shown(active(Prompt.BINDINGS, MainScreen.BINDINGS, [QUIT],
-                                hidden=("app.help_q", "prompt.clear_queue")), display, PALETTE)
+                                hidden=("app.help_q", "prompt.clear_queue", *NO_REVIEW)), display,
+                         PALETTE)
     assert labels(left).index("tab queue") == labels(left).index("⏎ send") + 1
     assert labels(left).index("tab queue") < labels(left).index("tab pane")  # (one key: the
     # prompt's binding is the one in effect while it says so; the screen's stands behind it)

@@ -8,6 +8,7 @@ import importlib
 import click
 
 from .. import __version__
+from .commands._common import flag_overrides, model_options
 
 # name -> (its module, short help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -58,12 +59,18 @@ class LazyGroup(click.Group):
               help="Open the app on this repository's newest session.")
 @click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[NAME]",
               help="Open the app on the session NAME (no name: pick one from a list).")
+@model_options
 @click.pass_context
-def main(ctx: click.Context, continue_: bool, resume: str | None) -> None:
+def main(ctx: click.Context, continue_: bool, resume: str | None, base_url: str | None,
+         model: str | None, transport: str | None) -> None:
     """spark-pair: a pair programmer for Spark-class (1000+ tok/s) coding models."""
     if ctx.invoked_subcommand is not None and (continue_ or resume is not None):
         raise click.UsageError("-c/--continue and --resume open the app; for a headless run "
                                "use `spark-pair run --continue` or `run --session NAME`")
+    flags = flag_overrides(base_url, model, transport)
+    if ctx.invoked_subcommand is not None and flags:
+        raise click.UsageError(f"--base-url, --model and --transport go after the command: "
+                               f"`spark-pair {ctx.invoked_subcommand} --model NAME ...`")
     if ctx.invoked_subcommand is None:
         from ..ui.launch import is_terminal
 
@@ -83,4 +90,4 @@ def main(ctx: click.Context, continue_: bool, resume: str | None) -> None:
         if continue_ and resume is not None:
             raise click.UsageError("-c/--continue and --resume both name a session; use one")
         choice = Choice(Pick(newest=continue_, name=resume or None), picker=resume == "")
-        report_errors(run_app)(session=choice)
+        report_errors(run_app)(session=choice, overrides=flags)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from textual.app import App, SystemCommand
+from textual.binding import Binding
 from textual.markup import escape
 from textual.screen import Screen
 
@@ -28,6 +29,13 @@ class SparkPairApp(App[None]):
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return diff_variable_defaults(self.current_theme)
+
+    def get_key_display(self, binding: Binding) -> str:
+        """A chord shows as alt+a / alt+A (the key in effect: a binding comes remapped)."""
+        key = binding.key.split(",")[0]
+        if key.startswith("alt+") and not binding.key_display:
+            return bindings.key_label(key)
+        return super().get_key_display(binding)
 
     def get_default_screen(self) -> Screen:
         return self.main

@@ -35,33 +35,46 @@ MAIN: list[BindingType] = [
             tooltip="Every key and slash command"),
 ]
 
-# the review pane
+# the review's decisions and moves: on the main screen, on chords that are never text, so they
+# work while the prompt has the focus and a sentence typed anywhere never decides (letters typed
+# while the review or files pane has the focus go to the prompt)
 REVIEW: list[BindingType] = [
-    Binding("a", "accept", "accept", id="review.accept",
+    Binding("alt+a", "review('accept')", "accept", id="review.accept", priority=True,
             tooltip="Accept the focused hunk or create and move to the next undecided one"),
-    Binding("r", "reject", "reject", id="review.reject",
+    Binding("alt+r", "review('reject')", "reject", id="review.reject", priority=True,
             tooltip="Reject the focused hunk or operation"),
-    Binding("A", "accept_all", "all", id="review.accept_all",
+    Binding("alt+shift+a", "review('accept_all')", "all", id="review.accept_all",
+            priority=True,
             tooltip="Accept every undecided modify and create (never a delete or rename)"),
-    Binding("R", "reject_all", "reject rest", id="review.reject_all",
+    Binding("alt+shift+r", "review('reject_all')", "reject rest", id="review.reject_all",
+            priority=True,
             tooltip="Reject everything still undecided; accepted hunks stay accepted"),
-    Binding("d", "confirm", "del/rename", id="review.confirm",
+    Binding("alt+d", "review('confirm')", "del/rename", id="review.confirm", priority=True,
             tooltip="Accept the focused delete or rename (asks y/n)"),
-    Binding("c", "reject_with_reason", "reject+why", id="review.reason",
+    Binding("alt+c", "review('reject_with_reason')", "reject+why", id="review.reason",
+            priority=True,
             tooltip="Reject the focused hunk or operation with a reason the model hears "
                     "next turn"),
-    Binding("e", "amend", "edit", id="review.amend",
+    Binding("alt+e", "review('amend')", "edit", id="review.amend", priority=True,
             tooltip="Edit the focused hunk's result (or a created file) in $VISUAL/$EDITOR; "
                     "what you save is accepted"),
-    Binding("t", "try_check", "try", id="review.try",
-            tooltip="Accept like A, apply, run the configured check (review.check), then "
-                    "keep (y) or roll back (n); a failing check starts fix rounds"),
-    Binding("o", "open_pager", "pager", id="review.pager",
+    Binding("alt+t", "review('try_check')", "try", id="review.try", priority=True,
+            tooltip="Accept like alt+A, apply, run the configured check (review.check), then "
+                    "keep or roll back; a failing check starts fix rounds"),
+    Binding("alt+o", "review('open_pager')", "pager", id="review.pager", priority=True,
             tooltip="Open the turn's diff in your pager (review.pager, $PAGER, less -R)"),
-    Binding("j", "next_item", "next", id="review.next", show=False),
-    Binding("k", "previous_item", "previous", id="review.previous", show=False),
-    Binding("n", "next_file", "next file", id="review.next_file", show=False),
-    Binding("p", "previous_file", "previous file", id="review.previous_file", show=False),
+    Binding("alt+j", "review('next_item')", "next", id="review.next", show=False,
+            priority=True),
+    Binding("alt+k", "review('previous_item')", "previous", id="review.previous",
+            show=False, priority=True),
+    Binding("alt+n", "review('next_file')", "next file", id="review.next_file", show=False,
+            priority=True),
+    Binding("alt+p", "review('previous_file')", "previous file", id="review.previous_file",
+            show=False, priority=True),
+]
+
+# the review pane, when it has the focus: moves on keys that are never text
+REVIEW_PANE: list[BindingType] = [
     Binding("down", "next_item", "next", id="review.down", show=False),
     Binding("up", "previous_item", "previous", id="review.up", show=False),
     Binding("pagedown", "page(1)", "page down", id="review.page_down", show=False),
@@ -72,19 +85,25 @@ REVIEW: list[BindingType] = [
 
 # the files pane
 FILES: list[BindingType] = [
-    Binding("space", "toggle", "drop/add", id="files.toggle",
+    Binding("enter", "toggle", "drop/add", id="files.toggle",
             tooltip="Drop a chosen file (or bring it back); take a file out of the context "
                     "or put it in"),
-    Binding("p", "pin", "pin", id="files.pin",
+    Binding("alt+p", "pin", "pin", id="files.pin",
             tooltip="Keep the file in the context for every prompt"),
 ]
 
 # the prompt
 PROMPT: list[BindingType] = [
-    # the prompt takes enter itself, in turn with the keys typed before it; `send` runs in
-    # the key's own handler (no message hop), so the request goes out at once
+    # the prompt takes enter itself (its key handler: in turn with the keys typed before it,
+    # no message hop, so the request goes out at once); the binding names it in the footer
     Binding("enter", "submit", "send", id="prompt.send",
-            tooltip="Send the prompt, or run a slash command"),
+            tooltip="Send the prompt (every line of it), or run a slash command"),
+    # a line break by hand: ctrl+j is what terminals send for it; shift+enter where the
+    # terminal reports it (kitty's keyboard protocol); a paste keeps its lines by itself.
+    # Priority: taken in turn with the keys of the same terminal write (a binding found on the
+    # way back up would come after the keys behind it)
+    Binding("ctrl+j,shift+enter", "newline", "new line", id="prompt.newline", show=False,
+            priority=True, tooltip="Start a new line in the prompt"),
     # while a turn runs (streams or waits for review) and the prompt holds text; elsewhere tab
     # moves to the next pane (the footer shows which)
     Binding("tab", "queue", "queue", id="prompt.queue",
@@ -98,9 +117,11 @@ PROMPT: list[BindingType] = [
 ]
 
 # the y/n question
+# (questions can come by themselves, e.g. between fix rounds: their answers are chords, so a
+# sentence being typed answers nothing; the letters go to the prompt)
 CONFIRM: list[BindingType] = [
-    Binding("y", "answer(True)", "yes", id="confirm.yes"),
-    Binding("n", "answer(False)", "no", id="confirm.no"),
+    Binding("alt+y", "answer(True)", "yes", id="confirm.yes"),
+    Binding("alt+n", "answer(False)", "no", id="confirm.no"),
     Binding("escape", "answer(False)", "no", id="confirm.cancel", show=False),
 ]
 
@@ -113,9 +134,9 @@ HELP: list[BindingType] = [
 
 # the check screen (keep or roll back)
 CHECK: list[BindingType] = [
-    Binding("y", "answer(True)", "keep", id="check.keep"),
-    Binding("n", "answer(False)", "roll back", id="check.roll_back"),
-    Binding("f", "send", "send to the model anyway", id="check.send"),
+    Binding("alt+y", "answer(True)", "keep", id="check.keep"),
+    Binding("alt+n", "answer(False)", "roll back", id="check.roll_back"),
+    Binding("alt+f", "send", "send to the model anyway", id="check.send"),
 ]
 
 # the reason-for-a-rejection dialog
@@ -131,7 +152,16 @@ MESSAGE: list[BindingType] = [
 
 # the bindings a `[keys]` table may remap (the y/n of a check, the reason dialog's escape and the
 # commit message dialog's keys are not among them)
-REMAPPABLE = (APP, MAIN, REVIEW, FILES, PROMPT, CONFIRM, HELP)
+REMAPPABLE = (APP, MAIN, REVIEW, REVIEW_PANE, FILES, PROMPT, CONFIRM, HELP)
+
+
+def key_label(key: str) -> str:
+    """A chord as the footer and the help show it: alt+shift+a is alt+A."""
+    mods, _, last = key.rpartition("+")
+    if len(last) == 1 and "shift" in mods.split("+"):
+        mods = "+".join(m for m in mods.split("+") if m != "shift")
+        return f"{mods}+{last.upper()}" if mods else last.upper()
+    return key
 
 
 def default_keys() -> dict[str, str]:
@@ -147,6 +177,15 @@ def default_keys() -> dict[str, str]:
 def unknown_ids(keymap: Mapping[str, str]) -> list[str]:
     known = default_keys()
     return sorted(k for k in keymap if k not in known)
+
+
+def text_keys(keymap: Mapping[str, str]) -> list[str]:
+    """The ids in `keymap` of a decision, a question's answer or a files pane key mapped to a
+    key that types text (a letter, a digit, space): refused, as typing never decides."""
+    deciding = {b.id for owner in (REVIEW, FILES, CONFIRM) for b in owner
+                if isinstance(b, Binding) and b.id}
+    return sorted(i for i, keys in keymap.items() if i in deciding and any(
+        len(k.strip()) == 1 or k.strip() == "space" for k in keys.split(",")))
 
 
 def keys_in_effect(keymap: Mapping[str, str]) -> dict[str, str]:

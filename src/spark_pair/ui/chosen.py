@@ -2,7 +2,7 @@
 
 The draft is planned once it has been still for `SETTLE_S` (in a worker thread: the index, git
 grep); the files pane (and, when the pane is folded away, the prompt's border) shows each chosen
-file with its reason. space drops one (it stays dropped while this prompt is written), p pins it
+file with its reason. enter drops one (it stays dropped while this prompt is written), alt+p pins it
 (it joins the context). Enter sends the context and the chosen files not dropped; a prompt sent
 before its plan came (an AI! comment, a quick enter) is planned first, in the turn's worker.
 """
@@ -108,7 +108,7 @@ class ChosenFiles:
             self.on_change()
 
     def toggle(self, path: str) -> str | None:
-        """space on a chosen file: drop it or bring it back (what happened, in words); None
+        """enter on a chosen file: drop it or bring it back (what happened, in words); None
         when `path` was not chosen."""
         if path not in {c.path for c in self.chosen}:
             return None

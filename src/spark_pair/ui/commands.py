@@ -204,7 +204,7 @@ def chosen_changed(screen: Any) -> None:
     ahead, and say why a file the draft names is not sent."""
     chosen = screen.chooser.chosen
     screen.query_one(FilesPane).set_chosen(chosen, screen.chooser.dropped)
-    screen.query_one(Prompt).border_subtitle = screen.chooser.border_line(screen.context)
+    screen.query_one(Prompt).files_note = screen.chooser.border_line(screen.context)
     notes = screen.chooser.withheld_notes()
     if notes:
         screen.say("; ".join(notes))

@@ -31,7 +31,7 @@ from ..store.verdicts import Fate, Verdict
 from ..workspace.checkrun import CheckResult
 from .dialogs.confirm import ConfirmScreen
 
-SENDS = "y keeps the turn and sends"  # how a plan that sends the output to the model starts
+SENDS = "alt+y keeps the turn and sends"  # how a plan that sends the output to the model starts
 
 
 class FixRounds:
@@ -63,7 +63,7 @@ class FixRounds:
 
     def settle(self, result: CheckResult) -> bool | str | None:
         """For the check screen: True closes it at once (a round's check passes: the loop
-        ends and says so); a text says what `y` does next (the screen stays until the person
+        ends and says so); a text says what alt+y does next (the screen stays until the person
         answers); None asks keep / roll back as before."""
         loop = self.loop
         if loop is None or self.ended:
@@ -77,15 +77,15 @@ class FixRounds:
         step = replace(loop).after_check(False)  # (asked of a copy: nothing moves yet)
         if step == Step.FIX:
             return (f"{SENDS} this output to {model} as fix round {loop.fixes + 1} of "
-                    f"{loop.fix_rounds} · n rolls it back and ends the loop")
+                    f"{loop.fix_rounds} · alt+n rolls it back and ends the loop")
         if step == Step.ESCALATE:
             return (f"{SENDS} this output to the stronger model {loop.stronger} (escalated) "
-                    "· n rolls it back and ends the loop")
+                    "· alt+n rolls it back and ends the loop")
         if step == Step.ASK:
             return (f"{SENDS} this output on: you are asked whether the stronger model "
-                    f"{loop.stronger} takes the next round · n rolls it back")
-        return (f"{self._still_fails(loop)} and the loop ends: keep this turn (y) or roll it "
-                "back (n)?")
+                    f"{loop.stronger} takes the next round · alt+n rolls it back")
+        return (f"{self._still_fails(loop)} and the loop ends: keep this turn (alt+y) or roll it "
+                "back (alt+n)?")
 
     def checked(self, result: CheckResult | None, turn_id: str, send: bool = True) -> bool:
         """The check after a kept turn; False: the loop has nothing to say (plain keep).
@@ -115,7 +115,7 @@ class FixRounds:
         return True
 
     def rolled_back(self) -> None:
-        """`n` on the check: the turn goes back and the task's loop ends (the roll back's
+        """alt+n on the check: the turn goes back and the task's loop ends (the roll back's
         notice says what was restored)."""
         if self.loop is not None and not self.ended:
             self._end("")

@@ -1,5 +1,5 @@
-"""The person's own tools during review: `e` rewrites a hunk (or a created file) in their
-editor, `o` shows the turn's diff in their pager. Both hand the terminal over and come back to
+"""The person's own tools during review: alt+e rewrites a hunk (or a created file) in their
+editor, alt+o shows the turn's diff in their pager. Both hand the terminal over and come back to
 the same review state; neither writes a repository file (what is saved becomes the decision,
 applied with the turn, all-or-nothing and journaled)."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from textual.app import App
 
@@ -16,7 +17,17 @@ from ..edits.ops import Create, Modify
 from ..edits.render import render_ops
 from .external import NOT_FOUND, editor_argv, pager_argv, run_program
 from .review_state import Item
+from .widgets.files import FilesPane
 from .widgets.review import ReviewPane
+
+
+def chord_enabled(screen: Any, name: str) -> bool:
+    """A review chord (alt+a, ...) acts while the review pane shows a turn, whatever has the
+    focus (on a decided or stopped turn it says why it decides nothing); alt+p stays the files
+    pane's pin while that pane has the focus."""
+    if screen.query_one(ReviewPane).has_class("-empty"):
+        return False
+    return not (name == "previous_file" and isinstance(screen.focused, FilesPane))
 
 
 def amend(app: App[object], pane: ReviewPane, item: Item, root: Path) -> str:
@@ -74,7 +85,7 @@ def page(app: App[object], pane: ReviewPane, root: Path, setting: str) -> str:
     """Show the turn's diff (as proposed so far) in the pager; '' when all went well."""
     entries = [pane.review.entries[i] for i in sorted(pane.review.entries)]
     if not entries:
-        return "no diff yet: o opens the turn's diff once the model proposes something"
+        return "no diff yet: alt+o opens the turn's diff once the model proposes something"
     text = render_ops([e.op for e in entries])
     with tempfile.TemporaryDirectory(prefix="spark-pair-diff-") as tmp:
         path = Path(tmp) / "turn.diff"

@@ -86,20 +86,16 @@ class TurnReview:
                     elif old is not None and old.amended and not old.sent:
                         # asked again against the file as it is now: the edit no longer fits
                         screen.say(f"{shown(old.op.path)} changed on disk: your edit of it was "
-                                   "dropped; press e to edit it again", op=proposal.index)
+                                   "dropped; alt+e edits it again", op=proposal.index)
                     elif old is not None:  # asked again: its row says so
                         screen.notice.give_way(proposal.index)
                     elif screen.notice.says(ALL_DECIDED):  # no longer true: one more waits
-                        screen.say(f"{op_label(proposal.op)} arrived after A: it waits for "
+                        screen.say(f"{op_label(proposal.op)} arrived after alt+A: it waits for "
                                    "your decision (the turn is applied once all are decided)",
                                    op=proposal.index)
-                    if not self.proposed_any or (old is not None and not review.has_focus):
-                        # the first proposal, or one asked again (a repair, a stale file)
-                        self.proposed_any = True
-                        prompt = screen.query_one(Prompt)
-                        if not (prompt.has_focus and (prompt.value or screen.typed_in_turn)):
-                            review.focus()  # (never from a person typing a correction or
-                            # the next turn: their keys would decide hunks; tab goes there)
+                    if not self.proposed_any:
+                        self.proposed_any = True  # (the focus stays where it is: the
+                        # review's chords work from the prompt, and typing never decides)
                         if screen.notice.says(STREAMING):
                             screen.say("")
                 case Stale(path=path, index=index):
@@ -130,6 +126,7 @@ class TurnReview:
                 case TurnFinished(result=result):
                     self._finished(result)
         if proposed:
+            screen.refresh_bindings()  # the footer names the chords that decide them
             # an operation that shares a path with another of the turn (a rename, then an edit
             # of the new name) may fit only after it: the write step judges those
             for i, op in proposed:
@@ -180,9 +177,9 @@ class TurnReview:
                f"{name} refused: {first_line(reason)}")
         what = f"{why}; so this turn can not be written (a turn with a refused operation " \
                "writes nothing)"
-        how = "R rejects the rest and ends it; ctrl+r runs it again on the files as they are"
+        how = "alt+R rejects the rest and ends it; ctrl+r runs it again on the files as they are"
         screen.query_one(ReviewPane).doom(f"this turn can not be written: {name} was refused "
-                                          "(R ends it, ctrl+r runs it again)")
+                                          "(alt+R ends it, ctrl+r runs it again)")
         screen.alert(f"{what}\n  hint: {how}")
 
     def _finished(self, result: Any) -> None:
@@ -261,6 +258,7 @@ class TurnReview:
             if entry is not None and not entry.sent:
                 continue  # made for an entry since proposed again (a repair): not this one
             screen.driver.approver.resolve(index, decision, None if entry is None else entry.op)
+        screen.refresh_bindings()  # (the footer's chords follow what is left to decide)
         if not screen.query_one(ReviewPane).has_undecided and screen.turn_worker is not None \
                 and not self.repairing:
             screen.say(ALL_DECIDED)
@@ -271,14 +269,16 @@ class TurnReview:
         check = "" if settings is None else settings.review.check.strip()
         if not check:
             screen.say('no check is configured: set [review] check = "pytest -q" in '
-                       ".spark-pair.toml (A accepts without trying)")
+                       ".spark-pair.toml (alt+A accepts without trying)")
             return
         if screen.turn_worker is None or not screen.query_one(ReviewPane).has_undecided:
-            screen.say("t tries a turn under review: start one, then press t before deciding")
+            screen.say("alt+t tries a turn under review: start one, then press alt+t before "
+                       "deciding")
             return
         screen.trying = True
         screen.query_one(ReviewPane).action_accept_all()
-        screen.say(f"accepted like A; once the turn is applied, {check!r} runs before you keep it")
+        screen.say(f"accepted like alt+A; once the turn is applied, {check!r} runs before you "
+                   "keep it")
 
     async def _rolled_back(self, turn_id: str) -> None:
         screen = self.screen

@@ -87,9 +87,7 @@ def command(tps: float, ttft_ms: float, transport: str, parent: Path | None,
             code = main(opts)
     finally:
         script_file.unlink(missing_ok=True)
-    err.write(f"spark-pair demo: the repo is at {root}\n"
-              f"  cd {root} && git diff        # what the turn changed\n"
-              f"  cd {root} && spark-pair undo # put it back exactly\n")
+    err.write(exit_note(root))
     if code:
         sys.exit(code)
 
@@ -104,6 +102,48 @@ def _app_demo(tps: float, ttft_ms: float, transport: str, parent: Path | None) -
     root = make_repo(parent)
     run_app(root=root, prompt=PROMPT, files=list(CONTEXT_FILES),
             demo=DemoSimulator(root, tps=tps, ttft_ms=ttft_ms, transport=transport))
-    sys.stderr.write(f"spark-pair demo: the repo is at {root}\n"
-                     f"  cd {root} && git diff        # what the turn changed\n"
-                     f"  cd {root} && spark-pair undo # put it back exactly\n")
+    sys.stderr.write(exit_note(root))
+
+
+def own_command() -> str:
+    """How to run spark-pair again from another folder: its name when that is on PATH,
+    else the path it was started by (the README installs into .venv/bin)."""
+    import os
+    import shlex
+    import shutil
+
+    argv0 = sys.argv[0]
+    name = Path(argv0).name
+    found = shutil.which(name) if name.startswith("spark-pair") else None
+    if found and Path(found).resolve() == Path(argv0).resolve():
+        return name
+    if name.startswith("spark-pair") and Path(argv0).exists():
+        return shlex.quote(os.path.abspath(argv0))
+    beside = Path(sys.executable).parent / "spark-pair"  # (started another way: the venv's)
+    return shlex.quote(str(beside)) if beside.exists() else "spark-pair"
+
+
+def exit_note(root: Path) -> str:
+    """What the demo really did to its repository (from the undo journal), and the commands
+    that show it or take it back."""
+    import shlex
+
+    from ...base.printable import shown
+    from ...edits.journal import Journal
+    from ...edits.journal.record import TurnKind
+
+    turns = Journal(root).list_turns()  # newest first
+    cmd, at = own_command(), f"cd {shlex.quote(str(root))} &&"
+    lines = [f"spark-pair demo: the repo is at {root}"]
+    if not turns:
+        lines.append("  nothing was written: no turn was applied")
+    elif turns[0].kind is TurnKind.UNDO:
+        lines += [f"  applied, then undone: {', '.join(map(shown, turns[0].files))} are as "
+                  "they were", f"  {at} {cmd} redo   # apply it again"]
+    else:
+        files = sorted({f for t in turns if t.kind is not TurnKind.UNDO and not t.undone
+                        for f in t.files})
+        lines += [f"  applied: {len(files)} file(s) changed ({', '.join(map(shown, files))})",
+                  f"  {at} git status --short   # what the turn changed",
+                  f"  {at} {cmd} undo   # put it back exactly"]
+    return "\n".join(lines) + "\n"

@@ -1,17 +1,20 @@
-"""A y/n question over the current screen (delete or rename, quit with undecided work)."""
+"""A yes/no question (alt+y / alt+n) over the current screen (delete or rename, quit with
+undecided work)."""
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label
 
 from .. import bindings
+from ..typed import pass_typed
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    """Answers True for y, False for n or escape."""
+    """Answers True for alt+y, False for alt+n or escape."""
 
     BINDINGS = bindings.CONFIRM
 
@@ -40,7 +43,10 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self.question, markup=False)  # it names paths: literal
-            yield Label("[b]y[/b] yes   [b]n[/b] no")
+            yield Label("[b]alt+y[/b] yes   [b]alt+n[/b] no   (what you type goes to the prompt)")
+
+    def on_key(self, event: events.Key) -> None:
+        pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)

@@ -1,11 +1,11 @@
 """Try before keep: the check's output live, pass/fail and duration, then keep or roll back.
 
-The turn is already applied (journaled) when this screen opens. `y` keeps it, `n` rolls it back
-byte for byte (the caller undoes the turn); `n` while the check runs stops it first. Quitting
+The turn is already applied (journaled) when this screen opens. alt+y keeps it, alt+n rolls it back
+byte for byte (the caller undoes the turn); alt+n while the check runs stops it first. Quitting
 mid-check stops the check's process group and leaves the turn applied and undoable. A failed
-check stays on screen until the person answers (in a fix loop the status says what `y` sends
+check stays on screen until the person answers (in a fix loop the status says what alt+y sends
 next); output that points at the environment (a module or command not found) goes to the model
-only with `f`.
+only with alt+f. Letters typed here go to the prompt: they answer nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
@@ -25,6 +25,7 @@ from ...session.fixloop import environment_cause
 from ...workspace.checkrun import CheckResult, run_check
 from .. import bindings
 from ..fixrounds import SENDS
+from ..typed import pass_typed
 
 
 class CheckScreen(ModalScreen[bool]):
@@ -60,7 +61,7 @@ class CheckScreen(ModalScreen[bool]):
     def __init__(self, command: str, cwd: Path, timeout_s: float,
                  settle: Callable[[CheckResult], bool | str | None] | None = None) -> None:
         """`settle`: told the result; True closes the screen at once (a passing fix round),
-        a text says what `y` does next (the fix loop), None asks keep / roll back."""
+        a text says what alt+y does next (the fix loop), None asks keep / roll back."""
         super().__init__()
         self.command, self.cwd, self.timeout_s = command, cwd, timeout_s
         self.settle = settle
@@ -74,7 +75,7 @@ class CheckScreen(ModalScreen[bool]):
             yield Label(f"check: {self.command}  (the turn is applied; running…)",
                         id="check-status", markup=False)  # a command and its result: literal
             yield Log(id="check-output", max_lines=5000)
-            yield Label("[b]y[/b] keep the turn   [b]n[/b] roll it back (byte for byte)",
+            yield Label("[b]alt+y[/b] keep the turn   [b]alt+n[/b] roll it back (byte for byte)",
                         id="check-keys")
 
     def on_mount(self) -> None:
@@ -94,20 +95,21 @@ class CheckScreen(ModalScreen[bool]):
         self.cause = environment_cause(result)
         self.sends = isinstance(answer, str) and answer.startswith(SENDS)
         status = f"{verdict}: {result.describe()}"
-        keys = "[b]y[/b] keep the turn   [b]n[/b] roll it back (byte for byte)"
+        keys = "[b]alt+y[/b] keep the turn   [b]alt+n[/b] roll it back (byte for byte)"
         if self.cause:
             status += (f"\nthis points at the environment, not the code: {self.cause}")
         if self.cause and self.sends:
             status += ("\nnothing goes to the model unless you say so: fix the environment, "
                        "then try again")
-            keys = ("[b]y[/b] keep the turn, send nothing   [b]f[/b] send it to the model "
-                    "anyway   [b]n[/b] roll it back")
+            keys = ("[b]alt+y[/b] keep the turn, send nothing   [b]alt+f[/b] send it to the "
+                    "model anyway   [b]alt+n[/b] roll it back")
         elif isinstance(answer, str):
             status += f"\n{answer}"
             if self.sends:
-                keys = "[b]y[/b] keep the turn and send the output   [b]n[/b] roll it back"
+                keys = ("[b]alt+y[/b] keep the turn and send the output   [b]alt+n[/b] roll it "
+                        "back")
         else:
-            status += "; keep (y) or roll back (n)?"
+            status += "; keep (alt+y) or roll back (alt+n)?"
         self.query_one("#check-status", Label).update(status)
         self.query_one("#check-keys", Label).update(keys)
         self.refresh_bindings()
@@ -118,14 +120,17 @@ class CheckScreen(ModalScreen[bool]):
         return True
 
     def action_send(self) -> None:
-        """`f`: the output goes to the model although it points at the environment."""
+        """alt+f: the output goes to the model although it points at the environment."""
         if self.sends and self.result is not None:
             self.send = True
             self.dismiss(True)
 
+    def on_key(self, event: events.Key) -> None:
+        pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
+
     async def action_answer(self, keep: bool) -> None:
         if keep and self.result is None:
-            self.notify("the check is still running: wait for it, or n stops it and rolls "
+            self.notify("the check is still running: wait for it, or alt+n stops it and rolls "
                         "back", timeout=4)
             return
         if not self.worker.is_finished:  # stop the check (its whole process group) first

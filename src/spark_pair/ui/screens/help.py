@@ -34,17 +34,20 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "accept every undecided modify and create (never a delete or rename)"),
     (("review.reject_all",), "review",
      "reject everything still undecided; accepted hunks stay accepted"),
-    (("review.confirm",), "review", "then y: accept the focused delete or rename (r rejects it)"),
+    (("review.confirm",), "review",
+     "then alt+y: accept the focused delete or rename (alt+r rejects it)"),
     (("review.reason",), "review",
      "reject the focused hunk or operation with a reason the model hears"),
     (("review.amend",), "review",
      "edit the focused hunk's result (or a created file) in $VISUAL/$EDITOR"),
     (("review.try",), "review",
-     "accept like A, apply, run [review] check; then keep (y) or roll back (n); a failing "
-     "check stays on screen and y sends its output as a fix round ([review] fix_rounds)"),
+     "accept like alt+A, apply, run [review] check; then keep (alt+y) or roll back (alt+n); a "
+     "failing check stays on screen and alt+y sends its output as a fix round "
+     "([review] fix_rounds)"),
     (("review.pager",), "review", "open the turn's diff in [review] pager ($PAGER, less -R)"),
-    (("review.next", "review.previous", "review.next_file", "review.previous_file"), "review",
-     "next / previous hunk; next / previous file"),
+    (("review.next", "review.previous"), "review", "next / previous hunk"),
+    (("review.next_file", "review.previous_file"), "review",
+     "next / previous file (alt+p is the files pane's pin while that pane has the focus)"),
     (("review.down", "review.up"), "review", "the cursor down / up"),
     (("review.page_down", "review.page_up"), "review", "the cursor a page down / up"),
     (("review.first", "review.last"), "review", "the cursor to the first / last row"),
@@ -59,11 +62,14 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("app.escalate",), "anywhere", "resend this turn to the stronger model"),
     ("ctrl+p", "anywhere", "command palette: model, transport, theme, context files"),
     (("app.quit",), "anywhere", "quit (asks when operations are undecided)"),
-    (("prompt.history_back", "prompt.history_forward"), "prompt", "earlier / later prompts"),
+    (("prompt.newline",), "prompt",
+     "a new line (a paste keeps its lines; enter sends them all)"),
+    (("prompt.history_back", "prompt.history_forward"), "prompt",
+     "earlier / later prompts (from the first / last line)"),
     (("app.help", "app.help_q"), "anywhere",
      "this screen (? is typed into a prompt that holds text)"),
     (("confirm.yes", "confirm.no", "confirm.cancel"), "a question", "yes / no / no"),
-    ("y / n / f", "the check",
+    ("alt+y / alt+n / alt+f", "the check",
      "keep the turn (in a fix loop: and send the output on) / roll it back / send output that "
      "points at the environment (a module or command not found) to the model anyway"),
     (("help.close", "help.close_q", "help.close_q2"), "this screen", "close it"),
@@ -107,12 +113,16 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
     for command, what in COMMANDS:
         commands.add_row(Text(command), Text(what))
     return Group(Text.assemble(("Keys", "bold"), " (each action ends with its id, dim: remap "
-                               "it in the config, e.g. [keys] \"review.accept\" = \"y\")\n"),
+                               "it in the config, e.g. [keys] \"review.accept\" = \"f5\")\n"),
                  Padding(table, (0, 0, 0, 2)),
                  Text.assemble("\n", ("Slash commands", "bold"),
                                " (type / in the prompt; → completes)\n"),
                  Padding(commands, (0, 0, 0, 2)),
-                 Text("\nAn AI! comment saved in a file starts a turn about it.\n"
+                 Text("\nTyping never decides: letters always go to the prompt, whatever has "
+                      "the focus and whatever the turn is doing. Decisions, questions and the "
+                      "review's moves are alt chords (alt+A is alt+shift+a; on macOS let the "
+                      "Option key send Esc+/Meta), or a click on the footer.\n"
+                      "\nAn AI! comment saved in a file starts a turn about it.\n"
                       "A hunk whose lines match nowhere in its file goes back to the model "
                       "once, with the file's real lines; the live diff shows what comes back "
                       "([review] repair).\n\n"
@@ -123,6 +133,9 @@ def _key(key: str) -> str:
     """A key as a person types it: ? for question_mark (several keys: a, b)."""
     out = []
     for k in key.split(","):
+        if k.startswith("alt+"):
+            out.append(bindings.key_label(k))
+            continue
         ch = key_to_character(k) if len(k) > 1 else None
         out.append(ch if ch and ch.isprintable() and not ch.isspace() else _SHORT.get(k, k))
     return ", ".join(out)

@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Input, Static
+from textual.widgets import Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from ...base import gcpolicy
@@ -28,6 +28,7 @@ from ...protocol.steer import Steered
 from .. import bindings, commands, review_tools, sessions, turn_queue
 from ..chosen import ChosenFiles
 from ..commits import Commits
+from ..config_watch import ConfigWatch, apply_keymap
 from ..dialogs.confirm import ConfirmScreen
 from ..disk_marks import DiskMarks
 from ..driver import Driver, describe
@@ -36,6 +37,7 @@ from ..notices import STREAMING, Notice, displayed
 from ..sessions import Choice
 from ..steering import Steering, steer, steered
 from ..turn_review import TurnReview
+from ..typed import Typed
 from ..widgets.diff_view import DiffView
 from ..widgets.files import FilesPane
 from ..widgets.footer import AppFooter
@@ -66,7 +68,7 @@ class MainScreen(Screen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (22, "-short"), (24, "-mid"), (30, "-tall")]
 
-    BINDINGS = bindings.MAIN
+    BINDINGS = [*bindings.MAIN, *bindings.REVIEW]  # the review's chords work from the prompt
 
     def __init__(self, launch: Launch) -> None:
         super().__init__()
@@ -86,7 +88,6 @@ class MainScreen(Screen[None]):
         self._sent: str | None = None  # the prompt text of the turn starting now
         self.notice = Notice(self)  # the notice line
         self._prompt_has_text = False
-        self.typed_in_turn = False  # the prompt was typed into while this turn ran
         self.trying = False  # `t`: run the check once the turn is applied
         # files chosen for the draft
         self.chooser = ChosenFiles(self, lambda: commands.chosen_changed(self))
@@ -94,6 +95,7 @@ class MainScreen(Screen[None]):
         self.steering = Steering()  # corrections sent while a turn streams
         self.checking = False  # the check of a tried turn runs
         self.turn_review = TurnReview(self)  # the review pane follows the turn
+        self.config_watch = ConfigWatch(self)  # a config file saved while the app runs
         self.disk_marks = DiskMarks(self)  # the files pane's M marks
         self.commits = Commits(self)  # /commit and [git] commit
 
@@ -154,21 +156,14 @@ class MainScreen(Screen[None]):
         self.query_one(Meter).prices = dict(self.driver.settings.prices)
         for warning in self.driver.settings.warnings:
             self.notify(warning, title="config", severity="warning", timeout=8, markup=False)
-        self._apply_keymap(self.driver.settings.keys)
+        apply_keymap(self, self.driver.settings.keys)
         self.call_after_refresh(gcpolicy.settle)
         self.prepare()
+        self.config_watch.start()
         if self.launch.prompt:
             prompt, self.launch.prompt = self.launch.prompt, ""
-            self.start_turn(prompt, self.sent_context())
-
-    def _apply_keymap(self, keymap: dict[str, str]) -> None:
-        unknown = bindings.unknown_ids(keymap)
-        if unknown:
-            self.show_error(UsageError(
-                f"[keys] names no binding {', '.join(map(repr, unknown))}",
-                hint="f1 shows every key with its id (dim, after the action), e.g. "
-                     "review.accept, app.stop, files.toggle"))
-        self.app.set_keymap({k: v for k, v in keymap.items() if k not in unknown})
+            if self.start_turn(prompt, self.sent_context()):  # (never typed: in view, below)
+                self.query_one(DiffView).border_subtitle = f"sent: {prompt}"
 
     @on(Driver.Switched)
     def _switched(self, message: Driver.Switched) -> None:
@@ -227,6 +222,7 @@ class MainScreen(Screen[None]):
             self.say(self.busy("enter sends this (tab queues it to run after)"))
             return False
         self.fixes.turn_started(prompt, resent=prompt == self.last_prompt)
+        self.query_one(DiffView).border_subtitle = ""  # (what the demo sent, until now)
         self.last_prompt = prompt
         self.turn_review.proposed_any = False
         self.trying = False
@@ -234,7 +230,6 @@ class MainScreen(Screen[None]):
         self.turn_worker = self.run_worker(self._turn(prompt, list(files)), group="turn",
                                            exit_on_error=False)
         self.streaming = True
-        self.typed_in_turn = False
         turn_queue.changed(self)
         # the screen is cleared when the turn's first frame arrives: the request goes out
         # first, not after a relayout and a new footer
@@ -333,17 +328,23 @@ class MainScreen(Screen[None]):
 
     # ---- the prompt ------------------------------------------------------------------------
 
-    @on(Input.Changed, "#prompt")
-    def _prompt_changed(self, event: Input.Changed) -> None:
+    @on(TextArea.Changed, "#prompt")
+    def _prompt_changed(self, event: TextArea.Changed) -> None:
         """? opens the help from an empty prompt, and is typed into one that holds text: the
         footer shows which key opens the help."""
-        if bool(event.value) != self._prompt_has_text:
-            self._prompt_has_text = bool(event.value)
+        value = event.text_area.text
+        if bool(value) != self._prompt_has_text:
+            self._prompt_has_text = bool(value)
             self.refresh_bindings()
-        self.chooser.draft_changed(event.value)
-        self.driver.draft_changed(event.value, self._draft_files)
-        if event.value and self.turn_worker is not None:
-            self.typed_in_turn = True
+        self.chooser.draft_changed(value)
+        self.driver.draft_changed(value, self._draft_files)
+
+    @on(Typed)
+    def _typed(self, message: Typed) -> None:
+        """Text typed while another pane (or a question) had the focus goes to the prompt."""
+        prompt = self.query_one(Prompt)
+        prompt.insert_typed(message.text)
+        prompt.focus()
 
     async def _draft_files(self, text: str) -> list[str]:
         """The files a turn for the draft `text` would send (for its pre-warm)."""
@@ -476,7 +477,7 @@ class MainScreen(Screen[None]):
         """Why something waits for the turn in flight, with the key that ends that turn now."""
         if self.streaming:
             return f"a turn is streaming: escape stops it, then {then}"
-        return f"a turn is under review: decide it (R rejects what is left), then {then}"
+        return f"a turn is under review: decide it (alt+R rejects what is left), then {then}"
 
     def say(self, text: str, op: int | None = None) -> None:
         """The notice line; `op`: the operation it is about (it gives way when that operation's
@@ -506,7 +507,13 @@ class MainScreen(Screen[None]):
             return self.streaming or self.turn_review.repairing or self.fixes.active
         if action in ("regenerate", "escalate"):
             return bool(self.last_prompt) or None
+        if action == "review":
+            return review_tools.chord_enabled(self, str(parameters[0]))
         return True
+
+    def action_review(self, name: str) -> None:
+        """A review chord (alt+a, ...): the review pane's action, whatever has the focus."""
+        getattr(self.query_one(ReviewPane), f"action_{name}")()
 
     def action_cycle_focus(self, step: int) -> None:
         order = [w for w in (self.query_one(Prompt), self.query_one(ReviewPane),

@@ -16,6 +16,7 @@ from typing import Any
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.strip import Strip
@@ -34,6 +35,7 @@ from ...session.events import (
 )
 from .. import repair_rows
 from ..textual_private import anchor_released
+from ..typed import pass_typed
 from ..word_marks import WordMarks
 from .diff_rows import (  # noqa: F401 - re-exported: the view's rows and helpers
     _DIFF_FIRST,
@@ -143,6 +145,9 @@ class DiffView(FramedRows, can_focus=True):
 
     def on_unmount(self) -> None:
         self._marks.close()
+
+    def on_key(self, event: events.Key) -> None:
+        pass_typed(self, event)  # (it takes the focus to scroll: a letter typed goes to the prompt)
 
     def validate_scroll_y(self, value: float) -> float:
         """While the view follows the tail, its place is the end. A layout that gives the view

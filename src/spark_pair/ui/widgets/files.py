@@ -4,9 +4,9 @@
 context chose for the prompt being typed, with its reason on the line below, `×` a chosen file
 dropped (not sent), and `↑` one the last request sent besides the context (listed through its
 review); each with its token estimate. `M` marks a file a person changed on disk since the last
-turn (not one spark-pair itself wrote: ui.disk_marks). space drops a chosen file (or brings
-it back), or takes a file out of the context or
-puts it in; p pins a file (it stays in the context for every prompt). A context file gone from
+turn (not one spark-pair itself wrote: ui.disk_marks). enter drops a chosen file (or brings it
+back), or takes a file out of the context or puts it in; alt+p pins a file (it stays in the
+context for every prompt). A context file gone from
 disk (a turn deleted it) is not listed; it is listed again once it is back (/undo).
 """
 
@@ -22,6 +22,7 @@ from textual.widgets.option_list import Option
 
 from ...base.printable import shown
 from .. import bindings
+from ..typed import pass_typed
 
 
 def tokens_label(n: int | None) -> str:
@@ -211,12 +212,15 @@ class FilesPane(OptionList):
 
     def on_focus(self, event: events.Focus) -> None:
         """A row is highlighted once the pane has the focus (the last one, else the first),
-        so space acts at once."""
+        so enter acts at once."""
         if self.highlighted is None:
             for index in range(self.option_count):
                 if not self.get_option_at_index(index).disabled:
                     self.highlighted = index
                     break
+
+    def on_key(self, event: events.Key) -> None:
+        pass_typed(self, event)  # a letter typed here goes to the prompt
 
     def action_toggle(self) -> None:
         option = self.highlighted_option

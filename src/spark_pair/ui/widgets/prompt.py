@@ -1,33 +1,39 @@
-"""The prompt: one line, history on up/down, slash commands completed as you type (→ takes
-the suggestion)."""
+"""The prompt: multi-line text (a paste keeps every line; ctrl+j or shift+enter adds a line),
+enter sends all of it, history on up/down from the first or last line, slash commands completed
+as you type (→ takes the suggestion). It grows up to `MAX_ROWS` lines; past that its border says
+how many lines it holds.
+
+Chords with alt are never text here: they are the review's decisions (the screen's bindings),
+so a letter always types itself and a chord never does."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from textual import events
 from textual.message import Message
-from textual.suggester import Suggester
-from textual.widgets import Input
+from textual.widgets import TextArea
 
 from ...base.transport import TRANSPORT_CHOICES
 from .. import bindings
 
 SLASH_COMMANDS = ("/undo", "/redo", "/model ", "/transport ", "/add ", "/drop ", "/clear", "/help",
                   "/quit", "/sessions", "/rename ", "/fork", "/commit")
+MAX_ROWS = 4  # lines shown before the prompt scrolls
 
 
-class SlashSuggester(Suggester):
+class SlashSuggester:
     """Completes slash commands and their argument (model, transport, file path)."""
 
     def __init__(self, models: Callable[[], Sequence[str]], files: Callable[[], Sequence[str]],
                  context: Callable[[], Sequence[str]]) -> None:
-        super().__init__(use_cache=False, case_sensitive=True)
         self.models = models
         self.files = files
         self.context = context
 
-    async def get_suggestion(self, value: str) -> str | None:
-        if not value.startswith("/"):
+    def suggest(self, value: str) -> str | None:
+        """The whole completed value for `value` (None: nothing to suggest)."""
+        if not value.startswith("/") or "\n" in value:
             return None
         command, space, arg = value.partition(" ")
         if not space:
@@ -41,19 +47,27 @@ class SlashSuggester(Suggester):
         return f"{command} {hit}" if hit else None
 
 
-class Prompt(Input):
-    """Enter sends; up/down walk the history of sent prompts."""
+class Prompt(TextArea):
+    """Enter sends; ctrl+j (or shift+enter) adds a line; up/down walk the history of sent
+    prompts from the first / last line."""
 
     BINDINGS = bindings.PROMPT
 
-    DEFAULT_CSS = """
-    Prompt {
-        height: 3;
+    DEFAULT_CSS = f"""
+    Prompt {{
+        height: auto;
+        min-height: 3;
+        max-height: {MAX_ROWS + 2};
         border: round $secondary;
-    }
-    Prompt:focus {
+        border-subtitle-align: right;
+        padding: 0 1;
+        background: $surface;
+        & > .text-area--cursor-line {{ background: $surface; }}
+    }}
+    Prompt:focus {{
         border: round $accent;
-    }
+        background-tint: $foreground 0%;
+    }}
     """
 
     class Queue(Message):
@@ -66,56 +80,124 @@ class Prompt(Input):
     class ClearQueue(Message):
         """escape on the empty prompt while turns are queued."""
 
-    def __init__(self, send: Callable[[str], None], **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, send: Callable[[str], None], *, placeholder: str = "",
+                 suggester: SlashSuggester | None = None, **kwargs: object) -> None:
+        super().__init__(placeholder=placeholder, soft_wrap=True, show_line_numbers=False,
+                         tab_behavior="focus", highlight_cursor_line=False,
+                         **kwargs)  # type: ignore[arg-type]
         self.send = send
+        self.suggester = suggester
         self.turn_running = False  # set by the screen: tab queues while a turn runs
         self.queued = 0  # set by the screen: turns waiting (escape on an empty prompt clears
         # them while no reply streams; while one does, escape stops it)
-        self.history: list[str] = []
+        self.sent: list[str] = []
         self._pos = 0  # len(history): the line being written
         self._draft = ""
+        self._files_note = ""
+
+    # ---- the text ------------------------------------------------------------------------
+
+    @property
+    def value(self) -> str:
+        return self.text
+
+    @value.setter
+    def value(self, text: str) -> None:
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    def insert_typed(self, text: str) -> None:
+        """Text typed elsewhere (a pane that had the focus): at the end, as if typed here."""
+        self.move_cursor(self.document.end)
+        self.move_cursor(self.insert(text).end_location)
+
+    def update_suggestion(self) -> None:
+        full = self.suggester.suggest(self.text) if self.suggester is not None else None
+        at_end = self.cursor_location == self.document.end
+        self.suggestion = full[len(self.text):] if full and at_end else ""
+
+    def _on_text_area_changed(self) -> None:
+        self._subtitle()
+
+    @property
+    def files_note(self) -> str:
+        return self._files_note
+
+    @files_note.setter
+    def files_note(self, note: str) -> None:
+        """What the lower border says about the chosen files (beside the lines held)."""
+        self._files_note = note
+        self._subtitle()
+
+    def _subtitle(self) -> None:
+        lines = self.document.line_count
+        self.border_subtitle = " · ".join(filter(None, (
+            f"{lines} lines (^j: new line)" if lines > 1 else "", self._files_note)))
 
     def check_consume_key(self, key: str, character: str | None = None) -> bool:
-        """An empty prompt leaves ? to the screen (the help); one with text types it."""
-        if character == "?" and not self.value:
+        """An empty prompt leaves ? to the screen (the help); one with text types it. A chord
+        (alt, ctrl) is never text."""
+        if character == "?" and not self.text:
+            return False
+        if key.startswith(("alt+", "ctrl+")):
             return False
         return super().check_consume_key(key, character)
 
+    async def _on_key(self, event: events.Key) -> None:
+        """An alt chord never types its letter (alt+a with nothing to decide does nothing: the
+        chords are priority bindings, taken before this); enter sends, here, in turn with the
+        keys typed before it (ctrl+j is the new line)."""
+        if event.key.startswith("alt+"):
+            event.prevent_default()
+        elif event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            await self.action_submit()
+
+    # ---- keys ----------------------------------------------------------------------------
+
     async def action_submit(self) -> None:
-        self.send(self.value)
+        self.send(self.text)
+
+    def action_newline(self) -> None:
+        self.move_cursor(self.insert("\n").end_location)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """tab queues only while a turn runs and the prompt holds text, escape clears the queue
         only from an empty prompt while no reply streams: otherwise the key goes on to the
         screen (next pane, stop)."""
         if action == "queue":
-            return self.turn_running and bool(self.value.strip())
+            return self.turn_running and bool(self.text.strip())
         if action == "clear_queue":
-            return self.queued > 0 and not self.value and not getattr(self.screen, "streaming",
-                                                                      False)
+            return self.queued > 0 and not self.text and not getattr(self.screen, "streaming",
+                                                                     False)
         return super().check_action(action, parameters)
 
     def action_queue(self) -> None:
-        self.post_message(self.Queue(self.value))
+        self.post_message(self.Queue(self.text))
 
     def action_clear_queue(self) -> None:
         self.post_message(self.ClearQueue())
 
     def remember(self, text: str) -> None:
-        if text and (not self.history or self.history[-1] != text):
-            self.history.append(text)
-        self._pos = len(self.history)
+        if text and (not self.sent or self.sent[-1] != text):
+            self.sent.append(text)
+        self._pos = len(self.sent)
         self._draft = ""
 
     def action_history(self, step: int) -> None:
-        if not self.history:
+        """up on the first line (down on the last): the earlier (later) prompt; elsewhere the
+        cursor moves a line."""
+        row = self.cursor_location[0]
+        if (step < 0 and row > 0) or (step > 0 and row < self.document.line_count - 1):
+            self.action_cursor_up() if step < 0 else self.action_cursor_down()
             return
-        if self._pos == len(self.history):
-            self._draft = self.value
-        pos = max(0, min(len(self.history), self._pos + step))
+        if not self.sent:
+            return
+        if self._pos == len(self.sent):
+            self._draft = self.text
+        pos = max(0, min(len(self.sent), self._pos + step))
         if pos == self._pos:
             return
         self._pos = pos
-        self.value = self.history[pos] if pos < len(self.history) else self._draft
-        self.cursor_position = len(self.value)
+        self.value = self.sent[pos] if pos < len(self.sent) else self._draft

@@ -32,6 +32,7 @@ from .. import bindings
 from ..dialogs.confirm import ConfirmScreen
 from ..dialogs.reason import ReasonScreen
 from ..review_state import Entry, Item, Mark, Refusal, Review, Undone
+from ..typed import pass_typed
 from .scrollbars import tell_scrollbars
 
 TAGS = {OpKind.MODIFY: ("M", "modify"), OpKind.CREATE: ("+", "create"),
@@ -39,9 +40,10 @@ TAGS = {OpKind.MODIFY: ("M", "modify"), OpKind.CREATE: ("+", "create"),
 MARKS = {Mark.UNDECIDED: ("·", "undecided"), Mark.ACCEPTED: ("✓", "accepted"),
          Mark.REJECTED: ("✗", "rejected")}
 REFUSALS = {
-    Refusal.NEEDS_CONFIRM: "a delete or rename is accepted with d then y (r rejects it)",
+    Refusal.NEEDS_CONFIRM: "a delete or rename is accepted with alt+d then alt+y (alt+r "
+                           "rejects it)",
     Refusal.BLOCKED: "the file changed on disk: this operation cannot be accepted until the "
-                     "session re-checks it (r rejects it, ctrl+r regenerates the turn)",
+                     "session re-checks it (alt+r rejects it, ctrl+r regenerates the turn)",
     Refusal.DECIDED: "already decided",
     Refusal.NOTHING: "nothing to decide yet",
     Refusal.UNFIT: "it is left out; the rest can still be accepted (ctrl+r regenerates the "
@@ -62,7 +64,7 @@ _FIELD_GAP = re.compile(r" {2,}")  # between the fields of a row
 class ReviewPane(ScrollView, can_focus=True):
     """The operations of the current turn; keys decide on them."""
 
-    BINDINGS = bindings.REVIEW
+    BINDINGS = bindings.REVIEW_PANE  # (the decisions are the screen's chords)
 
     COMPONENT_CLASSES = {"review-pane--cursor", "review-pane--header"}
 
@@ -141,6 +143,9 @@ class ReviewPane(ScrollView, can_focus=True):
         self.border_title = "Review"
         self.model = ""  # the model that wrote the turn under review (the title names it)
         self.add_class("-empty")
+
+    def on_key(self, event: events.Key) -> None:
+        pass_typed(self, event)  # a letter typed here goes to the prompt, never decides
 
     # ---- what the session says -----------------------------------------------------------
 
@@ -481,7 +486,7 @@ class ReviewPane(ScrollView, can_focus=True):
         if item is None:
             return
         if item.hunk is None and self.review.entries[item.op].kind is not OpKind.CREATE:
-            self.notify("e rewrites a hunk or a created file; a delete or rename has no text",
+            self.notify("alt+e rewrites a hunk or a created file; a delete or rename has no text",
                         severity="warning", timeout=4)
         else:
             self.post_message(self.Amend(item))
@@ -504,7 +509,7 @@ class ReviewPane(ScrollView, can_focus=True):
             return
         entry = self.review.entries[item.op]
         if not entry.needs_confirm:
-            self.notify("d then y accepts a delete or a rename; a accepts this one",
+            self.notify("alt+d then alt+y accepts a delete or a rename; alt+a accepts this one",
                         severity="warning", timeout=4)
             return
         if entry.sent:
@@ -655,7 +660,7 @@ def _entry_line(entry: Entry, undone: Undone | None = None, closed: bool = False
     else:
         marker, words = MARKS[entry.mark]
         if entry.mark is Mark.UNDECIDED and entry.needs_confirm:
-            words = "needs d then y"
+            words = "needs alt+d"
         if entry.content is not None:
             words = "edited"
         if entry.problem and entry.sent and entry.mark is Mark.UNDECIDED:

@@ -1,0 +1,121 @@
+"""A config file saved while the app runs (the project's .spark-pair.toml or the user's
+config.toml, which may be outside the repository the watcher sees): what the app reads when it
+uses it ([review], [keys], [prices]) is taken at once; a change to the connection or the
+context ([model], [request], [session], [context], [telemetry]) is announced: it takes effect
+when spark-pair starts again. A file that no longer loads is said, and the settings in use stay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from ..base import dirs
+from ..base.config import PROJECT_FILE, find_project_file, load_settings
+from ..base.errors import SparkPairError, UsageError
+from ..base.printable import shown
+from . import bindings
+from .widgets.meter import Meter
+
+POLL_S = 1.0  # how often the files' stat is read (in a thread)
+LATER = ("model", "request", "session", "context", "telemetry")
+
+Stamp = tuple[int, int] | None  # (mtime_ns, size); None: no such file
+
+
+def stamps(paths: list[Path]) -> dict[Path, Stamp]:
+    out: dict[Path, Stamp] = {}
+    for path in paths:
+        try:
+            st = path.stat()
+            out[path] = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            out[path] = None
+    return out
+
+
+def apply_keymap(screen: Any, keymap: dict[str, str]) -> None:
+    """`[keys]` on the app; an id that names no binding, or a decision mapped to a key that
+    types text, is said and left at its default."""
+    unknown = bindings.unknown_ids(keymap)
+    if unknown:
+        screen.show_error(UsageError(
+            f"[keys] names no binding {', '.join(map(repr, unknown))}",
+            hint="f1 shows every key with its id (dim, after the action), e.g. "
+                 "review.accept, app.stop, files.toggle"))
+    typed = bindings.text_keys(keymap)
+    if typed:
+        screen.show_error(UsageError(
+            f"[keys] {', '.join(map(repr, typed))}: a key that types text never decides",
+            hint="use a chord (alt+y, ctrl+y) or a key that is not text (f5, delete)"))
+    screen.app.set_keymap({k: v for k, v in keymap.items() if k not in {*unknown, *typed}})
+
+
+class ConfigWatch:
+    def __init__(self, screen: Any) -> None:
+        """`screen`: the main screen (its driver, notice, key map, meter)."""
+        self.screen = screen
+        self.seen: dict[Path, Stamp] | None = None
+        self.busy = False
+        self.started = False
+
+    def start(self) -> None:
+        """The repository is open: from now on a saved config file is noticed."""
+        if not self.started:
+            self.started = True
+            self.screen.set_interval(POLL_S, self.poll)
+
+    def paths(self) -> list[Path]:
+        root = self.screen.launch.root
+        return [dirs.user_config_file(), find_project_file(root) or root / PROJECT_FILE]
+
+    async def poll(self) -> None:
+        if self.busy:
+            return
+        self.busy = True
+        try:
+            now = await asyncio.to_thread(stamps, self.paths())
+            before, self.seen = self.seen, now
+            if before is not None and now != before:
+                changed = [p for p in now if now[p] != before.get(p)]
+                await self.reload(changed)
+        finally:
+            self.busy = False
+
+    async def reload(self, changed: list[Path]) -> None:
+        screen = self.screen
+        runtime = screen.driver.runtime
+        if runtime is None:
+            return
+        names = ", ".join(shown(str(p)) for p in changed)
+        lookup = runtime.lookup
+        try:
+            new = await asyncio.to_thread(load_settings, lookup.cwd, lookup.env,
+                                          dict(lookup.overrides))
+        except SparkPairError as exc:
+            screen.alert(f"{names} changed and does not load: {exc.message}; the settings in "
+                         "use stay (fix the file and save it again)")
+            return
+        old = runtime.settings
+        taken = []
+        if new.review != old.review:
+            old.review = new.review
+            taken.append("[review]")
+        if new.keys != old.keys:
+            old.keys = new.keys
+            apply_keymap(screen, new.keys)
+            taken.append("[keys]")
+        if new.prices != old.prices:
+            old.prices = new.prices
+            screen.query_one(Meter).prices = dict(new.prices)
+            taken.append("[prices]")
+        later = [f"[{s}]" for s in LATER if getattr(new, s) != getattr(old, s)]
+        for warning in new.warnings:
+            if warning not in old.warnings:
+                screen.notify(warning, title="config", severity="warning", timeout=8,
+                              markup=False)
+        said = [f"now in use: {', '.join(taken)}"] if taken else []
+        if later:
+            said.append(f"{', '.join(later)} take effect when spark-pair starts again")
+        screen.say(f"config saved ({names}): " + ("; ".join(said) or "nothing in effect changed"))

@@ -1,0 +1,43 @@
+"""Typing never decides: a key that types text, wherever it lands (a pane, a question), goes on
+to the prompt; only chords (alt, ctrl) and keys that are never text decide."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.message import Message
+from textual.screen import Screen
+from textual.widget import Widget
+
+NEW_LINE = ("ctrl+j", "shift+enter")  # the prompt's new line (a key the prompt types)
+
+
+def typed_text(event: events.Key) -> str | None:
+    """The text a key types: a printable character without alt or ctrl, or the new line
+    (None: a key or a chord, never text)."""
+    if event.key in NEW_LINE:
+        return "\n"
+    if event.character and event.is_printable and not event.key.startswith(("alt+", "ctrl+")):
+        return event.character
+    return None
+
+
+class Typed(Message):
+    """Text typed while a pane other than the prompt had the focus: it goes to the prompt."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+def pass_typed(node: Widget | Screen[object], event: events.Key) -> None:
+    """A pane or a question got a key: text goes on to the prompt (the screen below a
+    question), so a sentence typed at any moment lands there and decides nothing."""
+    text = typed_text(event)
+    if text is None:
+        return
+    event.stop()
+    event.prevent_default()
+    stack = node.app.screen_stack
+    target = node if not isinstance(node, Screen) else stack[-2] if len(stack) > 1 else None
+    if target is not None:
+        target.post_message(Typed(text))
