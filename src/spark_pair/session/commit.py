@@ -211,7 +211,7 @@ async def _ask_model(client: Any, plan: CommitPlan, prompt: str, timeout: float
     try:
         done = await asyncio.wait_for(aside(request), timeout)
     except TimeoutError:
-        return template_message(plan), f"the model did not answer within {timeout:g} s"
+        return template_message(plan), f"the model did not answer within {timeout:.3g} s"
     except SparkPairError as exc:
         return template_message(plan), exc.message
     message = tidy_message(done.text)
@@ -242,7 +242,9 @@ def _turn_only(plan: CommitPlan, path: str, before: bytes | None, now: bytes | N
             difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag != "equal"]
     turn = [(i1, i2) for tag, i1, i2, _, _ in
             difflib.SequenceMatcher(None, b, c, autojunk=False).get_opcodes() if tag != "equal"]
-    return all(any(t1 <= j1 and j2 <= t2 and t1 < t2 for t1, t2 in turn) for j1, j2 in mine)
+    # a line the person deleted (an empty range, j1 == j2) is never inside the turn's lines:
+    # the commit would carry the deletion, so it counts as their own edit
+    return all(any(t1 <= j1 < j2 <= t2 for t1, t2 in turn) for j1, j2 in mine)
 
 
 def _subject(line: str) -> str:

@@ -1,0 +1,48 @@
+"""`run --apply --commit` against the real git binary, where the person's own work is near the
+turn: a line they deleted next to the turn's lines, a file their .gitignore excludes, an index
+another git process holds locked. None of it goes into the commit silently."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.gitrepo import GIT_ENV, git, identity, replies
+from support.runs import check_schema, lines_of, make_repo, run
+
+from spark_pair.base.exitcodes import ExitCode
+from spark_pair.sim.process import SimProcess
+
+C_PY = 'a = 1\nx = "SECRET person line"\nb = 2\nc = 3\n'
+C_DIFF = "```diff\n--- a/c.py\n+++ b/c.py\n@@ -1,3 +1,3 @@\n a = 1\n-b = 2\n+b = 20\n c = 3\n```\n"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def commit_run(repo: Path, home: Path, sim: SimProcess, prompt: str, *more: str
+               ) -> tuple[object, list[dict]]:
+    proc = run(repo, home, sim, prompt, "--apply", "--commit", "--json", *more, env=GIT_ENV)
+    lines = lines_of(proc.stdout)
+    check_schema(lines)
+    return proc, lines
+
+
+def test_a_line_the_person_deleted_next_to_the_turns_lines_is_refused(
+        sim: SimProcess, tmp_path: Path, home: Path) -> None:
+    repo = identity(make_repo(tmp_path / "repo", {"c.py": C_PY}))
+    (repo / "c.py").write_text(C_PY.replace('x = "SECRET person line"\n', ""))  # by hand
+    sim.configure(replies=[replies()[0], {"match": "DELX", "text": C_DIFF}])
+    base = git(repo, "rev-parse", "HEAD").strip()
+
+    proc, lines = commit_run(repo, home, sim, "DELX change b in c.py", "-f", "c.py")
+
+    assert proc.returncode == ExitCode.COMMIT, proc.stderr  # type: ignore[attr-defined]
+    assert git(repo, "rev-parse", "HEAD").strip() == base
+    assert (repo / "c.py").read_text() == "a = 1\nb = 20\nc = 3\n"  # the turn stays applied
+    end = lines[-1]
+    assert end["status"] == "applied" and end["commit"] is None
+    assert "c.py (held your own uncommitted edits before the turn)" in end["commit_note"]
+    assert "git add -p c.py" in proc.stderr  # type: ignore[attr-defined]
