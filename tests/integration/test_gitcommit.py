@@ -55,3 +55,24 @@ def test_strip_space_is_git_stripspace(lines: list[str]) -> None:
     git = subprocess.run(["git", "stripspace"], input=text.encode(), capture_output=True,
                          timeout=10, check=True).stdout.decode()
     assert strip_space(text) == git
+
+
+def test_with_core_filemode_false_heads_mode_is_kept_as_git_add_keeps_it(tmp_path: Path
+                                                                         ) -> None:
+    root = identity(make_repo(tmp_path / "repo", {"run.sh": "echo hi\n"}))
+    (root / "run.sh").chmod(0o755)
+    git(root, "add", "run.sh")
+    git(root, "commit", "-qm", "executable")
+    git(root, "config", "core.fileMode", "false")
+    (root / "run.sh").chmod(0o644)  # the bit is lost on disk; git status is clean
+    assert git(root, "status", "--porcelain") == ""
+    (root / "run.sh").write_text("echo hello\n")  # the turn's writes
+    (root / "new.sh").write_text("echo new\n")
+
+    commit_files(root, [FileState("run.sh", b"echo hello\n", 0o100644),
+                        FileState("new.sh", b"echo new\n", 0o100755)], "Say hello\n",
+                 head(root))
+
+    modes = git(root, "ls-tree", "HEAD").splitlines()
+    assert [m.split()[0] for m in modes] == ["100644", "100755"]  # new.sh, run.sh
+    assert git(root, "status", "--porcelain") == ""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,14 +121,15 @@ def commit_files(root: Path, files: list[FileState], message: str, base: str | N
         env = {"GIT_INDEX_FILE": str(index)}
         _must(root, "git read-tree", "read-tree", *([base] if base else ["--empty"]), env=env)
         lines, new = [], {}
+        mode_of = _modes(root, base, [f.path for f in files])
         for f in files:
             if f.data is None:
                 lines.append(f"0 {'0' * 40}\t{f.path}")
             else:
                 oid = _must(root, "git hash-object", "hash-object", "-w", f"--path={f.path}",
                             "--stdin", stdin=f.data).strip()
-                new[f.path] = Entry(git_mode(f.mode), oid)
-                lines.append(f"{git_mode(f.mode)} {oid}\t{f.path}")
+                new[f.path] = Entry(mode_of(f), oid)
+                lines.append(f"{mode_of(f)} {oid}\t{f.path}")
         _must(root, "git update-index", "update-index", "-z", "--index-info",
               stdin=_records(lines), env=env)
         tree = _must(root, "git write-tree", "write-tree", env=env).strip()
@@ -165,6 +167,21 @@ def commit_files(root: Path, files: list[FileState], message: str, base: str | N
         hooks.run("post-commit", env, must=False)
     _sync_index(root, [f.path for f in files], base, new)
     return commit
+
+
+def _modes(root: Path, base: str | None, paths: list[str]) -> Callable[[FileState], str]:
+    """Each file's git mode as `git add` gives it: from disk, or with core.fileMode false
+    (the executable bit on disk means nothing) HEAD's mode, 100644 for a new file."""
+    if _git_text(root, "config", "--type=bool", "core.fileMode") != "false":
+        return lambda f: git_mode(f.mode)
+    known = tree_entries(root, base, paths)
+
+    def mode(f: FileState) -> str:
+        entry = known.get(f.path)
+        return entry.mode if entry is not None and entry.mode in ("100644", "100755") \
+            else "100644"
+
+    return mode
 
 
 def strip_space(message: str) -> str:
