@@ -46,3 +46,23 @@ def test_a_line_the_person_deleted_next_to_the_turns_lines_is_refused(
     assert end["status"] == "applied" and end["commit"] is None
     assert "c.py (held your own uncommitted edits before the turn)" in end["commit_note"]
     assert "git add -p c.py" in proc.stderr  # type: ignore[attr-defined]
+
+
+def test_a_new_file_the_ignore_rules_exclude_is_left_out_with_a_note(
+        sim: SimProcess, tmp_path: Path, home: Path) -> None:
+    repo = identity(make_repo(tmp_path / "repo", {"c.py": C_PY, ".gitignore": "*.log\n.env\n"}))
+    made = ("```diff\n--- /dev/null\n+++ b/debug.log\n@@ -0,0 +1 @@\n+token=abc\n"
+            "--- a/c.py\n+++ b/c.py\n@@ -1,4 +1,4 @@\n a = 1\n x = \"SECRET person line\"\n"
+            "-b = 2\n+b = 20\n c = 3\n```\n")
+    sim.configure(replies=[replies()[0], {"match": "IGNORED", "text": made}])
+
+    proc, lines = commit_run(repo, home, sim, "IGNORED log it", "-f", "c.py")
+
+    assert proc.returncode == 0, proc.stderr  # type: ignore[attr-defined]
+    assert (repo / "debug.log").read_text() == "token=abc\n"  # written, not committed
+    assert git(repo, "diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD").split() == [
+        "c.py"]
+    end = lines[-1]
+    assert end["commit"] and "not committed: debug.log" in end["commit_note"]
+    assert "your ignore rules exclude it" in proc.stderr  # type: ignore[attr-defined]
+    assert git(repo, "status", "--porcelain") == ""

@@ -79,6 +79,18 @@ def head(root: Path) -> str | None:
     return _git_text(root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
 
 
+def ignored(root: Path, paths: list[str]) -> list[str]:
+    """Those of `paths` (untracked) that the person's ignore rules exclude, as `git add`
+    sees them."""
+    if not paths:
+        return []
+    res = run_git(root, "check-ignore", "-z", "--stdin", stdin=_records(paths))
+    if res is None or res.returncode not in (0, 1):
+        return []
+    found = {os.fsdecode(p) for p in res.stdout.split(b"\0") if p}
+    return [p for p in paths if p in found]
+
+
 def tree_entries(root: Path, commit: str | None, paths: list[str]) -> dict[str, Entry]:
     """The entries of `paths` in a commit's tree (absent paths are left out)."""
     if commit is None or not paths:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,7 @@ class CommitPlan:
     base: str | None = None  # the commit HEAD named when planned
     note: str | None = None  # worth saying (a detached HEAD)
     summaries: list[str] = field(default_factory=list)  # the turns' instructions
+    ignored: list[str] = field(default_factory=list)  # new files the ignore rules exclude
 
     @property
     def paths(self) -> list[str]:
@@ -111,7 +113,26 @@ def plan_commit(root: Path, turn_ids: list[str], journal: Journal | None = None
         plan.files.append(FileState(path, now, mode))
         plan.befores[path] = before if why is None else (
             _head_bytes(plan.root, plan.base, path) if at_head else None)
+    _leave_out_ignored(plan, [f.path for f in plan.files
+                              if f.data is not None and f.path not in heads
+                              and f.path not in staged])
     return plan
+
+
+def _leave_out_ignored(plan: CommitPlan, new: list[str]) -> None:
+    """Leave out of the plan the new files the person's ignore rules exclude (.gitignore,
+    .git/info/exclude, core.excludesFile), as `git add` would, with a note saying so."""
+    from ..base.gitcommit import ignored
+
+    out = plan.ignored = ignored(plan.root, new)
+    if not out:
+        return
+    plan.files = [f for f in plan.files if f.path not in out]
+    plan.mixed = {p: why for p, why in plan.mixed.items() if p not in out}
+    listed = " ".join(shlex.quote(p) for p in out)
+    said = (f"not committed: {listed} (your ignore rules exclude "
+            f"{'it' if len(out) == 1 else 'them'}; `git add -f {listed}` adds it anyway)")
+    plan.note = f"{plan.note}; {said}" if plan.note else said
 
 
 def make_commit(plan: CommitPlan, message: str, *, whole: bool = False,
@@ -120,6 +141,9 @@ def make_commit(plan: CommitPlan, message: str, *, whole: bool = False,
     each turn. Refuses mixed files unless `whole` (the person agreed to commit them whole).
     Blocking."""
     if not plan.files:
+        if plan.ignored:
+            raise CommitError(f"nothing to commit: {plan.note}", reason="empty",
+                              hint="the turn stays applied")
         raise CommitError("nothing to commit: the turn's files are as HEAD has them",
                           reason="empty", hint="`git log -p` shows where they went")
     if plan.mixed and not whole:
