@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from support.gitrepo import GIT_ENV, git, identity
 from support.runs import make_repo
 
+from spark_pair.base.git import run_git
 from spark_pair.base.gitcommit import FileState, commit_files, head, strip_space
 
 LINES = st.lists(st.sampled_from(["", " ", "\t", "Fix it", "  body line  ", "# not a comment",
@@ -76,3 +78,27 @@ def test_with_core_filemode_false_heads_mode_is_kept_as_git_add_keeps_it(tmp_pat
     modes = git(root, "ls-tree", "HEAD").splitlines()
     assert [m.split()[0] for m in modes] == ["100644", "100755"]  # new.sh, run.sh
     assert git(root, "status", "--porcelain") == ""
+
+
+def test_a_git_that_does_not_finish_in_time_is_killed_with_all_it_started(tmp_path: Path
+                                                                          ) -> None:
+    """A signing helper waiting for a passphrase is git's child: on timeout the whole group
+    goes, not git alone (the helper would be left reading the person's keys)."""
+    pidfile = tmp_path / "helper.pid"
+    slow = f"!sh -c 'sleep 30 & echo $! > {pidfile}; wait'"
+
+    assert run_git(tmp_path, "slow", config={"alias.slow": slow}, timeout=1.0) is None
+
+    pid = int(pidfile.read_text())
+    end = time.monotonic() + 5
+    while time.monotonic() < end and _alive(pid):
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

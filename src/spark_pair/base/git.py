@@ -4,7 +4,9 @@ Blocking: callers on the event loop run it in a thread."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -21,10 +23,32 @@ def run_git(cwd: Path, *args: str, stdin: bytes | None = None, timeout: float = 
     for key, value in (config or {}).items():
         cmd += ["-c", f"{key}={value}"]
     try:
-        return subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, timeout=timeout,
-                              input=stdin, env=None if env is None else {**os.environ, **env})
-    except (OSError, subprocess.SubprocessError):
+        return run_quiet([*cmd, *args], cwd, stdin, timeout,
+                         None if env is None else {**os.environ, **env})
+    except subprocess.SubprocessError:
         return None
+
+
+def run_quiet(cmd: list[str], cwd: Path, stdin: bytes | None, timeout: float,
+              env: dict[str, str] | None) -> subprocess.CompletedProcess[bytes] | None:
+    """`cmd` with output captured, stdin `stdin` (else /dev/null), in a session of its own: no
+    terminal to ask on (a passphrase prompt fails at once instead of drawing over the screen
+    and eating keys), and on timeout the whole process group is killed (a signing helper
+    too). Raises subprocess.TimeoutExpired on timeout; None when it cannot start."""
+    try:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, start_new_session=True,
+                                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError:
+        return None
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def git_ok(cwd: Path, *args: str, **kw: object) -> bytes | None:

@@ -29,6 +29,9 @@ from .git import run_git
 HOOK_TIMEOUT_S = 600.0  # a pre-commit hook may run a test suite
 TAIL_LINES = 8  # the last lines of a refusing hook's output that the message shows
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # paths are paths, never patterns
+SIGN_HINT = ("commit.gpgsign is set: spark-pair cannot ask for a key's passphrase, so the "
+             "key must be in an agent (ssh-add KEY for gpg.format ssh; gpg-agent for gpg), or "
+             "its passphrase empty; `git commit -S` in a terminal shows whether signing works")
 _BUSY = ("MERGE_HEAD", "merge", "rebase-merge", "rebase", "rebase-apply", "rebase",
          "CHERRY_PICK_HEAD", "cherry-pick", "REVERT_HEAD", "revert")
 
@@ -160,8 +163,7 @@ def commit_files(root: Path, files: list[FileState], message: str, base: str | N
             else []
         commit = _must(root, "git commit-tree", "commit-tree", tree,
                        *(["-p", base] if base else []), *sign, "-F", str(msg_file),
-                       hint="your signing set-up (commit.gpgsign, user.signingkey, gpg.format) "
-                            "is used as is: `git commit -S` shows the same error" if sign else
+                       hint=SIGN_HINT if sign else
                        "`git commit` shows the same error (git needs user.name and user.email)"
                        ).strip()
         subject = cleaned.splitlines()[0]
