@@ -4,12 +4,16 @@ Whatever happens, the run says what was written and what was committed."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from support.gitrepo import GIT_ENV, git, identity, replies
-from support.runs import A_NEW, A_PY, check_schema, lines_of, make_repo, run
+from support.runs import A_NEW, A_PY, check_schema, cli, env_for, lines_of, make_repo, run
 
 from spark_pair.sim.process import SimProcess
 
@@ -74,3 +78,74 @@ def test_signing_with_a_passphrase_and_no_agent_fails_at_once_and_says_why(
     assert "cannot ask for a key's passphrase" in proc.stderr
     assert "ssh-add" in proc.stderr
     assert lines[-1]["status"] == "applied" and lines[-1]["commit"] is None
+
+
+def test_ctrl_c_during_a_hook_is_said_as_interrupted_not_as_a_refusal(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    sim.configure(replies=replies())
+    began = repo.parent / "hook-began"
+    hook(repo, "pre-commit", f"touch {began}\nsleep 8\n")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    proc = subprocess.Popen(cli() + ["run", "FSTRING please", "-f", "a.py", "--apply",
+                                     "--commit", "--json"], cwd=repo,
+                            env={**env_for(home, sim), **GIT_ENV}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        end = time.monotonic() + 30
+        while not began.exists() and time.monotonic() < end and proc.poll() is None:
+            time.sleep(0.05)
+        assert began.exists()
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C at a terminal: the whole group
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "the pre-commit hook was interrupted, so nothing was committed" in err
+    assert "refused" not in err
+    lines = lines_of(out)
+    assert lines[-1]["status"] == "applied" and lines[-1]["commit"] is None
+    assert git(repo, "rev-parse", "HEAD").strip() == base
+    assert (repo / "a.py").read_text() == A_NEW
+
+
+def test_a_pre_commit_hook_that_fixes_and_adds_files_has_its_fixes_committed(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    sim.configure(replies=replies())
+    hook(repo, "pre-commit", "sed -i 's/hello/HELLO/' a.py && git add a.py\n")
+
+    proc, lines = commit_run(repo, home, sim)
+
+    assert proc.returncode == 0, proc.stderr
+    fixed = A_NEW.replace("hello", "HELLO")
+    assert (repo / "a.py").read_text() == fixed
+    assert git(repo, "show", "HEAD:a.py") == fixed
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_hooks_run_on_a_git_without_git_hook(sim: SimProcess, repo: Path, home: Path,
+                                             tmp_path: Path) -> None:
+    """git before 2.36 has no `git hook`: the hook file is run as git commit runs it (here a
+    git that answers `hook` as an old one does, the real git for the rest)."""
+    real = shutil.which("git")
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "git").write_text(f"#!/bin/sh\nif [ \"$1\" = hook ]; then echo \"git: 'hook' is "
+                              f"not a git command. See 'git --help'.\" >&2; exit 1; fi\n"
+                              f"exec {real} \"$@\"\n")
+    (shim / "git").chmod(0o755)
+    ran = tmp_path / "ran"
+    hooks_dir = repo / "my-hooks"
+    hooks_dir.mkdir()
+    (hooks_dir / "post-commit").write_text(f"#!/bin/sh\necho post >> {ran}\n")
+    (hooks_dir / "post-commit").chmod(0o755)
+    git(repo, "config", "core.hooksPath", "my-hooks")
+    sim.configure(replies=replies())
+
+    proc, lines = commit_run(repo, home, sim,
+                             env={"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"})
+
+    assert proc.returncode == 0, proc.stderr
+    assert lines[-1]["commit"] == git(repo, "rev-parse", "HEAD").strip()
+    assert ran.read_text() == "post\n"

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from support.gitrepo import GIT_ENV, git, identity
 from support.runs import make_repo
 
+from spark_pair.base import githooks
 from spark_pair.base.git import run_git
 from spark_pair.base.gitcommit import FileState, commit_files, head, strip_space
 
@@ -102,3 +103,52 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def _hook(root: Path, name: str, body: str) -> None:
+    path = root / ".git" / "hooks" / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+
+
+def _turn(tmp_path: Path) -> tuple[Path, list[FileState]]:
+    root = identity(make_repo(tmp_path / "repo", {"a.py": "one\n"}))
+    (root / "a.py").write_text("two\n")
+    return root, [FileState("a.py", b"two\n", 0o100644)]
+
+
+def test_a_post_commit_hook_that_times_out_leaves_the_commit_said_and_the_index_synced(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(githooks, "HOOK_TIMEOUT_S", 1.0)
+    root, files = _turn(tmp_path)
+    _hook(root, "post-commit", "exec sleep 10\n")
+    notes: list[str] = []
+
+    commit = commit_files(root, files, "Two\n", head(root), notes)
+
+    assert head(root) == commit
+    assert notes == ["the post-commit hook did not finish within 1 s (it was stopped); the "
+                     "commit is made"]
+    assert git(root, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("held_s", [0.6, 8.0])
+def test_an_index_locked_by_another_git_is_waited_for_then_said_with_the_fix(
+        tmp_path: Path, held_s: float) -> None:
+    root, files = _turn(tmp_path)
+    _hook(root, "post-commit", "touch .git/index.lock\n"
+                               f"(sleep {held_s}; rm -f .git/index.lock) >/dev/null 2>&1 &\n")
+    notes: list[str] = []
+
+    commit = commit_files(root, files, "Two\n", head(root), notes)
+
+    assert head(root) == commit
+    if held_s < 1:  # a brief lock: waited for, the index as after `git commit`
+        assert notes == [] and git(root, "status", "--porcelain") == ""
+        return
+    assert len(notes) == 1 and "`git reset -q -- a.py` puts it right" in notes[0]
+    end = time.monotonic() + 15
+    while (root / ".git" / "index.lock").exists() and time.monotonic() < end:
+        time.sleep(0.1)
+    git(root, "reset", "-q", "--", "a.py")  # the fix the note gives
+    assert git(root, "status", "--porcelain") == ""

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 TIMEOUT_S = 20.0
+KILLED_S = 2.0  # how long a killed process's output is still read
 
 
 def run_git(cwd: Path, *args: str, stdin: bytes | None = None, timeout: float = TIMEOUT_S,
@@ -30,13 +31,15 @@ def run_git(cwd: Path, *args: str, stdin: bytes | None = None, timeout: float = 
 
 
 def run_quiet(cmd: list[str], cwd: Path, stdin: bytes | None, timeout: float,
-              env: dict[str, str] | None) -> subprocess.CompletedProcess[bytes] | None:
-    """`cmd` with output captured, stdin `stdin` (else /dev/null), in a session of its own: no
-    terminal to ask on (a passphrase prompt fails at once instead of drawing over the screen
-    and eating keys), and on timeout the whole process group is killed (a signing helper
-    too). Raises subprocess.TimeoutExpired on timeout; None when it cannot start."""
+              env: dict[str, str] | None, *, own_session: bool = True
+              ) -> subprocess.CompletedProcess[bytes] | None:
+    """`cmd` with output captured, stdin `stdin` (else /dev/null). `own_session`: in a session
+    of its own, so no terminal to ask on (a passphrase prompt fails at once instead of drawing
+    over the screen and eating keys), and on timeout its whole process group is killed (a
+    signing helper too); else (a hook) in this process's group, so Ctrl-C reaches it as under
+    `git commit`. Raises subprocess.TimeoutExpired on timeout; None when it cannot start."""
     try:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, start_new_session=True,
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, start_new_session=own_session,
                                 stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError:
@@ -45,8 +48,9 @@ def run_quiet(cmd: list[str], cwd: Path, stdin: bytes | None, timeout: float,
         out, err = proc.communicate(stdin, timeout=timeout)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+            os.killpg(proc.pid, signal.SIGKILL) if own_session else proc.kill()
+        with contextlib.suppress(subprocess.SubprocessError):
+            proc.communicate(timeout=KILLED_S)  # (a child left holding the pipes: not waited)
         raise
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 

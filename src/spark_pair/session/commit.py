@@ -152,7 +152,9 @@ def make_commit(plan: CommitPlan, message: str, *, whole: bool = False,
             f"not committed: {listed}; a commit of the turn would mix in your own edits",
             reason="mixed", hint="the turn stays applied; commit by hand what you want in it: "
             f"git add -p {' '.join(plan.mixed)} && git commit")
-    commit = commit_files(plan.root, plan.files, message, plan.base)
+    notes: list[str] = []
+    commit = commit_files(plan.root, plan.files, message, plan.base, notes)
+    plan.note = "; ".join(n for n in (plan.note, *notes) if n) or None
     journal = journal or Journal(plan.root)
     for tid in plan.turn_ids:
         journal.note_commit(tid, commit)
