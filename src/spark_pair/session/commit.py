@@ -289,30 +289,3 @@ def _head_bytes(root: Path, base: str | None, path: str) -> bytes | None:
     from ..base.git import git_ok
 
     return None if base is None else git_ok(root, "cat-file", "blob", f"{base}:{path}")
-
-
-def committed_undo(journal: Journal) -> tuple[str, str] | None:
-    """(the newest undo turn, the commit of the turn it undid) when that turn was committed:
-    the commit stays in history and the undo is a change of its own (a revert to record)."""
-    from ..edits.journal import TurnKind
-
-    undo = next((t for t in journal.list_turns() if t.kind == TurnKind.UNDO), None)
-    if undo is None or undo.undone or undo.undoes is None:
-        return None
-    commit = journal.commit_of(undo.undoes)
-    return (undo.turn_id, commit) if commit is not None else None
-
-
-def stays_note(commit: str, how: str) -> str:
-    """What an undo of a committed turn says: the commit stays, and `how` records a revert."""
-    return (f"its commit {commit[:12]} stays in history (nothing is rewritten); the restored "
-            f"files are uncommitted changes: {how} records a revert commit")
-
-
-def revert_message(root: Path, commit: str) -> str:
-    """git's own revert message for `commit`."""
-    from ..base.git import git_ok
-
-    subject = (git_ok(root, "log", "-1", "--format=%s", commit) or b"").decode(
-        "utf-8", "replace").strip()
-    return f'Revert "{subject}"\n\nThis reverts commit {commit}.'

@@ -6,12 +6,15 @@ once with the model's message. The git side is session.commit's (in worker threa
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base.errors import SparkPairError
 from ..base.printable import shown
 from .dialogs.confirm import ConfirmScreen
 from .dialogs.message import MessageScreen
+
+if TYPE_CHECKING:
+    from ..session.revert import UndoneCommit
 
 
 class Commits:
@@ -20,7 +23,7 @@ class Commits:
     def __init__(self, screen: Any) -> None:
         self.screen = screen
         self.applied: list[str] = []  # turn ids, oldest first
-        self.revert: tuple[str, str] | None = None  # (undo turn, commit) /commit records
+        self.revert: UndoneCommit | None = None  # the undone commit /commit records a revert of
         self.busy = False  # a commit is being made (asked, planned, written)
 
     @property
@@ -49,12 +52,12 @@ class Commits:
         """/undo restored a turn: what to say when its commit stays in history (/commit
         records the revert)."""
         from ..edits.journal import Journal
-        from ..session.commit import committed_undo, stays_note
+        from ..session.revert import committed_undo, stays_note
 
         root = self.screen.launch.root
         found = await asyncio.to_thread(lambda: committed_undo(Journal(root)))
         self.revert = found
-        return None if found is None else stays_note(found[1], "/commit")
+        return None if found is None else stays_note(found.commit, "/commit")
 
     async def commit(self, *, auto: bool = False, after_turn: bool = False) -> None:
         """Commit the pending turns (`after_turn`: started by the end of the turn itself)."""
@@ -75,18 +78,15 @@ class Commits:
 
     async def _commit(self, auto: bool) -> None:
         from ..edits.journal import Journal
-        from ..session.commit import (
-            make_commit,
-            plan_commit,
-            revert_message,
-            with_trailer,
-            write_message,
-        )
+        from ..session.commit import make_commit, plan_commit, with_trailer, write_message
+        from ..session.revert import check_whole, revert_message
 
         screen, root = self.screen, self.screen.launch.root
         journal = Journal(root)
         revert = self.revert
-        turns = [revert[0]] if revert else await asyncio.to_thread(self._pending, journal)
+        if revert is not None:
+            check_whole(revert, "/undo")
+        turns = revert.undos if revert else await asyncio.to_thread(self._pending, journal)
         if not turns:
             screen.say("nothing to commit: every turn applied in this session is committed "
                        "or undone")
@@ -106,7 +106,7 @@ class Commits:
                 return
         settings = screen.driver.settings
         if revert is not None:
-            message, why = revert_message(root, revert[1]), None
+            message, why = revert_message(root, revert.commit), None
             message = with_trailer(message, settings.git.trailer if settings else "")
         else:
             screen.say("writing the commit message…")
