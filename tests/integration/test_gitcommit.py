@@ -16,8 +16,10 @@ from support.gitrepo import GIT_ENV, git, identity
 from support.runs import make_repo
 
 from spark_pair.base import githooks
+from spark_pair.base.errors import CommitError
 from spark_pair.base.git import run_git
 from spark_pair.base.gitcommit import FileState, commit_files, head, strip_space
+from spark_pair.session.commit import plan_commit
 
 LINES = st.lists(st.sampled_from(["", " ", "\t", "Fix it", "  body line  ", "# not a comment",
                                   "x\t", "\r"]), max_size=8)
@@ -152,3 +154,16 @@ def test_an_index_locked_by_another_git_is_waited_for_then_said_with_the_fix(
         time.sleep(0.1)
     git(root, "reset", "-q", "--", "a.py")  # the fix the note gives
     assert git(root, "status", "--porcelain") == ""
+
+
+def test_a_merge_begun_after_the_turn_is_said_without_claiming_nothing_was_written(
+        tmp_path: Path) -> None:
+    root, _ = _turn(tmp_path)
+    (root / ".git" / "MERGE_HEAD").write_text(head(root) + "\n")  # as `git merge` leaves it
+
+    with pytest.raises(CommitError) as refused:
+        plan_commit(root, [])
+
+    assert "a merge is in progress" in refused.value.message
+    assert "nothing was written" not in refused.value.message
+    assert "the files stay as they are" in refused.value.message

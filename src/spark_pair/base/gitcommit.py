@@ -55,24 +55,29 @@ class Entry:
     oid: str
 
 
-def check_state(root: Path) -> str | None:
+def check_state(root: Path, *, before: bool = True) -> str | None:
     """Refuse (CommitError, reason "state") a folder where a commit cannot go now: not a
-    repository, a merge, rebase, cherry-pick or revert under way. Returns a note worth saying
-    (a detached HEAD), else None. Reads only, through git."""
+    repository, a merge, rebase, cherry-pick or revert under way (`before`: asked before
+    anything is written, else after the turn). Returns a note worth saying (a detached HEAD),
+    else None. Reads only, through git."""
+    done = "nothing was written" if before else "the files stay as they are"
     names = _BUSY[0::2]
     out = _git_text(root, "rev-parse", "--is-inside-work-tree",
                     *(a for n in names for a in ("--git-path", n)))
     lines = (out or "").splitlines()
     if not lines or lines[0] != "true":
         raise CommitError(f"{root} is not in a git repository, so there is nothing to commit to",
-                          reason="state", hint="run `git init` there first, or leave out "
-                          "--commit ([git] commit = \"off\")")
+                          reason="state", hint="run `git init` there first, or " + (
+                              "leave out --commit" if before else
+                              "set [git] commit = \"off\" in .spark-pair.toml"))
     for name, what, path in zip(names, _BUSY[1::2], lines[1:], strict=False):
         if (root / path).exists():
             raise CommitError(f"a {what} is in progress in this repository, so no commit is "
-                              "made (nothing was written)", reason="state",
+                              f"made ({done})", reason="state",
                               hint=f"finish it or abort it first (git {what} --continue, or "
-                                   f"git {what} --abort); {name} is git's own")
+                                   f"git {what} --abort); {name} is git's own"
+                                   + ("" if before else "; then commit (/commit in the app, "
+                                      "or git add and git commit)"))
     if _git_text(root, "symbolic-ref", "-q", "HEAD") is None:
         return ("HEAD is detached: the commit goes on no branch (`git switch -c NAME` keeps "
                 "it on one)")

@@ -73,7 +73,7 @@ def plan_commit(root: Path, turn_ids: list[str], journal: Journal | None = None
     """The plan for committing `turn_ids` (oldest first). Raises CommitError for a folder where
     no commit can go (not a repository, a merge or rebase under way). Blocking."""
     plan = CommitPlan(Path(root), list(turn_ids))
-    plan.note = check_state(plan.root)
+    plan.note = check_state(plan.root, before=False)
     plan.base = head(plan.root)
     journal = journal or Journal(plan.root)
     first: dict[str, tuple[bytes | None, int | None]] = {}
