@@ -103,7 +103,7 @@ def test_a_file_holding_the_persons_own_edits_is_refused_with_how_to_commit_by_h
     end = lines[-1]
     assert end["status"] == "applied" and end["commit"] is None
     assert "a.py (held your own uncommitted edits before the turn)" in end["commit_note"]
-    assert "git add -p a.py" in proc.stderr
+    assert "git add -p -- a.py" in proc.stderr
     assert not [r for r in sim.requests() if "Write the commit message" in str(r)]
 
 

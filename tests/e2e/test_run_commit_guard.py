@@ -4,6 +4,7 @@ another git process holds locked. None of it goes into the commit silently."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,7 @@ def test_a_line_the_person_deleted_next_to_the_turns_lines_is_refused(
     end = lines[-1]
     assert end["status"] == "applied" and end["commit"] is None
     assert "c.py (held your own uncommitted edits before the turn)" in end["commit_note"]
-    assert "git add -p c.py" in proc.stderr  # type: ignore[attr-defined]
+    assert "git add -p -- c.py" in proc.stderr  # type: ignore[attr-defined]
 
 
 def test_a_new_file_the_ignore_rules_exclude_is_left_out_with_a_note(
@@ -66,3 +67,24 @@ def test_a_new_file_the_ignore_rules_exclude_is_left_out_with_a_note(
     assert end["commit"] and "not committed: debug.log" in end["commit_note"]
     assert "your ignore rules exclude it" in proc.stderr  # type: ignore[attr-defined]
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_the_how_to_hint_quotes_a_path_so_it_can_be_pasted(
+        sim: SimProcess, tmp_path: Path, home: Path) -> None:
+    odd = "dir x/ünï file.py"
+    repo = identity(make_repo(tmp_path / "repo", {"c.py": C_PY}))
+    (repo / "dir x").mkdir()
+    (repo / odd).write_text(C_PY)
+    git(repo, "add", "--", odd)
+    git(repo, "commit", "-qm", "odd")
+    (repo / odd).write_text(C_PY.replace("c = 3", "c = 3  # mine"))
+    sim.configure(replies=[replies()[0], {"match": "DELX", "text": C_DIFF.replace(
+        "c.py", odd).replace(" c = 3\n", " c = 3  # mine\n")}])
+
+    proc, _ = commit_run(repo, home, sim, "DELX change b", "-f", odd)
+
+    assert proc.returncode == ExitCode.COMMIT, proc.stderr  # type: ignore[attr-defined]
+    hint = next(ln for ln in proc.stderr.splitlines()  # type: ignore[attr-defined]
+                if "git add -p" in ln)
+    pasted = hint[hint.index("git add -p"):].split(" && ")[0]
+    assert shlex.split(pasted) == ["git", "add", "-p", "--", odd]

@@ -103,7 +103,7 @@ async def test_a_file_with_the_persons_own_edits_is_committed_whole_only_when_th
         assert not isinstance(app.screen, MessageScreen)  # [git] commit is off
 
         await ask_commit(pilot, app, "n")
-        await until(pilot, lambda: "git add -p a.py" in notice(app), "the refusal")
+        await until(pilot, lambda: "git add -p -- a.py" in notice(app), "the refusal")
         assert git(grepo, "rev-parse", "HEAD").strip() == base
 
         await ask_commit(pilot, app, "y")

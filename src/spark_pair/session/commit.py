@@ -15,6 +15,7 @@ import asyncio
 import difflib
 import re
 import shlex
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from ..edits.paths import content_hash
 from ..protocol.request import Message, TurnRequest
 
 SUBJECT_MAX = 72
+BODY_WIDTH = 72  # git's convention for a message's body
 DIFF_CHARS = 12_000  # the diff the message request carries, at most
 MESSAGE_TOKENS = 300
 MESSAGE_TIMEOUT_S = 20.0
@@ -46,6 +48,9 @@ INSTRUCTIONS = (
     "characters in the imperative mood (\"Fix ...\", \"Add ...\"), then, only if the change "
     "needs explaining, a blank line and a short body wrapped at 72 columns saying why. No "
     "code fences, no diff, no trailers, no co-author lines.")
+_PREAMBLE = re.compile(r"^((sure|okay|ok|certainly)\b[^:]*[,.!]\s*)?((here|below)\b.*|"
+                       r"(the\s+)?(suggested\s+|proposed\s+)?(git\s+)?commit message"
+                       r"( for [^:]*)?|subject( line)?)\s*:$", re.I)
 _TRAILER = re.compile(r"^(co-authored-by|signed-off-by|generated-by|assisted-by)\s*:", re.I)
 
 
@@ -151,7 +156,7 @@ def make_commit(plan: CommitPlan, message: str, *, whole: bool = False,
         raise CommitError(
             f"not committed: {listed}; a commit of the turn would mix in your own edits",
             reason="mixed", hint="the turn stays applied; commit by hand what you want in it: "
-            f"git add -p {' '.join(plan.mixed)} && git commit")
+            f"git add -p -- {' '.join(map(shlex.quote, plan.mixed))} && git commit")
     notes: list[str] = []
     commit = commit_files(plan.root, plan.files, message, plan.base, notes)
     plan.note = "; ".join(n for n in (plan.note, *notes) if n) or None
@@ -184,7 +189,9 @@ def template_message(plan: CommitPlan) -> str:
     paths = plan.paths
     names = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     asked = [s.strip() for s in plan.summaries if s.strip()]
-    body = "\n".join(f"Asked: {_one_line(s)}" for s in asked)
+    body = "\n".join(textwrap.fill(f"Asked: {_one_line(s)}", BODY_WIDTH,
+                                   subsequent_indent="  ", break_long_words=False,
+                                   break_on_hyphens=False) for s in asked)
     return _subject(f"Update {names}") + (f"\n\n{body}" if body else "")
 
 
@@ -193,8 +200,8 @@ def tidy_message(text: str) -> str:
     characters, then the body (empty when the reply holds none)."""
     lines = [ln.rstrip() for ln in text.strip().splitlines()
              if not ln.strip().startswith("```") and not _TRAILER.match(ln.strip())]
-    while lines and not lines[0].strip():
-        lines.pop(0)
+    while lines and (not lines[0].strip() or _PREAMBLE.match(lines[0].strip())):
+        lines.pop(0)  # blank lines, and "Here is the commit message:" before the message
     if not lines:
         return ""
     subject = _subject(re.sub(r"^(subject|commit message)\s*:\s*", "", lines[0].strip(),
@@ -278,7 +285,9 @@ def _subject(line: str) -> str:
     if len(line) <= SUBJECT_MAX:
         return line
     cut = line[:SUBJECT_MAX - 3].rsplit(" ", 1)[0]
-    return (cut or line[:SUBJECT_MAX - 3]) + "..."
+    if len(cut) < SUBJECT_MAX // 2:  # one long word: cut inside it, not before it
+        cut = line[:SUBJECT_MAX - 3]
+    return cut + "..."
 
 
 def _one_line(text: str) -> str:

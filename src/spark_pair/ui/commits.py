@@ -6,6 +6,7 @@ once with the model's message. The git side is session.commit's (in worker threa
 from __future__ import annotations
 
 import asyncio
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import SparkPairError
@@ -102,7 +103,7 @@ class Commits:
                 f"{listed}.\nCommit the whole file(s), your own edits in them included?"))
             if not whole:
                 screen.say("not committed (the turn stays applied); commit by hand what you "
-                           f"want: git add -p {' '.join(map(shown, plan.mixed))}")
+                           f"want: git add -p -- {' '.join(map(shlex.quote, plan.mixed))}")
                 return
         settings = screen.driver.settings
         if revert is not None:
