@@ -166,6 +166,20 @@ def make_commit(plan: CommitPlan, message: str, *, whole: bool = False,
     return commit
 
 
+def uncommitted(root: Path, journal: Journal) -> list[str]:
+    """The applied turns made since HEAD's commit that are neither undone nor committed by
+    spark-pair, oldest first: what /commit reaches after a restart (or after a headless run
+    whose commit failed). Blocking."""
+    from ..base.git import git_ok
+    from ..edits.journal import TurnKind
+
+    out = (git_ok(root, "log", "-1", "--format=%ct", "HEAD") or b"").strip()
+    since = float(out) if out.isdigit() else 0.0
+    return [t.turn_id for t in reversed(journal.list_turns())
+            if t.kind == TurnKind.APPLY and not t.undone and t.time >= since
+            and journal.commit_of(t.turn_id) is None]
+
+
 def diff_text(plan: CommitPlan, limit: int = DIFF_CHARS) -> str:
     """The plan's change as a unified diff (HEAD to the files), cut at `limit` characters."""
     parts = []

@@ -89,8 +89,8 @@ class Commits:
             check_whole(revert, "/undo")
         turns = revert.undos if revert else await asyncio.to_thread(self._pending, journal)
         if not turns:
-            screen.say("nothing to commit: every turn applied in this session is committed "
-                       "or undone")
+            screen.say("nothing to commit: every turn applied since the last commit is "
+                       "committed or undone")
             return
         plan = await asyncio.to_thread(plan_commit, root, turns, journal)
         if not plan.files:
@@ -133,7 +133,11 @@ class Commits:
                    + (f" ({plan.note})" if plan.note else ""))
 
     def _pending(self, journal: Any) -> list[str]:
-        """This session's applied turns that are neither undone nor committed (blocking)."""
+        """This session's applied turns that are neither undone nor committed; with none, the
+        earlier ones made since HEAD's commit (an earlier session's, a headless run's)
+        (blocking)."""
+        from ..session.commit import uncommitted
+
         undone = {t.turn_id for t in journal.list_turns() if t.undone}
-        return [t for t in self.applied
-                if t not in undone and journal.commit_of(t) is None]
+        mine = [t for t in self.applied if t not in undone and journal.commit_of(t) is None]
+        return mine or uncommitted(self.screen.launch.root, journal)
