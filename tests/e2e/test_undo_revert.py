@@ -58,3 +58,29 @@ def test_a_commit_of_two_rounds_is_reverted_only_whole(sim: SimProcess, tmp_path
     assert git(repo, "show", "HEAD:a.py") == A_PY == (repo / "a.py").read_text()
     assert git(repo, "status", "--porcelain") == ""
     assert git(repo, "log", "--format=%s").count("Revert") == 1
+
+
+def test_a_refused_revert_lists_the_restored_files_and_says_the_undo_stands(
+        sim: SimProcess, tmp_path: Path) -> None:
+    repo = identity(make_repo(tmp_path / "repo", {"a.py": A_PY}))
+    home = tmp_path / "home"
+    hook = repo / ".git" / "hooks" / "commit-msg"
+    hook.write_text("#!/bin/sh\nif grep -q '^Revert' \"$1\"; then echo 'no reverts' >&2; "
+                    "exit 1; fi\n")
+    hook.chmod(0o755)
+    sim.configure(replies=replies())
+    proc = run(repo, home, sim, "FSTRING please", "-f", "a.py", "--apply", "--commit",
+               env=GIT_ENV)
+    assert proc.returncode == 0, proc.stderr
+    commit = git(repo, "rev-parse", "HEAD").strip()
+
+    undone = subprocess.run(cli() + ["undo", "--revert", "--json"], cwd=repo,
+                            capture_output=True, text=True, timeout=60,
+                            env={**env_for(home, sim), **GIT_ENV})
+
+    assert undone.returncode == ExitCode.COMMIT, undone.stderr
+    out = json.loads(undone.stdout)
+    assert out["restored"] == ["a.py"] and "commit-msg hook refused" in out["error"]["message"]
+    assert "the undo stands" in out["error"]["hint"] and "stays applied" not in undone.stderr
+    assert (repo / "a.py").read_text() == A_PY
+    assert git(repo, "rev-parse", "HEAD").strip() == commit

@@ -97,6 +97,9 @@ def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool,
         commit, reverted = _after_undo(journal, revert)
     except SparkPairError as exc:  # the files are restored all the same: said first
         exc.details.update(repo=str(journal.root), restored=restored)
+        if exc.details.get("reason") in ("hook", "interrupted", "moved", "git"):
+            exc.hint = ("the files are restored (the undo stands) and uncommitted; "
+                        "`git commit` of them records the revert by hand")
         if not as_json:
             click.echo("\n".join(file_lines(f"restored {len(restored)} file(s):", restored)))
         raise
