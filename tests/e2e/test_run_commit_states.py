@@ -4,20 +4,16 @@ worktree and a submodule get their commit where git would put it."""
 
 from __future__ import annotations
 
-import os
-import selectors
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from support.gitrepo import GIT_ENV, MESSAGE, OTHER, git, identity, replies
+from support.gitrepo import GIT_ENV, MESSAGE, OTHER, git, identity, replies, watch_one
 from support.runs import (
     A_NEW,
     A_PY,
     VALIDATOR,
     check_schema,
-    cli,
     env_for,
     lines_of,
     make_repo,
@@ -141,35 +137,14 @@ def test_a_merge_begun_after_watch_started_refuses_the_turn_before_it_is_written
     conflict(root)
     commented = A_PY.replace("def greet(name):\n", "def greet(name):\n    # FSTRING AI!\n")
     sim.configure(replies=replies())
-    proc = subprocess.Popen(cli() + ["watch", "--apply", "--commit", "--json"], cwd=root,
-                            env={**env_for(tmp_path / "home", sim), **GIT_ENV},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err, saved = "", "", False
-    try:
-        assert proc.stdout is not None and proc.stderr is not None
-        deadline = time.monotonic() + 60
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ, "out")
-            sel.register(proc.stderr, selectors.EVENT_READ, "err")
-            while '"type":"end"' not in out and time.monotonic() < deadline:
-                for key, _ in sel.select(timeout=1.0):  # raw reads: nothing hides in a buffer
-                    chunk = os.read(key.fileobj.fileno(), 65536).decode()  # type: ignore[union-attr]
-                    if key.data == "out":
-                        out += chunk
-                    else:
-                        err += chunk
-                if not saved and "watching" in err:  # then a merge stops half way
-                    stuck = subprocess.run(["git", "merge", "side"], cwd=root,
-                                           capture_output=True, timeout=30)
-                    assert stuck.returncode != 0
-                    (root / "a.py").write_text(commented)
-                    saved = True
-        proc.send_signal(2)
-        err += proc.communicate(timeout=30)[1]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+
+    def merge_then_save() -> None:  # a merge stops half way, then the person saves a comment
+        stuck = subprocess.run(["git", "merge", "side"], cwd=root, capture_output=True,
+                               timeout=30)
+        assert stuck.returncode != 0
+        (root / "a.py").write_text(commented)
+
+    out, err = watch_one(root, env_for(tmp_path / "home", sim), merge_then_save)
     end = next(ln for ln in lines_of(out) if ln["type"] == "end")
     assert end["exit_name"] == "COMMIT" and end["turn_id"] is None, err
     assert "a merge is in progress" in end["message"] and "nothing was written" in end["message"]
