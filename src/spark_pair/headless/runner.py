@@ -46,6 +46,7 @@ from ..session.events import (
     TurnStatus,
 )
 from .commit import check_repo, commit_result
+from .deadline import within
 from .options import RunOptions, repo_paths
 from .stops import INTERRUPTED, STOPS, stop_words
 from .textfit import WIDTH, file_lines, repair_text
@@ -61,7 +62,6 @@ if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
 
 
 CLOSE_GRACE_S = 3.0
-REPORT_WAITS = 3600  # seconds a written turn's report (its commit) may run past the deadline
 # nothing is shown per token (the diff is printed whole, JSON lines name files and hunks): model
 # text may reach the turn up to this late, so it wakes ~50 times a second, not once per token
 TEXT_LATENCY_S = 0.02
@@ -196,7 +196,8 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO, *, watchdog: bool = Fa
                     return await work
                 # the session stops itself at the deadline; the backstop for closing hangs
                 left = opts.timeout + CLOSE_GRACE_S - (time.monotonic() - t0)
-                return await _within(work, max(left, CLOSE_GRACE_S), reports)
+                return await within(work, max(left, CLOSE_GRACE_S),
+                                    lambda: any(r.busy for r in reports))
             finally:
                 STOPS.settle()  # the result is decided: a stop from now on changes nothing
     except asyncio.CancelledError:
@@ -233,27 +234,6 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO, *, watchdog: bool = Fa
                       exc.message, {"commit": None, "commit_note": exc.message}
                       if isinstance(exc, CommitError) else None))
     return code
-
-
-async def _within(work: Any, seconds: float, reports: list[_Reporter]) -> int:
-    """`work`'s result, or TimeoutError after `seconds`, unless a written turn is being
-    reported then (its commit under way): that is let finish (each of its steps has a
-    timeout of its own), so the run says what was written and committed."""
-    task = asyncio.ensure_future(work)
-    try:
-        done, _ = await asyncio.wait({task}, timeout=seconds)
-        for _ in range(REPORT_WAITS):
-            if done or not any(r.busy for r in reports):
-                break
-            done, _ = await asyncio.wait({task}, timeout=1.0)
-        if done:
-            return task.result()
-    finally:
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-    raise TimeoutError
 
 
 def _timed_out(timeout: float) -> Cancelled:
