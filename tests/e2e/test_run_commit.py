@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.gitrepo import A_DIFF, GIT_ENV, MESSAGE, OTHER, git, identity, replies
+from support.gitrepo import A_DIFF, GIT_ENV, MESSAGE, OTHER, git, identity, replies, watch_one
 from support.runs import A_NEW, A_PY, check_schema, cli, env_for, lines_of, make_repo, run
 
 from spark_pair.base.exitcodes import ExitCode
@@ -103,7 +103,7 @@ def test_a_file_holding_the_persons_own_edits_is_refused_with_how_to_commit_by_h
     end = lines[-1]
     assert end["status"] == "applied" and end["commit"] is None
     assert "a.py (held your own uncommitted edits before the turn)" in end["commit_note"]
-    assert "git add -p a.py" in proc.stderr
+    assert "git add -p -- a.py" in proc.stderr
     assert not [r for r in sim.requests() if "Write the commit message" in str(r)]
 
 
@@ -250,33 +250,8 @@ def test_watch_commits_a_turn_that_replaced_the_persons_ai_comment(
              "-    # use an f-string AI!\n-    return 'hello ' + name\n"
              "+    return f'hello {name}'\n")
     sim.configure(replies=[replies()[0], {"match": "use an f-string", "text": reply}])
-    proc = subprocess.Popen(cli() + ["watch", "--apply", "--commit", "--json"], cwd=repo,
-                            env={**env_for(home, sim), **GIT_ENV}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    out, err, saved = "", "", False
-    try:
-        assert proc.stdout is not None and proc.stderr is not None
-        deadline = time.monotonic() + 60
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ, "out")
-            sel.register(proc.stderr, selectors.EVENT_READ, "err")
-            while '"type":"end"' not in out and time.monotonic() < deadline:
-                for key, _ in sel.select(timeout=1.0):  # raw reads: nothing hides in a buffer
-                    chunk = os.read(key.fileobj.fileno(), 65536).decode()  # type: ignore[union-attr]
-                    if key.data == "out":
-                        out += chunk
-                    else:
-                        err += chunk
-                if not saved and "watching" in err:  # it watches: the person saves a comment
-                    (repo / "a.py").write_text(A_PY.replace(
-                        "def greet(name):\n", "def greet(name):\n    # use an f-string AI!\n"))
-                    saved = True
-        proc.send_signal(2)
-        proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    out, err = watch_one(repo, env_for(home, sim), lambda: (repo / "a.py").write_text(
+        A_PY.replace("def greet(name):\n", "def greet(name):\n    # use an f-string AI!\n")))
     end = next(ln for ln in lines_of(out) if ln["type"] == "end")
     assert end["exit_code"] == 0 and end["commit"], err
     assert git(repo, "show", "HEAD:a.py") == A_NEW

@@ -8,8 +8,17 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.gitrepo import GIT_ENV, MESSAGE, OTHER, git, identity, replies
-from support.runs import A_NEW, A_PY, VALIDATOR, check_schema, lines_of, make_repo, run
+from support.gitrepo import GIT_ENV, MESSAGE, OTHER, git, identity, replies, watch_one
+from support.runs import (
+    A_NEW,
+    A_PY,
+    VALIDATOR,
+    check_schema,
+    env_for,
+    lines_of,
+    make_repo,
+    run,
+)
 
 from spark_pair.base.exitcodes import ExitCode
 from spark_pair.sim.process import SimProcess
@@ -120,3 +129,24 @@ def test_a_submodule_gets_the_commit_and_the_superproject_sees_it(sim: SimProces
     assert git(inner, "log", "-1", "--format=%B").strip() == MESSAGE
     assert git(top, "rev-parse", "HEAD") == top_head
     assert git(top, "status", "--porcelain").split() == ["M", "sub"]
+
+
+def test_a_merge_begun_after_watch_started_refuses_the_turn_before_it_is_written(
+        sim: SimProcess, tmp_path: Path) -> None:
+    root = identity(make_repo(tmp_path / "repo", {"a.py": A_PY, "other.txt": OTHER}))
+    conflict(root)
+    commented = A_PY.replace("def greet(name):\n", "def greet(name):\n    # FSTRING AI!\n")
+    sim.configure(replies=replies())
+
+    def merge_then_save() -> None:  # a merge stops half way, then the person saves a comment
+        stuck = subprocess.run(["git", "merge", "side"], cwd=root, capture_output=True,
+                               timeout=30)
+        assert stuck.returncode != 0
+        (root / "a.py").write_text(commented)
+
+    out, err = watch_one(root, env_for(tmp_path / "home", sim), merge_then_save)
+    end = next(ln for ln in lines_of(out) if ln["type"] == "end")
+    assert end["exit_name"] == "COMMIT" and end["turn_id"] is None, err
+    assert "a merge is in progress" in end["message"] and "nothing was written" in end["message"]
+    assert (root / "a.py").read_text() == commented  # the turn was not run
+    assert not [r for r in sim.requests() if "FSTRING" in str(r)]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support.apps import make_app, notice, review, turn_over, type_line, until
 from support.gitrepo import GIT_ENV, MESSAGE, OTHER, git, identity, replies
-from support.runs import A_NEW, A_PY, make_repo
+from support.runs import A_NEW, A_PY, make_repo, run
 
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.dialogs.confirm import ConfirmScreen
@@ -103,7 +103,7 @@ async def test_a_file_with_the_persons_own_edits_is_committed_whole_only_when_th
         assert not isinstance(app.screen, MessageScreen)  # [git] commit is off
 
         await ask_commit(pilot, app, "alt+n")
-        await until(pilot, lambda: "git add -p a.py" in notice(app), "the refusal")
+        await until(pilot, lambda: "git add -p -- a.py" in notice(app), "the refusal")
         assert git(grepo, "rev-parse", "HEAD").strip() == base
 
         await ask_commit(pilot, app, "alt+y")
@@ -141,3 +141,23 @@ async def test_a_tried_turn_is_offered_for_a_commit_once_it_is_kept(grepo: Path,
         await pilot.press("ctrl+s")
         await until(pilot, lambda: committed(app), "the commit")
     assert git(grepo, "show", "HEAD:a.py") == A_NEW
+
+
+async def test_commit_reaches_a_turn_applied_before_the_app_started(
+        grepo: Path, sim: SimProcess) -> None:
+    """A turn applied and not committed (a headless run without --commit here; an earlier
+    session of the app alike) is what /commit commits after a restart."""
+    sim.configure(replies=replies())
+    done = run(grepo, grepo.parent / "home", sim, "FSTRING please", "-f", "a.py", "--apply",
+               env=GIT_ENV)
+    assert done.returncode == 0, done.stderr
+    base = git(grepo, "rev-parse", "HEAD").strip()
+    app = make_app(grepo, sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await type_line(pilot, app, "/commit")
+        await until(pilot, lambda: message_shown(app), "the message")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: committed(app), "the commit")
+    assert git(grepo, "rev-parse", "HEAD^").strip() == base
+    assert git(grepo, "show", "HEAD:a.py") == A_NEW
+    assert git(grepo, "status", "--porcelain").splitlines() == ["M  other.txt"]

@@ -106,3 +106,24 @@ def test_message_template_asks_the_model_nothing_and_the_trailer_goes_on() -> No
     message, why = asyncio.run(write_message(client, plan("a.py"), settings=settings))
     assert not client.asked and why is None
     assert message == template_message(plan("a.py")) + "\n\nAssisted-by: spark-pair"
+
+
+def test_a_preamble_before_the_message_is_dropped() -> None:
+    for preamble in ("Here is the commit message:", "Sure! Here's a commit message for the "
+                     "change:", "Commit message:", "Below is the proposed message:"):
+        reply = f"{preamble}\n\nUse an f-string in greet\n\nReads better."
+        assert tidy_message(reply) == "Use an f-string in greet\n\nReads better.", preamble
+
+
+def test_a_subject_of_one_long_word_is_cut_inside_the_word() -> None:
+    subject = tidy_message("feat: " + "a_very_long_identifier" * 5)
+    assert len(subject) == SUBJECT_MAX and subject.startswith("feat: a_very_long_identifiera")
+    assert subject.endswith("...")
+
+
+def test_the_templates_body_lines_wrap_at_72() -> None:
+    asked = "make greet use an f-string and also " + "rename the helper functions " * 6
+    body = template_message(plan("a.py", summaries=(asked,))).split("\n\n", 1)[1]
+    assert all(len(line) <= 72 for line in body.splitlines())
+    assert len(body.splitlines()) > 1 and body.startswith("Asked: make greet")
+    assert " ".join(body.split()) == "Asked: " + " ".join(asked.split())

@@ -49,6 +49,8 @@ def exit_code_for(error: BaseException) -> ExitCode:
         return ExitCode.TIMEOUT if error.details.get("timeout") else ExitCode.INTERRUPTED
     if isinstance(error, KeyboardInterrupt):
         return ExitCode.INTERRUPTED
+    if isinstance(error, errors.CommitError) and error.details.get("reason") == "interrupted":
+        return ExitCode.INTERRUPTED  # Ctrl-C during a hook (the turn stays applied)
     for cls, code in _BY_CLASS:
         if isinstance(error, cls):
             return code

@@ -4,12 +4,15 @@ Blocking: callers on the event loop run it in a thread."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 TIMEOUT_S = 20.0
+KILLED_S = 2.0  # how long a killed process's output is still read
 
 
 def run_git(cwd: Path, *args: str, stdin: bytes | None = None, timeout: float = TIMEOUT_S,
@@ -21,10 +24,35 @@ def run_git(cwd: Path, *args: str, stdin: bytes | None = None, timeout: float = 
     for key, value in (config or {}).items():
         cmd += ["-c", f"{key}={value}"]
     try:
-        return subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, timeout=timeout,
-                              input=stdin, env=None if env is None else {**os.environ, **env})
-    except (OSError, subprocess.SubprocessError):
+        return run_quiet([*cmd, *args], cwd, stdin, timeout,
+                         None if env is None else {**os.environ, **env})
+    except subprocess.SubprocessError:
         return None
+
+
+def run_quiet(cmd: list[str], cwd: Path, stdin: bytes | None, timeout: float,
+              env: dict[str, str] | None, *, own_session: bool = True
+              ) -> subprocess.CompletedProcess[bytes] | None:
+    """`cmd` with output captured, stdin `stdin` (else /dev/null). `own_session`: in a session
+    of its own, so no terminal to ask on (a passphrase prompt fails at once instead of drawing
+    over the screen and eating keys), and on timeout its whole process group is killed (a
+    signing helper too); else (a hook) in this process's group, so Ctrl-C reaches it as under
+    `git commit`. Raises subprocess.TimeoutExpired on timeout; None when it cannot start."""
+    try:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, start_new_session=own_session,
+                                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError:
+        return None
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL) if own_session else proc.kill()
+        with contextlib.suppress(subprocess.SubprocessError):
+            proc.communicate(timeout=KILLED_S)  # (a child left holding the pipes: not waited)
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def git_ok(cwd: Path, *args: str, **kw: object) -> bytes | None:

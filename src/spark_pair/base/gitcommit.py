@@ -3,7 +3,7 @@ written by hand; never a reset, never a rewrite of history).
 
 The tree is built in a separate index (GIT_INDEX_FILE: a temp file outside the repository):
 HEAD's tree is read into it and each file is put in through `hash-object --path`, so the
-person's clean filters apply as for `git add`. Their hooks run on that index (`git hook run`:
+person's clean filters apply as for `git add`. Their hooks run on that index (base.githooks:
 pre-commit, prepare-commit-msg, commit-msg, then post-commit), `commit-tree` makes the commit
 (with `-S` when commit.gpgsign is set: user.signingkey and gpg.format are git's own business;
 author and committer are theirs), and `update-ref` moves HEAD only if it still names the commit
@@ -17,17 +17,23 @@ Blocking (git processes, hooks): call it from a worker thread.
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import CommitError
 from .git import run_git
+from .githooks import hooks as find_hooks
 
-HOOK_TIMEOUT_S = 600.0  # a pre-commit hook may run a test suite
-TAIL_LINES = 8  # the last lines of a refusing hook's output that the message shows
+SYNC_WAITS_S = (0.2, 0.5, 1.0, 2.0)  # the person's index locked: try again after these
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # paths are paths, never patterns
+SIGN_HINT = ("commit.gpgsign is set: spark-pair cannot ask for a key's passphrase, so the "
+             "key must be in an agent (ssh-add KEY for gpg.format ssh; gpg-agent for gpg), or "
+             "its passphrase empty; `git commit -S` in a terminal shows whether signing works")
 _BUSY = ("MERGE_HEAD", "merge", "rebase-merge", "rebase", "rebase-apply", "rebase",
          "CHERRY_PICK_HEAD", "cherry-pick", "REVERT_HEAD", "revert")
 
@@ -49,24 +55,29 @@ class Entry:
     oid: str
 
 
-def check_state(root: Path) -> str | None:
+def check_state(root: Path, *, before: bool = True) -> str | None:
     """Refuse (CommitError, reason "state") a folder where a commit cannot go now: not a
-    repository, a merge, rebase, cherry-pick or revert under way. Returns a note worth saying
-    (a detached HEAD), else None. Reads only, through git."""
+    repository, a merge, rebase, cherry-pick or revert under way (`before`: asked before
+    anything is written, else after the turn). Returns a note worth saying (a detached HEAD),
+    else None. Reads only, through git."""
+    done = "nothing was written" if before else "the files stay as they are"
     names = _BUSY[0::2]
     out = _git_text(root, "rev-parse", "--is-inside-work-tree",
                     *(a for n in names for a in ("--git-path", n)))
     lines = (out or "").splitlines()
     if not lines or lines[0] != "true":
         raise CommitError(f"{root} is not in a git repository, so there is nothing to commit to",
-                          reason="state", hint="run `git init` there first, or leave out "
-                          "--commit ([git] commit = \"off\")")
+                          reason="state", hint="run `git init` there first, or " + (
+                              "leave out --commit" if before else
+                              "set [git] commit = \"off\" in .spark-pair.toml"))
     for name, what, path in zip(names, _BUSY[1::2], lines[1:], strict=False):
         if (root / path).exists():
             raise CommitError(f"a {what} is in progress in this repository, so no commit is "
-                              "made (nothing was written)", reason="state",
+                              f"made ({done})", reason="state",
                               hint=f"finish it or abort it first (git {what} --continue, or "
-                                   f"git {what} --abort); {name} is git's own")
+                                   f"git {what} --abort); {name} is git's own"
+                                   + ("" if before else "; then commit (/commit in the app, "
+                                      "or git add and git commit)"))
     if _git_text(root, "symbolic-ref", "-q", "HEAD") is None:
         return ("HEAD is detached: the commit goes on no branch (`git switch -c NAME` keeps "
                 "it on one)")
@@ -76,6 +87,18 @@ def check_state(root: Path) -> str | None:
 def head(root: Path) -> str | None:
     """The commit HEAD names; None on a branch with no commit yet."""
     return _git_text(root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+
+
+def ignored(root: Path, paths: list[str]) -> list[str]:
+    """Those of `paths` (untracked) that the person's ignore rules exclude, as `git add`
+    sees them."""
+    if not paths:
+        return []
+    res = run_git(root, "check-ignore", "-z", "--stdin", stdin=_records(paths))
+    if res is None or res.returncode not in (0, 1):
+        return []
+    found = {os.fsdecode(p) for p in res.stdout.split(b"\0") if p}
+    return [p for p in paths if p in found]
 
 
 def tree_entries(root: Path, commit: str | None, paths: list[str]) -> dict[str, Entry]:
@@ -110,28 +133,29 @@ def git_mode(mode: int | None) -> str:
     return "100755" if mode is not None and mode & 0o111 else "100644"
 
 
-def commit_files(root: Path, files: list[FileState], message: str, base: str | None
-                 ) -> str:
+def commit_files(root: Path, files: list[FileState], message: str, base: str | None,
+                 notes: list[str] | None = None) -> str:
     """Commit `files` on top of `base` (HEAD when the turn's plan was made) with `message`;
-    returns the new commit's id. Raises CommitError: a hook refused (reason "hook"), HEAD is no
-    longer `base` (reason "moved"), or git failed (reason "git")."""
+    returns the new commit's id; `notes` gets what is worth saying after it (a post-commit
+    hook that failed, an index that could not be updated). Raises CommitError: a hook refused
+    (reason "hook") or was interrupted ("interrupted"), HEAD is no longer `base` ("moved"), or
+    git failed ("git")."""
     with tempfile.TemporaryDirectory(prefix="spark-pair-commit-") as tmp:
         index = Path(tmp) / "index"
         env = {"GIT_INDEX_FILE": str(index)}
         _must(root, "git read-tree", "read-tree", *([base] if base else ["--empty"]), env=env)
-        lines, new = [], {}
+        lines = []
+        mode_of = _modes(root, base, [f.path for f in files])
         for f in files:
             if f.data is None:
                 lines.append(f"0 {'0' * 40}\t{f.path}")
             else:
                 oid = _must(root, "git hash-object", "hash-object", "-w", f"--path={f.path}",
                             "--stdin", stdin=f.data).strip()
-                new[f.path] = Entry(git_mode(f.mode), oid)
-                lines.append(f"{git_mode(f.mode)} {oid}\t{f.path}")
+                lines.append(f"{mode_of(f)} {oid}\t{f.path}")
         _must(root, "git update-index", "update-index", "-z", "--index-info",
               stdin=_records(lines), env=env)
-        tree = _must(root, "git write-tree", "write-tree", env=env).strip()
-        hooks = _hooks(root)
+        hooks = find_hooks(root)
         hooks.run("pre-commit", env)
         msg_file = Path(tmp) / "COMMIT_EDITMSG"
         msg_file.write_text(message.rstrip() + "\n", encoding="utf-8")
@@ -142,12 +166,15 @@ def commit_files(root: Path, files: list[FileState], message: str, base: str | N
             raise CommitError("the commit message is empty (after the commit-msg hook), so no "
                               "commit was made", reason="hook")
         msg_file.write_text(cleaned, encoding="utf-8")
+        # the tree as the hooks left the index (a pre-commit hook may `git add` its fixes)
+        tree = _must(root, "git write-tree", "write-tree", env=env).strip()
+        paths = _changed(root, base, [f.path for f in files], env)
+        new = index_entries(root, paths, index)
         sign = ["-S"] if _git_text(root, "config", "--type=bool", "commit.gpgsign") == "true" \
             else []
         commit = _must(root, "git commit-tree", "commit-tree", tree,
                        *(["-p", base] if base else []), *sign, "-F", str(msg_file),
-                       hint="your signing set-up (commit.gpgsign, user.signingkey, gpg.format) "
-                            "is used as is: `git commit -S` shows the same error" if sign else
+                       hint=SIGN_HINT if sign else
                        "`git commit` shows the same error (git needs user.name and user.email)"
                        ).strip()
         subject = cleaned.splitlines()[0]
@@ -163,8 +190,41 @@ def commit_files(root: Path, files: list[FileState], message: str, base: str | N
                     "app) or by hand with `git add` and `git commit`")
             raise _git_failed("git update-ref", moved)
         hooks.run("post-commit", env, must=False)
-    _sync_index(root, [f.path for f in files], base, new)
+    left = _sync_index(root, paths, base, new)
+    if notes is not None:
+        notes.extend(hooks.notes)
+        if left:
+            listed = " ".join(shlex.quote(p) for p in left)
+            notes.append(f"your index could not be updated for {listed} (another git held "
+                         f"it locked), so `git status` shows the commit's change staged in "
+                         f"reverse; `git reset -q -- {listed}` puts it right (it touches only "
+                         f"the index)")
     return commit
+
+
+def _changed(root: Path, base: str | None, paths: list[str], env: dict[str, str]
+             ) -> list[str]:
+    """`paths` and any other the hooks staged in the commit's index."""
+    res = run_git(root, "diff-index", "--cached", "-z", "--name-only", base, env=env) \
+        if base else run_git(root, "ls-files", "-z", env=env)
+    more = [] if res is None or res.returncode != 0 else [
+        os.fsdecode(p) for p in res.stdout.split(b"\0") if p]
+    return paths + [p for p in more if p not in paths]
+
+
+def _modes(root: Path, base: str | None, paths: list[str]) -> Callable[[FileState], str]:
+    """Each file's git mode as `git add` gives it: from disk, or with core.fileMode false
+    (the executable bit on disk means nothing) HEAD's mode, 100644 for a new file."""
+    if _git_text(root, "config", "--type=bool", "core.fileMode") != "false":
+        return lambda f: git_mode(f.mode)
+    known = tree_entries(root, base, paths)
+
+    def mode(f: FileState) -> str:
+        entry = known.get(f.path)
+        return entry.mode if entry is not None and entry.mode in ("100644", "100755") \
+            else "100644"
+
+    return mode
 
 
 def strip_space(message: str) -> str:
@@ -181,73 +241,36 @@ def strip_space(message: str) -> str:
 
 
 def _sync_index(root: Path, paths: list[str], base: str | None, new: dict[str, Entry]
-                ) -> None:
+                ) -> list[str]:
     """Point the person's index at the new commit for the paths whose entry was the old
     HEAD's (or absent in both), as `git commit` would; any other entry is theirs and stays.
-    `new`: the committed entries (a path without one was deleted)."""
+    `new`: the committed entries (a path without one was deleted). Returns the paths left
+    as they were because the index stayed locked (another git at work) after a few tries."""
     old = tree_entries(root, base, paths)
-    mine = index_entries(root, paths)
-    lines = []
+    lines, todo = [], []
     for path in paths:
-        if mine.get(path) != old.get(path) or new.get(path) == old.get(path):
+        if new.get(path) == old.get(path):
             continue
         entry = new.get(path)
+        todo.append(path)
         lines.append(f"0 {'0' * 40}\t{path}" if entry is None
                      else f"{entry.mode} {entry.oid}\t{path}")
-    if lines:  # (a failure leaves `git status` showing the paths as changed, nothing lost)
-        run_git(root, "update-index", "-z", "--index-info", stdin=_records(lines))
-
-
-class _Hooks:
-    """The person's hooks (core.hooksPath honoured): only those present are run."""
-
-    def __init__(self, root: Path, present: set[str]) -> None:
-        self.root, self.present = root, present
-
-    def run(self, name: str, env: dict[str, str], *args: str, must: bool = True) -> None:
-        """Run hook `name` on the separate index; a refusal raises CommitError naming it
-        with its output's last lines."""
-        if name not in self.present:
-            return
-        try:
-            res = subprocess.run(["git", "hook", "run", "--ignore-missing", name, "--", *args],
-                                 cwd=self.root, capture_output=True, timeout=HOOK_TIMEOUT_S,
-                                 input=b"", env={**os.environ, **env})
-        except subprocess.TimeoutExpired:
-            raise CommitError(f"the {name} hook did not finish within {HOOK_TIMEOUT_S:g} s, so "
-                              "nothing was committed", reason="hook") from None
-        except OSError as exc:
-            raise CommitError(f"git could not be started ({exc})", reason="git") from exc
-        if res.returncode != 0 and must:
-            tail = _tail(res.stdout + res.stderr)
-            raise CommitError(f"the {name} hook refused the commit (exit {res.returncode}), "
-                              "so nothing was committed"
-                              + (f"; its last lines:\n{tail}" if tail else ""),
-                              reason="hook", hook=name,
-                              hint="the turn stays applied: fix what the hook reports and "
-                                   "commit again, or commit by hand (git add, git commit)")
+    for wait in (0.0, *SYNC_WAITS_S):
+        time.sleep(wait)
+        mine = index_entries(root, todo)  # (read again each try: the person may be at work)
+        keep = [i for i, p in enumerate(todo) if mine.get(p) == old.get(p)]
+        if not keep:
+            return []
+        res = run_git(root, "update-index", "-z", "--index-info",
+                      stdin=_records([lines[i] for i in keep]))
+        if res is not None and res.returncode == 0:
+            return []
+    return [todo[i] for i in keep]
 
 
 def _records(lines: list[str]) -> bytes:
     """`update-index -z --index-info` input: any byte a path may hold goes through."""
     return b"".join(os.fsencode(line) + b"\0" for line in lines)
-
-
-def _hooks(root: Path) -> _Hooks:
-    """Which of the commit's hooks the person has (one look: git names where each would be,
-    after core.hooksPath; git runs only executable ones)."""
-    names = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit")
-    out = _git_text(root, "rev-parse", *(a for n in names for a in ("--git-path", f"hooks/{n}")))
-    paths = (out or "").splitlines()
-    if len(paths) != len(names):  # (not expected) let git itself look for each
-        return _Hooks(root, set(names))
-    return _Hooks(root, {n for n, p in zip(names, paths, strict=True)
-                         if os.access(root / p, os.X_OK)})
-
-
-def _tail(out: bytes) -> str:
-    lines = out.decode("utf-8", "replace").rstrip().splitlines()[-TAIL_LINES:]
-    return "\n".join("    " + line for line in lines)
 
 
 def _must(root: Path, what: str, *args: str, stdin: bytes | None = None,

@@ -5,6 +5,7 @@ line's `commit` and `commit_note`."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,22 +37,41 @@ async def commit_result(report: Any, result: Any, code: int
 
     if code != 0 or result.status != TurnStatus.APPLIED or not result.changed:
         return {"commit": None, "commit_note": "no turn was applied"}, None
+    timeout = report.opts.timeout
     return await commit_turns(report.root, [result.turn_id], report.client, report.opts.prompt,
-                              report.settings, report.diag.say)
+                              report.settings, report.diag.say,
+                              None if timeout is None else report.t0 + timeout)
 
 
 async def commit_turns(root: Path, turn_ids: list[str], client: Any, prompt: str,
-                       settings: Any, say: Callable[[str], None]
+                       settings: Any, say: Callable[[str], None], deadline: float | None = None
                        ) -> tuple[dict[str, Any], CommitError | None]:
     """Commit the applied turns `turn_ids` (oldest first) as one commit: the end line's fields
-    and the error that kept them from being committed (None: committed)."""
-    from ..session.commit import make_commit, plan_commit, write_message
+    and the error that kept them from being committed (None: committed). `deadline` (a
+    time.monotonic(), --timeout's): the message request ends by then (the template is used
+    after it); the commit itself is never cut (the turn is written: what happens is said)."""
+    from ..session.commit import (
+        MESSAGE_TIMEOUT_S,
+        make_commit,
+        plan_commit,
+        template_message,
+        with_trailer,
+        write_message,
+    )
 
     try:
         plan = await asyncio.to_thread(plan_commit, root, turn_ids)
         if plan.mixed or not plan.files:  # refused before a message is asked for
             await asyncio.to_thread(make_commit, plan, "")
-        message, why = await write_message(client, plan, prompt=prompt, settings=settings)
+        left = MESSAGE_TIMEOUT_S if deadline is None else min(
+            MESSAGE_TIMEOUT_S, deadline - time.monotonic())
+        if left > 0:
+            message, why = await write_message(client, plan, prompt=prompt, timeout=left,
+                                               settings=settings)
+        else:  # the run's --timeout has passed: no request, the turn is committed as it is
+            git = getattr(settings, "git", None)
+            message = with_trailer(template_message(plan), git.trailer if git else "")
+            why = "--timeout had passed when the message was to be asked for"
         if why is not None:
             say(f"note: the commit message is the plain template ({why})")
         commit = await asyncio.to_thread(make_commit, plan, message)

@@ -46,6 +46,7 @@ from ..session.events import (
     TurnStatus,
 )
 from .commit import check_repo, commit_result
+from .deadline import within
 from .options import RunOptions, repo_paths
 from .stops import INTERRUPTED, STOPS, stop_words
 from .textfit import WIDTH, file_lines, repair_text
@@ -195,7 +196,8 @@ async def run(opts: RunOptions, out: TextIO, err: TextIO, *, watchdog: bool = Fa
                     return await work
                 # the session stops itself at the deadline; the backstop for closing hangs
                 left = opts.timeout + CLOSE_GRACE_S - (time.monotonic() - t0)
-                return await asyncio.wait_for(work, max(left, CLOSE_GRACE_S))
+                return await within(work, max(left, CLOSE_GRACE_S),
+                                    lambda: any(r.busy for r in reports))
             finally:
                 STOPS.settle()  # the result is decided: a stop from now on changes nothing
     except asyncio.CancelledError:

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..base.errors import SparkPairError
+from ..base.errors import CommitError, SparkPairError
 from ..base.exitcodes import ExitCode, exit_code_for
 from .jsonl import JsonLines, error_fields
 from .options import RunOptions
@@ -94,6 +94,8 @@ async def _watch(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diag
                         if jl is not None:
                             jl.write({"type": "comment", "path": c.path, "line": c.line,
                                       "kind": c.kind, "text": c.text})
+                    if opts.commit and not turn.ask and not await _can_commit(root, jl, diag):
+                        continue  # (a merge or rebase begun since start-up: no turn now)
                     one = replace(opts, prompt=turn.prompt, files=list(turn.files),
                                   ask=turn.ask)
                     report = _Reporter(one, out, jl, diag, root, rt.settings, time.monotonic())
@@ -104,6 +106,25 @@ async def _watch(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diag
             unsubscribe()
             trigger.close()
     return int(ExitCode.INTERRUPTED) if interrupted else 0
+
+
+async def _can_commit(root: Path, jl: JsonLines | None, diag: Diagnostics) -> bool:
+    """--commit: whether a commit can go here now; else the turn is refused before anything
+    is written (said, with its `error` and `end` lines)."""
+    from .commit import check_repo
+
+    try:
+        await check_repo(root)
+    except CommitError as exc:
+        diag.say(exc.describe())
+        diag.say("note: the comment is not acted on; save it again once that is done")
+        if jl is not None:
+            code = int(exit_code_for(exc))
+            jl.write({"type": "error", **error_fields(exc)})
+            jl.write(_end(code, "failed", None, time.monotonic(), exc.message,
+                          {"commit": None, "commit_note": exc.message}))
+        return False
+    return True
 
 
 async def _next_turn(trigger: AITrigger, stop: asyncio.Event) -> AITurn | None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import difflib
 import re
+import shlex
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,7 @@ from ..edits.paths import content_hash
 from ..protocol.request import Message, TurnRequest
 
 SUBJECT_MAX = 72
+BODY_WIDTH = 72  # git's convention for a message's body
 DIFF_CHARS = 12_000  # the diff the message request carries, at most
 MESSAGE_TOKENS = 300
 MESSAGE_TIMEOUT_S = 20.0
@@ -45,6 +48,9 @@ INSTRUCTIONS = (
     "characters in the imperative mood (\"Fix ...\", \"Add ...\"), then, only if the change "
     "needs explaining, a blank line and a short body wrapped at 72 columns saying why. No "
     "code fences, no diff, no trailers, no co-author lines.")
+_PREAMBLE = re.compile(r"^((sure|okay|ok|certainly)\b[^:]*[,.!]\s*)?((here|below)\b.*|"
+                       r"(the\s+)?(suggested\s+|proposed\s+)?(git\s+)?commit message"
+                       r"( for [^:]*)?|subject( line)?)\s*:$", re.I)
 _TRAILER = re.compile(r"^(co-authored-by|signed-off-by|generated-by|assisted-by)\s*:", re.I)
 
 
@@ -60,6 +66,7 @@ class CommitPlan:
     base: str | None = None  # the commit HEAD named when planned
     note: str | None = None  # worth saying (a detached HEAD)
     summaries: list[str] = field(default_factory=list)  # the turns' instructions
+    ignored: list[str] = field(default_factory=list)  # new files the ignore rules exclude
 
     @property
     def paths(self) -> list[str]:
@@ -71,7 +78,7 @@ def plan_commit(root: Path, turn_ids: list[str], journal: Journal | None = None
     """The plan for committing `turn_ids` (oldest first). Raises CommitError for a folder where
     no commit can go (not a repository, a merge or rebase under way). Blocking."""
     plan = CommitPlan(Path(root), list(turn_ids))
-    plan.note = check_state(plan.root)
+    plan.note = check_state(plan.root, before=False)
     plan.base = head(plan.root)
     journal = journal or Journal(plan.root)
     first: dict[str, tuple[bytes | None, int | None]] = {}
@@ -111,7 +118,26 @@ def plan_commit(root: Path, turn_ids: list[str], journal: Journal | None = None
         plan.files.append(FileState(path, now, mode))
         plan.befores[path] = before if why is None else (
             _head_bytes(plan.root, plan.base, path) if at_head else None)
+    _leave_out_ignored(plan, [f.path for f in plan.files
+                              if f.data is not None and f.path not in heads
+                              and f.path not in staged])
     return plan
+
+
+def _leave_out_ignored(plan: CommitPlan, new: list[str]) -> None:
+    """Leave out of the plan the new files the person's ignore rules exclude (.gitignore,
+    .git/info/exclude, core.excludesFile), as `git add` would, with a note saying so."""
+    from ..base.gitcommit import ignored
+
+    out = plan.ignored = ignored(plan.root, new)
+    if not out:
+        return
+    plan.files = [f for f in plan.files if f.path not in out]
+    plan.mixed = {p: why for p, why in plan.mixed.items() if p not in out}
+    listed = " ".join(shlex.quote(p) for p in out)
+    said = (f"not committed: {listed} (your ignore rules exclude "
+            f"{'it' if len(out) == 1 else 'them'}; `git add -f {listed}` adds it anyway)")
+    plan.note = f"{plan.note}; {said}" if plan.note else said
 
 
 def make_commit(plan: CommitPlan, message: str, *, whole: bool = False,
@@ -120,6 +146,9 @@ def make_commit(plan: CommitPlan, message: str, *, whole: bool = False,
     each turn. Refuses mixed files unless `whole` (the person agreed to commit them whole).
     Blocking."""
     if not plan.files:
+        if plan.ignored:
+            raise CommitError(f"nothing to commit: {plan.note}", reason="empty",
+                              hint="the turn stays applied")
         raise CommitError("nothing to commit: the turn's files are as HEAD has them",
                           reason="empty", hint="`git log -p` shows where they went")
     if plan.mixed and not whole:
@@ -127,12 +156,28 @@ def make_commit(plan: CommitPlan, message: str, *, whole: bool = False,
         raise CommitError(
             f"not committed: {listed}; a commit of the turn would mix in your own edits",
             reason="mixed", hint="the turn stays applied; commit by hand what you want in it: "
-            f"git add -p {' '.join(plan.mixed)} && git commit")
-    commit = commit_files(plan.root, plan.files, message, plan.base)
+            f"git add -p -- {' '.join(map(shlex.quote, plan.mixed))} && git commit")
+    notes: list[str] = []
+    commit = commit_files(plan.root, plan.files, message, plan.base, notes)
+    plan.note = "; ".join(n for n in (plan.note, *notes) if n) or None
     journal = journal or Journal(plan.root)
     for tid in plan.turn_ids:
         journal.note_commit(tid, commit)
     return commit
+
+
+def uncommitted(root: Path, journal: Journal) -> list[str]:
+    """The applied turns made since HEAD's commit that are neither undone nor committed by
+    spark-pair, oldest first: what /commit reaches after a restart (or after a headless run
+    whose commit failed). Blocking."""
+    from ..base.git import git_ok
+    from ..edits.journal import TurnKind
+
+    out = (git_ok(root, "log", "-1", "--format=%ct", "HEAD") or b"").strip()
+    since = float(out) if out.isdigit() else 0.0
+    return [t.turn_id for t in reversed(journal.list_turns())
+            if t.kind == TurnKind.APPLY and not t.undone and t.time >= since
+            and journal.commit_of(t.turn_id) is None]
 
 
 def diff_text(plan: CommitPlan, limit: int = DIFF_CHARS) -> str:
@@ -158,7 +203,9 @@ def template_message(plan: CommitPlan) -> str:
     paths = plan.paths
     names = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     asked = [s.strip() for s in plan.summaries if s.strip()]
-    body = "\n".join(f"Asked: {_one_line(s)}" for s in asked)
+    body = "\n".join(textwrap.fill(f"Asked: {_one_line(s)}", BODY_WIDTH,
+                                   subsequent_indent="  ", break_long_words=False,
+                                   break_on_hyphens=False) for s in asked)
     return _subject(f"Update {names}") + (f"\n\n{body}" if body else "")
 
 
@@ -167,8 +214,8 @@ def tidy_message(text: str) -> str:
     characters, then the body (empty when the reply holds none)."""
     lines = [ln.rstrip() for ln in text.strip().splitlines()
              if not ln.strip().startswith("```") and not _TRAILER.match(ln.strip())]
-    while lines and not lines[0].strip():
-        lines.pop(0)
+    while lines and (not lines[0].strip() or _PREAMBLE.match(lines[0].strip())):
+        lines.pop(0)  # blank lines, and "Here is the commit message:" before the message
     if not lines:
         return ""
     subject = _subject(re.sub(r"^(subject|commit message)\s*:\s*", "", lines[0].strip(),
@@ -211,7 +258,7 @@ async def _ask_model(client: Any, plan: CommitPlan, prompt: str, timeout: float
     try:
         done = await asyncio.wait_for(aside(request), timeout)
     except TimeoutError:
-        return template_message(plan), f"the model did not answer within {timeout:g} s"
+        return template_message(plan), f"the model did not answer within {timeout:.3g} s"
     except SparkPairError as exc:
         return template_message(plan), exc.message
     message = tidy_message(done.text)
@@ -242,7 +289,9 @@ def _turn_only(plan: CommitPlan, path: str, before: bytes | None, now: bytes | N
             difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag != "equal"]
     turn = [(i1, i2) for tag, i1, i2, _, _ in
             difflib.SequenceMatcher(None, b, c, autojunk=False).get_opcodes() if tag != "equal"]
-    return all(any(t1 <= j1 and j2 <= t2 and t1 < t2 for t1, t2 in turn) for j1, j2 in mine)
+    # a line the person deleted (an empty range, j1 == j2) is never inside the turn's lines:
+    # the commit would carry the deletion, so it counts as their own edit
+    return all(any(t1 <= j1 < j2 <= t2 for t1, t2 in turn) for j1, j2 in mine)
 
 
 def _subject(line: str) -> str:
@@ -250,7 +299,9 @@ def _subject(line: str) -> str:
     if len(line) <= SUBJECT_MAX:
         return line
     cut = line[:SUBJECT_MAX - 3].rsplit(" ", 1)[0]
-    return (cut or line[:SUBJECT_MAX - 3]) + "..."
+    if len(cut) < SUBJECT_MAX // 2:  # one long word: cut inside it, not before it
+        cut = line[:SUBJECT_MAX - 3]
+    return cut + "..."
 
 
 def _one_line(text: str) -> str:
@@ -261,30 +312,3 @@ def _head_bytes(root: Path, base: str | None, path: str) -> bytes | None:
     from ..base.git import git_ok
 
     return None if base is None else git_ok(root, "cat-file", "blob", f"{base}:{path}")
-
-
-def committed_undo(journal: Journal) -> tuple[str, str] | None:
-    """(the newest undo turn, the commit of the turn it undid) when that turn was committed:
-    the commit stays in history and the undo is a change of its own (a revert to record)."""
-    from ..edits.journal import TurnKind
-
-    undo = next((t for t in journal.list_turns() if t.kind == TurnKind.UNDO), None)
-    if undo is None or undo.undone or undo.undoes is None:
-        return None
-    commit = journal.commit_of(undo.undoes)
-    return (undo.turn_id, commit) if commit is not None else None
-
-
-def stays_note(commit: str, how: str) -> str:
-    """What an undo of a committed turn says: the commit stays, and `how` records a revert."""
-    return (f"its commit {commit[:12]} stays in history (nothing is rewritten); the restored "
-            f"files are uncommitted changes: {how} records a revert commit")
-
-
-def revert_message(root: Path, commit: str) -> str:
-    """git's own revert message for `commit`."""
-    from ..base.git import git_ok
-
-    subject = (git_ok(root, "log", "-1", "--format=%s", commit) or b"").decode(
-        "utf-8", "replace").strip()
-    return f'Revert "{subject}"\n\nThis reverts commit {commit}.'

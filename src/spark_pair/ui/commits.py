@@ -6,12 +6,16 @@ once with the model's message. The git side is session.commit's (in worker threa
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import shlex
+from typing import TYPE_CHECKING, Any
 
 from ..base.errors import SparkPairError
 from ..base.printable import shown
 from .dialogs.confirm import ConfirmScreen
 from .dialogs.message import MessageScreen
+
+if TYPE_CHECKING:
+    from ..session.revert import UndoneCommit
 
 
 class Commits:
@@ -20,7 +24,7 @@ class Commits:
     def __init__(self, screen: Any) -> None:
         self.screen = screen
         self.applied: list[str] = []  # turn ids, oldest first
-        self.revert: tuple[str, str] | None = None  # (undo turn, commit) /commit records
+        self.revert: UndoneCommit | None = None  # the undone commit /commit records a revert of
         self.busy = False  # a commit is being made (asked, planned, written)
 
     @property
@@ -49,12 +53,12 @@ class Commits:
         """/undo restored a turn: what to say when its commit stays in history (/commit
         records the revert)."""
         from ..edits.journal import Journal
-        from ..session.commit import committed_undo, stays_note
+        from ..session.revert import committed_undo, stays_note
 
         root = self.screen.launch.root
         found = await asyncio.to_thread(lambda: committed_undo(Journal(root)))
         self.revert = found
-        return None if found is None else stays_note(found[1], "/commit")
+        return None if found is None else stays_note(found.commit, "/commit")
 
     async def commit(self, *, auto: bool = False, after_turn: bool = False) -> None:
         """Commit the pending turns (`after_turn`: started by the end of the turn itself)."""
@@ -75,21 +79,18 @@ class Commits:
 
     async def _commit(self, auto: bool) -> None:
         from ..edits.journal import Journal
-        from ..session.commit import (
-            make_commit,
-            plan_commit,
-            revert_message,
-            with_trailer,
-            write_message,
-        )
+        from ..session.commit import make_commit, plan_commit, with_trailer, write_message
+        from ..session.revert import check_whole, revert_message
 
         screen, root = self.screen, self.screen.launch.root
         journal = Journal(root)
         revert = self.revert
-        turns = [revert[0]] if revert else await asyncio.to_thread(self._pending, journal)
+        if revert is not None:
+            check_whole(revert, "/undo")
+        turns = revert.undos if revert else await asyncio.to_thread(self._pending, journal)
         if not turns:
-            screen.say("nothing to commit: every turn applied in this session is committed "
-                       "or undone")
+            screen.say("nothing to commit: every turn applied since the last commit is "
+                       "committed or undone")
             return
         plan = await asyncio.to_thread(plan_commit, root, turns, journal)
         if not plan.files:
@@ -102,11 +103,11 @@ class Commits:
                 f"{listed}.\nCommit the whole file(s), your own edits in them included?"))
             if not whole:
                 screen.say("not committed (the turn stays applied); commit by hand what you "
-                           f"want: git add -p {' '.join(map(shown, plan.mixed))}")
+                           f"want: git add -p -- {' '.join(map(shlex.quote, plan.mixed))}")
                 return
         settings = screen.driver.settings
         if revert is not None:
-            message, why = revert_message(root, revert[1]), None
+            message, why = revert_message(root, revert.commit), None
             message = with_trailer(message, settings.git.trailer if settings else "")
         else:
             screen.say("writing the commit message…")
@@ -132,7 +133,11 @@ class Commits:
                    + (f" ({plan.note})" if plan.note else ""))
 
     def _pending(self, journal: Any) -> list[str]:
-        """This session's applied turns that are neither undone nor committed (blocking)."""
+        """This session's applied turns that are neither undone nor committed; with none, the
+        earlier ones made since HEAD's commit (an earlier session's, a headless run's)
+        (blocking)."""
+        from ..session.commit import uncommitted
+
         undone = {t.turn_id for t in journal.list_turns() if t.undone}
-        return [t for t in self.applied
-                if t not in undone and journal.commit_of(t) is None]
+        mine = [t for t in self.applied if t not in undone and journal.commit_of(t) is None]
+        return mine or uncommitted(self.screen.launch.root, journal)

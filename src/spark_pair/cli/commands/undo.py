@@ -54,7 +54,10 @@ def command(list_: bool, turn_id: str | None, force: bool, revert: bool, as_json
         _undo(list_, turn_id, force, as_json, revert)
     except SparkPairError as exc:
         if as_json:
-            click.echo(json.dumps({"error": _error_fields(exc)}))
+            restored = exc.details.get("restored")
+            click.echo(json.dumps({"error": _error_fields(exc), **(
+                {} if restored is None else {"repo": exc.details.get("repo"),
+                                             "restored": restored})}))
         raise
 
 
@@ -90,7 +93,16 @@ def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool,
 
         check_state(journal.root)
     restored = journal.undo(turn_id, force=force)
-    commit, reverted = _after_undo(journal, revert)
+    try:
+        commit, reverted = _after_undo(journal, revert)
+    except SparkPairError as exc:  # the files are restored all the same: said first
+        exc.details.update(repo=str(journal.root), restored=restored)
+        if exc.details.get("reason") in ("hook", "interrupted", "moved", "git"):
+            exc.hint = ("the files are restored (the undo stands) and uncommitted; "
+                        "`git commit` of them records the revert by hand")
+        if not as_json:
+            click.echo("\n".join(file_lines(f"restored {len(restored)} file(s):", restored)))
+        raise
     if as_json:
         click.echo(json.dumps({"repo": str(journal.root), "restored": restored,
                                "commit": commit, "revert": reverted}))
@@ -101,14 +113,8 @@ def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool,
 def _after_undo(journal: Journal, revert: bool) -> tuple[str | None, str | None]:
     """A committed turn's undo: its commit stays (said), and with --revert the revert commit
     is made. (the undone turn's commit, the revert commit)."""
-    from ...session.commit import (
-        committed_undo,
-        make_commit,
-        plan_commit,
-        revert_message,
-        stays_note,
-        with_trailer,
-    )
+    from ...session.commit import make_commit, plan_commit, with_trailer
+    from ...session.revert import check_whole, committed_undo, revert_message, stays_note
 
     found = committed_undo(journal)
     if found is None:
@@ -116,11 +122,12 @@ def _after_undo(journal: Journal, revert: bool) -> tuple[str | None, str | None]
             say(sys.stderr, "note: the turn was not committed by spark-pair, so there is no "
                             "commit to revert; its files are restored")
         return None, None
-    undo_id, commit = found
+    commit = found.commit
     if not revert:
         say(sys.stderr, "note: " + stays_note(commit, "`git commit` of them"))
         return commit, None
-    plan = plan_commit(journal.root, [undo_id], journal)
+    check_whole(found, "`spark-pair undo --revert` again")
+    plan = plan_commit(journal.root, found.undos, journal)
     from ...base.config import load_settings
 
     message = with_trailer(revert_message(journal.root, commit),

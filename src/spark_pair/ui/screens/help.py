@@ -77,8 +77,9 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
 COMMANDS = [
     ("/undo", "restore the files of the last applied turn"),
     ("/redo", "re-apply exactly what the last /undo restored"),
-    ("/commit", "commit this session's accepted turns not yet committed (the message is shown "
-                "to edit; ctrl+s commits); after /undo of a committed turn: record its revert"),
+    ("/commit", "commit this session's accepted turns not yet committed (none: those applied "
+                "since the last commit; the message is shown to edit; ctrl+s commits); after "
+                "/undo of a committed turn: record its revert"),
     ("/model NAME", "talk to another model"),
     ("/transport NAME", "auto, ws, responses or chat"),
     ("/add PATH", "put a file into the context"),
