@@ -8,7 +8,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from support.apps import edit_bodies, notice, review, turn_over, until
-from test_app_fix import REPLIES, STRONG, app_for, calc, calc_repo, diff, proposed, status
+from test_app_fix import (
+    REPLIES,
+    STRONG,
+    answer,
+    app_for,
+    calc,
+    calc_repo,
+    diff,
+    loop_end,
+    proposed,
+    status,
+)
 
 from spark_pair.session.approval import Action, Decision
 from spark_pair.session.review import note_for_model, verdicts_of
@@ -93,10 +104,12 @@ async def test_a_round_that_could_not_apply_is_the_tools_refusal_not_a_rejection
         await pilot.press("t")
         await failed_check(pilot, app)
         await pilot.press("y")
-        await until(pilot, lambda: "could not apply" in notice(app), "the loop's end")
-        text = notice(app)
+        text = await loop_end(pilot, app)  # the loop ends without a pass: asked
+        assert "could not apply" in text
         assert "rejected (you decided)" not in text and "you rejected nothing" in text
         assert "calc.py" in text
+        await answer(pilot, True)
+        await until(pilot, lambda: "kept" in notice(app), "kept")
         await until(pilot, lambda: turn_over(app), "the end of the round")
         entry = next(iter(review(app).review.entries.values()))
         assert None in entry.unfit and entry.decision().unfit == (None,)

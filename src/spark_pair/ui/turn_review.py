@@ -193,7 +193,7 @@ class TurnReview:
         applied = result.status == TurnStatus.APPLIED
         if applied:
             screen.disk_marks.wrote(result.changed)  # (not a person's edit: no M)
-            screen.fixes.applied(result.changed, trying)
+            screen.fixes.applied(result.changed, trying, result.turn_id)
             screen.commits.turn_applied(result.turn_id, offer=not trying)
         if trying and applied:
             screen.check_applied(result.turn_id)
@@ -214,7 +214,7 @@ class TurnReview:
             screen.say(f"applied: {n} file(s) changed ({', '.join(map(shown, result.changed))})"
                        "; /undo puts them back" + (
                            f"; left out (can't apply): {left_out}" if left_out else ""))
-        elif result.status == TurnStatus.REJECTED and left_out and \
+        elif result.status in (TurnStatus.REJECTED, TurnStatus.CONFLICT) and left_out and \
                 len(self.left_out) == len(review.review.entries):
             screen.alert(f"nothing was written: none of this turn's operations can be applied "
                          f"to the files as they are ({left_out})\n  hint: each row in the review "
