@@ -22,10 +22,13 @@ from test_app_fix import (
 )
 
 from spark_pair.session.approval import Action, Decision
+from spark_pair.session.history import outcome_note
 from spark_pair.session.review import note_for_model, verdicts_of
 from spark_pair.sim.process import SimProcess
+from spark_pair.store.sessions import StoredTurn
 from spark_pair.store.verdicts import Fate, shares
 from spark_pair.ui.screens.check import CheckScreen
+from spark_pair.ui.sessions import earlier_lines
 from spark_pair.ui.widgets.diff_view import DiffView, HunkMark
 
 __all__ = ["calc_repo"]  # the fixture, shared with test_app_fix
@@ -140,3 +143,40 @@ def test_verdicts_and_stats_count_a_refusal_apart_from_rejections() -> None:
     note = note_for_model(verdicts_of([op], [left_out]))
     assert "could not be applied" in note and "rejected" not in note
 
+
+
+async def test_a_round_that_could_not_apply_is_stored_and_resent_as_not_applied(
+        calc_repo: Path, sim: SimProcess) -> None:
+    unfit = [{"match": "", "check": "add(2, 3) is -1", "text": diff("a / b", "a + b")},
+             REPLIES[-1]]
+    app = app_for(calc_repo, sim, unfit)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("t")
+        await failed_check(pilot, app)
+        await pilot.press("y")
+        await loop_end(pilot, app)
+        await answer(pilot, True)
+        await until(pilot, lambda: turn_over(app), "the end of the round")
+        keeper = app.main.driver.conversation.keeper
+        turn = keeper.turns[-1]
+        assert turn.status == "conflict" and turn.decisions[0]["fate"] == "unfit"
+        note = outcome_note(turn)  # what the next request begins with
+        assert "not applied: its lines are not in the file" in note
+        assert "rejected by the user" not in note and "- could not apply" in note
+        assert keeper.history.entries[-1].outcome == note
+        assert earlier_lines(keeper.turns, "s", "")[-1].endswith("→ could not apply")
+
+
+def test_a_mix_of_unfit_and_rejected_says_both() -> None:
+    turn = StoredTurn("fix it", status="rejected", decisions=[
+        {"path": "calc.py", "hunk": 0, "fate": "unfit", "reason": "its lines are not there"},
+        {"path": "calc.py", "hunk": 1, "fate": "rejected", "reason": "wrong"}])
+    note = outcome_note(turn)
+    assert "some of it could not apply" in note and "the user rejected the rest" in note
+    assert '- rejected: calc.py hunk 2 (reason: "wrong")' in note
+    assert "- could not apply (not rejected): calc.py hunk 1" in note
+    assert earlier_lines([turn], "s", "")[-1].endswith("→ 1 could not apply, the rest rejected")
+    person = StoredTurn("fix it", status="rejected", decisions=[
+        {"path": "calc.py", "hunk": 0, "fate": "rejected", "reason": ""}])
+    assert "rejected by the user" in outcome_note(person)
