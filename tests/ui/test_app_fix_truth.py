@@ -180,3 +180,20 @@ def test_a_mix_of_unfit_and_rejected_says_both() -> None:
     person = StoredTurn("fix it", status="rejected", decisions=[
         {"path": "calc.py", "hunk": 0, "fate": "rejected", "reason": ""}])
     assert "rejected by the user" in outcome_note(person)
+
+
+async def test_while_the_check_runs_the_keys_offer_only_what_works(
+        calc_repo: Path, sim: SimProcess) -> None:
+    app = app_for(calc_repo, sim, **{"review.check": "sleep 2; python3 check.py"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
+        screen = app.screen
+        keys = str(screen.query_one("#check-keys").content)
+        assert "keep" not in keys and "stop the check" in keys and "roll" in keys
+        assert screen.check_action("answer", (True,)) is False  # y does nothing yet
+        assert screen.check_action("answer", (False,)) is True
+        await until(pilot, lambda: screen.result is not None, "the check's end")
+        assert "keep" in str(screen.query_one("#check-keys").content)
+        assert screen.check_action("answer", (True,)) is True

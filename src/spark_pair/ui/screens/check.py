@@ -27,6 +27,9 @@ from .. import bindings
 from ..fixrounds import SENDS
 
 
+RUNNING_KEYS = "[b]n[/b] stop the check and roll the turn back (byte for byte)"
+
+
 class CheckScreen(ModalScreen[bool]):
     """Answers True to keep the applied turn, False to roll it back."""
 
@@ -74,8 +77,7 @@ class CheckScreen(ModalScreen[bool]):
             yield Label(f"check: {self.command}  (the turn is applied; running…)",
                         id="check-status", markup=False)  # a command and its result: literal
             yield Log(id="check-output", max_lines=5000)
-            yield Label("[b]y[/b] keep the turn   [b]n[/b] roll it back (byte for byte)",
-                        id="check-keys")
+            yield Label(RUNNING_KEYS, id="check-keys")  # y keeps once there is a result
 
     def on_mount(self) -> None:
         self.worker = self._run()
@@ -115,6 +117,8 @@ class CheckScreen(ModalScreen[bool]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "send":
             return self.sends and bool(self.cause)
+        if action == "answer" and parameters[:1] == (True,):
+            return self.result is not None  # nothing to keep on while the check runs
         return True
 
     def action_send(self) -> None:
