@@ -48,6 +48,7 @@ class TurnReview:
         self.op_paths: dict[int, list[str]] = {}  # the paths each operation names
         self.path_uses: Counter[str] = Counter()  # how many operations name each path
         self.repairing = False  # the repair round runs: what is decided may be asked again
+        self.repaired = False  # this turn's repair round has run (what is left out is final)
 
     def frame(self, events: list[Any], view: DiffView) -> None:
         """A frame's events: those the review pane shows go to it once the diff is painted."""
@@ -122,6 +123,7 @@ class TurnReview:
                     self.proposed_any = False
                 case RepairStarted() | RepairFinished():
                     self.repairing = isinstance(event, RepairStarted)
+                    self.repaired = True
                     screen.refresh_bindings()  # (escape stops the round while it runs)
                     if not review.review.doomed:
                         screen.say(repair_rows.notice(event))
@@ -142,7 +144,7 @@ class TurnReview:
                 self.check_fit(alone)
 
     def forget_ops(self) -> None:
-        self.left_out, self.op_paths = {}, {}
+        self.left_out, self.op_paths, self.repaired = {}, {}, False
         self.path_uses.clear()
 
     async def _fit(self, ops: list[tuple[int, Any]]) -> None:
@@ -163,8 +165,13 @@ class TurnReview:
         if not marked or review.review.closed or review.review.doomed:
             return  # (a doomed turn's notice says why nothing will be written)
         names = ", ".join(self.left_out[i] for i in sorted(self.left_out))
-        if len(self.left_out) == len(review.review.entries) and screen.turn_worker is not None \
-                and not screen.streaming:
+        settings = screen.driver.settings
+        if screen.streaming and not self.repaired and settings is not None and \
+                settings.review.repair:  # not final: the repair round may mend it
+            screen.say(f"can't apply as written: {names} (rows say why); once the reply ends "
+                       "a repair round asks the model to mend it, else it is left out")
+        elif len(self.left_out) == len(review.review.entries) and \
+                screen.turn_worker is not None and not screen.streaming:
             screen.say(f"can't be applied to the files as they are: {names}; nothing will be "
                        "written (each row says why; ctrl+r regenerates the turn)")
         else:
