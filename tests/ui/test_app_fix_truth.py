@@ -197,3 +197,22 @@ async def test_while_the_check_runs_the_keys_offer_only_what_works(
         await until(pilot, lambda: screen.result is not None, "the check's end")
         assert "keep" in str(screen.query_one("#check-keys").content)
         assert screen.check_action("answer", (True,)) is True
+
+
+async def test_the_checks_cut_lines_are_marked_as_in_the_live_diff(
+        calc_repo: Path, sim: SimProcess) -> None:
+    from spark_pair.ui.widgets.diff_rows import LESS, MORE
+
+    long = "python3 -c \"print('start ' + 'y' * 150 + ' end'); print('short')\"; exit 1"
+    app = app_for(calc_repo, sim, **{"review.check": long, "review.fix_rounds": "0"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("t")
+        screen = await failed_check(pilot, app)
+        log = screen.query_one("#check-output")
+        cut, short = log.render_line(0).text, log.render_line(1).text
+        assert cut.startswith("start y") and cut.rstrip().endswith(MORE)
+        assert MORE not in short and LESS not in short
+        log.scroll_to(x=20, animate=False)
+        await pilot.pause()
+        assert log.render_line(0).text.startswith(LESS)
