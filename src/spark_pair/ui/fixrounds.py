@@ -48,7 +48,8 @@ class FixRounds:
         self.drafter = ""  # the model the task started on (the loop goes back to it)
         self.changed: list[str] = []  # files the task's turns changed
         self.turns: list[tuple[str, str]] = []  # the task's applied turns: (label, turn id)
-        self.stopping = False  # escape during a round: it is stopped, then the loop ends
+        self.stopping = False  # escape during a round under review: asked once it is over
+        self.asking = False  # the loop's end is asked or rolled back: queued turns wait
         self.instruction = ""  # what the turn running now was asked (a cut reply's is resent)
 
     # ---- the task ---------------------------------------------------------------------------
@@ -141,10 +142,12 @@ class FixRounds:
         if self.loop is None or self.ended:
             return False
         whole = len(self.turns) > 1 and any(t == turn_id for _, t in self.turns)
-        self._end("")
         if whole:
+            self._hold()
             self.screen.run_worker(self._roll_back_task(), group="fixloop",
                                    exit_on_error=False)
+        else:
+            self._end("")
         return whole
 
     def round_over(self, result: Any) -> None:
@@ -189,7 +192,7 @@ class FixRounds:
     def stop(self) -> None:
         """Escape between rounds, or while one is under review (decided as any turn first):
         the loop ends and asks keep or roll back."""
-        if not self.active:
+        if not self.active or self.asking:
             return
         if self.in_round and self.screen.turn_worker is not None:
             self.stopping, self.active = True, False  # asked once the round is over
@@ -275,29 +278,35 @@ class FixRounds:
             self._end(f"{text}; nothing of this task is written", back)
             return
         n = len(self.turns)
-        self._end("", back=False)
+        self._hold()
         what = "its turn" if n == 1 else f"all {n} of its turns ({_labels(self.turns)})"
 
         def answered(keep: bool | None) -> None:
             if keep:
-                kept = (f"{text}; kept: {what} stay{'s' if n == 1 else ''} written (/undo "
-                        "takes each back)")
-                self.screen.say(kept)
-                if back:
-                    self._go_back(kept)
+                self._end(f"{text}; kept: {what} stay{'s' if n == 1 else ''} written (/undo "
+                          "takes each back)", back)
             else:
-                self.screen.run_worker(self._roll_back_task(text), group="fixloop",
+                self.screen.run_worker(self._roll_back_task(text, back), group="fixloop",
                                        exit_on_error=False)
-                if back:
-                    self._go_back("")
 
         self.screen.app.push_screen(ConfirmScreen(
             f"{text}. Keep what the task wrote (y), or roll back {what}, newest first, byte "
             "for byte (n)?"), answered)
 
-    async def _roll_back_task(self, text: str = "") -> None:
+    def _hold(self) -> None:
+        """The loop is over but its question or roll back is not: no further round, and
+        queued turns wait (they go once `_end` runs)."""
+        self.ended, self.in_round, self.active, self.asking = True, False, True, True
+
+    async def _roll_back_task(self, text: str = "", back: bool = True) -> None:
         """Every applied turn of the task, newest first (a turn undone meanwhile is passed
         over); stops at the first that can not go back and says what stays."""
+        try:
+            self.screen.say(await self._roll_back_turns(text))
+        finally:
+            self._end("", back)
+
+    async def _roll_back_turns(self, text: str) -> str:
         from ..base.printable import shown
         from .review_state import Undone
         from .widgets.review import ReviewPane
@@ -314,25 +323,22 @@ class FixRounds:
                 restored = await driver.undo(turn_id)
             except SparkPairError as exc:
                 stays = _labels(self.turns[: i + 1])
-                screen.show_error(exc)
-                screen.say(lead + (f"rolled back {', '.join(done)}; " if done else "") +
-                           f"{label} could not be rolled back ({exc.message}): {stays} "
-                           f"stay{'s' if i == 0 else ''} written · /undo takes "
-                           f"{'it' if i == 0 else 'each'} back once the file is as the turn "
-                           "left it")
-                return
+                return (lead + (f"rolled back {', '.join(done)}; " if done else "") +
+                        f"{label} could not be rolled back ({exc.message}): {stays} "
+                        f"stay{'s' if i == 0 else ''} written · /undo takes "
+                        f"{'it' if i == 0 else 'each'} back once the file is as the turn "
+                        "left it")
             done.append(label)
             files.extend(p for p in restored if p not in files)
             screen.query_one(ReviewPane).set_undone(turn_id, Undone.ROLLED_BACK)
         await screen.commits.after_undo()
-        screen.say(lead + f"rolled back the whole task: {len(done)} turn(s), newest first "
-                   f"({', '.join(done)}), byte for byte: "
-                   f"{', '.join(map(shown, files)) or 'no file'} as before the task")
+        return (lead + f"rolled back the whole task: {len(done)} turn(s), newest first "
+                f"({', '.join(done)}), byte for byte: "
+                f"{', '.join(map(shown, files)) or 'no file'} as before the task")
 
     def _end(self, text: str, back: bool = True) -> None:
-        self.active = self.in_round = self.stopping = False
+        self.active = self.in_round = self.stopping = self.asking = False
         self.ended = True
-        loop = self.loop
         if text:
             self.screen.say(text)
         self.screen.run_queued()  # turns queued meanwhile go now

@@ -14,8 +14,8 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
-from textual import work
 from rich.cells import cell_len
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
