@@ -130,5 +130,6 @@ async def test_a_hunk_left_out_while_streaming_says_the_repair_round_will_try(
         await until(pilot, lambda: "repaired" in app.main.query_one(Meter).repair,
                     "the repair's end")
         before = said[:next(i for i, t in enumerate(said) if t.startswith("repair:"))]
-        assert any("a repair round asks the model to mend it" in t for t in before), said
+        assert any("can't apply as written: inventory.py; once the reply ends a repair round "
+                   "asks the model to mend it" in t for t in before), said
         assert not any("left out:" in t for t in before)  # not shown as final
