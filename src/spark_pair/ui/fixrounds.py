@@ -279,7 +279,7 @@ class FixRounds:
             return
         n = len(self.turns)
         self._hold()
-        what = "its turn" if n == 1 else f"all {n} of its turns ({_labels(self.turns)})"
+        what = "its turn" if n == 1 else f"all {n} of its turns ({_labels(self.turns[::-1])})"
 
         def answered(keep: bool | None) -> None:
             if keep:
@@ -322,7 +322,7 @@ class FixRounds:
                     continue
                 restored = await driver.undo(turn_id)
             except SparkPairError as exc:
-                stays = _labels(self.turns[: i + 1])
+                stays = _labels(self.turns[i::-1])
                 return (lead + (f"rolled back {', '.join(done)}; " if done else "") +
                         f"{label} could not be rolled back ({exc.message}): {stays} "
                         f"stay{'s' if i == 0 else ''} written · /undo takes "
