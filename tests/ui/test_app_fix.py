@@ -77,6 +77,14 @@ async def read_and_send(pilot, app) -> CheckScreen:
     return screen
 
 
+async def to_the_round(pilot, app) -> None:
+    """`t` on the first proposal, its failed check sent: fix round 1 of the loop under review."""
+    await until(pilot, lambda: proposed(app), "the first proposal")
+    await pilot.press("t")
+    await read_and_send(pilot, app)
+    await until(pilot, lambda: proposed(app) and "fix round 1" in notice(app), "the round")
+
+
 async def to_the_last_check(pilot, app) -> None:
     """One round of a one-round loop, then its failed check on screen."""
     await until(pilot, lambda: proposed(app), "the first proposal")
@@ -170,11 +178,7 @@ async def test_failed_rounds_ask_for_the_stronger_model_and_go_back_after(
 async def test_a_rejected_round_ends_the_loop(calc_repo: Path, sim: SimProcess) -> None:
     app = app_for(calc_repo, sim)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
-        await read_and_send(pilot, app)
-        await until(pilot, lambda: "fix round 1" in notice(app), "the round")
-        await until(pilot, lambda: proposed(app), "the round's proposal")
+        await to_the_round(pilot, app)
         await pilot.press("R")
         question = await loop_end(pilot, app)  # asked, as after `t`
         assert "round 1 was rejected (you decided)" in question and "its turn" in question
@@ -189,10 +193,7 @@ async def test_a_rejected_round_rolled_back_takes_back_the_tried_turn(
         calc_repo: Path, sim: SimProcess) -> None:
     app = app_for(calc_repo, sim)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
-        await read_and_send(pilot, app)
-        await until(pilot, lambda: proposed(app) and "fix round 1" in notice(app), "the round")
+        await to_the_round(pilot, app)
         await pilot.press("R")
         await loop_end(pilot, app)
         await answer(pilot, False)
@@ -251,11 +252,8 @@ async def test_escape_stops_the_loop_and_the_round_is_decided_as_any_turn(
         calc_repo: Path, sim: SimProcess) -> None:
     app = app_for(calc_repo, sim)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
-        await read_and_send(pilot, app)
-        await until(pilot, lambda: proposed(app) and "fix round 1 of 2" in notice(app),
-                    "the round under review")
+        await to_the_round(pilot, app)
+        assert "fix round 1 of 2" in notice(app)
         await pilot.press("escape")
         await until(pilot, lambda: "fix loop stopped (escape)" in notice(app), "the stop")
         await pilot.press("t")  # the round is still a turn to decide: try it as any turn

@@ -123,6 +123,15 @@ async def test_a_round_that_could_not_apply_is_the_tools_refusal_not_a_rejection
         assert "rejected" not in view.render_line(header).text.replace("not a rejection", "")
         assert "escalated" not in notice(app)  # a refusal is no reason to escalate
         assert all(b["model"] != STRONG for b in edit_bodies(sim))
+        # stored and resent as not applied (its lines are not in the file), not as rejected
+        keeper = app.main.driver.conversation.keeper
+        turn = keeper.turns[-1]
+        assert turn.status == "conflict" and turn.decisions[0]["fate"] == "unfit"
+        note = outcome_note(turn)  # what the next request begins with
+        assert "not applied: its lines are not in the file" in note
+        assert "rejected by the user" not in note and "- could not apply" in note
+        assert keeper.history.entries[-1].outcome == note
+        assert earlier_lines(keeper.turns, "s", "")[-1].endswith("→ could not apply")
 
 
 def test_verdicts_and_stats_count_a_refusal_apart_from_rejections() -> None:
@@ -142,30 +151,6 @@ def test_verdicts_and_stats_count_a_refusal_apart_from_rejections() -> None:
     assert (s.proposed, s.kept, s.rejected, s.unfit) == (3, 1, 2, 3)
     note = note_for_model(verdicts_of([op], [left_out]))
     assert "could not be applied" in note and "rejected" not in note
-
-
-
-async def test_a_round_that_could_not_apply_is_stored_and_resent_as_not_applied(
-        calc_repo: Path, sim: SimProcess) -> None:
-    unfit = [{"match": "", "check": "add(2, 3) is -1", "text": diff("a / b", "a + b")},
-             REPLIES[-1]]
-    app = app_for(calc_repo, sim, unfit)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("t")
-        await failed_check(pilot, app)
-        await pilot.press("y")
-        await loop_end(pilot, app)
-        await answer(pilot, True)
-        await until(pilot, lambda: turn_over(app), "the end of the round")
-        keeper = app.main.driver.conversation.keeper
-        turn = keeper.turns[-1]
-        assert turn.status == "conflict" and turn.decisions[0]["fate"] == "unfit"
-        note = outcome_note(turn)  # what the next request begins with
-        assert "not applied: its lines are not in the file" in note
-        assert "rejected by the user" not in note and "- could not apply" in note
-        assert keeper.history.entries[-1].outcome == note
-        assert earlier_lines(keeper.turns, "s", "")[-1].endswith("→ could not apply")
 
 
 def test_a_mix_of_unfit_and_rejected_says_both() -> None:
