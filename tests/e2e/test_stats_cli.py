@@ -128,7 +128,24 @@ def test_review_shares_per_model_in_json_and_in_the_table(home):
                                "could_not_apply": 0}]
     text = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"}).stdout
     row = next(line for line in text.splitlines() if line.strip().startswith("fast-model"))
-    assert row.split()[1:] == ["1", "4", "50%", "25%", "25%"]
+    assert row.split()[1:] == ["1", "4", "50%", "25%", "25%", "0"]
+
+
+def test_the_review_table_says_how_many_hunks_could_not_apply(home):
+    from spark_pair.edits.ops import Hunk, Modify
+    from spark_pair.session.approval import Action, Decision
+    from spark_pair.session.review import verdicts_of
+
+    op = Modify("a.py", [Hunk(1, 1, 1, 1, ["-a", "+b"]) for _ in range(3)])
+    store = RequestStore(home / "home" / "data" / "requests.sqlite3")
+    store.record_verdicts("t1", "fast-model", verdicts_of([op], [Decision(
+        Action.ACCEPT, hunks=(0,), notes=((1, "its lines are not in the file"),),
+        unfit=(1, 2))]))
+    store.close()
+    text = CliRunner().invoke(main, ["stats", "--since", "all"], env={"COLUMNS": "80"}).stdout
+    assert "unfit" in text and "could not apply" in text
+    row = next(line for line in text.splitlines() if line.strip().startswith("fast-model"))
+    assert row.split()[1:] == ["1", "1", "100%", "0%", "0%", "2"]
 
 
 async def test_replies_the_server_cut_show_as_cut(sim, tmp_path, monkeypatch):

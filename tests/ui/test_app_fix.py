@@ -77,6 +77,14 @@ async def read_and_send(pilot, app) -> CheckScreen:
     return screen
 
 
+async def to_the_round(pilot, app) -> None:
+    """`t` on the first proposal, its failed check sent: fix round 1 of the loop under review."""
+    await until(pilot, lambda: proposed(app), "the first proposal")
+    await pilot.press("alt+t")
+    await read_and_send(pilot, app)
+    await until(pilot, lambda: proposed(app) and "fix round 1" in notice(app), "the round")
+
+
 async def to_the_last_check(pilot, app) -> None:
     """One round of a one-round loop, then its failed check on screen."""
     await until(pilot, lambda: proposed(app), "the first proposal")
@@ -86,6 +94,17 @@ async def to_the_last_check(pilot, app) -> None:
     await pilot.press("alt+t")
     await until(pilot, lambda: isinstance(app.screen, CheckScreen) and
                 app.screen.result is not None, "the last check")
+
+
+async def loop_end(pilot, app) -> str:
+    """The question a loop that ends without a pass asks: keep or roll back the task."""
+    await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "keep or roll back")
+    return app.screen.question
+
+
+async def answer(pilot, keep: bool) -> None:
+    """Keep (True) or roll back (False): on the loop's question or the check."""
+    await pilot.press("alt+y" if keep else "alt+n")
 
 
 def status(screen: CheckScreen) -> str:
@@ -159,16 +178,28 @@ async def test_failed_rounds_ask_for_the_stronger_model_and_go_back_after(
 async def test_a_rejected_round_ends_the_loop(calc_repo: Path, sim: SimProcess) -> None:
     app = app_for(calc_repo, sim)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("alt+t")
-        await read_and_send(pilot, app)
-        await until(pilot, lambda: "fix round 1" in notice(app), "the round")
-        await until(pilot, lambda: proposed(app), "the round's proposal")
+        await to_the_round(pilot, app)
         await pilot.press("alt+shift+r")
-        await until(pilot, lambda: "round 1 was rejected" in notice(app), "the loop's end")
+        question = await loop_end(pilot, app)  # asked, as after `t`
+        assert "round 1 was rejected (you decided)" in question and "its turn" in question
+        await answer(pilot, True)
+        await until(pilot, lambda: "kept: its turn stays" in notice(app), "kept")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
-        assert calc(calc_repo) == "return a - b"  # the first turn stays applied
+        assert calc(calc_repo) == "return a - b"  # the first turn stays applied: you said so
         assert len(edit_bodies(sim)) == 2  # no further round
+
+
+async def test_a_rejected_round_rolled_back_takes_back_the_tried_turn(
+        calc_repo: Path, sim: SimProcess) -> None:
+    app = app_for(calc_repo, sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await to_the_round(pilot, app)
+        await pilot.press("alt+shift+r")
+        await loop_end(pilot, app)
+        await answer(pilot, False)
+        await until(pilot, lambda: "rolled back the whole task" in notice(app), "roll back")
+        assert (calc_repo / "calc.py").read_text() == CALC  # byte for byte
+        assert "the tried turn" in notice(app)
 
 
 async def test_escape_stops_the_loop_and_off_never_escalates(calc_repo: Path,
@@ -187,27 +218,42 @@ async def test_escape_stops_the_loop_and_off_never_escalates(calc_repo: Path,
         assert calc(calc_repo) == "return a * b"  # kept: the person said so
 
 
-async def test_a_loop_that_ends_without_a_pass_can_roll_its_last_round_back(
+async def test_a_loop_that_ends_without_a_pass_can_roll_the_whole_task_back(
         calc_repo: Path, sim: SimProcess) -> None:
     app = app_for(calc_repo, sim, **{"review.fix_rounds": "1"})
     async with app.run_test(size=(80, 24)) as pilot:
         await to_the_last_check(pilot, app)
         assert "add(2, 3) is 6" in "\n".join(app.screen.query_one("#check-output").lines)
-        await pilot.press("alt+n")
-        await until(pilot, lambda: "rolled back" in notice(app), "the roll back")
-        assert calc(calc_repo) == "return a - b"  # the failing round is gone, byte for byte
+        assert "roll back the whole task (2 turns)" in status(app.screen)
+        await answer(pilot, False)
+        await until(pilot, lambda: "rolled back the whole task" in notice(app), "the roll back")
+        # every round and the tried turn, newest first, byte for byte
+        assert (calc_repo / "calc.py").read_text() == CALC
+        assert "2 turn(s), newest first (round 1, the tried turn)" in notice(app)
         assert len(edit_bodies(sim)) == 2 and not app.main.fixes.active
+
+
+async def test_a_round_that_can_not_go_back_says_what_stays(
+        calc_repo: Path, sim: SimProcess) -> None:
+    app = app_for(calc_repo, sim, **{"review.fix_rounds": "1"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await to_the_last_check(pilot, app)
+        (calc_repo / "calc.py").write_text(CALC + "# mine\n")  # the person edits meanwhile
+        await answer(pilot, False)
+        await until(pilot, lambda: "could not be rolled back" in notice(app), "what stays")
+        text = notice(app)
+        assert "round 1 could not be rolled back" in text
+        assert "): round 1, the tried turn stay written" in text  # what stays, newest first
+        assert "/undo takes each back" in text
+        assert (calc_repo / "calc.py").read_text() == CALC + "# mine\n"  # nothing lost
 
 
 async def test_escape_stops_the_loop_and_the_round_is_decided_as_any_turn(
         calc_repo: Path, sim: SimProcess) -> None:
     app = app_for(calc_repo, sim)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("alt+t")
-        await read_and_send(pilot, app)
-        await until(pilot, lambda: proposed(app) and "fix round 1 of 2" in notice(app),
-                    "the round under review")
+        await to_the_round(pilot, app)
+        assert "fix round 1 of 2" in notice(app)
         await pilot.press("escape")
         await until(pilot, lambda: "fix loop stopped (escape)" in notice(app), "the stop")
         await pilot.press("alt+t")  # the round is still a turn to decide: try it as any turn
@@ -215,9 +261,27 @@ async def test_escape_stops_the_loop_and_the_round_is_decided_as_any_turn(
         screen = app.screen
         await until(pilot, lambda: screen.result is not None, "the check's end")
         assert not screen.result.passed  # no new round: the person decides
-        await pilot.press("alt+n")
-        await until(pilot, lambda: "rolled back" in notice(app), "the roll back")
-        assert calc(calc_repo) == "return a - b" and len(edit_bodies(sim)) == 2
+        assert "roll back the whole task (2 turns)" in status(screen)
+        await answer(pilot, False)
+        await until(pilot, lambda: "rolled back the whole task" in notice(app), "the roll back")
+        assert calc(calc_repo) == "return 0" and len(edit_bodies(sim)) == 2
+
+
+async def test_escape_between_rounds_and_no_to_escalation_ask_keep_or_roll_back(
+        calc_repo: Path, sim: SimProcess) -> None:
+    app = app_for(calc_repo, sim, **{"review.fix_rounds": "0", "model.stronger": STRONG})
+    async with app.run_test(size=(80, 24)) as pilot:  # escalate = ask (the default)
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("alt+t")
+        await read_and_send(pilot, app)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and
+                    "stronger model" in app.screen.question, "the escalation question")
+        await answer(pilot, False)  # no: the loop ends without a pass
+        question = await loop_end(pilot, app)
+        assert "not escalated" in question and "roll back its turn" in question
+        await answer(pilot, False)
+        await until(pilot, lambda: "rolled back the whole task" in notice(app), "roll back")
+        assert (calc_repo / "calc.py").read_text() == CALC
 
 
 async def test_two_rejections_with_a_reason_send_the_task_to_the_stronger_model(
@@ -273,6 +337,8 @@ async def test_escape_in_an_escalated_round_goes_back_once_the_round_is_decided(
         await until(pilot, lambda: "fix loop stopped (escape)" in notice(app), "the stop")
         assert app.main.query_one(AppHeader).model == STRONG  # not under the round
         await pilot.press("alt+shift+r")
+        assert "fix loop stopped" in await loop_end(pilot, app)
+        await answer(pilot, True)
         await until(pilot, lambda: app.main.query_one(AppHeader).model ==
                     "gpt-5.3-codex-spark", "the drafting model again")
         await until(pilot, lambda: "back on gpt-5.3-codex-spark" in notice(app), "said so")

@@ -8,13 +8,27 @@ from __future__ import annotations
 from pathlib import Path
 
 from support.apps import edit_bodies, notice, review, turn_over, until
-from test_app_fix import REPLIES, STRONG, app_for, calc, calc_repo, diff, proposed, status
+from test_app_fix import (
+    REPLIES,
+    STRONG,
+    answer,
+    app_for,
+    calc,
+    calc_repo,
+    diff,
+    loop_end,
+    proposed,
+    status,
+)
 
 from spark_pair.session.approval import Action, Decision
+from spark_pair.session.history import outcome_note
 from spark_pair.session.review import note_for_model, verdicts_of
 from spark_pair.sim.process import SimProcess
+from spark_pair.store.sessions import StoredTurn
 from spark_pair.store.verdicts import Fate, shares
 from spark_pair.ui.screens.check import CheckScreen
+from spark_pair.ui.sessions import earlier_lines
 from spark_pair.ui.widgets.diff_view import DiffView, HunkMark
 
 __all__ = ["calc_repo"]  # the fixture, shared with test_app_fix
@@ -93,10 +107,12 @@ async def test_a_round_that_could_not_apply_is_the_tools_refusal_not_a_rejection
         await pilot.press("alt+t")
         await failed_check(pilot, app)
         await pilot.press("alt+y")
-        await until(pilot, lambda: "could not apply" in notice(app), "the loop's end")
-        text = notice(app)
+        text = await loop_end(pilot, app)  # the loop ends without a pass: asked
+        assert "could not apply" in text
         assert "rejected (you decided)" not in text and "you rejected nothing" in text
         assert "calc.py" in text
+        await answer(pilot, True)
+        await until(pilot, lambda: "kept" in notice(app), "kept")
         await until(pilot, lambda: turn_over(app), "the end of the round")
         entry = next(iter(review(app).review.entries.values()))
         assert None in entry.unfit and entry.decision().unfit == (None,)
@@ -107,6 +123,15 @@ async def test_a_round_that_could_not_apply_is_the_tools_refusal_not_a_rejection
         assert "rejected" not in view.render_line(header).text.replace("not a rejection", "")
         assert "escalated" not in notice(app)  # a refusal is no reason to escalate
         assert all(b["model"] != STRONG for b in edit_bodies(sim))
+        # stored and resent as not applied (its lines are not in the file), not as rejected
+        keeper = app.main.driver.conversation.keeper
+        turn = keeper.turns[-1]
+        assert turn.status == "conflict" and turn.decisions[0]["fate"] == "unfit"
+        note = outcome_note(turn)  # what the next request begins with
+        assert "not applied: its lines are not in the file" in note
+        assert "rejected by the user" not in note and "- could not apply" in note
+        assert keeper.history.entries[-1].outcome == note
+        assert earlier_lines(keeper.turns, "s", "")[-1].endswith("→ could not apply")
 
 
 def test_verdicts_and_stats_count_a_refusal_apart_from_rejections() -> None:
@@ -127,3 +152,52 @@ def test_verdicts_and_stats_count_a_refusal_apart_from_rejections() -> None:
     note = note_for_model(verdicts_of([op], [left_out]))
     assert "could not be applied" in note and "rejected" not in note
 
+
+def test_a_mix_of_unfit_and_rejected_says_both() -> None:
+    turn = StoredTurn("fix it", status="rejected", decisions=[
+        {"path": "calc.py", "hunk": 0, "fate": "unfit", "reason": "its lines are not there"},
+        {"path": "calc.py", "hunk": 1, "fate": "rejected", "reason": "wrong"}])
+    note = outcome_note(turn)
+    assert "some of it could not apply" in note and "the user rejected the rest" in note
+    assert '- rejected: calc.py hunk 2 (reason: "wrong")' in note
+    assert "- could not apply (not rejected): calc.py hunk 1" in note
+    assert earlier_lines([turn], "s", "")[-1].endswith("→ 1 could not apply, the rest rejected")
+    person = StoredTurn("fix it", status="rejected", decisions=[
+        {"path": "calc.py", "hunk": 0, "fate": "rejected", "reason": ""}])
+    assert "rejected by the user" in outcome_note(person)
+
+
+async def test_while_the_check_runs_the_keys_offer_only_what_works(
+        calc_repo: Path, sim: SimProcess) -> None:
+    app = app_for(calc_repo, sim, **{"review.check": "sleep 2; python3 check.py"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("alt+t")
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
+        screen = app.screen
+        keys = str(screen.query_one("#check-keys").content)
+        assert "keep" not in keys and "stop the check" in keys and "roll" in keys
+        assert screen.check_action("answer", (True,)) is False  # y does nothing yet
+        assert screen.check_action("answer", (False,)) is True
+        await until(pilot, lambda: screen.result is not None, "the check's end")
+        assert "keep" in str(screen.query_one("#check-keys").content)
+        assert screen.check_action("answer", (True,)) is True
+
+
+async def test_the_checks_cut_lines_are_marked_as_in_the_live_diff(
+        calc_repo: Path, sim: SimProcess) -> None:
+    from spark_pair.ui.widgets.diff_rows import LESS, MORE
+
+    long = "python3 -c \"print('start ' + 'y' * 150 + ' end'); print('short')\"; exit 1"
+    app = app_for(calc_repo, sim, **{"review.check": long, "review.fix_rounds": "0"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("alt+t")
+        screen = await failed_check(pilot, app)
+        log = screen.query_one("#check-output")
+        cut, short = log.render_line(0).text, log.render_line(1).text
+        assert cut.startswith("start y") and cut.rstrip().endswith(MORE)
+        assert MORE not in short and LESS not in short
+        log.scroll_to(x=20, animate=False)
+        await pilot.pause()
+        assert log.render_line(0).text.startswith(LESS)

@@ -115,3 +115,21 @@ async def test_escape_stops_the_repair_round_while_it_runs(repo: Path, sim: SimP
         assert meter.repair == "repair stopped"
         assert "repair: inventory.py hunk 1: fixed" not in _rows(app)
     assert (repo / "inventory.py").read_text() == FILES["inventory.py"]
+
+
+async def test_a_hunk_left_out_while_streaming_says_the_repair_round_will_try(
+        repo: Path, sim: SimProcess) -> None:
+    tail = "That is the whole change; the rest of the file stays as it is. " * 12
+    sim.configure(tps=400, replies=[{"match": ASK_MARK, "text": RIGHT},
+                                    {"match": "TOTAL", "text": WRONG + tail}])
+    app = make_app(repo, sim, prompt=PROMPT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        said: list[str] = []
+        say = app.main.say
+        app.main.say = lambda text, *a, **k: (said.append(text), say(text, *a, **k))[1]
+        await until(pilot, lambda: "repaired" in app.main.query_one(Meter).repair,
+                    "the repair's end")
+        before = said[:next(i for i, t in enumerate(said) if t.startswith("repair:"))]
+        assert any("can't apply as written: inventory.py; once the reply ends a repair round "
+                   "asks the model to mend it" in t for t in before), said
+        assert not any("left out:" in t for t in before)  # not shown as final

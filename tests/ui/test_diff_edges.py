@@ -67,3 +67,25 @@ async def test_prose_wraps_at_the_views_width() -> None:
         assert len(prose) > 1 and " ".join(prose).split() == words.split()
         assert all(len(t) < app.view.size.width for t in prose)
         assert not any(MORE in line for line in painted(app.view))
+
+
+STREAMED = (f"--- a/s.py\n+++ b/s.py\n@@ -1,2 +1,2 @@\n def f():\n"
+            f"-    items = sorted(things, key=lambda t: t.name, {PAD}reverse=True)\n"
+            f"+    items = sorted(things, key=lambda t: t.name, {PAD}reverse=False)\n"
+            " # end\n")
+
+
+async def test_a_pair_painted_while_its_hunk_streams_shows_its_change_once_complete() -> None:
+    app = DiffApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for events, partial in frames(STREAMED, random.Random(7), max_frame=8)[0]:
+            app.view.feed(events, partial)
+            painted(app.view)  # painted between chunks, as the app paints frames
+            await pilot.pause()
+        await words_marked(pilot, app.view)
+        await pilot.pause()
+        rows = painted(app.view)
+        removed = next(r for r in rows if r.startswith("-"))
+        added = next(r for r in rows if r.startswith("+"))
+        assert "reverse=True" in removed and "reverse=False" in added, (removed, added)
+        assert removed != added

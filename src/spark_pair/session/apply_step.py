@@ -152,7 +152,7 @@ class ApplyStep:
             return
         if not chosen:
             r.status = TurnStatus.DRY_RUN if any(d.action == Action.SKIP for d in decisions) \
-                else (TurnStatus.REJECTED if decisions else TurnStatus.NO_CHANGES)
+                else (_not_chosen(ops, decisions) if decisions else TurnStatus.NO_CHANGES)
             return
         try:
             if isinstance(self.written, SparkPairError):
@@ -245,6 +245,15 @@ def _refusal_message(ops: Sequence[Operation], refused: list[tuple[int, str]]) -
         f"{type(op).__name__.lower()} {op.path}")
     more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
     return f"{what} refused: {reason}{more}; nothing was written"
+
+
+def _not_chosen(ops: Sequence[Operation], decisions: Sequence[Decision]) -> TurnStatus:
+    """Nothing accepted: the person's rejection, unless the tool left out every hunk (its lines
+    are not in the file): then nobody rejected anything and the turn did not apply."""
+    from .review import verdicts_of
+
+    fates = {str(v.fate) for v in verdicts_of(ops, decisions)}
+    return TurnStatus.CONFLICT if fates == {"unfit"} else TurnStatus.REJECTED
 
 
 def has_effect(op: Operation) -> bool:

@@ -28,6 +28,7 @@ DROPPED = frozenset({"failed", "cancelled"})  # failed attempts: never resent
 STOOD_IN = frozenset({"rejected", "refused", "conflict"})  # their text is not resent
 STAND_IN = "(my proposed edit was not applied; the note that follows says why)"
 CUT = "\n[... earlier part of this reply left out]"
+UNFIT_WHY = "its lines are not in the file as it is"
 
 
 @dataclass(slots=True)
@@ -143,8 +144,13 @@ def outcome_note(t: StoredTurn | Any) -> str:
         text = "Outcome of your previous reply: checked but not applied (a dry run)."
     elif status == "no_changes":
         text = "Outcome of your previous reply: no file changed."
-    elif status in ("refused", "conflict"):
+    elif status in ("refused", "conflict") and (t.error or not _unfit(t.decisions)):
         text = f"Outcome of your previous reply: not applied ({t.error or status})."
+    elif status == "conflict":  # the tool left out every hunk: nobody rejected anything
+        text = (f"Outcome of your previous reply: not applied: {UNFIT_WHY}, not a rejection.")
+    elif status == "rejected" and _unfit(t.decisions):
+        text = (f"Outcome of your previous reply: not applied: some of it could not apply "
+                f"({UNFIT_WHY}), the user rejected the rest.")
     elif status == "rejected":
         text = "Outcome of your previous reply: rejected by the user, not applied."
     else:
@@ -161,13 +167,22 @@ def outcome_note(t: StoredTurn | Any) -> str:
     return text
 
 
+def _unfit(decisions: Sequence[dict[str, Any]]) -> bool:
+    return any(d.get("fate") == "unfit" for d in decisions)
+
+
 def _reasons(decisions: Sequence[dict[str, Any]]) -> str:
     lines = []
     for d in decisions:
-        if d.get("fate") != "rejected":
+        fate = d.get("fate")
+        if fate not in ("rejected", "unfit"):
             continue
         what = d.get("path", "?") + (f" hunk {d['hunk'] + 1}" if d.get("hunk") is not None
                                      else "")
         why = " ".join(str(d.get("reason") or "").split())
-        lines.append(f"- rejected: {what}" + (f' (reason: "{why}")' if why else ""))
+        if fate == "unfit":
+            lines.append(f"- could not apply (not rejected): {what}" + (f" ({why})" if why
+                                                                        else ""))
+        else:
+            lines.append(f"- rejected: {what}" + (f' (reason: "{why}")' if why else ""))
     return "\n".join(lines)

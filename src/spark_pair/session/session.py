@@ -196,7 +196,8 @@ class Session:
         """What a person made of the turn (none for a policy's decisions, or when nothing or
         everything failed: a conflict or cancel writes nothing, whatever was decided)."""
         if isinstance(self.approver, PolicyApprover) or result.status not in (
-                TurnStatus.APPLIED, TurnStatus.REJECTED):
+                TurnStatus.APPLIED, TurnStatus.REJECTED, TurnStatus.CONFLICT) or (
+                result.error is not None):  # (a conflict without error: all left out, unfit)
             return []
         from .review import verdicts_of
 

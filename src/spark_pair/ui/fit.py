@@ -66,3 +66,11 @@ def _about_hunk(message: str, path: str) -> str:
     if first.startswith(f"{path} hunk @@"):
         return first.partition(" @@: ")[2] or first
     return first
+
+
+def mendable(root: Path, ops: Sequence[tuple[int, Operation]]) -> set[int]:
+    """Of the operations that can not apply, those the repair round asks the model about once
+    the reply ends (their hunks match nowhere in the file; blocking: call it in a thread)."""
+    from ..session.repair import survey
+
+    return {index for index, op in ops if survey(root, [op]).misses}

@@ -4,9 +4,11 @@ next turn, up to `[review] fix_rounds`; then escalation to `[model] stronger` pe
 
 Each round is a normal turn (streamed, reviewed, journaled: /undo takes each back) started
 through the screen; once the person has decided it and it is applied, the check runs again. A
-round whose check passes ends the loop and says so; a rejected or stopped round ends it;
-escape stops it between rounds. Every model change is said in the notice, and the model goes
-back to the drafting one when an escalated loop ends.
+round whose check passes ends the loop and says so; a rejected, stopped or unfit round ends it;
+escape stops it. A loop that ends without a pass asks keep or roll back (unless the person has
+just answered that on the check): roll back takes back the whole task, every applied round and
+the tried turn, newest first, byte for byte. Every model change is said in the notice, and the
+model goes back to the drafting one when an escalated loop ends.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ class FixRounds:
         self.ended = False  # the task's loop ended (passed, stopped, out of rounds)
         self.drafter = ""  # the model the task started on (the loop goes back to it)
         self.changed: list[str] = []  # files the task's turns changed
+        self.turns: list[tuple[str, str]] = []  # the task's applied turns: (label, turn id)
+        self.stopping = False  # escape during a round under review: asked once it is over
+        self.asking = False  # the loop's end is asked or rolled back: queued turns wait
         self.instruction = ""  # what the turn running now was asked (a cut reply's is resent)
 
     # ---- the task ---------------------------------------------------------------------------
@@ -59,6 +64,7 @@ class FixRounds:
         self.loop = Loop(review.fix_rounds, Escalate(review.escalate),
                          settings.model.stronger.strip())
         self.prompt, self.active, self.ended, self.changed = prompt, False, False, []
+        self.turns, self.stopping = [], False
         self.drafter = self.screen.driver.client.model
 
     def settle(self, result: CheckResult) -> bool | str | None:
@@ -73,19 +79,31 @@ class FixRounds:
             return None
         if result.passed:
             return True
+        if self.stopping:
+            back = self._back_what().replace("rolls", "roll", 1)
+            return (f"the fix loop was stopped (escape): keep {self._kept_what()} (alt+y) or "
+                    f"{back} (alt+n)?")
         model = self.screen.driver.client.model
         step = replace(loop).after_check(False)  # (asked of a copy: nothing moves yet)
         if step == Step.FIX:
             return (f"{SENDS} this output to {model} as fix round {loop.fixes + 1} of "
-                    f"{loop.fix_rounds} · alt+n rolls it back and ends the loop")
+                    f"{loop.fix_rounds} · alt+n {self._back_what()} and ends the loop")
         if step == Step.ESCALATE:
             return (f"{SENDS} this output to the stronger model {loop.stronger} (escalated) "
-                    "· alt+n rolls it back and ends the loop")
+                    f"· alt+n {self._back_what()} and ends the loop")
         if step == Step.ASK:
             return (f"{SENDS} this output on: you are asked whether the stronger model "
-                    f"{loop.stronger} takes the next round · alt+n rolls it back")
-        return (f"{self._still_fails(loop)} and the loop ends: keep this turn (alt+y) or roll it "
-                "back (alt+n)?")
+                    f"{loop.stronger} takes the next round · alt+n {self._back_what()}")
+        back = self._back_what().replace("rolls", "roll", 1)
+        return (f"{self._still_fails(loop)} and the loop ends: keep {self._kept_what()} (alt+y) "
+                f"or {back} (alt+n)?")
+
+    def _kept_what(self) -> str:
+        return "this turn" if len(self.turns) < 2 else f"the task's {len(self.turns)} turns"
+
+    def _back_what(self) -> str:
+        return ("rolls it back" if len(self.turns) < 2 else
+                f"rolls back the whole task ({len(self.turns)} turns)")
 
     def checked(self, result: CheckResult | None, turn_id: str, send: bool = True) -> bool:
         """The check after a kept turn; False: the loop has nothing to say (plain keep).
@@ -97,6 +115,10 @@ class FixRounds:
             return False
         self._record(turn_id, result.passed)
         self.in_round = False
+        if self.stopping and not result.passed:  # the person answered keep on the check
+            self._end(f"fix loop stopped (escape); kept: {self._kept_what()} (/undo takes "
+                      "each back)")
+            return True
         if not send and not result.passed and replace(loop).after_check(False) != Step.STOP:
             self._end(f"{result.describe()}; kept, and nothing went to the model: "
                       f"{environment_cause(result) or 'the output points at the environment'}"
@@ -114,11 +136,19 @@ class FixRounds:
             self._next(step, fix_instruction(result), said=result.describe())
         return True
 
-    def rolled_back(self) -> None:
-        """alt+n on the check: the turn goes back and the task's loop ends (the roll back's
-        notice says what was restored)."""
-        if self.loop is not None and not self.ended:
+    def rolled_back(self, turn_id: str = "") -> bool:
+        """alt+n on the check: the task's loop ends. True: the task had more than this turn
+        and all of it goes back (said when done); False: the caller rolls back this turn."""
+        if self.loop is None or self.ended:
+            return False
+        whole = len(self.turns) > 1 and any(t == turn_id for _, t in self.turns)
+        if whole:
+            self._hold()
+            self.screen.run_worker(self._roll_back_task(), group="fixloop",
+                                   exit_on_error=False)
+        else:
             self._end("")
+        return whole
 
     def round_over(self, result: Any) -> None:
         """A turn ended without being applied (rejected, stopped, failed)."""
@@ -137,31 +167,39 @@ class FixRounds:
                 self._next(step, self.instruction, why=f"the reply was cut by "
                            f"{result.model or 'the model'}'s context window")
                 return
-        if result.status == "rejected" and reason:
+        if result.status == "rejected" and reason and not self.stopping:
             step = loop.after_rejection(True)
             if step in (Step.ASK, Step.ESCALATE):
                 self.active = True
                 self._next(step, self.prompt, why="two rejections with a reason")
                 return
-        if was_round or self.active:
+        if self.stopping:
+            self._ask("fix loop stopped (escape): the round was not applied")
+        elif was_round or self.active:
             what = {"rejected": "rejected (you decided)", "cancelled": "stopped"}.get(
                 str(result.status), "not applied")
-            if str(result.status) == "rejected" and not any(
-                    v.fate == Fate.REJECTED for v in verdicts):  # the tool's, not yours
-                what = "not applied: it could not apply (" + "; ".join(dict.fromkeys(
-                    _unfit_why(v) for v in verdicts if v.fate == Fate.UNFIT)) + \
-                    "); you rejected nothing"
-            
+            unfit = "; ".join(dict.fromkeys(_unfit_why(v) for v in verdicts
+                                            if v.fate == Fate.UNFIT))
+            if unfit and not any(v.fate == Fate.REJECTED for v in verdicts):  # the tool's
+                what = f"not applied: it could not apply ({unfit}); you rejected nothing"
+            elif unfit:
+                what = (f"not applied: part of it could not apply ({unfit}), you rejected the "
+                        "rest")
             if result.error is not None and str(result.status) != "cancelled":
                 what = f"not applied ({result.error.message})"
-            self._end(f"the fix loop ends: round {loop.round} was {what}; earlier rounds "
-                      "stay applied, /undo takes each back")
+            self._ask(f"the fix loop ends: round {loop.round} was {what}")
 
     def stop(self) -> None:
-        """Escape between rounds (or while one is under review: it is decided as any turn)."""
-        if self.active:
-            self._end("fix loop stopped (escape): the applied rounds stay; /undo takes each "
-                      "back")
+        """Escape between rounds, or while one is under review (decided as any turn first):
+        the loop ends and asks keep or roll back."""
+        if not self.active or self.asking:
+            return
+        if self.in_round and self.screen.turn_worker is not None:
+            self.stopping, self.active = True, False  # asked once the round is over
+            self.screen.say("fix loop stopped (escape): no further round; decide this one as "
+                            "any turn, then keep or roll back the task is asked")
+            return
+        self._ask("fix loop stopped (escape)")
 
     # ---- rounds -----------------------------------------------------------------------------
 
@@ -181,8 +219,7 @@ class FixRounds:
                 if yes:
                     self._escalate(prompt, why)
                 else:
-                    self._end(f"not escalated: {why}; the applied rounds stay (/undo takes "
-                              "each back)")
+                    self._ask(f"not escalated: {why}")
 
             self.screen.app.push_screen(ConfirmScreen(
                 f"{why}. Send the next round to the stronger model {loop.stronger}?"), answered)
@@ -206,7 +243,7 @@ class FixRounds:
             await self.screen.driver.reopen(**{"model.name": loop.stronger})
         except SparkPairError as exc:
             self.screen.show_error(exc)
-            self._end("", back=False)
+            self._ask("the fix loop stops: the stronger model could not be opened", back=False)
             return
         self._start(index, prompt, said)
 
@@ -216,27 +253,102 @@ class FixRounds:
         files = list(dict.fromkeys([*screen.sent_context(), *self.changed]))
         if not screen.start_turn(prompt, files):
             self.in_round = False
-            self._end(f"the fix loop stops: round {index} could not start", back=True)
+            self._ask(f"the fix loop stops: round {index} could not start")
             return
         # once decided and applied, the check runs again (when one is configured)
         screen.trying = bool(screen.driver.settings.review.check.strip())
         screen.say(said)
 
-    def applied(self, changed: list[str], checking: bool) -> None:
+    def applied(self, changed: list[str], checking: bool, turn_id: str = "") -> None:
         """A turn was applied (`checking`: the check runs next)."""
         self.changed.extend(p for p in changed if p not in self.changed)
+        if turn_id and self.loop is not None and not self.ended:
+            label = "the tried turn" if not self.turns else f"round {self.loop.round}"
+            self.turns.append((label, turn_id))
+        if self.stopping and self.in_round and not checking:
+            self._ask("fix loop stopped (escape)")
+            return
         if self.in_round and not checking:  # no check to run: the round is all
             self._end(f"round {self.loop.round if self.loop else 0} was applied "
                       "(/undo takes it back)")
 
+    def _ask(self, text: str, back: bool = True) -> None:
+        """The loop ends without a pass: keep what the task applied, or roll all of it back."""
+        if not self.turns:
+            self._end(f"{text}; nothing of this task is written", back)
+            return
+        n = len(self.turns)
+        self._hold()
+        what = "its turn" if n == 1 else f"all {n} of its turns ({_labels(self.turns[::-1])})"
+
+        def answered(keep: bool | None) -> None:
+            if keep:
+                self._end(f"{text}; kept: {what} stay{'s' if n == 1 else ''} written (/undo "
+                          "takes each back)", back)
+            else:
+                self.screen.run_worker(self._roll_back_task(text, back), group="fixloop",
+                                       exit_on_error=False)
+
+        self.screen.app.push_screen(ConfirmScreen(
+            f"{text}. Keep what the task wrote (alt+y), or roll back {what}, newest first, "
+            "byte for byte (alt+n)?"), answered)
+
+    def _hold(self) -> None:
+        """The loop is over but its question or roll back is not: no further round, and
+        queued turns wait (they go once `_end` runs)."""
+        self.ended, self.in_round, self.active, self.asking = True, False, True, True
+
+    async def _roll_back_task(self, text: str = "", back: bool = True) -> None:
+        """Every applied turn of the task, newest first (a turn undone meanwhile is passed
+        over); stops at the first that can not go back and says what stays."""
+        try:
+            self.screen.say(await self._roll_back_turns(text))
+        finally:
+            self._end("", back)
+
+    async def _roll_back_turns(self, text: str) -> str:
+        from ..base.printable import shown
+        from .review_state import Undone
+        from .widgets.review import ReviewPane
+
+        screen, driver = self.screen, self.screen.driver
+        done: list[str] = []
+        files: list[str] = []
+        lead = f"{text}; " if text else ""
+        for i in range(len(self.turns) - 1, -1, -1):
+            label, turn_id = self.turns[i]
+            try:
+                if await driver.undone(turn_id):
+                    continue
+                restored = await driver.undo(turn_id)
+            except SparkPairError as exc:
+                stays = _labels(self.turns[i::-1])
+                return (lead + (f"rolled back {', '.join(done)}; " if done else "") +
+                        f"{label} could not be rolled back ({exc.message}): {stays} "
+                        f"stay{'s' if i == 0 else ''} written · /undo takes "
+                        f"{'it' if i == 0 else 'each'} back once the file is as the turn "
+                        "left it")
+            done.append(label)
+            files.extend(p for p in restored if p not in files)
+            screen.query_one(ReviewPane).set_undone(turn_id, Undone.ROLLED_BACK)
+        await screen.commits.after_undo()
+        return (lead + f"rolled back the whole task: {len(done)} turn(s), newest first "
+                f"({', '.join(done)}), byte for byte: "
+                f"{', '.join(map(shown, files)) or 'no file'} as before the task")
+
     def _end(self, text: str, back: bool = True) -> None:
-        self.active = self.in_round = False
+        self.active = self.in_round = self.stopping = self.asking = False
         self.ended = True
-        loop = self.loop
         if text:
             self.screen.say(text)
         self.screen.run_queued()  # turns queued meanwhile go now
-        if back and loop is not None and loop.escalated and self.drafter and \
+        if back:
+            self._go_back(text)
+
+    def _go_back(self, text: str) -> None:
+        """An escalated loop is over: the drafting model again (see _back)."""
+        loop = self.loop
+        if loop is not None and loop.escalated and self.drafter and \
                 self.screen.driver.client.model != self.drafter:
             self.screen.run_worker(self._back(text), group="fixloop", exit_on_error=False)
 
@@ -272,6 +384,10 @@ def _unfit_why(verdict: Verdict) -> str:
     """What the tool said of an operation it left out: its path and why."""
     why = verdict.reason.removeprefix("it can not be applied: ")
     return why if verdict.path in why else f"{verdict.path}: {why}"
+
+
+def _labels(turns: list[tuple[str, str]]) -> str:
+    return ", ".join(label for label, _ in turns)
 
 
 def _could_escalate(loop: Loop) -> bool:

@@ -141,6 +141,10 @@ def earlier_lines(turns: list[StoredTurn], name: str, model: str) -> list[str]:
                 "rejected": "rejected", "failed": "failed", "cancelled": "stopped",
                 "refused": "refused", "conflict": "did not apply",
                 "no_changes": "no change"}.get(t.status, t.status)
+        unfit = sum(d.get("fate") == "unfit" for d in t.decisions)
+        if unfit and t.status in ("rejected", "conflict"):  # the tool's refusal, not a person's
+            what = ("could not apply" if t.status == "conflict" else
+                    f"{unfit} could not apply, the rest rejected")
         text = " ".join(t.instruction.split())
         if is_fix_round(t.instruction):  # not the person's words: the check's output
             text = "fix round: the check's output went back to the model"

@@ -48,6 +48,8 @@ class TurnReview:
         self.op_paths: dict[int, list[str]] = {}  # the paths each operation names
         self.path_uses: Counter[str] = Counter()  # how many operations name each path
         self.repairing = False  # the repair round runs: what is decided may be asked again
+        self.repaired = False  # this turn's repair round has run (what is left out is final)
+        self.mendable: set[int] = set()  # left out, but the repair round will ask about them
 
     def frame(self, events: list[Any], view: DiffView) -> None:
         """A frame's events: those the review pane shows go to it once the diff is painted."""
@@ -118,6 +120,7 @@ class TurnReview:
                     self.proposed_any = False
                 case RepairStarted() | RepairFinished():
                     self.repairing = isinstance(event, RepairStarted)
+                    self.repaired = True
                     screen.refresh_bindings()  # (escape stops the round while it runs)
                     if not review.review.doomed:
                         screen.say(repair_rows.notice(event))
@@ -139,7 +142,8 @@ class TurnReview:
                 self.check_fit(alone)
 
     def forget_ops(self) -> None:
-        self.left_out, self.op_paths = {}, {}
+        self.left_out, self.op_paths, self.repaired = {}, {}, False
+        self.mendable = set()
         self.path_uses.clear()
 
     async def _fit(self, ops: list[tuple[int, Any]]) -> None:
@@ -147,6 +151,11 @@ class TurnReview:
         at once, with the reason in their row (the files are read in a thread)."""
         screen = self.screen
         found = await asyncio.to_thread(fit.unfit_all, screen.launch.root, ops)
+        settings = screen.driver.settings
+        if found and screen.turn_worker is not None and not self.repaired and \
+                settings is not None and settings.review.repair:
+            self.mendable |= await asyncio.to_thread(  # matching nowhere: asked again
+                fit.mendable, screen.launch.root, [(i, op) for i, op, _ in found])
         review = screen.query_one(ReviewPane)
         for index, op in ops:  # the check placed its hunks: show those placed loosely
             if loose_hunks([op]) and index in review.review.entries:
@@ -160,8 +169,15 @@ class TurnReview:
         if not marked or review.review.closed or review.review.doomed:
             return  # (a doomed turn's notice says why nothing will be written)
         names = ", ".join(self.left_out[i] for i in sorted(self.left_out))
-        if len(self.left_out) == len(review.review.entries) and screen.turn_worker is not None \
-                and not screen.streaming:
+        trying = [] if self.repaired else [i for i in sorted(self.left_out) if i in self.mendable]
+        if trying:  # not final yet: the repair round asks about these
+            tried = ", ".join(self.left_out[i] for i in trying)
+            final = ", ".join(self.left_out[i] for i in sorted(self.left_out) if i not in trying)
+            screen.say(f"can't apply as written: {tried}; once the reply ends a repair round "
+                       "asks the model to mend it, else it is left out" +
+                       (f"; left out: {final}" if final else "") + " (rows say why)")
+        elif len(self.left_out) == len(review.review.entries) and \
+                screen.turn_worker is not None and not screen.streaming:
             screen.say(f"can't be applied to the files as they are: {names}; nothing will be "
                        "written (each row says why; ctrl+r regenerates the turn)")
         else:
@@ -190,7 +206,7 @@ class TurnReview:
         applied = result.status == TurnStatus.APPLIED
         if applied:
             screen.disk_marks.wrote(result.changed)  # (not a person's edit: no M)
-            screen.fixes.applied(result.changed, trying)
+            screen.fixes.applied(result.changed, trying, result.turn_id)
             screen.commits.turn_applied(result.turn_id, offer=not trying)
         if trying and applied:
             screen.check_applied(result.turn_id)
@@ -211,7 +227,7 @@ class TurnReview:
             screen.say(f"applied: {n} file(s) changed ({', '.join(map(shown, result.changed))})"
                        "; /undo puts them back" + (
                            f"; left out (can't apply): {left_out}" if left_out else ""))
-        elif result.status == TurnStatus.REJECTED and left_out and \
+        elif result.status in (TurnStatus.REJECTED, TurnStatus.CONFLICT) and left_out and \
                 len(self.left_out) == len(review.review.entries):
             screen.alert(f"nothing was written: none of this turn's operations can be applied "
                          f"to the files as they are ({left_out})\n  hint: each row in the review "

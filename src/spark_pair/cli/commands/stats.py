@@ -246,7 +246,8 @@ def _per_model(title: str, columns: tuple[str, ...]) -> Any:
 
 
 def render_review(review: list, console) -> None:  # type: ignore[no-untyped-def]
-    """Per model: how much of what it proposed a person kept as is, amended or rejected."""
+    """Per model: how much of what it proposed a person kept as is, amended or rejected, and
+    how many hunks could not apply (the tool left them out; not in the shares)."""
     from rich.text import Text
 
     from ...store.verdicts import Fate
@@ -257,9 +258,12 @@ def render_review(review: list, console) -> None:  # type: ignore[no-untyped-def
                      "and reject, per hunk)")
         return
     table = _per_model("Review by model (share of proposed hunks)",
-                       ("turns", "hunks", "kept", "amended", "rejected"))
+                       ("turns", "hunks", "kept", "amended", "rejected", "unfit"))
     for s in review:
         table.add_row(Text(s.model), str(s.turns), str(s.proposed),
                       *(f"{100 * s.share(f):.0f}%" for f in (Fate.KEPT, Fate.AMENDED,
-                                                             Fate.REJECTED)))
+                                                             Fate.REJECTED)), str(s.unfit))
     console.print(table)
+    if any(s.unfit for s in review):
+        say(console, "unfit = hunks that could not apply (their lines are not in the file): "
+                     "the tool left them out, no person decided; not in the shares", style="dim")

@@ -14,10 +14,12 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
+from rich.cells import cell_len
 from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual.strip import Strip
 from textual.widgets import Label, Log
 from textual.worker import WorkerCancelled, WorkerFailed
 
@@ -26,6 +28,23 @@ from ...workspace.checkrun import CheckResult, run_check
 from .. import bindings
 from ..fixrounds import SENDS
 from ..typed import pass_typed
+from ..widgets.diff_rows import mark_edges
+
+
+class CheckLog(Log):
+    """The check's output: a line cut at the edge is marked as in the live diff (→ it goes on,
+    ← it starts left of the view)."""
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        scroll_x, scroll_y = self.scroll_offset
+        lines = self.lines
+        if scroll_y + y >= len(lines):
+            return strip
+        return mark_edges(strip, cell_len(lines[scroll_y + y]), scroll_x, self.rich_style)
+
+
+RUNNING_KEYS = "[b]alt+n[/b] stop the check and roll the turn back (byte for byte)"
 
 
 class CheckScreen(ModalScreen[bool]):
@@ -74,9 +93,8 @@ class CheckScreen(ModalScreen[bool]):
         with Vertical():
             yield Label(f"check: {self.command}  (the turn is applied; running…)",
                         id="check-status", markup=False)  # a command and its result: literal
-            yield Log(id="check-output", max_lines=5000)
-            yield Label("[b]alt+y[/b] keep the turn   [b]alt+n[/b] roll it back (byte for byte)",
-                        id="check-keys")
+            yield CheckLog(id="check-output", max_lines=5000)
+            yield Label(RUNNING_KEYS, id="check-keys")  # y keeps once there is a result
 
     def on_mount(self) -> None:
         self.worker = self._run()
@@ -117,6 +135,8 @@ class CheckScreen(ModalScreen[bool]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "send":
             return self.sends and bool(self.cause)
+        if action == "answer" and parameters[:1] == (True,):
+            return self.result is not None  # nothing to keep on while the check runs
         return True
 
     def action_send(self) -> None:

@@ -70,8 +70,9 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "this screen (? is typed into a prompt that holds text)"),
     (("confirm.yes", "confirm.no", "confirm.cancel"), "a question", "yes / no / no"),
     ("alt+y / alt+n / alt+f", "the check",
-     "keep the turn (in a fix loop: and send the output on) / roll it back / send output that "
-     "points at the environment (a module or command not found) to the model anyway"),
+     "keep the turn (in a fix loop: and send the output on) / roll it back (at a fix loop's "
+     "end: the whole task) / send output that points at the environment (a module or command "
+     "not found) to the model anyway"),
     (("help.close", "help.close_q", "help.close_q2"), "this screen", "close it"),
 ]
 COMMANDS = [

@@ -407,8 +407,8 @@ class MainScreen(Screen[None]):
                 r = check.result
                 self.driver.conversation.checked(turn_id, r.command, r.passed, r.output)
             if not keep:
-                self.fixes.rolled_back()
-                self.turn_review.roll_back(turn_id)
+                if not self.fixes.rolled_back(turn_id):  # (True: the whole task goes back)
+                    self.turn_review.roll_back(turn_id)
             elif not self.fixes.checked(check.result, turn_id, send=check.send):
                 self.say("kept: the turn stays applied (/undo still puts it back)")
             if keep and not self.fixes.active:  # kept, no round to come: [git] commit

@@ -106,8 +106,14 @@ _NO_COLOR = {Kind.FILE: Style(bold=True, reverse=True), Kind.HUNK: Style(underli
 def _cut(strip: Strip, scroll_x: int, width: int, fill: Style, style: Style) -> Strip:
     """The part of a row in view; where the row goes on past the right edge its last column
     says so (`→`), and `←` where it starts left of the view (scrolled sideways)."""
-    total = strip.cell_length
     out = strip.crop_extend(scroll_x, scroll_x + width, fill)
+    return mark_edges(out, strip.cell_length, scroll_x, style)
+
+
+def mark_edges(out: Strip, total: int, scroll_x: int, style: Style) -> Strip:
+    """`out`, the part in view of a row `total` cells long, with `→` in its last column when
+    the row goes on past the right edge and `←` in its first when it starts left of the view."""
+    width = out.cell_length
     if width < 4:
         return out
     if total > scroll_x + width:

@@ -513,8 +513,12 @@ class DiffView(FramedRows, can_focus=True):
 
     def _word_spans(self, index: int) -> list[tuple[int, int]] | None:
         """The changed words of a removed or added row, from its hunk's marks (worked out off
-        the loop, once per hunk); None while they are worked out (the row is painted plain)."""
+        the loop, once per hunk); None while they are worked out (the row is painted plain),
+        and while its operation's lines are still arriving (marks of a part of a hunk would
+        be kept for good)."""
         row = self.rows[index]
+        if row.op == self._open:
+            return None
         head = self.hunk_rows.get((row.op, row.hunk))
         if head is None:
             return []
