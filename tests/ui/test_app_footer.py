@@ -48,7 +48,7 @@ async def test_the_footer_shows_what_matters_at_80_columns(repo: Path,
         await pilot.pause()
         line = footer_line(app)
         # the review's chords, from the prompt (it keeps the focus), most important first
-        assert in_order(line, ["alt+ayes", "alt+rno", "alt+Aall", "alt+Rrest", "alt+ddel/ren",
-                               "?keys", "^ppalette"]), line
+        assert in_order(line, ["alt+ayes", "rno", "Aall", "Rrest", "ddel/ren", "cwhy", "eedit",
+                               "ttry", "?keys", "^ppalette"]), line
         assert line.endswith("palette")
         await pilot.press("alt+shift+r")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.binding import Binding
 
 from spark_pair.ui.bindings import REVIEW, key_label
-from spark_pair.ui.footer_keys import Shown, fit, keys_shown
+from spark_pair.ui.footer_keys import Shown, fit, grouped, keys_shown
 from spark_pair.ui.screens.main import MainScreen
 from spark_pair.ui.widgets.prompt import Prompt
 from spark_pair.ui.widgets.review import ReviewPane
@@ -30,7 +30,7 @@ def active(*owners: list[Binding], hidden: tuple[str, ...] = ()
 
 
 def labels(keys: list[Shown]) -> list[str]:
-    return [f"{k.display} {k.label}" for k in keys]
+    return [f"{k.lead}{k.display} {k.label}" for k in keys]
 
 
 def test_the_review_pane_keys_come_first_in_the_order_that_matters() -> None:
@@ -41,8 +41,9 @@ def test_the_review_pane_keys_come_first_in_the_order_that_matters() -> None:
                                  "alt+d del/rename", "alt+c reject+why", "alt+e edit", "alt+t try",
                                  "alt+j/alt+k hunk", "alt+n/alt+p file"]  # deciding before moving
     assert labels(right) == ["? keys", "^p palette"]
-    shown, gap = fit(left, right, 80)  # short labels, one column between keys
-    assert labels(shown) == ["alt+a yes", "alt+r no", "alt+A all", "alt+R rest", "alt+d del/ren"]
+    shown, gap = fit(left, right, 80)  # short labels, one column, alt+ said once
+    assert labels(shown) == ["alt+ a yes", "r no", "A all", "R rest", "d del/ren", "c why",
+                             "e edit", "t try"]  # every deciding key at 80 columns
     width = sum(k.width for k in shown) + gap * (len(shown) - 1) + sum(k.width for k in right)
     assert width <= 80 - 3
     wide, gap = fit(left, right, 300)
@@ -75,3 +76,12 @@ def test_keys_that_do_not_fit_are_left_out_whole_from_the_least_important() -> N
     right = [Shown("?", "?", "keys", True, "")]
     assert fit(left, right, 30) == ([], 2)  # the most important does not fit: none after it
     assert fit(list(reversed(left)), right, 30)[0] == [left[1]]
+
+
+def test_a_run_of_chords_says_its_modifier_once_and_other_keys_break_the_run() -> None:
+    keys = [Shown("alt+a", "alt+a", "yes", True, ""), Shown("alt+j", "alt+j/alt+k", "hunk", True,
+                                                           ""),
+            Shown("escape", "esc", "stop", True, ""), Shown("alt+t", "alt+t", "try", True, "")]
+    assert [(k.lead, k.display) for k in grouped(keys)] == [
+        ("alt+ ", "a"), ("", "j/k"), ("", "esc"), ("alt+ ", "t")]
+    assert grouped(keys)[0].width == len("alt+ a yes")

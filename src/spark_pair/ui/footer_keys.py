@@ -3,8 +3,9 @@
 The order is the order of `SLOTS` (the focused pane's keys come up there, because only the
 focused pane's bindings are active); keys that do not fit are left out whole, from the least
 important, never cut in the middle. On a short line the labels are shorter and the gaps one
-column. The keys for help and for the palette are always shown, at the right: `?` while it
-opens the help (f1 while the prompt holds text, where ? is typed).
+column; shorter still, a run of chords with one modifier shows it once (`alt+ a yes r no`). The
+keys for help and for the palette are always shown, at the right: `?` while it opens the help
+(f1 while the prompt holds text, where ? is typed).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, replace
 from textual.binding import Binding
 
 PIN_GAP = 1  # columns between the pinned keys
+CHORD = "alt+"  # the review's modifier: on the shortest line, said once for a run of its keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,13 +29,31 @@ class Shown:
     enabled: bool
     tooltip: str
     short: str = ""  # the label on a short line ("" : the same)
+    lead: str = ""  # shown before the key: the modifier of a run of chords ("alt+ ")
 
     @property
     def width(self) -> int:
-        return len(self.display) + 1 + len(self.label)
+        return len(self.lead) + len(self.display) + 1 + len(self.label)
 
     def shortened(self) -> Shown:
         return replace(self, label=self.short or self.label, short="")
+
+
+def grouped(keys: Sequence[Shown]) -> list[Shown]:
+    """`keys` with the modifier of each run of chords said once, before its first key: `alt+a
+    yes  alt+r no` becomes `alt+ a yes  r no`."""
+    out: list[Shown] = []
+    in_run = False
+    for key in keys:
+        parts = key.display.split("/")
+        if all(part.startswith(CHORD) and len(part) > len(CHORD) for part in parts):
+            out.append(replace(key, display="/".join(part[len(CHORD):] for part in parts),
+                               lead="" if in_run else CHORD + " "))
+            in_run = True
+        else:
+            out.append(key)
+            in_run = False
+    return out
 
 
 # binding ids in order of importance, the label (None: the binding's), the label on a short
@@ -98,10 +118,12 @@ def keys_shown(active: Iterable[Active], display: Callable[[Binding], str],
 def fit(left: Sequence[Shown], right: Sequence[Shown], width: int) -> tuple[list[Shown], int]:
     """The most important keys of `left` that fit beside the pinned ones (a prefix: the first
     that does not fit ends it), and the gap between them: 2 columns and the full labels, else
-    1 column, else 1 column and the short labels, whichever shows the most keys first."""
+    1 column, else 1 column and the short labels, else those with each run of chords' modifier
+    said once, whichever shows the most keys first."""
     room = width - sum(k.width for k in right) - PIN_GAP * len(right) - 1
     best: tuple[list[Shown], int] = ([], 2)
-    for keys, gap in ((left, 2), (left, 1), ([k.shortened() for k in left], 1)):
+    short = [k.shortened() for k in left]
+    for keys, gap in ((left, 2), (left, 1), (short, 1), (grouped(short), 1)):
         shown = _prefix(keys, room, gap)
         if len(shown) > len(best[0]):
             best = (shown, gap)

@@ -84,7 +84,7 @@ class AppFooter(Widget, can_focus=False):
         for key in keys:
             if spans:
                 text.append(" " * gap)
-            start = text.cell_len
+            start = text.cell_len + len(key.lead)  # (the modifier alone presses nothing)
             self._append(text, key, key_style, description_style)
             spans.append((start, text.cell_len, key))
         right = Text(no_wrap=True, overflow="crop")
@@ -108,6 +108,8 @@ class AppFooter(Widget, can_focus=False):
     @staticmethod
     def _append(text: Text, key: Shown, key_style: Style, description_style: Style) -> None:
         dim = _DIM if not key.enabled else Style()
+        if key.lead:
+            text.append(key.lead, description_style + dim)
         text.append(key.display, key_style + dim)
         text.append(" " + key.label, description_style + dim)  # not by colour alone
 
