@@ -97,8 +97,9 @@ async def test_at_80x24_what_can_not_apply_is_named_in_the_notice_and_its_row(
         repo: Path, demo_sim: SimProcess) -> None:
     """The second turn, against the files the first changed: what no longer fits is left out at
     once (its row says why, the notice names it); rejecting the rest writes nothing and says
-    so. (The repair round is off: its own notice would follow this one; test_app_repair.)"""
-    app = make_app(repo, demo_sim, **{"review.repair": "false"})
+    so. The repair round tries it first (the notice says so, not as final), then says what it
+    did."""
+    app = make_app(repo, demo_sim)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.press("alt+shift+a", "alt+shift+r")
