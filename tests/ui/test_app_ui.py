@@ -276,6 +276,20 @@ async def test_palette_offers_models_transports_and_context(repo: Path,
         command.callback()
         await until(pilot, lambda: "now using transport chat" in notice(app), "the switch")
         assert str(app.main.driver.client.transport) == "chat"
+        drop = next(c for c in app.get_system_commands(app.screen)
+                    if c.title == "Context: drop inventory.py")
+        drop.callback()  # the palette's context commands act as /drop and /add do
+        await pilot.pause()
+        assert "inventory.py" not in app.main.context
+        (repo / "inventory.py").write_text(FILES["inventory.py"] + "# edited\n")
+        await until(pilot, lambda: any(c.title == "Context: add inventory.py"
+                                       for c in app.get_system_commands(app.screen)),
+                    "the edited file offered")
+        add = next(c for c in app.get_system_commands(app.screen)
+                   if c.title == "Context: add inventory.py")
+        add.callback()
+        await pilot.pause()
+        assert "inventory.py" in app.main.context
 
 
 async def test_ai_comments_can_be_turned_off(repo: Path, demo_sim: SimProcess) -> None:

@@ -10,7 +10,7 @@ from textual.markup import escape
 from textual.screen import Screen
 
 from ..base.transport import TRANSPORT_CHOICES
-from . import bindings
+from . import bindings, commands
 from .screens.main import Launch, MainScreen
 from .themes import diff_variable_defaults, install_themes
 from .widgets.files import FilesPane
@@ -62,7 +62,7 @@ class SparkPairApp(App[None]):
                             lambda: main.run_command("/commit"))
         for rel in list(main.context):
             yield SystemCommand(f"Context: drop {escape(rel)}", "Take the file out of the context",
-                                lambda r=rel: main.drop_context(r))
+                                lambda r=rel: commands.drop_context(main, r))
         for c in main.chooser.chosen:
             if c.path in main.context:
                 continue
@@ -76,8 +76,8 @@ class SparkPairApp(App[None]):
                                     lambda r=c.path: main.toggle_chosen(r))
             yield SystemCommand(f"Context: pin {escape(c.path)}",
                                 "Keep the file in the context for every prompt",
-                                lambda r=c.path: main.add_context(r))
+                                lambda r=c.path: commands.add_context(main, r))
         changed = main.query_one(FilesPane).changed
         for rel in sorted(changed - main.context.keys())[:50]:
             yield SystemCommand(f"Context: add {escape(rel)}", "Put the file into the context",
-                                lambda r=rel: main.add_context(r))
+                                lambda r=rel: commands.add_context(main, r))
