@@ -18,8 +18,10 @@ from support.apps import (
     until,
 )
 
+from spark_pair.sim.demo_project import PROMPT
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.widgets.files import FilesPane
+from spark_pair.ui.widgets.prompt import Prompt
 
 
 async def test_a_proposal_after_A_mid_stream_says_it_waits(repo: Path,
@@ -68,9 +70,16 @@ def pane_rows(app) -> dict[str, str]:
 
 async def test_the_files_pane_keeps_what_was_sent_and_its_marks_follow_the_disk(
         repo: Path, demo_sim: SimProcess) -> None:
-    app = make_app(repo, demo_sim, files=())  # the automatic context chooses the files
+    app = make_app(repo, demo_sim, prompt="", files=())  # the automatic context chooses
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: opened(app) and all_proposed(app), "every proposal")
+        await until(pilot, lambda: opened(app), "the open repository")
+        prompt = app.main.query_one(Prompt)
+        prompt.focus()
+        await pilot.press(*PROMPT)
+        # (the choice is planned once typing stops; on a busy machine the index comes first)
+        await until(pilot, lambda: app.main.chooser.chosen, "the files chosen for the prompt")
+        await pilot.press("enter")
+        await until(pilot, lambda: all_proposed(app), "every proposal")
         sent = app.main.query_one(FilesPane).sent
         assert sent and not app.main.context  # chosen for the prompt, none added by hand
         rows = pane_rows(app)

@@ -23,7 +23,7 @@ and the writes run in worker threads: the event loop never waits on the disk.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -136,7 +136,7 @@ class Session:
         return bool(await steer(text))
 
     def turn(self, prompt: str, files: Sequence[str] = (), *, ask: bool = False,
-             latency: float = 0.0, choose: bool = False) -> AsyncIterator[SessionEvent]:
+             latency: float = 0.0, choose: bool = False) -> AsyncGenerator[SessionEvent, None]:
         """The events of one turn (see the module docstring for their order). Raises
         TurnInProgress when a turn is already running. `ask`: a question (an `AI?` comment):
         a prose reply is the answer, and an operation in it is refused, never written.
@@ -208,7 +208,7 @@ class Session:
             raise TurnInProgress("a turn is already running in this session")
 
     async def _turn(self, prompt: str, files: Sequence[str], ask: bool, latency: float = 0.0,
-                    choose: bool = False) -> AsyncIterator[SessionEvent]:
+                    choose: bool = False) -> AsyncGenerator[SessionEvent, None]:
         self._refuse_overlap()
         self._busy, self._early = True, None
         try:

@@ -85,7 +85,7 @@ REVIEW_PANE: list[BindingType] = [
 
 # the files pane
 FILES: list[BindingType] = [
-    Binding("enter", "toggle", "drop/add", id="files.toggle",
+    Binding("enter", "toggle_file", "drop/add", id="files.toggle",
             tooltip="Drop a chosen file (or bring it back); take a file out of the context "
                     "or put it in"),
     Binding("alt+p", "pin", "pin", id="files.pin",

@@ -11,6 +11,7 @@ import shlex
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from textual.app import App, SuspendNotSupported
 
@@ -51,7 +52,7 @@ def run_program(app: App[object], argv: list[str], path: Path, cwd: Path) -> int
 
 
 def _run(argv: list[str], path: Path, cwd: Path, own_terminal: bool = True) -> int:
-    quiet = {} if own_terminal else {"stdin": subprocess.DEVNULL,
+    quiet: dict[str, Any] = {} if own_terminal else {"stdin": subprocess.DEVNULL,
                                      "stdout": subprocess.DEVNULL,
                                      "stderr": subprocess.DEVNULL}
     try:

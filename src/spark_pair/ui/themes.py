@@ -93,7 +93,8 @@ def theme_from_data(data: dict[str, Any], default_name: str) -> Theme:
             raise ValueError(f"variables.{key} must be a string, not {value!r}")
         if key in DIFF_VARIABLES:
             _colour(value, f"variables.{key}")
-    theme = Theme(name=name.strip(), dark=dark, variables=dict(variables), **colours, **numbers)
+    extra: dict[str, Any] = {**colours, **numbers}
+    theme = Theme(name=name.strip(), dark=dark, variables=dict(variables), **extra)
     try:
         theme.to_color_system().generate()
     except Exception as exc:  # the palette itself cannot be built

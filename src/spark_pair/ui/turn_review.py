@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from ..base.errors import SparkPairError
@@ -51,7 +52,7 @@ class TurnReview:
         self.repaired = False  # this turn's repair round has run (what is left out is final)
         self.mendable: set[int] = set()  # left out, but the repair round will ask about them
 
-    def frame(self, events: list[Any], view: DiffView) -> None:
+    def frame(self, events: Sequence[Any], view: DiffView) -> None:
         """A frame's events: those the review pane shows go to it once the diff is painted."""
         if any(isinstance(e, REVIEW_EVENTS) for e in events):
             # the review pane may appear and take focus (a new layout, a new footer): after

@@ -16,7 +16,7 @@ from ._common import flag_overrides, model_options
 MARKS = {"pass": ("✓", "green"), "fail": ("✗", "bold red"), "skip": ("-", "dim")}
 
 
-def exit_code(report) -> ExitCode:  # type: ignore[no-untyped-def]
+def exit_code(report) -> ExitCode:
     """0 if every check passed (or did not apply), 3 if the config is unusable, else 1."""
     failed = report.first_failure
     if failed is None:
@@ -24,7 +24,7 @@ def exit_code(report) -> ExitCode:  # type: ignore[no-untyped-def]
     return ExitCode.CONFIG if failed.id == "config" else ExitCode.FAILURE
 
 
-def print_result(console, result) -> None:  # type: ignore[no-untyped-def]
+def print_result(console, result) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -117,8 +117,9 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
     if report.ok:
         head = Text.assemble(("All checks passed", "green"))
     else:
+        failed = report.first_failure
         head = Text.assemble(("Doctor found a problem", "red"),
-                             f" at '{report.first_failure.title}'")
+                             f" at '{failed.title if failed else ''}'")
     if head.cell_len + 1 + len(summary) <= console.width:
         console.print(Text.assemble(head, " ", summary), soft_wrap=True)
     else:

@@ -79,7 +79,7 @@ def _table(title: str, groups: list) -> object:
     return table
 
 
-def render(report, console) -> None:  # type: ignore[no-untyped-def]
+def render(report, console) -> None:
     from rich.text import Text
 
     total = report.total
@@ -190,7 +190,7 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
     render_forms(forms, console)
 
 
-def render_forms(forms: list, console) -> None:  # type: ignore[no-untyped-def]
+def render_forms(forms: list, console) -> None:
     """Per model: of its replies with a diff, the share that applied as sent, after a
     tolerance of the edits engine, after the repair round, or not at all."""
     from rich.text import Text
@@ -212,7 +212,7 @@ def render_forms(forms: list, console) -> None:  # type: ignore[no-untyped-def]
                  "round ([review] repair); refused = did not apply", style="dim")
 
 
-def render_tasks(tasks: list, console) -> None:  # type: ignore[no-untyped-def]
+def render_tasks(tasks: list, console) -> None:
     """Per drafting model: tasks with a check, how many rounds they took to pass, how often
     they went to the stronger model, how often the first turn passed."""
     from rich.text import Text
@@ -245,7 +245,7 @@ def _per_model(title: str, columns: tuple[str, ...]) -> Any:
     return table
 
 
-def render_review(review: list, console) -> None:  # type: ignore[no-untyped-def]
+def render_review(review: list, console) -> None:
     """Per model: how much of what it proposed a person kept as is, amended or rejected, and
     how many hunks could not apply (the tool left them out; not in the shares)."""
     from rich.text import Text

@@ -274,7 +274,7 @@ def _completed(event: Completed, transport: str, retries: int,
     if errors_map.output_limit_reached(short):
         short = None  # it stopped at --max-tokens: every token it was asked for
     return RequestResult(
-        ok=short is None, transport=transport, error_class=short and short.kind,
+        ok=short is None, transport=transport, error_class=short.kind if short else None,
         error=short.message if short else "", hint=short.hint if short else "",
         ttft_ms=None if m.ttft_s is None else m.ttft_s * 1000, duration_ms=m.duration_s * 1000,
         output_tokens=tokens, tokens_per_s=m.tokens_per_s, retries=retries,

@@ -102,8 +102,12 @@ class CheckScreen(ModalScreen[bool]):
     @work(group="check", exclusive=True, exit_on_error=False)
     async def _run(self) -> None:
         log = self.query_one(Log)
+
+        def show(text: str) -> None:
+            log.write(text)
+
         result = await run_check(self.command, self.cwd, timeout_s=self.timeout_s,
-                                 on_output=log.write)
+                                 on_output=show)
         self.result = result
         answer = None if self.settle is None else self.settle(result)
         if answer is True:

@@ -111,7 +111,8 @@ class MainScreen(Screen[None]):
         yield Prompt(self._send, placeholder="what should change? (/help for commands)",
                      id="prompt",
                      suggester=SlashSuggester(self.models, self._files, lambda: list(self.context)))
-        yield Meter(id="meter", **({"clock": self.launch.clock} if self.launch.clock else {}))
+        yield (Meter(id="meter", clock=self.launch.clock) if self.launch.clock
+               else Meter(id="meter"))
         yield AppFooter()
 
     def on_mount(self) -> None:

@@ -69,7 +69,7 @@ class Rows(Sequence[Row]):
     def __getitem__(self, index: slice) -> list[Row]: ...
     def __getitem__(self, index: int | slice) -> Row | list[Row]:
         if isinstance(index, slice):
-            return [Row(_KINDS[k], *rest) for k, *rest in self._items[index]]
+            return [Row(_KINDS[k], text, op, hunk) for k, text, op, hunk in self._items[index]]
         k, text, op, hunk = self._items[index]
         return Row(_KINDS[k], text, op, hunk)
 

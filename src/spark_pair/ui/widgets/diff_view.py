@@ -258,8 +258,8 @@ class DiffView(FramedRows, can_focus=True):
             case Started(model=model) | ModelChanged(new=model):
                 self.model = model
             case LineAdded(op_index=i, hunk_index=h, line=line):
-                kind = _MARKER_KIND.get(line[:1], Kind.CONTEXT)
-                self._add(Row(kind, content_text(line), i, h))
+                row_kind = _MARKER_KIND.get(line[:1], Kind.CONTEXT)
+                self._add(Row(row_kind, content_text(line), i, h))
             case FileFinished(index=i, op=op):
                 self._open = -1
                 self._detail(i, op)  # repaints: the file's rows gain their word marks
@@ -570,17 +570,17 @@ class DiffView(FramedRows, can_focus=True):
         if index >= len(self.rows):
             return Strip.blank(width, self._fill(Style()))
         key = (index, scroll_x, width)
-        strip = self._cache.get(key)
-        if strip is None:
+        cached = self._cache.get(key)
+        if cached is None:
             row = self.rows[index]
             style = self._row_style(row.kind)
             strip = Strip(self._segments(row, style, index))
             if scroll_x == 0 and row.kind in (Kind.ADDED, Kind.REMOVED) and \
                     strip.cell_length > width:
                 strip = self._elide(strip, index, width, style)
-            strip = _cut(strip, scroll_x, width, self._fill(style), style)
-            self._cache.set(key, strip)
-        return strip
+            cached = _cut(strip, scroll_x, width, self._fill(style), style)
+            self._cache.set(key, cached)
+        return cached
 
     def _elide(self, strip: Strip, index: int, width: int, style: Style) -> Strip:
         """A removed or added row whose changed words all lie past the right edge (a `-`/`+`

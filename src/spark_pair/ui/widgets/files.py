@@ -222,7 +222,7 @@ class FilesPane(OptionList):
     def on_key(self, event: events.Key) -> None:
         pass_typed(self, event)  # a letter typed here goes to the prompt
 
-    def action_toggle(self) -> None:
+    def action_toggle_file(self) -> None:
         option = self.highlighted_option
         if option is not None and option.id:
             self.post_message(self.Toggled(option.id))

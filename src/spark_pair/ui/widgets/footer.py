@@ -80,7 +80,7 @@ class AppFooter(Widget, can_focus=False):
         width = self.size.width
         keys, gap = fit(self.keys, self.pinned, width)
         text = Text(no_wrap=True, overflow="crop")
-        spans = []
+        spans: list[tuple[int, int, Shown]] = []
         for key in keys:
             if spans:
                 text.append(" " * gap)

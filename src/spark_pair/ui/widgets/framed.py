@@ -65,12 +65,12 @@ class FramedRows(ScrollView):
             if plain:  # a row is [left edge, the row, padding, right edge]: take the edges
                 self._framing_blank = True  # and the padding from Textual's frame of a blank row
                 try:
-                    sides = list(frame(Region(0, top, size.width, 1))[0])
+                    framed = list(frame(Region(0, top, size.width, 1))[0])
                 finally:
                     self._framing_blank = False
                 self.refresh(Region(0, 0, size.width, 1))  # (Textual keeps that row framed)
-                if len(sides) == 3 and sides[0].text and sides[2].text:
-                    self._sides = (sides[0], sides[2], sides[1])
+                if len(framed) == 3 and framed[0].text and framed[2].text:
+                    self._sides = (framed[0], framed[2], framed[1])
         sides = self._sides
         inner = self.content_region.size.width
         scroll_x, scroll_y = self.scroll_offset
