@@ -271,6 +271,7 @@ async def test_palette_offers_models_transports_and_context(repo: Path,
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Model: gpt-5.3-codex" in titles and "Transport: chat" in titles
         assert "Context: drop inventory.py" in titles and "Theme" in titles
+        assert "Command: /undo" in titles and "Command: /commit" in titles  # the table
         command = next(c for c in app.get_system_commands(app.screen)
                        if c.title == "Transport: chat")
         command.callback()

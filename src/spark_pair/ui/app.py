@@ -12,6 +12,7 @@ from textual.screen import Screen
 from ..base.transport import TRANSPORT_CHOICES
 from . import bindings, commands
 from .screens.main import Launch, MainScreen
+from .slash import SLASH
 from .themes import diff_variable_defaults, install_themes
 from .widgets.files import FilesPane
 
@@ -58,8 +59,10 @@ class SparkPairApp(App[None]):
         for name in TRANSPORT_CHOICES:
             yield SystemCommand(f"Transport: {name}", "Reconnect with this transport",
                                 lambda n=name: main.run_command(f"/transport {n}"))
-        yield SystemCommand("Git: commit", "Commit this session's accepted turns (/commit)",
-                            lambda: main.run_command("/commit"))
+        for command in SLASH:  # the commands that take nothing, as the prompt runs them
+            if not command.arg and command.name not in ("/help", "/quit"):
+                yield SystemCommand(f"Command: {command.name}", command.help,
+                                    lambda n=command.name: main.run_command(n))
         for rel in list(main.context):
             yield SystemCommand(f"Context: drop {escape(rel)}", "Take the file out of the context",
                                 lambda r=rel: commands.drop_context(main, r))

@@ -1,16 +1,16 @@
-"""The slash commands of the main screen (/undo, /redo, /commit, /model, /transport, /add,
-/drop, /clear, /help, /quit; the session commands are in `sessions`, /commit's work in
-`commits`), and the context set they edit."""
+"""The slash commands' router and the work of most of them (the table is `slash.SLASH`; the
+session commands' work is in `sessions`, /commit's in `commits`), and the context set they
+edit."""
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ..base.errors import SparkPairError, UsageError
 from ..base.printable import shown
 from ..base.transport import TRANSPORT_CHOICES
-from . import sessions
+from . import sessions, slash
 from .notices import displayed
 from .review_state import Undone
 from .widgets.diff_view import DiffView
@@ -18,8 +18,6 @@ from .widgets.files import FilesPane
 from .widgets.meter import Meter
 from .widgets.prompt import Prompt
 from .widgets.review import ReviewPane
-
-TAKES_ARG = ("/model", "/add", "/drop", "/rename")
 
 
 def start(screen: Any, work: Coroutine[Any, Any, None]) -> None:
@@ -32,40 +30,24 @@ def reopen(screen: Any, overrides: dict[str, str], what: str) -> None:
 
 
 def run(screen: Any, text: str) -> None:
+    """Run a slash command: `text` is the prompt (the command, then its argument)."""
     command, _, arg = text.partition(" ")
     arg = arg.strip()
-    if sessions.command(screen, command, arg):
+    found = slash.BY_NAME.get(command)
+    if found is None or (found.needs_arg and not arg):
+        screen.show_error(UsageError(
+            f"unknown command {text!r}" if found is None else f"{command} needs an argument",
+            hint=slash.hint()))
         return
-    match command:
-        case "/undo":
-            start(screen, _undo(screen))
-        case "/redo":
-            start(screen, _redo(screen))
-        case "/commit":
-            screen.commits.start()
-        case "/model" if arg:
-            reopen(screen, {"model.name": arg}, f"model {arg}")
-        case "/transport" if arg in TRANSPORT_CHOICES:
-            reopen(screen, {"session.transport": arg}, f"transport {arg}")
-        case "/transport":
-            screen.show_error(UsageError(f"unknown transport {arg!r}",
-                                         hint=f"use one of: {', '.join(TRANSPORT_CHOICES)}"))
-        case "/add" if arg:
-            add_context(screen, arg)
-        case "/drop" if arg:
-            drop_context(screen, arg)
-        case "/clear":
-            clear(screen)
-        case "/help":
-            screen.action_help()
-        case "/quit":
-            screen.confirm_quit()  # as ctrl+q: asks when operations are undecided
-        case _:
-            screen.show_error(UsageError(
-                f"unknown command {text!r}" if command not in TAKES_ARG else
-                f"{command} needs an argument",
-                hint="commands: /undo /redo /commit /model NAME /transport NAME /add PATH "
-                     "/drop PATH /clear /sessions /rename NAME /fork /help /quit"))
+    HANDLERS[command](screen, arg)
+
+
+def _transport(screen: Any, arg: str) -> None:
+    if arg in TRANSPORT_CHOICES:
+        reopen(screen, {"session.transport": arg}, f"transport {arg}")
+    else:
+        screen.show_error(UsageError(f"unknown transport {arg!r}",
+                                     hint=f"use one of: {', '.join(TRANSPORT_CHOICES)}"))
 
 
 async def _undo(screen: Any) -> None:
@@ -209,3 +191,21 @@ def chosen_changed(screen: Any) -> None:
     if notes:
         screen.say("; ".join(notes))
     screen.prepare()
+
+
+Handler = Callable[[Any, str], object]  # (the main screen, the argument)
+HANDLERS: dict[str, Handler] = {
+    "/undo": lambda screen, arg: start(screen, _undo(screen)),
+    "/redo": lambda screen, arg: start(screen, _redo(screen)),
+    "/commit": lambda screen, arg: screen.commits.start(),
+    "/model": lambda screen, arg: reopen(screen, {"model.name": arg}, f"model {arg}"),
+    "/transport": _transport,
+    "/add": add_context,
+    "/drop": drop_context,
+    "/clear": lambda screen, arg: clear(screen),
+    "/sessions": lambda screen, arg: sessions.command(screen, "/sessions", arg),
+    "/rename": lambda screen, arg: sessions.command(screen, "/rename", arg),
+    "/fork": lambda screen, arg: sessions.command(screen, "/fork", arg),
+    "/help": lambda screen, arg: screen.action_help(),
+    "/quit": lambda screen, arg: screen.confirm_quit(),  # as ctrl+q: asks when undecided
+}

@@ -200,7 +200,7 @@ class SessionsScreen(ModalScreen[str | None]):
 
 # ---- the main screen's side (these take the MainScreen) ------------------------------------
 
-COMMANDS = ("/sessions", "/rename", "/fork")
+COMMANDS = ("/sessions", "/rename", "/fork")  # (their rows are in slash.SLASH)
 
 
 def command(screen: Any, name: str, arg: str) -> bool:

@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from .. import bindings
+from ..slash import SLASH
 
 # (binding ids whose keys are shown, or a label), where, what
 KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
@@ -75,23 +76,7 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "not found) to the model anyway"),
     (("help.close", "help.close_q", "help.close_q2"), "this screen", "close it"),
 ]
-COMMANDS = [
-    ("/undo", "restore the files of the last applied turn"),
-    ("/redo", "re-apply exactly what the last /undo restored"),
-    ("/commit", "commit this session's accepted turns not yet committed (none: those applied "
-                "since the last commit; the message is shown to edit; ctrl+s commits); after "
-                "/undo of a committed turn: record its revert"),
-    ("/model NAME", "talk to another model"),
-    ("/transport NAME", "auto, ws, responses or chat"),
-    ("/add PATH", "put a file into the context"),
-    ("/drop PATH", "take a file out of the context (or drop one chosen for the prompt)"),
-    ("/clear", "clear the screen and the context set"),
-    ("/sessions", "the stored sessions of this repository: carry one on"),
-    ("/rename NAME", "give this session a name"),
-    ("/fork", "go on in a copy of this session (the original stays as it was)"),
-    ("/help", "this screen"),
-    ("/quit", "quit"),
-]
+COMMANDS = [(s.usage, s.help) for s in SLASH]  # the one table of slash commands
 
 
 def help_text(keys: Mapping[str, str] | None = None) -> Group:

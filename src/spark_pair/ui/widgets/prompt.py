@@ -16,9 +16,9 @@ from textual.widgets import TextArea
 
 from ...base.transport import TRANSPORT_CHOICES
 from .. import bindings
+from ..slash import completions
 
-SLASH_COMMANDS = ("/undo", "/redo", "/model ", "/transport ", "/add ", "/drop ", "/clear", "/help",
-                  "/quit", "/sessions", "/rename ", "/fork", "/commit")
+SLASH_COMMANDS = completions()  # from the one table of slash commands
 MAX_ROWS = 4  # lines shown before the prompt scrolls
 
 
