@@ -8,14 +8,12 @@ A Line API view: a turn of thousands of hunks costs O(visible rows) a frame. The
 (operation, part, line) triples kept in order; a key or a proposal repaints (or appends) only its
 operation's rows, and each row becomes a `Strip` when painted, kept in a bounded cache. A part
 that says a state or a reason (an operation's line, a refusal, a hunk with a reason) wraps onto
-more lines rather than lose its last words at the pane's width.
+more lines rather than lose its last words at the pane's width. The rows' text is made in
+`review_rows` (Textual-free).
 """
 
 from __future__ import annotations
 
-import re
-
-from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -25,40 +23,29 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...base.printable import shown, shown_text
-from ...edits.ops import Create, Hunk, Modify, OpKind, Rename
+from ...base.printable import shown
+from ...edits.ops import Hunk, OpKind
 from ...session.approval import Decision
 from .. import bindings
 from ..dialogs.confirm import ConfirmScreen
 from ..dialogs.reason import ReasonScreen
-from ..review_state import Entry, Item, Mark, Refusal, Review, Undone
+from ..review_state import Entry, Item, Refusal, Review, Undone
 from ..typed import pass_typed
+from .review_rows import (
+    HEAD,
+    PROBLEM,
+    REFUSALS,
+    entry_line,
+    label,
+    question,
+    row_text,
+    wrapped,
+    wraps,
+)
 from .scrollbars import tell_scrollbars
 
-TAGS = {OpKind.MODIFY: ("M", "modify"), OpKind.CREATE: ("+", "create"),
-        OpKind.DELETE: ("D", "DELETE"), OpKind.RENAME: ("R", "RENAME")}
-MARKS = {Mark.UNDECIDED: ("·", "undecided"), Mark.ACCEPTED: ("✓", "accepted"),
-         Mark.REJECTED: ("✗", "rejected")}
-REFUSALS = {
-    Refusal.NEEDS_CONFIRM: "a delete or rename is accepted with alt+d then alt+y (alt+r "
-                           "rejects it)",
-    Refusal.BLOCKED: "the file changed on disk: this operation cannot be accepted until the "
-                     "session re-checks it (alt+r rejects it, ctrl+r regenerates the turn)",
-    Refusal.DECIDED: "already decided",
-    Refusal.NOTHING: "nothing to decide yet",
-    Refusal.UNFIT: "it is left out; the rest can still be accepted (ctrl+r regenerates the "
-                   "turn)",
-}
-NOT_WRITTEN = ("○", "not written")  # a mark once the turn ended without writing
-UNFIT = ("✗", "can't apply")
-REFUSED = ("!", "refused")
-
-
-HEAD = -1  # a row's part: the operation's own line
-PROBLEM = -2  # the line under it that says why it was refused
 CACHE_ROWS = 256
-MAX_LINES = 4  # a part wraps onto at most this many lines (the last one then ends in …)
-_FIELD_GAP = re.compile(r" {2,}")  # between the fields of a row
+
 
 
 class ReviewPane(ScrollView, can_focus=True):
@@ -207,8 +194,8 @@ class ReviewPane(ScrollView, can_focus=True):
         entry = self.review.entries[item.op]
         closed = bool(self.review.closed)
         if item.hunk is None:
-            return _entry_line(entry, self.review.undone, closed).plain
-        return _row_text(entry, item.hunk, closed).plain
+            return entry_line(entry, self.review.undone, closed).plain
+        return row_text(entry, item.hunk, closed).plain
 
     # ---- rows ------------------------------------------------------------------------------
 
@@ -257,16 +244,16 @@ class ReviewPane(ScrollView, can_focus=True):
         rows as it has lines)."""
         parts = [HEAD, *range(len(entry.hunks))] + ([PROBLEM] if entry.problem else [])
         return [(entry.index, part, line) for part in parts
-                for line in range(len(self._lines(entry, part)) if _wraps(entry, part) else 1)]
+                for line in range(len(self._lines(entry, part)) if wraps(entry, part) else 1)]
 
     def _lines(self, entry: Entry, part: int) -> list[Text]:
         """The lines of one part at the wrapping width."""
         closed = bool(self.review.closed)
-        text = _entry_line(entry, self.review.undone, closed) if part == HEAD else \
-            _row_text(entry, part, closed)
-        if not _wraps(entry, part) or not self._wrap:  # (not laid out yet: one line)
+        text = entry_line(entry, self.review.undone, closed) if part == HEAD else \
+            row_text(entry, part, closed)
+        if not wraps(entry, part) or not self._wrap:  # (not laid out yet: one line)
             return [text]
-        return _wrapped(text, self._wrap, 4 if part < 0 else 14, self.app.console)
+        return wrapped(text, self._wrap, 4 if part < 0 else 14, self.app.console)
 
     def _resize(self, size: Size) -> None:
         """A new virtual size, once per change. `virtual_size` is a layout reactive: setting it
@@ -473,7 +460,7 @@ class ReviewPane(ScrollView, can_focus=True):
             return
         entry = self.review.entries[item.op]
         what = (f"hunk {item.hunk + 1} of {shown(entry.op.path)}" if item.hunk is not None
-                else _label(entry))
+                else label(entry))
 
         def answered(reason: str | None) -> None:
             if reason is not None and self.review.cursor == item:
@@ -522,7 +509,7 @@ class ReviewPane(ScrollView, can_focus=True):
             if yes:
                 self._after(*self.review.confirm())
 
-        self.app.push_screen(ConfirmScreen(_question(entry)), answered)
+        self.app.push_screen(ConfirmScreen(question(entry)), answered)
 
     def action_next_item(self) -> None:
         self.review.move(1)
@@ -551,162 +538,3 @@ class ReviewPane(ScrollView, can_focus=True):
     def action_previous_file(self) -> None:
         self.review.move_file(-1)
         self._sync_cursor()
-
-
-def _question(entry: Entry) -> str:
-    op = entry.op
-    if isinstance(op, Rename):
-        return f"Rename {shown(op.src)} to {shown(op.dst)}?"
-    warn = " It has uncommitted changes!" if getattr(op, "uncommitted", False) else ""
-    return f"Delete {shown(op.path)}?{warn}"
-
-
-def _wraps(entry: Entry, part: int) -> bool:
-    """Whether a part may need more than one line: an operation's line, its problem, a hunk
-    with a reason or placed loosely (a hunk's state comes first in its row; its section may be
-    cut)."""
-    return part < 0 or bool(entry.reasons.get(part) or entry.unfit.get(part, "").strip()) or (
-        _loose(entry, part))
-
-
-def _loose(entry: Entry, part: int) -> bool:
-    hunks = getattr(entry.op, "hunks", ())
-    placement = hunks[part].placement if part < len(hunks) else None
-    return placement is not None and placement.loose
-
-
-def _wrapped(text: Text, width: int, indent: int, console: Console) -> list[Text]:
-    """`text` in lines of `width` cells, the later ones indented, broken between its fields
-    (the runs of two spaces: a state stays whole, "! refused") and only within a field longer
-    than a line (a reason); at most MAX_LINES (the last then ends in …). One line when it fits
-    or the width is unknown."""
-    if width <= indent + 8 or text.cell_len <= width:
-        return [text]
-    cuts = [m.end() for m in _FIELD_GAP.finditer(text.plain) if m.start() and m.end() < len(text)]
-    lines: list[Text] = []
-    line: Text | None = None
-    for field in text.divide(cuts):
-        field.rstrip()
-        room = width - (indent if lines else 0)
-        if line is not None and line.cell_len + 2 + field.cell_len <= room:
-            line.append("  ")
-            line.append_text(field)
-            continue
-        if line is not None:
-            lines.append(line)
-        room = width - (indent if lines else 0)
-        if field.cell_len <= room:
-            line = field
-            continue
-        *whole, line = field.wrap(console, width - indent, overflow="fold", no_wrap=False)
-        lines += whole
-    if line is not None:
-        lines.append(line)
-    if len(lines) > MAX_LINES:
-        lines = lines[:MAX_LINES]
-        lines[-1].append(" …")
-    for line in lines[1:]:
-        line.rstrip()
-        line.pad_left(indent)
-    return [line.copy() for line in lines]
-
-
-def _row_text(entry: Entry, part: int, closed: bool = False) -> Text:
-    """A hunk's row, or the problem row, of an operation (`closed`: the turn wrote nothing)."""
-    if part == PROBLEM:
-        return Text("  ! " + entry.problem, style="bold", no_wrap=True, overflow="ellipsis")
-    assert isinstance(entry.op, Modify)
-    unfit = entry.unfit.get(part, "") if None not in entry.unfit else " "
-    mark = entry.hunks[part]
-    refused = bool(entry.problem) and entry.sent and mark is Mark.UNDECIDED
-    return _hunk_line(entry.op.hunks[part], mark, entry.reasons.get(part, ""),
-                      part in entry.amended, unfit=unfit, closed=closed and not entry.applied,
-                      refused=refused)
-
-
-def _label(entry: Entry) -> str:
-    op = entry.op
-    if isinstance(op, Rename):
-        return f"the rename of {shown(op.src)}"
-    return f"the {entry.kind} of {shown(op.path)}"
-
-
-def _entry_line(entry: Entry, undone: Undone | None = None, closed: bool = False) -> Text:
-    op = entry.op
-    letter, word = TAGS[entry.kind]
-    style = {OpKind.MODIFY: "", OpKind.CREATE: "bold", OpKind.DELETE: "bold reverse",
-             OpKind.RENAME: "bold underline"}[entry.kind]
-    text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(f"[{letter}] {word} ", style=style)
-    if isinstance(op, Rename):
-        text.append(f"{shown(op.src)} → {shown(op.dst)}")
-        if op.hunks:
-            text.append(f" · {len(op.hunks)} hunk(s)")
-    else:
-        text.append(shown(op.path))
-    if isinstance(op, Create):
-        lines = op.content.count("\n") + (bool(op.content) and not op.content.endswith("\n"))
-        text.append(f" · {lines} line(s)")
-    unwritten = closed and not entry.applied
-    if None in entry.unfit:
-        text.append("  {} {}".format(*UNFIT), style="bold")
-    elif entry.per_hunk and unwritten:
-        text.append(" · {} {}".format(*NOT_WRITTEN))
-    elif entry.per_hunk:
-        accepted = entry.hunks.count(Mark.ACCEPTED)
-        text.append(f" · {accepted}/{len(entry.hunks)} hunk(s) accepted")
-        if entry.unfit:
-            text.append(f" · {len(entry.unfit)} can't apply", style="bold")
-    else:
-        marker, words = MARKS[entry.mark]
-        if entry.mark is Mark.UNDECIDED and entry.needs_confirm:
-            words = "needs alt+d"
-        if entry.content is not None:
-            words = "edited"
-        if entry.problem and entry.sent and entry.mark is Mark.UNDECIDED:
-            marker, words = REFUSED  # (the row under it says why)
-        if unwritten and entry.mark is not Mark.REJECTED:
-            marker, words = NOT_WRITTEN
-        text.append(f"  {marker} {words}")
-        if entry.reasons.get(None):
-            text.append(f"  why: {shown_text(entry.reasons[None])}", style="italic")
-    if entry.blocked or (entry.stale and not entry.again):
-        text.append("  STALE: changed on disk" + (" (blocked)" if entry.blocked else ""),
-                    style="bold")
-    elif entry.again:
-        text.append("  changed on disk, asked again")
-    if entry.applied:
-        text.append(f"  {undone}" if undone else "  written", style="bold")
-    if getattr(op, "uncommitted", False):
-        text.append("  has uncommitted changes!", style="bold")
-    return text
-
-
-def _hunk_line(hunk: Hunk, mark: Mark, reason: str = "", amended: bool = False, *,
-               unfit: str = "", closed: bool = False, refused: bool = False) -> Text:
-    """`unfit`: why the hunk can not apply (" ": its operation's row says why); `closed`: the
-    turn ended without writing it; `refused`: the session refused its operation (the row
-    under it says why)."""
-    marker, words = MARKS[mark]
-    if amended:
-        words = "edited"
-    if unfit:
-        marker, words = UNFIT
-        reason = unfit.strip()
-    elif closed and mark is not Mark.REJECTED:
-        marker, words = NOT_WRITTEN
-    elif refused:
-        marker, words = REFUSED
-    head = "@@"
-    if hunk.old_start is not None:
-        head = f"@@ -{hunk.old_start},{hunk.old_len} +{hunk.new_start},{hunk.new_len} @@"
-    text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(f"  {marker} {words:<9} ", style="bold" if unfit else "")
-    text.append(f"{head} +{hunk.added} -{hunk.removed}")
-    if hunk.section:
-        text.append(f"  {shown_text(hunk.section)}", style="italic")
-    if hunk.placement is not None and hunk.placement.loose:
-        text.append(f"  ~ {hunk.placement.describe()}", style="bold")
-    if reason:
-        text.append(f"  why: {shown_text(reason)}", style="italic")
-    return text
