@@ -249,8 +249,7 @@ def revise(rel: str, data: bytes, earlier: list[list[Hunk]], later: list[Hunk],
     other blocks go with it. Raises ConflictError when it does not fit the file either.
     (The new content, the blocks now placed on the file as it was.)"""
     _edit(rel, data, later, False, [], stop)
-    spans = [_span(h) for h in later]
-    gone = [b for b in earlier if any(_overlap(_span(h), p) for h in b for p in spans)]
+    gone = [b for b in earlier if _touches(b, later)]
     kept = [b for b in earlier if not any(b is g for g in gone)]
     merged = sorted([h for b in kept for h in b] + later,
                     key=lambda h: (h.placement.line or 0) if h.placement else 0)
@@ -268,18 +267,77 @@ def revise(rel: str, data: bytes, earlier: list[list[Hunk]], later: list[Hunk],
     return new, kept + [later]
 
 
-def _span(h: Hunk) -> tuple[int, int] | None:
-    """The file lines [first, end) a placed hunk's old side covers (None: not placed)."""
+def _once(rel: str, hunks: list[Hunk], notes: list[str]) -> list[Hunk]:
+    """The block's hunks without a hunk that repeats an earlier one of it (the same lines and
+    the same @@ position): it would otherwise land at a second place its @@ does not name."""
+    out: list[Hunk] = []
+    dropped = 0
+    for h in hunks:
+        if any(_tidy(h).lines == _tidy(x).lines and h.old_start == x.old_start for x in out):
+            h.placement = Placement(None, (Loose.REPEATED,))
+            dropped += 1
+        else:
+            out.append(h)
+    if dropped:
+        notes.append(f"{rel}: {dropped} hunk(s) of a diff block repeat an earlier hunk of it "
+                     "(the same lines at the same @@ position); each was written once")
+    return out
+
+
+def alongside(rel: str, data: bytes, earlier: list[list[Hunk]], later: list[Hunk],
+              notes: list[str], stop: Stop) -> tuple[bytes, list[list[Hunk]]] | None:
+    """A later diff block for `rel` that fits the file as it was (`data`), placed there next to
+    the earlier blocks: one whose changes touch an earlier block's in the original repeats or
+    revises it (`revise`: never both written, even where the later block would also fit the
+    earlier blocks' result, as an insertion or an append does); one that touches none is
+    applied with them. None when it does not fit the original, or the blocks do not go
+    together there: the caller then places it on the earlier blocks' result."""
+    try:
+        _edit(rel, data, later, False, [], stop)
+    except ConflictError:
+        return None
+    if any(_touches(b, later) for b in earlier):
+        return revise(rel, data, earlier, later, notes, stop)
+    merged = sorted([h for b in earlier for h in b] + later,
+                    key=lambda h: (h.placement.line or 0) if h.placement else 0)
+    try:
+        return _edit(rel, data, merged, False, notes, stop), earlier + [later]
+    except ConflictError:
+        return None
+
+
+def _changed(h: Hunk) -> list[tuple[int, int]]:
+    """The file lines [first, end) a placed hunk changes: each removed line, and each point
+    where it adds lines (first == end); its whole old side when an edge line was left out."""
     p = h.placement
     if p is None or p.line is None:
-        return None
-    return p.line, p.line + len(h.old_lines) - p.skipped
+        return []
+    if p.skipped:
+        return [(p.line - p.skipped, p.line + len(h.old_lines))]
+    out: list[tuple[int, int]] = []
+    i, run = p.line, None  # run: where the current run of -/+ lines starts
+    for ln in [*h.lines, " "]:
+        if ln[:1] == " ":
+            if run is not None:
+                out.append((run, i))  # removed lines, or the point where lines are added
+            run = None
+            i += 1
+            continue
+        run = i if run is None else run
+        i += ln[:1] == "-"
+    return out
 
 
-def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
-    """Whether two hunks placed on one file touch the same lines (an insertion: inside)."""
-    if a is None or b is None:
-        return False
+def _touches(block: list[Hunk], later: list[Hunk]) -> bool:
+    """Whether the later block changes lines of the original file that `block` changes, or
+    adds lines next to them (both placed on the original)."""
+    mine = [c for h in block for c in _changed(h)]
+    return any(_meet(a, b) for h in later for b in _changed(h) for a in mine)
+
+
+def _meet(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Two removed ranges share a line; an insertion point is inside or at the edge of the
+    other (two edits of neighbouring lines are separate: each is written)."""
     (a0, a1), (b0, b1) = a, b
     if a0 == a1 or b0 == b1:
         return a0 <= b1 and b0 <= a1
@@ -312,15 +370,22 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str], stop: Stop = None) ->
         if data is None:
             raise tree.gone(rel, "modify", op.base_hash)
         stale = tree.stale(rel, op.base_hash)
+        hunks = _once(rel, op.hunks, notes)
         earlier = tree.edits.get(rel) if rel in tree.by else None
+        original = tree.disk[rel][0]
+        if earlier and not stale and original is not None:
+            both = alongside(rel, original, earlier, hunks, notes, stop)
+            if both is not None:
+                tree.state[rel] = (both[0], mode)
+                tree.edits[rel] = both[1]
+                return
         try:
-            tree.state[rel] = (_edit(rel, data, op.hunks, stale, notes, stop), mode)
-            tree.edits[rel] = None if rel in tree.by else [list(op.hunks)]
+            tree.state[rel] = (_edit(rel, data, hunks, stale, notes, stop), mode)
+            tree.edits[rel] = None if rel in tree.by else [hunks]
         except ConflictError:
-            original = tree.disk[rel][0]
             if not earlier or stale or original is None:
                 raise
-            new, tree.edits[rel] = revise(rel, original, earlier, op.hunks, notes, stop)
+            new, tree.edits[rel] = revise(rel, original, earlier, hunks, notes, stop)
             tree.state[rel] = (new, mode)
         tree.by.setdefault(rel, "modifies it")
     elif isinstance(op, Create):

@@ -19,6 +19,7 @@ class Loose(StrEnum):
     REORDERED = "reordered"  # the reply gave its hunks out of file order: placed in file order
     REVISES = "revises"  # a later block for the file, placed on the original in place of another
     SUPERSEDED = "superseded"  # an earlier block's hunk that a later block revises: not written
+    REPEATED = "repeated"  # the same hunk again in one block (same lines, same @@): not written
 
 
 class Placement(NamedTuple):
@@ -54,6 +55,8 @@ class Placement(NamedTuple):
                 words.append("out of order, placed in order")
             elif how is Loose.SUPERSEDED:
                 words.append("superseded by a later block, not written")
+            elif how is Loose.REPEATED:
+                words.append("repeats an earlier hunk of its block, not written")
             else:
                 words.append("@@ counts recounted")
         return ", ".join(words)
