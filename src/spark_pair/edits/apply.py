@@ -24,6 +24,7 @@ from .ops import Create, Delete, Hunk, Modify, Operation, Rename, content_hash
 from .paths import confine_target, looks_binary, real_root
 from .place import NotFound, conflict, locate, place
 from .placement import Loose, Placement
+from .pycheck import broken
 
 # ---- hunks ---------------------------------------------------------------------------------
 
@@ -229,7 +230,9 @@ def _edit(rel: str, data: bytes, hunks: list[Hunk], stale: bool, notes: list[str
         raise ApplyError(f"{rel}: the reply holds a lone surrogate, which is not a character",
                          hint="regenerate the turn; nothing was changed")
     if not stale:
-        return fsio.encode(apply_hunks(text, hunks, rel, stop=stop), encoding, rel)
+        new = apply_hunks(text, hunks, rel, stop=stop)
+        _compiles_still(rel, text, new, hunks)
+        return fsio.encode(new, encoding, rel)
     try:
         new = apply_hunks(text, hunks, rel, stop=stop, exact=True)
     except ConflictError as exc:
@@ -265,6 +268,22 @@ def revise(rel: str, data: bytes, earlier: list[list[Hunk]], later: list[Hunk],
                  f"{len(gone)} earlier one(s) (its lines match the file as it was, not as the "
                  "earlier blocks left it); it was applied in their place")
     return new, kept + [later]
+
+
+def _compiles_still(rel: str, before: str, after: str, hunks: list[Hunk]) -> None:
+    """A Python file that compiled must still compile once a hunk was placed loosely: else the
+    loose hunk nearest above the error is refused, naming the line."""
+    loose = [h for h in hunks if h.placement is not None and h.placement.loose]
+    bad = broken(rel, before, after) if loose else None
+    if bad is None:
+        return
+    line, why = bad
+    above = [h for h in loose if h.placement and (h.placement.line or 0) <= line]
+    hunk = (above or loose)[-1]
+    how = hunk.placement.describe() if hunk.placement else ""
+    raise conflict(hunk, rel, f"placed loosely ({how}), it leaves "
+                   f"Python that does not compile: line {line} of the result: {why}; the file "
+                   "compiled before, so it is not placed")
 
 
 def _once(rel: str, hunks: list[Hunk], notes: list[str]) -> list[Hunk]:

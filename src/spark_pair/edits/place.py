@@ -220,7 +220,7 @@ def _rebase(hunk: Hunk, lines: Sequence[str], at: int, path: str) -> tuple[Hunk,
                 bad = (at + 1, "", _indent(ln[1:]))
                 break
     if bad is not None:
-        if indent_significant(path):
+        if indent_significant(path, lines[0] if lines else ""):
             line, have, want = bad
             raise conflict(hunk, path, f"its lines match line {line} of the file only with "
                             f"their indentation changed, and not by one amount for every line "
