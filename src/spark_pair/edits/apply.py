@@ -52,9 +52,14 @@ def _split(text: str) -> tuple[list[str], list[str]]:
 
 
 def _tidy(hunk: Hunk) -> Hunk:
-    """Blank context lines often lose their leading space, and CR may survive from CRLF diffs."""
+    """Blank context lines often lose their leading space, and CR may survive from CRLF diffs;
+    `@@ -0,0` on a hunk that keeps or removes lines names no line (no position)."""
     lines = [(ln or " ").removesuffix("\r") for ln in hunk.lines]
-    return hunk if lines == hunk.lines else replace(hunk, lines=lines)
+    if lines != hunk.lines:
+        hunk = replace(hunk, lines=lines)
+    if hunk.old_start == 0 and hunk.old_lines:
+        hunk = replace(hunk, old_start=None)
+    return hunk
 
 
 def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop = None,
