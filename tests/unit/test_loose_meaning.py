@@ -5,13 +5,11 @@ placement, else the hunk is refused naming the line. Real files in a real git re
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from support.disk import snapshot
+from support.edits_turn import new_repo, refused
 
-from spark_pair.base.errors import ConflictError
 from spark_pair.edits.apply import apply_turn
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.ops import loose_hunks
@@ -21,19 +19,7 @@ from spark_pair.edits.placement import indent_significant, is_python
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
-
-
-def _refused(repo: Path, name: str, text: str, reply: str, tmp_path: Path, match: str) -> str:
-    (repo / name).write_text(text)
-    before = snapshot(repo)
-    with pytest.raises(ConflictError, match=match) as info:
-        apply_turn(repo, parse_diff(reply), journal=Journal(repo, tmp_path / "data"))
-    assert snapshot(repo) == before
-    return info.value.message
+    return new_repo(tmp_path)
 
 
 def test_spacing_inside_a_line_is_never_matched_loosely(repo: Path, tmp_path: Path) -> None:
@@ -41,7 +27,7 @@ def test_spacing_inside_a_line_is_never_matched_loosely(repo: Path, tmp_path: Pa
     text = 'label = "left  right"\ncount = 1\n'
     reply = ('```diff\n--- a/s.py\n+++ b/s.py\n@@ -1,2 +1,2 @@\n-label = "left right"\n'
              '+label = "left right"  # tidy\n count = 1\n```\n')
-    _refused(repo, "s.py", text, reply, tmp_path, "its lines are not in the file")
+    refused(repo, "s.py", text, reply, tmp_path, "its lines are not in the file")
 
 
 def test_outer_spacing_is_still_forgiven(repo: Path, tmp_path: Path) -> None:
@@ -64,7 +50,7 @@ def test_a_python_script_known_by_its_shebang_refuses_uneven_indentation(
     reply = ("```diff\n--- a/deploy\n+++ b/deploy\n@@ -6,4 +6,6 @@\n for a in args:\n"
              "     if a:\n           print(a)\n+    else:\n+        print(\"empty\")\n"
              " return 0\n```\n")
-    _refused(repo, "deploy", SCRIPT, reply, tmp_path, "indentation is meaning")
+    refused(repo, "deploy", SCRIPT, reply, tmp_path, "indentation is meaning")
 
 
 @pytest.mark.parametrize(("first", "significant", "python"), [
@@ -94,7 +80,7 @@ def test_a_re_based_hunk_that_breaks_python_is_refused_naming_the_line(
     reply = ("```diff\n--- a/h.py\n+++ b/h.py\n@@ -3,4 +3,6 @@\n    if x > 0:\n"
              "        if x > 10:\n            return \"big\"\n+        elif x > 5:\n"
              "+            return \"mid\"\n        return \"small\"\n```\n")
-    message = _refused(repo, "h.py", HANDLER, reply, tmp_path, "does not compile: line 6")
+    message = refused(repo, "h.py", HANDLER, reply, tmp_path, "does not compile: line 6")
     assert "re-based by +5 columns" in message and "compiled before" in message
 
 

@@ -4,15 +4,12 @@ real git repository."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
+from support.edits_turn import applied, new_repo
 
-from spark_pair.edits.apply import apply_turn
-from spark_pair.edits.journal import Journal
 from spark_pair.edits.ops import loose_hunks
-from spark_pair.edits.parser import parse_diff
 from spark_pair.edits.placement import Loose
 
 SRC = "def grow(n):\n    n = n + 1\n    return n\n"
@@ -25,24 +22,14 @@ def _block(added: str) -> str:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
-
-
-def _apply(repo: Path, name: str, text: str, reply: str, tmp_path: Path):
-    (repo / name).write_text(text)
-    ops = parse_diff(reply)
-    turn = apply_turn(repo, ops, journal=Journal(repo, tmp_path / "data"))
-    return ops, turn
+    return new_repo(tmp_path)
 
 
 def test_a_revised_insertion_replaces_the_first_instead_of_joining_it(
         repo: Path, tmp_path: Path) -> None:
     reply = ("Here it is:\n" + _block("    n = n * 2") + "\nNo, triple it:\n"
              + _block("    n = n * 3"))
-    ops, turn = _apply(repo, "grow.py", SRC, reply, tmp_path)
+    ops, turn = applied(repo, "grow.py", SRC, reply, tmp_path)
     assert (repo / "grow.py").read_text() == (
         "def grow(n):\n    n = n + 1\n    n = n * 3\n    return n\n")
     assert [(i, p.how) for i, _, p in loose_hunks(ops)] == [
@@ -52,7 +39,7 @@ def test_a_revised_insertion_replaces_the_first_instead_of_joining_it(
 
 def test_the_same_insertion_block_twice_is_written_once(repo: Path, tmp_path: Path) -> None:
     reply = _block("    n = n * 2") + "\nThe whole diff again:\n" + _block("    n = n * 2")
-    _, turn = _apply(repo, "grow.py", SRC, reply, tmp_path)
+    _, turn = applied(repo, "grow.py", SRC, reply, tmp_path)
     assert (repo / "grow.py").read_text() == (
         "def grow(n):\n    n = n + 1\n    n = n * 2\n    return n\n")
     assert any("repeats 1 earlier one(s)" in n for n in turn.notes)
@@ -62,7 +49,7 @@ def test_an_append_at_the_end_sent_twice_is_written_once(repo: Path, tmp_path: P
     text = "import os\n\n\ndef here():\n    return os.getcwd()\n"
     block = ("```diff\n--- a/m.py\n+++ b/m.py\n@@ -4,2 +4,5 @@\n def here():\n"
              "     return os.getcwd()\n+\n+\n+def two():\n+    return 2\n```\n")
-    _, turn = _apply(repo, "m.py", text, block + "\nFull diff:\n" + block, tmp_path)
+    _, turn = applied(repo, "m.py", text, block + "\nFull diff:\n" + block, tmp_path)
     assert (repo / "m.py").read_text() == text + "\n\ndef two():\n    return 2\n"
     assert any("repeats" in n for n in turn.notes)
 
@@ -73,7 +60,7 @@ def test_blocks_for_different_places_are_both_written(repo: Path, tmp_path: Path
              " line 4\n```\n")
     second = ("```diff\n--- a/t.txt\n+++ b/t.txt\n@@ -15,2 +15,3 @@\n line 15\n+new\n"
               " line 16\n```\n")
-    ops, turn = _apply(repo, "t.txt", text, first + second, tmp_path)
+    ops, turn = applied(repo, "t.txt", text, first + second, tmp_path)
     assert (repo / "t.txt").read_text() == text.replace("line 3\n", "LINE 3\n").replace(
         "line 15\n", "line 15\nnew\n")
     assert loose_hunks(ops) == [] and not any("earlier one" in n for n in turn.notes)
@@ -85,7 +72,7 @@ HUNK = "@@ -2,2 +2,3 @@\n foo()\n bar()\n+baz()\n"
 
 def test_the_same_hunk_twice_in_one_block_lands_once(repo: Path, tmp_path: Path) -> None:
     reply = "```diff\n--- a/r.txt\n+++ b/r.txt\n" + HUNK + HUNK + "```\n"
-    ops, turn = _apply(repo, "r.txt", TWINS, reply, tmp_path)
+    ops, turn = applied(repo, "r.txt", TWINS, reply, tmp_path)
     assert (repo / "r.txt").read_text() == TWINS.replace("bar()\nb", "bar()\nbaz()\nb")
     assert [(j, p.how, p.line) for _, j, p in loose_hunks(ops)] == [
         (1, (Loose.REPEATED,), None)]
@@ -95,6 +82,6 @@ def test_the_same_hunk_twice_in_one_block_lands_once(repo: Path, tmp_path: Path)
 def test_one_hunk_named_at_two_places_goes_to_both(repo: Path, tmp_path: Path) -> None:
     second = HUNK.replace("-2,2 +2,3", "-5,2 +6,3")
     reply = "```diff\n--- a/r.txt\n+++ b/r.txt\n" + HUNK + second + "```\n"
-    ops, _ = _apply(repo, "r.txt", TWINS, reply, tmp_path)
+    ops, _ = applied(repo, "r.txt", TWINS, reply, tmp_path)
     assert (repo / "r.txt").read_text() == TWINS.replace("bar()\n", "bar()\nbaz()\n")
     assert loose_hunks(ops) == []
