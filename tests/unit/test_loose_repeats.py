@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.edits_turn import applied, new_repo
+from support.edits_turn import applied, new_repo, refused
 
 from spark_pair.edits.ops import loose_hunks
 from spark_pair.edits.placement import Loose
@@ -85,3 +85,25 @@ def test_one_hunk_named_at_two_places_goes_to_both(repo: Path, tmp_path: Path) -
     ops, _ = applied(repo, "r.txt", TWINS, reply, tmp_path)
     assert (repo / "r.txt").read_text() == TWINS.replace("bar()\n", "bar()\nbaz()\n")
     assert loose_hunks(ops) == []
+
+
+def test_a_later_block_adding_at_the_edge_of_an_earlier_change_is_refused_as_ambiguous(
+        repo: Path, tmp_path: Path) -> None:
+    # the second block adds before `line 4` with context on one side only: it fits the file
+    # as it was and as the first block left it, and may take back LINE 3 or go with it
+    text = "".join(f"line {i}\n" for i in range(1, 9))
+    first = ("```diff\n--- a/t.txt\n+++ b/t.txt\n@@ -2,3 +2,3 @@\n line 2\n-line 3\n+LINE 3\n"
+             " line 4\n```\n")
+    second = "```diff\n--- a/t.txt\n+++ b/t.txt\n@@ -4,2 +4,3 @@\n+extra\n line 4\n line 5\n```\n"
+    refused(repo, "t.txt", text, first + second, tmp_path, "cannot be told")
+
+
+def test_an_insertion_next_to_an_earlier_change_without_touching_it_goes_with_it(
+        repo: Path, tmp_path: Path) -> None:
+    text = "".join(f"line {i}\n" for i in range(1, 9))
+    first = ("```diff\n--- a/t.txt\n+++ b/t.txt\n@@ -2,3 +2,3 @@\n line 2\n-line 3\n+LINE 3\n"
+             " line 4\n```\n")
+    second = "```diff\n--- a/t.txt\n+++ b/t.txt\n@@ -4,2 +4,3 @@\n line 4\n+extra\n line 5\n```\n"
+    applied(repo, "t.txt", text, first + second, tmp_path)
+    assert (repo / "t.txt").read_text() == text.replace("line 3\n", "LINE 3\n").replace(
+        "line 4\n", "line 4\nextra\n")
