@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from realdiffs_checks import check, compiles, parse  # noqa: E402
+from realdiffs_checks import check, compiles, overlapping, parse  # noqa: E402
 from realdiffs_cli import CliSpark  # noqa: E402
 from realdiffs_corpus import (  # noqa: E402
     DEFAULT_CACHE,
@@ -52,8 +52,9 @@ SHORT = {"spark-pair": "spark", "git-apply": "git", "git-apply-lenient": "git-le
 def judge(base: Path, text: str, out: Outcome) -> tuple[list[str], bool]:
     """Wrong-write problems of an applied outcome (empty: right, as far as the checks see), and
     whether some hunk was placed only with whitespace normalised. A whole reply with several
-    diff blocks is right for a file when the union of its blocks, or one block alone (a block
-    that revises an earlier one), explains the file."""
+    diff blocks is right for a file when one block alone (a block that revises or repeats an
+    earlier one), or the union of its blocks when none of them touches another's lines,
+    explains the file."""
     if not out.applied:
         return [], False
     readings = [parse(text)] + [parse(b) for b in FENCE_DIFF.findall(text)]
@@ -68,7 +69,9 @@ def judge(base: Path, text: str, out: Outcome) -> tuple[list[str], bool]:
         if after is None:
             continue
         result = after.decode("utf-8", "surrogateescape")
-        verdicts = [check(original, result, r[path]) for r in readings if path in r]
+        blocks = [r[path] for r in readings[1:] if path in r]
+        union = [] if len(blocks) > 1 and overlapping(original, blocks) else [files[path]]
+        verdicts = [check(original, result, fd) for fd in union + blocks]
         right = [v for v in verdicts if not v.wrong]
         if right:
             loose = loose or all(v.loose for v in right)

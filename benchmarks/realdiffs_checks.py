@@ -22,7 +22,19 @@ from dataclasses import dataclass, field
 
 HUNK_HEAD = re.compile(r"^@@+ -\d*(?:,\d+)? \+\d*(?:,\d+)? @@+|^@@")
 NEW_START = re.compile(r"^@@+ -\d*(?:,\d+)? \+(\d+)")
-SIGNIFICANT = (".py", ".pyi", ".pyx", ".yml", ".yaml", "Makefile", ".mk")
+# the engine's list (spark_pair.edits.placement), kept here so the checks judge any engine
+SIGNIFICANT = (
+    ".py", ".pyi", ".pyw", ".pyx", ".pxd", ".yaml", ".yml", ".mk", ".coffee", ".litcoffee",
+    ".hs", ".lhs", ".nim", ".nims", ".sass", ".styl", ".pug", ".jade", ".haml", ".slim",
+    ".fs", ".fsx", ".fsi", ".elm", ".purs", ".idr", ".agda", ".gd", ".cabal", ".rst",
+    ".star", ".bzl", ".smk",
+)
+SIGNIFICANT_NAMES = ("makefile", "gnumakefile", "snakefile", "build", "workspace",
+                     "sconstruct", "sconscript", "procfile")
+SHEBANG = re.compile(
+    r"^#!\s*\S*?(?:/env(?:\s+-\S+)*\s+)?(?:\S*/)?"
+    r"(python[\d.]*|pypy[\d.]*|make|gmake|snakemake|coffee|runghc|runhaskell|nim|elm|bazel)"
+    r"(?:\s|$)")
 
 
 @dataclass
@@ -95,7 +107,8 @@ def parse(text: str) -> dict[str, FileDiff]:
 
 
 def _norm(line: str) -> str:
-    return " ".join(line.split())
+    """Leading and trailing whitespace aside (spacing inside a line is what it says)."""
+    return line.strip()
 
 
 def _indent(line: str) -> int:
@@ -237,8 +250,16 @@ def _few(c: Counter) -> str:
     return ", ".join(items) + (f" (+{more})" if more > 0 else "")
 
 
-def significant(path: str) -> bool:
-    return path.endswith(SIGNIFICANT) or path.rsplit("/", 1)[-1] == "Makefile"
+def significant(path: str, original: str = "") -> bool:
+    name = path.rsplit("/", 1)[-1].lower()
+    return name.endswith(SIGNIFICANT) or name in SIGNIFICANT_NAMES or name.startswith(
+        "makefile") or SHEBANG.match(original.split("\n", 1)[0]) is not None
+
+
+def python(path: str, original: str = "") -> bool:
+    m = SHEBANG.match(original.split("\n", 1)[0])
+    return path.lower().endswith((".py", ".pyi", ".pyw")) or bool(
+        m and m.group(1).startswith(("python", "pypy")))
 
 
 def compiles(text: str, path: str) -> bool:
@@ -254,9 +275,9 @@ def compiles(text: str, path: str) -> bool:
 def indentation(original: str, result: str, fd: FileDiff) -> Verdict:
     """Added lines kept their indentation relative to their context; Python still compiles."""
     v = Verdict()
-    if not significant(fd.path):
+    if not significant(fd.path, original):
         return v
-    if fd.path.endswith((".py", ".pyi")) and compiles(original, fd.path) \
+    if python(fd.path, original) and compiles(original, fd.path) \
             and not compiles(result, fd.path):
         v.problems.append(f"{fd.path}: the result does not compile")
     res = result.splitlines()
@@ -293,6 +314,38 @@ def _kinds(h: Hunk, window: list[str]) -> list[str]:
 
 def _cols(s: set[int]) -> str:
     return ", ".join(f"{x:+d} columns" if x else "0 columns" for x in sorted(s))
+
+
+def overlapping(original: str, diffs: list[FileDiff]) -> bool:
+    """Whether two of these diff blocks for one file change (or add at) the same lines of the
+    original, so one revises or repeats the other: their union is then no reading of the reply.
+    A hunk whose old side is not at exactly one place counts as touching every other."""
+    orig = [_norm(x) for x in original.splitlines()]
+    spans: list[list[tuple[int, int]]] = []
+    for fd in diffs:
+        mine: list[tuple[int, int]] = []
+        for h in fd.hunks:
+            starts = _runs([_norm(ln[1:]) for ln in h.lines if ln[0] != "+"], orig)
+            if len(starts) != 1:
+                mine.append((-1, len(orig) + 1))
+                continue
+            i, run = starts[0], None
+            for ln in [*h.lines, " "]:
+                if ln[0] == " ":
+                    if run is not None:
+                        mine.append((run, i))
+                    run, i = None, i + 1
+                    continue
+                run = i if run is None else run
+                i += ln[0] == "-"
+        spans.append(mine)
+
+    def meet(a: tuple[int, int], b: tuple[int, int]) -> bool:
+        if a[0] == a[1] or b[0] == b[1]:
+            return a[0] <= b[1] and b[0] <= a[1]
+        return a[0] < b[1] and b[0] < a[1]
+    return any(meet(a, b) for k, x in enumerate(spans) for y in spans[k + 1:]
+               for a in x for b in y)
 
 
 def check(original: str, result: str, fd: FileDiff) -> Verdict:

@@ -136,8 +136,10 @@ MIXED = """--- a/rates.py
 
 def test_an_inconsistent_offset_is_refused_in_python_naming_the_line(
         repo: Path, tmp_path: Path) -> None:
-    _refused(repo, {"rates.py": PY}, MIXED, tmp_path, r"line 4 of the file only with their "
-             r"indentation changed, and not by one amount .*indentation is meaning")
+    _refused(repo, {"rates.py": PY}, MIXED, tmp_path, r"only with their indentation changed, "
+             r"and not by one amount for every line \(line 3 of the file is indented deeper by "
+             r"4 spaces from the reply's line, line 4 deeper by 2 spaces\).*indentation is "
+             "meaning")
 
 
 @pytest.mark.parametrize(("name", "significant"), [

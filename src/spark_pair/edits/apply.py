@@ -1,16 +1,15 @@
 """Turning operations into file changes: hunk location, stale checks, all-or-nothing writes.
 
-apply_hunks is pure. apply_turn plans every new file content first (nothing written), journals
-the before-images, then writes; any failure rolls the turn back.
+apply_hunks (edits.hunks) is pure. apply_turn plans every new file content first (nothing
+written), journals the before-images, then writes; any failure rolls the turn back.
 """
 
 from __future__ import annotations
 
-import operator
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..base.errors import ApplyError, ConflictError, EditError, StaleError
@@ -18,120 +17,17 @@ from ..base.git import git_ok
 from ..base.ids import new_turn_id
 from ..base.printable import shown
 from . import fsio
+from .hunks import apply_hunks, split_lines, tidy
 from .journal import FileChange, Journal, missing_dirs, write_changes
 from .locate import Locator, Stop, check_stop
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename, content_hash
 from .paths import confine_target, looks_binary, real_root
-from .place import NotFound, conflict, locate, place
+from .place import conflict
 from .placement import Loose, Placement
+from .pycheck import broken
 
-# ---- hunks ---------------------------------------------------------------------------------
-
-
-def _split(text: str) -> tuple[list[str], list[str]]:
-    """Lines without endings, and each line's own ending ('\\n', '\\r\\n' or '' for the last)."""
-    if not text:
-        return [], []
-    raw = text.split("\n")
-    last = raw.pop()
-    if "\r" not in text:
-        return raw + [last] * bool(last), ["\n"] * len(raw) + [""] * bool(last)
-    lines, ends = [], []
-    for ln in raw:
-        if ln.endswith("\r"):
-            lines.append(ln[:-1])
-            ends.append("\r\n")
-        else:
-            lines.append(ln)
-            ends.append("\n")
-    if last:
-        lines.append(last)
-        ends.append("")
-    return lines, ends
-
-
-def _tidy(hunk: Hunk) -> Hunk:
-    """Blank context lines often lose their leading space, and CR may survive from CRLF diffs."""
-    lines = [(ln or " ").removesuffix("\r") for ln in hunk.lines]
-    return hunk if lines == hunk.lines else replace(hunk, lines=lines)
-
-
-def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop = None,
-                exact: bool = False) -> str:
-    """Apply hunks, in order and without overlap, to `text`; keep the file's line endings.
-
-    A hunk's lines are found exactly or, unless `exact`, with whitespace normalised (its added
-    lines then re-based by the indentation offset of its old lines) or without an edge context
-    line that is not in the file. Each hunk's `placement` says how it went. Raises
-    ConflictError naming the hunk when it matches nowhere or ambiguously; Cancelled as soon as
-    stop() is true (checked before each hunk).
-    """
-    lines, ends = _split(text)
-    style = "\r\n" if ends and ends[0] == "\r\n" else "\n"
-    final_nl = not ends or ends[-1] != ""
-    out: list[str] = []
-    out_ends: list[str] = []
-    pos = delta = 0
-    locator = Locator(lines, escapes=fsio.has_escapes(text), loose=not exact)
-    order, moved = _in_file_order(hunks)
-    for given in order:
-        check_stop(stop)
-        given.placement = None  # (until it is placed again: an earlier check's is stale)
-        hunk = _tidy(given)
-        if any(ln[:1] not in (" ", "-", "+") for ln in hunk.lines):
-            raise conflict(hunk, path, "a line without ' ', '-' or '+' marker")
-        if exact:
-            try:
-                at, _ = locate(locator, hunk, pos, delta, path)
-            except NotFound:
-                raise conflict(hunk, path, "its lines are not in the file") from None
-            placement = Placement(at + 1)
-        else:
-            at, hunk, placement = place(locator, hunk, pos, delta, path)
-        parsed = given.loose + (Loose.REORDERED,) if id(given) in moved else given.loose
-        given.placement = placement.with_parsed(parsed) if parsed else placement
-        out += lines[pos:at]
-        out_ends += ends[pos:at]
-        i = at
-        for ln in hunk.lines:
-            if ln[0] == " ":
-                out.append(lines[i])
-                out_ends.append(ends[i])
-                i += 1
-            elif ln[0] == "-":
-                i += 1
-            else:
-                out.append(ln[1:])
-                out_ends.append(style)
-        if hunk.old_start is not None:
-            delta = at - max(hunk.old_start - (1 if hunk.old_lines else 0), 0)
-        pos = i
-        if i == len(lines) and hunk.no_newline_old != hunk.no_newline_new:
-            final_nl = not hunk.no_newline_new
-    out += lines[pos:]
-    out_ends += ends[pos:]
-    if not out:
-        return ""
-    out_ends = [e or style for e in out_ends]
-    if not final_nl:
-        out_ends[-1] = ""
-    return "".join(map(operator.add, out, out_ends))
-
-
-def _in_file_order(hunks: Sequence[Hunk]) -> tuple[Sequence[Hunk], set[int]]:
-    """The hunks in the order of their stated old positions when the reply gave them out of
-    order (a model that edits one function, then an earlier one), and the ids of those that
-    moved; else the hunks as they are."""
-    if len(hunks) < 2:
-        return hunks, set()
-    starts = [h.old_start for h in hunks]
-    if None in starts or starts == sorted(starts):  # type: ignore[type-var]
-        return hunks, set()
-    order = sorted(hunks, key=lambda h: h.old_start or 0)
-    return order, {id(h) for i, h in enumerate(order) if h is not hunks[i]}
-
-
-# ---- turns ---------------------------------------------------------------------------------
+__all__ = ["AppliedTurn", "apply_hunks", "apply_turn", "check_each", "check_ops",
+           "flag_uncommitted", "revise"]
 
 _MISSING = "the model named a file that is not in the repository; regenerate the turn"
 _TWICE = ("nothing was written; the reply names the file in two operations that cannot both be "
@@ -229,7 +125,9 @@ def _edit(rel: str, data: bytes, hunks: list[Hunk], stale: bool, notes: list[str
         raise ApplyError(f"{rel}: the reply holds a lone surrogate, which is not a character",
                          hint="regenerate the turn; nothing was changed")
     if not stale:
-        return fsio.encode(apply_hunks(text, hunks, rel, stop=stop), encoding, rel)
+        new = apply_hunks(text, hunks, rel, stop=stop)
+        _compiles_still(rel, text, new, hunks)
+        return fsio.encode(new, encoding, rel)
     try:
         new = apply_hunks(text, hunks, rel, stop=stop, exact=True)
     except ConflictError as exc:
@@ -249,8 +147,7 @@ def revise(rel: str, data: bytes, earlier: list[list[Hunk]], later: list[Hunk],
     other blocks go with it. Raises ConflictError when it does not fit the file either.
     (The new content, the blocks now placed on the file as it was.)"""
     _edit(rel, data, later, False, [], stop)
-    spans = [_span(h) for h in later]
-    gone = [b for b in earlier if any(_overlap(_span(h), p) for h in b for p in spans)]
+    gone = [b for b in earlier if _touches(b, later)]
     kept = [b for b in earlier if not any(b is g for g in gone)]
     merged = sorted([h for b in kept for h in b] + later,
                     key=lambda h: (h.placement.line or 0) if h.placement else 0)
@@ -268,29 +165,126 @@ def revise(rel: str, data: bytes, earlier: list[list[Hunk]], later: list[Hunk],
     return new, kept + [later]
 
 
-def _span(h: Hunk) -> tuple[int, int] | None:
-    """The file lines [first, end) a placed hunk's old side covers (None: not placed)."""
+def _compiles_still(rel: str, before: str, after: str, hunks: list[Hunk]) -> None:
+    """A Python file that compiled must still compile once a hunk was placed loosely: else the
+    loose hunk nearest above the error is refused, naming the line."""
+    loose = [h for h in hunks if h.placement is not None and h.placement.loose]
+    bad = broken(rel, before, after) if loose else None
+    if bad is None:
+        return
+    line, why = bad
+    above = [h for h in loose if h.placement and (h.placement.line or 0) <= line]
+    hunk = (above or loose)[-1]
+    how = hunk.placement.describe() if hunk.placement else ""
+    raise conflict(hunk, rel, f"placed loosely ({how}), it leaves "
+                   f"Python that does not compile: line {line} of the result: {why}; the file "
+                   "compiled before, so it is not placed")
+
+
+def _once(rel: str, hunks: list[Hunk], notes: list[str]) -> list[Hunk]:
+    """The block's hunks without a hunk that repeats an earlier one of it (the same lines and
+    the same @@ position): it would otherwise land at a second place its @@ does not name."""
+    out: list[Hunk] = []
+    dropped = 0
+    for h in hunks:
+        if any(tidy(h).lines == tidy(x).lines and h.old_start == x.old_start for x in out):
+            h.placement = Placement(None, (Loose.REPEATED,))
+            dropped += 1
+        else:
+            out.append(h)
+    if dropped:
+        notes.append(f"{rel}: {dropped} hunk(s) of a diff block repeat an earlier hunk of it "
+                     "(the same lines at the same @@ position); each was written once")
+    return out
+
+
+def alongside(rel: str, data: bytes, now: bytes, earlier: list[list[Hunk]], later: list[Hunk],
+              notes: list[str], stop: Stop) -> tuple[bytes, list[list[Hunk]]] | None:
+    """A later diff block for `rel` that fits the file as it was (`data`), placed there next to
+    the earlier blocks: one whose changes touch an earlier block's in the original repeats or
+    revises it (`revise`: never both written, even where the later block would also fit the
+    earlier blocks' result, as an insertion or an append does); one that touches none is
+    applied with them. None when it does not fit the original, or the blocks do not go
+    together there: the caller then places it on the earlier blocks' result (`now`). One that
+    only adds at the edge of an earlier block's change and fits `now` too is refused: it may
+    revise that block or go with it, and which cannot be told."""
+    try:
+        _edit(rel, data, later, False, [], stop)
+    except ConflictError:
+        return None
+    meets = max(_touches(b, later) for b in earlier)
+    if meets == 1 and _fits(rel, now, later, stop):
+        raise conflict(later[0], rel, "a later diff block adds lines at the edge of an earlier "
+                       "block's change and fits both the file as it was and as the earlier "
+                       "block left it: whether it revises that block or goes with it cannot "
+                       "be told, so it is not placed")
+    if meets:
+        return revise(rel, data, earlier, later, notes, stop)
+    merged = sorted([h for b in earlier for h in b] + later,
+                    key=lambda h: (h.placement.line or 0) if h.placement else 0)
+    try:
+        return _edit(rel, data, merged, False, notes, stop), earlier + [later]
+    except ConflictError:
+        return None
+
+
+def _fits(rel: str, data: bytes, hunks: list[Hunk], stop: Stop) -> bool:
+    """Whether the hunks go on `data` (their placements are then set there: place them again)."""
+    try:
+        _edit(rel, data, hunks, False, [], stop)
+    except ConflictError:
+        return False
+    return True
+
+
+def _changed(h: Hunk) -> list[tuple[int, int]]:
+    """The file lines [first, end) a placed hunk changes: each removed line, and each point
+    where it adds lines (first == end); its whole old side when an edge line was left out."""
     p = h.placement
     if p is None or p.line is None:
-        return None
-    return p.line, p.line + len(h.old_lines) - p.skipped
+        return []
+    if p.skipped:
+        return [(p.line - p.skipped, p.line + len(h.old_lines))]
+    out: list[tuple[int, int]] = []
+    i, run = p.line, None  # run: where the current run of -/+ lines starts
+    for ln in [*h.lines, " "]:
+        if ln[:1] == " ":
+            if run is not None:
+                out.append((run, i))  # removed lines, or the point where lines are added
+            run = None
+            i += 1
+            continue
+        run = i if run is None else run
+        i += ln[:1] == "-"
+    return out
 
 
-def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
-    """Whether two hunks placed on one file touch the same lines (an insertion: inside)."""
-    if a is None or b is None:
-        return False
+def _touches(block: list[Hunk], later: list[Hunk]) -> int:
+    """How the later block meets `block` in the original file (both placed there): 2 when it
+    changes lines `block` changes or adds at the point `block` adds, 1 when it only adds at the
+    edge of lines `block` changes (or `block` at the edge of its), 0 when not at all."""
+    mine = [c for h in block for c in _changed(h)]
+    return max((_meet(a, b) for h in later for b in _changed(h) for a in mine), default=0)
+
+
+def _meet(a: tuple[int, int], b: tuple[int, int]) -> int:
+    """2: two removed ranges share a line, an insertion point is inside a removed range, or
+    both are the same point; 1: an insertion point at the edge of a removed range; 0: apart
+    (two edits of neighbouring lines are separate: each is written)."""
     (a0, a1), (b0, b1) = a, b
+    if a0 == a1 and b0 == b1:
+        return 2 * (a0 == b0)
     if a0 == a1 or b0 == b1:
-        return a0 <= b1 and b0 <= a1
-    return a0 < b1 and b0 < a1
+        point, (r0, r1) = (a0, b) if a0 == a1 else (b0, a)
+        return 2 if r0 < point < r1 else int(point in (r0, r1))
+    return 2 * (a0 < b1 and b0 < a1)
 
 
 def _whole_file(rel: str, data: bytes, lines: list[str], loose: bool) -> str | None:
     """How the lines a delete removes differ from the file's whole content, or None when they
     are all of it (line by line; spacing is forgiven only when `loose`)."""
     text, _ = fsio.decode(data, rel)
-    have = _split(text)[0]
+    have = split_lines(text)[0]
     keys = Locator(have, escapes=fsio.has_escapes(text), loose=loose).keys
     for i, (mine, theirs) in enumerate(zip(have, lines, strict=False)):
         if not any(key(mine) == key(theirs) for key in keys):
@@ -312,15 +306,22 @@ def _plan_op(tree: _Tree, op: Operation, notes: list[str], stop: Stop = None) ->
         if data is None:
             raise tree.gone(rel, "modify", op.base_hash)
         stale = tree.stale(rel, op.base_hash)
+        hunks = _once(rel, op.hunks, notes)
         earlier = tree.edits.get(rel) if rel in tree.by else None
+        original = tree.disk[rel][0]
+        if earlier and not stale and original is not None:
+            both = alongside(rel, original, data, earlier, hunks, notes, stop)
+            if both is not None:
+                tree.state[rel] = (both[0], mode)
+                tree.edits[rel] = both[1]
+                return
         try:
-            tree.state[rel] = (_edit(rel, data, op.hunks, stale, notes, stop), mode)
-            tree.edits[rel] = None if rel in tree.by else [list(op.hunks)]
+            tree.state[rel] = (_edit(rel, data, hunks, stale, notes, stop), mode)
+            tree.edits[rel] = None if rel in tree.by else [hunks]
         except ConflictError:
-            original = tree.disk[rel][0]
             if not earlier or stale or original is None:
                 raise
-            new, tree.edits[rel] = revise(rel, original, earlier, op.hunks, notes, stop)
+            new, tree.edits[rel] = revise(rel, original, earlier, hunks, notes, stop)
             tree.state[rel] = (new, mode)
         tree.by.setdefault(rel, "modifies it")
     elif isinstance(op, Create):

@@ -1,6 +1,6 @@
 """Finding a hunk's old lines in a file, in time linear in the file and the hunk.
 
-Each distinct line (under a key: exact, or whitespace-normalised) becomes one character, so a
+Each distinct line (under a key: exact, or without its outer whitespace) becomes one character, so a
 hunk's lines are one substring and the search is str.find / str.rfind in C: no Python loop
 over start positions, and a file of many identical lines costs no more than any other.
 """
@@ -30,7 +30,9 @@ def exact(line: str) -> str:
 
 
 def normalised(line: str) -> str:
-    return " ".join(line.split())
+    """The line without its leading and trailing whitespace: spacing inside a line is what
+    the line says (a string literal's), so it is never matched loosely."""
+    return line.strip()
 
 
 def readable(line: str) -> str:
@@ -89,8 +91,8 @@ class LineIndex:
 
 class Locator:
     """A file's lines, indexed on first use under each key in turn: exact first, then with
-    whitespace normalised (unless `loose` is False). Lines holding undecodable bytes compare
-    as the model saw them."""
+    its leading and trailing whitespace ignored (unless `loose` is False). Lines holding
+    undecodable bytes compare as the model saw them."""
 
     def __init__(self, lines: Sequence[str], escapes: bool = False, loose: bool = True) -> None:
         self.lines = lines

@@ -185,6 +185,19 @@ def _indent(line: str) -> str:
     return line[:len(line) - len(line.lstrip())]
 
 
+def _width(ws: str) -> str:
+    """Indentation in words: '4 spaces', '1 tab', '2 tabs and 1 space', 'nothing'."""
+    tabs, spaces = ws.count("\t"), len(ws) - ws.count("\t")
+    words = [f"{n} {name}{'s' * (n != 1)}" for n, name in ((tabs, "tab"), (spaces, "space")) if n]
+    return " and ".join(words) or "nothing"
+
+
+def _shift(offset: tuple[int, str]) -> str:
+    """An offset in words: 'deeper by 4 spaces', 'shallower by 1 tab', 'the same'."""
+    sign, ws = offset
+    return "the same" if not sign else f"{'deeper' if sign > 0 else 'shallower'} by {_width(ws)}"
+
+
 def _rebase(hunk: Hunk, lines: Sequence[str], at: int, path: str) -> tuple[Hunk, int, bool]:
     """A hunk matched with whitespace normalised: its added lines moved by the indentation
     offset that maps its old lines onto the file's, when one offset does for every old line
@@ -192,7 +205,8 @@ def _rebase(hunk: Hunk, lines: Sequence[str], at: int, path: str) -> tuple[Hunk,
     meaning (Python, YAML, ...) refuses it, naming the line; another keeps its added lines as
     written (mixed)."""
     offset: tuple[int, str] | None = None  # (+1 add / -1 cut, the indentation)
-    bad: tuple[int, str, str] | None = None
+    first = 0  # the file line that set `offset`
+    bad: str | None = None  # why no one offset does
     i = at
     for ln in hunk.lines:
         if ln[0] == "+":
@@ -202,31 +216,36 @@ def _rebase(hunk: Hunk, lines: Sequence[str], at: int, path: str) -> tuple[Hunk,
         if not ln[1:].strip():
             continue
         if have == want:
-            this = (0, "")
+            this: tuple[int, str] | None = (0, "")
         elif have.endswith(want):
             this = (1, have[:len(have) - len(want)])
         elif want.endswith(have):
             this = (-1, want[:len(want) - len(have)])
         else:
             this = None
-        if this is None or (offset is not None and this != offset):
-            bad = (i, have, want)
+        if this is None:
+            tabs = "tabs in the file, spaces in the reply; " if (
+                "\t" in have and " " not in have and "\t" not in want) else ""
+            bad = (f"{tabs}the file indents line {i} by {_width(have)}, the reply by "
+                   f"{_width(want)}")
             break
-        offset = this
+        if offset is not None and this != offset:
+            bad = (f"line {first} of the file is indented {_shift(offset)} from the reply's "
+                   f"line, line {i} {_shift(this)}")
+            break
+        offset, first = this, first or i
     if bad is None and offset is not None and offset[0] < 0:
         cut = offset[1]
         for ln in hunk.lines:
             if ln[0] == "+" and ln[1:].strip() and not ln[1:].startswith(cut):
-                bad = (at + 1, "", _indent(ln[1:]))
+                bad = (f"its lines are indented {_width(cut)} deeper than the file's, but its "
+                       f"added line {ln[1:].strip()[:40]!r} by only {_width(_indent(ln[1:]))}")
                 break
     if bad is not None:
-        if indent_significant(path):
-            line, have, want = bad
-            raise conflict(hunk, path, f"its lines match line {line} of the file only with "
-                            f"their indentation changed, and not by one amount for every line "
-                            f"(the file indents line {line} by {len(have)} columns, the reply "
-                            f"by {len(want)}): in this file indentation is meaning, so it is "
-                            "not placed")
+        if indent_significant(path, lines[0] if lines else ""):
+            raise conflict(hunk, path, "its lines match the file only with their indentation "
+                            f"changed, and not by one amount for every line ({bad}): in this "
+                            "file indentation is meaning, so it is not placed")
         return hunk, 0, True
     if offset is None or not offset[1]:
         return hunk, 0, False

@@ -3,6 +3,7 @@ look at what was placed loosely. Plain data; edits.apply sets `Hunk.placement`."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import PurePosixPath
@@ -19,6 +20,7 @@ class Loose(StrEnum):
     REORDERED = "reordered"  # the reply gave its hunks out of file order: placed in file order
     REVISES = "revises"  # a later block for the file, placed on the original in place of another
     SUPERSEDED = "superseded"  # an earlier block's hunk that a later block revises: not written
+    REPEATED = "repeated"  # the same hunk again in one block (same lines, same @@): not written
 
 
 class Placement(NamedTuple):
@@ -54,6 +56,8 @@ class Placement(NamedTuple):
                 words.append("out of order, placed in order")
             elif how is Loose.SUPERSEDED:
                 words.append("superseded by a later block, not written")
+            elif how is Loose.REPEATED:
+                words.append("repeats an earlier hunk of its block, not written")
             else:
                 words.append("@@ counts recounted")
         return ", ".join(words)
@@ -79,9 +83,31 @@ _SIGNIFICANT_NAMES = frozenset({"makefile", "gnumakefile", "snakefile", "build",
                                 "sconstruct", "sconscript", "procfile"})
 
 
-def indent_significant(path: str) -> bool:
-    """Whether indentation changes what the file means (Python, YAML, Makefile, ...)."""
+# a script's interpreter (its `#!` line) whose language is one of those above
+_SIGNIFICANT_SHEBANG = re.compile(
+    r"^#!\s*\S*?(?:/env(?:\s+-\S+)*\s+)?(?:\S*/)?"
+    r"(python[\d.]*|pypy[\d.]*|make|gmake|snakemake|coffee|runghc|runhaskell|nim|elm|bazel)"
+    r"(?:\s|$)")
+_PYTHON_EXT = frozenset({".py", ".pyi", ".pyw"})
+
+
+def interpreter(first_line: str) -> str | None:
+    """The indentation-significant interpreter a `#!` line names ('python3'), else None."""
+    m = _SIGNIFICANT_SHEBANG.match(first_line)
+    return m.group(1) if m else None
+
+
+def indent_significant(path: str, first_line: str = "") -> bool:
+    """Whether indentation changes what the file means (Python, YAML, Makefile, ...), by the
+    file's extension or name, or by the interpreter its first line (`#!`) names."""
     p = PurePosixPath(path.replace("\\", "/"))
     name = p.name.lower()
     return p.suffix.lower() in _SIGNIFICANT_EXT or name in _SIGNIFICANT_NAMES or (
-        name.startswith("makefile"))
+        name.startswith("makefile")) or interpreter(first_line) is not None
+
+
+def is_python(path: str, first_line: str = "") -> bool:
+    """A Python file: .py/.pyi/.pyw, or a script whose `#!` line names python."""
+    found = interpreter(first_line)
+    return PurePosixPath(path).suffix.lower() in _PYTHON_EXT or bool(
+        found and found.startswith(("python", "pypy")))
