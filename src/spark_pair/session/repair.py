@@ -309,7 +309,7 @@ def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: 
 def _take(lines: list[str], op: Modify, missed: Sequence[Miss], new: Sequence[Hunk]
           ) -> tuple[dict[int, list[Hunk]], list[str]]:
     """Which answer hunks replace which missed hunk (by hunk index): the one whose candidate
-    place is nearest the answer hunk's old side, within the lines shown for it. A hunk equal
+    place is nearest the answer hunk's old side, which must touch that place. A hunk equal
     to one that fits (or changing one that fits, or sent twice) and a hunk far from every
     missed one are not taken: the notes say which and why."""
     locator = Locator(lines)
@@ -329,7 +329,7 @@ def _take(lines: list[str], op: Modify, missed: Sequence[Miss], new: Sequence[Hu
             continue
         at = _place(lines, locator, hunk)
         near = [m for m in missed
-                if at + len(hunk.old_lines) >= m.first - 1 and at <= m.first - 1 + len(m.shown)]
+                if at + len(hunk.old_lines) >= m.at and at <= m.at + len(m.hunk.old_lines)]
         if not near:
             notes.append(f"{name} replaces no hunk that was asked about: not written")
             continue
