@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..base.errors import SparkPairError
+from ..base.printable import shown
 from ..edits.locate import Locator, Stop, normalised
 from ..edits.ops import Hunk, Modify, Operation
 from ..protocol.events import Message, TurnRequest
@@ -272,7 +273,7 @@ def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: 
     for m in misses:
         by_op.setdefault(m.op_index, []).append(m)
     asked = {ops[i].path for i in by_op}
-    out.ignored += [f"{path}: not asked about, not written" for path in
+    out.ignored += [f"{shown(path)}: not asked about, not written" for path in
                     dict.fromkeys(op.path for op in answered if op.path not in asked
                                   or not isinstance(op, Modify))]
     for index, missed in by_op.items():
@@ -318,7 +319,7 @@ def _take(lines: list[str], op: Modify, missed: Sequence[Miss], new: Sequence[Hu
     taken: dict[int, list[Hunk]] = {m.hunk_index: [] for m in missed}
     notes: list[str] = []
     for n, hunk in enumerate(new, 1):
-        name = f"{op.path} answer hunk {n} ({_at_line(hunk)})"
+        name = f"{shown(op.path)} answer hunk {n} ({_at_line(hunk)})"
         same = next((i for i, h in kept if h.old_lines == hunk.old_lines), None)
         if same is not None:
             how = "repeats" if op.hunks[same].lines == hunk.lines else "changes"
