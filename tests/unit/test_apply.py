@@ -379,10 +379,11 @@ def test_a_conflict_names_the_hunk_once_and_shows_its_first_lines_indented():
     with pytest.raises(ConflictError) as info:
         apply_hunks("a\nb\n", [Hunk(3, 4, 3, 4, lines)], "src/a.py")
     first, *rest = info.value.message.splitlines()
-    assert first == "src/a.py hunk @@ -3,4 +3,4 @@: its lines are not in the file"
+    assert first == ("src/a.py hunk @@ -3,4 +3,4 @@: its lines are not in the file: line 1 of "
+                     f'the hunk (line 3 by its @@ line) is nowhere in it: "{long[:59]}…"')
     assert rest[:2] == ["     " + long[:70] + "…", "    -missing"] and rest[-1] == "    …"
     assert all(len(line) <= 80 for line in rest) and len(rest) == 4
-    assert info.value.message.count("missing") == 1
+    assert info.value.message.count("missing") == 1  # (the excerpt; line 1 is named first)
 
 
 def test_rename_onto_an_existing_file_has_a_hint_about_the_name(repo, journal):
@@ -530,3 +531,24 @@ def test_a_lone_surrogate_in_the_reply_is_refused_never_written_as_a_byte(repo, 
         with pytest.raises(ApplyError, match="lone surrogate"):
             apply_turn(repo, [op], journal=journal)
     assert snapshot(repo) == before
+
+
+def test_a_conflict_names_the_first_line_of_the_hunk_that_is_nowhere_in_the_file():
+    text = "".join(f"line {i}\n" for i in range(1, 21))
+    lines = [" line 4", " line 5", " line 6", " line 7", " line 7.5 NOT THERE", "-line 8",
+             "+LINE 8", " line 9", " line 10"]
+    for exact in (False, True):
+        with pytest.raises(ConflictError) as info:
+            apply_hunks(text, [Hunk(4, 8, 4, 8, lines)], "a.txt", exact=exact)
+        first = info.value.message.splitlines()[0]
+        assert first.endswith(': its lines are not in the file: line 5 of the hunk (line 8 by '
+                              'its @@ line) is nowhere in it: "line 7.5 NOT THERE"'), first
+    # without a position, only its number in the hunk; every line there, just not together
+    with pytest.raises(ConflictError) as info:
+        apply_hunks(text, [Hunk(None, None, None, None, [" line 2", "-line 9", "+x"])], "a.txt",
+                    exact=True)
+    assert "not in the file in this order (each of its lines is somewhere in it)" in str(
+        info.value.message)
+    with pytest.raises(ConflictError) as info:
+        apply_hunks(text, [Hunk(None, None, None, None, [" line 2", "-gone", "+x"])], "a.txt")
+    assert 'line 2 of the hunk is nowhere in it: "gone"' in info.value.message

@@ -22,7 +22,7 @@ from .journal import FileChange, Journal, missing_dirs, write_changes
 from .locate import Locator, Stop, check_stop
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename, content_hash
 from .paths import confine_target, looks_binary, real_root
-from .place import NotFound, conflict, locate, place
+from .place import NotFound, absent, conflict, locate, place
 from .placement import Loose, Placement
 
 # ---- hunks ---------------------------------------------------------------------------------
@@ -84,7 +84,8 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
             try:
                 at, _ = locate(locator, hunk, pos, delta, path)
             except NotFound:
-                raise conflict(hunk, path, "its lines are not in the file") from None
+                raise conflict(hunk, path, "its lines are not in the file"
+                               + absent(locator, hunk)) from None
             placement = Placement(at + 1)
         else:
             at, hunk, placement = place(locator, hunk, pos, delta, path)

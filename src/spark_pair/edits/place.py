@@ -35,6 +35,23 @@ def hunk_excerpt(hunk: Hunk) -> str:
     return "\n".join(out)
 
 
+def absent(locator: Locator, hunk: Hunk) -> str:
+    """Names the hunk's first old line that is nowhere in the file (its number in the hunk and
+    by its @@ line, its text), to follow "its lines are not in the file"."""
+    index = locator.index(len(locator.keys) - 1)  # (the loosest way lines are compared)
+    old = 0
+    for n, ln in enumerate(hunk.lines, 1):
+        if ln[:1] == "+":
+            continue
+        if index.key(ln[1:]) not in index.ids:
+            by = f" (line {hunk.old_start + old} by its @@ line)" if (hunk.old_start or 0) > 0 else ""
+            text = ln[1:].removesuffix("\r")
+            text = text if len(text) <= EXCERPT_WIDTH - 12 else text[:EXCERPT_WIDTH - 13] + "…"
+            return f": line {n} of the hunk{by} is nowhere in it: \"{text}\""
+        old += 1
+    return " in this order (each of its lines is somewhere in it)"
+
+
 def conflict(hunk: Hunk, path: str, what: str) -> ConflictError:
     """A conflict naming the hunk on the first line; its first lines follow, indented."""
     excerpt = hunk_excerpt(hunk)
@@ -120,7 +137,7 @@ def _trimmed(locator: Locator, hunk: Hunk, lo: int, path: str) -> tuple[int, int
     loosest = locator.index(len(locator.keys) - 1)
     if not changed or not locator.lines or any(  # a removed line that is nowhere: no trim helps
             loosest.key(ln[1:]) not in loosest.ids for ln in lines if ln[0] == "-"):
-        raise conflict(hunk, path, "its lines are not in the file")
+        raise conflict(hunk, path, "its lines are not in the file" + absent(locator, hunk))
     lead, trail = changed[0], len(lines) - 1 - changed[-1]
     ids: dict[int, list[int | None]] = {}  # per key: each old line's id in the file, or None
     for total in range(1, min(lead, EDGE_MAX) + min(trail, EDGE_MAX) + 1):
@@ -144,7 +161,7 @@ def _trimmed(locator: Locator, hunk: Hunk, lo: int, path: str) -> tuple[int, int
                                 f"{total} edge context line(s) they match {where}, so it is "
                                 "not placed")
             return at, n, core, total
-    raise conflict(hunk, path, "its lines are not in the file")
+    raise conflict(hunk, path, "its lines are not in the file" + absent(locator, hunk))
 
 
 def _anchored(core: list[str], at: int, size: int, length: int, lead: int, trail: int) -> bool:
