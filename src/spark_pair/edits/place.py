@@ -44,9 +44,10 @@ def absent(locator: Locator, hunk: Hunk) -> str:
         if ln[:1] == "+":
             continue
         if index.key(ln[1:]) not in index.ids:
-            by = f" (line {hunk.old_start + old} by its @@ line)" if (hunk.old_start or 0) > 0 else ""
+            start = hunk.old_start or 0
+            by = f" (line {start + old} by its @@ line)" if start > 0 else ""
             text = ln[1:].removesuffix("\r")
-            text = text if len(text) <= EXCERPT_WIDTH - 12 else text[:EXCERPT_WIDTH - 13] + "…"
+            text = text if len(text) <= 60 else text[:59] + "…"
             return f": line {n} of the hunk{by} is nowhere in it: \"{text}\""
         old += 1
     return " in this order (each of its lines is somewhere in it)"
