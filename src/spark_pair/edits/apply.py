@@ -84,8 +84,8 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
             try:
                 at, _ = locate(locator, hunk, pos, delta, path)
             except NotFound:
-                raise conflict(hunk, path, "its lines are not in the file"
-                               + absent(locator, hunk)) from None
+                raise conflict(hunk, path, "its lines are not in the file",
+                               absent(locator, hunk)) from None
             placement = Placement(at + 1)
         else:
             at, hunk, placement = place(locator, hunk, pos, delta, path)

@@ -257,6 +257,7 @@ def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: 
     no missed hunk (a repeat of one that fits, an extra) is never written: `ignored` says so."""
     from ..edits.apply import check_each
     from ..edits.parser import DiffParser
+    from ..edits.place import reason
 
     out = Outcome(text=answer)
     try:
@@ -296,7 +297,7 @@ def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: 
             if not found:
                 out.ops[index] = merged
             else:
-                cause = "still does not apply: " + found[0][1].message.partition("\n")[0]
+                cause = "still does not apply: " + reason(found[0][1])
         elif not cause:
             cause = f"the answer has no hunk for {op.path}"
         out.mended += [Mended(index, m.hunk_index, m.path, index in out.ops,
