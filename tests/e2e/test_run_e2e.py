@@ -363,7 +363,11 @@ def test_a_dry_run_checks_the_diff_and_reports_a_conflict_like_apply(sim: SimPro
         assert res.returncode == ExitCode.CONFLICT, (extra, res.stderr)
         assert "dry run: nothing was written" not in res.stderr
         assert "a.py hunk @@ -1,3 +1,3 @@: its lines are not in the file" in res.stderr
-        assert res.stderr.count("goodbye") == 1  # the hunk is shown once, on its own lines
+        # the line that is nowhere is named; the hunk is shown once, on its own lines
+        assert "\n  line 2 of the hunk (line 2 by its @@ line) is nowhere in the file:" in (
+            res.stderr)
+        assert res.stderr.count("goodbye") == 2
+        assert res.stderr.count("    -    return 'goodbye '") == 1
         assert max(len(line) for line in res.stderr.splitlines() if "│" not in line) <= 80
         js = run(repo, home, sim, "BAD change", "--json", *extra)
         assert js.returncode == ExitCode.CONFLICT

@@ -131,3 +131,61 @@ def test_a_dry_run_prints_the_repaired_diff(sim: SimProcess, repo: Path, home: P
     assert "-    return 'hello ' + name" in done.stdout
     assert '"hello "' not in done.stdout
     assert tree(repo) == before
+
+
+# ---- an answer that holds more than the missed hunks ------------------------------------------
+
+R_TXT = "a = 0\nfoo()\nbar()\nb = 1\nfoo()\nbar()\nc = 2\nd = 3\ne = 4\n"
+ADD_BAZ = "@@ -2,2 +2,3 @@\n foo()\n bar()\n+baz()\n"
+TWO = ("```diff\n--- a/r.txt\n+++ b/r.txt\n" + ADD_BAZ
+       + "@@ -8,2 +9,2 @@\n d = 3\n-e = 5 (BUMP)\n+e = 5\n```\n")
+# the usual answer: the whole corrected diff again, the hunk that fitted included
+WHOLE_AGAIN = ("Here is the corrected diff:\n```diff\n--- a/r.txt\n+++ b/r.txt\n" + ADD_BAZ
+               + "@@ -8,2 +9,2 @@\n d = 3\n-e = 4\n+e = 5\n```\n")
+# the missed hunk mended, and a hunk and a file never asked about
+SNEAKY = ("```diff\n--- a/r.txt\n+++ b/r.txt\n@@ -8,2 +8,2 @@\n d = 3\n-e = 4\n+e = 5\n"
+          "@@ -1,2 +1,2 @@\n-a = 0\n+a = 'SNEAKY'\n foo()\n"
+          "--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n def helper():\n-    return 42\n"
+          "+    return 'SNEAKY'\n```\n")
+
+
+def _bump(sim: SimProcess, repo: Path, home: Path, answer: str
+          ) -> tuple[subprocess.CompletedProcess[str], dict]:
+    (repo / "r.txt").write_text(R_TXT)
+    sim.configure(replies=[{"match": ASK_MARK, "text": answer},
+                           {"match": "BUMP", "text": TWO}], ttft_ms=0)
+    done = run(repo, home, sim, "BUMP e", "-f", "r.txt", "--apply", "--json")
+    lines = lines_of(done.stdout)
+    check_schema(lines)
+    repair = [ln for ln in lines if ln["type"] == "repair"]
+    assert len(repair) == 1, done.stdout
+    return done, repair[0]
+
+
+def test_a_whole_diff_resent_by_the_repair_writes_each_hunk_once(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    done, repair = _bump(sim, repo, home, WHOLE_AGAIN)
+    assert done.returncode == 0, done.stderr
+    assert (repo / "r.txt").read_text() == R_TXT.replace("bar()\n", "bar()\nbaz()\n", 1
+                                                         ).replace("e = 4", "e = 5")
+    assert repair["outcome"] == "fixed"
+    assert repair["ignored"] == ["r.txt answer hunk 1 (at line 2) repeats hunk 1, which was "
+                                 "not asked about: not written"]
+    assert "repair: r.txt hunk 2: fixed" in done.stderr
+    assert "repeats hunk 1" in done.stderr
+
+
+def test_a_hunk_or_file_the_repair_was_not_asked_about_is_never_written(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    before = tree(repo)
+    done, repair = _bump(sim, repo, home, SNEAKY)
+    assert done.returncode == 0, done.stderr
+    assert (repo / "r.txt").read_text() == R_TXT.replace("bar()\n", "bar()\nbaz()\n", 1
+                                                         ).replace("e = 4", "e = 5")
+    assert (repo / "util.py").read_bytes() == before["util.py"]
+    assert "SNEAKY" not in json.dumps(tree(repo), default=str)
+    assert repair["outcome"] == "fixed"
+    assert repair["ignored"] == ["util.py: not asked about, not written",
+                                 "r.txt answer hunk 2 (at line 1) replaces no hunk that was "
+                                 "asked about: not written"]
+    assert "util.py: not asked about, not written" in done.stderr

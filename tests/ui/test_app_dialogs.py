@@ -119,7 +119,8 @@ async def test_at_80x24_what_can_not_apply_is_named_in_the_notice_and_its_row(
         notice = app.main.query_one("#notice")
         shown = screen_rows(app)[notice.region.y:notice.region.bottom]
         assert "inventory.py" in shown[0], shown
-        assert "its lines are not in the file" in review.review.entries[0].problem
+        assert "its lines are not in the file; line " in review.review.entries[0].problem
+        assert "is nowhere in the file: " in review.review.entries[0].problem  # (named)
         def pane_rows() -> list[str]:
             return screen_rows(app)[review.region.y:review.region.bottom]
 
@@ -133,8 +134,9 @@ async def test_at_80x24_what_can_not_apply_is_named_in_the_notice_and_its_row(
                 break
             await pilot.press("alt+j")
         try:  # a frame after the notice, on a busy machine
-            await until(pilot, lambda: any("can't apply: its lines are not in the file" in row
-                                           for row in pane_rows()), "the row's reason painted")
+            await until(pilot, lambda: any("can't apply: " in row for row in pane_rows())
+                        and any("is nowhere in the" in row for row in pane_rows()),
+                        "the row's reason painted, naming the line")
         except AssertionError as exc:
             raise AssertionError(f"{exc}; the review pane shows: {pane_rows()}") from None
         await pilot.press("alt+shift+r")

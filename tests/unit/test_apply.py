@@ -13,6 +13,7 @@ from spark_pair.base.errors import ApplyError, ConflictError, PathRefused, Stale
 from spark_pair.edits.apply import apply_hunks, apply_turn, check_each, check_ops, flag_uncommitted
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.ops import Create, Delete, Hunk, Modify, Rename, content_hash
+from spark_pair.edits.place import reason
 
 TEXT = "".join(f"line {i}\n" for i in range(1, 21))
 
@@ -380,8 +381,11 @@ def test_a_conflict_names_the_hunk_once_and_shows_its_first_lines_indented():
         apply_hunks("a\nb\n", [Hunk(3, 4, 3, 4, lines)], "src/a.py")
     first, *rest = info.value.message.splitlines()
     assert first == "src/a.py hunk @@ -3,4 +3,4 @@: its lines are not in the file"
-    assert rest[:2] == ["     " + long[:70] + "…", "    -missing"] and rest[-1] == "    …"
-    assert all(len(line) <= 80 for line in rest) and len(rest) == 4
+    # the line that is nowhere named, then its text on a line of its own (too long for one)
+    assert rest[:2] == ["  line 1 of the hunk (line 3 by its @@ line) is nowhere in the file:",
+                        f'  "{long[:75]}…"']
+    assert rest[2:4] == ["     " + long[:70] + "…", "    -missing"] and rest[-1] == "    …"
+    assert all(len(line) <= 80 for line in rest) and len(rest) == 6
     assert info.value.message.count("missing") == 1
 
 
@@ -530,3 +534,25 @@ def test_a_lone_surrogate_in_the_reply_is_refused_never_written_as_a_byte(repo, 
         with pytest.raises(ApplyError, match="lone surrogate"):
             apply_turn(repo, [op], journal=journal)
     assert snapshot(repo) == before
+
+
+def test_a_conflict_names_the_first_line_of_the_hunk_that_is_nowhere_in_the_file():
+    text = "".join(f"line {i}\n" for i in range(1, 21))
+    lines = [" line 4", " line 5", " line 6", " line 7", " line 7.5 NOT THERE", "-line 8",
+             "+LINE 8", " line 9", " line 10"]
+    for exact in (False, True):
+        with pytest.raises(ConflictError) as info:
+            apply_hunks(text, [Hunk(4, 8, 4, 8, lines)], "a.txt", exact=exact)
+        first, named, quoted = info.value.message.splitlines()[:3]
+        assert first.endswith(": its lines are not in the file"), first
+        assert named == "  line 5 of the hunk (line 8 by its @@ line) is nowhere in the file:"
+        assert quoted == '  "line 7.5 NOT THERE"'
+        assert reason(info.value) == f"{first}; {named.strip()} {quoted.strip()}"  # (one line)
+    # without a position, only its number in the hunk; every line there, just not together
+    with pytest.raises(ConflictError) as info:
+        apply_hunks(text, [Hunk(None, None, None, None, [" line 2", "-line 9", "+x"])], "a.txt",
+                    exact=True)
+    assert "\n  each of its lines is in the file, but not in this order\n" in info.value.message
+    with pytest.raises(ConflictError) as info:
+        apply_hunks(text, [Hunk(None, None, None, None, [" line 2", "-gone", "+x"])], "a.txt")
+    assert '\n  line 2 of the hunk is nowhere in the file: "gone"\n' in info.value.message

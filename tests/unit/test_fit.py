@@ -34,12 +34,16 @@ def test_only_the_hunk_whose_lines_are_gone_is_left_out(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text(OLD.replace("line 3\n", "line 3 (mine)\n"))
     problems = unfit(tmp_path, parse_diff(TWO_HUNKS)[0])
     assert list(problems) == [0]
-    assert problems[0] == "its lines are not in the file"  # the row names the hunk itself
+    # the row names the hunk itself; the reason names its line that is nowhere in the file
+    assert problems[0] == ('its lines are not in the file; line 2 of the hunk (line 3 by its @@ '
+                           'line) is nowhere in the file: "line 3"')
 
 
 def test_a_modify_none_of_whose_hunks_fits_is_left_out_whole(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text(OLD.replace("line 3\n", "x\n").replace("line 21\n", "y\n"))
-    assert unfit(tmp_path, parse_diff(TWO_HUNKS)[0]) == {WHOLE: "its lines are not in the file"}
+    assert unfit(tmp_path, parse_diff(TWO_HUNKS)[0]) == {
+        WHOLE: 'none of its 2 hunks fits the file (the first: its lines are not in the file; '
+               'line 2 of the hunk (line 3 by its @@ line) is nowhere in the file: "line 3")'}
 
 
 def test_a_create_of_a_file_that_exists_and_a_missing_target(tmp_path: Path) -> None:

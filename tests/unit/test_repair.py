@@ -140,3 +140,75 @@ def test_a_fifo_the_reply_names_is_never_read(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")  # opening it for reading would block for ever
     found = repair.survey(tmp_path, [Modify("pipe", [Hunk(1, 1, 1, 1, ["-a", "+b"])])])
     assert not found.misses and "not a regular file" in found.other_problem
+
+
+# ---- answers that hold more (or other) hunks than were missed --------------------------------
+
+TWICE = "a = 0\nfoo()\nbar()\nb = 1\nfoo()\nbar()\nc = 2\nd = 3\ne = 4\n"
+ADD_BAZ = Hunk(2, 2, 2, 3, [" foo()", " bar()", "+baz()"])  # fits (at its @@ line)
+E_WRONG = Hunk(8, 2, 9, 2, [" d = 3", "-e = 5 NOT THERE", "+e = 5"])
+E_RIGHT = "@@ -8,2 +9,2 @@\n d = 3\n-e = 4\n+e = 5\n"
+
+
+def _written(root: Path, op: Modify) -> str:
+    from spark_pair.edits.apply import apply_hunks
+
+    return apply_hunks((root / op.path).read_text(), op.hunks, op.path)
+
+
+def test_a_whole_diff_resent_writes_the_fitting_hunk_once(tmp_path: Path) -> None:
+    (tmp_path / "r.txt").write_text(TWICE)
+    ops = [Modify("r.txt", [ADD_BAZ, E_WRONG])]
+    found = repair.survey(tmp_path, ops)
+    assert [m.hunk_index for m in found.misses] == [1]
+    answer = ("Here is the corrected diff:\n```diff\n--- a/r.txt\n+++ b/r.txt\n"
+              "@@ -2,2 +2,3 @@\n foo()\n bar()\n+baz()\n" + E_RIGHT + "```\n")
+    out = repair.merge(tmp_path, ops, found.misses, answer)
+    assert out.verdict == "fixed"
+    assert len(out.ops[0].hunks) == 2
+    assert _written(tmp_path, out.ops[0]) == TWICE.replace("bar()\n", "bar()\nbaz()\n", 1
+                                                           ).replace("e = 4", "e = 5")
+    assert out.lines() == ["r.txt hunk 2: fixed", "r.txt answer hunk 1 (at line 2) repeats "
+                           "hunk 1, which was not asked about: not written"]
+
+
+def test_an_extra_hunk_or_file_in_the_answer_is_never_written(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    (root / "b.txt").write_text("keep me\n")
+    ops = [Modify("a.py", [WRONG])]
+    found = repair.survey(root, ops)
+    answer = ("--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
+              "-    return 'hello ' + name\n+    return f'hello {name}'\n"
+              "@@ -5,2 +5,2 @@\n def unused():\n-    pass\n+    print('EXTRA')\n"
+              "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-keep me\n+SNEAKY\n")
+    out = repair.merge(root, ops, found.misses, answer)
+    assert out.verdict == "fixed" and list(out.ops) == [0]
+    assert [h.lines for h in out.ops[0].hunks] == [RIGHT.lines]
+    assert "EXTRA" not in _written(root, out.ops[0])
+    assert out.ignored == ["b.txt: not asked about, not written",
+                           "a.py answer hunk 2 (at line 5) replaces no hunk that was asked "
+                           "about: not written"]
+
+
+def test_a_resent_fitting_hunk_changed_is_not_taken_for_the_missed_one(tmp_path: Path) -> None:
+    (tmp_path / "r.txt").write_text(TWICE)
+    ops = [Modify("r.txt", [ADD_BAZ, E_WRONG])]
+    found = repair.survey(tmp_path, ops)
+    answer = ("--- a/r.txt\n+++ b/r.txt\n@@ -2,2 +2,3 @@\n foo()\n bar()\n+qux()\n"
+              + E_RIGHT)
+    out = repair.merge(tmp_path, ops, found.misses, answer)
+    assert out.verdict == "fixed"
+    assert "qux" not in _written(tmp_path, out.ops[0])
+    assert out.ignored == ["r.txt answer hunk 1 (at line 2) changes hunk 1, which was not "
+                           "asked about: not written"]
+
+
+def test_an_answer_with_no_hunk_near_the_missed_one_mends_nothing(tmp_path: Path) -> None:
+    (tmp_path / "r.txt").write_text(TWICE)
+    ops = [Modify("r.txt", [E_WRONG])]
+    found = repair.survey(tmp_path, ops)
+    out = repair.merge(tmp_path, ops, found.misses,
+                       "--- a/r.txt\n+++ b/r.txt\n@@ -1,1 +1,1 @@\n-a = 0\n+a = 1\n")
+    assert not out.ops and out.verdict == "refused"
+    assert out.mended[0].cause == "the answer has no hunk in its place"
+    assert out.ignored[0].endswith("replaces no hunk that was asked about: not written")

@@ -10,7 +10,7 @@ from dataclasses import replace
 from . import fsio
 from .locate import Locator, Stop, check_stop
 from .ops import Hunk
-from .place import NotFound, conflict, locate, place
+from .place import NotFound, absent, conflict, locate, place
 from .placement import Loose, Placement
 
 
@@ -75,7 +75,8 @@ def apply_hunks(text: str, hunks: Sequence[Hunk], path: str = "", *, stop: Stop 
             try:
                 at, _ = locate(locator, hunk, pos, delta, path)
             except NotFound:
-                raise conflict(hunk, path, "its lines are not in the file") from None
+                raise conflict(hunk, path, "its lines are not in the file",
+                               absent(locator, hunk)) from None
             placement = Placement(at + 1)
         else:
             at, hunk, placement = place(locator, hunk, pos, delta, path)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..base.errors import ConflictError
+from ..base.errors import ConflictError, SparkPairError
 from .locate import Locator
 from .ops import Hunk
 from .placement import Loose, Placement, indent_significant
@@ -35,10 +35,38 @@ def hunk_excerpt(hunk: Hunk) -> str:
     return "\n".join(out)
 
 
-def conflict(hunk: Hunk, path: str, what: str) -> ConflictError:
-    """A conflict naming the hunk on the first line; its first lines follow, indented."""
+def absent(locator: Locator, hunk: Hunk) -> str:
+    """Names the hunk's first old line that is nowhere in the file (its number in the hunk and
+    by its @@ line, its text cut to fit 80 columns), for a "not in the file" conflict."""
+    index = locator.index(len(locator.keys) - 1)  # (the loosest way lines are compared)
+    old = 0
+    for n, ln in enumerate(hunk.lines, 1):
+        if ln[:1] == "+":
+            continue
+        if index.key(ln[1:]) not in index.ids:
+            start = hunk.old_start or 0
+            by = f" (line {start + old} by its @@ line)" if start > 0 else ""
+            text = ln[1:].removesuffix("\r")
+            text = text if len(text) <= 76 else text[:75] + "…"
+            return f'line {n} of the hunk{by} is nowhere in the file: "{text}"'
+        old += 1
+    return "each of its lines is in the file, but not in this order"
+
+
+def conflict(hunk: Hunk, path: str, what: str, named: str = "") -> ConflictError:
+    """A conflict naming the hunk on the first line (then, indented, the line `named` as the
+    cause, also in its details); its first lines follow, indented."""
     excerpt = hunk_excerpt(hunk)
-    return ConflictError(f"{_hunk_name(hunk, path)}: {what}" + (f"\n{excerpt}" if excerpt else ""))
+    shown = named if len(named) <= 78 else named.replace(': "', ':\n  "', 1)  # (80 columns)
+    return ConflictError(f"{_hunk_name(hunk, path)}: {what}" + (f"\n  {shown}" if named else "")
+                         + (f"\n{excerpt}" if excerpt else ""), named=named)
+
+
+def reason(error: SparkPairError) -> str:
+    """An error's first line, and the line a conflict names, if any (for one-line causes)."""
+    named = error.details.get("named")
+    first = error.message.partition("\n")[0]
+    return f"{first}; {named}" if named else first
 
 
 def locate(locator: Locator, hunk: Hunk, lo: int, delta: int, path: str) -> tuple[int, int]:
@@ -120,7 +148,7 @@ def _trimmed(locator: Locator, hunk: Hunk, lo: int, path: str) -> tuple[int, int
     loosest = locator.index(len(locator.keys) - 1)
     if not changed or not locator.lines or any(  # a removed line that is nowhere: no trim helps
             loosest.key(ln[1:]) not in loosest.ids for ln in lines if ln[0] == "-"):
-        raise conflict(hunk, path, "its lines are not in the file")
+        raise conflict(hunk, path, "its lines are not in the file", absent(locator, hunk))
     lead, trail = changed[0], len(lines) - 1 - changed[-1]
     ids: dict[int, list[int | None]] = {}  # per key: each old line's id in the file, or None
     for total in range(1, min(lead, EDGE_MAX) + min(trail, EDGE_MAX) + 1):
@@ -144,7 +172,7 @@ def _trimmed(locator: Locator, hunk: Hunk, lo: int, path: str) -> tuple[int, int
                                 f"{total} edge context line(s) they match {where}, so it is "
                                 "not placed")
             return at, n, core, total
-    raise conflict(hunk, path, "its lines are not in the file")
+    raise conflict(hunk, path, "its lines are not in the file", absent(locator, hunk))
 
 
 def _anchored(core: list[str], at: int, size: int, length: int, lead: int, trail: int) -> bool:

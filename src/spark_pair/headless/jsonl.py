@@ -120,6 +120,7 @@ def event_to_dict(event: SessionEvent, *, deltas: bool = False) -> dict[str, Any
             return {"type": "repair", "outcome": o.verdict, "cause": redact(o.cause),
                     "hunks": [{"index": m.op_index, "hunk": m.hunk_index, "path": m.path,
                                "fixed": m.fixed, "cause": redact(m.cause)} for m in o.mended],
+                    "ignored": [redact(n) for n in o.ignored],
                     "output_tokens": o.usage.output_tokens if o.usage else None,
                     "duration_ms": _ms(o.metrics.duration_s) if o.metrics else None}
         case Applied():

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..base.errors import SparkPairError
+from ..base.printable import shown
 from ..edits.locate import Locator, Stop, normalised
 from ..edits.ops import Hunk, Modify, Operation
 from ..protocol.events import Message, TurnRequest
@@ -43,6 +44,7 @@ class Miss:
     absent: tuple[str, ...]  # its old lines that are nowhere in the file
     first: int  # 1-based first line of `shown`
     shown: tuple[str, ...]  # the file's lines around the best candidate place
+    at: int = 0  # 0-based best candidate place
 
 
 @dataclass(slots=True)
@@ -78,6 +80,7 @@ class Outcome:
     ops: dict[int, Modify] = field(default_factory=dict)
     mended: list[Mended] = field(default_factory=list)
     cause: str = ""  # why nothing was mended (the request failed, the answer held no diff)
+    ignored: list[str] = field(default_factory=list)  # the answer's hunks not taken, and why
     text: str = ""  # the answer
     metrics: Metrics | None = None
     usage: Usage | None = None
@@ -93,9 +96,9 @@ class Outcome:
         return "fixed" if self.fixed else "partly" if fixed else "refused"
 
     def lines(self) -> list[str]:
-        """One line per missed hunk: fixed, or why not."""
+        """One line per missed hunk: fixed, or why not; then one per answer hunk not taken."""
         return [f"{m.path} hunk {m.hunk_index + 1}: " + ("fixed" if m.fixed else m.cause)
-                for m in self.mended]
+                for m in self.mended] + self.ignored
 
 
 def placed_loosely(hunk: Hunk) -> bool:
@@ -189,7 +192,7 @@ def _miss(index: int, h: int, path: str, hunk: Hunk, lines: list[str]) -> Miss:
     at = candidate(lines, old, hunk.old_start)
     first = max(0, at - AROUND)
     last = min(len(lines), at + len(old) + AROUND, first + MAX_SHOWN)
-    return Miss(index, h, path, hunk, absent, first + 1, tuple(lines[first:last]))
+    return Miss(index, h, path, hunk, absent, first + 1, tuple(lines[first:last]), at)
 
 
 def candidate(lines: Sequence[str], old: Sequence[str], stated: int | None) -> int:
@@ -249,17 +252,19 @@ def follow_up(request: TurnRequest, reply: str, text: str) -> TurnRequest:
 
 def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: str, *,
           stop: Stop = None) -> Outcome:
-    """Put the answer's hunks in place of the missed ones, file by file; an operation is
-    replaced only when all of it then fits the file."""
+    """Put the answer's hunks in place of the missed ones they replace, file by file; an
+    operation is replaced only when all of it then fits the file. An answer hunk that replaces
+    no missed hunk (a repeat of one that fits, an extra) is never written: `ignored` says so."""
     from ..edits.apply import check_each
     from ..edits.parser import DiffParser
+    from ..edits.place import reason
 
     out = Outcome(text=answer)
     try:
         parser = DiffParser()
         parser.feed(answer)
         parser.close()
-        answered = [op for op in parser.operations() if isinstance(op, Modify)]
+        answered = list(parser.operations())
     except SparkPairError as exc:
         out.cause = f"the answer could not be read: {exc.message}"
         answered = []
@@ -268,13 +273,23 @@ def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: 
     by_op: dict[int, list[Miss]] = {}
     for m in misses:
         by_op.setdefault(m.op_index, []).append(m)
+    asked = {ops[i].path for i in by_op}
+    out.ignored += [f"{shown(path)}: not asked about, not written" for path in
+                    dict.fromkeys(op.path for op in answered if op.path not in asked
+                                  or not isinstance(op, Modify))]
     for index, missed in by_op.items():
         op = ops[index]
         assert isinstance(op, Modify)
-        new = [h for a in answered if a.path == op.path for h in a.hunks]
+        new = [h for a in answered if a.path == op.path and isinstance(a, Modify)
+               for h in a.hunks]
         cause = out.cause
-        if new:
-            merged = _merged(op, [m.hunk_index for m in missed], new)
+        taken, ignored = _take(_file_lines(root, op.path), op, missed, new)
+        out.ignored += ignored
+        left = [m for m in missed if not taken[m.hunk_index]]
+        if left and new:
+            cause = "the answer has no hunk in its place"
+        elif new:
+            merged = _merged(op, taken)
             found = check_each(root, [merged], stop=stop)
             ordered = _in_file_order(root, merged) if found else None
             if ordered is not None and not check_each(root, [ordered], stop=stop):
@@ -282,12 +297,63 @@ def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: 
             if not found:
                 out.ops[index] = merged
             else:
-                cause = "still does not apply: " + found[0][1].message.partition("\n")[0]
+                cause = "still does not apply: " + reason(found[0][1])
         elif not cause:
             cause = f"the answer has no hunk for {op.path}"
         out.mended += [Mended(index, m.hunk_index, m.path, index in out.ops,
-                              "" if index in out.ops else cause) for m in missed]
+                              "" if index in out.ops else
+                              "the answer has no hunk in its place" if new and m in left
+                              else cause)
+                       for m in missed]
     return out
+
+
+def _take(lines: list[str], op: Modify, missed: Sequence[Miss], new: Sequence[Hunk]
+          ) -> tuple[dict[int, list[Hunk]], list[str]]:
+    """Which answer hunks replace which missed hunk (by hunk index): the one whose candidate
+    place is nearest the answer hunk's old side, which must touch that place. A hunk equal
+    to one that fits (or changing one that fits, or sent twice) and a hunk far from every
+    missed one are not taken: the notes say which and why."""
+    locator = Locator(lines)
+    asked = {m.hunk_index for m in missed}
+    kept = [(i, h) for i, h in enumerate(op.hunks) if i not in asked]
+    taken: dict[int, list[Hunk]] = {m.hunk_index: [] for m in missed}
+    notes: list[str] = []
+    for n, hunk in enumerate(new, 1):
+        name = f"{shown(op.path)} answer hunk {n} ({_at_line(hunk)})"
+        same = next((i for i, h in kept if h.old_lines == hunk.old_lines), None)
+        if same is not None:
+            how = "repeats" if op.hunks[same].lines == hunk.lines else "changes"
+            notes.append(f"{name} {how} hunk {same + 1}, which was not asked about: not written")
+            continue
+        if any(h.lines == hunk.lines for got in taken.values() for h in got):
+            notes.append(f"{name} is sent twice: written once")
+            continue
+        at = _place(lines, locator, hunk)
+        near = [m for m in missed
+                if at + len(hunk.old_lines) >= m.at and at <= m.at + len(m.hunk.old_lines)]
+        if not near:
+            notes.append(f"{name} replaces no hunk that was asked about: not written")
+            continue
+        taken[min(near, key=lambda m: abs(m.at - at)).hunk_index].append(hunk)
+    return taken, notes
+
+
+def _place(lines: list[str], locator: Locator, hunk: Hunk) -> int:
+    """The 0-based line where an answer hunk's old side stands (the nearest to its @@ line
+    when it stands more than once), or most nearly stands."""
+    old = hunk.old_lines
+    want = max(0, (hunk.old_start or 1) - 1)
+    if not old:
+        return want
+    best, at = None, locator.first(old, 0)
+    while at is not None and (best is None or abs(at - want) < abs(best - want)):
+        best, at = at, locator.first(old, at + 1)
+    return best if best is not None else candidate(lines, old, hunk.old_start)
+
+
+def _at_line(hunk: Hunk) -> str:
+    return f"at line {hunk.old_start}" if hunk.old_start else "with no line number"
 
 
 def _in_file_order(root: Path, op: Modify) -> Modify | None:
@@ -303,15 +369,9 @@ def _in_file_order(root: Path, op: Modify) -> Modify | None:
     return Modify(op.path, [op.hunks[i] for i in order], op.base_hash)
 
 
-def _merged(op: Modify, missed: Sequence[int], new: Sequence[Hunk]) -> Modify:
-    """`op` with the missed hunks replaced: one for one when the answer has as many, else all
-    of the answer's hunks where the first missed one stood."""
-    hunks = list(op.hunks)
-    if len(new) == len(missed):
-        for at, hunk in zip(missed, new, strict=True):
-            hunks[at] = hunk
-    else:
-        first = missed[0]
-        hunks = [h for i, h in enumerate(hunks) if i not in missed]
-        hunks[first:first] = new
+def _merged(op: Modify, taken: dict[int, list[Hunk]]) -> Modify:
+    """`op` with each missed hunk replaced by the answer's hunks taken for it."""
+    hunks: list[Hunk] = []
+    for i, hunk in enumerate(op.hunks):
+        hunks += taken.get(i, [hunk])
     return Modify(op.path, hunks, op.base_hash)

@@ -23,16 +23,17 @@ def unfit(root: Path, op: Operation) -> dict[int | None, str]:
     A modify whose hunks do not all fit is checked hunk by hunk: the hunks that fit alone can
     still be accepted. When none fits, the operation as a whole (WHOLE) can not apply."""
     from ..edits.apply import check_each
+    from ..edits.place import reason as cause
 
     found = check_each(root, [op])
     if not found:
         return {}
-    reason = _first_line(found[0][1].message)
+    reason = cause(found[0][1])
     if not isinstance(op, Modify) or not op.hunks:
         return {WHOLE: reason}
     each = {h: check_each(root, [Modify(op.path, [hunk], op.base_hash)])
             for h, hunk in enumerate(op.hunks)}
-    bad: dict[int | None, str] = {h: _about_hunk(problems[0][1].message, op.path)
+    bad: dict[int | None, str] = {h: _about_hunk(cause(problems[0][1]), op.path)
                                   for h, problems in each.items() if problems}
     if not bad:  # each fits alone, not all together
         return {WHOLE: reason}

@@ -29,9 +29,11 @@ def notice(event: RepairStarted | RepairFinished) -> str:
                 "in the file; asking the model once more (the live diff shows what comes back)")
     outcome = event.outcome
     fixed = [m for m in outcome.mended if m.fixed]
+    n = len(outcome.ignored)
+    more = f" ({n} part{'s' if n > 1 else ''} of the answer not written)" if n else ""
     if outcome.fixed:
-        return (f"repair: fixed {len(fixed)} hunk{'s' if len(fixed) > 1 else ''}; the corrected "
-                "operation is asked again: decide it as any other")
+        return (f"repair: fixed {len(fixed)} hunk{'s' if len(fixed) > 1 else ''}{more}; the "
+                "corrected operation is asked again: decide it as any other")
     first = next(m for m in outcome.mended if not m.fixed)
-    return (f"repair: {len(fixed)} of {len(outcome.mended)} fixed; {shown(first.path)} hunk "
-            f"{first.hunk_index + 1}: {first.cause}")
+    return (f"repair: {len(fixed)} of {len(outcome.mended)} fixed{more}; {shown(first.path)} "
+            f"hunk {first.hunk_index + 1}: {first.cause}")
