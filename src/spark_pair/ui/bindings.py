@@ -29,9 +29,8 @@ MAIN: list[BindingType] = [
             tooltip="Run this turn again"),
     Binding("ctrl+e", "escalate", "stronger", id="app.escalate", show=False, priority=True,
             tooltip="Run this turn again on the stronger model"),  # the prompt's too
-    Binding("f1", "help", "keys", id="app.help", tooltip="Every key and slash command"),
-    # ? opens the help, from an empty prompt too (a prompt with text takes it as text)
-    Binding("question_mark", "help", "keys", id="app.help_q", priority=True,
+    # f1 (or the palette, or /help): ? is text, typed into the prompt like any letter
+    Binding("f1", "help", "keys", id="app.help", priority=True,
             tooltip="Every key and slash command"),
 ]
 
@@ -127,9 +126,9 @@ CONFIRM: list[BindingType] = [
 
 # the help screen
 HELP: list[BindingType] = [
+    # (letters typed here, q and ? too, go on to the prompt)
     Binding("escape", "close", "close", id="help.close"),
-    Binding("question_mark", "close", "close", id="help.close_q", show=False),
-    Binding("q", "close", "close", id="help.close_q2", show=False),
+    Binding("f1", "close", "close", id="help.close_f1", show=False),
 ]
 
 # the check screen (keep or roll back)

@@ -1,4 +1,4 @@
-"""? (f1 while the prompt holds text): every key of the app and the slash commands."""
+"""f1 (or /help, or the palette): every key of the app and the slash commands."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from rich.console import Group
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.keys import key_to_character
@@ -15,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from .. import bindings
+from ..typed import pass_typed
 
 # (binding ids whose keys are shown, or a label), where, what
 KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
@@ -66,14 +68,15 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "a new line (a paste keeps its lines; enter sends them all)"),
     (("prompt.history_back", "prompt.history_forward"), "prompt",
      "earlier / later prompts (from the first / last line)"),
-    (("app.help", "app.help_q"), "anywhere",
-     "this screen (? is typed into a prompt that holds text)"),
+    (("app.help",), "anywhere",
+     "this screen (? is text: it is typed into the prompt like any letter)"),
     (("confirm.yes", "confirm.no", "confirm.cancel"), "a question", "yes / no / no"),
     ("alt+y / alt+n / alt+f", "the check",
      "keep the turn (in a fix loop: and send the output on) / roll it back (at a fix loop's "
      "end: the whole task) / send output that points at the environment (a module or command "
      "not found) to the model anyway"),
-    (("help.close", "help.close_q", "help.close_q2"), "this screen", "close it"),
+    (("help.close", "help.close_f1"), "this screen",
+     "close it (letters typed here go to the prompt)"),
 ]
 COMMANDS = [
     ("/undo", "restore the files of the last applied turn"),
@@ -128,7 +131,7 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
                       "A hunk whose lines match nowhere in its file goes back to the model "
                       "once, with the file's real lines; the live diff shows what comes back "
                       "([review] repair).\n\n"
-                      "escape or ? closes this screen"))
+                      "escape or f1 closes this screen; what you type goes to the prompt"))
 
 
 def _key(key: str) -> str:
@@ -176,6 +179,12 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll() as scroll:
             scroll.border_subtitle = "escape closes · ↑ ↓ scroll"  # in view on a small screen
             yield Static(help_text(self.keys))
+
+    def on_key(self, event: events.Key) -> None:
+        pass_typed(self, event)  # letters (q and ? too) go to the prompt; escape / f1 close
+
+    def on_paste(self, event: events.Paste) -> None:
+        pass_typed(self, event)
 
     def action_close(self) -> None:
         self.dismiss(None)

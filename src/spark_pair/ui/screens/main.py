@@ -330,8 +330,7 @@ class MainScreen(Screen[None]):
 
     @on(TextArea.Changed, "#prompt")
     def _prompt_changed(self, event: TextArea.Changed) -> None:
-        """? opens the help from an empty prompt, and is typed into one that holds text: the
-        footer shows which key opens the help."""
+        """Whether the prompt holds text decides what tab does: the footer shows which."""
         value = event.text_area.text
         if bool(value) != self._prompt_has_text:
             self._prompt_has_text = bool(value)

@@ -1,0 +1,101 @@
+"""`?` and `q` are text and a paste goes to the prompt whole, wherever it lands: the prompt,
+a pane, the live diff, a question, the check, the keys screen (f1 opens and closes that). Driven
+with the pilot against the simulator process in a real git repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.apps import all_proposed, make_app, review, turn_over, until
+from textual import events
+
+from spark_pair.sim.process import SimProcess
+from spark_pair.ui.dialogs.confirm import ConfirmScreen
+from spark_pair.ui.screens.check import CheckScreen
+from spark_pair.ui.screens.help import HelpScreen
+from spark_pair.ui.widgets.diff_view import DiffView
+from spark_pair.ui.widgets.files import FilesPane
+from spark_pair.ui.widgets.prompt import Prompt
+from spark_pair.ui.widgets.review import ReviewPane
+
+PASTED = "alpha line\nbeta line\ngamma line"
+
+
+async def test_a_question_mark_is_text_and_f1_opens_the_keys(repo: Path,
+                                                              demo_sim: SimProcess) -> None:
+    """`?quick brown fox` on the empty prompt, and `is it right?` from the files pane, land in
+    the prompt; f1 opens the keys screen, where q and ? typed go to the prompt too; escape and
+    f1 close it."""
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository")
+        prompt = app.main.query_one(Prompt)
+        await pilot.press(*"?quick brown fox")
+        await pilot.pause(0.1)
+        assert app.screen is app.main
+        assert prompt.text == "?quick brown fox"
+        app.main.query_one(FilesPane).focus()
+        await pilot.press(*" is it right?")
+        await pilot.pause(0.1)
+        assert app.screen is app.main
+        assert prompt.text == "?quick brown fox is it right?"
+        footer = app.main.query_one("AppFooter")
+        assert any(k.display == "f1" for k in footer.pinned)  # help, at the right
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the keys screen")
+        await pilot.press(*" q?")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, HelpScreen)  # q and ? do not close it
+        assert prompt.text == "?quick brown fox is it right? q?"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.main, "the keys screen closed")
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the keys screen")
+        await pilot.press("f1")
+        await until(pilot, lambda: app.screen is app.main, "the keys screen closed by f1")
+        assert prompt.text == "?quick brown fox is it right? q?"
+
+
+async def paste_lands(pilot, app, expected: str) -> str:
+    """Paste PASTED as the terminal does; the prompt then holds `expected` + it."""
+    app.post_message(events.Paste(PASTED))
+    want = expected + PASTED
+    prompt = app.main.query_one(Prompt)
+    await until(pilot, lambda: prompt.text == want, f"the paste in the prompt ({prompt.text!r})")
+    return want
+
+
+async def test_a_paste_anywhere_goes_to_the_prompt_whole(repo: Path, demo_sim: SimProcess,
+                                                        tmp_path: Path) -> None:
+    """Under review (the demo), a three-line paste with the focus on the review pane, the files
+    pane, the live diff, with a question open, the keys screen open and the check pane open:
+    every line reaches the prompt, nothing is decided."""
+    app = make_app(repo, demo_sim, **{"review.check": "sleep 0.5", "review.fix_rounds": "0"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await until(pilot, lambda: not app.main.streaming, "the end of the stream")
+        app.main.query_one(Prompt).value = ""
+        text = ""
+        for pane in (ReviewPane, FilesPane, DiffView):
+            app.main.query_one(pane).focus()
+            await pilot.pause()
+            text = await paste_lands(pilot, app, text)
+        assert len(review(app).review.undecided()) == 6
+        answers: list[bool] = []
+        app.push_screen(ConfirmScreen("rename it?"), answers.append)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        text = await paste_lands(pilot, app, text)
+        assert isinstance(app.screen, ConfirmScreen) and not answers
+        await pilot.press("escape")
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the keys screen")
+        text = await paste_lands(pilot, app, text)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.main, "the main screen")
+        await pilot.press("alt+t", "alt+shift+r")
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
+        text = await paste_lands(pilot, app, text)
+        await until(pilot, lambda: app.screen.result is not None, "the check's end")
+        await pilot.press("alt+y")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+        assert app.main.query_one(Prompt).text == text
