@@ -13,7 +13,7 @@ from textual.binding import Binding, BindingType
 # the app (SparkPairApp)
 APP: list[BindingType] = [
     Binding("ctrl+q", "quit", "quit", id="app.quit", priority=True,
-            tooltip="Quit (asks when operations are undecided)"),
+            tooltip="Quit (asks when work would be lost or left half done)"),
 ]
 
 # the main screen

@@ -29,11 +29,11 @@ from .. import bindings, commands, review_tools, sessions, turn_queue
 from ..chosen import ChosenFiles
 from ..commits import Commits
 from ..config_watch import ConfigWatch, apply_keymap
-from ..dialogs.confirm import ConfirmScreen
 from ..disk_marks import DiskMarks
 from ..driver import Driver, describe
 from ..fixrounds import FixRounds
 from ..notices import STREAMING, Notice, displayed
+from ..quitting import ask_quit
 from ..sessions import Choice
 from ..steering import Steering, steer, steered
 from ..turn_review import TurnReview
@@ -573,15 +573,4 @@ class MainScreen(Screen[None]):
         return len(self.query_one(ReviewPane).review.undecided())
 
     def confirm_quit(self) -> None:
-        n = self.undecided
-        if not n:
-            self.app.exit()
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.driver.cancel()
-                self.app.exit()
-
-        self.app.push_screen(ConfirmScreen(
-            f"{n} operation(s) are undecided: quit without writing them?"), answered)
+        ask_quit(self)
