@@ -63,7 +63,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("app.regenerate",), "anywhere", "regenerate this turn"),
     (("app.escalate",), "anywhere", "resend this turn to the stronger model"),
     ("ctrl+p", "anywhere", "command palette: model, transport, theme, context files"),
-    (("app.quit",), "anywhere", "quit (asks when operations are undecided or accepted and not yet written, or a tried "
+    (("app.quit",), "anywhere",
+     "quit (asks when operations are undecided or accepted and not yet written, or a tried "
      "turn waits for keep / roll back)"),
     (("prompt.newline",), "prompt",
      "a new line (a paste keeps its lines; enter sends them all)"),
