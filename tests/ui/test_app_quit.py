@@ -11,8 +11,8 @@ from support.apps import all_proposed, make_app, review, until
 
 from spark_pair.sim.demo_project import FILES
 from spark_pair.sim.process import SimProcess
-from spark_pair.ui.quitting import QuitQuestion
 from spark_pair.ui.screens.check import CheckScreen
+from spark_pair.ui.screens.quitting import QuitQuestion
 
 
 def question(app) -> str:

@@ -33,7 +33,6 @@ from ..disk_marks import DiskMarks
 from ..driver import Driver, describe
 from ..fixrounds import FixRounds
 from ..notices import STREAMING, Notice, displayed
-from ..quitting import ask_quit
 from ..sessions import Choice
 from ..steering import Steering, steer, steered
 from ..turn_review import TurnReview
@@ -47,6 +46,7 @@ from ..widgets.prompt import Prompt, SlashSuggester
 from ..widgets.review import ReviewPane
 from .check import CheckScreen
 from .help import HelpScreen
+from .quitting import ask_quit
 
 
 @dataclass

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dialogs.confirm import ConfirmScreen
-from .review_state import Mark
-from .screens.check import CheckScreen
-from .widgets.review import ReviewPane
+from ..dialogs.confirm import ConfirmScreen
+from ..review_state import Mark
+from ..widgets.review import ReviewPane
+from .check import CheckScreen
 
 UNDO_HINT = "`spark-pair undo` (or /undo in the app) restores its files"
 
