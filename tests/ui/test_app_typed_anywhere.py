@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.apps import all_proposed, make_app, review, turn_over, until
+from support.apps import all_proposed, edit_bodies, make_app, review, turn_over, until
 from textual import events
 
 from spark_pair.sim.process import SimProcess
@@ -99,3 +99,27 @@ async def test_a_paste_anywhere_goes_to_the_prompt_whole(repo: Path, demo_sim: S
         await pilot.press("alt+y")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         assert app.main.query_one(Prompt).text == text
+
+
+async def test_ctrl_u_clears_every_line_and_a_command_is_the_prompts_only_line(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """A pasted three lines, ctrl+u: the prompt is empty. `/undo` under a line of text is part
+    of an instruction (enter sends it to the model, no command runs)."""
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository")
+        prompt = app.main.query_one(Prompt)
+        app.post_message(events.Paste(PASTED))
+        await until(pilot, lambda: prompt.text == PASTED, "the paste")
+        await pilot.press("ctrl+u")
+        assert prompt.text == ""
+        ran: list[str] = []
+        app.main.run_command = ran.append  # type: ignore[method-assign]
+        app.post_message(events.Paste("/undo\nthe last change, then explain"))
+        await until(pilot, lambda: prompt.text.startswith("/undo"), "the paste")
+        demo_sim.clear_requests()
+        await pilot.press("enter")
+        await until(pilot, lambda: edit_bodies(demo_sim), "the request")
+        assert ran == []
+        sent = repr(edit_bodies(demo_sim)[0])
+        assert "/undo" in sent and "the last change, then explain" in sent

@@ -111,6 +111,8 @@ PROMPT: list[BindingType] = [
     # escape stops the stream
     Binding("escape", "clear_queue", "clear queue", id="prompt.clear_queue",
             tooltip="Clear the queued turns (asks first)"),
+    Binding("ctrl+u", "clear_prompt", "clear", id="prompt.clear", show=False,
+            tooltip="Clear the whole prompt (every line)"),
     Binding("up", "history(-1)", "earlier prompt", id="prompt.history_back", show=False),
     Binding("down", "history(1)", "later prompt", id="prompt.history_forward", show=False),
 ]

@@ -68,6 +68,7 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "turn waits for keep / roll back)"),
     (("prompt.newline",), "prompt",
      "a new line (a paste keeps its lines; enter sends them all)"),
+    (("prompt.clear",), "prompt", "clear the whole prompt (every line)"),
     (("prompt.history_back", "prompt.history_forward"), "prompt",
      "earlier / later prompts (from the first / last line)"),
     (("app.help",), "anywhere",
@@ -123,7 +124,7 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
                                "it in the config, e.g. [keys] \"review.accept\" = \"f5\")\n"),
                  Padding(table, (0, 0, 0, 2)),
                  Text.assemble("\n", ("Slash commands", "bold"),
-                               " (type / in the prompt; → completes)\n"),
+                               " (alone in the prompt, one line; → completes)\n"),
                  Padding(commands, (0, 0, 0, 2)),
                  Text("\nTyping never decides: letters always go to the prompt, whatever has "
                       "the focus and whatever the turn is doing. Decisions, questions and the "

@@ -357,7 +357,7 @@ class MainScreen(Screen[None]):
             return
         prompt = self.query_one(Prompt)
         prompt.remember(text)
-        if text.startswith("/"):
+        if text.startswith("/") and "\n" not in text:  # a command is the prompt's only line
             prompt.value = ""
             self.run_command(text)
         elif self.streaming and self.turn_worker is not None:

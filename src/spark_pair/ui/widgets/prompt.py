@@ -156,6 +156,9 @@ class Prompt(TextArea):
     async def action_submit(self) -> None:
         self.send(self.text)
 
+    def action_clear_prompt(self) -> None:
+        self.clear()  # every line, not only the cursor's
+
     def action_newline(self) -> None:
         self.move_cursor(self.insert("\n").end_location)
 
