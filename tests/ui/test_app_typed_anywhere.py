@@ -6,9 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.apps import all_proposed, edit_bodies, make_app, review, turn_over, until
+from support.apps import (
+    all_proposed,
+    edit_bodies,
+    make_app,
+    review,
+    screen_text,
+    turn_over,
+    until,
+)
 from textual import events
 
+from spark_pair.sim.demo_project import PROMPT
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.dialogs.confirm import ConfirmScreen
 from spark_pair.ui.screens.check import CheckScreen
@@ -123,3 +132,19 @@ async def test_ctrl_u_clears_every_line_and_a_command_is_the_prompts_only_line(
         assert ran == []
         sent = repr(edit_bodies(demo_sim)[0])
         assert "/undo" in sent and "the last change, then explain" in sent
+
+
+async def test_the_demos_whole_instruction_is_reachable(repo: Path, demo_sim: SimProcess) -> None:
+    """The live diff's border cuts the sent instruction at 80 columns; its tooltip holds it
+    whole, and ↑ in the empty prompt brings it back whole."""
+    app = make_app(repo, demo_sim, prompt=PROMPT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        diff = app.main.query_one(DiffView)
+        await pilot.pause()
+        assert "sent: " + PROMPT[:30] in screen_text(app) and PROMPT not in screen_text(app)
+        assert str(diff.tooltip) == f"sent: {PROMPT}"
+        prompt = app.main.query_one(Prompt)
+        prompt.value = ""
+        await pilot.press("up")
+        assert prompt.text == PROMPT

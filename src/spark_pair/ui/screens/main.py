@@ -163,7 +163,10 @@ class MainScreen(Screen[None]):
         if self.launch.prompt:
             prompt, self.launch.prompt = self.launch.prompt, ""
             if self.start_turn(prompt, self.sent_context()):  # (never typed: in view, below)
-                self.query_one(DiffView).border_subtitle = f"sent: {prompt}"
+                diff = self.query_one(DiffView)
+                diff.border_subtitle = f"sent: {prompt}"  # cut to the border's width:
+                diff.tooltip = f"sent: {prompt}"  # whole under the pointer, and ↑ in the prompt
+                self.query_one(Prompt).remember(prompt)
 
     @on(Driver.Switched)
     def _switched(self, message: Driver.Switched) -> None:
