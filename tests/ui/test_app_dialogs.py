@@ -68,7 +68,7 @@ async def test_the_help_says_how_to_close_it_on_its_first_screen(
         repo: Path, demo_sim: SimProcess, size: tuple[int, int]) -> None:
     app = make_app(repo, demo_sim, prompt="")
     async with app.run_test(size=size) as pilot:
-        await pilot.press("question_mark")
+        await pilot.press("f1")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
         await pilot.pause()
         rows = screen_rows(app)

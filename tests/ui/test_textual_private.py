@@ -3,12 +3,23 @@ Textual upgrade that renames the flag or changes when it is set fails here, not 
 
 from __future__ import annotations
 
+import inspect
+import time
+
+import pytest
+from textual import constants
+from textual._xterm_parser import XTermParser
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from spark_pair.ui.textual_private import anchor_released
+from spark_pair.ui.textual_private import (
+    ChordParser,
+    anchor_released,
+    install_chord_parser,
+    keys_of,
+)
 
 
 class Tail(App[None]):
@@ -53,3 +64,35 @@ async def test_released_by_scrolling_away_and_followed_again_at_the_end() -> Non
         await view.mount(Static("the last"))
         await pilot.pause()
         assert view.scroll_y == view.max_scroll_y
+
+
+def parsed_keys(parser: XTermParser, *reads: str) -> list[str]:
+    """The keys of `reads`, each as one terminal read, then past the escape delay."""
+    keys = [k for data in reads for k in keys_of(parser.feed(data))]
+    time.sleep(constants.ESCAPE_DELAY + 0.05)
+    return keys + keys_of(parser.tick())
+
+
+def test_textual_alone_reads_two_alt_chords_of_one_read_as_a_caret_and_a_letter() -> None:
+    """What the chord parser works around (when this fails, Textual reads them right itself and
+    ChordParser can go)."""
+    assert parsed_keys(XTermParser(), "\x1bA\x1bp") == ["circumflex_accent", "A", "alt+p"]
+
+
+def test_the_chord_parser_reads_each_alt_chord_as_a_chord() -> None:
+    assert parsed_keys(ChordParser(), "\x1bA\x1bp") == ["alt+shift+a", "alt+p"]
+    assert parsed_keys(ChordParser(), "\x1ba", "\x1br", "\x1bt") == ["alt+a", "alt+r", "alt+t"]
+    # a typed ^ stays a ^; arrows and escapes are read as before
+    assert parsed_keys(ChordParser(), "^Ax\x1b[A\x1bOB") == [
+        "circumflex_accent", "A", "x", "up", "down"]
+    assert parsed_keys(ChordParser(), "\x1b") == ["escape"]
+
+
+def test_the_chord_parser_goes_where_the_linux_driver_builds_its_parser(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from textual.drivers import linux_driver
+
+    assert "XTermParser(" in inspect.getsource(linux_driver.LinuxDriver.run_input_thread)
+    monkeypatch.setattr(linux_driver, "XTermParser", linux_driver.XTermParser)
+    install_chord_parser()
+    assert linux_driver.XTermParser is ChordParser

@@ -40,7 +40,7 @@ def test_the_review_pane_keys_come_first_in_the_order_that_matters() -> None:
     assert labels(left)[:10] == ["alt+a accept", "alt+r reject", "alt+A all", "alt+R reject rest",
                                  "alt+d del/rename", "alt+c reject+why", "alt+e edit", "alt+t try",
                                  "alt+j/alt+k hunk", "alt+n/alt+p file"]  # deciding before moving
-    assert labels(right) == ["? keys", "^p palette"]
+    assert labels(right) == ["f1 keys", "^p palette"]
     shown, gap = fit(left, right, 80)  # short labels, one column, alt+ said once
     assert labels(shown) == ["alt+ a yes", "r no", "A all", "R rest", "d del/ren", "c why",
                              "e edit", "t try"]  # every deciding key at 80 columns
@@ -50,12 +50,12 @@ def test_the_review_pane_keys_come_first_in_the_order_that_matters() -> None:
     assert labels(wide) == labels(left) and gap == 2
 
 
-def test_while_streaming_escape_comes_first_and_f1_stands_in_for_a_typed_question_mark(
+def test_while_streaming_escape_comes_first_and_f1_opens_the_help(
         ) -> None:
     # (the prompt's tab queues only while a turn runs, its escape clears a queue only while
     # nothing streams: here neither)
     left, right = keys_shown(active(Prompt.BINDINGS, MainScreen.BINDINGS, [QUIT],
-                                    hidden=("app.help_q", "prompt.queue", "prompt.clear_queue",
+                                    hidden=("prompt.queue", "prompt.clear_queue",
                                             *NO_REVIEW)),
                              display, PALETTE)
     assert labels(left)[:3] == ["esc stop", "⏎ send", "tab pane"]  # the prompt: no review keys
@@ -64,7 +64,7 @@ def test_while_streaming_escape_comes_first_and_f1_stands_in_for_a_typed_questio
 
 def test_with_text_typed_while_a_turn_runs_tab_queues_instead_of_moving_on() -> None:
     left, _ = keys_shown(active(Prompt.BINDINGS, MainScreen.BINDINGS, [QUIT],
-                                hidden=("app.help_q", "prompt.clear_queue", *NO_REVIEW)), display,
+                                hidden=("prompt.clear_queue", *NO_REVIEW)), display,
                          PALETTE)
     assert labels(left).index("tab queue") == labels(left).index("⏎ send") + 1
     assert labels(left).index("tab queue") < labels(left).index("tab pane")  # (one key: the

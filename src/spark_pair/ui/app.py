@@ -45,10 +45,7 @@ class SparkPairApp(App[None]):
         install_themes(self)
 
     async def action_quit(self) -> None:
-        if self.screen is self.main:
-            self.main.confirm_quit()
-        else:
-            self.exit()
+        self.main.confirm_quit()  # (asks when something would be lost or left half done)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -13,7 +13,7 @@ from textual.binding import Binding, BindingType
 # the app (SparkPairApp)
 APP: list[BindingType] = [
     Binding("ctrl+q", "quit", "quit", id="app.quit", priority=True,
-            tooltip="Quit (asks when operations are undecided)"),
+            tooltip="Quit (asks when work would be lost or left half done)"),
 ]
 
 # the main screen
@@ -29,9 +29,8 @@ MAIN: list[BindingType] = [
             tooltip="Run this turn again"),
     Binding("ctrl+e", "escalate", "stronger", id="app.escalate", show=False, priority=True,
             tooltip="Run this turn again on the stronger model"),  # the prompt's too
-    Binding("f1", "help", "keys", id="app.help", tooltip="Every key and slash command"),
-    # ? opens the help, from an empty prompt too (a prompt with text takes it as text)
-    Binding("question_mark", "help", "keys", id="app.help_q", priority=True,
+    # f1 (or the palette, or /help): ? is text, typed into the prompt like any letter
+    Binding("f1", "help", "keys", id="app.help", priority=True,
             tooltip="Every key and slash command"),
 ]
 
@@ -112,6 +111,8 @@ PROMPT: list[BindingType] = [
     # escape stops the stream
     Binding("escape", "clear_queue", "clear queue", id="prompt.clear_queue",
             tooltip="Clear the queued turns (asks first)"),
+    Binding("ctrl+u", "clear_prompt", "clear", id="prompt.clear", show=False,
+            tooltip="Clear the whole prompt (every line)"),
     Binding("up", "history(-1)", "earlier prompt", id="prompt.history_back", show=False),
     Binding("down", "history(1)", "later prompt", id="prompt.history_forward", show=False),
 ]
@@ -127,9 +128,9 @@ CONFIRM: list[BindingType] = [
 
 # the help screen
 HELP: list[BindingType] = [
+    # (letters typed here, q and ? too, go on to the prompt)
     Binding("escape", "close", "close", id="help.close"),
-    Binding("question_mark", "close", "close", id="help.close_q", show=False),
-    Binding("q", "close", "close", id="help.close_q2", show=False),
+    Binding("f1", "close", "close", id="help.close_f1", show=False),
 ]
 
 # the check screen (keep or roll back)

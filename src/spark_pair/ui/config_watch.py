@@ -1,6 +1,6 @@
 """A config file saved while the app runs (the project's .spark-pair.toml or the user's
 config.toml, which may be outside the repository the watcher sees): what the app reads when it
-uses it ([review], [keys], [prices]) is taken at once; a change to the connection or the
+uses it ([review], [keys], [prices], [git]) is taken at once; a change to the connection or the
 context ([model], [request], [session], [context], [telemetry]) is announced: it takes effect
 when spark-pair starts again. A file that no longer loads is said, and the settings in use stay.
 """
@@ -19,7 +19,8 @@ from . import bindings
 from .widgets.meter import Meter
 
 POLL_S = 1.0  # how often the files' stat is read (in a thread)
-LATER = ("model", "request", "session", "context", "telemetry")
+NOW = ("review", "keys", "prices", "git")  # read where they are used: taken at once
+LATER = ("model", "request", "session", "context", "telemetry")  # read at start: announced
 
 Stamp = tuple[int, int] | None  # (mtime_ns, size); None: no such file
 
@@ -110,6 +111,9 @@ class ConfigWatch:
             old.prices = new.prices
             screen.query_one(Meter).prices = dict(new.prices)
             taken.append("[prices]")
+        if new.git != old.git:  # the commit step reads the settings in use
+            old.git = new.git
+            taken.append("[git]")
         later = [f"[{s}]" for s in LATER if getattr(new, s) != getattr(old, s)]
         for warning in new.warnings:
             if warning not in old.warnings:

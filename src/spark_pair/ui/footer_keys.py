@@ -4,8 +4,7 @@ The order is the order of `SLOTS` (the focused pane's keys come up there, becaus
 focused pane's bindings are active); keys that do not fit are left out whole, from the least
 important, never cut in the middle. On a short line the labels are shorter and the gaps one
 column; shorter still, a run of chords with one modifier shows it once (`alt+ a yes r no`). The
-keys for help and for the palette are always shown, at the right: `?` while it opens the help
-(f1 while the prompt holds text, where ? is typed).
+keys for help (f1: ? is text) and for the palette are always shown, at the right.
 """
 
 from __future__ import annotations
@@ -81,7 +80,7 @@ SLOTS: tuple[tuple[tuple[str, ...], str | None, str | None], ...] = (
     (("app.escalate",), None, None),
     (("app.quit",), None, None),
 )
-HELP_IDS = ("app.help_q", "app.help")  # the first one enabled is shown
+HELP_IDS = ("app.help",)  # the first one enabled is shown
 _SLOTTED = frozenset(i for ids, _, _ in SLOTS for i in ids) | set(HELP_IDS)
 
 Active = tuple[Binding, bool, str]  # a binding, enabled, tooltip

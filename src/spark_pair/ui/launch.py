@@ -18,10 +18,12 @@ def run_app(cwd: Path | None = None, *, overrides: dict[str, str] | None = None,
     from ..workspace.files import find_root
     from .app import SparkPairApp
     from .screens.main import Launch
+    from .textual_private import install_chord_parser
 
     root = root or find_root(cwd or Path.cwd())
     launch = Launch(root=root, overrides=dict(overrides or {}), prompt=prompt,
                     files=list(files or []), demo=demo)
     if session is not None:  # (what -c / --resume ask for; a new session otherwise)
         launch.session = session
+    install_chord_parser()  # two alt chords in one terminal read stay two chords
     SparkPairApp(launch).run()

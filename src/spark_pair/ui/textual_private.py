@@ -5,13 +5,65 @@ tests/ui/test_textual_private.py fails when a Textual upgrade changes what is us
   way to ask whether the anchor is released (the person scrolled away from the tail, and has
   not scrolled back to it). Textual's compositor follows the tail when a widget is anchored
   and not released; the live diff reads the same flag, so it follows exactly when Textual does.
+- `ChordParser`: Textual's xterm parser, reading `ESC a ESC b` (two alt chords in one terminal
+  read), drops the first chord's alt and reports `^` then `a`. Before an ESC that follows an
+  `ESC` + one key, this parser ends the pending sequence as its escape delay would (the tick,
+  through `_timeout_time`), so the first chord arrives as alt+a. `install_chord_parser` puts
+  it into Textual's Linux driver (a module global it reads when its input thread starts).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from textual import events
+from textual._xterm_parser import XTermParser
+from textual.message import Message
 from textual.widget import Widget
+
+ESC = "\x1b"
+OPENERS = "[O"  # ESC [ and ESC O begin longer sequences, never an alt chord
 
 
 def anchor_released(widget: Widget) -> bool:
     """The widget's anchor is released: it is anchored but the person scrolled away."""
     return widget._anchor_released
+
+
+class ChordParser(XTermParser):
+    """Textual's parser, with an alt chord followed at once by another ESC kept as a chord."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._last2 = ""  # the last two characters fed
+
+    def feed(self, data: str) -> Iterable[Message]:
+        if not data:  # the end of input
+            yield from super().feed(data)
+            return
+        start = 0
+        for i, ch in enumerate(data):
+            if ch != ESC or (self._last2 + data[:i])[-2:-1] != ESC:
+                continue
+            if i > start:
+                yield from super().feed(data[start:i])  # ("" would be the end of input)
+                start = i
+            last = (self._last2 + data[:i])[-1]
+            if last not in OPENERS + ESC and self._timeout_time is not None:
+                self._timeout_time = 0.0  # the pending ESC + key ends now, as after the delay
+                yield from self.tick()
+        self._last2 = (self._last2 + data)[-2:]
+        if start < len(data):
+            yield from super().feed(data[start:])
+
+
+def install_chord_parser() -> None:
+    """Textual's Linux driver builds its parser from this module global when input starts."""
+    from textual.drivers import linux_driver
+
+    linux_driver.XTermParser = ChordParser  # type: ignore[misc]
+
+
+def keys_of(tokens: Iterable[Message]) -> list[str]:
+    """The keys among parsed tokens (for the tests)."""
+    return [t.key for t in tokens if isinstance(t, events.Key)]

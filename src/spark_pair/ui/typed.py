@@ -29,11 +29,12 @@ class Typed(Message):
         self.text = text
 
 
-def pass_typed(node: Widget | Screen[object], event: events.Key) -> None:
-    """A pane or a question got a key: text goes on to the prompt (the screen below a
-    question), so a sentence typed at any moment lands there and decides nothing."""
-    text = typed_text(event)
-    if text is None:
+def pass_typed(node: Widget | Screen[object], event: events.Key | events.Paste) -> None:
+    """A pane or a question got a key or a paste: text goes on to the prompt (the screen below
+    a question), so a sentence typed or pasted at any moment lands there, whole, and decides
+    nothing."""
+    text = event.text if isinstance(event, events.Paste) else typed_text(event)
+    if not text:
         return
     event.stop()
     event.prevent_default()

@@ -45,6 +45,9 @@ class ConfirmScreen(ModalScreen[bool]):
             yield Label(self.question, markup=False)  # it names paths: literal
             yield Label("[b]alt+y[/b] yes   [b]alt+n[/b] no   (what you type goes to the prompt)")
 
+    def on_paste(self, event: events.Paste) -> None:
+        pass_typed(self, event)  # a paste goes to the prompt whole
+
     def on_key(self, event: events.Key) -> None:
         pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
 

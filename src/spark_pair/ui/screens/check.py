@@ -149,6 +149,9 @@ class CheckScreen(ModalScreen[bool]):
             self.send = True
             self.dismiss(True)
 
+    def on_paste(self, event: events.Paste) -> None:
+        pass_typed(self, event)  # a paste goes to the prompt whole
+
     def on_key(self, event: events.Key) -> None:
         pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
 

@@ -1,4 +1,4 @@
-"""? (f1 while the prompt holds text): every key of the app and the slash commands."""
+"""f1 (or /help, or the palette): every key of the app and the slash commands."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from rich.console import Group
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.keys import key_to_character
@@ -16,6 +17,7 @@ from textual.widgets import Static
 
 from .. import bindings
 from ..slash import SLASH
+from ..typed import pass_typed
 
 # (binding ids whose keys are shown, or a label), where, what
 KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
@@ -62,19 +64,23 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("app.regenerate",), "anywhere", "regenerate this turn"),
     (("app.escalate",), "anywhere", "resend this turn to the stronger model"),
     ("ctrl+p", "anywhere", "command palette: model, transport, theme, context files"),
-    (("app.quit",), "anywhere", "quit (asks when operations are undecided)"),
+    (("app.quit",), "anywhere",
+     "quit (asks when operations are undecided or accepted and not yet written, or a tried "
+     "turn waits for keep / roll back)"),
     (("prompt.newline",), "prompt",
      "a new line (a paste keeps its lines; enter sends them all)"),
+    (("prompt.clear",), "prompt", "clear the whole prompt (every line)"),
     (("prompt.history_back", "prompt.history_forward"), "prompt",
      "earlier / later prompts (from the first / last line)"),
-    (("app.help", "app.help_q"), "anywhere",
-     "this screen (? is typed into a prompt that holds text)"),
+    (("app.help",), "anywhere",
+     "this screen (? is text: it is typed into the prompt like any letter)"),
     (("confirm.yes", "confirm.no", "confirm.cancel"), "a question", "yes / no / no"),
     ("alt+y / alt+n / alt+f", "the check",
      "keep the turn (in a fix loop: and send the output on) / roll it back (at a fix loop's "
      "end: the whole task) / send output that points at the environment (a module or command "
      "not found) to the model anyway"),
-    (("help.close", "help.close_q", "help.close_q2"), "this screen", "close it"),
+    (("help.close", "help.close_f1"), "this screen",
+     "close it (letters typed here go to the prompt)"),
 ]
 COMMANDS = [(s.usage, s.help) for s in SLASH]  # the one table of slash commands
 
@@ -103,7 +109,7 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
                                "it in the config, e.g. [keys] \"review.accept\" = \"f5\")\n"),
                  Padding(table, (0, 0, 0, 2)),
                  Text.assemble("\n", ("Slash commands", "bold"),
-                               " (type / in the prompt; → completes)\n"),
+                               " (alone in the prompt, one line; → completes)\n"),
                  Padding(commands, (0, 0, 0, 2)),
                  Text("\nTyping never decides: letters always go to the prompt, whatever has "
                       "the focus and whatever the turn is doing. Decisions, questions and the "
@@ -113,7 +119,7 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
                       "A hunk whose lines match nowhere in its file goes back to the model "
                       "once, with the file's real lines; the live diff shows what comes back "
                       "([review] repair).\n\n"
-                      "escape or ? closes this screen"))
+                      "escape or f1 closes this screen; what you type goes to the prompt"))
 
 
 def _key(key: str) -> str:
@@ -161,6 +167,12 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll() as scroll:
             scroll.border_subtitle = "escape closes · ↑ ↓ scroll"  # in view on a small screen
             yield Static(help_text(self.keys))
+
+    def on_key(self, event: events.Key) -> None:
+        pass_typed(self, event)  # letters (q and ? too) go to the prompt; escape / f1 close
+
+    def on_paste(self, event: events.Paste) -> None:
+        pass_typed(self, event)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -29,7 +29,6 @@ from .. import bindings, commands, review_tools, sessions, turn_queue
 from ..chosen import ChosenFiles
 from ..commits import Commits
 from ..config_watch import ConfigWatch, apply_keymap
-from ..dialogs.confirm import ConfirmScreen
 from ..disk_marks import DiskMarks
 from ..driver import Driver, describe
 from ..fixrounds import FixRounds
@@ -47,6 +46,7 @@ from ..widgets.prompt import Prompt, SlashSuggester
 from ..widgets.review import ReviewPane
 from .check import CheckScreen
 from .help import HelpScreen
+from .quitting import ask_quit
 
 
 @dataclass
@@ -164,7 +164,10 @@ class MainScreen(Screen[None]):
         if self.launch.prompt:
             prompt, self.launch.prompt = self.launch.prompt, ""
             if self.start_turn(prompt, self.sent_context()):  # (never typed: in view, below)
-                self.query_one(DiffView).border_subtitle = f"sent: {prompt}"
+                diff = self.query_one(DiffView)
+                diff.border_subtitle = f"sent: {prompt}"  # cut to the border's width:
+                diff.tooltip = f"sent: {prompt}"  # whole under the pointer, and ↑ in the prompt
+                self.query_one(Prompt).remember(prompt)
 
     @on(Driver.Switched)
     def _switched(self, message: Driver.Switched) -> None:
@@ -331,8 +334,7 @@ class MainScreen(Screen[None]):
 
     @on(TextArea.Changed, "#prompt")
     def _prompt_changed(self, event: TextArea.Changed) -> None:
-        """? opens the help from an empty prompt, and is typed into one that holds text: the
-        footer shows which key opens the help."""
+        """Whether the prompt holds text decides what tab does: the footer shows which."""
         value = event.text_area.text
         if bool(value) != self._prompt_has_text:
             self._prompt_has_text = bool(value)
@@ -359,7 +361,7 @@ class MainScreen(Screen[None]):
             return
         prompt = self.query_one(Prompt)
         prompt.remember(text)
-        if text.startswith("/"):
+        if text.startswith("/") and "\n" not in text:  # a command is the prompt's only line
             prompt.value = ""
             self.run_command(text)
         elif self.streaming and self.turn_worker is not None:
@@ -575,15 +577,4 @@ class MainScreen(Screen[None]):
         return len(self.query_one(ReviewPane).review.undecided())
 
     def confirm_quit(self) -> None:
-        n = self.undecided
-        if not n:
-            self.app.exit()
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.driver.cancel()
-                self.app.exit()
-
-        self.app.push_screen(ConfirmScreen(
-            f"{n} operation(s) are undecided: quit without writing them?"), answered)
+        ask_quit(self)

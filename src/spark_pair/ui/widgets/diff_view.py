@@ -146,6 +146,9 @@ class DiffView(FramedRows, can_focus=True):
     def on_unmount(self) -> None:
         self._marks.close()
 
+    def on_paste(self, event: events.Paste) -> None:
+        pass_typed(self, event)  # a paste goes to the prompt whole
+
     def on_key(self, event: events.Key) -> None:
         pass_typed(self, event)  # (it takes the focus to scroll: a letter typed goes to the prompt)
 

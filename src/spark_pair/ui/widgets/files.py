@@ -219,6 +219,9 @@ class FilesPane(OptionList):
                     self.highlighted = index
                     break
 
+    def on_paste(self, event: events.Paste) -> None:
+        pass_typed(self, event)  # a paste goes to the prompt whole
+
     def on_key(self, event: events.Key) -> None:
         pass_typed(self, event)  # a letter typed here goes to the prompt
 

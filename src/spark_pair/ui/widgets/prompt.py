@@ -135,10 +135,7 @@ class Prompt(TextArea):
             f"{lines} lines (^j: new line)" if lines > 1 else "", self._files_note)))
 
     def check_consume_key(self, key: str, character: str | None = None) -> bool:
-        """An empty prompt leaves ? to the screen (the help); one with text types it. A chord
-        (alt, ctrl) is never text."""
-        if character == "?" and not self.text:
-            return False
+        """A chord (alt, ctrl) is never text (? is: f1 opens the help)."""
         if key.startswith(("alt+", "ctrl+")):
             return False
         return super().check_consume_key(key, character)
@@ -158,6 +155,9 @@ class Prompt(TextArea):
 
     async def action_submit(self) -> None:
         self.send(self.text)
+
+    def action_clear_prompt(self) -> None:
+        self.clear()  # every line, not only the cursor's
 
     def action_newline(self) -> None:
         self.move_cursor(self.insert("\n").end_location)

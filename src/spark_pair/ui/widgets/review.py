@@ -131,6 +131,9 @@ class ReviewPane(ScrollView, can_focus=True):
         self.model = ""  # the model that wrote the turn under review (the title names it)
         self.add_class("-empty")
 
+    def on_paste(self, event: events.Paste) -> None:
+        pass_typed(self, event)  # a paste goes to the prompt whole
+
     def on_key(self, event: events.Key) -> None:
         pass_typed(self, event)  # a letter typed here goes to the prompt, never decides
 
