@@ -52,7 +52,7 @@ async def test_deletes_and_renames_are_listed_first_and_in_view_at_80x24(
         footer = screen_rows(app)[-1].replace(" ", "")
         # every deciding chord is there, their alt+ said once at 80 columns
         assert in_order(footer, ["alt+ayes", "rno", "Aall", "Rrest", "ddel/ren", "cwhy",
-                                 "eedit", "ttry", "?keys"]), footer
+                                 "eedit", "ttry", "f1keys"]), footer
 
 
 
