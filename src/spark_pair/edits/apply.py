@@ -285,7 +285,9 @@ def _whole_file(rel: str, data: bytes, lines: list[str], loose: bool) -> str | N
     are all of it (line by line; spacing is forgiven only when `loose`)."""
     text, _ = fsio.decode(data, rel)
     have = split_lines(text)[0]
-    keys = Locator(have, escapes=fsio.has_escapes(text), loose=loose).keys
+    keys = list(Locator(have, escapes=fsio.has_escapes(text), loose=loose).keys)
+    if loose:  # nothing is written by a delete: spacing inside a line may slip too
+        keys.append(lambda line: " ".join(line.split()))
     for i, (mine, theirs) in enumerate(zip(have, lines, strict=False)):
         if not any(key(mine) == key(theirs) for key in keys):
             return (f"line {i + 1} is {shown(mine[:60])!r} in the file but "
