@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from support.gitrepo import A_DIFF, GIT_ENV, MESSAGE, OTHER, git, identity, replies, watch_one
-from support.runs import A_NEW, A_PY, check_schema, cli, env_for, lines_of, make_repo, run
+from support.gitrepo import GIT_ENV, MESSAGE, OTHER, git, identity, replies, watch_one
+from support.runs import A_DIFF, A_NEW, A_PY, check_schema, cli, env_for, lines_of, make_repo, run
 
 from spark_pair.base.exitcodes import ExitCode
 from spark_pair.sim.process import SimProcess

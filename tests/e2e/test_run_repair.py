@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from support.runs import (  # noqa: F401 (fixtures)
+    A_DIFF,
     A_NEW,
     A_PY,
     check_schema,
@@ -37,15 +38,7 @@ WRONG = """Here is the change:
  
 ```
 """
-RIGHT = """```diff
---- a/a.py
-+++ b/a.py
-@@ -1,2 +1,2 @@
- def greet(name):
--    return 'hello ' + name
-+    return f'hello {name}'
-```
-"""
+RIGHT = A_DIFF
 # its removed line is not in the file (an edge context line alone would be left out and placed)
 STILL_WRONG = RIGHT.replace("-    return 'hello ' + name", "-    return 'hey ' + name")
 

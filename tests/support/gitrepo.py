@@ -10,15 +10,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-A_DIFF = """```diff
---- a/a.py
-+++ b/a.py
-@@ -1,2 +1,2 @@
- def greet(name):
--    return 'hello ' + name
-+    return f'hello {name}'
-```
-"""
+from support.runs import A_DIFF
+
 MESSAGE = "Use an f-string in greet\n\nShorter and reads better."
 OTHER = "first\n"
 

@@ -19,6 +19,16 @@ from spark_pair.sim.process import SimProcess
 
 A_PY = "def greet(name):\n    return 'hello ' + name\n\n\ndef unused():\n    pass\n"
 A_NEW = "def greet(name):\n    return f'hello {name}'\n\n\ndef unused():\n    pass\n"
+# the reply that turns A_PY into A_NEW
+A_DIFF = """```diff
+--- a/a.py
++++ b/a.py
+@@ -1,2 +1,2 @@
+ def greet(name):
+-    return 'hello ' + name
++    return f'hello {name}'
+```
+"""
 OLD_PY = "# no longer needed\nLEGACY = True\n"
 UTIL_PY = "def helper():\n    return 42\n"
 NEW_PY = "from a import greet\n\nprint(greet('world'))\n"
