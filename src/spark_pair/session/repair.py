@@ -104,8 +104,7 @@ class Outcome:
 def placed_loosely(hunk: Hunk) -> bool:
     """Whether the edits engine placed this hunk other than exactly as written (its
     `placement`, set when the hunk is checked against the file; False when there is none)."""
-    placement = getattr(hunk, "placement", None)
-    return bool(getattr(placement, "loose", False))
+    return hunk.placement is not None and hunk.placement.loose
 
 
 def reply_form(survey: Survey, outcome: Outcome | None) -> Form:
@@ -174,6 +173,7 @@ def _file_lines(root: Path, path: str) -> list[str]:
     """The lines of a regular file as the engine reads them ([] when it is none, or cannot be
     read: a FIFO or a device is never opened)."""
     from ..edits import fsio
+    from ..edits.hunks import split_lines
     from ..edits.paths import read_regular
 
     data = read_regular(root, path)
@@ -181,8 +181,7 @@ def _file_lines(root: Path, path: str) -> list[str]:
         text = "" if data is None else fsio.decode(data, path)[0]
     except SparkPairError:
         return []
-    lines = [ln.removesuffix("\r") for ln in text.split("\n")]  # (as the engine splits)
-    return lines[:-1] if lines and not lines[-1] else lines
+    return split_lines(text)[0]
 
 
 def _miss(index: int, h: int, path: str, hunk: Hunk, lines: list[str]) -> Miss:

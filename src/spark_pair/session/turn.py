@@ -164,14 +164,12 @@ class TurnRun(ApplyStep):
                         async for out in self._on_changed(item.paths):
                             yield out
                         continue
-                    if isinstance(item, News):
-                        yield item.event
-                        continue
-                    if isinstance(item, Done):
-                        for out in self._repaired(item):
-                            yield out
-                        continue
-                    if not streaming:
+                    if not streaming:  # (the repair round's items come only after the stream)
+                        if isinstance(item, News):
+                            yield item.event
+                        elif isinstance(item, Done):
+                            for out in self._repaired(item):
+                                yield out
                         continue
                     if parser is None:
                         self.parser = parser = _start_parsing()
