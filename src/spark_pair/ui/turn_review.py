@@ -124,7 +124,10 @@ class TurnReview:
                     self.repaired = True
                     screen.refresh_bindings()  # (escape stops the round while it runs)
                     if not review.review.doomed:
-                        screen.say(repair_rows.notice(event))
+                        others = ", ".join(self.left_out[i] for i in sorted(self.left_out)
+                                           if i not in self.mendable)
+                        screen.say(repair_rows.notice(event) + (
+                            f"; also left out: {others}" if others else ""))
                 case Applied():
                     pass
                 case TurnFinished(result=result):
