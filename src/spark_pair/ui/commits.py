@@ -7,21 +7,30 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from ..base.errors import SparkPairError
 from ..base.printable import shown
 from .dialogs.confirm import ConfirmScreen
 from .dialogs.message import MessageScreen
+from .host import Host
 
 if TYPE_CHECKING:
+    from ..edits.journal import Journal
     from ..session.revert import UndoneCommit
+    from .driver import Driver
+
+
+class CommitHost(Host, Protocol):
+    """What committing uses of the main screen: its driver (settings, client)."""
+
+    driver: Driver
 
 
 class Commits:
     """The turns this app session applied, and committing them."""
 
-    def __init__(self, screen: Any) -> None:
+    def __init__(self, screen: CommitHost) -> None:
         self.screen = screen
         self.applied: list[str] = []  # turn ids, oldest first
         self.revert: UndoneCommit | None = None  # the undone commit /commit records a revert of
@@ -132,7 +141,7 @@ class Commits:
         screen.say(f"committed {commit[:12]}: {subject}"
                    + (f" ({plan.note})" if plan.note else ""))
 
-    def _pending(self, journal: Any) -> list[str]:
+    def _pending(self, journal: Journal) -> list[str]:
         """This session's applied turns that are neither undone nor committed; with none, the
         earlier ones made since HEAD's commit (an earlier session's, a headless run's)
         (blocking)."""

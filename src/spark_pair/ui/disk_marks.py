@@ -6,13 +6,23 @@ the watcher reports and after each write of spark-pair's own."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
+from .host import Panes
 from .widgets.files import FilesPane
+
+if TYPE_CHECKING:
+    from .driver import Driver
+
+
+class MarksHost(Panes, Protocol):
+    """What the marks use of the main screen: the files pane, workers, the driver."""
+
+    driver: Driver
 
 
 class DiskMarks:
-    def __init__(self, screen: Any) -> None:
+    def __init__(self, screen: MarksHost) -> None:
         self.screen = screen
         self.pending: set[str] = set()  # reported, not yet checked
         self.running = False

@@ -19,15 +19,27 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 from textual.message_pump import MessagePump
 
 from ..base.errors import SparkPairError
 from ..session.approval import Decision, Proposal
+from ..session.events import SessionEvent
 from ..session.runtime import ConnectionState, ConnectionStatus
 from .sessions import Choice, Conversation
+
+if TYPE_CHECKING:
+    from ..base.config import Settings
+    from ..protocol.client import ModelClient
+    from ..session.prewarm import FilesFor
+    from ..session.runtime import Runtime
+    from ..session.session import Session
+    from ..store.sessions import StoredTurn
+    from ..workspace.aicomments import AIComment
+    from ..workspace.autocontext import Plan
+    from ..workspace.context import Prepared
 
 # Frames a second while a turn streams. Each frame repaints the followed tail of the live diff
 # (a cost per frame, not per token): 20 a second keeps the diff smooth for a fraction of the
@@ -100,7 +112,7 @@ class Driver:
     class Frame(Message, bubble=False):
         """The events of one interval of a turn, in order."""
 
-        def __init__(self, events: Sequence[Any], text: str, partial_line: str) -> None:
+        def __init__(self, events: Sequence[SessionEvent], text: str, partial_line: str) -> None:
             super().__init__()
             self.events = events
             self.text = text
@@ -142,14 +154,14 @@ class Driver:
     class AIComments(Message, bubble=False):
         """New `AI!` comments were saved."""
 
-        def __init__(self, comments: list[Any]) -> None:
+        def __init__(self, comments: list[AIComment]) -> None:
             super().__init__()
             self.comments = comments
 
     class SessionOpened(Message, bubble=False):
         """The stored session is open (a new one, or one carried on: `turns` before now)."""
 
-        def __init__(self, name: str, turns: list[Any], model: str,
+        def __init__(self, name: str, turns: list[StoredTurn], model: str,
                      context: list[str] | None = None) -> None:
             super().__init__()
             self.name = name
@@ -175,20 +187,28 @@ class Driver:
         self.env = env
         self.prewarm = prewarm
         self.approver = UIApprover()
-        self.runtime: Any = None
+        self.runtime: Runtime | None = None
         self.running = False
         self._stack: contextlib.AsyncExitStack | None = None
 
     @property
-    def session(self) -> Any:
+    def opened(self) -> Runtime:
+        """The runtime, where the repository is open by then (a turn and what follows it, the
+        Opened and Switched messages)."""
+        if self.runtime is None:
+            raise RuntimeError("the repository is not open")
+        return self.runtime
+
+    @property
+    def session(self) -> Session | None:
         return self.runtime.session if self.runtime is not None else None
 
     @property
-    def settings(self) -> Any:
+    def settings(self) -> Settings | None:
         return self.runtime.settings if self.runtime is not None else None
 
     @property
-    def client(self) -> Any:
+    def client(self) -> ModelClient | None:
         return self.runtime.client if self.runtime is not None else None
 
     # ---- opening and closing -------------------------------------------------------------
@@ -275,14 +295,14 @@ class Driver:
     def _on_files(self, paths: set[str]) -> None:
         self.target.post_message(self.FilesChanged(set(paths)))
 
-    def _on_ai(self, comments: list[Any]) -> None:
+    def _on_ai(self, comments: list[AIComment]) -> None:
         do = [c for c in comments if c.kind == "do"]
         if do:
             self.target.post_message(self.AIComments(do))
 
     # ---- turns -----------------------------------------------------------------------------
 
-    def draft_changed(self, text: str, files_for: Any) -> None:
+    def draft_changed(self, text: str, files_for: FilesFor) -> None:
         """The prompt holds `text` now: pre-warm it once it is still (session.prewarm)."""
         drafts = self.runtime.drafts if self.runtime is not None else None
         if drafts is not None:
@@ -311,7 +331,7 @@ class Driver:
         finally:
             self.running = False
 
-    async def prepare(self, files: Sequence[str]) -> Any:
+    async def prepare(self, files: Sequence[str]) -> Prepared | None:
         """Read the context files ahead of the next turn (in a thread), so enter sends at once;
         the workspace's `Prepared` (token estimates), or None before the repository is open."""
         if self.runtime is None:
@@ -319,7 +339,7 @@ class Driver:
         return await asyncio.to_thread(self.runtime.context.prepare, list(files))
 
     async def plan(self, prompt: str, pinned: Sequence[str], dropped: Sequence[str], *,
-                   wait: bool = True) -> Any:
+                   wait: bool = True) -> Plan | None:
         """The files the automatic context chooses for `prompt` (in a thread): the workspace's
         `Plan`, or None (not open yet, `[context] auto = false`, or, without `wait`, the
         index is still being built)."""

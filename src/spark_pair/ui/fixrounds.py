@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from ..base.errors import SparkPairError
 from ..session.fixloop import (
@@ -27,17 +28,37 @@ from ..session.fixloop import (
     fix_instruction,
     window_full,
 )
+from ..session.events import TurnResult
 from ..session.review import verdicts_of
 from ..store.rounds import Round
 from ..store.verdicts import Fate, Verdict
 from ..workspace.checkrun import CheckResult
 from .dialogs.confirm import ConfirmScreen
+from .host import Host
+
+if TYPE_CHECKING:
+    from .commits import Commits
+    from .driver import Driver
 
 SENDS = "alt+y keeps the turn and sends"  # how a plan that sends the output to the model starts
 
 
+class FixHost(Host, Protocol):
+    """What the fix loop uses of the main screen: its turns, driver and commits."""
+
+    driver: Driver
+    commits: Commits
+    trying: bool  # `t`: the check runs once the turn is applied
+
+    def sent_context(self) -> list[str]: ...
+
+    def start_turn(self, prompt: str, files: Sequence[str]) -> bool: ...
+
+    def run_queued(self) -> None: ...
+
+
 class FixRounds:
-    def __init__(self, screen: Any) -> None:
+    def __init__(self, screen: FixHost) -> None:
         """`screen`: the main screen (its turns, notice, driver and settings)."""
         self.screen = screen
         self.loop: Loop | None = None
@@ -59,13 +80,13 @@ class FixRounds:
         self.instruction = prompt
         if self.in_round or (resent and self.loop is not None):
             return
-        settings = self.screen.driver.settings
+        settings = self.screen.driver.opened.settings
         review = settings.review
         self.loop = Loop(review.fix_rounds, Escalate(review.escalate),
                          settings.model.stronger.strip())
         self.prompt, self.active, self.ended, self.changed = prompt, False, False, []
         self.turns, self.stopping = [], False
-        self.drafter = self.screen.driver.client.model
+        self.drafter = self.screen.driver.opened.client.model
 
     def settle(self, result: CheckResult) -> bool | str | None:
         """For the check screen: True closes it at once (a round's check passes: the loop
@@ -83,7 +104,7 @@ class FixRounds:
             back = self._back_what().replace("rolls", "roll", 1)
             return (f"the fix loop was stopped (escape): keep {self._kept_what()} (alt+y) or "
                     f"{back} (alt+n)?")
-        model = self.screen.driver.client.model
+        model = self.screen.driver.opened.client.model
         step = replace(loop).after_check(False)  # (asked of a copy: nothing moves yet)
         if step == Step.FIX:
             return (f"{SENDS} this output to {model} as fix round {loop.fixes + 1} of "
@@ -150,7 +171,7 @@ class FixRounds:
             self._end("")
         return whole
 
-    def round_over(self, result: Any) -> None:
+    def round_over(self, result: TurnResult) -> None:
         """A turn ended without being applied (rejected, stopped, failed)."""
         loop = self.loop
         if loop is None or self.ended:
@@ -210,7 +231,7 @@ class FixRounds:
             index = loop.next_round(step)
             self._start(index, prompt, (f"{said} · " if said else "") +
                         f"fix round {index} of {loop.fix_rounds} on "
-                        f"{self.screen.driver.client.model}: the check's output goes back to "
+                        f"{self.screen.driver.opened.client.model}: the check's output goes back to "
                         "the model · escape stops the loop")
             return
         why = why or self._still_fails(loop)
@@ -256,7 +277,7 @@ class FixRounds:
             self._ask(f"the fix loop stops: round {index} could not start")
             return
         # once decided and applied, the check runs again (when one is configured)
-        screen.trying = bool(screen.driver.settings.review.check.strip())
+        screen.trying = bool(screen.driver.opened.settings.review.check.strip())
         screen.say(said)
 
     def applied(self, changed: list[str], checking: bool, turn_id: str = "") -> None:
@@ -349,7 +370,7 @@ class FixRounds:
         """An escalated loop is over: the drafting model again (see _back)."""
         loop = self.loop
         if loop is not None and loop.escalated and self.drafter and \
-                self.screen.driver.client.model != self.drafter:
+                self.screen.driver.opened.client.model != self.drafter:
             self.screen.run_worker(self._back(text), group="fixloop", exit_on_error=False)
 
     async def _back(self, text: str) -> None:
@@ -375,9 +396,9 @@ class FixRounds:
         if loop is None or runtime is None:
             return
         runtime.store.record_round(Round(
-            loop.task_id, loop.round, model or self.screen.driver.client.model, turn_id,
-            passed, loop.escalated and loop.round > 0 and self.screen.driver.client.model ==
-            loop.stronger, time.time()))
+            loop.task_id, loop.round, model or runtime.client.model, turn_id,
+            passed, loop.escalated and loop.round > 0 and runtime.client.model == loop.stronger,
+            time.time()))
 
 
 def _unfit_why(verdict: Verdict) -> str:

@@ -2,35 +2,44 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
+from textual.dom import DOMNode
 from textual.widgets import Static
 
 from ..base.printable import shown
+from ..edits.ops import Operation, Rename
+from .host import Panes
 
 STREAMING = "the reply is streaming: escape stops it; nothing is written until you decide"
 
 
-def op_label(op: Any) -> str:
+def op_label(op: Operation) -> str:
     """An operation as the notice names it: its path (a rename: both)."""
-    src = getattr(op, "src", None)
-    return f"{shown(src)} → {shown(op.dst)}" if src is not None else shown(op.path)
+    return f"{shown(op.src)} → {shown(op.dst)}" if isinstance(op, Rename) else shown(op.path)
 
 
 def first_line(text: str) -> str:
     return text.partition("\n")[0]
 
 
-def displayed(widget: Any) -> bool:
+def displayed(widget: DOMNode) -> bool:
     """Whether the widget and every container it is in are displayed."""
     return all(node.display for node in widget.ancestors_with_self if hasattr(node, "display"))
+
+
+class NoticeHost(Panes, Protocol):
+    """What the notice line uses of the main screen: its widget, and `say` (which clears the
+    screen first for a turn that is starting)."""
+
+    def say(self, text: str, op: int | None = None) -> None: ...
 
 
 class Notice:
     """The notice line: one text at a time, a problem drawn as one, and the operation it is
     about (it gives way when that operation's state changes)."""
 
-    def __init__(self, screen: Any) -> None:
+    def __init__(self, screen: NoticeHost) -> None:
         self.screen = screen
         self.op: int | None = None  # the operation the notice is about
 

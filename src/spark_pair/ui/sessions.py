@@ -299,7 +299,7 @@ async def _pick(screen: Any) -> None:
     try:
         keeper = await conversation.switch(chosen, driver.runtime)
         model = keeper.info.model
-        if model and model != driver.client.model:
+        if model and model != driver.opened.client.model:
             await driver.reopen(**{"model.name": model})
     except SparkPairError as exc:
         screen.show_error(exc)

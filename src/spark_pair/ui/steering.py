@@ -3,13 +3,17 @@ stop and an immediate resend) and the notes the live diff shows about it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from ..protocol.steer import Steered, SteerState
 from ..session.steer import dropped_note, resend_prompt
+from .host import Panes, Says
 from .widgets.diff_view import DiffView
 from .widgets.prompt import Prompt
 from .widgets.review import ReviewPane
+
+if TYPE_CHECKING:
+    from .driver import Driver
 
 
 class Steering:
@@ -50,7 +54,15 @@ class Steering:
         return note
 
 
-async def steer(screen: Any, text: str) -> None:
+class SteerHost(Panes, Says, Protocol):
+    """What steering uses of the main screen: its panes, driver and notice line."""
+
+    driver: Driver
+    steering: Steering
+    streaming: bool
+
+
+async def steer(screen: SteerHost, text: str) -> None:
     """enter while a turn streams: the server's own steering where it offers it, else the
     turn is stopped and sent again at once with the correction."""
     review = screen.query_one(ReviewPane).review
@@ -63,7 +75,7 @@ async def steer(screen: Any, text: str) -> None:
         stop_and_resend(screen, "this connection cannot steer a running reply")
 
 
-def stop_and_resend(screen: Any, why: str) -> None:
+def stop_and_resend(screen: SteerHost, why: str) -> None:
     text = screen.steering.text
     if not screen.steering.stop(why):
         return
@@ -78,7 +90,7 @@ def stop_and_resend(screen: Any, why: str) -> None:
                "prompt")
 
 
-def steered(screen: Any, event: Steered) -> None:
+def steered(screen: SteerHost, event: Steered) -> None:
     if event.state == SteerState.ACCEPTED:
         screen.query_one(DiffView).note(screen.steering.accepted())
     elif event.state == SteerState.PENDING:

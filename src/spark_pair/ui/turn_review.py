@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from ..base.errors import SparkPairError
 from ..base.printable import shown
-from ..edits.ops import Rename, loose_hunks, op_paths
+from ..edits.ops import Operation, Rename, loose_hunks, op_paths
 from ..protocol.events import Rewound
 from ..session.events import (
     Applied,
@@ -21,17 +21,27 @@ from ..session.events import (
     Refused,
     RepairFinished,
     RepairStarted,
+    SessionEvent,
     Stale,
     TurnFinished,
+    TurnResult,
     TurnStatus,
 )
 from . import commands, fit, repair_rows
-from .notices import STREAMING, first_line, op_label
+from .host import Host
+from .notices import STREAMING, Notice, first_line, op_label
 from .review_state import Mark, Undone
 from .widgets.diff_view import DiffView, HunkMark
 from .widgets.files import FilesPane
 from .widgets.prompt import Prompt
 from .widgets.review import ReviewPane
+
+if TYPE_CHECKING:
+    from .commits import Commits
+    from .disk_marks import DiskMarks
+    from .driver import Driver
+    from .fixrounds import FixRounds
+    from .steering import Steering
 
 REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished, RepairStarted,
                  RepairFinished)
@@ -39,11 +49,27 @@ ALL_DECIDED = "all decided: the turn is applied when the stream ends"
 HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTED}
 
 
+class TurnHost(Host, Protocol):
+    """What the turn's review uses of the main screen."""
+
+    driver: Driver
+    notice: Notice
+    steering: Steering
+    fixes: FixRounds
+    disk_marks: DiskMarks
+    commits: Commits
+    context: dict[str, int | None]
+    trying: bool  # `t`: the check runs once the turn is applied
+    streaming: bool
+
+    def check_applied(self, turn_id: str) -> None: ...
+
+
 class TurnReview:
-    def __init__(self, screen: Any) -> None:
+    def __init__(self, screen: TurnHost) -> None:
         """`screen`: the main screen (its panes, notice, driver, fix rounds)."""
         self.screen = screen
-        self.backlog: list[Any] = []  # frame events the review pane has yet to see
+        self.backlog: list[SessionEvent] = []  # frame events the review pane has yet to see
         self.proposed_any = False
         self.left_out: dict[int, str] = {}  # operations of this turn that can not apply
         self.op_paths: dict[int, list[str]] = {}  # the paths each operation names
@@ -52,7 +78,7 @@ class TurnReview:
         self.repaired = False  # this turn's repair round has run (what is left out is final)
         self.mendable: set[int] = set()  # left out, but the repair round will ask about them
 
-    def frame(self, events: Sequence[Any], view: DiffView) -> None:
+    def frame(self, events: Sequence[SessionEvent], view: DiffView) -> None:
         """A frame's events: those the review pane shows go to it once the diff is painted."""
         if any(isinstance(e, REVIEW_EVENTS) for e in events):
             # the review pane may appear and take focus (a new layout, a new footer): after
@@ -64,7 +90,7 @@ class TurnReview:
                 view.call_after_refresh(self.review_events)
             self.backlog.extend(events)
 
-    def check_fit(self, ops: list[tuple[int, Any]]) -> None:
+    def check_fit(self, ops: list[tuple[int, Operation]]) -> None:
         self.screen.run_worker(self._fit(ops), group="fit", exit_on_error=False)
 
     def roll_back(self, turn_id: str) -> None:
@@ -150,7 +176,7 @@ class TurnReview:
         self.mendable = set()
         self.path_uses.clear()
 
-    async def _fit(self, ops: list[tuple[int, Any]]) -> None:
+    async def _fit(self, ops: list[tuple[int, Operation]]) -> None:
         """Proposed operations that can not be applied to the files as they are are left out
         at once, with the reason in their row (the files are read in a thread)."""
         screen = self.screen
@@ -188,7 +214,7 @@ class TurnReview:
             screen.say(f"can't apply to the files as they are, left out: {names} (rows say "
                        "why); the rest can still be decided")
 
-    def _doomed(self, op: Any, reason: str, stale: bool) -> None:
+    def _doomed(self, op: Operation, reason: str, stale: bool) -> None:
         """The session refused an operation (stale, or a delete that can not go): it then
         writes none of the turn. Said at once, with the keys that end or rerun it."""
         screen = self.screen
@@ -202,7 +228,7 @@ class TurnReview:
                                           "(alt+R ends it, ctrl+r runs it again)")
         screen.alert(f"{what}\n  hint: {how}")
 
-    def _finished(self, result: Any) -> None:
+    def _finished(self, result: TurnResult) -> None:
         screen = self.screen
         self.repairing = False
         screen.steering.arrived = result.text or ""
@@ -245,7 +271,7 @@ class TurnReview:
             screen.fixes.round_over(result)
         screen.query_one(Prompt).focus()
 
-    def _follow_renames(self, result: Any) -> None:
+    def _follow_renames(self, result: TurnResult) -> None:
         """A context file the turn renamed stays in the context under its new name (the old
         one, gone from disk, leaves the files pane; /undo brings it back)."""
         screen = self.screen

@@ -154,10 +154,11 @@ class MainScreen(Screen[None]):
     def _opened(self, message: Driver.Opened) -> None:
         self.open_error = None
         self.query_one(AppHeader).model = message.model
-        self.query_one(Meter).prices = dict(self.driver.settings.prices)
-        for warning in self.driver.settings.warnings:
+        settings = self.driver.opened.settings
+        self.query_one(Meter).prices = dict(settings.prices)
+        for warning in settings.warnings:
             self.notify(warning, title="config", severity="warning", timeout=8, markup=False)
-        apply_keymap(self, self.driver.settings.keys)
+        apply_keymap(self, settings.keys)
         self.call_after_refresh(gcpolicy.settle)
         self.prepare()
         self.config_watch.start()
@@ -172,7 +173,7 @@ class MainScreen(Screen[None]):
     @on(Driver.Switched)
     def _switched(self, message: Driver.Switched) -> None:
         self.query_one(AppHeader).model = message.model
-        self.query_one(Meter).prices = dict(self.driver.settings.prices)
+        self.query_one(Meter).prices = dict(self.driver.opened.settings.prices)
 
     @on(Driver.SessionOpened)
     def _session_opened(self, message: Driver.SessionOpened) -> None:
@@ -563,7 +564,7 @@ class MainScreen(Screen[None]):
             await worker.wait()
             if self.turn_worker is worker:  # its state message may still be on its way
                 self.turn_worker = None
-        if model is not None and model != self.driver.client.model:
+        if model is not None and model != self.driver.opened.client.model:
             self.say(f"resending to {model}…")
             try:
                 await self.driver.reopen(**{"model.name": model})
