@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 SETTLE_S = 0.25  # the draft is planned once it has been still this long
 
 
-class Host(Protocol):
+class ChosenHost(Protocol):
     """What the chooser uses of the screen it serves (the main screen): its timers and workers,
     the driver that plans, and the context files a prompt is sent with."""
 
@@ -38,7 +38,7 @@ class Host(Protocol):
 
 
 class ChosenFiles:
-    def __init__(self, screen: Host, on_change: Callable[[], None]) -> None:
+    def __init__(self, screen: ChosenHost, on_change: Callable[[], None]) -> None:
         self.screen = screen
         self.on_change = on_change  # the chosen files or the dropped ones changed
         self.draft = ""  # the prompt text the chosen files are for

@@ -4,13 +4,14 @@ edit."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
 from ..base.errors import SparkPairError, UsageError
 from ..base.printable import shown
 from ..base.transport import TRANSPORT_CHOICES
 from . import sessions, slash
+from .host import Panes
 from .notices import displayed
 from .review_state import Undone
 from .widgets.diff_view import DiffView
@@ -19,17 +20,39 @@ from .widgets.meter import Meter
 from .widgets.prompt import Prompt
 from .widgets.review import ReviewPane
 
+if TYPE_CHECKING:
+    from .chosen import ChosenFiles
+    from .commits import Commits
+    from .driver import Driver
 
-def start(screen: Any, work: Coroutine[Any, Any, None]) -> None:
+
+class CommandHost(sessions.SessionHost, Protocol):
+    """What the slash commands use of the main screen."""
+
+    driver: Driver
+    commits: Commits
+    chooser: ChosenFiles
+    context: dict[str, int | None]
+
+    def prepare(self) -> object: ...
+
+    def toggle_chosen(self, path: str) -> bool: ...
+
+    def action_help(self) -> None: ...
+
+    def confirm_quit(self) -> None: ...
+
+
+def start(screen: Panes, work: Awaitable[None]) -> None:
     """A command's worker (one at a time: a new command replaces the one running)."""
     screen.run_worker(work, group="command", exclusive=True, exit_on_error=False)
 
 
-def reopen(screen: Any, overrides: dict[str, str], what: str) -> None:
+def reopen(screen: CommandHost, overrides: dict[str, str], what: str) -> None:
     start(screen, _reopen(screen, overrides, what))
 
 
-def run(screen: Any, text: str) -> None:
+def run(screen: CommandHost, text: str) -> None:
     """Run a slash command: `text` is the prompt (the command, then its argument)."""
     command, _, arg = text.partition(" ")
     arg = arg.strip()
@@ -42,7 +65,7 @@ def run(screen: Any, text: str) -> None:
     HANDLERS[command](screen, arg)
 
 
-def _transport(screen: Any, arg: str) -> None:
+def _transport(screen: CommandHost, arg: str) -> None:
     if arg in TRANSPORT_CHOICES:
         reopen(screen, {"session.transport": arg}, f"transport {arg}")
     else:
@@ -50,7 +73,7 @@ def _transport(screen: Any, arg: str) -> None:
                                      hint=f"use one of: {', '.join(TRANSPORT_CHOICES)}"))
 
 
-async def _undo(screen: Any) -> None:
+async def _undo(screen: CommandHost) -> None:
     if screen.turn_worker is not None:
         screen.say(screen.busy("/undo"))
         return
@@ -65,7 +88,7 @@ async def _undo(screen: Any) -> None:
     await _undone_shown(screen)
 
 
-async def _redo(screen: Any) -> None:
+async def _redo(screen: CommandHost) -> None:
     if screen.turn_worker is not None:
         screen.say(screen.busy("/redo"))
         return
@@ -78,7 +101,7 @@ async def _redo(screen: Any) -> None:
     await _undone_shown(screen)
 
 
-async def _undone_shown(screen: Any) -> None:
+async def _undone_shown(screen: CommandHost) -> None:
     """After /undo or /redo: the review's rows say whether its turn is on disk now; the
     files pane lists again a context file the undo brought back."""
     screen.prepare()
@@ -89,7 +112,7 @@ async def _undone_shown(screen: Any) -> None:
         review.set_undone(turn_id, (review.review.undone or Undone.UNDONE) if undone else None)
 
 
-async def _reopen(screen: Any, overrides: dict[str, str], what: str) -> None:
+async def _reopen(screen: CommandHost, overrides: dict[str, str], what: str) -> None:
     if screen.turn_worker is not None:
         screen.say(screen.busy(f"switch to {what}"))
         return
@@ -103,7 +126,7 @@ async def _reopen(screen: Any, overrides: dict[str, str], what: str) -> None:
         screen.say(f"now using {what}")
 
 
-def add_context(screen: Any, arg: str) -> None:
+def add_context(screen: CommandHost, arg: str) -> None:
     from ..edits.paths import clean_rel_path
 
     try:
@@ -124,7 +147,7 @@ def add_context(screen: Any, arg: str) -> None:
     _context_said(screen, f"added {shown(rel)} to the context")
 
 
-def drop_context(screen: Any, arg: str) -> None:
+def drop_context(screen: CommandHost, arg: str) -> None:
     from ..edits.paths import clean_rel_path
 
     try:
@@ -143,14 +166,14 @@ def drop_context(screen: Any, arg: str) -> None:
     _context_said(screen, f"dropped {shown(rel)} from the context")
 
 
-def _context_said(screen: Any, what: str) -> None:
+def _context_said(screen: CommandHost, what: str) -> None:
     """A change of the context set, said where the folded files pane cannot show it."""
     if not displayed(screen.query_one(FilesPane)):
         n = len(screen.context)
         screen.say(f"{what}: {n} file{'' if n == 1 else 's'} in it now")
 
 
-def clear(screen: Any) -> None:
+def clear(screen: CommandHost) -> None:
     if screen.turn_worker is not None:
         screen.say(screen.busy("/clear"))
         return
@@ -163,7 +186,7 @@ def clear(screen: Any) -> None:
     screen.say("")
 
 
-def toggled(screen: Any, path: str) -> None:
+def toggled(screen: CommandHost, path: str) -> None:
     """The files pane's toggle: a chosen file is dropped or back, else the context changes."""
     if screen.toggle_chosen(path):
         return
@@ -173,7 +196,7 @@ def toggled(screen: Any, path: str) -> None:
         add_context(screen, path)
 
 
-def pinned(screen: Any, path: str) -> None:
+def pinned(screen: CommandHost, path: str) -> None:
     if path in screen.context:
         screen.say(f"{shown(path)} is already in the context")
     else:
@@ -181,7 +204,7 @@ def pinned(screen: Any, path: str) -> None:
         add_context(screen, path)
 
 
-def chosen_changed(screen: Any) -> None:
+def chosen_changed(screen: CommandHost) -> None:
     """The files chosen for the draft (or those dropped) changed: show them, read them
     ahead, and say why a file the draft names is not sent."""
     chosen = screen.chooser.chosen
@@ -193,7 +216,7 @@ def chosen_changed(screen: Any) -> None:
     screen.prepare()
 
 
-Handler = Callable[[Any, str], object]  # (the main screen, the argument)
+Handler = Callable[[CommandHost, str], object]  # (the main screen, the argument)
 HANDLERS: dict[str, Handler] = {
     "/undo": lambda screen, arg: start(screen, _undo(screen)),
     "/redo": lambda screen, arg: start(screen, _redo(screen)),

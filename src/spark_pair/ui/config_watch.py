@@ -8,15 +8,24 @@ when spark-pair starts again. A file that no longer loads is said, and the setti
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
+
+from textual.notifications import SeverityLevel
 
 from ..base import dirs
 from ..base.config import PROJECT_FILE, find_project_file, load_settings
 from ..base.errors import SparkPairError, UsageError
 from ..base.printable import shown
 from . import bindings
+from .host import Panes, Rooted, Says
 from .widgets.meter import Meter
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from .driver import Driver
 
 POLL_S = 1.0  # how often the files' stat is read (in a thread)
 NOW = ("review", "keys", "prices", "git")  # read where they are used: taken at once
@@ -36,7 +45,21 @@ def stamps(paths: list[Path]) -> dict[Path, Stamp]:
     return out
 
 
-def apply_keymap(screen: Any, keymap: dict[str, str]) -> None:
+class ConfigHost(Panes, Says, Protocol):
+    """What the config watch uses of the main screen: its driver, notice, key map, meter."""
+
+    driver: Driver
+
+    @property
+    def launch(self) -> Rooted: ...
+
+    def set_interval(self, interval: float, callback: Callable[[], object]) -> Timer: ...
+
+    def notify(self, message: str, *, title: str = ..., severity: SeverityLevel = ...,
+               timeout: float | None = ..., markup: bool = ...) -> None: ...
+
+
+def apply_keymap(screen: ConfigHost, keymap: dict[str, str]) -> None:
     """`[keys]` on the app; an id that names no binding, or a decision mapped to a key that
     types text, is said and left at its default."""
     unknown = bindings.unknown_ids(keymap)
@@ -54,7 +77,7 @@ def apply_keymap(screen: Any, keymap: dict[str, str]) -> None:
 
 
 class ConfigWatch:
-    def __init__(self, screen: Any) -> None:
+    def __init__(self, screen: ConfigHost) -> None:
         """`screen`: the main screen (its driver, notice, key map, meter)."""
         self.screen = screen
         self.seen: dict[Path, Stamp] | None = None
@@ -87,10 +110,10 @@ class ConfigWatch:
     async def reload(self, changed: list[Path]) -> None:
         screen = self.screen
         runtime = screen.driver.runtime
-        if runtime is None:
+        lookup = runtime.lookup if runtime is not None else None
+        if runtime is None or lookup is None:  # (an open runtime has its lookup)
             return
         names = ", ".join(shown(str(p)) for p in changed)
-        lookup = runtime.lookup
         try:
             new = await asyncio.to_thread(load_settings, lookup.cwd, lookup.env,
                                           dict(lookup.overrides))

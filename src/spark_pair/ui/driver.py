@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,8 +26,9 @@ from textual.message_pump import MessagePump
 from ..base.errors import SparkPairError
 from ..session.approval import Decision, Proposal
 from ..session.events import SessionEvent
-from ..session.runtime import ConnectionState, ConnectionStatus
+from ..session.runtime import ConnectionState
 from .sessions import Choice, Conversation
+from .widgets.header import Connection
 
 if TYPE_CHECKING:
     from ..base.config import Settings
@@ -88,22 +88,6 @@ class UIApprover:
         self._futures.clear()
         self._early.clear()
         self._asked.clear()
-
-
-@dataclass(frozen=True, slots=True)
-class Connection:
-    """A snapshot of the connection state, as the header shows it."""
-
-    transport: str
-    state: ConnectionStatus | str  # a ConnectionStatus, or "opening" before the runtime
-    attempt: int = 0
-    attempts: int = 0
-    detail: str = ""
-
-    @classmethod
-    def of(cls, state: ConnectionState) -> Connection:
-        return cls(str(state.transport), state.state, state.attempt, state.attempts,
-                   state.reason)
 
 
 class Driver:

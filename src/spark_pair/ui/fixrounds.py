@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from ..base.errors import SparkPairError
+from ..session.events import TurnResult
 from ..session.fixloop import (
     Escalate,
     Loop,
@@ -28,7 +29,6 @@ from ..session.fixloop import (
     fix_instruction,
     window_full,
 )
-from ..session.events import TurnResult
 from ..session.review import verdicts_of
 from ..store.rounds import Round
 from ..store.verdicts import Fate, Verdict
@@ -231,8 +231,8 @@ class FixRounds:
             index = loop.next_round(step)
             self._start(index, prompt, (f"{said} · " if said else "") +
                         f"fix round {index} of {loop.fix_rounds} on "
-                        f"{self.screen.driver.opened.client.model}: the check's output goes back to "
-                        "the model · escape stops the loop")
+                        f"{self.screen.driver.opened.client.model}: the check's output goes back "
+                        "to the model · escape stops the loop")
             return
         why = why or self._still_fails(loop)
         if step == Step.ASK:

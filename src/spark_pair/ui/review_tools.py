@@ -7,21 +7,30 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Protocol
 
 from textual.app import App
+from textual.widget import Widget
 
 from ..base.errors import SparkPairError, UsageError
 from ..edits.amend import amend_content, amend_hunk, hunk_result
 from ..edits.ops import Create, Modify
 from ..edits.render import render_ops
 from .external import NOT_FOUND, editor_argv, pager_argv, run_program
+from .host import Panes
 from .review_state import Item
 from .widgets.files import FilesPane
 from .widgets.review import ReviewPane
 
 
-def chord_enabled(screen: Any, name: str) -> bool:
+class ChordHost(Panes, Protocol):
+    """What a review chord's check uses of the main screen: its panes and focus."""
+
+    @property
+    def focused(self) -> Widget | None: ...
+
+
+def chord_enabled(screen: ChordHost, name: str) -> bool:
     """A review chord (alt+a, ...) acts while the review pane shows a turn, whatever has the
     focus (on a decided or stopped turn it says why it decides nothing); alt+p stays the files
     pane's pin while that pane has the focus."""

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -25,9 +25,11 @@ from textual.widgets.option_list import Option
 from ..base.errors import SparkPairError, UsageError
 from ..session.pick import Pick
 from ..store.sessions import is_fix_round
+from .host import Host
 
 if TYPE_CHECKING:  # the store and its modules load in a worker thread, not with the app
     from ..session.keeper import Keeper
+    from ..session.runtime import Runtime
     from ..store.sessions import SessionInfo, StoredTurn
 
 
@@ -71,14 +73,14 @@ class Conversation:
         if keeper.info.model and "model.name" not in overrides:
             overrides["model.name"] = keeper.info.model
 
-    def attach(self, rt: Any) -> None:
+    def attach(self, rt: Runtime) -> None:
         if self.keeper is not None:
             s = rt.settings.session
             self.keeper.pinned = self.pinned
             self.keeper.attach(rt.session, rt.context, max_turns=int(s.history_turns),
                                budget_tokens=int(s.history_tokens))
 
-    async def switch(self, name: str, rt: Any) -> Keeper:
+    async def switch(self, name: str, rt: Runtime) -> Keeper:
         """Carry on the session `name` instead (its turns resent from the next request)."""
         from ..session.keeper import Keeper
 
@@ -92,7 +94,7 @@ class Conversation:
             await asyncio.to_thread(old.close)
         return keeper
 
-    async def fork(self, rt: Any) -> Keeper:
+    async def fork(self, rt: Runtime) -> Keeper:
         """A new session from this one's turns; the original stays as it is."""
         old = self.keeper
         if old is None:
@@ -203,28 +205,54 @@ class SessionsScreen(ModalScreen[str | None]):
 COMMANDS = ("/sessions", "/rename", "/fork")  # (their rows are in slash.SLASH)
 
 
-def command(screen: Any, name: str, arg: str) -> bool:
+class Stored(Protocol):
+    """What the session commands use of the driver (ui.driver.Driver, which imports this
+    module)."""
+
+    @property
+    def conversation(self) -> Conversation | None: ...
+
+    @property
+    def runtime(self) -> Runtime | None: ...
+
+    @property
+    def opened(self) -> Runtime: ...
+
+    async def reopen(self, **overrides: str) -> None: ...
+
+
+class SessionHost(Host, Protocol):
+    """What the session commands use of the main screen."""
+
+    @property
+    def driver(self) -> Stored: ...
+
+
+def command(screen: SessionHost, name: str, arg: str) -> bool:
     """Run a session command (/sessions, /rename NAME, /fork); False for another command."""
     if name not in COMMANDS:
         return False
-    if screen.driver.conversation is None:
+    conversation = screen.driver.conversation
+    if conversation is None:
         screen.show_error(UsageError("this session is not stored",
                                      hint="the warning at start-up said why (the data dir)"))
     elif name == "/rename" and not arg:
         screen.show_error(UsageError("/rename needs a name", hint="/rename fix-parser"))
     elif name == "/rename":
-        screen.run_worker(_rename(screen, arg), group="command", exclusive=True,
+        screen.run_worker(_rename(screen, conversation, arg), group="command", exclusive=True,
                           exit_on_error=False)
     elif screen.turn_worker is not None:
         screen.say(screen.busy(name))
     elif name == "/fork":
-        screen.run_worker(_fork(screen), group="command", exclusive=True, exit_on_error=False)
+        screen.run_worker(_fork(screen, conversation), group="command", exclusive=True,
+                          exit_on_error=False)
     else:
-        screen.run_worker(_pick(screen), group="command", exclusive=True, exit_on_error=False)
+        screen.run_worker(_pick(screen, conversation), group="command", exclusive=True,
+                          exit_on_error=False)
     return True
 
 
-async def pick_first(screen: Any) -> None:
+async def pick_first(screen: SessionHost) -> None:
     """`--resume` without a name: the picker before the repository opens (escape, or no
     session yet: a new one)."""
     conversation = screen.driver.conversation
@@ -241,23 +269,25 @@ async def pick_first(screen: Any) -> None:
     conversation.choice = Choice(Pick(name=chosen) if chosen else Pick())
 
 
-def opened(screen: Any, name: str, turns: list[StoredTurn], model: str) -> None:
+def opened(screen: SessionHost, name: str, turns: list[StoredTurn], model: str) -> None:
     """A session carried on: its earlier turns, one line each, in the diff view."""
     if not turns:
         return
-    view = screen.query_one("#diff")  # the DiffView
+    from ..session.history import carrying_on
+    from .widgets.diff_view import DiffView
+
+    view = screen.query_one(DiffView)
     view.reset()
     view.show_lines(earlier_lines(turns, name, model))
-    from ..session.history import carrying_on
-
-    keeper = screen.driver.conversation.keeper
+    conversation = screen.driver.conversation
+    keeper = conversation.keeper if conversation is not None else None
     going = keeper.going if keeper is not None else len(turns)
     screen.say(carrying_on(name, len(turns), going))
 
 
-async def _rename(screen: Any, name: str) -> None:
+async def _rename(screen: SessionHost, conversation: Conversation, name: str) -> None:
     try:
-        now = await screen.driver.conversation.rename(name)
+        now = await conversation.rename(name)
     except SparkPairError as exc:
         from ..store.sessions import NameTaken
 
@@ -268,11 +298,10 @@ async def _rename(screen: Any, name: str) -> None:
     screen.say(f"this session is now called {now}")
 
 
-async def _fork(screen: Any) -> None:
-    conversation = screen.driver.conversation
+async def _fork(screen: SessionHost, conversation: Conversation) -> None:
     old = conversation.keeper.info.name if conversation.keeper is not None else ""
     try:
-        new = await conversation.fork(screen.driver.runtime)
+        new = await conversation.fork(screen.driver.opened)
     except SparkPairError as exc:
         screen.show_error(exc)
         return
@@ -280,9 +309,8 @@ async def _fork(screen: Any) -> None:
                "(/sessions goes back to it)")
 
 
-async def _pick(screen: Any) -> None:
+async def _pick(screen: SessionHost, conversation: Conversation) -> None:
     driver = screen.driver
-    conversation = driver.conversation
     try:
         found = await conversation.listing()
     except SparkPairError as exc:

@@ -4,13 +4,21 @@ on the prompt's border that shows them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from textual.markup import escape
 
 from ..base.printable import shown, shown_text
+from ..workspace.aicomments import AIComment
 from .dialogs.confirm import ConfirmScreen
+from .host import Panes, Says
 from .widgets.prompt import Prompt
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
+
+    from .driver import Driver
+    from .fixrounds import FixRounds
 
 CHIP_WORDS = 32  # characters of the next turn's prompt the chip shows
 
@@ -25,7 +33,21 @@ def chip(queued: Sequence[tuple[str, Sequence[str]]]) -> str:
     return escape(f"⧗ {len(queued)} queued: {shown_text(first)}")
 
 
-def queue(screen: Any, text: str) -> None:
+class QueueHost(Panes, Says, Protocol):
+    """What the queue uses of the main screen: its turns, and what keeps the next waiting."""
+
+    driver: Driver
+    fixes: FixRounds
+    queued: list[tuple[str, list[str]]]
+    turn_worker: Worker[None] | None
+    checking: bool
+
+    def sent_context(self) -> list[str]: ...
+
+    def start_turn(self, prompt: str, files: Sequence[str]) -> bool: ...
+
+
+def queue(screen: QueueHost, text: str) -> None:
     """tab while a turn runs: the prompt is the next turn (it starts when this one ends)."""
     text = text.strip()
     if text.startswith("/"):
@@ -40,7 +62,7 @@ def queue(screen: Any, text: str) -> None:
                "prompt clears the queue once the reply is in")
 
 
-def clear(screen: Any) -> None:
+def clear(screen: QueueHost) -> None:
     n = len(screen.queued)
 
     def answered(yes: bool | None) -> None:
@@ -53,7 +75,7 @@ def clear(screen: Any) -> None:
                            answered)
 
 
-def run_next(screen: Any) -> None:
+def run_next(screen: QueueHost) -> None:
     """The next queued turn, once nothing runs: no turn, no check, no fix loop."""
     if screen.queued and screen.turn_worker is None and not screen.checking and \
             not screen.fixes.active:
@@ -62,7 +84,7 @@ def run_next(screen: Any) -> None:
     changed(screen)
 
 
-def changed(screen: Any) -> None:
+def changed(screen: QueueHost) -> None:
     """The prompt's chip and keys follow the queue and the turn in flight."""
     prompt = screen.query_one(Prompt)
     prompt.turn_running = screen.turn_worker is not None
@@ -71,7 +93,7 @@ def changed(screen: Any) -> None:
     screen.refresh_bindings()
 
 
-def ai_comments(screen: Any, comments: Sequence[Any]) -> None:
+def ai_comments(screen: QueueHost, comments: Sequence[AIComment]) -> None:
     """Saved `AI!` comments: each is a turn, queued while one runs."""
     for comment in comments:
         prompt = f"Do what the AI! comment in {comment.path} line {comment.line} says" + (

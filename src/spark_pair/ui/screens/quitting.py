@@ -5,12 +5,16 @@ second ctrl+q on the question quits."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from ..dialogs.confirm import ConfirmScreen
+from ..host import Panes
 from ..review_state import Mark
 from ..widgets.review import ReviewPane
 from .check import CheckScreen
+
+if TYPE_CHECKING:
+    from ..driver import Driver
 
 UNDO_HINT = "`spark-pair undo` (or /undo in the app) restores its files"
 
@@ -19,14 +23,24 @@ class QuitQuestion(ConfirmScreen):
     """The question ctrl+q asks (a second ctrl+q on it quits)."""
 
 
-def accepted_unwritten(screen: Any) -> int:
+class QuitHost(Panes, Protocol):
+    """What ctrl+q uses of the main screen: the review, the turn, the driver."""
+
+    driver: Driver
+    streaming: bool
+
+    @property
+    def undecided(self) -> int: ...
+
+
+def accepted_unwritten(screen: Panes) -> int:
     """Operations accepted (whole or a hunk of them) and not written yet."""
     review = screen.query_one(ReviewPane).review
     return sum(1 for e in review.entries.values() if not e.applied and (
         e.mark is Mark.ACCEPTED or Mark.ACCEPTED in e.hunks))
 
 
-def ask_quit(screen: Any) -> None:
+def ask_quit(screen: QuitHost) -> None:
     """`screen`: the main screen."""
     app = screen.app
     if isinstance(app.screen, QuitQuestion):

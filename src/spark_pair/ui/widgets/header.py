@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
 from ...base.printable import shown
-from ...session.runtime import ConnectionStatus
-from ..driver import Connection
+from ...session.runtime import ConnectionState, ConnectionStatus
 
 # state -> (marker, words); the marker is never the only signal
 STATES = {
@@ -21,6 +22,22 @@ STATES = {
     ConnectionStatus.ANSWERED_ERROR: ("✗", "error"),  # the words say which error
     "opening": ("◌", "opening"),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """A snapshot of the connection state, as the header shows it."""
+
+    transport: str
+    state: ConnectionStatus | str  # a ConnectionStatus, or "opening" before the runtime
+    attempt: int = 0
+    attempts: int = 0
+    detail: str = ""
+
+    @classmethod
+    def of(cls, state: ConnectionState) -> Connection:
+        return cls(str(state.transport), state.state, state.attempt, state.attempts,
+                   state.reason)
 
 
 class AppHeader(Widget):
