@@ -10,29 +10,28 @@ before its plan came (an AI! comment, a quick enter) is planned first, in the tu
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..base.printable import shown
+from .host import Panes
 from .widgets.files import Chosen
 
 if TYPE_CHECKING:
     from textual.timer import Timer
 
+    from ..workspace.autocontext import Plan
     from .driver import Driver
 
 SETTLE_S = 0.25  # the draft is planned once it has been still this long
 
 
-class ChosenHost(Protocol):
+class ChosenHost(Panes, Protocol):
     """What the chooser uses of the screen it serves (the main screen): its timers and workers,
     the driver that plans, and the context files a prompt is sent with."""
 
     driver: Driver
 
-    def set_timer(self, delay: float, callback: Callable[[], Any]) -> Timer: ...
-
-    def run_worker(self, work: Any, *, group: str, exclusive: bool,
-                   exit_on_error: bool) -> Any: ...
+    def set_timer(self, delay: float, callback: Callable[[], object]) -> Timer: ...
 
     def sent_context(self) -> list[str]: ...
 
@@ -42,7 +41,7 @@ class ChosenFiles:
         self.screen = screen
         self.on_change = on_change  # the chosen files or the dropped ones changed
         self.draft = ""  # the prompt text the chosen files are for
-        self.plan: Any = None  # the workspace's Plan for `draft` (None: none yet)
+        self.plan: Plan | None = None  # the workspace's Plan for `draft` (None: none yet)
         self.dropped: set[str] = set()
         self._timer: Timer | None = None
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .demo import DemoSimulator
+    from .sessions import Choice
 
 
 def is_terminal() -> bool:
@@ -12,8 +16,8 @@ def is_terminal() -> bool:
 
 
 def run_app(cwd: Path | None = None, *, overrides: dict[str, str] | None = None,
-            prompt: str = "", files: list[str] | None = None, demo: Any = None,
-            root: Path | None = None, session: Any = None) -> None:
+            prompt: str = "", files: list[str] | None = None, demo: DemoSimulator | None = None,
+            root: Path | None = None, session: Choice | None = None) -> None:
     """Open the app in the repository of `cwd` (git top level; a plain folder works too)."""
     from ..workspace.files import find_root
     from .app import SparkPairApp

@@ -53,7 +53,7 @@ def user_dir() -> Path:
     return config_dir() / "themes"
 
 
-def _colour(value: Any, where: str) -> str:
+def _colour(value: object, where: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{where} must be a colour string like \"#1d3a28\", not {value!r}")
     try:
@@ -63,7 +63,7 @@ def _colour(value: Any, where: str) -> str:
     return value
 
 
-def theme_from_data(data: dict[str, Any], default_name: str) -> Theme:
+def theme_from_data(data: dict[str, object], default_name: str) -> Theme:
     """A Theme from a theme file's table, or ValueError saying what is wrong."""
     unknown = sorted(set(data) - set(_FIELDS))
     if unknown:

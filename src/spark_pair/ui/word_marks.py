@@ -13,19 +13,21 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Generic, TypeVar
 
 from ..edits.words import Span, hunk_word_spans
 
 Marks = dict[int, list[Span]]  # a hunk's line index -> its changed spans
+K = TypeVar("K", bound=Hashable)  # what names a hunk (the live diff's: operation, hunk)
 
 
-class WordMarks:
+class WordMarks(Generic[K]):
     """Each hunk's word marks, by key; computed once, in a worker thread."""
 
-    def __init__(self, ready: Callable[[Hashable], None]) -> None:
+    def __init__(self, ready: Callable[[K], None]) -> None:
         self._ready = ready
-        self._done: dict[Hashable, Marks] = {}
-        self._pending: set[Hashable] = set()
+        self._done: dict[K, Marks] = {}
+        self._pending: set[K] = set()
         self._generation = 0  # a clear() forgets the work in flight
         self._pool: ThreadPoolExecutor | None = None
 
@@ -34,7 +36,7 @@ class WordMarks:
         """Some hunk's marks are being worked out."""
         return bool(self._pending)
 
-    def get(self, key: Hashable, lines: Callable[[], Sequence[str]]) -> Marks | None:
+    def get(self, key: K, lines: Callable[[], Sequence[str]]) -> Marks | None:
         """The hunk's marks, or None while they are worked out (`lines()`: the hunk's lines
         with their markers, asked for once)."""
         found = self._done.get(key)
@@ -58,7 +60,7 @@ class WordMarks:
         job.add_done_callback(finished)
         return None
 
-    def _finish(self, generation: int, key: Hashable, job: Future[Marks]) -> None:
+    def _finish(self, generation: int, key: K, job: Future[Marks]) -> None:
         if generation != self._generation:
             return
         self._pending.discard(key)

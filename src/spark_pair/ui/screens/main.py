@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -48,6 +48,9 @@ from .check import CheckScreen
 from .help import HelpScreen
 from .quitting import ask_quit
 
+if TYPE_CHECKING:
+    from ..demo import DemoSimulator
+
 
 @dataclass
 class Launch:
@@ -59,7 +62,7 @@ class Launch:
     prompt: str = ""  # sent as soon as the repository is open (the demo's turn)
     files: list[str] = field(default_factory=list)  # the context set at start
     prewarm: bool = True
-    demo: Any = None  # a DemoSimulator to start first (spark-pair demo)
+    demo: DemoSimulator | None = None  # a DemoSimulator to start first (spark-pair demo)
     clock: Callable[[], float] | None = None  # the meter's clock (tests freeze it)
     session: Choice | None = field(default_factory=Choice)  # the stored session (None: none)
 

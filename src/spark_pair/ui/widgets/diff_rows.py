@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from enum import IntEnum, StrEnum
-from typing import Any, NamedTuple, overload
+from typing import NamedTuple, overload
 
 from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
 from ...base.printable import shown, shown_text
-from ...edits.ops import Create, Delete, Modify, Rename
+from ...edits.ops import Create, Delete, Hunk, HunkHeader, Modify, Operation, Rename
 
 CACHE_ROWS = 512  # strips kept; a rebuilt row costs tens of microseconds
 BARS_S = 0.25  # while the diff grows, its scrollbars are repainted at most this often
@@ -134,7 +134,7 @@ def content_text(line: str) -> str:
     return text.expandtabs(TAB) if "\t" in text else text
 
 
-def hunk_header_text(hunk: Any) -> str:
+def hunk_header_text(hunk: HunkHeader | Hunk) -> str:
     """`@@ -a,b +c,d @@ section` from a hunk's numbers (`@@ … @@` when they are missing)."""
     if hunk.old_start is None or hunk.new_start is None:
         nums = "…"
@@ -150,7 +150,7 @@ def file_header_text(op_kind: str, path: str, new_path: str | None) -> str:
     return f"{word:<6}  {name}"
 
 
-def op_detail(op: Any) -> str:
+def op_detail(op: Operation) -> str:
     """What an operation holds, for its file header: hunks and lines, a new file's length."""
     match op:
         case Modify(hunks=hunks) | Rename(hunks=hunks) if hunks:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import textwrap
 import time
 from collections.abc import Iterable
-from typing import Any
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -23,6 +22,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from ...base.printable import shown
+from ...edits.ops import Modify, Operation
 from ...edits.parse_events import FileFinished, FileStarted, HunkStarted, LineAdded
 from ...protocol.events import Completed, Failed, ModelChanged, Rewound, Started, TextDelta
 from ...session.events import (
@@ -30,6 +30,7 @@ from ...session.events import (
     Refused,
     RepairFinished,
     RepairStarted,
+    SessionEvent,
     Stale,
     TurnFinished,
 )
@@ -119,7 +120,7 @@ class DiffView(FramedRows, can_focus=True):
 
     def reset(self) -> None:
         """Forget the turn: no rows, no marks, follow the tail again."""
-        self.rows = Rows()
+        self.rows: Rows = Rows()
         self.partial = ""
         self._text: list[str] = []  # the unfinished text line, in pieces
         self._all: list[str] = []  # every text piece (a rewind keeps a prefix of them)
@@ -171,7 +172,7 @@ class DiffView(FramedRows, can_focus=True):
 
     # ---- feeding -------------------------------------------------------------------------------
 
-    def feed(self, events: Iterable[Any], partial_line: str | None = None) -> None:
+    def feed(self, events: Iterable[SessionEvent], partial_line: str | None = None) -> None:
         """Append one frame's session events; `partial_line` is the diff line being written."""
         before = len(self.rows)
         for event in events:
@@ -246,7 +247,7 @@ class DiffView(FramedRows, can_focus=True):
         if self.show_vertical_scrollbar:
             self.vertical_scrollbar.position = self.scroll_y
 
-    def _event(self, event: Any) -> None:
+    def _event(self, event: SessionEvent) -> None:
         match event:
             case TextDelta(text=text):
                 self._take_text(text)
@@ -293,7 +294,7 @@ class DiffView(FramedRows, can_focus=True):
             case _:
                 pass
 
-    def _repaired(self, index: int, op: Any) -> None:
+    def _repaired(self, index: int, op: Modify) -> None:
         """The operation the repair round mended, whole, below its note: its hunks' rows are
         the ones the review points at from now on."""
         self.file_rows[index] = len(self.rows)
@@ -308,7 +309,7 @@ class DiffView(FramedRows, can_focus=True):
         for key in [k for k in self.hunk_rows if k[0] == index and k[1] >= len(op.hunks)]:
             del self.hunk_rows[key]
 
-    def _detail(self, index: int, op: Any) -> None:
+    def _detail(self, index: int, op: Operation) -> None:
         """The file header gains what the finished operation holds (and a delete's warning)."""
         row = self.file_rows.get(index)
         if row is None:
@@ -529,7 +530,7 @@ class DiffView(FramedRows, can_focus=True):
             r.text for r in self.rows[head + 1:self._block_end(head) + 1]])
         return None if marks is None else marks.get(index - head - 1, [])
 
-    def _words_ready(self, key: Any) -> None:
+    def _words_ready(self, key: tuple[int, int]) -> None:
         """A hunk's word marks arrived: its rows are painted again."""
         self._forget_rows(self.rows_of(*key))
 

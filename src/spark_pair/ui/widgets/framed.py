@@ -3,7 +3,7 @@ border and line filters, without Textual framing each row of each frame again)."
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sized
 
 from rich.segment import Segment
 from textual.cache import LRUCache
@@ -18,7 +18,7 @@ class FramedRows(ScrollView):
     """A ScrollView whose `rows` (and an unfinished last row, `partial`) are painted by
     `render_line` and framed here."""
 
-    rows: Any
+    rows: Sized
     partial: str
 
     def __init__(self, *, name: str | None = None, id: str | None = None,
@@ -26,8 +26,8 @@ class FramedRows(ScrollView):
         super().__init__(name=name, id=id, classes=classes)
         # painted rows by (row, scroll x, width), framed (border, filters)
         self._framed: LRUCache[tuple[int, int, int], Strip] = LRUCache(CACHE_ROWS)
-        self._framing: tuple[Any, ...] | None = None  # what the framed rows were made with
-        self._edges: dict[tuple[int, Any, Any], Strip] = {}  # border rows by (y, titles)
+        self._framing: tuple[object, ...] | None = None  # what the framed rows were made with
+        self._edges: dict[tuple[int, object, object], Strip] = {}  # border rows by (y, titles)
         # a framed row's left and right edge and its padding, as Textual frames a blank row
         self._sides: tuple[Segment, Segment, Segment] | None = None
         self._framing_blank = False  # render_line paints nothing (Textual frames a blank row)

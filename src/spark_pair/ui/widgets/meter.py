@@ -22,7 +22,6 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 from rich.text import Text
 from textual.timer import Timer
@@ -41,7 +40,13 @@ from ...protocol.events import (
     Usage,
 )
 from ...protocol.metrics import attempt_note, timing
-from ...session.events import RepairFinished, RepairStarted, TurnFinished, TurnStarted
+from ...session.events import (
+    RepairFinished,
+    RepairStarted,
+    SessionEvent,
+    TurnFinished,
+    TurnStarted,
+)
 from ...store.stats import cost_usd
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -117,7 +122,7 @@ class Meter(Widget):
 
     # ---- feeding -------------------------------------------------------------------------------
 
-    def feed(self, events: Iterable[Any], now: float | None = None) -> None:
+    def feed(self, events: Iterable[SessionEvent], now: float | None = None) -> None:
         """One frame's events; `now` is when they arrived (the clock's now by default)."""
         now = self.clock() if now is None else now
         if self.t0 is None:
