@@ -69,6 +69,23 @@ def test_a_run_exports_its_figures_over_otlp_and_nothing_private(sim, tmp_path):
     assert "telemetry" not in proc.stderr  # it went through: nothing to say
 
 
+def test_a_dropped_socket_is_counted_as_one_reconnect(sim, tmp_path):
+    """The runtime's observer hands telemetry the protocol's Retrying event by its type: the
+    socket drops once mid-reply, the run reconnects and finishes, and one reconnect arrives."""
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY, ".spark-pair.toml": ROOMY})
+    sim.configure(replies=[{"match": "GREET-TELEMETRY", "text": DIFF}])
+    sim.set_faults([{"kind": "drop", "after_tokens": 3, "times": 1, "transport": "ws"}])
+    with OtlpReceiver() as receiver:
+        proc = run_with(repo, sim, {"SPARK_PAIR_TELEMETRY": "1",
+                                    "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}, "--apply")
+        assert proc.returncode == 0, proc.stderr
+        receiver.wait(1)
+    got = {(name, tuple(sorted(attrs.items()))): value
+           for name, attrs, value in receiver.points()}
+    assert got[("spark_pair.ws.reconnects", ())] == 1
+    assert got[("spark_pair.lines_of_code.count", (("type", "added"),))] == 1
+
+
 def test_telemetry_off_sends_nothing_even_with_an_endpoint_in_the_environment(sim, tmp_path):
     repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
     sim.configure(replies=[{"match": "GREET-TELEMETRY", "text": DIFF}])

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from ..protocol.client import ModelClient
     from ..protocol.records import RequestRecord
     from ..store.verdicts import Verdict
+    from ..telemetry import Telemetry
     from ..workspace import Watcher, Workspace
     from ..workspace.autocontext import AutoContext
     from .prewarm import DraftWarmer
@@ -243,7 +244,7 @@ class Runtime:
     prewarming: asyncio.Task[None] | None = None
     lookup: _Lookup | None = None  # how the settings were found (for `switch`)
     drafts: DraftWarmer | None = None  # pre-warms the prompt being typed (session.prewarm)
-    telemetry: Any = None  # telemetry.Telemetry when [telemetry] turns it on
+    telemetry: Telemetry | None = None  # when [telemetry] turns it on
 
     async def warmed_socket(self) -> None:
         """Wait for the start-up pre-warm request (one response at a time per socket)."""
@@ -361,10 +362,12 @@ async def open_runtime(root: Path, *, approver: Approver,
             workspace.chained = lambda: session.client.transport == Transport.WS
 
             def observe(event: Event | TurnFinished) -> None:
-                if telemetry is not None:
-                    telemetry.observe(event)
                 if isinstance(event, TurnFinished):
+                    if telemetry is not None:
+                        telemetry.finished(event.result)
                     return
+                if telemetry is not None and isinstance(event, Retrying):
+                    telemetry.retried(event)
                 connection.observe(event)
                 if isinstance(event, Started):  # the request is out: open the log meanwhile
                     store.open_soon()
@@ -397,7 +400,7 @@ async def open_runtime(root: Path, *, approver: Approver,
 
 
 def _telemetry(settings: Settings, warn: Callable[[str], None], recorder: TurnRecorder,
-               one_shot: bool) -> Any:
+               one_shot: bool) -> Telemetry | None:
     """The process's telemetry when [telemetry] or OTEL_METRICS_EXPORTER turn it on (else its
     package never loads): it sees the request records and verdicts (beside the request log),
     the protocol events and each finished turn. A one-shot runtime (no watcher: `run`) pushes

@@ -70,13 +70,13 @@ class Telemetry:
         """A person's verdicts on a turn (session.VerdictKeeper)."""
         self._feed(of_verdicts, model, verdicts)
 
-    def observe(self, event: Any) -> None:
-        """A protocol event or a TurnFinished, as the session's observer sees them."""
-        name = type(event).__name__
-        if name == "Retrying":
-            self._feed(of_retry, event)
-        elif name == "TurnFinished":
-            self._feed(of_result, event.result)
+    def retried(self, event: Any) -> None:
+        """A protocol Retrying event (the runtime's observer picks it by its type)."""
+        self._feed(of_retry, event)
+
+    def finished(self, result: Any) -> None:
+        """A finished turn's TurnResult."""
+        self._feed(of_result, result)
 
     def _feed(self, read: Callable[..., list[Point]], *args: Any) -> None:
         try:
