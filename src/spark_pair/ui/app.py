@@ -38,7 +38,7 @@ class SparkPairApp(App[None]):
             return bindings.key_label(key)
         return super().get_key_display(binding)
 
-    def get_default_screen(self) -> Screen:
+    def get_default_screen(self) -> Screen[None]:
         return self.main
 
     def on_mount(self) -> None:
@@ -47,7 +47,7 @@ class SparkPairApp(App[None]):
     async def action_quit(self) -> None:
         self.main.confirm_quit()  # (asks when something would be lost or left half done)
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         main = self.main
         for model in main.models():

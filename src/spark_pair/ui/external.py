@@ -11,7 +11,6 @@ import shlex
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from textual.app import App, SuspendNotSupported
 
@@ -52,11 +51,10 @@ def run_program(app: App[object], argv: list[str], path: Path, cwd: Path) -> int
 
 
 def _run(argv: list[str], path: Path, cwd: Path, own_terminal: bool = True) -> int:
-    quiet: dict[str, Any] = {} if own_terminal else {"stdin": subprocess.DEVNULL,
-                                     "stdout": subprocess.DEVNULL,
-                                     "stderr": subprocess.DEVNULL}
+    quiet = None if own_terminal else subprocess.DEVNULL  # (None: the terminal's own)
     try:
-        return subprocess.run([*argv, str(path)], cwd=cwd, check=False, **quiet).returncode
+        return subprocess.run([*argv, str(path)], cwd=cwd, check=False, stdin=quiet,
+                              stdout=quiet, stderr=quiet).returncode
     except FileNotFoundError:
         return NOT_FOUND
     except OSError:

@@ -65,9 +65,9 @@ class Rows(Sequence[Row]):
 
     @overload
     def __getitem__(self, index: int) -> Row: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Row]: ...
-    def __getitem__(self, index: int | slice) -> Row | list[Row]:
+    @overload  # (mypy reports an Any of Sequence's own overloads here)
+    def __getitem__(self, index: slice) -> list[Row]: ...  # type: ignore[explicit-any]
+    def __getitem__(self, index: int | slice) -> Row | list[Row]:  # type: ignore[explicit-any]
         if isinstance(index, slice):
             return [Row(_KINDS[k], text, op, hunk) for k, text, op, hunk in self._items[index]]
         k, text, op, hunk = self._items[index]

@@ -11,8 +11,6 @@ hovering shows the key's tooltip.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -46,8 +44,9 @@ class AppFooter(Widget, can_focus=False):
     }
     """
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
         self.keys: tuple[Shown, ...] = ()  # in order of importance
         self.pinned: tuple[Shown, ...] = ()  # help and the palette, at the right
         self._spans: list[tuple[int, int, Shown]] = []  # painted columns of each key
@@ -59,7 +58,7 @@ class AppFooter(Widget, can_focus=False):
     def on_unmount(self) -> None:
         self.screen.bindings_updated_signal.unsubscribe(self)
 
-    def bindings_changed(self, screen: Screen[Any]) -> None:
+    def bindings_changed(self, screen: Screen[object]) -> None:
         if not screen.app.app_focus or screen is not self.screen:
             return  # (the terminal lost focus: the keys stay as they are)
         app = self.app
