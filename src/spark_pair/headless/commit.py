@@ -8,9 +8,27 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.errors import CommitError, UsageError
+
+if TYPE_CHECKING:
+    from ..base.config import Settings
+    from ..protocol.client import ModelClient
+    from ..session.events import TurnResult
+    from .diagnostics import Diagnostics
+    from .options import RunOptions
+
+
+class Reported(Protocol):
+    """What --commit reads of the run's reporter (runner's, which imports this module)."""
+
+    opts: RunOptions
+    root: Path
+    settings: Settings
+    client: ModelClient | None
+    diag: Diagnostics
+    t0: float
 
 
 def check_flags(commit: bool, apply_: bool) -> UsageError | None:
@@ -29,7 +47,7 @@ async def check_repo(root: Path) -> str | None:
     return await asyncio.to_thread(check_state, root)
 
 
-async def commit_result(report: Any, result: Any, code: int
+async def commit_result(report: Reported, result: TurnResult, code: int
                         ) -> tuple[dict[str, Any], CommitError | None]:
     """--commit after a turn's result (`report`: the run's reporter): the end line's fields and
     the error that kept the turn from a commit."""
@@ -43,9 +61,9 @@ async def commit_result(report: Any, result: Any, code: int
                               None if timeout is None else report.t0 + timeout)
 
 
-async def commit_turns(root: Path, turn_ids: list[str], client: Any, prompt: str,
-                       settings: Any, say: Callable[[str], None], deadline: float | None = None
-                       ) -> tuple[dict[str, Any], CommitError | None]:
+async def commit_turns(root: Path, turn_ids: list[str], client: ModelClient | None,
+                       prompt: str, settings: Settings, say: Callable[[str], None],
+                       deadline: float | None = None) -> tuple[dict[str, Any], CommitError | None]:
     """Commit the applied turns `turn_ids` (oldest first) as one commit: the end line's fields
     and the error that kept them from being committed (None: committed). `deadline` (a
     time.monotonic(), --timeout's): the message request ends by then (the template is used

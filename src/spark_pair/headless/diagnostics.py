@@ -3,7 +3,7 @@ applied, and the meter line at its end (never on stdout)."""
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..base.termwrap import say
 from ..protocol.events import (
@@ -23,6 +23,7 @@ from ..session.events import (
     RepairStarted,
     SessionEvent,
     Stale,
+    TurnResult,
 )
 from .textfit import WIDTH, file_lines, repair_text
 
@@ -86,7 +87,7 @@ class Diagnostics:
                          f"it by hand: -f {shown(path)}")
 
 
-def meter_line(result: Any) -> str:
+def meter_line(result: TurnResult) -> str:
     """TTFT, tok/s, tokens in/out, transport, model (and retries when there were any)."""
     m, u = result.metrics, result.usage
     parts = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.errors import Cancelled, ConfigError, SparkPairError
 from ..base.exitcodes import ExitCode
@@ -24,7 +24,9 @@ from ..workspace.checkrun import CheckResult, run_check
 from .stops import stop_words
 
 if TYPE_CHECKING:
+    from ..session.events import TurnResult
     from ..session.runtime import Runtime
+    from .diagnostics import Diagnostics
     from .jsonl import JsonLines
     from .options import RunOptions
 
@@ -32,9 +34,27 @@ Drive = Callable[[str | None, list[str]], Awaitable[None]]
 SHOWN_LINES = 12  # lines of a failed check's output on stderr
 
 
+class RoundReport(Protocol):
+    """What the rounds use of the run's reporter (runner's, which imports this module)."""
+
+    t0: float
+    code: int | None
+    result: TurnResult | None
+    end: dict[str, Any] | None  # the turn's `end` line, held back for the check
+    failed: object
+    hunks: dict[int, int]
+
+
+class RoundStop(Protocol):
+    """What the rounds use of the run's stop: the check it cancels, the signal it heard."""
+
+    between: asyncio.Future[CheckResult] | None
+    signal: int | None
+
+
 class FixRounds:
-    def __init__(self, rt: Runtime, opts: RunOptions, jl: JsonLines | None, diag: Any,
-                 report: Any, stop: Any) -> None:
+    def __init__(self, rt: Runtime, opts: RunOptions, jl: JsonLines | None, diag: Diagnostics,
+                 report: RoundReport, stop: RoundStop) -> None:
         self.rt, self.opts, self.jl, self.diag = rt, opts, jl, diag
         self.report, self.stop = report, stop
         self.task_id = fixloop.Loop(opts.fix).task_id
@@ -167,7 +187,8 @@ class FixRounds:
                            "output": shown, "error": result.error or None})
         return result
 
-    def _record(self, index: int, result: Any, passed: bool | None, escalated: bool) -> None:
+    def _record(self, index: int, result: TurnResult | None, passed: bool | None,
+                escalated: bool) -> None:
         model = getattr(result, "model", "") or self.rt.client.model
         turn_id = result.turn_id if result is not None and result.changed else None
         self.rt.store.record_round(Round(self.task_id, index, model, turn_id, passed,
@@ -213,7 +234,7 @@ def _rounds(fixes: int) -> str:
     return f"{fixes} fix round{'s' if fixes > 1 else ''}"
 
 
-def _show_tail(diag: Any, output: str) -> None:
+def _show_tail(diag: Diagnostics, output: str) -> None:
     lines = fixloop.clean_output(output).rstrip("\n").split("\n")[-SHOWN_LINES:]
     if any(line.strip() for line in lines):
         diag.say("\n".join(["the check's output ends:", *("  | " + line for line in lines)]))

@@ -8,17 +8,19 @@ import time
 from typing import Any, TextIO
 
 from ..base.errors import SparkPairError, redact
-from ..edits.ops import Create, Delete, op_kind
+from ..edits.ops import Create, Delete, Operation, op_kind
 from ..edits.parse_events import FileStarted, HunkStarted
 from ..protocol.events import (
     Completed,
     Failed,
+    Metrics,
     ModelChanged,
     Retrying,
     Rewound,
     Started,
     TextDelta,
     TransportChanged,
+    Usage,
 )
 from ..session.events import (
     Applied,
@@ -28,6 +30,7 @@ from ..session.events import (
     RepairFinished,
     SessionEvent,
     Stale,
+    TurnResult,
     TurnStarted,
 )
 from ..store import stats
@@ -35,7 +38,7 @@ from ..store import stats
 SCHEMA_VERSION = 1
 
 
-def _op_fields(op: Any, hunk_lines: int | None = None) -> dict[str, Any]:
+def _op_fields(op: Operation, hunk_lines: int | None = None) -> dict[str, Any]:
     kind = op_kind(op)
     out: dict[str, Any] = {"op": kind, "path": op.path, "new_path": getattr(op, "dst", None)}
     hunks = getattr(op, "hunks", None) or []
@@ -130,7 +133,7 @@ def event_to_dict(event: SessionEvent, *, deltas: bool = False) -> dict[str, Any
     # LineAdded, FileFinished, OperationProposed
 
 
-def metrics_line(m: Any, retries: int, response_id: str | None) -> dict[str, Any]:
+def metrics_line(m: Metrics, retries: int, response_id: str | None) -> dict[str, Any]:
     """The `metrics` line: of a whole reply, or (partial) of one stopped before its end."""
     return {"type": "metrics", "ttft_ms": _ms(m.ttft_s), "duration_ms": _ms(m.duration_s),
             "output_tokens": m.output_tokens,
@@ -139,7 +142,7 @@ def metrics_line(m: Any, retries: int, response_id: str | None) -> dict[str, Any
             "attempt": m.attempt, "connect_ms": _ms(m.connect_s)}
 
 
-def result_lines(result: Any, prices: dict[str, tuple[float, float]] | None = None,
+def result_lines(result: TurnResult, prices: dict[str, tuple[float, float]] | None = None,
                  hunk_lines: dict[int, int] | None = None) -> list[dict[str, Any]]:
     """The per-operation lines (decision and outcome) and the usage line of a finished turn.
     `hunk_lines`: file index -> the `hunk` lines emitted for it (operation i is file i)."""
@@ -160,7 +163,8 @@ def result_lines(result: Any, prices: dict[str, tuple[float, float]] | None = No
     return lines
 
 
-def cost_usd(prices: dict[str, tuple[float, float]] | None, model: str, usage: Any) -> float | None:
+def cost_usd(prices: dict[str, tuple[float, float]] | None, model: str, usage: Usage
+             ) -> float | None:
     cost = stats.cost_usd(model, usage.input_tokens, usage.output_tokens, prices or {})
     return None if cost is None else round(cost, 6)
 

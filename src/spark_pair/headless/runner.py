@@ -39,8 +39,12 @@ from .options import RunOptions, repo_paths
 from .stops import INTERRUPTED, STOPS, stop_words
 
 if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
+    from ..base.config import Settings
+    from ..protocol.client import ModelClient
+    from ..session.events import TurnResult
     from ..session.runtime import Runtime
     from ..session.session import Session
+    from ..workspace.checkrun import CheckResult
     from ..workspace.context import Workspace
     from ..workspace.watcher import Watcher
     from .jsonl import JsonLines
@@ -60,7 +64,7 @@ class _Stop:
         self.task = asyncio.current_task()
         self.session: Session | None = None
         self.signal: int | None = None
-        self.between: asyncio.Future[Any] | None = None  # the check between two rounds
+        self.between: asyncio.Future[CheckResult] | None = None  # the check between two rounds
 
     def __call__(self, sig: int) -> None:
         if self.between is not None and not self.between.done():
@@ -292,18 +296,18 @@ class _Reporter:
     """Writes a finished turn's result at once (before connections and the watcher close)."""
 
     def __init__(self, opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
-                 root: Path, settings: Any, t0: float, dog: Watchdog | None = None) -> None:
+                 root: Path, settings: Settings, t0: float, dog: Watchdog | None = None) -> None:
         self.opts, self.out, self.jl, self.diag = opts, out, jl, diag
         self.root, self.settings, self.t0, self.dog = root, settings, t0, dog
         self.code: int | None = None
         self.hunks: dict[int, int] = {}  # file index -> `hunk` lines seen
         self.failed: object = None  # the error a Failed event already wrote as a line
         self.busy = False  # the result is being written out
-        self.result: Any = None  # the last turn's result
+        self.result: TurnResult | None = None  # the last turn's result
         self.end: dict[str, Any] | None = None  # its `end` line (held back for the check)
-        self.client: Any = None  # the model client, for --commit's message
+        self.client: ModelClient | None = None  # the model client, for --commit's message
 
-    async def __call__(self, result: Any) -> None:
+    async def __call__(self, result: TurnResult) -> None:
         self.busy = True
         try:
             await self._report(result)
@@ -318,7 +322,7 @@ class _Reporter:
             reason = _timed_out(timeout)
         return reason
 
-    async def _report(self, result: Any) -> None:
+    async def _report(self, result: TurnResult) -> None:
         opts, out, jl, diag = self.opts, self.out, self.jl, self.diag
         code = 0 if result.error is None else int(exit_code_for(result.error))
         if result.error is not None:
@@ -371,7 +375,7 @@ class _Reporter:
         self.result = result
         self.code = code
 
-    async def _diff(self, result: Any) -> str:
+    async def _diff(self, result: TurnResult) -> str:
         """The printed diff; a large one is made in a worker thread. Raises Cancelled once a
         stop has come (checked before each file and hunk)."""
         ops = result.operations
@@ -387,7 +391,7 @@ class _Reporter:
         return await asyncio.to_thread(_diff_text, self.root, result, stop)
 
 
-def _diff_text(root: Path, result: Any, stop: Callable[[], bool]) -> str:
+def _diff_text(root: Path, result: TurnResult, stop: Callable[[], bool]) -> str:
     """The diff of a result's operations, with exact line numbers when nothing was written
     (blocking: it reads the files)."""
     from ..edits.render import render_ops  # loaded once the request is out (_drive)
@@ -465,7 +469,7 @@ def _say_left_out(diag: Diagnostics, context: Workspace, files: list[str]) -> No
             diag.say(f"note: {shown(rel)} is not sent to the model ({omitted[rel]})")
 
 
-def _bases(root: Path, result: Any, stop: Callable[[], bool]) -> dict[str, str]:
+def _bases(root: Path, result: TurnResult, stop: Callable[[], bool]) -> dict[str, str]:
     """The current text of the files the operations edit (for exact @@ line numbers); none
     for a binary file (never shown as lines). Raises Cancelled once stop() is true."""
     from ..edits.paths import looks_binary, read_regular
@@ -489,7 +493,7 @@ class _signal:
     in place before come back after (headless.stops' for SIGTERM)."""
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, handler: Any,
+    def __init__(self, loop: asyncio.AbstractEventLoop, handler: Callable[[int], None],
                  dog: Watchdog | None = None) -> None:
         self.loop, self.handler, self.installed, self.dog = loop, handler, False, dog
         self.before: dict[int, Any] = {}

@@ -13,15 +13,17 @@ import asyncio
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..base.errors import SparkPairError
-from ..protocol.events import Started
+from ..protocol.events import Event, Started
 from .options import RunOptions
 
 if TYPE_CHECKING:
+    from ..session.events import TurnFinished, TurnResult
     from ..session.keeper import Keeper
     from ..session.runtime import Runtime
+    from ..store.verdicts import Verdict
 
 
 class RunSession:
@@ -73,7 +75,7 @@ class RunSession:
         model = rt.client.model
         observe = rt.session.observe
 
-        def watch(event: Any) -> None:
+        def watch(event: Event | TurnFinished) -> None:
             if observe is not None:
                 observe(event)
             if isinstance(event, Started) and self._pool is not None:
@@ -99,8 +101,8 @@ class RunSession:
                       f"{keeper.info.name}")
         self.keeper = keeper
 
-    def _keep(self, prompt: str, files: Sequence[str], result: Any, verdicts: Any,
-              remembered: bool) -> None:
+    def _keep(self, prompt: str, files: Sequence[str], result: TurnResult,
+              verdicts: list[Verdict], remembered: bool) -> None:
         def write() -> None:
             self._open(result.model)
             if self.keeper is not None:

@@ -13,7 +13,7 @@ from ..base.errors import SparkPairError
 from ..base.printable import shown
 from .dialogs.confirm import ConfirmScreen
 from .dialogs.message import MessageScreen
-from .host import Host
+from .host import ScreenParts
 
 if TYPE_CHECKING:
     from ..edits.journal import Journal
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .driver import Driver
 
 
-class CommitHost(Host, Protocol):
+class CommitHost(ScreenParts, Protocol):
     """What committing uses of the main screen: its driver (settings, client)."""
 
     driver: Driver

@@ -34,7 +34,7 @@ from ..store.rounds import Round
 from ..store.verdicts import Fate, Verdict
 from ..workspace.checkrun import CheckResult
 from .dialogs.confirm import ConfirmScreen
-from .host import Host
+from .host import ScreenParts
 
 if TYPE_CHECKING:
     from .commits import Commits
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 SENDS = "alt+y keeps the turn and sends"  # how a plan that sends the output to the model starts
 
 
-class FixHost(Host, Protocol):
+class FixHost(ScreenParts, Protocol):
     """What the fix loop uses of the main screen: its turns, driver and commits."""
 
     driver: Driver

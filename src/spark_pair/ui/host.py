@@ -59,7 +59,7 @@ class Rooted(Protocol):
     def root(self) -> Path: ...
 
 
-class Host(Panes, Says, Protocol):
+class ScreenParts(Panes, Says, Protocol):
     """The parts most helpers use: panes, workers and the notice line."""
 
     @property

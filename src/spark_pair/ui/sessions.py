@@ -25,7 +25,7 @@ from textual.widgets.option_list import Option
 from ..base.errors import SparkPairError, UsageError
 from ..session.pick import Pick
 from ..store.sessions import is_fix_round
-from .host import Host
+from .host import ScreenParts
 
 if TYPE_CHECKING:  # the store and its modules load in a worker thread, not with the app
     from ..session.keeper import Keeper
@@ -221,7 +221,7 @@ class Stored(Protocol):
     async def reopen(self, **overrides: str) -> None: ...
 
 
-class SessionHost(Host, Protocol):
+class SessionHost(ScreenParts, Protocol):
     """What the session commands use of the main screen."""
 
     @property

@@ -28,7 +28,7 @@ from ..session.events import (
     TurnStatus,
 )
 from . import commands, fit, repair_rows
-from .host import Host
+from .host import ScreenParts
 from .notices import STREAMING, Notice, first_line, op_label
 from .review_state import Mark, Undone
 from .widgets.diff_view import DiffView, HunkMark
@@ -49,7 +49,7 @@ ALL_DECIDED = "all decided: the turn is applied when the stream ends"
 HUNK_MARKS = {Mark.ACCEPTED: HunkMark.ACCEPTED, Mark.REJECTED: HunkMark.REJECTED}
 
 
-class TurnHost(Host, Protocol):
+class TurnHost(ScreenParts, Protocol):
     """What the turn's review uses of the main screen."""
 
     driver: Driver
