@@ -36,7 +36,7 @@ from .commit import check_repo, commit_result
 from .deadline import within
 from .diagnostics import Diagnostics, meter_line
 from .options import RunOptions, repo_paths
-from .stops import INTERRUPTED, STOPS, stop_words
+from .stops import INTERRUPTED, STOPS, SignalHandler, stop_words
 
 if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
     from ..base.config import Settings
@@ -496,7 +496,7 @@ class _signal:
     def __init__(self, loop: asyncio.AbstractEventLoop, handler: Callable[[int], None],
                  dog: Watchdog | None = None) -> None:
         self.loop, self.handler, self.installed, self.dog = loop, handler, False, dog
-        self.before: dict[int, Any] = {}
+        self.before: dict[int, SignalHandler] = {}
 
     def __enter__(self) -> None:
         try:

@@ -4,7 +4,11 @@ begins, ignored once its result is decided; and the words a stopped run is repor
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
+from types import FrameType
 
+# a signal's handler, as signal.signal takes and returns it (None: not set from Python)
+SignalHandler = Callable[[int, FrameType | None], object] | int | None
 # what Ctrl-C stops a run with (its hint says nothing was written)
 INTERRUPTED = "interrupted (Ctrl-C)"
 TERMINATED = "terminated (SIGTERM)"

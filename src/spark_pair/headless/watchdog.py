@@ -15,10 +15,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from ..base.errors import Cancelled
-from .stops import stop_words
+from .stops import SignalHandler, stop_words
 
 HARD_S = 0.5  # how long past the deadline or a signal the run may take to end by itself
 RECHECK_S = 0.25  # while the result is being written out, look again this much later
@@ -34,7 +33,7 @@ class Watchdog:
         self.end, self.reporting = end, reporting
         self.stops: list[tuple[float, Cancelled]] = []  # (when, why) of each stop asked for
         self.on = False
-        self._old: Any = None
+        self._old: SignalHandler = None
         self._writes = 0
 
     def __enter__(self) -> Watchdog:
