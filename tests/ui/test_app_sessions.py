@@ -105,6 +105,25 @@ async def test_fork_leaves_the_original_as_it_was(repo: Path, demo_sim: SimProce
     assert len(_turns(fork, repo)) == 2
 
 
+async def test_fork_while_the_repository_is_not_open_forks_nothing(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """A setting keeps the repository from opening; the stored session is open: /fork says
+    the repository is not open, with a hint, and no session is forked."""
+    name = await _first_session(repo, demo_sim)
+    app = SparkPairApp(Launch(root=repo, session=Choice(Pick(name=name)),
+                              overrides={"model.base_url": demo_sim.base_url,
+                                         "session.transport": "carrier-pigeon"},
+                              env={"SPARK_PAIR_API_KEY": "test-key"}))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.main.open_error is not None, "the open error")
+        await type_line(pilot, app, "/fork")
+        await until(pilot, lambda: "not open" in notice(app), "the refusal")
+        assert "hint: fix the error shown" in notice(app)
+        assert "internal error" not in notice(app)
+    with SessionStore() as store:
+        assert [info.name for info in store.listed(repo)] == [name]
+
+
 async def test_resume_picker_and_a_session_open_elsewhere(repo: Path,
                                                           demo_sim: SimProcess) -> None:
     name = await _first_session(repo, demo_sim)

@@ -205,6 +205,10 @@ class SessionsScreen(ModalScreen[str | None]):
 COMMANDS = ("/sessions", "/rename", "/fork")  # (their rows are in slash.SLASH)
 
 
+def _not_open() -> UsageError:
+    return UsageError("the repository is not open", hint="fix the error shown, then try again")
+
+
 class Stored(Protocol):
     """What the session commands use of the driver (ui.driver.Driver, which imports this
     module)."""
@@ -300,8 +304,12 @@ async def _rename(screen: SessionHost, conversation: Conversation, name: str) ->
 
 async def _fork(screen: SessionHost, conversation: Conversation) -> None:
     old = conversation.keeper.info.name if conversation.keeper is not None else ""
+    runtime = screen.driver.runtime
+    if runtime is None:  # (nothing is forked: the new session would have no runtime)
+        screen.show_error(_not_open())
+        return
     try:
-        new = await conversation.fork(screen.driver.opened)
+        new = await conversation.fork(runtime)
     except SparkPairError as exc:
         screen.show_error(exc)
         return
@@ -321,8 +329,7 @@ async def _pick(screen: SessionHost, conversation: Conversation) -> None:
     if not chosen or chosen == current:
         return
     if driver.runtime is None:
-        screen.show_error(UsageError("the repository is not open",
-                                     hint="fix the error shown, then try again"))
+        screen.show_error(_not_open())
         return
     try:
         keeper = await conversation.switch(chosen, driver.runtime)
