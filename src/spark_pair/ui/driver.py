@@ -25,7 +25,6 @@ from textual.message_pump import MessagePump
 
 from ..base.errors import SparkPairError
 from ..session.approval import Decision, Proposal
-from ..session.events import SessionEvent
 from ..session.runtime import ConnectionState
 from .sessions import Choice, Conversation
 from .widgets.header import Connection
@@ -33,6 +32,7 @@ from .widgets.header import Connection
 if TYPE_CHECKING:
     from ..base.config import Settings
     from ..protocol.client import ModelClient
+    from ..session.events import SessionEvent
     from ..session.prewarm import FilesFor
     from ..session.runtime import Runtime
     from ..session.session import Session

@@ -62,7 +62,7 @@ class Launch:
     prompt: str = ""  # sent as soon as the repository is open (the demo's turn)
     files: list[str] = field(default_factory=list)  # the context set at start
     prewarm: bool = True
-    demo: DemoSimulator | None = None  # a DemoSimulator to start first (spark-pair demo)
+    demo: DemoSimulator | None = None  # started first (spark-pair demo)
     clock: Callable[[], float] | None = None  # the meter's clock (tests freeze it)
     session: Choice | None = field(default_factory=Choice)  # the stored session (None: none)
 
