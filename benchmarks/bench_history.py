@@ -61,8 +61,8 @@ def make_repo(root: Path) -> None:
 async def session(root: Path, sim: SimProcess, turns: int, rule: bool, name: str
                   ) -> list[int]:
     """Input tokens per request: `turns` turns, then one more after a restart."""
-    from spark_pair.session.keeper import Keeper, Pick
     from spark_pair.session.runtime import open_runtime
+    from spark_pair.session.stored import Pick, StoredSession
 
     overrides = {"model.base_url": sim.base_url, "model.name": "gpt-5.3-codex-spark",
                  "session.transport": "responses", "session.history_turns": "10"}
@@ -70,11 +70,11 @@ async def session(root: Path, sim: SimProcess, turns: int, rule: bool, name: str
     for opening in (range(1, turns + 1), range(turns + 1, turns + 2)):
         reviewer = Reviewer()
         pick = Pick(name=name, create=True)
-        keeper = await asyncio.to_thread(Keeper.open, root, pick)
+        stored = await asyncio.to_thread(StoredSession.open, root, pick)
         try:
             async with open_runtime(root, approver=reviewer, overrides=overrides,
                                     watch=False) as rt:
-                keeper.attach(rt.session, rt.context, max_turns=10, budget_tokens=8000,
+                stored.attach(rt.session, rt.context, max_turns=10, budget_tokens=8000,
                               rule=rule)
                 for turn in opening:
                     reviewer.turn = turn
@@ -85,7 +85,7 @@ async def session(root: Path, sim: SimProcess, turns: int, rule: bool, name: str
                     assert result is not None and result.usage is not None
                     used.append(result.usage.input_tokens)
         finally:
-            await asyncio.to_thread(keeper.close)
+            await asyncio.to_thread(stored.close)
     return used
 
 

@@ -130,7 +130,7 @@ async def test_t_on_a_failing_check_starts_a_round_whose_pass_ends_the_loop(
         assert calc(calc_repo) == "return a + b"
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         # the stored last instruction is the person's, not the fix round's (/sessions, -c)
-        assert app.main.driver.conversation.keeper._current().last_instruction == PROMPT
+        assert app.main.driver.stored.current._current().last_instruction == PROMPT
         for expected in ("return a - b", "return 0"):  # each round undoes by itself
             await type_line(pilot, app, "/undo")
             await until(pilot, lambda e=expected: calc(calc_repo) == e, expected)

@@ -124,14 +124,14 @@ async def test_a_round_that_could_not_apply_is_the_tools_refusal_not_a_rejection
         assert "escalated" not in notice(app)  # a refusal is no reason to escalate
         assert all(b["model"] != STRONG for b in edit_bodies(sim))
         # stored and resent as not applied (its lines are not in the file), not as rejected
-        keeper = app.main.driver.conversation.keeper
-        turn = keeper.turns[-1]
+        stored = app.main.driver.stored.current
+        turn = stored.turns[-1]
         assert turn.status == "conflict" and turn.decisions[0]["fate"] == "unfit"
         note = outcome_note(turn)  # what the next request begins with
         assert "not applied: its lines are not in the file" in note
         assert "rejected by the user" not in note and "- could not apply" in note
-        assert keeper.history.entries[-1].outcome == note
-        assert earlier_lines(keeper.turns, "s", "")[-1].endswith("→ could not apply")
+        assert stored.history.entries[-1].outcome == note
+        assert earlier_lines(stored.turns, "s", "")[-1].endswith("→ could not apply")
 
 
 def test_verdicts_and_stats_count_a_refusal_apart_from_rejections() -> None:

@@ -22,7 +22,7 @@ from support.apps import (
     until,
 )
 
-from spark_pair.session.keeper import Pick
+from spark_pair.session.stored import Pick
 from spark_pair.sim.process import SimProcess
 from spark_pair.store.sessions import SessionStore, StoredTurn
 from spark_pair.ui.app import SparkPairApp
@@ -40,8 +40,8 @@ async def _first_session(repo: Path, sim: SimProcess, **overrides: str) -> str:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await pilot.press("alt+a", "alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the first turn")
-        keeper = app.main.driver.conversation.keeper
-        name = keeper.info.name
+        stored = app.main.driver.stored.current
+        name = stored.info.name
     return name
 
 
@@ -90,7 +90,7 @@ async def test_fork_leaves_the_original_as_it_was(repo: Path, demo_sim: SimProce
         await until(pilot, lambda: "carrying on" in notice(app), "the resume")
         await type_line(pilot, app, "/fork")
         await until(pilot, lambda: "forked" in notice(app), "the fork")
-        fork = app.main.driver.conversation.keeper.info.name
+        fork = app.main.driver.stored.current.info.name
         assert fork != name and name in notice(app)
         before = len(edit_bodies(demo_sim))
         await type_line(pilot, app, "SECOND make the totals round half up")
@@ -142,7 +142,7 @@ async def test_resume_picker_and_a_session_open_elsewhere(repo: Path,
             assert "1 turn" in screen_text(app)
             await pilot.press("enter")
             await until(pilot, lambda: opened(app) and said, "the warning")
-            other = app.main.driver.conversation.keeper.info.name
+            other = app.main.driver.stored.current.info.name
             assert other != name
             assert f"the session {name!r} is open in another spark-pair" in said[0]
             assert other in said[0]
@@ -159,14 +159,14 @@ async def test_continue_with_no_session_yet_begins_one(repo: Path, demo_sim: Sim
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: opened(app) and said, "the note")
         assert "no earlier session in this repository" in said[0]
-        assert app.main.driver.conversation.keeper is not None  # a new one is stored
+        assert app.main.driver.stored.current is not None  # a new one is stored
 
 
 async def test_sessions_command_switches_to_another(repo: Path, demo_sim: SimProcess) -> None:
     name = await _first_session(repo, demo_sim)
     app = _resumed(repo, demo_sim, Choice())  # a new session
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: opened(app) and app.main.driver.conversation.keeper,
+        await until(pilot, lambda: opened(app) and app.main.driver.stored.current,
                     "the new session")
         before = len(edit_bodies(demo_sim))
         await type_line(pilot, app, "OTHER a turn of the new session")
@@ -179,7 +179,7 @@ async def test_sessions_command_switches_to_another(repo: Path, demo_sim: SimPro
         await pilot.press(*["down"] * order.index(name), "enter")
         await until(pilot, lambda: "carrying on after 1 earlier turn" in notice(app),
                     "the switch")
-        assert app.main.driver.conversation.keeper.info.name == name
+        assert app.main.driver.stored.current.info.name == name
         assert f"session {name}" in screen_text(app)
         before = len(edit_bodies(demo_sim))
         await type_line(pilot, app, "SECOND make the totals round half up")
@@ -213,7 +213,7 @@ async def test_a_session_left_without_a_turn_is_not_kept(repo: Path, demo_sim: S
         store.claim(info.id, f"{socket.gethostname()}:{gone.pid}")
     app = _resumed(repo, demo_sim, Choice(picker=True))
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: opened(app) and app.main.driver.conversation.keeper,
+        await until(pilot, lambda: opened(app) and app.main.driver.stored.current,
                     "the new session")
         assert not isinstance(app.screen, SessionsScreen)  # nothing to pick from
         assert "no earlier session in this repository" in notice(app), notice(app)

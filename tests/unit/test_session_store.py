@@ -12,7 +12,7 @@ import pytest
 
 from spark_pair.base.errors import UsageError
 from spark_pair.session.history import STAND_IN, SessionHistory, outcome_note
-from spark_pair.session.keeper import Keeper, Pick
+from spark_pair.session.stored import Pick, StoredSession
 from spark_pair.store.sessions import SCHEMA_VERSION, SessionStore, StoredTurn
 
 
@@ -92,13 +92,13 @@ def test_a_session_open_in_a_live_process_is_refused(tmp_path: Path) -> None:
             host = __import__("socket").gethostname()
             assert store.claim(info.id, f"{host}:{other.pid}") == ""
             with pytest.raises(UsageError) as err:
-                Keeper.open(Path("/r"), Pick(name="shared"), path=path)
+                StoredSession.open(Path("/r"), Pick(name="shared"), path=path)
             assert "open in another spark-pair" in err.value.message
         finally:
             other.kill()
             other.wait()
-        keeper = Keeper.open(Path("/r"), Pick(name="shared"), path=path)  # its owner is gone
-        keeper.close()
+        stored = StoredSession.open(Path("/r"), Pick(name="shared"), path=path)  # its owner is gone
+        stored.close()
 
 
 @pytest.mark.parametrize("damage", ["garbage", "newer"])

@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # the JSON lines (and the cost table) load only for --json
     from ..workspace.context import Workspace
     from ..workspace.watcher import Watcher
     from .jsonl import JsonLines
-    from .sessions import RunSession
+    from .sessions import RunStoredSession
     from .watchdog import Watchdog
 
 
@@ -204,9 +204,9 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
     approver = PolicyApprover(opts.apply, opts.allow_delete, opts.allow_rename)
     stored = None
     if opts.keep:
-        from .sessions import RunSession
+        from .sessions import RunStoredSession
 
-        stored = RunSession(root, opts, diag.say)
+        stored = RunStoredSession(root, opts, diag.say)
         await stored.before()  # a continued session's model is the run's
     try:
         # no file watcher for the one turn: the last look before the write finds a file that
@@ -255,7 +255,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
 
 
 def start_lines(rt: Runtime, opts: RunOptions, files: list[str], jl: JsonLines | None,
-                diag: Diagnostics, stored: RunSession | None = None) -> None:
+                diag: Diagnostics, stored: RunStoredSession | None = None) -> None:
     """The notes on stderr and the `session` JSON line before the first turn."""
     from ..base.dirs import own_dirs_inside
 
@@ -284,7 +284,7 @@ def start_lines(rt: Runtime, opts: RunOptions, files: list[str], jl: JsonLines |
     if stored is not None and stored.earlier:
         from ..session.history import carrying_on
 
-        going = stored.keeper.going if stored.keeper is not None else stored.earlier
+        going = stored.current.going if stored.current is not None else stored.earlier
         diag.say(carrying_on(stored.name or "", stored.earlier, going))
 
 

@@ -21,17 +21,17 @@ from .options import RunOptions
 
 if TYPE_CHECKING:
     from ..session.events import TurnFinished, TurnResult
-    from ..session.keeper import Keeper
     from ..session.runtime import Runtime
+    from ..session.stored import StoredSession
     from ..store.verdicts import Verdict
 
 
-class RunSession:
+class RunStoredSession:
     """The session one run keeps (see the module docstring)."""
 
     def __init__(self, root: Path, opts: RunOptions, warn: Callable[[str], None]) -> None:
         self.root, self.opts, self.warn = root, opts, warn
-        self.keeper: Keeper | None = None
+        self.current: StoredSession | None = None
         self.name: str | None = None
         self.earlier = 0  # turns before this run
         self._pool: ThreadPoolExecutor | None = None  # a new session's thread
@@ -47,26 +47,26 @@ class RunSession:
             return
         opts = self.opts
 
-        def open_it() -> Keeper:
-            from ..session.keeper import Keeper, Pick
+        def open_it() -> StoredSession:
+            from ..session.stored import Pick, StoredSession
 
             pick = Pick(newest=opts.continue_, name=opts.session, create=opts.session is not None)
-            return Keeper.open(self.root, pick, model=opts.overrides.get("model.name", ""),
+            return StoredSession.open(self.root, pick, model=opts.overrides.get("model.name", ""),
                                warn=self.warn)
 
-        keeper = self.keeper = await asyncio.to_thread(open_it)
-        self.name, self.earlier = keeper.info.name, len(keeper.turns)
-        if keeper.info.model and "model.name" not in opts.overrides:
-            opts.overrides["model.name"] = keeper.info.model
+        stored = self.current = await asyncio.to_thread(open_it)
+        self.name, self.earlier = stored.info.name, len(stored.turns)
+        if stored.info.model and "model.name" not in opts.overrides:
+            opts.overrides["model.name"] = stored.info.model
 
     def attach(self, rt: Runtime) -> None:
         """Resend the earlier turns with this run's request; keep its turn."""
-        keeper = self.keeper
-        if keeper is not None:
+        stored = self.current
+        if stored is not None:
             session = rt.settings.session
-            keeper.attach(rt.session, rt.context, max_turns=int(session.history_turns),
+            stored.attach(rt.session, rt.context, max_turns=int(session.history_turns),
                           budget_tokens=int(session.history_tokens))
-            keeper.one_shot = self.opts.leave is not None
+            stored.one_shot = self.opts.leave is not None
             return
         from ..store.names import new_name
 
@@ -85,29 +85,29 @@ class RunSession:
         rt.session.keep = self._keep
 
     def _open(self, model: str) -> None:
-        if self.keeper is not None or self.name is None:
+        if self.current is not None or self.name is None:
             return
-        from ..session.keeper import Keeper
+        from ..session.stored import StoredSession
 
         try:
-            keeper = Keeper.open(self.root, model=model, warn=self.warn, name=self.name)
+            stored = StoredSession.open(self.root, model=model, warn=self.warn, name=self.name)
         except SparkPairError as exc:
             self.warn(f"the session is not stored: {exc.message}")
             self.name = None
             return
-        keeper.one_shot = True
-        if keeper.info.name != self.name:
+        stored.one_shot = True
+        if stored.info.name != self.name:
             self.warn(f"the name {self.name} was taken meanwhile: the session is stored as "
-                      f"{keeper.info.name}")
-        self.keeper = keeper
+                      f"{stored.info.name}")
+        self.current = stored
 
     def _keep(self, prompt: str, files: Sequence[str], result: TurnResult,
               verdicts: list[Verdict], remembered: bool) -> None:
         def write() -> None:
             self._open(result.model)
-            if self.keeper is not None:
-                self.keeper.keep(prompt, files, result, verdicts, remembered)
-                self.keeper.flush()
+            if self.current is not None:
+                self.current.keep(prompt, files, result, verdicts, remembered)
+                self.current.flush()
 
         assert self._pool is not None
         self._pool.submit(write)
@@ -116,13 +116,13 @@ class RunSession:
         """Wait for the turn's write (it is committed once this returns)."""
         if self._pool is not None:
             self._pool.submit(lambda: None).result()
-        elif self.keeper is not None:
-            self.keeper.flush()
+        elif self.current is not None:
+            self.current.flush()
 
     async def close(self) -> None:
         """Wait for the writes and let the session go."""
         pool, self._pool = self._pool, None
         if pool is not None:
             await asyncio.to_thread(pool.shutdown, True)
-        if self.keeper is not None:
-            await asyncio.to_thread(self.keeper.close)
+        if self.current is not None:
+            await asyncio.to_thread(self.current.close)

@@ -95,7 +95,7 @@ class Session:
         self.remember = True
         self.repair = True  # hunks that match nowhere go back to the model once per turn
         # called once a turn is over: (prompt, files, result, verdicts, remembered); the
-        # stored session (session.keeper) writes the turn
+        # stored session (session.stored) writes the turn
         self.keep: Callable[[str, Sequence[str], TurnResult, list[Verdict], bool], None] | None \
             = None
         self.turns = 0

@@ -26,7 +26,7 @@ from textual.message_pump import MessagePump
 from ..base.errors import SparkPairError
 from ..session.approval import Decision, Proposal
 from ..session.runtime import ConnectionState
-from .sessions import Choice, Conversation
+from .sessions import AppStoredSession, Choice
 from .widgets.header import Connection
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ class Driver:
         self.root = Path(root)
         # the stored session (None: none is stored)
         pinned = getattr(target, "sent_context", None)  # the screen's context set
-        self.conversation = Conversation(self.root, choice, self._warn, pinned) if choice \
+        self.stored = AppStoredSession(self.root, choice, self._warn, pinned) if choice \
             else None
         self.target = target
         self.overrides = dict(overrides or {})
@@ -204,8 +204,8 @@ class Driver:
 
         stack = contextlib.AsyncExitStack()
         # a session carried on gives its model first; a new one opens meanwhile
-        opening = asyncio.ensure_future(self._open_conversation())
-        if self.conversation is not None and self.conversation.choice != Choice():
+        opening = asyncio.ensure_future(self._open_stored())
+        if self.stored is not None and self.stored.choice != Choice():
             await opening
         try:
             rt = await stack.enter_async_context(open_runtime(
@@ -218,9 +218,9 @@ class Driver:
                     stack.callback(rt.watcher.subscribe_ai(self._on_ai))
             stack.callback(rt.connection.subscribe(self._on_connection))
             await opening
-            if self.conversation is not None:
-                self.conversation.attach(rt)
-                stack.push_async_callback(self.conversation.close)
+            if self.stored is not None:
+                self.stored.attach(rt)
+                stack.push_async_callback(self.stored.close)
             if self.prewarm:
                 rt.warm_drafts()  # (off with [session] prewarm_ms = 0)
         except SparkPairError as exc:
@@ -231,22 +231,22 @@ class Driver:
         self._stack, self.runtime = stack, rt
         self.target.post_message(self.Opened(rt.client.model, str(rt.client.transport)))
         self._on_connection(rt.connection)
-        keeper = self.conversation.keeper if self.conversation is not None else None
-        if keeper is not None:
-            self.target.post_message(self.SessionOpened(keeper.info.name, list(keeper.turns),
-                                                        keeper.info.model, keeper.info.context))
+        stored = self.stored.current if self.stored is not None else None
+        if stored is not None:
+            self.target.post_message(self.SessionOpened(stored.info.name, list(stored.turns),
+                                                        stored.info.model, stored.info.context))
 
-    async def _open_conversation(self) -> None:
+    async def _open_stored(self) -> None:
         """Open the stored session (its model joins the overrides). A store that can not be
         opened is said as a warning, and the app goes on without storing."""
-        conversation = self.conversation
-        if conversation is None or conversation.keeper is not None:
+        stored = self.stored
+        if stored is None or stored.current is not None:
             return
         try:
-            await conversation.open(self.overrides)
+            await stored.open(self.overrides)
         except SparkPairError as exc:
             self._warn(f"this session is not stored: {exc.message}")
-            self.conversation = None
+            self.stored = None
 
     async def close(self) -> None:
         stack, self._stack = self._stack, None
@@ -254,8 +254,8 @@ class Driver:
         if stack is not None:
             with contextlib.suppress(Exception):
                 await stack.aclose()
-        if self.conversation is not None:  # (also when the runtime never opened)
-            await self.conversation.close()
+        if self.stored is not None:  # (also when the runtime never opened)
+            await self.stored.close()
 
     async def reopen(self, **overrides: str) -> None:
         """Changed settings (model, transport): a new connection; the session and its history

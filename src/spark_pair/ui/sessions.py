@@ -1,7 +1,7 @@
 """Stored sessions in the app: which one it opens (`-c`, `--resume [NAME]`), the picker
 (`--resume` with no name, `/sessions`), `/rename`, `/fork`, and the earlier turns' lines.
 
-`Conversation` belongs to the driver: it opens the stored session before the runtime (so the
+`AppStoredSession` belongs to the driver: it opens the stored session before the runtime (so the
 session's model is restored), attaches it to the runtime's session once that is open, and
 does the store's work in threads (never on the event loop).
 """
@@ -28,8 +28,8 @@ from ..store.sessions import is_fix_round
 from .host import ScreenParts
 
 if TYPE_CHECKING:  # the store and its modules load in a worker thread, not with the app
-    from ..session.keeper import Keeper
     from ..session.runtime import Runtime
+    from ..session.stored import StoredSession
     from ..store.sessions import SessionInfo, StoredTurn
 
 
@@ -42,7 +42,7 @@ class Choice:
     picker: bool = False
 
 
-class Conversation:
+class AppStoredSession:
     """The stored session of the app's runtime."""
 
     def __init__(self, root: Path, choice: Choice, warn: Callable[[str], None],
@@ -51,80 +51,80 @@ class Conversation:
         self.choice = choice
         self.warn = warn
         self.pinned = pinned  # the context set a person keeps (not the files chosen for one)
-        self.keeper: Keeper | None = None
+        self.current: StoredSession | None = None
 
     async def open(self, overrides: dict[str, str]) -> None:
         """Open the chosen session (a thread); its model goes into `overrides` unless one is
         given. A session open in another spark-pair, a name not found, nothing to continue:
         said, and a new one begins (nothing is lost). Raises ConfigError (no store)."""
-        from ..session.keeper import Keeper
+        from ..session.stored import StoredSession
 
         pick = self.choice.pick
         model = overrides.get("model.name", "")
         try:
-            keeper = await asyncio.to_thread(Keeper.open, self.root, pick, model=model,
+            stored = await asyncio.to_thread(StoredSession.open, self.root, pick, model=model,
                                              warn=self.warn)
         except UsageError as exc:  # in use elsewhere, no such name, nothing to continue
-            keeper = await asyncio.to_thread(Keeper.open, self.root, Pick(), model=model,
+            stored = await asyncio.to_thread(StoredSession.open, self.root, Pick(), model=model,
                                              warn=self.warn)
-            self.warn(f"{exc.message}; this is a new session, {keeper.info.name} (/sessions "
+            self.warn(f"{exc.message}; this is a new session, {stored.info.name} (/sessions "
                       "lists them)")
-        self.keeper = keeper
-        if keeper.info.model and "model.name" not in overrides:
-            overrides["model.name"] = keeper.info.model
+        self.current = stored
+        if stored.info.model and "model.name" not in overrides:
+            overrides["model.name"] = stored.info.model
 
     def attach(self, rt: Runtime) -> None:
-        if self.keeper is not None:
+        if self.current is not None:
             s = rt.settings.session
-            self.keeper.pinned = self.pinned
-            self.keeper.attach(rt.session, rt.context, max_turns=int(s.history_turns),
+            self.current.pinned = self.pinned
+            self.current.attach(rt.session, rt.context, max_turns=int(s.history_turns),
                                budget_tokens=int(s.history_tokens))
 
-    async def switch(self, name: str, rt: Runtime) -> Keeper:
+    async def switch(self, name: str, rt: Runtime) -> StoredSession:
         """Carry on the session `name` instead (its turns resent from the next request)."""
-        from ..session.keeper import Keeper
+        from ..session.stored import StoredSession
 
-        old = self.keeper
-        keeper = await asyncio.to_thread(Keeper.open, self.root, Pick(name=name),
+        old = self.current
+        stored = await asyncio.to_thread(StoredSession.open, self.root, Pick(name=name),
                                          warn=self.warn)
-        self.keeper = keeper
+        self.current = stored
         self.attach(rt)
         rt.client.reset_chain()  # the server's chain is the other conversation's
         if old is not None:
             await asyncio.to_thread(old.close)
-        return keeper
+        return stored
 
-    async def fork(self, rt: Runtime) -> Keeper:
+    async def fork(self, rt: Runtime) -> StoredSession:
         """A new session from this one's turns; the original stays as it is."""
-        old = self.keeper
+        old = self.current
         if old is None:
             raise UsageError("no session is open yet", hint="wait for the repository to open")
         new = await asyncio.wrap_future(old.fork())
         new.history = old.history  # the same conversation goes on, kept under the new name
         rt.session.keep = new.keep
-        self.keeper = new
+        self.current = new
         await asyncio.to_thread(old.close)
         return new
 
     async def rename(self, name: str) -> str:
-        if self.keeper is None:
+        if self.current is None:
             raise UsageError("no session is open yet", hint="wait for the repository to open")
-        await asyncio.wrap_future(self.keeper.rename(name))
-        return self.keeper.info.name
+        await asyncio.wrap_future(self.current.rename(name))
+        return self.current.info.name
 
     async def listing(self) -> list[SessionInfo]:
-        if self.keeper is not None:
-            return await asyncio.wrap_future(self.keeper.listing())
+        if self.current is not None:
+            return await asyncio.wrap_future(self.current.listing())
         return await asyncio.to_thread(_list, self.root)
 
     def checked(self, turn_id: str, command: str, ok: bool, tail: str) -> None:
-        if self.keeper is not None:
-            self.keeper.checked(turn_id, command, ok, tail)
+        if self.current is not None:
+            self.current.checked(turn_id, command, ok, tail)
 
     async def close(self) -> None:
-        keeper, self.keeper = self.keeper, None
-        if keeper is not None:
-            await asyncio.to_thread(keeper.close)
+        stored, self.current = self.current, None
+        if stored is not None:
+            await asyncio.to_thread(stored.close)
 
 
 def _list(root: Path) -> list[SessionInfo]:
@@ -214,7 +214,7 @@ class Stored(Protocol):
     module)."""
 
     @property
-    def conversation(self) -> Conversation | None: ...
+    def stored(self) -> AppStoredSession | None: ...
 
     @property
     def runtime(self) -> Runtime | None: ...
@@ -236,22 +236,22 @@ def command(screen: SessionHost, name: str, arg: str) -> bool:
     """Run a session command (/sessions, /rename NAME, /fork); False for another command."""
     if name not in COMMANDS:
         return False
-    conversation = screen.driver.conversation
-    if conversation is None:
+    app_stored = screen.driver.stored
+    if app_stored is None:
         screen.show_error(UsageError("this session is not stored",
                                      hint="the warning at start-up said why (the data dir)"))
     elif name == "/rename" and not arg:
         screen.show_error(UsageError("/rename needs a name", hint="/rename fix-parser"))
     elif name == "/rename":
-        screen.run_worker(_rename(screen, conversation, arg), group="command", exclusive=True,
+        screen.run_worker(_rename(screen, app_stored, arg), group="command", exclusive=True,
                           exit_on_error=False)
     elif screen.turn_worker is not None:
         screen.say(screen.busy(name))
     elif name == "/fork":
-        screen.run_worker(_fork(screen, conversation), group="command", exclusive=True,
+        screen.run_worker(_fork(screen, app_stored), group="command", exclusive=True,
                           exit_on_error=False)
     else:
-        screen.run_worker(_pick(screen, conversation), group="command", exclusive=True,
+        screen.run_worker(_pick(screen, app_stored), group="command", exclusive=True,
                           exit_on_error=False)
     return True
 
@@ -259,18 +259,18 @@ def command(screen: SessionHost, name: str, arg: str) -> bool:
 async def pick_first(screen: SessionHost) -> None:
     """`--resume` without a name: the picker before the repository opens (escape, or no
     session yet: a new one)."""
-    conversation = screen.driver.conversation
-    if conversation is None or not conversation.choice.picker:
+    app_stored = screen.driver.stored
+    if app_stored is None or not app_stored.choice.picker:
         return
     try:
-        found = await conversation.listing()
+        found = await app_stored.listing()
     except SparkPairError as exc:
         screen.show_error(exc)
         found = []
     chosen = await screen.app.push_screen_wait(SessionsScreen(found)) if found else None
     if not found:
         screen.say("no earlier session in this repository: this is a new one")
-    conversation.choice = Choice(Pick(name=chosen) if chosen else Pick())
+    app_stored.choice = Choice(Pick(name=chosen) if chosen else Pick())
 
 
 def opened(screen: SessionHost, name: str, turns: list[StoredTurn], model: str) -> None:
@@ -283,15 +283,15 @@ def opened(screen: SessionHost, name: str, turns: list[StoredTurn], model: str) 
     view = screen.query_one(DiffView)
     view.reset()
     view.show_lines(earlier_lines(turns, name, model))
-    conversation = screen.driver.conversation
-    keeper = conversation.keeper if conversation is not None else None
-    going = keeper.going if keeper is not None else len(turns)
+    app_stored = screen.driver.stored
+    stored = app_stored.current if app_stored is not None else None
+    going = stored.going if stored is not None else len(turns)
     screen.say(carrying_on(name, len(turns), going))
 
 
-async def _rename(screen: SessionHost, conversation: Conversation, name: str) -> None:
+async def _rename(screen: SessionHost, app_stored: AppStoredSession, name: str) -> None:
     try:
-        now = await conversation.rename(name)
+        now = await app_stored.rename(name)
     except SparkPairError as exc:
         from ..store.sessions import NameTaken
 
@@ -302,14 +302,14 @@ async def _rename(screen: SessionHost, conversation: Conversation, name: str) ->
     screen.say(f"this session is now called {now}")
 
 
-async def _fork(screen: SessionHost, conversation: Conversation) -> None:
-    old = conversation.keeper.info.name if conversation.keeper is not None else ""
+async def _fork(screen: SessionHost, app_stored: AppStoredSession) -> None:
+    old = app_stored.current.info.name if app_stored.current is not None else ""
     runtime = screen.driver.runtime
     if runtime is None:  # (nothing is forked: the new session would have no runtime)
         screen.show_error(_not_open())
         return
     try:
-        new = await conversation.fork(runtime)
+        new = await app_stored.fork(runtime)
     except SparkPairError as exc:
         screen.show_error(exc)
         return
@@ -317,14 +317,14 @@ async def _fork(screen: SessionHost, conversation: Conversation) -> None:
                "(/sessions goes back to it)")
 
 
-async def _pick(screen: SessionHost, conversation: Conversation) -> None:
+async def _pick(screen: SessionHost, app_stored: AppStoredSession) -> None:
     driver = screen.driver
     try:
-        found = await conversation.listing()
+        found = await app_stored.listing()
     except SparkPairError as exc:
         screen.show_error(exc)
         return
-    current = conversation.keeper.info.name if conversation.keeper is not None else ""
+    current = app_stored.current.info.name if app_stored.current is not None else ""
     chosen = await screen.app.push_screen_wait(SessionsScreen(found, current))
     if not chosen or chosen == current:
         return
@@ -332,11 +332,11 @@ async def _pick(screen: SessionHost, conversation: Conversation) -> None:
         screen.show_error(_not_open())
         return
     try:
-        keeper = await conversation.switch(chosen, driver.runtime)
-        model = keeper.info.model
+        stored = await app_stored.switch(chosen, driver.runtime)
+        model = stored.info.model
         if model and model != driver.opened.client.model:
             await driver.reopen(**{"model.name": model})
     except SparkPairError as exc:
         screen.show_error(exc)
         return
-    opened(screen, keeper.info.name, list(keeper.turns), keeper.info.model)
+    opened(screen, stored.info.name, list(stored.turns), stored.info.model)

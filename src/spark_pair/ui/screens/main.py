@@ -410,9 +410,9 @@ class MainScreen(Screen[None]):
 
         def answered(keep: bool | None) -> None:
             self.checking = False
-            if check.result is not None and self.driver.conversation is not None:
+            if check.result is not None and self.driver.stored is not None:
                 r = check.result
-                self.driver.conversation.checked(turn_id, r.command, r.passed, r.output)
+                self.driver.stored.checked(turn_id, r.command, r.passed, r.output)
             if not keep:
                 if not self.fixes.rolled_back(turn_id):  # (True: the whole task goes back)
                     self.turn_review.roll_back(turn_id)

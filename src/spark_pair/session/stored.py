@@ -1,10 +1,10 @@
 """The conversation kept in the session store: which one a front end opens, and each turn
 written once it is over.
 
-    keeper = Keeper.open(root, pick=Pick(resume=True))   # blocking: call it in a thread
-    keeper.attach(rt.session, rt.context)                # history restored, turns kept
+    stored = StoredSession.open(root, pick=Pick(resume=True))   # blocking: call it in a thread
+    stored.attach(rt.session, rt.context)                # history restored, turns kept
     ...
-    keeper.close()                                       # waits for the pending writes
+    stored.close()                                       # waits for the pending writes
 
 `Pick`: a new session (the default), the newest of the repository (`newest`), or one by name
 (`name`; created under that name when `create` allows). A session open in another live
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .session import Session
 
 
-class Keeper:
+class StoredSession:
     """One stored session, open in this process."""
 
     def __init__(self, store: SessionStore, info: SessionInfo, turns: list[StoredTurn],
@@ -58,7 +58,7 @@ class Keeper:
     @classmethod
     def open(cls, root: Path, pick: Pick | None = None, *, model: str = "",
              path: Path | None = None, warn: Callable[[str], None] | None = None,
-             name: str | None = None) -> Keeper:
+             name: str | None = None) -> StoredSession:
         """The session `pick` names, claimed for this process (`name`: a new session's, when
         it is free). Raises UsageError (none to continue, a name not found, a session open
         elsewhere) and ConfigError (no store)."""
@@ -137,13 +137,13 @@ class Keeper:
             self.info.name = name.strip()
         return self._pool.submit(run)
 
-    def fork(self) -> Future[Keeper]:
+    def fork(self) -> Future[StoredSession]:
         """A new session with this one's turns (this one stays as it is), claimed here."""
-        def run() -> Keeper:
+        def run() -> StoredSession:
             info = self.store.fork(self._current())
             self.store.claim(info.id)
             self.store.release(self.info.id, self._owner)
-            new = Keeper(SessionStore(self.store.path, warn=self.warn), info,
+            new = StoredSession(SessionStore(self.store.path, warn=self.warn), info,
                          self.store.turns(info.id), self.warn)
             new.pinned = self.pinned
             return new
