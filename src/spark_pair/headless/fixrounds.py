@@ -52,7 +52,9 @@ class RoundStop(Protocol):
     signal: int | None
 
 
-class FixRounds:
+class RunFixRounds:
+    """A headless run's check and fix rounds (the app's are ui.fixrounds.AppFixRounds)."""
+
     def __init__(self, rt: Runtime, opts: RunOptions, jl: JsonLines | None, diag: Diagnostics,
                  report: RoundReport, stop: RoundStop) -> None:
         self.rt, self.opts, self.jl, self.diag = rt, opts, jl, diag

@@ -226,9 +226,9 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
                 stored.attach(rt)
             start_lines(rt, opts, files, jl, diag, stored)
             if opts.check:
-                from .fixrounds import FixRounds
+                from .fixrounds import RunFixRounds
 
-                rounds = FixRounds(rt, opts, jl, diag, report, stop)
+                rounds = RunFixRounds(rt, opts, jl, diag, report, stop)
                 await rounds.run(lambda prompt, more: _drive(
                     rt.session, opts, [*files, *more], jl, diag, report, context=rt.context,
                     prompt=prompt))

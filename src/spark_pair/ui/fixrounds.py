@@ -57,7 +57,9 @@ class FixHost(ScreenParts, Protocol):
     def run_queued(self) -> None: ...
 
 
-class FixRounds:
+class AppFixRounds:
+    """The app's check and fix rounds (a headless run's are headless.fixrounds.RunFixRounds)."""
+
     def __init__(self, screen: FixHost) -> None:
         """`screen`: the main screen (its turns, notice, driver and settings)."""
         self.screen = screen

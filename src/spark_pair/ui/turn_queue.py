@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
     from .driver import Driver
-    from .fixrounds import FixRounds
+    from .fixrounds import AppFixRounds
 
 CHIP_WORDS = 32  # characters of the next turn's prompt the chip shows
 
@@ -37,7 +37,7 @@ class QueueHost(Panes, Says, Protocol):
     """What the queue uses of the main screen: its turns, and what keeps the next waiting."""
 
     driver: Driver
-    fixes: FixRounds
+    fixes: AppFixRounds
     queued: list[tuple[str, list[str]]]
     turn_worker: Worker[None] | None
     checking: bool

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .commits import Commits
     from .disk_marks import DiskMarks
     from .driver import Driver
-    from .fixrounds import FixRounds
+    from .fixrounds import AppFixRounds
     from .steering import Steering
 
 REVIEW_EVENTS = (OperationProposed, Stale, Refused, Rewound, TurnFinished, RepairStarted,
@@ -55,7 +55,7 @@ class TurnHost(ScreenParts, Protocol):
     driver: Driver
     notice: Notice
     steering: Steering
-    fixes: FixRounds
+    fixes: AppFixRounds
     disk_marks: DiskMarks
     commits: Commits
     context: dict[str, int | None]

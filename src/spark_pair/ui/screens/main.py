@@ -31,7 +31,7 @@ from ..commits import Commits
 from ..config_watch import ConfigWatch, apply_keymap
 from ..disk_marks import DiskMarks
 from ..driver import Driver, describe
-from ..fixrounds import FixRounds
+from ..fixrounds import AppFixRounds
 from ..notices import STREAMING, Notice, displayed
 from ..sessions import Choice
 from ..steering import Steering, steer, steered
@@ -94,7 +94,7 @@ class MainScreen(Screen[None]):
         self.trying = False  # `t`: run the check once the turn is applied
         # files chosen for the draft
         self.chooser = ChosenFiles(self, lambda: commands.chosen_changed(self))
-        self.fixes = FixRounds(self)  # check, fix rounds, escalation
+        self.fixes = AppFixRounds(self)  # check, fix rounds, escalation
         self.steering = Steering()  # corrections sent while a turn streams
         self.checking = False  # the check of a tried turn runs
         self.turn_review = TurnReview(self)  # the review pane follows the turn
