@@ -58,7 +58,7 @@ from pathlib import Path
 
 from spark_pair.base.config import Settings
 from spark_pair.protocol.metrics import estimate_request_tokens
-from spark_pair.workspace import history, layout, symbols
+from spark_pair.workspace import gitlog, layout, symbols
 from spark_pair.workspace.autocontext import auto_context_of
 from spark_pair.workspace.context import Workspace, limits_of
 from spark_pair.workspace.index import RepoIndex
@@ -396,7 +396,7 @@ def timing(tree: Path, name: str, instructions: list[str], rounds: int,
                         ws.watcher = Watched()  # type: ignore[assignment]
                     else:  # a new process: what is kept per snapshot of the index is made again
                         layout._last_words = None
-                        history._last = None
+                        gitlog._last = None
                     t0 = time.perf_counter()
                     plan = ws.plan(text, [])
                     t1 = time.perf_counter()

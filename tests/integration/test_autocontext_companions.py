@@ -8,7 +8,7 @@ from pathlib import Path
 
 from support.context import commit_all, found, git, make_repo
 
-from spark_pair.workspace.history import recent_commits
+from spark_pair.workspace.gitlog import recent_commits
 from spark_pair.workspace.index import RepoIndex
 
 TERMUI = "def style(text, fg=None):\n    return text\n\n\ndef echo(text):\n    print(text)\n"

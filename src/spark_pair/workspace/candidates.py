@@ -34,7 +34,7 @@ from .finders import (
     tests_of,
     users,
 )
-from .history import changed_with, recent_commits
+from .gitlog import changed_with, recent_commits
 from .layout import changelogs, path_words
 from .lexical import lexical, terms
 from .naming import COMMIT_PREFIX, PATHISH, URL, identifiers, literals, named_paths, path_token

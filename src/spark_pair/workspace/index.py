@@ -8,7 +8,7 @@
 The first `refresh` reads every source file (seconds for a large repository: run it in the
 background); later ones read only the files whose size or modification time changed, and the
 cache file (one SQLite file per repository in the data folder) carries the index from one
-process to the next (with the recent history of the last HEAD, see `history.py`). It is only
+process to the next (with the recent history of the last HEAD, see `gitlog.py`). It is only
 a cache: one that cannot be opened or read is replaced, and without a folder to keep it in the
 index lives in memory.
 
@@ -138,7 +138,7 @@ class RepoIndex:
                 f"WHERE w.word IN ({marks})", wanted).fetchall()
 
     def history(self, head: str) -> str | None:
-        """The recent history kept for commit `head` (see `history.recent_commits`), or None."""
+        """The recent history kept for commit `head` (see `gitlog.recent_commits`), or None."""
         with self._lock:
             row = self._db.execute("SELECT log FROM history WHERE head = ?", (head,)).fetchone()
         return None if row is None else row[0]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .finders import bases
-from .history import LOCK_FILES
+from .gitlog import LOCK_FILES
 from .naming import STOP
 from .wordcount import PART
 
