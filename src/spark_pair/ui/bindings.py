@@ -113,8 +113,9 @@ PROMPT: list[BindingType] = [
             tooltip="Clear the queued turns (asks first)"),
     Binding("ctrl+u", "clear_prompt", "clear", id="prompt.clear", show=False,
             tooltip="Clear the whole prompt (every line)"),
-    Binding("up", "history(-1)", "earlier prompt", id="prompt.history_back", show=False),
-    Binding("down", "history(1)", "later prompt", id="prompt.history_forward", show=False),
+    # the ids keep the word "history": a [keys] table names them
+    Binding("up", "recall(-1)", "earlier prompt", id="prompt.history_back", show=False),
+    Binding("down", "recall(1)", "later prompt", id="prompt.history_forward", show=False),
 ]
 
 # the y/n question

@@ -1,7 +1,7 @@
 """The prompt: multi-line text (a paste keeps every line; ctrl+j or shift+enter adds a line),
-enter sends all of it, history on up/down from the first or last line, slash commands completed
-as you type (→ takes the suggestion). It grows up to `MAX_ROWS` lines; past that its border says
-how many lines it holds.
+enter sends all of it, the sent prompts come back on up/down from the first or last line,
+slash commands completed as you type (→ takes the suggestion). It grows up to `MAX_ROWS` lines;
+past that its border says how many lines it holds.
 
 Chords with alt are never text here: they are the review's decisions (the screen's bindings),
 so a letter always types itself and a chord never does."""
@@ -48,7 +48,7 @@ class SlashSuggester:
 
 
 class Prompt(TextArea):
-    """Enter sends; ctrl+j (or shift+enter) adds a line; up/down walk the history of sent
+    """Enter sends; ctrl+j (or shift+enter) adds a line; up/down walk the sent
     prompts from the first / last line."""
 
     BINDINGS = bindings.PROMPT
@@ -91,7 +91,7 @@ class Prompt(TextArea):
         self.queued = 0  # set by the screen: turns waiting (escape on an empty prompt clears
         # them while no reply streams; while one does, escape stops it)
         self.sent: list[str] = []
-        self._pos = 0  # len(history): the line being written
+        self._pos = 0  # len(sent): the line being written
         self._draft = ""
         self._files_note = ""
 
@@ -185,7 +185,7 @@ class Prompt(TextArea):
         self._pos = len(self.sent)
         self._draft = ""
 
-    def action_history(self, step: int) -> None:
+    def action_recall(self, step: int) -> None:
         """up on the first line (down on the last): the earlier (later) prompt; elsewhere the
         cursor moves a line."""
         row = self.cursor_location[0]
