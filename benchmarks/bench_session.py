@@ -57,7 +57,7 @@ class InstantClient:
 
 
 class FixedContext:
-    """The smallest Context: one request, the file's hash; no history."""
+    """The smallest WorkspaceLike: one request, the file's hash; no history."""
 
     def __init__(self, root: Path) -> None:
         self.hashes = {"big.py": content_hash((root / "big.py").read_bytes())}

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the store package opens SQLite; not needed before the reque
 WatchFn = Callable[[Callable[[set[str]], None]], Any]  # watch(on_change) -> async context manager
 
 
-class Context(Protocol):
+class WorkspaceLike(Protocol):
     """What the session needs from the workspace (files, prompt, history, watcher)."""
 
     def build(self, prompt: str, files: Sequence[str], *, followup: bool) -> tuple[

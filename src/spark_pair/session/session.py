@@ -41,7 +41,7 @@ from .events import (
     TurnStarted,
     TurnStatus,
 )
-from .parts import ClientLike, Context, Parts, TurnRecorder, WatchFn
+from .parts import ClientLike, Parts, TurnRecorder, WatchFn, WorkspaceLike
 
 if TYPE_CHECKING:  # the turn's code loads with the first turn; verdicts with a review
     from ..store.verdicts import Verdict
@@ -76,8 +76,8 @@ class Session:
     `cancel()` ends a turn early (pending proposals end with `Ended.CANCELLED`; with no turn
     running it does nothing); a second `turn()` while one runs raises TurnInProgress."""
 
-    def __init__(self, root: Path, client: ClientLike, approver: Approver, *, context: Context,
-                 journal: Any = None, recorder: TurnRecorder | None = None,
+    def __init__(self, root: Path, client: ClientLike, approver: Approver, *,
+                 context: WorkspaceLike, journal: Any = None, recorder: TurnRecorder | None = None,
                  watch: WatchFn | None = None,
                  observe: Callable[[Event | TurnFinished], None] | None = None) -> None:
         self.root = Path(root)

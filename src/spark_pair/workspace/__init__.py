@@ -27,7 +27,7 @@ Public API (plain Python; no textual or rich):
         .build(prompt, files, *, followup) -> (TurnRequest, {path: content hash})
         .build_now(...) -> the same, or None   no read: from prepared files if stat says so
         .prepare(files) -> Prepared(tokens, again_in_s, missing)   reads ahead (in a thread)
-        .finish(request, reply, applied_paths)    the session's `Context` protocol
+        .finish(request, reply, applied_paths)    the session's `WorkspaceLike` protocol
         .last_context -> Context; .history; .snapshot; .files (FileCache); .reset()
     FileCache(root).refresh(rels) / .fresh(rels)  file texts kept current, checked by stat
     checkrun.run_check(command, cwd, timeout_s=...) -> CheckResult   the configured check
