@@ -6,9 +6,9 @@ hang the run. The probes talk to the endpoint directly (httpx / websockets) so t
 can be pinned on one step: resolve, connect, authenticate, list models, answer, stream, chain.
 """
 
-from .results import CheckResult, DoctorConfig, DoctorReport, config_from_settings
+from .results import DoctorConfig, DoctorReport, DoctorResult, config_from_settings
 from .runner import CHECKS, run_doctor
 from .wire import url_problems
 
-__all__ = ["CHECKS", "CheckResult", "DoctorConfig", "DoctorReport", "config_from_settings",
+__all__ = ["CHECKS", "DoctorResult", "DoctorConfig", "DoctorReport", "config_from_settings",
            "run_doctor", "url_problems"]

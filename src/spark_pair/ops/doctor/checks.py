@@ -19,7 +19,7 @@ from ...base.urls import WHITESPACE_NOTE
 from ...protocol import offers
 from ...protocol.request import CONNECT_STAGGER_S
 from .probe import HttpProbe, auth_hint, key_notes
-from .results import DoctorConfig, Outcome, Skip
+from .results import DoctorConfig, Passed, Skip
 from .stream import stream_stats
 from .wire import (
     api_url,
@@ -75,7 +75,7 @@ class Checks:
         """One non-streaming request on the API the plain request uses: (text, usage)."""
         return await self.probe.ask(self._request_api(), model, messages)
 
-    async def check_config(self) -> Outcome:
+    async def check_config(self) -> Passed:
         cfg = self.cfg
         if cfg.config_error is not None:
             raise cfg.config_error
@@ -100,7 +100,7 @@ class Checks:
                          "a day or when it fails)")
         # base URL corrections are reported once, by the base URL check
         lines.extend(f"warning: {w}" for w in cfg.warnings if not w.startswith("base_url"))
-        return Outcome("\n".join(lines), {
+        return Passed("\n".join(lines), {
             "sources": dict(cfg.sources), "warnings": list(cfg.warnings),
             "remembered_transport": remembered.transport if remembered else None})
 
@@ -114,7 +114,7 @@ class Checks:
             return None
         return offers.recall(self.cfg.transport_cache, self.base)
 
-    async def check_base_url(self) -> Outcome:
+    async def check_base_url(self) -> Passed:
         url = self.cfg.base_url or ""
         # the config loader may have corrected the value already and left a warning
         own = url_problems(url)
@@ -128,10 +128,10 @@ class Checks:
                 f"base URL {url.strip()!r}: {text}" if own else text, url=url,
                 hint=f"fix model.base_url in {where}: give the API root (e.g. "
                      f"https://host/api), spark-pair appends /v1/...; this run uses {self.base}")
-        return Outcome(f"{self.base} (requests go to {api_url(self.base, '/v1/...')})",
+        return Passed(f"{self.base} (requests go to {api_url(self.base, '/v1/...')})",
                        note="; ".join(dict.fromkeys(notes)))
 
-    async def check_connect(self) -> Outcome:
+    async def check_connect(self) -> Passed:
         parts = urlsplit(self.base)
         host = parts.hostname
         if not host or parts.scheme not in ("http", "https"):
@@ -183,13 +183,13 @@ class Checks:
             pass
         del reader
         tls = " with TLS" if use_tls else ""
-        return Outcome(f"{target} -> {address}:{port}{via}: resolve {dns_ms:.0f} ms, "
+        return Passed(f"{target} -> {address}:{port}{via}: resolve {dns_ms:.0f} ms, "
                        f"connect{tls} {connect_ms:.0f} ms",
                        {"dns_ms": round(dns_ms, 1), "connect_ms": round(connect_ms, 1),
                         "address": address, "port": port, "tls": use_tls,
                         "proxy": bool(proxy)})
 
-    async def check_auth(self) -> Outcome:
+    async def check_auth(self) -> Passed:
         try:
             answer = await self.probe.fetch("GET", "/v1/models")
             if answer.status != 200:
@@ -215,9 +215,9 @@ class Checks:
             note = "; note: the key has surrounding whitespace (stripped)"
         for warning in key_notes(self.cfg):
             note += f"; note: {warning}"
-        return Outcome(f"{who} accepted{note}", {"models": len(self.available)})
+        return Passed(f"{who} accepted{note}", {"models": len(self.available)})
 
-    async def check_models(self) -> Outcome:
+    async def check_models(self) -> Passed:
         if self.models_error is not None:
             raise self.models_error
         model = self.cfg.model or ""
@@ -230,10 +230,10 @@ class Checks:
                       if near else "") + MODEL_HINT)
         missing = [f for f in self.cfg.fallbacks if f not in self.available]
         extra = f"; fallbacks missing: {', '.join(missing)}" if missing else ""
-        return Outcome(f"{model} is listed ({len(self.available)} models){extra}",
+        return Passed(f"{model} is listed ({len(self.available)} models){extra}",
                        {"available": self.available, "missing_fallbacks": missing})
 
-    async def check_request(self) -> Outcome:
+    async def check_request(self) -> Passed:
         ask = [{"role": "user", "content": PING_PROMPT}]
         note = ""
         try:
@@ -255,11 +255,11 @@ class Checks:
                                   "spark-pair then estimates tokens (costs are approximate)")
         tin = usage.get("input_tokens", usage.get("prompt_tokens"))
         tout = usage.get("output_tokens", usage.get("completion_tokens"))
-        return Outcome(f"{self._request_api()}: {len(text)} chars, usage {tin} in / {tout} out",
+        return Passed(f"{self._request_api()}: {len(text)} chars, usage {tin} in / {tout} out",
                        {"api": self._request_api(), "input_tokens": tin, "output_tokens": tout},
                        note=note)
 
-    async def check_stream(self) -> Outcome:
+    async def check_stream(self) -> Passed:
         api = "chat" if self.cfg.transport == "chat" else "responses"
         note = ""
         try:
@@ -280,7 +280,7 @@ class Checks:
         outcome.note = "; ".join(n for n in (note, outcome.note) if n)
         return outcome
 
-    async def check_ws(self) -> Outcome:
+    async def check_ws(self) -> Passed:
         if self.cfg.transport in (Transport.CHAT, Transport.RESPONSES):
             raise Skip(f"skipped: transport is {self.cfg.transport} (WebSocket mode not used)")
         from websockets.exceptions import InvalidHandshake, InvalidStatus, WebSocketException
@@ -296,7 +296,7 @@ class Checks:
                 raise http_error(status, body, url, headers=exc.response.headers,
                                  api_key=self.cfg.api_key, auth_hint=auth_hint(self.cfg)) from exc
             if self.cfg.transport == "auto":  # not offered here: auto uses HTTP streaming
-                return Outcome(f"WebSocket mode refused at {url} (HTTP {status})",
+                return Passed(f"WebSocket mode refused at {url} (HTTP {status})",
                                {"offered": False, "status": status},
                                note="this server does not offer the WebSocket mode; transport "
                                     "= auto streams over HTTP instead (remembered per server)")
@@ -316,11 +316,11 @@ class Checks:
         await self.ws.drop()  # the memory check opens its own connection
         self.ws_ok = True
         ttft_txt = f", TTFT {ttft * 1000:.0f} ms" if ttft is not None else ""
-        return Outcome(f"handshake {handshake_ms:.0f} ms; turn {turn_ms:.0f} ms{ttft_txt}, "
+        return Passed(f"handshake {handshake_ms:.0f} ms; turn {turn_ms:.0f} ms{ttft_txt}, "
                        f"{len(text)} chars",
                        {"handshake_ms": round(handshake_ms, 1), "turn_ms": round(turn_ms, 1)})
 
-    async def check_memory(self) -> Outcome:
+    async def check_memory(self) -> Passed:
         first = {"role": "user", "content": REMEMBER_PROMPT}
         second = {"role": "user", "content": RECALL_PROMPT}
         if self.ws_ok:
@@ -345,9 +345,9 @@ class Checks:
                 hint="the server got the whole conversation, so the model did not use it: a "
                      "model too weak to recall (set [model] name to a stronger one), or a "
                      "server that cuts the prompt to a small context window")
-        return Outcome(f"{how}: recalled {MEMORY_NUMBER}", {"via": how})
+        return Passed(f"{how}: recalled {MEMORY_NUMBER}", {"via": how})
 
-    async def check_fallback(self) -> Outcome:
+    async def check_fallback(self) -> Passed:
         if not self.cfg.fallbacks:
             raise Skip("skipped: no fallbacks configured ([model] fallbacks)")
         target = self.cfg.fallbacks[0]
@@ -360,10 +360,10 @@ class Checks:
                                        "GET /v1/models shows")
         t0 = time.perf_counter()
         text, _ = await self._ask(target, [{"role": "user", "content": PING_PROMPT}])
-        return Outcome(f"{target} answered in {ms(t0):.0f} ms ({len(text)} chars)",
+        return Passed(f"{target} answered in {ms(t0):.0f} ms ({len(text)} chars)",
                        {"model": target})
 
-    async def check_telemetry(self) -> Outcome:
+    async def check_telemetry(self) -> Passed:
         if self.cfg.config_error is not None:
             raise Skip("skipped: the config did not load")
         if self.cfg.telemetry is None:
@@ -372,7 +372,7 @@ class Checks:
 
         detail, note = await asyncio.to_thread(check_export, self.cfg.telemetry,
                                                self.cfg.check_timeout_s)
-        return Outcome(detail, note=note)
+        return Passed(detail, note=note)
 
 
 API_NAMES = {"chat": "chat completions", "responses": "the Responses API"}

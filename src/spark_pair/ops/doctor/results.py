@@ -62,7 +62,7 @@ def _telemetry(settings: Any) -> Any:
 
 
 @dataclass
-class CheckResult:
+class DoctorResult:
     id: str
     title: str
     status: CheckStatus
@@ -82,14 +82,14 @@ class CheckResult:
 
 @dataclass
 class DoctorReport:
-    results: list[CheckResult]
+    results: list[DoctorResult]
 
     @property
     def ok(self) -> bool:
         return all(r.status != FAIL for r in self.results)
 
     @property
-    def first_failure(self) -> CheckResult | None:
+    def first_failure(self) -> DoctorResult | None:
         return next((r for r in self.results if r.status == FAIL), None)
 
     def as_dict(self) -> dict[str, Any]:
@@ -103,7 +103,9 @@ class Skip(Exception):
 
 
 @dataclass
-class Outcome:
+class Passed:
+    """What a check that passed found (one that does not pass raises: Skip, or an error)."""
+
     detail: str
     data: dict[str, Any] = field(default_factory=dict)
     note: str = ""

@@ -16,7 +16,7 @@ from ...base.transport import Transport
 from ...protocol import errors_map, offers
 from ...protocol.request import user_agent
 from .checks import MODEL_HINT, Checks
-from .results import FAIL, PASS, SKIP, CheckResult, DoctorConfig, DoctorReport, Outcome, Skip
+from .results import FAIL, PASS, SKIP, DoctorConfig, DoctorReport, DoctorResult, Passed, Skip
 from .wire import has_request, link_error, ms
 
 CHECKS: list[tuple[str, str, tuple[str, ...]]] = [
@@ -36,7 +36,7 @@ CHECKS: list[tuple[str, str, tuple[str, ...]]] = [
 
 
 async def run_doctor(cfg: DoctorConfig,
-                     on_result: Callable[[CheckResult], None] | None = None) -> DoctorReport:
+                     on_result: Callable[[DoctorResult], None] | None = None) -> DoctorReport:
     """Run every check in order; `on_result` sees each result as soon as it is known."""
     timeout = httpx.Timeout(cfg.check_timeout_s)
     # no compressed answers (as the client asks): a body is read within the wire's limits
@@ -57,15 +57,15 @@ class _Run:
         self.key = (cfg.api_key or "").strip() or None
         self.timed_out: set[str] = set()  # checks with no complete (non-streamed) answer in time
 
-    async def run(self, on_result: Callable[[CheckResult], None] | None) -> DoctorReport:
-        results: dict[str, CheckResult] = {}
+    async def run(self, on_result: Callable[[DoctorResult], None] | None) -> DoctorReport:
+        results: dict[str, DoctorResult] = {}
         stopped: set[str] = set()  # failed, or skipped because a need did not pass
-        held: list[CheckResult] = []  # a timed-out plain request, judged after the stream
+        held: list[DoctorResult] = []  # a timed-out plain request, judged after the stream
         for check_id, title, needs in CHECKS:
             blocked = [n for n in needs if n in stopped]
             if blocked:
                 stopped.add(check_id)
-                result = CheckResult(check_id, title, SKIP,
+                result = DoctorResult(check_id, title, SKIP,
                                      detail=f"skipped: needs '{_title(blocked[0])}' to pass")
             else:
                 result = await self._run_one(check_id, title)
@@ -94,8 +94,8 @@ class _Run:
         if self.cfg.transport == "auto" and found is not None and cache is not None:
             offers.remember(cache, self.checks.base, found)
 
-    async def _run_one(self, check_id: str, title: str) -> CheckResult:
-        check: Callable[[], Awaitable[Outcome]] = getattr(self.checks, f"check_{check_id}")
+    async def _run_one(self, check_id: str, title: str) -> DoctorResult:
+        check: Callable[[], Awaitable[Passed]] = getattr(self.checks, f"check_{check_id}")
         self.checks.progress = ""
         start = time.perf_counter()
         limit = self.cfg.check_timeout_s
@@ -106,7 +106,7 @@ class _Run:
         try:
             outcome = await asyncio.wait_for(check(), limit)
         except Skip as exc:
-            return CheckResult(check_id, title, SKIP, ms(start), detail=str(exc))
+            return DoctorResult(check_id, title, SKIP, ms(start), detail=str(exc))
         except TimeoutError:
             progress = self.checks.progress
             if not progress:
@@ -125,10 +125,10 @@ class _Run:
             return self._failed(check_id, title, start, link_error(exc, str(exc.request.url)
                                                                       if has_request(exc)
                                                                       else "the server"))
-        return CheckResult(check_id, title, PASS, ms(start), detail=self._redact(outcome.detail),
+        return DoctorResult(check_id, title, PASS, ms(start), detail=self._redact(outcome.detail),
                            data=outcome.data, note=self._redact(outcome.note))
 
-    def _judge_slow(self, result: CheckResult) -> CheckResult:
+    def _judge_slow(self, result: DoctorResult) -> DoctorResult:
         """A request with no complete answer in time, while the stream check saw tokens arrive:
         a slow server, not a stalled one. The plain request passes with a note; a check whose
         answer was never seen (memory, fallback) is skipped, not failed."""
@@ -139,14 +139,14 @@ class _Run:
         slow = (f"slow: no complete answer within {limit:g} s, while the streaming check saw "
                 "tokens arriving; raise --check-timeout")
         if result.id == "request":
-            return CheckResult(result.id, result.title, PASS, result.duration_ms,
+            return DoctorResult(result.id, result.title, PASS, result.duration_ms,
                                detail="the server works but is slow (see the streaming check)",
                                note=slow)
-        return CheckResult(result.id, result.title, SKIP, result.duration_ms,
+        return DoctorResult(result.id, result.title, SKIP, result.duration_ms,
                            detail=f"skipped: {slow}")
 
     def _failed(self, check_id: str, title: str, start: float,
-                exc: SparkPairError) -> CheckResult:
+                exc: SparkPairError) -> DoctorResult:
         data: dict[str, Any] = {}
         for name in ("status", "url", "retry_after"):
             value = getattr(exc, name, None)
@@ -159,7 +159,7 @@ class _Run:
             detail += f" (Retry-After: {data['retry_after']:g} s)"
         if isinstance(exc, E.ModelNotFound) and "spark-pair doctor" in hint:
             hint = MODEL_HINT
-        return CheckResult(check_id, title, FAIL, ms(start), detail=self._redact(detail),
+        return DoctorResult(check_id, title, FAIL, ms(start), detail=self._redact(detail),
                            hint=self._redact(hint), error_class=exc.kind, data=data)
 
     def _mode_missing(self, exc: SparkPairError) -> bool:

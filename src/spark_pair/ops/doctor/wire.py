@@ -17,7 +17,7 @@ from ...protocol import errors_map, metrics
 from ...protocol.chat import chat_body
 from ...protocol.events import Message, TurnRequest
 from ...protocol.responses_sse import responses_body
-from .results import Outcome
+from .results import Passed
 
 # ---- URL shape ---------------------------------------------------------------------------
 
@@ -129,7 +129,7 @@ def buffered(stats: Mapping[str, Any]) -> bool:
     return reads * DELTAS_PER_READ <= deltas and spread < tokens / MAX_STREAM_TPS
 
 
-def judge_stream(api: str, stats: dict[str, Any]) -> Outcome:
+def judge_stream(api: str, stats: dict[str, Any]) -> Passed:
     """Pass with the measured TTFT and rate (a note when slow or without usage), or fail when
     the whole stream arrived at once (something buffers it)."""
     times: list[float] = stats["times"]
@@ -165,7 +165,7 @@ def judge_stream(api: str, stats: dict[str, Any]) -> Outcome:
                      f"{len(times)} deltas")
     if not usage and ended == "end":
         notes.append("no usage in the stream: spark-pair estimates token counts here")
-    return Outcome(f"{api}: TTFT {ttft * 1000:.0f} ms, {tokens} tokens, {rate}, "
+    return Passed(f"{api}: TTFT {ttft * 1000:.0f} ms, {tokens} tokens, {rate}, "
                    f"{len(times)} deltas spread over {spread * 1000:.0f} ms{judged}", data,
                    note="; ".join(notes))
 
