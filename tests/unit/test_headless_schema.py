@@ -24,7 +24,7 @@ from spark_pair.session.events import (
     TurnResult,
     TurnStarted,
 )
-from spark_pair.session.repair import Mended, Outcome
+from spark_pair.session.repair import Mended, RepairOutcome
 
 
 def schema() -> dict:
@@ -53,7 +53,7 @@ EVENTS = [
     Stale("a.py", 0),
     Decided(0, MOD, Decision("accept", "allowed by flags")),
     Refused(1, Delete("b.py"), "delete needs --allow-delete", "policy"),
-    RepairFinished(Outcome(mended=[Mended(0, 1, "a.py", False, "still does not apply")])),
+    RepairFinished(RepairOutcome(mended=[Mended(0, 1, "a.py", False, "still does not apply")])),
     Applied("t1", ["a.py"], []),
 ]
 

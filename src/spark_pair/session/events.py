@@ -134,7 +134,7 @@ class RepairStarted:
 
 @dataclass(frozen=True, slots=True)
 class RepairFinished:
-    """The repair round is over: `outcome` (session.repair.Outcome) says which hunks now fit
+    """The repair round is over: `outcome` (session.repair.RepairOutcome) says which hunks now fit
     and why the others do not; the operations it mended are proposed again."""
 
     outcome: Any
@@ -158,7 +158,7 @@ class TurnResult:
     transport: str = ""
     response_id: str | None = None
     form: str = ""  # how well-formed the reply's diff was (store.forms.Form; "": no diff)
-    repair: Any = None  # the repair round's outcome (session.repair.Outcome), if one ran
+    repair: Any = None  # the repair round's outcome (session.repair.RepairOutcome), if one ran
 
     @property
     def ok(self) -> bool:

@@ -73,7 +73,7 @@ class Mended:
 
 
 @dataclass(slots=True)
-class Outcome:
+class RepairOutcome:
     """What the repair round came to: the operations that replace those of the reply (by
     index; only those that now fit) and each missed hunk's fate."""
 
@@ -107,7 +107,7 @@ def placed_loosely(hunk: Hunk) -> bool:
     return hunk.placement is not None and hunk.placement.loose
 
 
-def reply_form(survey: Survey, outcome: Outcome | None) -> Form:
+def reply_form(survey: Survey, outcome: RepairOutcome | None) -> Form:
     """The reply's form once the round (if any) is over."""
     repaired = outcome is not None and outcome.fixed
     fits = survey.fits or (repaired and not survey.other_problem)
@@ -250,7 +250,7 @@ def follow_up(request: TurnRequest, reply: str, text: str) -> TurnRequest:
 # ---- the answer (blocking: parses, reads the files) --------------------------------------
 
 def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: str, *,
-          stop: Stop = None) -> Outcome:
+          stop: Stop = None) -> RepairOutcome:
     """Put the answer's hunks in place of the missed ones they replace, file by file; an
     operation is replaced only when all of it then fits the file. An answer hunk that replaces
     no missed hunk (a repeat of one that fits, an extra) is never written: `ignored` says so."""
@@ -258,7 +258,7 @@ def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: 
     from ..edits.parser import DiffParser
     from ..edits.place import reason
 
-    out = Outcome(text=answer)
+    out = RepairOutcome(text=answer)
     try:
         parser = DiffParser()
         parser.feed(answer)

@@ -26,7 +26,7 @@ class News:
 @dataclass(frozen=True, slots=True)
 class Done:
     survey: repair.Survey | None  # None: the look was stopped
-    outcome: repair.Outcome | None  # None: no round ran
+    outcome: repair.RepairOutcome | None  # None: no round ran
 
 
 class RepairRound:
@@ -69,7 +69,7 @@ class RepairRound:
         self.put(Done(survey, outcome))
 
     async def _ask(self, ops: list[Operation], misses: list[repair.Miss],
-                   request: TurnRequest, reply: str, model: str) -> repair.Outcome:
+                   request: TurnRequest, reply: str, model: str) -> repair.RepairOutcome:
         self.put(News(RepairStarted(tuple((m.op_index, m.hunk_index, m.path) for m in misses),
                                     model)))
         ask = repair.follow_up(request, reply, repair.ask_text(misses))
@@ -96,6 +96,7 @@ class RepairRound:
         return outcome
 
 
-def _failed(misses: Sequence[repair.Miss], cause: str) -> repair.Outcome:
-    return repair.Outcome(mended=[repair.Mended(m.op_index, m.hunk_index, m.path, False, cause)
-                                  for m in misses], cause=cause)
+def _failed(misses: Sequence[repair.Miss], cause: str) -> repair.RepairOutcome:
+    return repair.RepairOutcome(
+        mended=[repair.Mended(m.op_index, m.hunk_index, m.path, False, cause) for m in misses],
+        cause=cause)
