@@ -116,11 +116,11 @@ def test_a_stop_before_the_run_starts_its_turn_ends_it_cleanly(sim: SimProcess, 
 @pytest.mark.parametrize("wire", [("slowhead", 30)], indirect=True)
 def test_an_upgrade_that_hangs_is_a_connect_timeout(wire: Wire) -> None:
     from spark_pair.base.errors import StreamTimeout
-    from spark_pair.protocol.responses_ws import WsSession
+    from spark_pair.protocol.responses_ws import WsSocket
 
     async def open_it() -> None:
-        await WsSession(f"http://127.0.0.1:{wire.port}", None, connect_timeout_s=0.5,
-                        read_timeout_s=10).open()
+        await WsSocket(f"http://127.0.0.1:{wire.port}", None, connect_timeout_s=0.5,
+                       read_timeout_s=10).open()
 
     start = time.monotonic()
     with pytest.raises(StreamTimeout, match="within 0.5 s"):
@@ -131,11 +131,11 @@ def test_an_upgrade_that_hangs_is_a_connect_timeout(wire: Wire) -> None:
 @pytest.mark.parametrize("wire", [("chunked403", 10)], indirect=True)
 def test_a_chunked_refusal_of_the_upgrade_is_read_whole_and_de_chunked(wire: Wire) -> None:
     from spark_pair.base.errors import AuthError
-    from spark_pair.protocol.responses_ws import WsSession
+    from spark_pair.protocol.responses_ws import WsSocket
 
     async def open_it() -> None:
-        await WsSession(f"http://127.0.0.1:{wire.port}", None, connect_timeout_s=5,
-                        read_timeout_s=10).open()
+        await WsSocket(f"http://127.0.0.1:{wire.port}", None, connect_timeout_s=5,
+                       read_timeout_s=10).open()
 
     start = time.monotonic()
     with pytest.raises(AuthError) as caught:

@@ -48,7 +48,7 @@ from .metrics import Stopwatch, estimate_request_tokens, estimate_tokens, tokens
 from .records import Recorder, RequestRecord, RequestStatus
 from .request import CONNECT_TIMEOUT_S, endpoint_url, user_agent
 from .responses_sse import stream_responses
-from .responses_ws import WsRefused, WsSession
+from .responses_ws import WsRefused, WsSocket
 from .retry import MIN_READ_TIMEOUT_S, Clock, give_up_note, retry_delay
 from .steer import SteerState
 
@@ -120,9 +120,9 @@ class ModelClient:
         self._http: httpx.AsyncClient | None = None
         self._warming: threading.Thread | None = None  # building self._http (warm_http)
         self._http_transport = http_transport
-        self._ws = WsSession(self.base_url, options.api_key,
-                             connect_timeout_s=options.connect_timeout_s,
-                             read_timeout_s=options.timeout_s)
+        self._ws = WsSocket(self.base_url, options.api_key,
+                            connect_timeout_s=options.connect_timeout_s,
+                            read_timeout_s=options.timeout_s)
 
     def __repr__(self) -> str:
         return f"ModelClient({self.options!r}, transport={self.transport!r})"

@@ -83,7 +83,7 @@ def _classes() -> tuple[type, type]:
     return Connect, Connection
 
 
-class WsSession:
+class WsSocket:
     """One socket, reopened when needed. `previous_id` is the chain on the current socket."""
 
     def __init__(self, base_url: str, api_key: str | None, *, connect_timeout_s: float,
@@ -158,7 +158,7 @@ class WsSession:
         """One turn: Opened, Deltas (the deltas of the messages of one read, in order), then
         Finished.
 
-        `read_timeout_s` below the session's own caps this turn's (a retry near the deadline).
+        `read_timeout_s` below the socket's own caps this turn's (a retry near the deadline).
         `on_sent()` is called once this turn's request went out on an open socket.
         `warm`: a draft's pre-warm (generate: false, chained on the conversation, which it
         leaves as it was); the next request with the same body continues it instead.

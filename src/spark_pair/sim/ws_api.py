@@ -52,8 +52,8 @@ async def responses_get(request: web.Request) -> web.StreamResponse:
         entry["status"], entry["fault"] = refused
         return _refusal_response(*refused, request)
     await ws.prepare(request)
-    session = WsSession(state, ws, state.new_ws_connection(), request)
-    await session.run()
+    sock = SimSocket(state, ws, state.new_ws_connection(), request)
+    await sock.run()
     return ws
 
 
@@ -84,7 +84,7 @@ class _Steered(Exception):
         self.sent = sent
 
 
-class WsSession:
+class SimSocket:
     """One socket: responses run one at a time; ids created here can be continued here."""
 
     def __init__(self, state: SimState, ws: web.WebSocketResponse, conn_id: int,
