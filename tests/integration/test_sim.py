@@ -14,7 +14,7 @@ import pytest
 import websockets
 
 from spark_pair.base.errors import ConnectionFailed
-from spark_pair.sim import faults, pacing, replies, turns
+from spark_pair.sim import faults, replies, schedule, turns
 from spark_pair.sim.process import SimProcess
 
 MODEL = "gpt-5.3-codex-spark"
@@ -515,7 +515,7 @@ async def test_concurrency_limit(sim):
     assert "concurrency_limit" in [e["fault"] for e in sim.requests()]
 
 
-# ---- pacing (a fake clock: no timing in tests) ------------------------------------------
+# ---- the token schedule (a fake clock: no timing in tests) --------------------------------
 
 class FakeClock:
     def __init__(self) -> None:
@@ -530,27 +530,27 @@ class FakeClock:
 
 async def test_pacing_has_no_drift_and_coalesces_what_is_due(monkeypatch):
     clock = FakeClock()
-    monkeypatch.setattr(pacing.asyncio, "sleep", clock.sleep)
-    pacer = pacing.Pacer(1000, 150, clock=clock)
+    monkeypatch.setattr(schedule.asyncio, "sleep", clock.sleep)
+    sched = schedule.TokenSchedule(1000, 150, clock=clock)
     batches = []
 
     async def emit(tokens):
         batches.append(len(tokens))
         clock.now += 0.003  # each write costs 3 ms: later tokens fall due meanwhile
 
-    sent = await turns.pump(pacer, ["tok"] * 2000, emit, None, lambda: None)
+    sent = await turns.pump(sched, ["tok"] * 2000, emit, None, lambda: None)
     assert sent == 2000 and sum(batches) == 2000
     # the last token is due at 0.150 + 1.999 s; one write (3 ms) may still be under way then
     assert 0.150 + 1.999 + 0.003 <= clock.now - 100.0 <= 0.150 + 1.999 + 0.006 + 1e-6
     assert max(batches) <= 4 and len(batches) < 2000  # coalesced, never ahead of the clock
 
 
-def test_pacer_unthrottled_releases_everything_after_ttft():
+def test_schedule_unthrottled_releases_everything_after_ttft():
     clock = FakeClock()
-    pacer = pacing.Pacer(0, 20, clock=clock)
-    assert pacer.due(500) == 0
+    sched = schedule.TokenSchedule(0, 20, clock=clock)
+    assert sched.due(500) == 0
     clock.now += 0.02
-    assert pacer.due(500) == 500
+    assert sched.due(500) == 500
 
 
 def test_tokens_are_at_most_four_characters_and_deterministic():

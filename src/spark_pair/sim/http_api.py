@@ -11,8 +11,8 @@ from aiohttp import web
 
 from . import wire
 from .faults import Fault
-from .pacing import Pacer
 from .prefill import prefill_of, reply_item
+from .schedule import TokenSchedule
 from .state import STATE, SimState
 from .turns import Dropped, Turn, plan_turn, pump, wait_all_due
 
@@ -162,15 +162,15 @@ async def _serve(request: web.Request, state: SimState, api: str, body: Any, ok:
     turn = plan_turn(state.config, body, api, state.responses.history(previous))
     cache = state.prefixes.of(entry["connection_id"])
     prefill = prefill_of(turn.prompt, state.config.prefill_tps, cache, entry)
-    pacer = Pacer(state.config.tps, state.config.ttft_ms + prefill)
+    schedule = TokenSchedule(state.config.tps, state.config.ttft_ms + prefill)
     state.in_flight += 1
     try:
         if body.get("stream"):
             if api == "chat":
-                return await _stream_chat(request, body, model, turn, pacer, fault, entry)
-            response = await _stream_responses(request, body, model, turn, pacer, fault, entry)
+                return await _stream_chat(request, body, model, turn, schedule, fault, entry)
+            response = await _stream_responses(request, body, model, turn, schedule, fault, entry)
         else:
-            response = await _whole(request, body, api, model, turn, pacer, fault, entry)
+            response = await _whole(request, body, api, model, turn, schedule, fault, entry)
         if api == "responses" and body.get("store", True) is not False:
             state.responses.put(entry["response_id"], previous, turn.stored())
         cache.add(turn.prompt + reply_item(turn.text))
@@ -186,8 +186,9 @@ def _abort(request: web.Request):
     return abort
 
 
-async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn, pacer: Pacer,
-                       fault: Fault | None, entry: dict) -> web.StreamResponse:
+async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn,
+                       schedule: TokenSchedule, fault: Fault | None, entry: dict
+                       ) -> web.StreamResponse:
     asked = bool((body.get("stream_options") or {}).get("include_usage"))
     include_usage = asked and request.app[STATE].profile.usage_chunk
     stream = wire.ChatStream(model, include_usage)
@@ -202,18 +203,18 @@ async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn,
 
     if fault is not None and fault.kind == "stream_error":
         tokens = turn.tokens[:int(fault.get("after_tokens"))]
-        entry["output_tokens"] = await pump(pacer, tokens, emit, None, _abort(request))
+        entry["output_tokens"] = await pump(schedule, tokens, emit, None, _abort(request))
         style = request.app[STATE].profile.stream_error
         await resp.write(stream.error(style, int(fault.get("status"))).encode())
         await resp.write_eof()
         return resp
     if fault is not None and fault.kind == "interrupt":
         tokens = turn.tokens[:int(fault.get("after_tokens"))]
-        entry["output_tokens"] = await pump(pacer, tokens, emit, None, _abort(request))
+        entry["output_tokens"] = await pump(schedule, tokens, emit, None, _abort(request))
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp
-    sent = await pump(pacer, turn.tokens, emit, fault, _abort(request))
+    sent = await pump(schedule, turn.tokens, emit, fault, _abort(request))
     entry["output_tokens"] = sent
     entry["last_token_time"] = time.time()
     reason = "length" if turn.truncated else "stop"
@@ -226,7 +227,8 @@ async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn,
 
 
 async def _stream_responses(request: web.Request, body: dict, model: str, turn: Turn,
-                            pacer: Pacer, fault: Fault | None, entry: dict) -> web.StreamResponse:
+                            schedule: TokenSchedule, fault: Fault | None, entry: dict
+                            ) -> web.StreamResponse:
     stream = wire.ResponseStream(body, model)
     entry["response_id"] = stream.id
     resp = web.StreamResponse(headers=SSE_HEADERS)
@@ -239,7 +241,7 @@ async def _stream_responses(request: web.Request, body: dict, model: str, turn: 
         kind = "response.output_text.delta"
         await out.write("".join(wire.sse_raw(kind, stream.delta_json(t)) for t in tokens).encode())
 
-    sent = await pump(pacer, turn.tokens, emit, fault, _abort(request))
+    sent = await pump(schedule, turn.tokens, emit, fault, _abort(request))
     entry["output_tokens"] = sent
     entry["last_token_time"] = time.time()
     tail = stream.finish(turn.text, turn.input_tokens, sent, turn.truncated)
@@ -278,15 +280,15 @@ async def _hold_open(fault: Fault | None) -> None:
 
 
 async def _whole(request: web.Request, body: dict, api: str, model: str, turn: Turn,
-                 pacer: Pacer, fault: Fault | None, entry: dict) -> web.StreamResponse:
+                 schedule: TokenSchedule, fault: Fault | None, entry: dict) -> web.StreamResponse:
     """A non-streaming reply, sent when its last token would have been."""
     if fault is not None and fault.kind == "drop":
-        await wait_all_due(pacer, min(len(turn.tokens), int(fault.get("after_tokens"))))
+        await wait_all_due(schedule, min(len(turn.tokens), int(fault.get("after_tokens"))))
         _abort(request)()
         raise Dropped(0)
     if fault is not None and fault.kind == "stall":
         await asyncio.sleep(float(fault.get("seconds")))
-    await wait_all_due(pacer, len(turn.tokens))
+    await wait_all_due(schedule, len(turn.tokens))
     sent = len(turn.tokens)
     entry["output_tokens"] = sent
     entry["last_token_time"] = time.time()

@@ -9,7 +9,6 @@ from typing import Any
 
 from .faults import Fault
 from .memory import Item
-from .pacing import Pacer
 from .prefill import prompt_text
 from .replies import (
     SimConfig,
@@ -21,6 +20,7 @@ from .replies import (
     responses_texts,
     tokenize,
 )
+from .schedule import TokenSchedule
 
 MAX_BATCH = 512  # tokens per write when many are due at once
 
@@ -81,33 +81,34 @@ def plan_turn(config: SimConfig, body: dict[str, Any], api: str,
     return Turn(tokens, prompt, truncated, items, prompt_all)
 
 
-async def pump(pacer: Pacer, tokens: list[str], emit: Callable[[list[str]], Awaitable[None]],
-               fault: Fault | None, abort: Callable[[], None]) -> int:
+async def pump(schedule: TokenSchedule, tokens: list[str],
+               emit: Callable[[list[str]], Awaitable[None]], fault: Fault | None,
+               abort: Callable[[], None]) -> int:
     """Send tokens as they fall due (coalesced), applying a drop/stall fault. Returns count sent."""
     total = len(tokens)
     cut = total
     if fault is not None and fault.kind in ("drop", "stall"):
         cut = min(total, max(0, int(fault.get("after_tokens"))))
-    sent = await _send_until(pacer, tokens, emit, 0, cut)
+    sent = await _send_until(schedule, tokens, emit, 0, cut)
     if fault is not None and fault.kind == "drop":
         abort()
         raise Dropped(sent)
     if fault is not None and fault.kind == "stall":
         await asyncio.sleep(float(fault.get("seconds")))
-    return await _send_until(pacer, tokens, emit, sent, total)
+    return await _send_until(schedule, tokens, emit, sent, total)
 
 
-async def _send_until(pacer: Pacer, tokens: list[str],
+async def _send_until(schedule: TokenSchedule, tokens: list[str],
                       emit: Callable[[list[str]], Awaitable[None]], sent: int, stop: int) -> int:
     while sent < stop:
-        due = min(await pacer.next_batch(sent, stop), stop, sent + MAX_BATCH)
+        due = min(await schedule.next_batch(sent, stop), stop, sent + MAX_BATCH)
         await emit(tokens[sent:due])
         sent = due
     return sent
 
 
-async def wait_all_due(pacer: Pacer, count: int) -> None:
+async def wait_all_due(schedule: TokenSchedule, count: int) -> None:
     """For non-streaming replies: wait until the last token would have been sent."""
-    delay = pacer.due_at(max(0, count - 1)) - pacer.clock()
+    delay = schedule.due_at(max(0, count - 1)) - schedule.clock()
     if delay > 0:
         await asyncio.sleep(delay)

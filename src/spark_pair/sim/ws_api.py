@@ -14,9 +14,9 @@ from aiohttp import WSMsgType, web
 from . import http_api, wire
 from .faults import Fault
 from .memory import ResponseStore
-from .pacing import Pacer
 from .prefill import PrefixCache, prefill_of, prompt_text, reply_item
 from .replies import responses_items
+from .schedule import TokenSchedule
 from .state import STATE, SimState
 from .turns import Dropped, plan_turn, pump
 
@@ -249,7 +249,7 @@ class SimSocket:
         turn = plan_turn(self.state.config, body, "responses", self.stored.history(previous))
         config = self.state.config
         wait_ms = config.ttft_ms + prefill_of(turn.prompt, config.prefill_tps, self.prefix, entry)
-        pacer = Pacer(self.state.config.tps, wait_ms)
+        schedule = TokenSchedule(self.state.config.tps, wait_ms)
         for event in stream.open_message():
             await send(wire.dumps(event))
         self.streaming, self.first_sent = stream.id, False
@@ -264,7 +264,7 @@ class SimSocket:
                 await send(stream.delta_json(token))
 
         try:
-            sent = await pump(pacer, turn.tokens, emit, fault, self._abort)
+            sent = await pump(schedule, turn.tokens, emit, fault, self._abort)
         except _Steered as steered:
             return await self._steered(body, model, stream, turn, written, entry, steered.sent)
         finally:

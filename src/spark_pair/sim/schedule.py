@@ -10,7 +10,7 @@ from collections.abc import Callable
 EPSILON = 1e-9  # float slack, so a token due exactly now counts as due
 
 
-class Pacer:
+class TokenSchedule:
     def __init__(self, tps: float, ttft_ms: float, clock: Callable[[], float] = time.monotonic):
         self.tps = float(tps)
         self.ttft = max(0.0, float(ttft_ms)) / 1000.0
