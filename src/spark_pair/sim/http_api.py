@@ -14,7 +14,7 @@ from .faults import Fault
 from .prefill import prefill_of, reply_item
 from .schedule import TokenSchedule
 from .state import STATE, SimState
-from .turns import Dropped, Turn, plan_turn, pump, wait_all_due
+from .turns import Dropped, SimTurn, plan_turn, pump, wait_all_due
 
 HTML_PAGE = (
     "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>"
@@ -186,7 +186,7 @@ def _abort(request: web.Request):
     return abort
 
 
-async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn,
+async def _stream_chat(request: web.Request, body: dict, model: str, turn: SimTurn,
                        schedule: TokenSchedule, fault: Fault | None, entry: dict
                        ) -> web.StreamResponse:
     asked = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -226,7 +226,7 @@ async def _stream_chat(request: web.Request, body: dict, model: str, turn: Turn,
     return resp
 
 
-async def _stream_responses(request: web.Request, body: dict, model: str, turn: Turn,
+async def _stream_responses(request: web.Request, body: dict, model: str, turn: SimTurn,
                             schedule: TokenSchedule, fault: Fault | None, entry: dict
                             ) -> web.StreamResponse:
     stream = wire.ResponseStream(body, model)
@@ -279,7 +279,7 @@ async def _hold_open(fault: Fault | None) -> None:
         await asyncio.sleep(float(fault.get("seconds")))
 
 
-async def _whole(request: web.Request, body: dict, api: str, model: str, turn: Turn,
+async def _whole(request: web.Request, body: dict, api: str, model: str, turn: SimTurn,
                  schedule: TokenSchedule, fault: Fault | None, entry: dict) -> web.StreamResponse:
     """A non-streaming reply, sent when its last token would have been."""
     if fault is not None and fault.kind == "drop":

@@ -34,7 +34,10 @@ class Dropped(Exception):
 
 
 @dataclass
-class Turn:
+class SimTurn:
+    """What the simulator answers one request with (workspace.prompt.Turn is a turn of the
+    conversation a client resends)."""
+
     tokens: list[str]
     input_tokens: int
     truncated: bool
@@ -51,7 +54,7 @@ class Turn:
 
 
 def plan_turn(config: SimConfig, body: dict[str, Any], api: str,
-              history: list[Item] | None = None) -> Turn:
+              history: list[Item] | None = None) -> SimTurn:
     """api: "chat" or "responses" (the WS mode uses the responses body). `history`: the
     stored conversation of the previous_response_id chain, oldest first."""
     if api == "chat":
@@ -78,7 +81,7 @@ def plan_turn(config: SimConfig, body: dict[str, Any], api: str,
     truncated = isinstance(limit, int) and limit >= 0 and len(tokens) > limit
     if truncated:
         tokens = tokens[:limit]
-    return Turn(tokens, prompt, truncated, items, prompt_all)
+    return SimTurn(tokens, prompt, truncated, items, prompt_all)
 
 
 async def pump(schedule: TokenSchedule, tokens: list[str],
