@@ -20,7 +20,7 @@ class Endpoint(enum.Enum):
 
 
 @dataclass(frozen=True)
-class NotFound:
+class NotFoundReply:
     """What the server answers for a path it does not serve."""
 
     status: int
@@ -40,7 +40,7 @@ class StreamError(enum.Enum):
 class Profile:
     name: str
     endpoints: frozenset[Endpoint]
-    not_found: NotFound
+    not_found: NotFoundReply
     usage_chunk: bool  # a chat stream asked for usage (stream_options) ends with it
     tps: float  # usual pacing (the flags --tps and --ttft-ms override it)
     ttft_ms: float
@@ -49,10 +49,10 @@ class Profile:
 
 
 _ALL = frozenset(Endpoint)
-_FASTAPI_404 = NotFound(404, "application/json", '{"detail":"Not Found"}')  # byte for byte
+_FASTAPI_404 = NotFoundReply(404, "application/json", '{"detail":"Not Found"}')  # byte for byte
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (
-    Profile("spark", _ALL, NotFound(404, "text/plain", "404: Not Found"), True, 1200.0, 150.0,
+    Profile("spark", _ALL, NotFoundReply(404, "text/plain", "404: Not Found"), True, 1200.0, 150.0,
             "a Spark-class endpoint: every mode, usage, 1,200 tok/s"),
     Profile("llama.cpp", frozenset({Endpoint.MODELS, Endpoint.CHAT}), _FASTAPI_404, False,
             20.0, 300.0, "llama.cpp's server: chat completions only, no usage chunk, 20 tok/s",
@@ -61,10 +61,10 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             _FASTAPI_404, True, 90.0, 120.0,
             "vLLM: chat completions and Responses over HTTP, no WebSocket, 90 tok/s"),
     Profile("ollama", frozenset({Endpoint.MODELS, Endpoint.CHAT}),
-            NotFound(404, "text/plain", "404 page not found"), True, 40.0, 250.0,
+            NotFoundReply(404, "text/plain", "404 page not found"), True, 40.0, 250.0,
             "Ollama: chat completions only, a plain-text 404, 40 tok/s", StreamError.BARE),
     Profile("gateway", frozenset({Endpoint.MODELS, Endpoint.CHAT, Endpoint.RESPONSES}),
-            NotFound(404, "application/json", json.dumps({"error": {
+            NotFoundReply(404, "application/json", json.dumps({"error": {
                 "message": "Unknown request URL. Please check the URL for typos.",
                 "type": "invalid_request_error", "param": None, "code": "unknown_url"}})),
             True, 600.0, 400.0,
