@@ -96,7 +96,7 @@ WAKE = object()  # the turn was cancelled: look at the inbox again
 
 
 @dataclass(frozen=True, slots=True)
-class Changed:
+class DiskChanged:
     paths: frozenset[str]  # repo paths the watcher saw change
 
 

@@ -44,7 +44,7 @@ from .events import (
     Stale,
     TurnResult,
 )
-from .inbox import END, GATHER_CHARS, WAKE, Answered, Changed, Inbox, LoopShare, gathered
+from .inbox import END, GATHER_CHARS, WAKE, Answered, DiskChanged, Inbox, LoopShare, gathered
 from .parts import Parts
 from .proposals import Proposals
 from .repair_round import Done, News, RepairRound
@@ -160,7 +160,7 @@ class TurnRun(ApplyStep):
                         if decided is not None:
                             yield decided
                         continue
-                    if isinstance(item, Changed):
+                    if isinstance(item, DiskChanged):
                         async for out in self._on_changed(item.paths):
                             yield out
                         continue
@@ -412,7 +412,7 @@ class TurnRun(ApplyStep):
     def _changed(self, paths: set[str]) -> None:
         """Called by the watcher (on the loop) with repo paths that changed on disk; the turn
         loop looks at them (hashing in a thread) as soon as it can."""
-        self.inbox.put(Changed(frozenset(paths)))
+        self.inbox.put(DiskChanged(frozenset(paths)))
 
     async def _on_changed(self, paths: frozenset[str]) -> AsyncIterator[SessionEvent]:
         """One Stale per change of a file the model saw or an operation names; a file no
