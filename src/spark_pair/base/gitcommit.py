@@ -48,7 +48,7 @@ class FileState:
 
 
 @dataclass(frozen=True, slots=True)
-class Entry:
+class TreeEntry:
     """A path's entry in a tree or an index: git mode (e.g. "100644") and object id."""
 
     mode: str
@@ -101,7 +101,7 @@ def ignored(root: Path, paths: list[str]) -> list[str]:
     return [p for p in paths if p in found]
 
 
-def tree_entries(root: Path, commit: str | None, paths: list[str]) -> dict[str, Entry]:
+def tree_entries(root: Path, commit: str | None, paths: list[str]) -> dict[str, TreeEntry]:
     """The entries of `paths` in a commit's tree (absent paths are left out)."""
     if commit is None or not paths:
         return {}
@@ -109,7 +109,7 @@ def tree_entries(root: Path, commit: str | None, paths: list[str]) -> dict[str, 
     return _entries(res.stdout if res is not None and res.returncode == 0 else b"", tree=True)
 
 
-def index_entries(root: Path, paths: list[str], index: Path | None = None) -> dict[str, Entry]:
+def index_entries(root: Path, paths: list[str], index: Path | None = None) -> dict[str, TreeEntry]:
     """The stage entries of `paths` in the person's index (or `index`); a path in conflict
     (stages 1-3) has its entry with mode "conflict"."""
     if not paths:
@@ -240,7 +240,7 @@ def strip_space(message: str) -> str:
     return "\n".join(out) + "\n" if out else ""
 
 
-def _sync_index(root: Path, paths: list[str], base: str | None, new: dict[str, Entry]
+def _sync_index(root: Path, paths: list[str], base: str | None, new: dict[str, TreeEntry]
                 ) -> list[str]:
     """Point the person's index at the new commit for the paths whose entry was the old
     HEAD's (or absent in both), as `git commit` would; any other entry is theirs and stays.
@@ -295,8 +295,8 @@ def _git_text(root: Path, *args: str) -> str | None:
     return res.stdout.decode().strip() if res is not None and res.returncode == 0 else None
 
 
-def _entries(raw: bytes, *, tree: bool) -> dict[str, Entry]:
-    out: dict[str, Entry] = {}
+def _entries(raw: bytes, *, tree: bool) -> dict[str, TreeEntry]:
+    out: dict[str, TreeEntry] = {}
     for rec in raw.split(b"\0"):
         if not rec:
             continue
@@ -304,9 +304,9 @@ def _entries(raw: bytes, *, tree: bool) -> dict[str, Entry]:
         parts = meta.decode().split()
         path = os.fsdecode(name)
         if tree:  # "<mode> <type> <oid>"
-            out[path] = Entry(parts[0], parts[2])
+            out[path] = TreeEntry(parts[0], parts[2])
         elif parts[2] != "0":  # "<mode> <oid> <stage>": a conflict
-            out[path] = Entry("conflict", "")
+            out[path] = TreeEntry("conflict", "")
         else:
-            out[path] = Entry(parts[0], parts[1])
+            out[path] = TreeEntry(parts[0], parts[1])
     return out

@@ -22,8 +22,8 @@ from typing import Any
 
 from ..base.errors import CommitError, SparkPairError
 from ..base.gitcommit import (
-    Entry,
     FileState,
+    TreeEntry,
     blob_id,
     check_state,
     commit_files,
@@ -267,7 +267,7 @@ async def _ask_model(client: Any, plan: CommitPlan, prompt: str, timeout: float
     return message, None
 
 
-def _same(root: Path, path: str, data: bytes | None, entry: Entry | None,
+def _same(root: Path, path: str, data: bytes | None, entry: TreeEntry | None,
           mode: int | None = None) -> bool:
     """Whether `data` (None: absent) is what HEAD's `entry` holds at `path` (and, given `mode`,
     with its mode)."""
