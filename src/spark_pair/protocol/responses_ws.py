@@ -64,7 +64,9 @@ def _classes() -> tuple[type, type]:
         def process_redirect(self, exc: Exception) -> Exception | str:
             return exc
 
-    class Connection(ClientConnection):
+    class AbortingConnection(ClientConnection):
+        """A connection that ends its TCP link as soon as the client fails the WebSocket."""
+
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
             # the client failed the connection (RFC 6455, 7.1.7): a frame that breaks the
@@ -80,7 +82,7 @@ def _classes() -> tuple[type, type]:
             if isinstance(exc, UnicodeDecodeError):  # text that is not UTF-8, found on reading
                 self.loop.call_soon(self.transport.abort)  # (once its close frame is queued)
 
-    return Connect, Connection
+    return Connect, AbortingConnection
 
 
 class WsSocket:
