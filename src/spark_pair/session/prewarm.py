@@ -29,7 +29,7 @@ IDLE_S = 60.0  # a draft left alone this long is not pre-warmed (any more)
 FilesFor = Callable[[str], Awaitable[list[str]]]
 
 
-class Host(Protocol):
+class WarmerHost(Protocol):
     """What the warmer uses of the runtime (session.runtime.Runtime)."""
 
     session: Any
@@ -40,7 +40,7 @@ class Host(Protocol):
 
 
 class DraftWarmer:
-    def __init__(self, runtime: Host, delay_ms: int,
+    def __init__(self, runtime: WarmerHost, delay_ms: int,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.runtime = runtime
         self.delay_s = max(0, delay_ms) / 1000
