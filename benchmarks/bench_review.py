@@ -5,7 +5,7 @@
 Each run is its own process: the app's main screen (header, files, live diff, review pane,
 prompt, meter, footer) headless at 160x45 (--size), opened on a scratch git repository. The
 reply is parsed beforehand (the parser's own speed is bench_parse's business) and handed to
-the screen as the driver does: one `Driver.Frame` per frame (30 a second), each holding the
+the screen as the driver does: one `Driver.FrameArrived` per frame (30 a second), each holding the
 parse events of --chunk bytes of the reply, with an `OperationProposed` after each finished
 file, so the ~4 MiB stream lasts a couple of seconds and 200 proposals arrive while it runs.
 Printed per run, then min / median / max over the runs:
@@ -71,7 +71,7 @@ def make_repo(root: Path) -> None:
 
 
 def frames_of(reply: str, chunk: int) -> Iterator[Any]:
-    """The Driver.Frame messages of the reply, made as they are sent (as the session parses
+    """The Driver.FrameArrived messages of the reply, made as they are sent (as the session parses
     while the reply arrives: nothing of a frame outlives it but what the screen keeps)."""
     from spark_pair.edits.parser import DiffParser, FileFinished
     from spark_pair.protocol.events import TextDelta
@@ -88,7 +88,7 @@ def frames_of(reply: str, chunk: int) -> Iterator[Any]:
             events.append(ev)
             if isinstance(ev, FileFinished):
                 events.append(OperationProposed(Proposal("bench", ev.index, ev.op)))
-        yield Driver.Frame(events, text, "" if last else parser.partial_line)
+        yield Driver.FrameArrived(events, text, "" if last else parser.partial_line)
 
 
 def rss_mb() -> float:

@@ -37,10 +37,10 @@ from spark_pair.ui.widgets.prompt import Prompt
 
 async def test_hunks_appear_while_the_turn_streams(repo: Path, demo_sim: SimProcess) -> None:
     demo_sim.configure(tps=1500)
-    frames: list[Driver.Frame] = []
+    frames: list[Driver.FrameArrived] = []
 
     def hook(message: Any) -> None:
-        if isinstance(message, Driver.Frame):
+        if isinstance(message, Driver.FrameArrived):
             frames.append(message)
 
     app = make_app(repo, demo_sim)
@@ -401,10 +401,10 @@ async def test_a_reply_s_last_line_without_a_newline_is_shown(repo: Path,
     # prose only, and its last line never ends: the turn fails (no diff) but says it all
     sim.configure(tps=400, replies=[{"match": "tell me", "text": (
         "I looked at inventory.py.\n\nThere is nothing to change there")}])
-    frames: list[Driver.Frame] = []
+    frames: list[Driver.FrameArrived] = []
     app = make_app(repo, sim, prompt="tell me about it")
     async with app.run_test(size=(80, 24), message_hook=frames.append) as pilot:
-        await until(pilot, lambda: any(isinstance(f, Driver.Frame) and f.events and
+        await until(pilot, lambda: any(isinstance(f, Driver.FrameArrived) and f.events and
                                        isinstance(f.events[-1], TurnFinished) for f in frames),
                     "the turn's last frame")
         await until(pilot, lambda: turn_over(app), "the end of the turn")

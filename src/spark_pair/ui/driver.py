@@ -8,7 +8,7 @@
     await driver.close()
 
 A turn runs in a Textual worker on the app's event loop (asyncio, never a thread) and reaches
-the screen as one `Driver.Frame` message per `session.frames()` frame. Approvals are futures:
+the screen as one `Driver.FrameArrived` message per `session.frames()` frame. Approvals are futures:
 one per operation index, replaced when the session asks again about the same index.
 """
 
@@ -93,7 +93,7 @@ class UIApprover:
 class Driver:
     """Opens the repository for the app and runs its turns."""
 
-    class Frame(Message, bubble=False):
+    class FrameArrived(Message, bubble=False):
         """The events of one interval of a turn, in order."""
 
         def __init__(self, events: Sequence[SessionEvent], text: str, partial_line: str) -> None:
@@ -102,7 +102,7 @@ class Driver:
             self.text = text
             self.partial_line = partial_line
 
-    class Opened(Message, bubble=False):
+    class RepoOpened(Message, bubble=False):
         """The repository is open: settings and session are ready."""
 
         def __init__(self, model: str, transport: str) -> None:
@@ -229,7 +229,7 @@ class Driver:
             self.target.post_message(self.OpenFailed(exc))
             return
         self._stack, self.runtime = stack, rt
-        self.target.post_message(self.Opened(rt.client.model, str(rt.client.transport)))
+        self.target.post_message(self.RepoOpened(rt.client.model, str(rt.client.transport)))
         self._on_connection(rt.connection)
         stored = self.stored.current if self.stored is not None else None
         if stored is not None:
@@ -311,7 +311,7 @@ class Driver:
         try:
             async for frame in self.session.frames(prompt, list(files),
                                                    interval=1 / FRAME_RATE):
-                post(self.Frame(frame.events, frame.text, frame.partial_line))
+                post(self.FrameArrived(frame.events, frame.text, frame.partial_line))
         finally:
             self.running = False
 

@@ -1,6 +1,6 @@
 """The main screen: header, files, live diff, review, prompt, meter, footer; and the turn.
 
-Events reach it as one `Driver.Frame` per frame; widgets are fed from the frame handler.
+Events reach it as one `Driver.FrameArrived` per frame; widgets are fed from the frame handler.
 Workers do the slow things (opening the repository, undo, hashing, file reads) and post
 messages; handlers own the screen's state.
 """
@@ -153,8 +153,8 @@ class MainScreen(Screen[None]):
 
     # ---- repository and connection ---------------------------------------------------------
 
-    @on(Driver.Opened)
-    def _opened(self, message: Driver.Opened) -> None:
+    @on(Driver.RepoOpened)
+    def _opened(self, message: Driver.RepoOpened) -> None:
         self.open_error = None
         self.query_one(AppHeader).model = message.model
         settings = self.driver.opened.settings
@@ -308,8 +308,8 @@ class MainScreen(Screen[None]):
         """The next queued turn, once nothing runs: no turn, no check, no fix loop."""
         turn_queue.run_next(self)
 
-    @on(Driver.Frame)
-    def _frame(self, message: Driver.Frame) -> None:
+    @on(Driver.FrameArrived)
+    def _frame(self, message: Driver.FrameArrived) -> None:
         gcpolicy.streaming()
         if self._clear_pending:
             self._clear_for_turn()
