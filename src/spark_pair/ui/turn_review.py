@@ -296,7 +296,7 @@ class TurnReview:
         if review.cursor is not None and message.moved:
             diff.scroll_to_hunk(review.cursor.op, review.cursor.hunk)
 
-    def decided(self, message: ReviewPane.Decided) -> None:
+    def decided(self, message: ReviewPane.Decisions) -> None:
         screen = self.screen
         entries = screen.query_one(ReviewPane).review.entries
         for index, decision in message.decisions:

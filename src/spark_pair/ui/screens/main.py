@@ -330,8 +330,8 @@ class MainScreen(Screen[None]):
     def _review_changed(self, message: ReviewPane.Changed) -> None:
         self.turn_review.changed(message)
 
-    @on(ReviewPane.Decided)
-    def _decided(self, message: ReviewPane.Decided) -> None:
+    @on(ReviewPane.Decisions)
+    def _decided(self, message: ReviewPane.Decisions) -> None:
         self.turn_review.decided(message)
 
     # ---- the prompt ------------------------------------------------------------------------

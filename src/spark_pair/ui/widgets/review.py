@@ -2,7 +2,7 @@
 
 A modify lists its hunks (each accepted / rejected / undecided); create, delete and rename are
 one line each, marked with a letter and a word as well as a colour. The pane owns the review
-keys; a decision leaves as a `ReviewPane.Decided` message once an operation is fully decided.
+keys; a decision leaves as a `ReviewPane.Decisions` message once an operation is fully decided.
 
 A Line API view: a turn of thousands of hunks costs O(visible rows) a frame. The rows are
 (operation, part, line) triples kept in order; a key or a proposal repaints (or appends) only its
@@ -88,7 +88,7 @@ class ReviewPane(ScrollView, can_focus=True):
     }
     """
 
-    class Decided(Message):
+    class Decisions(Message):
         """Operations the person finished deciding: (index, decision) pairs."""
 
         def __init__(self, decisions: list[tuple[int, Decision]]) -> None:
@@ -160,7 +160,7 @@ class ReviewPane(ScrollView, can_focus=True):
             return False
         self.refresh_items(moved=True, only=index)
         if decisions:
-            self.post_message(self.Decided(decisions))
+            self.post_message(self.Decisions(decisions))
         return True
 
     def doom(self, reason: str) -> None:
@@ -424,7 +424,7 @@ class ReviewPane(ScrollView, can_focus=True):
             self.notify(self.refusal_text(refusal), severity="warning", timeout=6, markup=False)
         self.refresh_items(moved=True, only=only)
         if decisions:
-            self.post_message(self.Decided(decisions))
+            self.post_message(self.Decisions(decisions))
 
     def _focused_op(self) -> int | None:
         return None if self.review.cursor is None else self.review.cursor.op
