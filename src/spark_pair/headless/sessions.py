@@ -52,7 +52,7 @@ class RunStoredSession:
 
             pick = Pick(newest=opts.continue_, name=opts.session, create=opts.session is not None)
             return StoredSession.open(self.root, pick, model=opts.overrides.get("model.name", ""),
-                               warn=self.warn)
+                                      warn=self.warn)
 
         stored = self.current = await asyncio.to_thread(open_it)
         self.name, self.earlier = stored.info.name, len(stored.turns)

@@ -144,7 +144,7 @@ class StoredSession:
             self.store.claim(info.id)
             self.store.release(self.info.id, self._owner)
             new = StoredSession(SessionStore(self.store.path, warn=self.warn), info,
-                         self.store.turns(info.id), self.warn)
+                                self.store.turns(info.id), self.warn)
             new.pinned = self.pinned
             return new
         return self._pool.submit(run)

@@ -78,7 +78,7 @@ class AppStoredSession:
             s = rt.settings.session
             self.current.pinned = self.pinned
             self.current.attach(rt.session, rt.context, max_turns=int(s.history_turns),
-                               budget_tokens=int(s.history_tokens))
+                                budget_tokens=int(s.history_tokens))
 
     async def switch(self, name: str, rt: Runtime) -> StoredSession:
         """Carry on the session `name` instead (its turns resent from the next request)."""

@@ -129,7 +129,7 @@ class Checks:
                 hint=f"fix model.base_url in {where}: give the API root (e.g. "
                      f"https://host/api), spark-pair appends /v1/...; this run uses {self.base}")
         return Passed(f"{self.base} (requests go to {api_url(self.base, '/v1/...')})",
-                       note="; ".join(dict.fromkeys(notes)))
+                      note="; ".join(dict.fromkeys(notes)))
 
     async def check_connect(self) -> Passed:
         parts = urlsplit(self.base)
@@ -184,10 +184,10 @@ class Checks:
         del reader
         tls = " with TLS" if use_tls else ""
         return Passed(f"{target} -> {address}:{port}{via}: resolve {dns_ms:.0f} ms, "
-                       f"connect{tls} {connect_ms:.0f} ms",
-                       {"dns_ms": round(dns_ms, 1), "connect_ms": round(connect_ms, 1),
-                        "address": address, "port": port, "tls": use_tls,
-                        "proxy": bool(proxy)})
+                      f"connect{tls} {connect_ms:.0f} ms",
+                      {"dns_ms": round(dns_ms, 1), "connect_ms": round(connect_ms, 1),
+                       "address": address, "port": port, "tls": use_tls,
+                       "proxy": bool(proxy)})
 
     async def check_auth(self) -> Passed:
         try:
@@ -231,7 +231,7 @@ class Checks:
         missing = [f for f in self.cfg.fallbacks if f not in self.available]
         extra = f"; fallbacks missing: {', '.join(missing)}" if missing else ""
         return Passed(f"{model} is listed ({len(self.available)} models){extra}",
-                       {"available": self.available, "missing_fallbacks": missing})
+                      {"available": self.available, "missing_fallbacks": missing})
 
     async def check_request(self) -> Passed:
         ask = [{"role": "user", "content": PING_PROMPT}]
@@ -256,8 +256,8 @@ class Checks:
         tin = usage.get("input_tokens", usage.get("prompt_tokens"))
         tout = usage.get("output_tokens", usage.get("completion_tokens"))
         return Passed(f"{self._request_api()}: {len(text)} chars, usage {tin} in / {tout} out",
-                       {"api": self._request_api(), "input_tokens": tin, "output_tokens": tout},
-                       note=note)
+                      {"api": self._request_api(), "input_tokens": tin, "output_tokens": tout},
+                      note=note)
 
     async def check_stream(self) -> Passed:
         api = "chat" if self.cfg.transport == "chat" else "responses"
@@ -297,9 +297,9 @@ class Checks:
                                  api_key=self.cfg.api_key, auth_hint=auth_hint(self.cfg)) from exc
             if self.cfg.transport == "auto":  # not offered here: auto uses HTTP streaming
                 return Passed(f"WebSocket mode refused at {url} (HTTP {status})",
-                               {"offered": False, "status": status},
-                               note="this server does not offer the WebSocket mode; transport "
-                                    "= auto streams over HTTP instead (remembered per server)")
+                              {"offered": False, "status": status},
+                              note="this server does not offer the WebSocket mode; transport "
+                                   "= auto streams over HTTP instead (remembered per server)")
             raise E.EndpointError(
                 f"WebSocket mode refused at {url} (HTTP {status})", status=status, url=url,
                 hint="this server does not offer the Responses WebSocket mode, and "
@@ -317,8 +317,8 @@ class Checks:
         self.ws_ok = True
         ttft_txt = f", TTFT {ttft * 1000:.0f} ms" if ttft is not None else ""
         return Passed(f"handshake {handshake_ms:.0f} ms; turn {turn_ms:.0f} ms{ttft_txt}, "
-                       f"{len(text)} chars",
-                       {"handshake_ms": round(handshake_ms, 1), "turn_ms": round(turn_ms, 1)})
+                      f"{len(text)} chars",
+                      {"handshake_ms": round(handshake_ms, 1), "turn_ms": round(turn_ms, 1)})
 
     async def check_memory(self) -> Passed:
         first = {"role": "user", "content": REMEMBER_PROMPT}
@@ -361,7 +361,7 @@ class Checks:
         t0 = time.perf_counter()
         text, _ = await self._ask(target, [{"role": "user", "content": PING_PROMPT}])
         return Passed(f"{target} answered in {ms(t0):.0f} ms ({len(text)} chars)",
-                       {"model": target})
+                      {"model": target})
 
     async def check_telemetry(self) -> Passed:
         if self.cfg.config_error is not None:

@@ -66,7 +66,7 @@ class _Run:
             if blocked:
                 stopped.add(check_id)
                 result = DoctorResult(check_id, title, SKIP,
-                                     detail=f"skipped: needs '{_title(blocked[0])}' to pass")
+                                      detail=f"skipped: needs '{_title(blocked[0])}' to pass")
             else:
                 result = await self._run_one(check_id, title)
                 if check_id == "request" and check_id in self.timed_out:
@@ -126,7 +126,7 @@ class _Run:
                                                                       if has_request(exc)
                                                                       else "the server"))
         return DoctorResult(check_id, title, PASS, ms(start), detail=self._redact(outcome.detail),
-                           data=outcome.data, note=self._redact(outcome.note))
+                            data=outcome.data, note=self._redact(outcome.note))
 
     def _judge_slow(self, result: DoctorResult) -> DoctorResult:
         """A request with no complete answer in time, while the stream check saw tokens arrive:
@@ -140,10 +140,10 @@ class _Run:
                 "tokens arriving; raise --check-timeout")
         if result.id == "request":
             return DoctorResult(result.id, result.title, PASS, result.duration_ms,
-                               detail="the server works but is slow (see the streaming check)",
-                               note=slow)
+                                detail="the server works but is slow (see the streaming check)",
+                                note=slow)
         return DoctorResult(result.id, result.title, SKIP, result.duration_ms,
-                           detail=f"skipped: {slow}")
+                            detail=f"skipped: {slow}")
 
     def _failed(self, check_id: str, title: str, start: float,
                 exc: SparkPairError) -> DoctorResult:
@@ -160,7 +160,7 @@ class _Run:
         if isinstance(exc, E.ModelNotFound) and "spark-pair doctor" in hint:
             hint = MODEL_HINT
         return DoctorResult(check_id, title, FAIL, ms(start), detail=self._redact(detail),
-                           hint=self._redact(hint), error_class=exc.kind, data=data)
+                            hint=self._redact(hint), error_class=exc.kind, data=data)
 
     def _mode_missing(self, exc: SparkPairError) -> bool:
         """A 404/405 on /v1/responses that the transport setting demands, from a server whose

@@ -166,8 +166,8 @@ def judge_stream(api: str, stats: dict[str, Any]) -> Passed:
     if not usage and ended == "end":
         notes.append("no usage in the stream: spark-pair estimates token counts here")
     return Passed(f"{api}: TTFT {ttft * 1000:.0f} ms, {tokens} tokens, {rate}, "
-                   f"{len(times)} deltas spread over {spread * 1000:.0f} ms{judged}", data,
-                   note="; ".join(notes))
+                  f"{len(times)} deltas spread over {spread * 1000:.0f} ms{judged}", data,
+                  note="; ".join(notes))
 
 
 def parse_event(data: str, url: str) -> dict[str, Any] | None:
