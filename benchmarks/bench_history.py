@@ -74,7 +74,7 @@ async def session(root: Path, sim: SimProcess, turns: int, rule: bool, name: str
         try:
             async with open_runtime(root, approver=reviewer, overrides=overrides,
                                     watch=False) as rt:
-                stored.attach(rt.session, rt.context, max_turns=10, budget_tokens=8000,
+                stored.attach(rt.session, rt.workspace, max_turns=10, budget_tokens=8000,
                               rule=rule)
                 for turn in opening:
                     reviewer.turn = turn

@@ -101,7 +101,7 @@ class RejectAll:
 
 async def time_session(root: Path, chunks: list[str], approver: object
                        ) -> tuple[float, str, int]:
-    session = Session(root, InstantClient(chunks), approver, context=FixedContext(root))
+    session = Session(root, InstantClient(chunks), approver, workspace=FixedContext(root))
     t = time.perf_counter()
     events = 0
     result = None

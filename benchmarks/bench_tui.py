@@ -137,7 +137,7 @@ async def session_source(sim: SimProcess, root: Path, put) -> None:
     """The real path: model client over a warm WebSocket -> session turn (every op rejected)."""
     client = ModelClient(ClientOptions(base_url=sim.base_url, api_key="bench", model=MODEL,
                                        transport="ws", max_tokens=16_000))
-    session = Session(root, client, RejectAll(), context=FixedContext(root))
+    session = Session(root, client, RejectAll(), workspace=FixedContext(root))
     try:
         async for _ in session.turn("WARM", ["big.py"]):  # opens the WebSocket
             pass

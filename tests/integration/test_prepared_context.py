@@ -128,7 +128,7 @@ async def test_the_request_at_the_server_holds_the_bytes_on_disk_at_enter(
                             transport="ws")
     async with ModelClient(options) as client:
         ws = Workspace(tree, files=FileCache(tree, clock=later))
-        session = Session(tree, client, PolicyApprover(), context=ws)
+        session = Session(tree, client, PolicyApprover(), workspace=ws)
         built_now = []
         build_now = ws.build_now
 

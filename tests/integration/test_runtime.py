@@ -114,10 +114,10 @@ async def test_a_switch_keeps_the_conversation_and_a_bad_one_changes_nothing(
     sim.configure(replies=[{"match": "EDIT", "text": DIFF}])
     async with open_runtime(repo, approver=PolicyApprover(apply=True), overrides=overrides(sim),
                             env=ENV, prewarm=True) as rt:
-        session, workspace = rt.session, rt.context
+        session, workspace = rt.session, rt.workspace
         [e async for e in rt.session.turn("EDIT", ["a.txt"])]
         await rt.switch({"model.name": "gpt-5.3-codex", "session.transport": "chat"})
-        assert rt.session is session and rt.context is workspace and len(workspace.history) == 1
+        assert rt.session is session and rt.workspace is workspace and len(workspace.history) == 1
         assert rt.client.model == "gpt-5.3-codex" and session.client is rt.client
         assert rt.connection.transport == Transport.CHAT
         client = rt.client

@@ -45,7 +45,7 @@ async def test_five_ws_turns_chain_on_one_connection(sim: SimProcess, tmp_path: 
     results = []
     async with ModelClient(options) as client, Watcher(repo, debounce_ms=20) as watcher:
         workspace = Workspace(repo, watcher=watcher, chained=lambda: client.transport == "ws")
-        session = Session(repo, client, PolicyApprover(apply=True), context=workspace,
+        session = Session(repo, client, PolicyApprover(apply=True), workspace=workspace,
                           journal=Journal(repo, data_dir=tmp_path / "data"), watch=watcher.watch)
         for i in range(5):
             if i:
@@ -87,7 +87,7 @@ async def test_model_not_found_moves_to_the_fallback_and_says_so(sim: SimProcess
     options = ClientOptions(base_url=sim.base_url, api_key=None, model="gpt-4-retired",
                             fallbacks=["gpt-5.3-codex-spark"], transport="responses")
     async with ModelClient(options) as client:
-        session = Session(repo, client, PolicyApprover(apply=True), context=Workspace(repo),
+        session = Session(repo, client, PolicyApprover(apply=True), workspace=Workspace(repo),
                           journal=Journal(repo, data_dir=tmp_path / "data"))
         events = [e async for e in session.turn("TURN0 bump", ["counter.py"])]
     changed = [e for e in events if type(e).__name__ == "ModelChanged"]
@@ -107,7 +107,7 @@ async def test_http_follow_up_resends_trimmed_history_and_fresh_context(sim: Sim
                             transport="responses")
     async with ModelClient(options) as client:
         workspace = Workspace(repo, history_turns=1, chained=lambda: client.transport == "ws")
-        session = Session(repo, client, PolicyApprover(apply=True), context=workspace,
+        session = Session(repo, client, PolicyApprover(apply=True), workspace=workspace,
                           journal=Journal(repo, data_dir=tmp_path / "data"))
         for i in range(3):
             async for event in session.turn(f"TURN{i} bump", ["counter.py"]):
@@ -135,7 +135,7 @@ async def test_a_stopped_turns_ttft_leaves_out_a_slow_connection_set_up(sim: Sim
                             transport="ws")
     said = None
     async with ModelClient(options) as client:
-        session = Session(repo, client, PolicyApprover(apply=False), context=Workspace(repo),
+        session = Session(repo, client, PolicyApprover(apply=False), workspace=Workspace(repo),
                           journal=Journal(repo, data_dir=tmp_path / "data"))
         async for event in session.turn("go", ["a.py"]):
             if isinstance(event, FirstToken):

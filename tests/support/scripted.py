@@ -77,7 +77,7 @@ def make_files(tmp_path: Path) -> Path:
 def make(repo: Path, client: ScriptedClient, approver, tmp_path: Path, **kw) -> Session:
     recorder = TurnRecorder(kw.pop("store", None))
     client.recorder = recorder
-    return Session(repo, client, approver, context=Workspace(repo, chained=lambda: True),
+    return Session(repo, client, approver, workspace=Workspace(repo, chained=lambda: True),
                    recorder=recorder,
                    journal=Journal(repo, data_dir=tmp_path / "data"), **kw)
 

@@ -197,7 +197,7 @@ async def test_a_session_that_remembers_nothing_keeps_no_history(repo: Path,
     session.remember = False
     events = await collect(session)
     assert events[-1].result.status == "applied"
-    assert session.context.history.messages() == []
+    assert session.workspace.history.messages() == []
     client.text = ""
     await collect(session, prompt="and now?", files=("a.txt",))
     assert client.requests[1].history == []

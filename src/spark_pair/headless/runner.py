@@ -230,11 +230,11 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
 
                 rounds = RunFixRounds(rt, opts, jl, diag, report, stop)
                 await rounds.run(lambda prompt, more: _drive(
-                    rt.session, opts, [*files, *more], jl, diag, report, context=rt.context,
+                    rt.session, opts, [*files, *more], jl, diag, report, workspace=rt.workspace,
                     prompt=prompt))
             else:
                 await _drive(rt.session, opts, files, jl, diag, report, watcher=rt.watcher,
-                             context=rt.context)
+                             workspace=rt.workspace)
             if opts.leave is not None and report.code is not None:
                 rt.store.flush()  # the result is out and nothing else runs: no thread hop
                 if stored is not None:
@@ -402,10 +402,10 @@ def _diff_text(root: Path, result: TurnResult, stop: Callable[[], bool]) -> str:
 
 async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonLines | None,
                  diag: Diagnostics, report: _Reporter, *, watcher: Watcher | None = None,
-                 context: Workspace | None = None, prompt: str | None = None) -> None:
+                 workspace: Workspace | None = None, prompt: str | None = None) -> None:
     """One turn: events to stderr and JSON lines, the result to the reporter (the caller's
     handler of Ctrl-C and SIGTERM cancels it). `watcher`: the run's only turn, so the watcher
-    winds down once the stream ends. `context`: the session's workspace, to say which of
+    winds down once the stream ends. `workspace`: the session's, to say which of
     `files` were left out of the request, and why."""
     loop = asyncio.get_running_loop()
     timer = None
@@ -430,8 +430,8 @@ async def _drive(session: Session, opts: RunOptions, files: list[str], jl: JsonL
                     case TurnFinished():
                         await report(event.result)
                         continue
-                    case TurnStarted() if context is not None:
-                        _say_left_out(diag, context, files)
+                    case TurnStarted() if workspace is not None:
+                        _say_left_out(diag, workspace, files)
                     case Started() if jl is None:  # the request is out: what prints the diff
                         loop.run_in_executor(None, _load_render)  # loads meanwhile
                     case HunkStarted():
@@ -458,12 +458,12 @@ def _load_render() -> None:
     import spark_pair.edits.render  # noqa: F401 - loaded ahead of the result
 
 
-def _say_left_out(diag: Diagnostics, context: Workspace, files: list[str]) -> None:
+def _say_left_out(diag: Diagnostics, workspace: Workspace, files: list[str]) -> None:
     """A note for each file given for the context that the request does not show (binary,
     too large, over the token budget): the model never saw it."""
     from ..base.printable import shown
 
-    omitted = context.last_context.omitted if context.last_context is not None else {}
+    omitted = workspace.last_context.omitted if workspace.last_context is not None else {}
     for rel in files:
         if rel in omitted:
             diag.say(f"note: {shown(rel)} is not sent to the model ({omitted[rel]})")

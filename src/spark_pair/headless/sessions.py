@@ -64,7 +64,7 @@ class RunStoredSession:
         stored = self.current
         if stored is not None:
             session = rt.settings.session
-            stored.attach(rt.session, rt.context, max_turns=int(session.history_turns),
+            stored.attach(rt.session, rt.workspace, max_turns=int(session.history_turns),
                           budget_tokens=int(session.history_tokens))
             stored.one_shot = self.opts.leave is not None
             return

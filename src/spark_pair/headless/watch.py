@@ -101,7 +101,7 @@ async def _watch(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diag
                     report = _Reporter(one, out, jl, diag, root, rt.settings, time.monotonic())
                     report.client = rt.client
                     await _drive(session, one, list(turn.files), jl, diag, report,
-                                 context=rt.context)
+                                 workspace=rt.workspace)
         finally:
             unsubscribe()
             trigger.close()

@@ -34,7 +34,7 @@ class WarmerHost(Protocol):
 
     session: Any
     client: Any
-    context: Any
+    workspace: Any
 
     async def warmed_socket(self) -> None: ...
 
@@ -121,7 +121,7 @@ class DraftWarmer:
         await rt.warmed_socket()
         try:
             files = await files_for(text)
-            request = await asyncio.to_thread(preview, rt.context, text, files,
+            request = await asyncio.to_thread(preview, rt.workspace, text, files,
                                               followup=rt.session.turns > 0)
         except Exception as exc:  # noqa: BLE001 - best effort: the turn reports real problems
             log.debug("no pre-warm for the draft: %r", exc)

@@ -238,7 +238,7 @@ class Runtime:
     session: Session
     client: ModelClient
     watcher: Watcher | None
-    context: Workspace
+    workspace: Workspace
     connection: ConnectionState
     store: StoreWriter
     prewarming: asyncio.Task[None] | None = None
@@ -372,7 +372,7 @@ async def open_runtime(root: Path, *, approver: Approver,
                 if isinstance(event, Started):  # the request is out: open the log meanwhile
                     store.open_soon()
 
-            session = Session(root, client, approver, context=workspace, recorder=recorder,
+            session = Session(root, client, approver, workspace=workspace, recorder=recorder,
                               watch=watcher.watch if watcher is not None else None,
                               observe=observe)
             session.repair = settings.review.repair
@@ -458,7 +458,7 @@ async def _open_socket(rt: Runtime) -> None:
     if rt.client.transport != Transport.WS:
         return
     conn._set(conn.transport, ConnectionStatus.CONNECTING, "")
-    request = TurnRequest(rt.context.system_prompt, [Message("user", "(warming up)")])
+    request = TurnRequest(rt.workspace.system_prompt, [Message("user", "(warming up)")])
     opened = rt.client.connection_count
     try:
         await rt.client.prewarm(request)  # best effort: it reports no model error

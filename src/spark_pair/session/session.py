@@ -1,6 +1,6 @@
 """One turn: context -> request -> stream -> incremental parse -> approvals -> apply -> record.
 
-    session = Session(root, client, approver, context=workspace, journal=None,
+    session = Session(root, client, approver, workspace=workspace, journal=None,
                       recorder=TurnRecorder(store), watch=watcher.watch)
     async for event in session.turn("rename foo to bar", files=["src/a.py"]):
         match event: ...
@@ -77,13 +77,13 @@ class Session:
     running it does nothing); a second `turn()` while one runs raises TurnInProgress."""
 
     def __init__(self, root: Path, client: ClientLike, approver: Approver, *,
-                 context: WorkspaceLike, journal: Any = None, recorder: TurnRecorder | None = None,
-                 watch: WatchFn | None = None,
+                 workspace: WorkspaceLike, journal: Any = None,
+                 recorder: TurnRecorder | None = None, watch: WatchFn | None = None,
                  observe: Callable[[Event | TurnFinished], None] | None = None) -> None:
         self.root = Path(root)
         self.client = client
         self.approver = approver
-        self.context = context
+        self.workspace = workspace
         self.journal = journal
         self.recorder = recorder
         self.watch = watch  # watch(on_change) -> async context manager delivering changed paths
@@ -162,7 +162,7 @@ class Session:
     async def _chosen(self, prompt: str, files: Sequence[str]) -> list[str]:
         """`files` and those the workspace chooses for `prompt` (in a thread: the index may be
         read or built); `files` alone when a cancel comes first (the turn then ends at once)."""
-        plan_of = getattr(self.context, "plan", None)
+        plan_of = getattr(self.workspace, "plan", None)
         if plan_of is None:
             return list(files)
         self._woken = asyncio.Event()
@@ -217,9 +217,9 @@ class Session:
             given = list(files)  # the context set (what the workspace adds is not part of it)
             if choose:
                 files = await self._chosen(prompt, files)
-            built = self.context.build_now(prompt, files, followup=followup)
+            built = self.workspace.build_now(prompt, files, followup=followup)
             request, hashes = built if built is not None else await asyncio.to_thread(
-                self.context.build, prompt, files, followup=followup)
+                self.workspace.build, prompt, files, followup=followup)
             result = TurnResult(turn_id, TurnStatus.FAILED)
             from .turn import TurnRun
 
@@ -232,7 +232,7 @@ class Session:
             try:
                 yield TurnStarted(turn_id, prompt, tuple(sorted(hashes)),
                                   _estimate_tokens(request), followup)
-                chosen = getattr(self.context, "chosen", None)
+                chosen = getattr(self.workspace, "chosen", None)
                 if chosen is not None:
                     yield ContextChosen(*chosen())
                 async for event in run.events():
@@ -255,7 +255,7 @@ class Session:
             remembered = (self.remember and result.metrics is not None
                           and not result.metrics.partial)
             if remembered:  # the model answered: the turn joins the history
-                await asyncio.to_thread(self.context.finish, request, result.text,
+                await asyncio.to_thread(self.workspace.finish, request, result.text,
                                         list(result.changed), _note(verdicts))
             if self.keep is not None:
                 self.keep(prompt, given, result, verdicts, remembered)

@@ -2,7 +2,7 @@
 written once it is over.
 
     stored = StoredSession.open(root, pick=Pick(resume=True))   # blocking: call it in a thread
-    stored.attach(rt.session, rt.context)                # history restored, turns kept
+    stored.attach(rt.session, rt.workspace)                # history restored, turns kept
     ...
     stored.close()                                       # waits for the pending writes
 

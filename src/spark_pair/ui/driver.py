@@ -320,25 +320,25 @@ class Driver:
         the workspace's `Prepared` (token estimates), or None before the repository is open."""
         if self.runtime is None:
             return None
-        return await asyncio.to_thread(self.runtime.context.prepare, list(files))
+        return await asyncio.to_thread(self.runtime.workspace.prepare, list(files))
 
     async def plan(self, prompt: str, pinned: Sequence[str], dropped: Sequence[str], *,
                    wait: bool = True) -> Plan | None:
         """The files the automatic context chooses for `prompt` (in a thread): the workspace's
         `Plan`, or None (not open yet, `[context] auto = false`, or, without `wait`, the
         index is still being built)."""
-        if self.runtime is None or self.runtime.context.auto is None:
+        if self.runtime is None or self.runtime.workspace.auto is None:
             return None
-        if not wait and not self.runtime.context.auto.ready:
+        if not wait and not self.runtime.workspace.auto.ready:
             return None
-        return await asyncio.to_thread(self.runtime.context.plan, prompt, list(pinned),
+        return await asyncio.to_thread(self.runtime.workspace.plan, prompt, list(pinned),
                                        list(dropped))
 
     def shows(self, paths: set[str]) -> bool:
         """Whether the next request may show one of `paths` (then it is prepared again)."""
         if self.runtime is None:
             return False
-        return not paths.isdisjoint(self.runtime.context.snapshot.paths())
+        return not paths.isdisjoint(self.runtime.workspace.snapshot.paths())
 
     async def undo(self, turn_id: str | None = None) -> list[str]:
         """Restore the last applied turn's files, or `turn_id`'s (in a thread: journal lock,

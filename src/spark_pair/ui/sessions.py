@@ -77,7 +77,7 @@ class AppStoredSession:
         if self.current is not None:
             s = rt.settings.session
             self.current.pinned = self.pinned
-            self.current.attach(rt.session, rt.context, max_turns=int(s.history_turns),
+            self.current.attach(rt.session, rt.workspace, max_turns=int(s.history_turns),
                                 budget_tokens=int(s.history_tokens))
 
     async def switch(self, name: str, rt: Runtime) -> StoredSession:
