@@ -75,24 +75,24 @@ class TurnRecorder:
 
     def form(self, turn_id: str, model: str, form: Form) -> None:
         """Keep how well-formed the turn's diff was (in a store that keeps it)."""
-        if isinstance(self.store, FormKeeper):
+        if isinstance(self.store, FormStore):
             self.store.record_form(turn_id, model, form)
 
     def verdicts(self, turn_id: str, model: str, verdicts: Sequence[Verdict]) -> None:
         """Keep what a person made of the turn's hunks (in a store that keeps them)."""
-        if verdicts and isinstance(self.store, VerdictKeeper):
+        if verdicts and isinstance(self.store, VerdictStore):
             self.store.record_verdicts(turn_id, model, verdicts)
 
 
 @runtime_checkable
-class VerdictKeeper(Protocol):
+class VerdictStore(Protocol):
     """A request store that also keeps review verdicts (spark-pair stats reads them)."""
 
     def record_verdicts(self, turn_id: str, model: str, verdicts: Sequence[Verdict]) -> None: ...
 
 
 @runtime_checkable
-class FormKeeper(Protocol):
+class FormStore(Protocol):
     """A request store that also keeps how well-formed each reply's diff was."""
 
     def record_form(self, turn_id: str, model: str, form: Form) -> None: ...

@@ -67,7 +67,7 @@ class Telemetry:
         self._feed(of_record, rec, self.prices)
 
     def record_verdicts(self, turn_id: str, model: str, verdicts: Sequence[Any]) -> None:
-        """A person's verdicts on a turn (session.VerdictKeeper)."""
+        """A person's verdicts on a turn (session.VerdictStore)."""
         self._feed(of_verdicts, model, verdicts)
 
     def retried(self, event: Any) -> None:
