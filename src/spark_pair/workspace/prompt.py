@@ -290,6 +290,9 @@ def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query
     return ctx
 
 
+INSTRUCTION = "Instruction:\n"  # what a user message ends with, before the instruction
+
+
 def user_message(instruction: str, context: Context) -> str:
     """The user turn: the file context, the repository map (it changes with the instruction's
     words more often than the files do), then the instruction (what changes most goes last:
@@ -297,7 +300,7 @@ def user_message(instruction: str, context: Context) -> str:
     head = "Files:\n\n" + context.text + "\n" if context.text else ""
     if context.map:
         head += context.map + "\n"
-    return f"{head}Instruction:\n{instruction.strip()}\n"
+    return f"{head}{INSTRUCTION}{instruction.strip()}\n"
 
 
 # --- history -------------------------------------------------------------------------------

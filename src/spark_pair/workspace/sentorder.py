@@ -14,6 +14,12 @@ its head). The order is shared by a session's requests and its drafts' pre-warms
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from .prompt import INSTRUCTION
+
+if TYPE_CHECKING:
+    from ..protocol.request import TurnRequest
 
 
 class SentOrder:
@@ -30,3 +36,14 @@ class SentOrder:
 
     def clear(self) -> None:
         self._last.clear()
+
+
+def before_instruction(request: TurnRequest) -> tuple[str, ...]:
+    """Everything `request` sends up to its instruction (the end of its last message): two
+    drafts equal in this differ only in what a server reads after its cached prefix."""
+    texts = [request.instructions, *(f"{m.role}:{m.content}" for m in (
+        *request.history, *request.new_input))]
+    last = texts[-1]
+    cut = last.rfind(INSTRUCTION)
+    texts[-1] = last[:cut] if cut >= 0 else last
+    return tuple(texts)
