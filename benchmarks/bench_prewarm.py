@@ -1,6 +1,7 @@
 """First-token time of a turn typed at a human pace, with and without pre-warm. Prints numbers.
 
     .venv/bin/python benchmarks/bench_prewarm.py [--runs 3] [--context-tokens 6000]
+        [--transport ws|responses|chat]
 
 The simulator runs as a process on 127.0.0.1 with its default prefill model (input not yet
 processed on the connection costs 1 s per 20,000 tokens before the first token, on top of its
@@ -71,10 +72,11 @@ async def type_prompt(text: str, on_draft) -> None:
     await asyncio.sleep(STILL_S)
 
 
-async def one_run(sim: SimProcess, root: Path, files: list[str], prewarm: bool) -> list[float]:
+async def one_run(sim: SimProcess, root: Path, files: list[str], prewarm: bool,
+                  transport: str = "ws") -> list[float]:
     """Enter-to-first-token (s) of each prompt of one session."""
     overrides = {"model.base_url": sim.base_url, "model.name": "gpt-5.3-codex-spark",
-                 "session.transport": "ws", "context.auto": "false"}
+                 "session.transport": transport, "context.auto": "false"}
     out = []
     async with open_runtime(root, approver=PolicyApprover(), overrides=overrides,
                             env={"SPARK_PAIR_API_KEY": "bench"}, prewarm=True) as rt:
@@ -125,6 +127,9 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--context-tokens", type=int, default=6000)
+    parser.add_argument("--transport", default="ws", choices=("ws", "responses", "chat"),
+                        help="an HTTP transport sends no pre-warm: what is left is the prefix "
+                             "share of a turn after a turn")
     args = parser.parse_args()
     print(f"load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
           f"{os.getloadavg()[2]:.2f}")
@@ -142,11 +147,11 @@ def main() -> int:
         # the first turn in a process loads the turn's code (parser, apply, watcher) after its
         # request: one run each way first, not counted
         for prewarm in (True, False):
-            asyncio.run(one_run(sim, root, files, prewarm))
+            asyncio.run(one_run(sim, root, files, prewarm, args.transport))
         for run in range(args.runs):
             for prewarm in (run % 2 == 0, run % 2 == 1):  # A/B, alternating which goes first
                 seen = len(sim.requests())
-                firsts = asyncio.run(one_run(sim, root, files, prewarm))
+                firsts = asyncio.run(one_run(sim, root, files, prewarm, args.transport))
                 results[prewarm].append(firsts)
                 for pair, got in cached_shares(sim.requests()[seen:]).items():
                     shares.setdefault(pair, []).extend(got)
@@ -160,6 +165,9 @@ def main() -> int:
               f"connection, median {statistics.median(s for s, _ in got):.3f}; tokens not "
               f"processed before, median {statistics.median(t for _, t in got):.0f} "
               f"(n={len(got)})")
+    if not shares:
+        print("no two requests on one connection: the simulator keeps what a connection "
+              "processed, and an HTTP connection closed while the next turn was typed")
     ok = True
     for i, label in enumerate(("first turn", "follow-up")):
         off = statistics.median(r[i] for r in results[False])
