@@ -277,14 +277,8 @@ class ModelClient:
         return await self._ws.steer(text)
 
     @property
-    def warm_pending(self) -> bool:
-        """Whether a draft's pre-warm waits on the socket for the next turn."""
-        return self._ws.warm is not None
-
-    @property
     def warm_counts(self) -> tuple[int, int, int]:
-        """(hits, prefix, misses): turns that continued a draft's pre-warm / that asked what
-        it asked but their last item's tail (the server's cache held the rest) / neither."""
+        """(hits, prefix, misses) of drafts' pre-warms (responses_ws.WsSession._after_warm)."""
         return self._ws.warm_hits, self._ws.warm_prefix, self._ws.warm_misses
 
     async def complete(self, request: TurnRequest) -> Completed:

@@ -58,6 +58,7 @@ class DraftWarmer:
         self._sent_at = -MIN_GAP_S
         self._warmed = ""  # the draft warmed last (not warmed again while it stays)
         self._warmed_head: tuple[str, ...] = ()  # its request up to the instruction
+        self._warm_mark: tuple[int, tuple[int, int, int]] | None = None  # turns and counts then
 
     @property
     def enabled(self) -> bool:
@@ -138,12 +139,13 @@ class DraftWarmer:
         from ..workspace.sentorder import before_instruction
 
         head = before_instruction(request)
+        mark = (rt.session.turns, rt.client.warm_counts)  # a turn since met the pre-warm
         self._warmed = text
-        if head == self._warmed_head and rt.client.warm_pending:
+        if head == self._warmed_head and mark == self._warm_mark:
             self.skipped += 1  # the server holds all of it but the instruction
             return
         self._sent_at = self.clock()
         self._warmed_head = head
         self.sent += 1
         self.tokens += estimate_request_tokens(request)
-        await rt.client.warm_draft(request)
+        self._warm_mark = mark if await rt.client.warm_draft(request) else None
