@@ -58,12 +58,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spark_pair.base.config import Settings
-from spark_pair.protocol.metrics import estimate_request_tokens, tokens_for_chars
+from spark_pair.protocol.metrics import estimate_request_tokens
 from spark_pair.workspace import history, layout, symbols
 from spark_pair.workspace.autocontext import auto_context_of
 from spark_pair.workspace.context import Workspace, limits_of
 from spark_pair.workspace.index import RepoIndex
-from spark_pair.workspace.preview import preview
 from spark_pair.workspace.prompt import Context
 
 HERE = Path(__file__).resolve().parent
@@ -272,6 +271,8 @@ def names_something(tree: Path, instruction: str, files: set[str]) -> bool:
 def repeated(before: str, after: str) -> tuple[float, int]:
     """The share of `after` that repeats `before` from its first character, and the tokens
     after that common start (what a server with a prompt cache still reads)."""
+    from spark_pair.protocol.metrics import tokens_for_chars
+
     n = len(os.path.commonprefix([before, after]))
     return n / max(len(after), 1), tokens_for_chars(len(after) - n)
 
@@ -283,6 +284,8 @@ def drafts_prefix(tree: Path, index: RepoIndex, settings: Settings, instruction:
     (workspace.preview), the last as the turn's request. For the second pre-warm and for the
     turn: the share of the request that repeats the previous one from the start (what a
     server's prompt cache can reuse) and the tokens after it."""
+    from spark_pair.workspace.preview import preview
+
     words = instruction.splitlines()[0].split()
     if len(words) < 4:
         return []
