@@ -4,8 +4,6 @@ folded away, a note at the head of the live diff says it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..base.printable import shown
 from ..session.events import ContextChosen
 from .notices import displayed
@@ -13,13 +11,12 @@ from .widgets.diff_view import DiffView
 from .widgets.files import FilesPane, spans_text
 
 
-def context_sent(screen: Any, event: ContextChosen) -> None:
+def context_sent(pane: FilesPane, view: DiffView, event: ContextChosen) -> None:
     """The request went with `event.files`: those sent as regions, with their spans and why."""
     cut = {f.path: (f.reason, tuple(f.regions)) for f in event.files
            if f.shown == "regions" and f.regions}
-    pane = screen.query_one(FilesPane)
     pane.set_cut(cut)
     if cut and not displayed(pane):
         parts = [f"{shown(path)} lines {spans_text(regions)} ({why})"
                  for path, (why, regions) in cut.items()]
-        screen.query_one(DiffView).note("sent in part: " + "; ".join(parts))
+        view.note("sent in part: " + "; ".join(parts))

@@ -316,7 +316,7 @@ class MainScreen(Screen[None]):
             if type(event) is Steered:
                 steered(self, event)
             elif type(event) is ContextChosen:
-                sent_spans.context_sent(self, event)
+                sent_spans.context_sent(self.query_one(FilesPane), view, event)
         self.query_one(Meter).feed(message.events)
         if self.streaming and any(isinstance(e, (Completed, Failed)) for e in message.events):
             self.streaming = False  # the reply is in: escape no longer stops the turn
