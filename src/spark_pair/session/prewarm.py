@@ -12,9 +12,9 @@ draft whose request differs from the last pre-warm's only in its instruction (th
 request: workspace.sentorder): the server read all before it with that pre-warm and its
 prompt cache gives that to the turn (bench_prewarm, two turns typed at a human pace: 7
 pre-warms, ~24,000 input tokens a turn, before this rule; 2, ~6,800 a turn, with it; the same
-first-token gain, 470 -> 156 ms). The client counts the hits
-(a turn continued the warm response), the prefix ones (the turn differed from it only in its
-last item's tail) and the misses."""
+first-token gain, 470 -> 156 ms). The client counts the hits (a turn continued the warm
+response), the prefix ones (the turn differed from it only in its last item's tail) and the
+misses."""
 
 from __future__ import annotations
 

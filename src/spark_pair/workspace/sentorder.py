@@ -34,9 +34,6 @@ class SentOrder:
         self._last = [*kept, *(rel for rel in blocks if rel not in known)]
         return "".join(blocks[rel] for rel in self._last)
 
-    def clear(self) -> None:
-        self._last.clear()
-
 
 def before_instruction(request: TurnRequest) -> tuple[str, ...]:
     """Everything `request` sends up to its instruction (the end of its last message): two
