@@ -19,9 +19,10 @@ turn), then:
   for naming and concept (the other) instructions, per set, and for the largest repository's
   naming ones; then region recall and the median request at each of `--budgets` (the curve the
   default budget is chosen from). `--budget N` sets the budget of the main figures;
-- with `--prefix`, the stable prefix: each subject typed in three steps, each step's request
-  built as a pre-warm builds it, and the share of each request that repeats the previous one
-  from its start (what a server's prompt cache can reuse).
+- with `--prefix`, the stable prefix: each subject typed in three steps in one workspace, the
+  first two built as a draft's pre-warm builds them, the last as the turn: the share of the
+  second pre-warm and of the turn that repeats the request before it from its start (what a
+  server's prompt cache can reuse), and the tokens after that common start.
 
 The repositories are read from git directories fetched beforehand (bare is fine), found under
 `--mirror DIR` (as OWNER+NAME/repo, OWNER+NAME, OWNER/NAME, ...) or given one by one with
@@ -160,8 +161,8 @@ class Result:
     tokens: int = 0  # the request's input tokens (system prompt, map, files, instruction)
     curve: dict[int, tuple[float, int]] = field(default_factory=dict)  # budget -> (region
     # recall, request tokens)
-    prefix: list[float] = field(default_factory=list)  # per draft after the first: the share
-    # of its request that repeats the previous draft's from the start
+    prefix: list[tuple[float, int]] = field(default_factory=list)  # the second pre-warm, then
+    # the turn: (the share of its request that repeats the previous one's start, tokens after)
 
     @property
     def region_recall(self) -> float:
@@ -267,27 +268,37 @@ def names_something(tree: Path, instruction: str, files: set[str]) -> bool:
     return done.returncode == 0
 
 
-def repeated(before: str, after: str) -> float:
-    """The share of `after` that repeats `before` from its first character."""
+def repeated(before: str, after: str) -> tuple[float, int]:
+    """The share of `after` that repeats `before` from its first character, and the tokens
+    after that common start (what a server with a prompt cache still reads)."""
+    from spark_pair.protocol.metrics import tokens_for_chars
+
     n = len(os.path.commonprefix([before, after]))
-    return n / max(len(after), 1)
+    return n / max(len(after), 1), tokens_for_chars(len(after) - n)
 
 
 def drafts_prefix(tree: Path, index: RepoIndex, settings: Settings, instruction: str
-                  ) -> list[float]:
+                  ) -> list[tuple[float, int]]:
     """The instruction's subject typed in three steps (half, three quarters, all of its
-    words), each step's request built as a pre-warm builds it: the share of each request that
-    repeats the previous one from the start (what a server's prompt cache can reuse)."""
+    words), in one workspace: the first two built as a draft's pre-warm builds them
+    (workspace.preview), the last as the turn's request. For the second pre-warm and for the
+    turn: the share of the request that repeats the previous one from the start (what a
+    server's prompt cache can reuse) and the tokens after it."""
+    from spark_pair.workspace.preview import preview
+
     words = instruction.splitlines()[0].split()
     if len(words) < 4:
         return []
+    ws = workspace(tree, index, settings)
     texts = []
     for cut in (len(words) // 2, (3 * len(words)) // 4, len(words)):
         draft = " ".join(words[:cut])
-        ws = workspace(tree, index, settings)
         plan = ws.plan(draft, [])
         assert plan is not None
-        request, _ = ws.build(draft, plan.found.paths(), followup=False)
+        if cut < len(words):
+            request = preview(ws, draft, plan.found.paths(), followup=False)
+        else:
+            request, _ = ws.build(draft, plan.found.paths(), followup=False)
         texts.append(request.instructions + "".join(m.content for m in request.new_input))
     return [repeated(a, b) for a, b in zip(texts, texts[1:], strict=False)]
 

@@ -1,6 +1,7 @@
 """First-token time of a turn typed at a human pace, with and without pre-warm. Prints numbers.
 
     .venv/bin/python benchmarks/bench_prewarm.py [--runs 3] [--context-tokens 6000]
+        [--transport ws|responses|chat]
 
 The simulator runs as a process on 127.0.0.1 with its default prefill model (input not yet
 processed on the connection costs 1 s per 20,000 tokens before the first token, on top of its
@@ -13,6 +14,12 @@ One run each way comes first and is not counted (the first turn of a process loa
 Target: at least 40 % lower with pre-warm on the first turn. A follow-up is chained already
 (it sends only the new instruction and what changed), so pre-warm has little left to save
 there: its numbers are printed for the record. Runs alternate on/off (A/B interleaved).
+
+Also printed: the pre-warms sent and skipped (a draft whose request differs from the last
+pre-warm's only in its instruction is not sent), their input tokens a turn, and from the
+simulator's log the share of each request's prompt that the server had processed before on
+the connection (its prompt cache), for a pre-warm after a pre-warm, a turn after a pre-warm and
+a turn after a turn.
 """
 
 from __future__ import annotations
@@ -65,10 +72,11 @@ async def type_prompt(text: str, on_draft) -> None:
     await asyncio.sleep(STILL_S)
 
 
-async def one_run(sim: SimProcess, root: Path, files: list[str], prewarm: bool) -> list[float]:
+async def one_run(sim: SimProcess, root: Path, files: list[str], prewarm: bool,
+                  transport: str = "ws") -> list[float]:
     """Enter-to-first-token (s) of each prompt of one session."""
     overrides = {"model.base_url": sim.base_url, "model.name": "gpt-5.3-codex-spark",
-                 "session.transport": "ws", "context.auto": "false"}
+                 "session.transport": transport, "context.auto": "false"}
     out = []
     async with open_runtime(root, approver=PolicyApprover(), overrides=overrides,
                             env={"SPARK_PAIR_API_KEY": "bench"}, prewarm=True) as rt:
@@ -88,9 +96,30 @@ async def one_run(sim: SimProcess, root: Path, files: list[str], prewarm: bool) 
             assert first is not None, "no first token"
             out.append(first)
         if prewarm:
-            hits, misses = warmer.counts
-            print(f"    pre-warms sent {warmer.sent}, hits {hits}, misses {misses}, their input "
+            hits, prefix, misses = warmer.counts
+            print(f"    pre-warms sent {warmer.sent} (skipped {warmer.skipped}), turns that met "
+                  f"one: {hits} hit, {prefix} prefix, {misses} miss; their input "
                   f"~{warmer.tokens} tokens (~{warmer.tokens // len(PROMPTS)} a turn)")
+    return out
+
+
+def cached_shares(entries: list[dict]) -> dict[str, list[tuple[float, int]]]:
+    """From the simulator's log of one run (oldest first): for each request after another on
+    its connection, the share of its prompt processed before (1 - unseen / prompt) and the
+    tokens not processed before, by what came before it and what it is ("pre-warm -> turn")."""
+    out: dict[str, list[tuple[float, int]]] = {}
+    last: dict[int, str] = {}
+    for e in entries:
+        body = e.get("body") or {}
+        if not e.get("prompt_tokens") or not body.get("input") and "previous_response_id" \
+                not in body:
+            continue  # the socket's start-up pre-warm (no input), or a request not read
+        kind = "pre-warm" if body.get("generate") is False else "turn"
+        before = last.get(e["connection_id"])
+        if before is not None:
+            share = 1 - e["unseen_tokens"] / e["prompt_tokens"]
+            out.setdefault(f"{before} -> {kind}", []).append((share, e["unseen_tokens"]))
+        last[e["connection_id"]] = kind
     return out
 
 
@@ -98,10 +127,14 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--context-tokens", type=int, default=6000)
+    parser.add_argument("--transport", default="ws", choices=("ws", "responses", "chat"),
+                        help="an HTTP transport sends no pre-warm: what is left is the prefix "
+                             "share of a turn after a turn")
     args = parser.parse_args()
     print(f"load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
           f"{os.getloadavg()[2]:.2f}")
     results: dict[bool, list[list[float]]] = {False: [], True: []}
+    shares: dict[str, list[tuple[float, int]]] = {}
     with tempfile.TemporaryDirectory() as tmp, SimProcess(tps=1200, ttft_ms=150) as sim:
         os.environ["SPARK_PAIR_HOME"] = str(Path(tmp) / "home")
         sim.configure(replies=[{"match": MATCH, "text": reply_text()},
@@ -114,16 +147,27 @@ def main() -> int:
         # the first turn in a process loads the turn's code (parser, apply, watcher) after its
         # request: one run each way first, not counted
         for prewarm in (True, False):
-            asyncio.run(one_run(sim, root, files, prewarm))
+            asyncio.run(one_run(sim, root, files, prewarm, args.transport))
         for run in range(args.runs):
             for prewarm in (run % 2 == 0, run % 2 == 1):  # A/B, alternating which goes first
-                firsts = asyncio.run(one_run(sim, root, files, prewarm))
+                seen = len(sim.requests())
+                firsts = asyncio.run(one_run(sim, root, files, prewarm, args.transport))
                 results[prewarm].append(firsts)
+                for pair, got in cached_shares(sim.requests()[seen:]).items():
+                    shares.setdefault(pair, []).extend(got)
                 print(f"  run {run + 1} pre-warm {'on ' if prewarm else 'off'}: " + ", ".join(
                     f"{label} {s * 1000:.0f} ms" for label, s in zip(("first turn", "follow-up"),
                                                                      firsts, strict=True)))
     print(f"load after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
           f"{os.getloadavg()[2]:.2f}")
+    for pair, got in sorted(shares.items()):
+        print(f"{pair}: the share of the prompt the server had processed before on the "
+              f"connection, median {statistics.median(s for s, _ in got):.3f}; tokens not "
+              f"processed before, median {statistics.median(t for _, t in got):.0f} "
+              f"(n={len(got)})")
+    if not shares:
+        print("no two requests on one connection: the simulator keeps what a connection "
+              "processed, and an HTTP connection closed while the next turn was typed")
     ok = True
     for i, label in enumerate(("first turn", "follow-up")):
         off = statistics.median(r[i] for r in results[False])

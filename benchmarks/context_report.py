@@ -87,11 +87,15 @@ def regions_report(results: list[Result], repos: list[dict], every: list[dict]) 
             groups.append((f"[{part}] naming, {largest.split('/')[1]} only", big))
     for label, mine in groups:
         print(figures(label, mine))
-    shares = [p for r in results for p in r.prefix]
-    if shares:
-        print(f"\nStable prefix: a draft's request repeating the previous draft's from the start "
-              f"(n={len(shares)}): median {statistics.median(shares):.2f}, mean "
-              f"{mean(shares):.2f}, at least 0.9 in {mean([float(p >= 0.9) for p in shares]):.2f}")
+    for step, label in enumerate(("pre-warm -> next pre-warm", "pre-warm -> its turn")):
+        pairs = [r.prefix[step] for r in results if len(r.prefix) > step]
+        if pairs:
+            shares = [share for share, _ in pairs]
+            print(f"\nStable prefix, {label}: the share of the request repeating the one before "
+                  f"from the start (n={len(pairs)}): median {statistics.median(shares):.2f}, "
+                  f"mean {mean(shares):.2f}, at least 0.9 in "
+                  f"{mean([float(p >= 0.9) for p in shares]):.2f}; tokens after the common "
+                  f"start: median {statistics.median(t for _, t in pairs):.0f}")
     budgets = sorted({b for r in results for b in r.curve})
     if not budgets:
         return

@@ -226,7 +226,9 @@ def test_the_request_carries_the_chosen_files_the_map_and_says_why(http_repo: Pa
     assert plan is not None
     request, hashes = ws.build(prompt, plan.found.paths(), followup=False)
     sent = request.new_input[-1].content
-    assert sent.startswith(HEAD)
+    # the files first, then the map, then the instruction (what changes most goes last)
+    assert sent.startswith("Files:\n\n### ")
+    assert sent.index("### http/client.py") < sent.index(HEAD) < sent.index("Instruction:\n")
     assert "src/app/cli.py: main" in sent
     assert "### http/utils.py\n" in sent and "### http/client.py\n" in sent
     assert sorted(hashes) == ["http/client.py", "http/utils.py", "tests/test_utils.py"]

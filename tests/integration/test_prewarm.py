@@ -83,7 +83,7 @@ async def test_a_still_draft_is_warmed_once_and_enter_continues_it(sim: SimProce
         assert real["body"]["previous_response_id"] == draft["response_id"]
         assert real["body"]["input"] == []
         assert real["connection_id"] == draft["connection_id"]
-        assert rt.drafts is not None and rt.drafts.counts == (1, 0)
+        assert rt.drafts is not None and rt.drafts.counts == (1, 0, 0)
         rt.store.flush()
         from spark_pair.store import RequestStore
 
@@ -104,12 +104,13 @@ async def test_a_still_draft_is_warmed_once_and_enter_continues_it(sim: SimProce
         warm2 = sim.requests()[-1]
         assert warm2["body"]["generate"] is False
         assert warm2["body"]["previous_response_id"] == conversation
-        # a different prompt at enter: a miss, sent whole on the conversation
+        # a different prompt at enter: sent whole on the conversation; only its last item
+        # differs from the pre-warm's (a "prefix": the server read the rest with the pre-warm)
         await turn(rt, "something else EDIT")
         last = sim.requests()[-1]
         assert last["body"]["previous_response_id"] == conversation
         assert "something else" in user_text(last["body"])
-        assert rt.drafts.counts == (1, 1)
+        assert rt.drafts.counts == (1, 1, 0)
 
 
 async def test_nothing_is_warmed_over_http_or_with_prewarm_off(sim: SimProcess,
@@ -146,12 +147,48 @@ async def test_a_draft_left_alone_over_a_minute_is_not_warmed(sim: SimProcess,
 
 
 async def test_at_most_one_a_second(sim: SimProcess, repo: Path) -> None:
+    (repo / "b.txt").write_text("bee\n")
+
+    async def more_files(text: str) -> list[str]:
+        return ["a.txt", "b.txt"]
+
     async with open_runtime(repo, approver=PolicyApprover(), overrides=overrides(sim),
                             env=ENV) as rt:
         warmer = rt.warm_drafts(10)
         warmer.draft_changed("EDIT one", files_for)
         await until(lambda: warmer.sent == 1)
-        warmer.draft_changed("EDIT two", files_for)
+        warmer.draft_changed("EDIT two", more_files)  # another file chosen: worth a pre-warm
         await asyncio.sleep(0.5)
         assert warmer.sent == 1  # the second waits for its second
         await until(lambda: warmer.sent == 2, timeout=3)
+
+
+async def test_a_draft_that_changes_only_the_instruction_is_not_warmed_again(
+        sim: SimProcess, repo: Path) -> None:
+    """The server read all but the instruction with the last pre-warm: the next draft of the
+    same files is not sent; the turn goes whole and its prompt cache covers all but the tail."""
+    sim.configure(replies=[{"match": "EDIT", "text": DIFF}])
+    async with open_runtime(repo, approver=PolicyApprover(apply=True), overrides=overrides(sim),
+                            env=ENV, prewarm=True) as rt:
+        await rt.warmed()
+        warmer = rt.warm_drafts(10)
+        warmer.draft_changed("EDIT the", files_for)
+        await until(lambda: warmer.sent == 1)
+        await rt.warmed()
+        tokens = warmer.tokens
+        warmer.draft_changed("EDIT the second line to upper case", files_for)
+        await until(lambda: warmer.skipped == 1)
+        assert warmer.sent == 1 and warmer.tokens == tokens
+        finished = await turn(rt, "EDIT the second line to upper case")
+        assert finished.result.status == TurnStatus.APPLIED
+        real = sim.requests()[-1]
+        assert "second line" in user_text(real["body"])  # sent whole: not continued
+        assert rt.drafts.counts == (0, 1, 0)
+        # the server had read all of it but the instruction's new words
+        assert 0 < real["unseen_tokens"] <= tokens_for_chars(len(" second line to upper case"))
+        assert real["prompt_tokens"] > 10 * real["unseen_tokens"]
+        rt.store.flush()
+        from spark_pair.store import RequestStore
+
+        with RequestStore() as store:
+            assert store.records()[-1].extra.get("prewarm") == "prefix"

@@ -43,7 +43,7 @@ async def test_a_still_draft_is_prewarmed_once_and_enter_chains_on_it(
         turn = [e for e in demo_sim.requests() if e["seq"] > draft["seq"]][0]
         assert turn["body"]["previous_response_id"] == draft["response_id"]
         assert turn["body"]["input"] == []
-        assert app.main.driver.runtime.drafts.counts == (1, 0)
+        assert app.main.driver.runtime.drafts.counts == (1, 0, 0)
         await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
 

@@ -277,9 +277,9 @@ class ModelClient:
         return await self._ws.steer(text)
 
     @property
-    def warm_counts(self) -> tuple[int, int]:
-        """(hits, misses): turns that continued a draft's pre-warm / that could not."""
-        return self._ws.warm_hits, self._ws.warm_misses
+    def warm_counts(self) -> tuple[int, int, int]:
+        """(hits, prefix, misses) of drafts' pre-warms (responses_ws.WsSession._after_warm)."""
+        return self._ws.warm_hits, self._ws.warm_prefix, self._ws.warm_misses
 
     async def complete(self, request: TurnRequest) -> Completed:
         result: Completed | None = None

@@ -102,8 +102,9 @@ class WsSocket:
         # next request with that same body chains on it and sends no input (protocol.warm)
         self.warm: tuple[str, dict[str, Any]] | None = None
         self.warm_hits = 0
+        self.warm_prefix = 0  # turns that asked what a pre-warm asked but the last item's tail
         self.warm_misses = 0
-        self.warm_used: str | None = None  # "hit" / "miss" of the last request (its record)
+        self.warm_used: str | None = None  # "hit" / "prefix" / "miss" of the last request
         self.steering = False  # a correction waits for the server's answer
 
     async def open(self) -> None:
@@ -225,14 +226,19 @@ class WsSocket:
 
     def _after_warm(self, body: dict[str, Any]) -> dict[str, Any]:
         """The body to send: the pre-warmed one's continuation when it asks the same (a hit),
-        else `body` (a miss, when a pre-warm was waiting)."""
+        else `body`: a "prefix" when only its last item differs (the server read the rest with
+        the pre-warm: its prompt cache holds it), else a miss."""
         warm, self.warm = self.warm, None
         if warm is None:
             return body
         warm_id, warmed = warm
         if warmed != body:
-            self.warm_misses += 1
-            self.warm_used = "miss"
+            if _same_but_last_item(warmed, body):
+                self.warm_prefix += 1
+                self.warm_used = "prefix"
+            else:
+                self.warm_misses += 1
+                self.warm_used = "miss"
             return body
         self.warm_hits += 1
         self.warm_used = "hit"
@@ -353,6 +359,15 @@ class WsSocket:
                 await self.close(ws)
             elif ws is self.ws:
                 self.busy = False
+
+
+def _same_but_last_item(warmed: dict[str, Any], body: dict[str, Any]) -> bool:
+    """Whether `body` asks what `warmed` asked except for its last input item's text."""
+    a, b = warmed.get("input") or [], body.get("input") or []
+    rest = {k for k in (*warmed, *body) if k != "input"}
+    return (bool(a) and len(a) == len(b) and a[:-1] == b[:-1]
+            and a[-1].get("role") == b[-1].get("role")
+            and all(warmed.get(k) == body.get(k) for k in rest))
 
 
 def closed_for_size(exc: BaseException) -> bool:

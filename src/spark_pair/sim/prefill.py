@@ -82,8 +82,9 @@ class Connections:
 
 def prefill_of(prompt: str, prefill_tps: float, cache: PrefixCache, entry: dict) -> float:
     """The prefill time (ms) of `prompt` on the connection of `cache`, noted in its log
-    entry."""
+    entry (with the prompt's tokens and those not processed before)."""
     unseen = cache.unseen(prompt)
     ms = prefill_ms(unseen, prefill_tps)
     entry["unseen_tokens"], entry["prefill_ms"] = unseen // TOKEN_CHARS, round(ms, 3)
+    entry["prompt_tokens"] = len(prompt) // TOKEN_CHARS
     return ms

@@ -20,6 +20,7 @@ from .prompt import (
     followup_input,
     user_message,
 )
+from .sentorder import SentOrder
 
 if TYPE_CHECKING:  # the watcher needs asyncio
     from typing import Any
@@ -104,6 +105,7 @@ class Workspace:
         self._plan: Plan | None = None  # the last plan, used by the build for its instruction
         self._earlier: dict[str, None] = {}  # files of earlier turns, oldest first
         self._fresh = False  # the next request sends its history afresh (a resumed session)
+        self.order = SentOrder()  # files sent unchanged go first, as last time (drafts share it)
 
     def plan(self, prompt: str, pinned: Sequence[str] = (), dropped: Sequence[str] = ()
              ) -> Plan | None:
@@ -208,6 +210,7 @@ class Workspace:
             new_files = [f for f in files if f not in self._whole]
             ctx = build_context(self.root, new_files, budget, query=prompt, focus=plan_focus,
                                 read=read)
+            ctx.text = self.order.arrange(ctx.blocks)
             sent = (diffs + "\n" if diffs else "") + user_message(prompt, ctx)
             history = self.history.messages(full=True)
         else:
@@ -217,6 +220,7 @@ class Workspace:
                     focus.setdefault(rel, []).extend(
                         changed_lines(self.snapshot.get(rel), entries[rel].text))
             ctx = build_context(self.root, files, budget, query=prompt, focus=focus, read=read)
+            ctx.text = self.order.arrange(ctx.blocks)
             ctx.map = map_text
             self.snapshot.clear()
             self._whole.clear()

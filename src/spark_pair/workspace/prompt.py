@@ -58,6 +58,7 @@ class Context:
         self.omitted: dict[str, str] = {}  # path -> why it was left out
         self.texts: dict[str, str | None] = {}  # full text of every shown file
         self.file_tokens: dict[str, int] = {}  # path -> tokens its block took
+        self.blocks: dict[str, str] = {}  # path -> its block, the most relevant first
         self.map = ""  # the repository map ('' when none)
 
     @property
@@ -78,9 +79,14 @@ def _whole_block(rel: str, text: str) -> str:
     return f"### {rel}\n```\n{body}```\n"
 
 
+def _region_head(rel: str, n_lines: int) -> str:
+    """A cut file's head: its spans are not listed (each line shows its number), so a block
+    whose first regions are as last time repeats last time's block that far (sentorder)."""
+    return f"### {rel} (parts of its {n_lines} lines, numbered; other lines omitted)\n```\n"
+
+
 def _region_block(rel: str, lines: list[str], regions: list[tuple[int, int]]) -> str:
-    spans = ", ".join(f"{a}-{b}" for a, b in regions)
-    out = [f"### {rel} (lines {spans} of {len(lines)}; other lines omitted)\n```\n"]
+    out = [_region_head(rel, len(lines))]
     width = len(str(len(lines)))
     for i, (a, b) in enumerate(regions):
         if i:
@@ -145,8 +151,7 @@ class _Sizer:
             self.upto.append(self.upto[-1] + width + 3 + len(line))
 
     def tokens(self, regions: list[tuple[int, int]]) -> int:
-        spans = ", ".join(f"{a}-{b}" for a, b in regions)
-        head = len(f"### {self.rel} (lines {spans} of {self.n}; other lines omitted)\n```\n")
+        head = len(_region_head(self.rel, self.n))
         body = sum(self.upto[b] - self.upto[a - 1] for a, b in regions)
         return tokens_for_chars(head + body + 4 * max(0, len(regions) - 1) + 4)
 
@@ -278,18 +283,24 @@ def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query
                 continue
             blocks[rel], ctx.partial[rel] = block, regions
         left = room - estimate_tokens(blocks[rel])
-    ctx.text = "".join(blocks[r] for r in texts if r in blocks)
+    ctx.blocks = {r: blocks[r] for r in texts if r in blocks}
+    ctx.text = "".join(ctx.blocks.values())
     ctx.file_tokens = {r: estimate_tokens(b) for r, b in blocks.items()}
     ctx.tokens = sum(ctx.file_tokens.values())
     return ctx
 
 
+INSTRUCTION = "Instruction:\n"  # what a user message ends with, before the instruction
+
+
 def user_message(instruction: str, context: Context) -> str:
-    """The user turn: the repository map, the file context, then the instruction."""
-    head = context.map + "\n" if context.map else ""
-    if context.text:
-        head += "Files:\n\n" + context.text + "\n"
-    return f"{head}Instruction:\n{instruction.strip()}\n"
+    """The user turn: the file context, the repository map (it changes with the instruction's
+    words more often than the files do), then the instruction (what changes most goes last:
+    workspace.sentorder)."""
+    head = "Files:\n\n" + context.text + "\n" if context.text else ""
+    if context.map:
+        head += context.map + "\n"
+    return f"{head}{INSTRUCTION}{instruction.strip()}\n"
 
 
 # --- history -------------------------------------------------------------------------------

@@ -25,7 +25,8 @@ from ...base import gcpolicy
 from ...base.errors import SparkPairError, UsageError
 from ...protocol.events import Completed, Failed
 from ...protocol.steer import Steered
-from .. import bindings, commands, review_tools, sessions, turn_queue
+from ...session.events import ContextChosen
+from .. import bindings, commands, review_tools, sent_spans, sessions, turn_queue
 from ..chosen import ChosenFiles
 from ..commits import Commits
 from ..config_watch import ConfigWatch, apply_keymap
@@ -318,6 +319,8 @@ class MainScreen(Screen[None]):
         for event in message.events:
             if type(event) is Steered:
                 steered(self, event)
+            elif type(event) is ContextChosen:
+                sent_spans.context_sent(self.query_one(FilesPane), view, event)
         self.query_one(Meter).feed(message.events)
         if self.streaming and any(isinstance(e, (Completed, Failed)) for e in message.events):
             self.streaming = False  # the reply is in: escape no longer stops the turn

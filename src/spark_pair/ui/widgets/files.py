@@ -3,7 +3,8 @@
 `●` marks a file a person put into the context (sent with every prompt), `○` one the automatic
 context chose for the prompt being typed, with its reason on the line below, `×` a chosen file
 dropped (not sent), and `↑` one the last request sent besides the context (listed through its
-review); each with its token estimate. `M` marks a file a person changed on disk since the last
+review); each with its token estimate. A file the last request sent cut has the line spans sent
+and why on the lines below it. `M` marks a file a person changed on disk since the last
 turn (not one spark-pair itself wrote: ui.disk_marks). enter drops a chosen file (or brings it
 back), or takes a file out of the context or puts it in; alt+p pins a file (it stays in the
 context for every prompt). A context file gone from
@@ -62,12 +63,34 @@ def short_reason(reason: str, room: int) -> str:
     return reason
 
 
+CUT_ROWS = 3  # rows at most for a cut file's spans and reason
+
+
+def spans_text(regions: Sequence[tuple[int, int]]) -> str:
+    """'1-40, 88-120, 300' (1-based, inclusive)."""
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in regions)
+
+
+def cut_rows(regions: Sequence[tuple[int, int]], reason: str, room: int) -> list[str]:
+    """A file sent cut: the line spans sent and why, in rows of `room` columns."""
+    import textwrap
+
+    rows = textwrap.wrap(f"lines {spans_text(regions)} ({reason})", max(8, room))
+    if len(rows) > CUT_ROWS:
+        rows = [*rows[:CUT_ROWS - 1], rows[CUT_ROWS - 1][:max(1, room - 1)] + "…"]
+    return rows
+
+
+Cut = dict[str, tuple[str, tuple[tuple[int, int], ...]]]  # path -> (why, its spans sent)
+
+
 def file_rows(context: dict[str, int | None], chosen: Sequence[Chosen], dropped: set[str],
               changed: set[str], listed: set[str], missing: frozenset[str],
-              width: int = 28, sent: Sequence[str] = ()) -> list[Option]:
+              width: int = 28, sent: Sequence[str] = (), cut: Cut | None = None
+              ) -> list[Option]:
     """The pane's rows: the context, then the chosen files (best first), then the files the
     last request sent besides them (`↑`), then the others. A chosen file's reason is on a
-    line of its own, cut to `width`."""
+    line of its own, cut to `width`; a file sent cut has its spans and why below it."""
     options = []
     auto = {c.path: c for c in chosen}
     went = [p for p in dict.fromkeys(sent) if p not in context and p not in auto]
@@ -96,6 +119,10 @@ def file_rows(context: dict[str, int | None], chosen: Sequence[Chosen], dropped:
         else:
             text.append("  ")
             text.append(shown(path))
+        if cut and path in cut and c is None:
+            why, regions = cut[path]
+            for row in cut_rows(regions, why, width - 4):
+                text.append("\n    " + row, style="dim italic")
         options.append(Option(text, id=path))
     return options
 
@@ -135,6 +162,7 @@ class FilesPane(OptionList):
         self.known: set[str] = set()  # listed once: stays, so a dropped file can come back
         self.missing: frozenset[str] = frozenset()  # context files gone from disk: not listed
         self.sent: list[str] = []  # the files the last request sent (listed through review)
+        self.cut: Cut = {}  # the files the last request sent cut: why, and the spans sent
         self.border_title = "Files"
         self._listed: tuple[object, ...] | None = None  # what the list shows
 
@@ -157,6 +185,11 @@ class FilesPane(OptionList):
         self.sent = list(paths)
         self.refresh_items()
 
+    def set_cut(self, cut: Cut) -> None:
+        """The files the turn's request sent cut (workspace.context.ContextFile regions)."""
+        self.cut = dict(cut)
+        self.refresh_items()
+
     def add_changed(self, paths: set[str]) -> None:
         self.changed |= paths
         self.refresh_items()
@@ -171,6 +204,7 @@ class FilesPane(OptionList):
 
     def new_turn(self) -> None:
         self.changed.clear()
+        self.cut = {}
         self.known = set(self.context)
         self.refresh_items()
 
@@ -189,13 +223,13 @@ class FilesPane(OptionList):
         self.known |= self.context.keys() | self.changed
         listed = (frozenset(self.known), frozenset(self.changed), tuple(self.context.items()),
                   self.missing, tuple((c.path, c.reason, c.tokens) for c in self.chosen),
-                  frozenset(self.dropped), tuple(self.sent))
+                  frozenset(self.dropped), tuple(self.sent), tuple(self.cut.items()))
         if listed == self._listed:
             return  # a rebuilt list lays out the whole screen again
         self._listed = listed
         keep = self.highlighted_option.id if self.highlighted_option is not None else None
         options = file_rows(self.context, self.chosen, self.dropped, self.changed, self.known,
-                            self.missing, self.content_size.width or 28, self.sent)
+                            self.missing, self.content_size.width or 28, self.sent, self.cut)
         if not options:
             options.append(Option(Text("no changes; files the prompt needs are listed here "
                                        "as you type (/add PATH pins one)", style="dim"),

@@ -1,0 +1,22 @@
+"""What the turn's request sent of a file cut into regions, told where a person looks: the
+files pane lists the line spans and why under the file; below 100 columns, where the pane is
+folded away, a note at the head of the live diff says it."""
+
+from __future__ import annotations
+
+from ..base.printable import shown
+from ..session.events import ContextChosen
+from .notices import displayed
+from .widgets.diff_view import DiffView
+from .widgets.files import FilesPane, spans_text
+
+
+def context_sent(pane: FilesPane, view: DiffView, event: ContextChosen) -> None:
+    """The request went with `event.files`: those sent as regions, with their spans and why."""
+    cut = {f.path: (f.reason, tuple(f.regions)) for f in event.files
+           if f.shown == "regions" and f.regions}
+    pane.set_cut(cut)
+    if cut and not displayed(pane):
+        parts = [f"{shown(path)} lines {spans_text(regions)} ({why})"
+                 for path, (why, regions) in cut.items()]
+        view.note("sent in part: " + "; ".join(parts))

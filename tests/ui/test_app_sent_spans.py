@@ -1,0 +1,62 @@
+"""A file the request sends cut: the files pane lists the line spans sent and why under it; at
+80x24, where the pane is folded away, the live diff says it. The simulator is a real process and
+the repository the demo's, with a large module in the context and a small budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.apps import make_app, screen_text, until
+
+from spark_pair.sim.process import SimProcess
+from spark_pair.ui.widgets.files import FilesPane, cut_rows
+from spark_pair.ui.widgets.prompt import Prompt
+
+PROMPT = "rename helper_1500 to helper_x"
+
+
+def big_module(root: Path) -> None:
+    (root / "helpers.py").write_text("".join(
+        f"def helper_{n}(value):\n    return value * {n}\n\n" for n in range(3000)))
+
+
+async def send(pilot, app) -> dict:
+    """Send PROMPT; what the files pane was told the request sent cut."""
+    await until(pilot, lambda: app.main.driver.session is not None, "the repository open")
+    app.main.query_one(Prompt).focus()
+    app.main.query_one(Prompt).value = PROMPT
+    await pilot.press("enter")
+    await until(pilot, lambda: app.main.query_one(FilesPane).cut, "the request")
+    return app.main.query_one(FilesPane).cut
+
+
+@pytest.mark.parametrize("size", [(160, 50), (80, 24)])
+async def test_a_file_sent_cut_shows_its_spans_and_why(repo: Path, sim: SimProcess,
+                                                       size: tuple[int, int]) -> None:
+    big_module(repo)
+    app = make_app(repo, sim, prompt="", files=("helpers.py",),
+                   **{"context.budget_tokens": "1500", "context.auto": "false"})
+    async with app.run_test(size=size) as pilot:
+        cut = await send(pilot, app)
+        why, regions = cut["helpers.py"]
+        assert why == "added" and regions[0][0] == 1  # its head, then around the named lines
+        assert any(a <= 4501 <= b for a, b in regions)  # def helper_1500 is line 4501
+        spans = ", ".join(f"{a}-{b}" for a, b in regions)
+        await until(pilot, lambda: "lines 1-" in screen_text(app), "the spans on screen")
+        text = screen_text(app)
+        if size[0] >= 100:  # in the files pane, under the file
+            pane = app.main.query_one(FilesPane)
+            rows = cut_rows(regions, why, pane.content_size.width - 4)
+            assert all(row in text for row in rows)
+            assert "sent in part" not in text
+        else:  # the pane is folded away: the live diff's note says it
+            assert "sent in part: helpers.py lines 1-" in text
+            assert spans.split(", ")[0] in text and "(added)" in text
+
+
+def test_the_spans_wrap_and_a_long_list_is_cut() -> None:
+    rows = cut_rows([(1, 40), (88, 120), (300, 301), (900, 950)], "defines parse", 20)
+    assert rows == ["lines 1-40, 88-120,", "300-301, 900-950", "(defines parse)"]
+    many = cut_rows([(n, n + 1) for n in range(1, 400, 10)], "added", 20)
+    assert len(many) == 3 and many[-1].endswith("…")
