@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.cells import cell_len
+from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -27,7 +28,7 @@ from ...session.fixloop import environment_cause
 from ...workspace.checkrun import CheckResult, run_check
 from .. import bindings
 from ..fixrounds import SENDS
-from ..typed import pass_typed
+from ..typed import enter_hint, pass_typed
 from ..widgets.diff_rows import mark_edges
 
 
@@ -88,13 +89,14 @@ class CheckScreen(ModalScreen[bool]):
         self.sends = False  # y sends the output to the model (a fix round follows)
         self.send = False  # the answer: keep, and send the output to the model
         self.cause = ""  # the output points at the environment, not the code
+        self.keys = RUNNING_KEYS  # the keys that answer now (markup)
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(f"check: {self.command}  (the turn is applied; running…)",
                         id="check-status", markup=False)  # a command and its result: literal
             yield CheckLog(id="check-output", max_lines=5000)
-            yield Label(RUNNING_KEYS, id="check-keys")  # y keeps once there is a result
+            yield Label(self.keys, id="check-keys")  # y keeps once there is a result
 
     def on_mount(self) -> None:
         self.worker = self._run()
@@ -133,6 +135,7 @@ class CheckScreen(ModalScreen[bool]):
         else:
             status += "; keep (alt+y) or roll back (alt+n)?"
         self.query_one("#check-status", Label).update(status)
+        self.keys = keys
         self.query_one("#check-keys", Label).update(keys)
         self.refresh_bindings()
 
@@ -153,7 +156,9 @@ class CheckScreen(ModalScreen[bool]):
         pass_typed(self, event)  # a paste goes to the prompt whole
 
     def on_key(self, event: events.Key) -> None:
-        pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
+        keys = Text.from_markup(self.keys).plain  # (enter answers nothing: it says which do)
+        if not enter_hint(self, event, " ".join(keys.split())):
+            pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
 
     async def action_answer(self, keep: bool) -> None:
         if keep and self.result is None:

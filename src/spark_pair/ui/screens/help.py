@@ -76,7 +76,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "earlier / later prompts (from the first / last line)"),
     (("app.help",), "anywhere",
      "this screen (? is text: it is typed into the prompt like any letter)"),
-    (("confirm.yes", "confirm.no", "confirm.cancel"), "a question", "yes / no / no"),
+    (("confirm.yes", "confirm.no", "confirm.cancel"), "a question",
+     "yes / no / no (enter answers nothing: it says which keys do)"),
     ("alt+y / alt+n / alt+f", "the check",
      "keep the turn (in a fix loop: and send the output on) / roll it back (at a fix loop's "
      "end: the whole task) / send output that points at the environment (a module or command "
