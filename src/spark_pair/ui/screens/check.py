@@ -30,6 +30,7 @@ from .. import bindings
 from ..fixrounds import SENDS
 from ..typed import enter_hint, pass_typed
 from ..widgets.diff_rows import mark_edges
+from ..widgets.prompt import MAX_ROWS, Prompt
 
 
 class CheckLog(Log):
@@ -45,6 +46,7 @@ class CheckLog(Log):
         return mark_edges(strip, cell_len(lines[scroll_y + y]), scroll_x, self.rich_style)
 
 
+MIN_ROWS = 10  # the pane's height on a terminal too short to leave the prompt in view
 RUNNING_KEYS = "[b]alt+n[/b] stop the check and roll the turn back (byte for byte)"
 
 
@@ -55,11 +57,12 @@ class CheckScreen(ModalScreen[bool]):
 
     DEFAULT_CSS = """
     CheckScreen {
-        align: center middle;
+        align: center top;  /* above the prompt: what is typed here shows there */
     }
     CheckScreen > Vertical {
         width: 90%;
-        height: 80%;
+        height: 80%;  /* (then as much as leaves the prompt in view) */
+        margin-top: 1;
         border: thick $accent;
         background: $surface;
         padding: 0 1;
@@ -100,6 +103,20 @@ class CheckScreen(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.worker = self._run()
+        self._above_prompt()
+
+    def on_resize(self) -> None:
+        self._above_prompt()
+
+    def _above_prompt(self) -> None:
+        """The pane ends above the prompt (grown to its full height), the footer and the meter:
+        letters typed here go to the prompt, and there they show."""
+        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
+        prompt = next(iter(below.query(Prompt)), None) if below is not None else None
+        if prompt is None or not prompt.region:
+            return
+        free = self.size.height - prompt.region.y + max(0, MAX_ROWS + 2 - prompt.region.height)
+        self.query_one(Vertical).styles.height = max(MIN_ROWS, self.size.height - free - 1)
 
     @work(group="check", exclusive=True, exit_on_error=False)
     async def _run(self) -> None:
