@@ -122,7 +122,7 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
                       "A hunk whose lines match nowhere in its file goes back to the model "
                       "once, with the file's real lines; the live diff shows what comes back "
                       "([review] repair).\n\n"
-                      "escape or f1 closes this screen; what you type goes to the prompt"))
+                      f"{closing(keys)} closes this screen; what you type goes to the prompt"))
 
 
 def _key(key: str) -> str:
@@ -138,6 +138,12 @@ def _key(key: str) -> str:
 
 
 _SHORT = {"pagedown": "pgdn", "pageup": "pgup"}  # the key column stays narrow
+
+
+def closing(keys: Mapping[str, str] | None) -> str:
+    """The keys in effect that close this screen: `escape or f1`."""
+    keys = keys or bindings.default_keys()
+    return " or ".join(dict.fromkeys(_key(keys[i]) for i in ("help.close", "help.close_f1")))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -168,7 +174,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
-            scroll.border_subtitle = "escape closes · ↑ ↓ scroll"  # in view on a small screen
+            # in view on a small screen
+            scroll.border_subtitle = f"{closing(self.keys)} closes · ↑ ↓ scroll"
             yield Static(help_text(self.keys))
 
     def on_key(self, event: events.Key) -> None:
