@@ -28,7 +28,7 @@ from ...session.fixloop import environment_cause
 from ...workspace.checkrun import CheckResult, run_check
 from .. import bindings
 from ..fixrounds import SENDS
-from ..typed import enter_hint, pass_typed
+from ..typed import NEW_LINE, enter_hint, pass_typed
 from ..widgets.diff_rows import mark_edges
 from ..widgets.prompt import MAX_ROWS, Prompt
 
@@ -108,14 +108,17 @@ class CheckScreen(ModalScreen[bool]):
     def on_resize(self) -> None:
         self._above_prompt()
 
-    def _above_prompt(self) -> None:
-        """The pane ends above the prompt (grown to its full height), the footer and the meter:
-        letters typed here go to the prompt, and there they show."""
+    def _above_prompt(self, lines: bool = False) -> None:
+        """The pane ends above the prompt (and a row it may wrap to; its full height once it
+        holds several lines: `lines`), the footer and the meter: letters typed here go to the
+        prompt, and there they show."""
         below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
         prompt = next(iter(below.query(Prompt)), None) if below is not None else None
         if prompt is None or not prompt.region:
             return
-        free = self.size.height - prompt.region.y + max(0, MAX_ROWS + 2 - prompt.region.height)
+        lines = lines or prompt.document.line_count > 1
+        grows = max(0, MAX_ROWS + 2 - prompt.region.height) if lines else 1
+        free = self.size.height - prompt.region.y + grows
         self.query_one(Vertical).styles.height = max(MIN_ROWS, self.size.height - free - 1)
 
     @work(group="check", exclusive=True, exit_on_error=False)
@@ -171,11 +174,15 @@ class CheckScreen(ModalScreen[bool]):
 
     def on_paste(self, event: events.Paste) -> None:
         pass_typed(self, event)  # a paste goes to the prompt whole
+        if "\n" in event.text:
+            self._above_prompt(lines=True)  # (the prompt grows: it stays in view)
 
     def on_key(self, event: events.Key) -> None:
         keys = Text.from_markup(self.keys).plain  # (enter answers nothing: it says which do)
         if not enter_hint(self, event, " ".join(keys.split())):
             pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
+            if event.key in NEW_LINE:
+                self._above_prompt(lines=True)
 
     async def action_answer(self, keep: bool) -> None:
         if keep and self.result is None:
