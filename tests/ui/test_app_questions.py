@@ -48,7 +48,7 @@ async def test_enter_in_a_question_answers_nothing_and_names_the_keys_that_do(
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is check  # neither kept nor rolled back
-        assert "enter answers nothing here: alt+y keep the turn alt+n roll it back" in \
+        assert "enter answers nothing here: alt+y keep the turn · alt+n roll it back" in \
             toasts(app)
         await pilot.press("alt+n")
         await until(pilot, lambda: app.screen is app.main, "the roll back")

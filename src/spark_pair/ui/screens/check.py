@@ -179,7 +179,7 @@ class CheckScreen(ModalScreen[bool]):
 
     def on_key(self, event: events.Key) -> None:
         keys = Text.from_markup(self.keys).plain  # (enter answers nothing: it says which do)
-        if not enter_hint(self, event, " ".join(keys.split())):
+        if not enter_hint(self, event, " · ".join(k.strip() for k in keys.split("   ") if k)):
             pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
             if event.key in NEW_LINE:
                 self._above_prompt(lines=True)
