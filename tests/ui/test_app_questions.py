@@ -4,6 +4,7 @@ nothing and says which keys do; pilot against the simulator as a real process.""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.apps import all_proposed, entries_of, go_to, make_app, review, screen_rows, until
@@ -21,10 +22,24 @@ def toasts(app: SparkPairApp) -> str:
     return "\n".join(str(n.message) for n in app._notifications)
 
 
+def failing_check_app(repo: Path, sim: SimProcess) -> SparkPairApp:
+    return make_app(repo, sim, **{"review.check": "echo checking; exit 1",
+                                  "review.fix_rounds": "0"})
+
+
+async def tried(pilot: Any, app: SparkPairApp) -> CheckScreen:
+    """alt+t (the delete accepted, the rename rejected): the check pane, its check failed."""
+    await pilot.press("alt+t", "alt+d", "alt+y", "alt+r")
+    await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
+    check = app.screen
+    assert isinstance(check, CheckScreen)
+    await until(pilot, lambda: check.result is not None, "the check's end")
+    return check
+
+
 async def test_enter_in_a_question_answers_nothing_and_names_the_keys_that_do(
         repo: Path, demo_sim: SimProcess) -> None:
-    app = make_app(repo, demo_sim, **{"review.check": "echo checking; exit 1",
-                                      "review.fix_rounds": "0"})
+    app = failing_check_app(repo, demo_sim)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         delete = entries_of(app, OpKind.DELETE)[0]
@@ -40,11 +55,7 @@ async def test_enter_in_a_question_answers_nothing_and_names_the_keys_that_do(
         await pilot.press("alt+n")
         await until(pilot, lambda: app.screen is app.main, "the question answered")
 
-        await pilot.press("alt+t", "alt+d", "alt+y", "alt+r")
-        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
-        check = app.screen
-        assert isinstance(check, CheckScreen)
-        await until(pilot, lambda: check.result is not None, "the check's end")
+        check = await tried(pilot, app)
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is check  # neither kept nor rolled back
@@ -57,15 +68,10 @@ async def test_enter_in_a_question_answers_nothing_and_names_the_keys_that_do(
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_what_is_typed_over_the_check_shows_in_the_prompt(
         repo: Path, demo_sim: SimProcess, size: tuple[int, int]) -> None:
-    app = make_app(repo, demo_sim, **{"review.check": "echo checking; exit 1",
-                                      "review.fix_rounds": "0"})
+    app = failing_check_app(repo, demo_sim)
     async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
-        await pilot.press("alt+t", "alt+d", "alt+y", "alt+r")
-        await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
-        check = app.screen
-        assert isinstance(check, CheckScreen)
-        await until(pilot, lambda: check.result is not None, "the check's end")
+        await tried(pilot, app)
         await pilot.press(*"next: a test")
         await pilot.pause()
         rows = screen_rows(app)
