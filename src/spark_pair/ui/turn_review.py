@@ -37,6 +37,7 @@ from .widgets.prompt import Prompt
 from .widgets.review import ReviewPane
 
 if TYPE_CHECKING:
+    from ..edits.apply import Reads
     from .commits import Commits
     from .disk_marks import DiskMarks
     from .driver import Driver
@@ -180,7 +181,7 @@ class TurnReview:
         """Proposed operations that can not be applied to the files as they are are left out
         at once, with the reason in their row (the files are read in a thread)."""
         screen = self.screen
-        reads: dict[str, Any] = {}  # (each file is read once for both looks)
+        reads: Reads = {}  # (each file is read once for both looks)
         found = await asyncio.to_thread(fit.unfit_all, screen.launch.root, ops, reads)
         settings = screen.driver.settings
         if found and screen.turn_worker is not None and not self.repaired and \
