@@ -22,7 +22,7 @@ async def test_a_config_file_edited_on_disk_is_not_called_an_earlier_turns(
         await until(pilot, lambda: opened(app), "the open repository")
         prompt = app.main.query_one(Prompt)
         (repo / ".spark-pair.toml").write_text('[review]\ncheck = "python -m pytest -q"\n')
-        await until(pilot, lambda: app.main.driver.runtime.context.watcher.recent(),
+        await until(pilot, lambda: app.main.driver.runtime.workspace.watcher.recent(),
                     "the watcher's report")
         await pilot.press(*"tidy it up")
         await until(pilot, lambda: ".spark-pair.toml" in app.main.chooser.kept(),
@@ -33,7 +33,7 @@ async def test_a_config_file_edited_on_disk_is_not_called_an_earlier_turns(
         await until(pilot, lambda: turn_over(app), "the end of the turn")
         for n in range(4):  # edited after it: four newer edits
             (repo / f"notes{n}.txt").write_text(f"note {n}\n")
-        await until(pilot, lambda: len(app.main.driver.runtime.context.watcher.recent()) == 5,
+        await until(pilot, lambda: len(app.main.driver.runtime.workspace.watcher.recent()) == 5,
                     "the watcher's report")
         await pilot.press(*"go on")
         await until(pilot, lambda: app.main.chooser.draft == "go on", "the draft's files")

@@ -23,7 +23,7 @@ async def test_letters_typed_in_the_picker_filter_it_in_view(repo: Path,
             store.add_turn(info.id, StoredTurn(instruction, status="rejected"))
     app = make_app(repo, demo_sim, prompt="", **{"context.auto": "false"})
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: opened(app) and app.main.driver.conversation.keeper,
+        await until(pilot, lambda: opened(app) and app.main.driver.stored.current,
                     "the new session")
         await type_line(pilot, app, "/sessions")
         await until(pilot, lambda: isinstance(app.screen, SessionsScreen)
@@ -51,5 +51,5 @@ async def test_letters_typed_in_the_picker_filter_it_in_view(repo: Path,
         assert app.screen is picker and "tidy-heron" in screen_text(app)
         await pilot.press(*"otter", "enter")  # the one match, picked
         await until(pilot, lambda: "carrying on" in notice(app), "the switch")
-        assert app.main.driver.conversation.keeper.info.name == "brisk-otter"
+        assert app.main.driver.stored.current.info.name == "brisk-otter"
         assert app.main.query_one(Prompt).value == ""  # nothing typed went anywhere else
