@@ -150,6 +150,15 @@ def test_edited_and_earlier_files_are_chosen_with_their_reason(http_repo: Path) 
     assert got == {"hello.py": "edited on disk", "README.md": "earlier turn"}
 
 
+def test_a_file_edited_on_disk_says_so_though_an_earlier_turn_showed_it(http_repo: Path
+                                                                       ) -> None:
+    """The fifth file edited scores below "earlier turn": its label is still its state."""
+    edited = ["src/app/cli.py", "http/client.py", "http/utils.py", "tests/test_utils.py",
+              "hello.py"]
+    got = found(http_repo, "tidy this up", edited=edited, earlier=["hello.py", "README.md"])
+    assert got["hello.py"] == "edited on disk" and got["README.md"] == "earlier turn"
+
+
 def test_pinned_and_dropped_files_are_not_suggested(http_repo: Path) -> None:
     got = found(http_repo, "rename parse_header to parse_head", pinned=["http/utils.py"],
                 dropped=["http/client.py"])

@@ -72,7 +72,7 @@ async def test_the_help_says_how_to_close_it_on_its_first_screen(
         await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
         await pilot.pause()
         rows = screen_rows(app)
-        assert "Keys" in rows[1] and "escape closes" in rows[-1]  # without scrolling
+        assert "Keys" in rows[1] and "escape or f1 closes" in rows[-1]  # without scrolling
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.main, "the help closed")
 

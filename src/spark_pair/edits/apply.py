@@ -21,7 +21,7 @@ from .hunks import apply_hunks, split_lines, tidy
 from .journal import FileChange, Journal, missing_dirs, write_changes
 from .locate import Locator, Stop, check_stop
 from .ops import Create, Delete, Hunk, Modify, Operation, Rename, content_hash
-from .paths import confine_target, looks_binary, real_root
+from .paths import MAX_READ_BYTES, confine_target, looks_binary, real_root
 from .place import conflict
 from .placement import Loose, Placement
 from .pycheck import broken
@@ -53,12 +53,19 @@ class AppliedTurn:
     notes: list[str] = field(default_factory=list)
 
 
+# the bytes and mode of each file read, by its repository path: kept across the checks of one
+# look (a hunk checked alone after its operation) so each file is read once. Never for a write
+Reads = dict[str, tuple[bytes | None, int | None]]
+
+
 class _Tree:
     """The repository as the turn's operations see it: disk state plus planned changes."""
 
-    def __init__(self, root: Path, own: tuple[Path, ...] = ()) -> None:
+    def __init__(self, root: Path, own: tuple[Path, ...] = (), reads: Reads | None = None
+                 ) -> None:
         self.root = real_root(root)
         self.own = own  # data folders besides the default ones (the journal's)
+        self.reads = reads  # files an earlier check of the same look read (filled here too)
         self.disk: dict[str, tuple[bytes | None, int | None]] = {}
         self.state: dict[str, tuple[bytes | None, int | None]] = {}
         self.by: dict[str, str] = {}  # what an earlier operation of the turn did to a path
@@ -84,7 +91,9 @@ class _Tree:
 
     def path(self, path: str) -> str:
         rel, full = confine_target(self.root, path, self.own)
-        if rel not in self.disk:
+        if rel not in self.disk and self.reads is not None and rel in self.reads:
+            self.disk[rel] = self.state[rel] = self.reads[rel]
+        elif rel not in self.disk:
             if full.is_dir():
                 raise ConflictError(f"{rel} is a directory, not a file", hint=_NOT_A_FILE)
             for parent in list(full.parents)[: len(rel.split("/")) - 1]:
@@ -101,6 +110,8 @@ class _Tree:
             except OSError as exc:
                 raise ApplyError(f"cannot read {rel}: {exc}") from exc
             self.state[rel] = self.disk[rel]
+            if self.reads is not None:
+                self.reads[rel] = self.disk[rel]
         return rel
 
     def check_shape(self, rel: str) -> None:
@@ -411,10 +422,13 @@ def _changes(tree: _Tree) -> list[FileChange]:
 
 
 def check_each(root: Path, ops: Sequence[Operation], *, stop: Stop = None,
-               own: tuple[Path, ...] = ()) -> list[tuple[int, EditError]]:
+               own: tuple[Path, ...] = (), reads: Reads | None = None
+               ) -> list[tuple[int, EditError]]:
     """(index, error) for every operation that would fail (path, conflict, stale, binary), in
-    order, each seeing the operations before it; writes nothing. Cancelled once stop() is true."""
-    tree = _Tree(root, own)
+    order, each seeing the operations before it; writes nothing. Cancelled once stop() is true.
+    `reads`: the files the look's earlier checks read (they are not read again; those read now
+    are added)."""
+    tree = _Tree(root, own, reads)
     notes: list[str] = []
     problems: list[tuple[int, EditError]] = []
     for i, op in enumerate(ops):
@@ -423,6 +437,18 @@ def check_each(root: Path, ops: Sequence[Operation], *, stop: Stop = None,
         except EditError as exc:
             problems.append((i, exc))
     return problems
+
+
+def read_checked(root: Path, path: str, reads: Reads) -> bytes | None:
+    """The bytes of the regular file at `path` as a check reads them (kept in `reads`, or
+    taken from it); None: no such file, or one no check would read (a folder, a link, a FIFO,
+    spark-pair's own file, one over MAX_READ_BYTES)."""
+    try:
+        rel = _Tree(root, (), reads).path(path)
+    except EditError:
+        return None
+    data = reads[rel][0]
+    return data if data is None or len(data) <= MAX_READ_BYTES else None
 
 
 def check_ops(root: Path, ops: Sequence[Operation], *, stop: Stop = None) -> list[str]:

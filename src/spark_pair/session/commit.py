@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import functools
 import re
 import shlex
 import textwrap
@@ -95,6 +96,11 @@ def plan_commit(root: Path, turn_ids: list[str], journal: Journal | None = None
     paths = list(last)
     heads = tree_entries(plan.root, plan.base, paths)
     staged = index_entries(plan.root, paths)
+
+    @functools.cache
+    def head_copy(path: str) -> bytes | None:  # HEAD's copy, asked of git once (when needed)
+        return _head_bytes(plan.root, plan.base, path) if path in heads else None
+
     for path in paths:
         now, mode = read_state(plan.root / path)
         before = first[path][0]
@@ -107,7 +113,7 @@ def plan_commit(root: Path, turn_ids: list[str], journal: Journal | None = None
         elif staged.get(path) != at_head:
             why = "holds changes you staged"
         elif not _same(plan.root, path, before, at_head) and not _turn_only(
-                plan, path, before, now):
+                head_copy(path), before, now):
             why = "held your own uncommitted edits before the turn"
         if why is not None and _same(plan.root, path, now, at_head, mode):
             continue  # HEAD holds it as it is (committed by hand)
@@ -116,8 +122,7 @@ def plan_commit(root: Path, turn_ids: list[str], journal: Journal | None = None
         if why is not None:
             plan.mixed[path] = why
         plan.files.append(FileState(path, now, mode))
-        plan.befores[path] = before if why is None else (
-            _head_bytes(plan.root, plan.base, path) if at_head else None)
+        plan.befores[path] = before if why is None else head_copy(path)
     _leave_out_ignored(plan, [f.path for f in plan.files
                               if f.data is not None and f.path not in heads
                               and f.path not in staged])
@@ -277,11 +282,10 @@ def _same(root: Path, path: str, data: bytes | None, entry: TreeEntry | None,
         mode is None or git_mode(mode) == entry.mode)
 
 
-def _turn_only(plan: CommitPlan, path: str, before: bytes | None, now: bytes | None) -> bool:
-    """Whether the person's edits (HEAD -> before) are all inside lines the turn rewrote
-    (before -> now), so none of them is left in `now` apart from what the turn wrote there (an
-    `AI!` comment the turn replaced)."""
-    head_bytes = _head_bytes(plan.root, plan.base, path)
+def _turn_only(head_bytes: bytes | None, before: bytes | None, now: bytes | None) -> bool:
+    """Whether the person's edits (HEAD's copy `head_bytes` -> before) are all inside lines the
+    turn rewrote (before -> now), so none of them is left in `now` apart from what the turn
+    wrote there (an `AI!` comment the turn replaced)."""
     if head_bytes is None or before is None or now is None:
         return False
     a, b, c = (x.splitlines(keepends=True) for x in (head_bytes, before, now))

@@ -24,6 +24,7 @@ from ..protocol.events import Message, TurnRequest
 from ..store.forms import Form, form_of
 
 if TYPE_CHECKING:
+    from ..edits.apply import Reads
     from ..protocol.events import Metrics, Usage
 
 AROUND = 3  # file lines shown before and after the candidate place
@@ -116,13 +117,16 @@ def reply_form(survey: Survey, outcome: RepairOutcome | None) -> Form:
 
 # ---- finding what to repair (blocking: reads the files) ------------------------------------
 
-def survey(root: Path, ops: Sequence[Operation], *, stop: Stop = None) -> Survey:
+def survey(root: Path, ops: Sequence[Operation], *, stop: Stop = None,
+           reads: Reads | None = None) -> Survey:
     """Check the operations against the files as they are; the hunks that match nowhere are
-    the round's misses (at most MAX_HUNKS), anything else that does not fit is named."""
+    the round's misses (at most MAX_HUNKS), anything else that does not fit is named. Each file
+    is read once (`reads`: those already read for this look)."""
     from ..edits.apply import check_each
 
     out = Survey()
-    found = dict(check_each(root, ops, stop=stop))
+    reads = {} if reads is None else reads
+    found = dict(check_each(root, ops, stop=stop, reads=reads))
     for i, op in enumerate(ops):
         hunks = op.hunks if isinstance(op, Modify) else []
         if i not in found:
@@ -131,7 +135,7 @@ def survey(root: Path, ops: Sequence[Operation], *, stop: Stop = None) -> Survey
         if not isinstance(op, Modify) or not hunks:
             out.other_problem = out.other_problem or found[i].message
             continue
-        misses, problem = _misses_of(root, i, op, found[i].message, stop)
+        misses, problem = _misses_of(root, i, op, found[i].message, stop, reads)
         out.misses += misses
         out.other_problem = out.other_problem or problem
     if len(out.misses) > MAX_HUNKS:
@@ -141,7 +145,7 @@ def survey(root: Path, ops: Sequence[Operation], *, stop: Stop = None) -> Survey
     return out
 
 
-def _misses_of(root: Path, index: int, op: Modify, why: str, stop: Stop
+def _misses_of(root: Path, index: int, op: Modify, why: str, stop: Stop, reads: Reads
                ) -> tuple[list[Miss], str]:
     """The hunks of `op` (which does not fit: `why`) that match nowhere in its file, and the
     problem a repair cannot mend, if any. The file is read and indexed once; only a hunk whose
@@ -149,7 +153,7 @@ def _misses_of(root: Path, index: int, op: Modify, why: str, stop: Stop
     from ..base.errors import ConflictError
     from ..edits.apply import check_each
 
-    lines = _file_lines(root, op.path)
+    lines = _file_lines(root, op.path, reads)
     locator = Locator(lines)
     misses: list[Miss] = []
     problem = ""
@@ -157,7 +161,8 @@ def _misses_of(root: Path, index: int, op: Modify, why: str, stop: Stop
         old = hunk.old_lines
         if not lines or not old or locator.first(old, 0) is not None:
             continue  # its lines are there (elsewhere, or twice): not a repair's matter
-        found = check_each(root, [Modify(op.path, [hunk], op.base_hash)], stop=stop)
+        found = check_each(root, [Modify(op.path, [hunk], op.base_hash)], stop=stop,
+                           reads=reads)
         if not found:
             continue
         if isinstance(found[0][1], ConflictError):
@@ -169,14 +174,14 @@ def _misses_of(root: Path, index: int, op: Modify, why: str, stop: Stop
     return misses, problem
 
 
-def _file_lines(root: Path, path: str) -> list[str]:
+def _file_lines(root: Path, path: str, reads: Reads) -> list[str]:
     """The lines of a regular file as the engine reads them ([] when it is none, or cannot be
-    read: a FIFO or a device is never opened)."""
+    read: a FIFO or a device is never opened), read once for the look (`reads`)."""
     from ..edits import fsio
+    from ..edits.apply import read_checked
     from ..edits.hunks import split_lines
-    from ..edits.paths import read_regular
 
-    data = read_regular(root, path)
+    data = read_checked(root, path, reads)
     try:
         text = "" if data is None else fsio.decode(data, path)[0]
     except SparkPairError:
@@ -259,6 +264,7 @@ def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: 
     from ..edits.place import reason
 
     out = RepairOutcome(text=answer)
+    reads: Reads = {}  # each file is read once for the answer (after it came: as it is now)
     try:
         parser = DiffParser()
         parser.feed(answer)
@@ -282,16 +288,16 @@ def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: 
         new = [h for a in answered if a.path == op.path and isinstance(a, Modify)
                for h in a.hunks]
         cause = out.cause
-        taken, ignored = _take(_file_lines(root, op.path), op, missed, new)
+        taken, ignored = _take(_file_lines(root, op.path, reads), op, missed, new)
         out.ignored += ignored
         left = [m for m in missed if not taken[m.hunk_index]]
         if left and new:
             cause = "the answer has no hunk in its place"
         elif new:
             merged = _merged(op, taken)
-            found = check_each(root, [merged], stop=stop)
-            ordered = _in_file_order(root, merged) if found else None
-            if ordered is not None and not check_each(root, [ordered], stop=stop):
+            found = check_each(root, [merged], stop=stop, reads=reads)
+            ordered = _in_file_order(root, merged, reads) if found else None
+            if ordered is not None and not check_each(root, [ordered], stop=stop, reads=reads):
                 merged, found = ordered, []
             if not found:
                 out.ops[index] = merged
@@ -355,10 +361,10 @@ def _at_line(hunk: Hunk) -> str:
     return f"at line {hunk.old_start}" if hunk.old_start else "with no line number"
 
 
-def _in_file_order(root: Path, op: Modify) -> Modify | None:
+def _in_file_order(root: Path, op: Modify, reads: Reads) -> Modify | None:
     """`op` with its hunks in the order their lines stand in the file (the engine places them
     in order), or None when that is the order already or some hunk is not found."""
-    locator = Locator(_file_lines(root, op.path))
+    locator = Locator(_file_lines(root, op.path, reads))
     at = [locator.first(h.old_lines, 0) if h.old_lines else None for h in op.hunks]
     if any(a is None for a in at):
         return None

@@ -95,8 +95,15 @@ FILES: list[BindingType] = [
 PROMPT: list[BindingType] = [
     # the prompt takes enter itself (its key handler: in turn with the keys typed before it,
     # no message hop, so the request goes out at once); the binding names it in the footer
+    # (one key, named for what it does now: the prompt's check_action shows one of these)
     Binding("enter", "submit", "send", id="prompt.send",
-            tooltip="Send the prompt (every line of it), or run a slash command"),
+            tooltip="Send the prompt (every line of it)"),
+    Binding("enter", "submit('run')", "run", id="prompt.send", tooltip="Run the slash command"),
+    Binding("enter", "submit('steer')", "steer", id="prompt.send",
+            tooltip="Send it to the running turn as a correction (nothing is written by it)"),
+    Binding("enter", "submit('later')", "send once decided", id="prompt.send",
+            tooltip="A turn is under review: decide it first (alt+R rejects what is left); "
+                    "tab queues the prompt to run after it"),
     # a line break by hand: ctrl+j is what terminals send for it; shift+enter where the
     # terminal reports it (kitty's keyboard protocol); a paste keeps its lines by itself.
     # Priority: taken in turn with the keys of the same terminal write (a binding found on the

@@ -11,27 +11,33 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..edits.ops import Modify, Operation
+
+if TYPE_CHECKING:
+    from ..edits.apply import Reads
 
 WHOLE = None  # the operation as a whole (not one of its hunks)
 
 
-def unfit(root: Path, op: Operation) -> dict[int | None, str]:
+def unfit(root: Path, op: Operation, reads: Reads | None = None) -> dict[int | None, str]:
     """Why the operation, or each of its hunks, can not be applied now ({} when it can).
 
     A modify whose hunks do not all fit is checked hunk by hunk: the hunks that fit alone can
-    still be accepted. When none fits, the operation as a whole (WHOLE) can not apply."""
+    still be accepted. When none fits, the operation as a whole (WHOLE) can not apply. Its file
+    is read once (`reads`: the files this look has read)."""
     from ..edits.apply import check_each
     from ..edits.place import reason as cause
 
-    found = check_each(root, [op])
+    reads = {} if reads is None else reads
+    found = check_each(root, [op], reads=reads)
     if not found:
         return {}
     reason = cause(found[0][1])
     if not isinstance(op, Modify) or not op.hunks:
         return {WHOLE: reason}
-    each = {h: check_each(root, [Modify(op.path, [hunk], op.base_hash)])
+    each = {h: check_each(root, [Modify(op.path, [hunk], op.base_hash)], reads=reads)
             for h, hunk in enumerate(op.hunks)}
     bad: dict[int | None, str] = {h: _about_hunk(cause(problems[0][1]), op.path)
                                   for h, problems in each.items() if problems}
@@ -45,13 +51,14 @@ def unfit(root: Path, op: Operation) -> dict[int | None, str]:
     return {WHOLE: f"none of its {len(op.hunks)} hunks fits the file (the first: {bad[0]})"}
 
 
-def unfit_all(root: Path, ops: Sequence[tuple[int, Operation]]
+def unfit_all(root: Path, ops: Sequence[tuple[int, Operation]], reads: Reads | None = None
               ) -> list[tuple[int, Operation, dict[int | None, str]]]:
     """`unfit` for each (index, operation); only those that can not apply (blocking: call it
-    in a thread)."""
+    in a thread). `reads` keeps the files read, for `mendable` to look at the same bytes."""
     out = []
+    reads = {} if reads is None else reads
     for index, op in ops:
-        problems = unfit(root, op)
+        problems = unfit(root, op, reads)
         if problems:
             out.append((index, op, problems))
     return out
@@ -69,9 +76,11 @@ def _about_hunk(message: str, path: str) -> str:
     return first
 
 
-def mendable(root: Path, ops: Sequence[tuple[int, Operation]]) -> set[int]:
+def mendable(root: Path, ops: Sequence[tuple[int, Operation]], reads: Reads | None = None
+             ) -> set[int]:
     """Of the operations that can not apply, those the repair round asks the model about once
-    the reply ends (their hunks match nowhere in the file; blocking: call it in a thread)."""
+    the reply ends (their hunks match nowhere in the file; blocking: call it in a thread).
+    `reads`: the files `unfit_all` read (not read again)."""
     from ..session.repair import survey
 
-    return {index for index, op in ops if survey(root, [op]).misses}
+    return {index for index, op in ops if survey(root, [op], reads=reads).misses}

@@ -22,6 +22,11 @@ from .review_state import Item
 from .widgets.files import FilesPane
 from .widgets.review import ReviewPane
 
+# the chords that decide (alt+t too: it accepts like alt+A): shown only while something is
+# undecided; moving and the pager stay while the turn is on screen
+DECIDING = frozenset({"accept", "reject", "accept_all", "reject_all", "confirm",
+                      "reject_with_reason", "amend", "try_check"})
+
 
 class ChordHost(Panes, Protocol):
     """What a review chord's check uses of the main screen: its panes and focus."""
@@ -32,9 +37,11 @@ class ChordHost(Panes, Protocol):
 
 def chord_enabled(screen: ChordHost, name: str) -> bool:
     """A review chord (alt+a, ...) acts while the review pane shows a turn, whatever has the
-    focus (on a decided or stopped turn it says why it decides nothing); alt+p stays the files
-    pane's pin while that pane has the focus."""
-    if screen.query_one(ReviewPane).has_class("-empty"):
+    focus; one that decides only while something is undecided (once all is decided, written or
+    stopped, the footer no longer offers it); alt+p stays the files pane's pin while that pane
+    has the focus."""
+    pane = screen.query_one(ReviewPane)
+    if pane.has_class("-empty") or (name in DECIDING and not pane.has_undecided):
         return False
     return not (name == "previous_file" and isinstance(screen.focused, FilesPane))
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -26,6 +27,7 @@ from ..base.errors import SparkPairError, UsageError
 from ..session.pick import Pick
 from ..store.sessions import is_fix_round
 from .host import ScreenParts
+from .typed import typed_text
 
 if TYPE_CHECKING:  # the store and its modules load in a worker thread, not with the app
     from ..session.runtime import Runtime
@@ -155,9 +157,11 @@ def earlier_lines(turns: list[StoredTurn], name: str, model: str) -> list[str]:
 
 
 class SessionsScreen(ModalScreen[str | None]):
-    """The sessions of the repository, newest first: enter picks one, escape keeps on."""
+    """The sessions of the repository, newest first: what is typed filters them (by name or
+    last instruction, shown above the list), enter picks one, escape clears the filter, then
+    keeps on."""
 
-    BINDINGS = [Binding("escape", "dismiss(None)", "cancel", show=False)]
+    BINDINGS = [Binding("escape", "escape", "cancel", show=False)]
 
     DEFAULT_CSS = """
     SessionsScreen {
@@ -175,26 +179,82 @@ class SessionsScreen(ModalScreen[str | None]):
         height: auto;
         max-height: 16;
     }
+    SessionsScreen #sessions-filter {
+        width: 100%;
+        color: $text-muted;
+    }
     """
 
     def __init__(self, sessions: list[SessionInfo], current: str = "") -> None:
         super().__init__()
         self.sessions = sessions
         self.current = current
+        self.filter = ""  # what was typed here: the sessions shown hold every word of it
 
     def compose(self) -> ComposeResult:
-        from ..store.sessions import row
-
         with Vertical():
             yield Label("sessions here: name, age, turns, last instruction")
-            yield OptionList(*[Option(Text(("▸ " if s.name == self.current else "  ")
-                                           + row(s, self.app.size.width - 16), no_wrap=True,
-                                           overflow="ellipsis"), id=s.name)
-                               for s in self.sessions])
-            yield Label("[b]enter[/b] carry it on   [b]escape[/b] keep on here")
+            yield Label("", id="sessions-filter", markup=False)  # typed text: literal
+            yield OptionList(*self._options())
+            yield Label("[b]enter[/b] carry it on   [b]escape[/b] keep on here   "
+                        "[b]letters[/b] filter")
 
     def on_mount(self) -> None:
+        self._show_filter()
         self.query_one(OptionList).focus()
+
+    def matching(self) -> list[SessionInfo]:
+        words = self.filter.lower().split()
+        return [s for s in self.sessions
+                if all(w in f"{s.name} {s.last_instruction}".lower() for w in words)]
+
+    def _options(self) -> list[Option]:
+        from ..store.sessions import row
+
+        return [Option(Text(("▸ " if s.name == self.current else "  ")
+                            + row(s, self.app.size.width - 16), no_wrap=True,
+                            overflow="ellipsis"), id=s.name) for s in self.matching()]
+
+    def _show_filter(self) -> None:
+        label = self.query_one("#sessions-filter", Label)
+        if not self.filter:
+            label.update("type to filter by name or instruction")
+            return
+        n = len(self.matching())
+        label.update(f"filter: {self.filter}▏  {n} of {len(self.sessions)} "
+                     "(backspace deletes, escape clears)" if n else
+                     f"filter: {self.filter}▏  no session matches (backspace deletes, escape "
+                     "clears)")
+
+    def _refilter(self, text: str) -> None:
+        self.filter = text
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options(self._options())
+        options.highlighted = 0 if options.option_count else None
+        self._show_filter()
+
+    def on_key(self, event: events.Key) -> None:
+        """Letters (and space) filter; backspace takes the last one back."""
+        text = typed_text(event)
+        if event.key == "backspace" and self.filter:
+            self._refilter(self.filter[:-1])
+        elif text and text != "\n":
+            self._refilter(self.filter + text)
+        else:
+            return
+        event.stop()
+        event.prevent_default()
+
+    def on_paste(self, event: events.Paste) -> None:
+        event.stop()
+        self._refilter(self.filter + " ".join(event.text.split()))  # one line of words
+
+    def action_escape(self) -> None:
+        if self.filter:
+            self._refilter("")
+        else:
+            self.dismiss(None)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

@@ -31,7 +31,7 @@ SLASH: tuple[Slash, ...] = (
     Slash("/drop", "PATH", "take a file out of the context (or drop one chosen for the prompt)",
           needs_arg=True),
     Slash("/clear", "", "clear the screen and the context set"),
-    Slash("/sessions", "", "the stored sessions of this repository: carry one on"),
+    Slash("/sessions", "", "the stored sessions of this repository (type to filter): carry one on"),
     Slash("/rename", "NAME", "give this session a name", needs_arg=True),
     Slash("/fork", "", "go on in a copy of this session (the original stays as it was)"),
     Slash("/help", "", "this screen"),

@@ -37,6 +37,7 @@ from .widgets.prompt import Prompt
 from .widgets.review import ReviewPane
 
 if TYPE_CHECKING:
+    from ..edits.apply import Reads
     from .commits import Commits
     from .disk_marks import DiskMarks
     from .driver import Driver
@@ -180,12 +181,13 @@ class TurnReview:
         """Proposed operations that can not be applied to the files as they are are left out
         at once, with the reason in their row (the files are read in a thread)."""
         screen = self.screen
-        found = await asyncio.to_thread(fit.unfit_all, screen.launch.root, ops)
+        reads: Reads = {}  # (each file is read once for both looks)
+        found = await asyncio.to_thread(fit.unfit_all, screen.launch.root, ops, reads)
         settings = screen.driver.settings
         if found and screen.turn_worker is not None and not self.repaired and \
                 settings is not None and settings.review.repair:
             self.mendable |= await asyncio.to_thread(  # matching nowhere: asked again
-                fit.mendable, screen.launch.root, [(i, op) for i, op, _ in found])
+                fit.mendable, screen.launch.root, [(i, op) for i, op, _ in found], reads)
         review = screen.query_one(ReviewPane)
         for index, op in ops:  # the check placed its hunks: show those placed loosely
             if loose_hunks([op]) and index in review.review.entries:

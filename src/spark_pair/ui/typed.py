@@ -42,3 +42,14 @@ def pass_typed(node: Widget | Screen[object], event: events.Key | events.Paste) 
     target = node if not isinstance(node, Screen) else stack[-2] if len(stack) > 1 else None
     if target is not None:
         target.post_message(Typed(text))
+
+
+def enter_hint(node: Widget | Screen[object], event: events.Key, keys: str) -> bool:
+    """enter in a question that enter does not answer: say which keys do (True: it was enter)."""
+    if event.key != "enter":
+        return False
+    event.stop()
+    event.prevent_default()
+    node.notify(f"enter answers nothing here: {keys}", severity="warning", timeout=4,
+                markup=False)
+    return True

@@ -197,7 +197,9 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
     for rel, reasons in scores.items():
         if rel in skip:
             continue
-        best = max(reasons, key=lambda c: c.score)
+        # the label: the strongest reason, "earlier turn" only when no other explains the file
+        # (a file edited on disk says so, however many others were edited after it)
+        best = max(reasons, key=lambda c: (c.why is not Why.EARLIER, c.score))
         score = _total(reasons)
         follows = [totals[c.detail] for c in reasons
                    if c.why in (Why.TEST, Why.CHANGES) and c.detail in totals]

@@ -10,7 +10,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Label
 
 from .. import bindings
-from ..typed import pass_typed
+from ..typed import enter_hint, pass_typed
+
+ANSWERS = "alt+y yes, alt+n no (escape: no)"
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -49,7 +51,8 @@ class ConfirmScreen(ModalScreen[bool]):
         pass_typed(self, event)  # a paste goes to the prompt whole
 
     def on_key(self, event: events.Key) -> None:
-        pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
+        if not enter_hint(self, event, ANSWERS):  # (enter answers nothing: it says which do)
+            pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.cells import cell_len
+from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -27,8 +28,9 @@ from ...session.fixloop import environment_cause
 from ...workspace.checkrun import CheckResult, run_check
 from .. import bindings
 from ..fixrounds import SENDS
-from ..typed import pass_typed
+from ..typed import NEW_LINE, enter_hint, pass_typed
 from ..widgets.diff_rows import mark_edges
+from ..widgets.prompt import MAX_ROWS, Prompt
 
 
 class CheckLog(Log):
@@ -44,6 +46,7 @@ class CheckLog(Log):
         return mark_edges(strip, cell_len(lines[scroll_y + y]), scroll_x, self.rich_style)
 
 
+MIN_ROWS = 10  # the pane's height on a terminal too short to leave the prompt in view
 RUNNING_KEYS = "[b]alt+n[/b] stop the check and roll the turn back (byte for byte)"
 
 
@@ -54,11 +57,12 @@ class CheckScreen(ModalScreen[bool]):
 
     DEFAULT_CSS = """
     CheckScreen {
-        align: center middle;
+        align: center top;  /* above the prompt: what is typed here shows there */
     }
     CheckScreen > Vertical {
         width: 90%;
-        height: 80%;
+        height: 80%;  /* (then as much as leaves the prompt in view) */
+        margin-top: 1;
         border: thick $accent;
         background: $surface;
         padding: 0 1;
@@ -88,16 +92,34 @@ class CheckScreen(ModalScreen[bool]):
         self.sends = False  # y sends the output to the model (a fix round follows)
         self.send = False  # the answer: keep, and send the output to the model
         self.cause = ""  # the output points at the environment, not the code
+        self.keys = RUNNING_KEYS  # the keys that answer now (markup)
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(f"check: {self.command}  (the turn is applied; running…)",
                         id="check-status", markup=False)  # a command and its result: literal
             yield CheckLog(id="check-output", max_lines=5000)
-            yield Label(RUNNING_KEYS, id="check-keys")  # y keeps once there is a result
+            yield Label(self.keys, id="check-keys")  # y keeps once there is a result
 
     def on_mount(self) -> None:
         self.worker = self._run()
+        self._above_prompt()
+
+    def on_resize(self) -> None:
+        self._above_prompt()
+
+    def _above_prompt(self, lines: bool = False) -> None:
+        """The pane ends above the prompt (and a row it may wrap to; its full height once it
+        holds several lines: `lines`), the footer and the meter: letters typed here go to the
+        prompt, and there they show."""
+        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
+        prompt = next(iter(below.query(Prompt)), None) if below is not None else None
+        if prompt is None or not prompt.region:
+            return
+        lines = lines or prompt.document.line_count > 1
+        grows = max(0, MAX_ROWS + 2 - prompt.region.height) if lines else 1
+        free = self.size.height - prompt.region.y + grows
+        self.query_one(Vertical).styles.height = max(MIN_ROWS, self.size.height - free - 1)
 
     @work(group="check", exclusive=True, exit_on_error=False)
     async def _run(self) -> None:
@@ -133,6 +155,7 @@ class CheckScreen(ModalScreen[bool]):
         else:
             status += "; keep (alt+y) or roll back (alt+n)?"
         self.query_one("#check-status", Label).update(status)
+        self.keys = keys
         self.query_one("#check-keys", Label).update(keys)
         self.refresh_bindings()
 
@@ -151,9 +174,15 @@ class CheckScreen(ModalScreen[bool]):
 
     def on_paste(self, event: events.Paste) -> None:
         pass_typed(self, event)  # a paste goes to the prompt whole
+        if "\n" in event.text:
+            self._above_prompt(lines=True)  # (the prompt grows: it stays in view)
 
     def on_key(self, event: events.Key) -> None:
-        pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
+        keys = Text.from_markup(self.keys).plain  # (enter answers nothing: it says which do)
+        if not enter_hint(self, event, " · ".join(k.strip() for k in keys.split("   ") if k)):
+            pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
+            if event.key in NEW_LINE:
+                self._above_prompt(lines=True)
 
     async def action_answer(self, keep: bool) -> None:
         if keep and self.result is None:

@@ -24,6 +24,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("prompt.send",), "prompt", "send the prompt, or run a slash command"),
     (("prompt.send",), "while streaming",
      "steer: the prompt goes to the running turn as a correction (nothing is written by it)"),
+    (("prompt.send",), "under review",
+     "the prompt waits: enter sends it once the turn is decided (it says so; tab queues it)"),
     (("prompt.queue",), "while a turn runs",
      "queue the prompt as the next turn (it starts when this one ends; elsewhere tab moves "
      "to the next pane)"),
@@ -74,7 +76,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "earlier / later prompts (from the first / last line)"),
     (("app.help",), "anywhere",
      "this screen (? is text: it is typed into the prompt like any letter)"),
-    (("confirm.yes", "confirm.no", "confirm.cancel"), "a question", "yes / no / no"),
+    (("confirm.yes", "confirm.no", "confirm.cancel"), "a question",
+     "yes / no / no (enter answers nothing: it says which keys do)"),
     ("alt+y / alt+n / alt+f", "the check",
      "keep the turn (in a fix loop: and send the output on) / roll it back (at a fix loop's "
      "end: the whole task) / send output that points at the environment (a module or command "
@@ -119,7 +122,7 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
                       "A hunk whose lines match nowhere in its file goes back to the model "
                       "once, with the file's real lines; the live diff shows what comes back "
                       "([review] repair).\n\n"
-                      "escape or f1 closes this screen; what you type goes to the prompt"))
+                      f"{closing(keys)} closes this screen; what you type goes to the prompt"))
 
 
 def _key(key: str) -> str:
@@ -135,6 +138,12 @@ def _key(key: str) -> str:
 
 
 _SHORT = {"pagedown": "pgdn", "pageup": "pgup"}  # the key column stays narrow
+
+
+def closing(keys: Mapping[str, str] | None) -> str:
+    """The keys in effect that close this screen: `escape or f1`."""
+    keys = keys or bindings.default_keys()
+    return " or ".join(dict.fromkeys(_key(keys[i]) for i in ("help.close", "help.close_f1")))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -165,7 +174,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
-            scroll.border_subtitle = "escape closes · ↑ ↓ scroll"  # in view on a small screen
+            # in view on a small screen
+            scroll.border_subtitle = f"{closing(self.keys)} closes · ↑ ↓ scroll"
             yield Static(help_text(self.keys))
 
     def on_key(self, event: events.Key) -> None:

@@ -94,6 +94,7 @@ class Prompt(TextArea):
         self._pos = 0  # len(sent): the line being written
         self._draft = ""
         self._files_note = ""
+        self._enter_shown = "send"  # what the footer last named enter for
 
     # ---- the text ------------------------------------------------------------------------
 
@@ -118,6 +119,18 @@ class Prompt(TextArea):
 
     def _on_text_area_changed(self) -> None:
         self._subtitle()
+        if self.enter_does() != self._enter_shown:  # the footer names what enter does
+            self.refresh_bindings()
+
+    def enter_does(self) -> str:
+        """What enter does now: "run" a slash command, "steer" the streaming turn, send
+        "later" (a turn is under review: it says why and the text stays), or "send"."""
+        text = self.text.strip()
+        if text.startswith("/") and "\n" not in text:
+            return "run"
+        if self.turn_running:
+            return "steer" if getattr(self.screen, "streaming", False) else "later"
+        return "send"
 
     @property
     def files_note(self) -> str:
@@ -153,7 +166,7 @@ class Prompt(TextArea):
 
     # ---- keys ----------------------------------------------------------------------------
 
-    async def action_submit(self) -> None:
+    async def action_submit(self, does: str = "send") -> None:
         self.send(self.text)
 
     def action_clear_prompt(self) -> None:
@@ -166,6 +179,9 @@ class Prompt(TextArea):
         """tab queues only while a turn runs and the prompt holds text, escape clears the queue
         only from an empty prompt while no reply streams: otherwise the key goes on to the
         screen (next pane, stop)."""
+        if action == "submit":  # one of enter's bindings: the one naming what it does
+            self._enter_shown = self.enter_does()
+            return (parameters[0] if parameters else "send") == self._enter_shown
         if action == "queue":
             return self.turn_running and bool(self.text.strip())
         if action == "clear_queue":

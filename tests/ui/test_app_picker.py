@@ -1,0 +1,55 @@
+"""What is typed in the /sessions picker filters it, in view above the list (never lost on the
+way); pilot against the simulator as a real process, real session store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.apps import make_app, notice, opened, screen_text, type_line, until
+
+from spark_pair.sim.process import SimProcess
+from spark_pair.store.sessions import SessionStore, StoredTurn
+from spark_pair.ui.sessions import SessionsScreen
+from spark_pair.ui.widgets.prompt import Prompt
+
+
+async def test_letters_typed_in_the_picker_filter_it_in_view(repo: Path,
+                                                             demo_sim: SimProcess) -> None:
+    with SessionStore() as store:
+        for name, instruction in (("tidy-heron", "rename the totals helper"),
+                                  ("brisk-otter", "add a discount to the invoice"),
+                                  ("calm-finch", "add type hints to the parser")):
+            info = store.create(repo, name=name)
+            store.add_turn(info.id, StoredTurn(instruction, status="rejected"))
+    app = make_app(repo, demo_sim, prompt="", **{"context.auto": "false"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: opened(app) and app.main.driver.stored.current,
+                    "the new session")
+        await type_line(pilot, app, "/sessions")
+        await until(pilot, lambda: isinstance(app.screen, SessionsScreen)
+                    and "brisk-otter" in screen_text(app), "the picker")
+        picker = app.screen
+        assert isinstance(picker, SessionsScreen)
+        assert "type to filter" in screen_text(app)
+        await pilot.press(*"add ")
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "filter: add" in shown and "2 of" in shown, shown
+        assert "brisk-otter" in shown and "calm-finch" in shown and "tidy-heron" not in shown
+        await pilot.press(*"disc")
+        await pilot.pause()
+        assert "filter: add disc" in screen_text(app)
+        assert "calm-finch" not in screen_text(app)
+        await pilot.press("backspace")
+        await pilot.pause()
+        assert "filter: add dis▏" in screen_text(app)
+        await pilot.press("x", "x")
+        await pilot.pause()
+        assert "no session matches" in screen_text(app)
+        await pilot.press("escape")  # clears the filter: the picker stays
+        await pilot.pause()
+        assert app.screen is picker and "tidy-heron" in screen_text(app)
+        await pilot.press(*"otter", "enter")  # the one match, picked
+        await until(pilot, lambda: "carrying on" in notice(app), "the switch")
+        assert app.main.driver.stored.current.info.name == "brisk-otter"
+        assert app.main.query_one(Prompt).value == ""  # nothing typed went anywhere else
