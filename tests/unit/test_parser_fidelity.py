@@ -7,8 +7,6 @@ hunk, a binary patch, a bare line in an added file, a lone surrogate) is a Parse
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from spark_pair.base.errors import IncompleteReply, ParseError
@@ -211,7 +209,7 @@ def test_events_are_frozen_snapshots() -> None:
     p.feed("+b\n")
     p.close()
     assert started.header == HunkHeader(1, 1, 1, 1, "def f():")  # no list that grows later
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):  # (a NamedTuple's; a frozen dataclass's is one too)
         started.hunk_index = 3  # type: ignore[misc]
 
 

@@ -1,8 +1,12 @@
-"""The one event stream every transport yields. Plain frozen values; no UI types."""
+"""The one event stream every transport yields. Plain frozen values; no UI types.
+
+The events are NamedTuples, not frozen dataclasses: as immutable, and a class costs a fifth of
+one to define (a cold `run` defines them before its request goes out).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..base.errors import IncompleteReply, ModelError
 from ..base.transport import Transport as Transport
@@ -11,21 +15,18 @@ from .request import TurnRequest as TurnRequest
 from .steer import Steered as Steered  # a correction's answer (steering a running response)
 
 
-@dataclass(frozen=True, slots=True)
-class Started:
+class Started(NamedTuple):
     request_id: str
     transport: Transport
     model: str
     url: str
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta:
+class TextDelta(NamedTuple):
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class FirstToken:
+class FirstToken(NamedTuple):
     """An attempt's first text arrived, `ttft_s` after its request went out: the TTFT its
     reply's Metrics will carry if this attempt answers (so a live meter shows that one)."""
 
@@ -33,8 +34,7 @@ class FirstToken:
     attempt: int = 1
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(NamedTuple):
     input_tokens: int
     output_tokens: int
     estimated: bool = False  # True when the server sent no usage and we counted ourselves
@@ -66,8 +66,7 @@ def usage_of(u: object, input_name: str, output_name: str) -> Usage | None:
     return Usage(tokens_in, tokens_out)
 
 
-@dataclass(frozen=True, slots=True)
-class Metrics:
+class Metrics(NamedTuple):
     """Timing of one response, computed once by protocol.metrics from the events."""
 
     ttft_s: float | None  # of the attempt that was timed, from when its request went out
@@ -81,8 +80,7 @@ class Metrics:
     connect_s: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Completed:
+class Completed(NamedTuple):
     """The response ended. `cut` is set when the server ended it early (the output limit or a
     content filter): the text is not the whole reply, so an edit turn must not apply it."""
 
@@ -107,16 +105,14 @@ class Completed:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Retrying:
+class Retrying(NamedTuple):
     attempt: int
     delay_s: float
     reason: str  # error kind, e.g. "rate_limit", "dropped"
     transport: Transport | None = None  # the transport of the attempt that failed (None: not known)
 
 
-@dataclass(frozen=True, slots=True)
-class Rewound:
+class Rewound(NamedTuple):
     """A retried response differs from the text already yielded: keep only the first `keep`
     characters (consumers drop what came after and re-parse); new deltas follow."""
 
@@ -124,15 +120,13 @@ class Rewound:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class TransportChanged:
+class TransportChanged(NamedTuple):
     old: Transport
     new: Transport
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class ModelChanged:
+class ModelChanged(NamedTuple):
     """The configured model was not found; moved to the next one in the fallback list."""
 
     old: str
@@ -140,8 +134,7 @@ class ModelChanged:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Failed:
+class Failed(NamedTuple):
     error: ModelError
     retries: int = 0
     transport: Transport | None = None  # the transport of the last attempt (None: not known)

@@ -1,40 +1,37 @@
 """What a transport yields for one attempt; the client turns them into the events of
-protocol.events (a retry, a rewind, the record). Plain frozen values."""
+protocol.events (a retry, a rewind, the record). Plain frozen values (NamedTuples, as the
+events are)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from ..base.errors import ModelError
 from .events import Usage
 from .steer import Steered
 
 
-@dataclass(frozen=True, slots=True)
-class Opened:
+class Opened(NamedTuple):
     """The server took the request (its answer's headers are in, or the WebSocket message
     went out on an open socket)."""
 
     url: str
 
 
-@dataclass(frozen=True, slots=True)
-class Deltas:
+class Deltas(NamedTuple):
     """The text deltas of the messages of one read, in order (one per server message)."""
 
     texts: list[str]
 
 
-@dataclass(frozen=True, slots=True)
-class ResponseId:
+class ResponseId(NamedTuple):
     """The server named its response (Responses API: response.created)."""
 
     response_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Finished:
+class Finished(NamedTuple):
     """The reply is complete: its id, its usage (None: the server sent none that counts) and
     `cut` when the server ended it early (the output limit, a content filter)."""
 
@@ -51,20 +48,17 @@ class ReopenReason(StrEnum):
     CHAIN_LOST = "chain_lost"  # previous_response_not_found: sent again unchained
 
 
-@dataclass(frozen=True, slots=True)
-class Reopen:
+class Reopen(NamedTuple):
     reason: ReopenReason
 
 
-@dataclass(frozen=True, slots=True)
-class Steer:
+class Steer(NamedTuple):
     """The server's answer to a correction sent to the running response."""
 
     answer: Steered
 
 
-@dataclass(frozen=True, slots=True)
-class Note:
+class Note(NamedTuple):
     """What the transport says of the request (a lost chain, sent again whole)."""
 
     text: str

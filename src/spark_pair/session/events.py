@@ -1,14 +1,16 @@
 """What a session turn yields besides the protocol and parse events, and the union of them all.
 
 Events are frozen snapshots: nothing in one changes after it is yielded (a Proposal, carried by
-OperationProposed, is the one live object: see approval.py).
+OperationProposed, is the one live object: see approval.py). Most are NamedTuples (as immutable
+as a frozen dataclass, at a fifth of the cost to define: a cold `run` defines them before its
+request goes out); those with an `index` field stay frozen dataclasses (a tuple's index()).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..base.errors import SparkPairError
 from ..edits.ops import Operation
@@ -55,8 +57,7 @@ class Outcome(StrEnum):
     NOT_APPLIED = "not_applied"  # skipped (dry run), rejected, or the turn wrote nothing
 
 
-@dataclass(frozen=True, slots=True)
-class TurnStarted:
+class TurnStarted(NamedTuple):
     turn_id: str
     prompt: str
     files: tuple[str, ...]  # files whose content went into the context
@@ -65,8 +66,7 @@ class TurnStarted:
 
 
 
-@dataclass(frozen=True, slots=True)
-class ContextChosen:
+class ContextChosen(NamedTuple):
     """What the request shows besides the instruction, right after `TurnStarted`: each file
     with the reason it is there and how it was shown (`workspace.context.ContextFile`), the
     files withheld (path, why, whether the instruction named it) and the repository map's
@@ -116,15 +116,13 @@ class Refused:
     kind: RefusalKind
 
 
-@dataclass(frozen=True, slots=True)
-class Applied:
+class Applied(NamedTuple):
     turn_id: str
     changed: tuple[str, ...]
     notes: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class RepairStarted:
+class RepairStarted(NamedTuple):
     """Hunks that match nowhere in their files go back to the model (one round per turn):
     (operation index, hunk index, path) of each."""
 
@@ -132,8 +130,7 @@ class RepairStarted:
     model: str
 
 
-@dataclass(frozen=True, slots=True)
-class RepairFinished:
+class RepairFinished(NamedTuple):
     """The repair round is over: `outcome` (session.repair.RepairOutcome) says which hunks now fit
     and why the others do not; the operations it mended are proposed again."""
 
@@ -165,8 +162,7 @@ class TurnResult:
         return self.error is None
 
 
-@dataclass(frozen=True, slots=True)
-class TurnFinished:
+class TurnFinished(NamedTuple):
     result: TurnResult
 
 
@@ -176,8 +172,7 @@ SessionEvent = (TurnStarted | ContextChosen | Started | TextDelta | FirstToken |
                 | Refused | Applied | TurnFinished | Steered | RepairStarted | RepairFinished)
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class Frame(NamedTuple):
     """The events of one interval of a turn, for a screen that repaints at frame rate."""
 
     events: tuple[SessionEvent, ...]
