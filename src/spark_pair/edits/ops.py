@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 from ..base.printable import shown
 from .paths import content_hash as content_hash  # its home is .paths
@@ -18,8 +19,7 @@ class OpKind(StrEnum):
     RENAME = "rename"
 
 
-@dataclass(frozen=True, slots=True)
-class HunkHeader:
+class HunkHeader(NamedTuple):
     """A hunk's `@@` line as the model wrote it (numbers may be wrong or None)."""
 
     old_start: int | None

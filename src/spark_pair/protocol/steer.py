@@ -6,9 +6,8 @@ without it answers an error for the message type."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class SteerState(StrEnum):
@@ -18,8 +17,7 @@ class SteerState(StrEnum):
     REFUSED = "refused"  # the server does not offer steering (an error for the message type)
 
 
-@dataclass(frozen=True, slots=True)
-class Steered:
+class Steered(NamedTuple):
     """What became of a correction sent to the running response."""
 
     state: SteerState

@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..protocol.events import TextDelta
 from .approval import Proposal
@@ -95,13 +94,11 @@ END = object()  # the stream ended
 WAKE = object()  # the turn was cancelled: look at the inbox again
 
 
-@dataclass(frozen=True, slots=True)
-class DiskChanged:
+class DiskChanged(NamedTuple):
     paths: frozenset[str]  # repo paths the watcher saw change
 
 
-@dataclass(frozen=True, slots=True)
-class Answered:
+class Answered(NamedTuple):
     proposal: Proposal  # its decide() task is done
 
 

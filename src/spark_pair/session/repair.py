@@ -14,7 +14,7 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..base.errors import SparkPairError
 from ..base.printable import shown
@@ -34,8 +34,7 @@ MAX_HUNKS = 8  # hunks one repair round asks about at most
 ASK_MARK = "these lines are not in the file"  # in every repair request (the sim's scripts match it)
 
 
-@dataclass(frozen=True, slots=True)
-class Miss:
+class Miss(NamedTuple):
     """A hunk whose old side matches nowhere in its file, and what the file has instead."""
 
     op_index: int
@@ -62,8 +61,7 @@ class Survey:
         return not self.misses and not self.other_problem
 
 
-@dataclass(frozen=True, slots=True)
-class Mended:
+class Mended(NamedTuple):
     """One missed hunk after the round: `fixed`, or why not (`cause`)."""
 
     op_index: int

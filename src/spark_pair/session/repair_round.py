@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..base.errors import Cancelled, SparkPairError
 from ..edits.ops import Operation
@@ -18,13 +17,11 @@ from .events import RepairStarted
 from .parts import Parts
 
 
-@dataclass(frozen=True, slots=True)
-class News:
+class News(NamedTuple):
     event: RepairStarted  # the round began: the turn yields it
 
 
-@dataclass(frozen=True, slots=True)
-class Done:
+class Done(NamedTuple):
     survey: repair.Survey | None  # None: the look was stopped
     outcome: repair.RepairOutcome | None  # None: no round ran
 

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..base import dirs
 from ..base.errors import (
@@ -298,8 +298,7 @@ class Runtime:
             await asyncio.gather(self.prewarming, return_exceptions=True)
 
 
-@dataclass(frozen=True, slots=True)
-class _Lookup:
+class _Lookup(NamedTuple):
     """Where and how settings are loaded."""
 
     cwd: Path

@@ -24,7 +24,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .finders import (
     WEAK_PATH,
@@ -93,8 +93,7 @@ class Candidate:
                 return f"changes with {self.detail}"
 
 
-@dataclass(frozen=True, slots=True)
-class Withheld:
+class Withheld(NamedTuple):
     path: str
     reason: str  # why it is never sent on its own
     named: bool  # the instruction names it (then a front end says how to add it by hand)
