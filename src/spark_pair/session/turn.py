@@ -47,13 +47,13 @@ from .events import (
 from .inbox import END, GATHER_CHARS, WAKE, Answered, DiskChanged, Inbox, LoopShare, gathered
 from .parts import Parts
 from .proposals import Proposals
-from .repair_round import Done, News, RepairRound
 from .stale import StaleTracker
 
-if TYPE_CHECKING:  # the parser loads once the request is out
+if TYPE_CHECKING:  # the parser and the repair round load once the request is out
     from ..edits.apply import AppliedTurn
     from ..edits.parse_events import ParseEvent
     from ..edits.parser import DiffParser
+    from .repair_round import Done, RepairRound
 
 MAX_LATE_CHANGES = 3  # times one operation is asked again for a change seen at the last look
 
@@ -83,7 +83,7 @@ class TurnRun(ApplyStep):
         self.cancel_reason: Cancelled | None = None
         self.stopwatch: Stopwatch | None = None  # made when the request goes out
         self.pump: asyncio.Task[None] | None = None  # the stream, from `send` on
-        self.repair = RepairRound(parts, self.inbox.put, self.stopping)  # after the stream
+        self.repair: RepairRound | None = None  # made at the stream's end
 
     def cancel(self, reason: Cancelled) -> None:
         if self.cancel_reason is None:
@@ -113,7 +113,8 @@ class TurnRun(ApplyStep):
             if not pump.done():
                 pump.cancel()
             await asyncio.gather(pump, return_exceptions=True)
-        await self.repair.cancel()
+        if self.repair is not None:
+            await self.repair.cancel()
 
     async def events(self) -> AsyncIterator[SessionEvent]:
         chunks: list[str] = []
@@ -141,7 +142,7 @@ class TurnRun(ApplyStep):
                         break
                     if not items:
                         if not streaming and not self.proposals.pending() and \
-                                not self.repair.running:
+                                (self.repair is None or not self.repair.running):
                             asked = False
                             async for out in self._last_look():
                                 asked = asked or isinstance(out, OperationProposed)
@@ -165,6 +166,8 @@ class TurnRun(ApplyStep):
                             yield out
                         continue
                     if not streaming:  # (the repair round's items come only after the stream)
+                        from .repair_round import Done, News
+
                         if isinstance(item, News):
                             yield item.event
                         elif isinstance(item, Done):
@@ -194,6 +197,9 @@ class TurnRun(ApplyStep):
                             error = ParseError("the reply holds no unified diff")
                             break
                         if self.proposals.ops and not self.ask:
+                            from .repair_round import RepairRound
+
+                            self.repair = RepairRound(self.s, self.inbox.put, self.stopping)
                             self.repair.start(self.proposals.ops, self.request,
                                               self.result.text, self.result.model)
                         continue
@@ -483,7 +489,8 @@ class TurnRun(ApplyStep):
 
 
 def _start_parsing() -> DiffParser:
-    """A parser for the reply; the apply step's modules load in a worker thread meanwhile."""
+    """A parser for the reply; the apply step's and the repair round's modules load in a
+    worker thread meanwhile."""
     from ..edits.parser import DiffParser
 
     asyncio.get_running_loop().run_in_executor(None, _load_apply)
@@ -492,5 +499,6 @@ def _start_parsing() -> DiffParser:
 
 def _load_apply() -> None:
     import spark_pair.edits.apply  # noqa: F401 - loaded ahead of the apply step
+    import spark_pair.session.repair_round  # noqa: F401 - and of the look after the stream
 
 
