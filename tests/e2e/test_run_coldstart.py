@@ -16,12 +16,13 @@ from support.runs import A_PY, env_for, make_repo
 
 from spark_pair.sim.process import SimProcess
 
-# the modules a run needs only once the reply streams in (parse, apply, journal, log); none
-# of them may delay the request
+# the modules a run needs only once the reply streams in (parse, apply, journal, log, the
+# repair round after the stream); none of them may delay the request
 # (sqlite3 itself loads before: the index of definitions the automatic context reads is SQLite)
 AFTER_FIRST_TOKEN = ("spark_pair.edits.parser", "spark_pair.edits.apply",
                      "spark_pair.edits.journal", "spark_pair.edits.render",
-                     "spark_pair.store.sqlite")
+                     "spark_pair.store.sqlite", "spark_pair.session.repair_round",
+                     "spark_pair.session.repair")
 # ...and what a text-mode run with --apply never needs at all: the JSON lines and their cost
 # table, review verdicts (a policy decides), the file watcher (one turn)
 NEVER_IN_A_TEXT_RUN = ("spark_pair.headless.jsonl", "spark_pair.store.stats",
