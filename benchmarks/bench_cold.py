@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_cold.py [--runs 3] [--tps 1200] [--ttft-ms 150]
                                               [--tokens 4000] [--transport responses]
-                                              [--peer PATH_TO_CODEX]
+                                              [--peer PATH_TO_CODEX] [--before SRC]
 
 Every run is a fresh process against the simulator behind a TLS front on 127.0.0.1 (a CA made
 for the run, trusted through SSL_CERT_FILE in a bundle with certifi's roots, so the CA load
@@ -26,7 +26,10 @@ POST read to its end. The target for spark-pair's start -> request is <= 130 ms 
 ~10 ms above the floor's; overhead and CPU at most half the peer's.
 
 The peer: --peer, else `codex` on PATH (npm install -g @openai/codex); skipped, with the
-reason, when there is none. The machine may be shared: figures are min / median / max.
+reason, when there is none. --before SRC also runs spark-pair from another source tree (SRC holds
+its `spark_pair` package, e.g. `git archive main src | tar -x -C /tmp/main` then /tmp/main/src),
+interleaved with the others, for a before / after on the same machine at the same time. The
+machine may be shared: figures are min / median / max.
 """
 
 from __future__ import annotations
@@ -114,6 +117,9 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=4000, help="the large edit's size")
     ap.add_argument("--transport", default="responses", choices=("ws", "responses", "chat"))
     ap.add_argument("--peer", help="the codex command (default: codex on PATH)")
+    ap.add_argument("--before", type=Path, metavar="SRC",
+                    help="also run spark-pair from this source tree (the folder holding "
+                         "spark_pair), for a before / after")
     args = ap.parse_args()
     peer, about = find_peer(args.peer)
     with tempfile.TemporaryDirectory() as d:
@@ -144,6 +150,11 @@ def main() -> None:
                 "floor": lambda size: [sys.executable, "-c", FLOOR_CODE,
                                        f"{front.base_url}/v1/responses", PROMPTS["floor"], MODEL],
             }
+            envs = {name: env for name in ("spark-pair", "floor", "peer")}
+            if args.before is not None:
+                programs["before"] = programs["spark-pair"]
+                envs["before"] = {**env, "PYTHONPATH": str(args.before.resolve()),
+                                  "PYTHONPYCACHEPREFIX": str(home / "pycache-before")}
             if peer is not None:
                 programs["peer"] = lambda size: [peer, "exec", "--skip-git-repo-check",
                                                  PROMPTS[size]]
@@ -156,7 +167,7 @@ def main() -> None:
                         git(repo, "checkout", "-q", "--", "big.py")
                         prompt = PROMPTS["floor" if name == "floor" else size]
                         results.setdefault((name, size), []).append(
-                            measured(sim, command(size), repo, env, prompt))
+                            measured(sim, command(size), repo, envs[name], prompt))
         report(results, args, about if peer else f"skipped: {about}", large.count("\n@@ "))
 
 
@@ -187,6 +198,10 @@ def report(results: dict[tuple[str, str], list[dict[str, float]]], args: argpars
                 above = statistics.median(ours) - statistics.median(floor)
                 line += f" | above the floor {above:+.0f} ms"
             print(line)
+            before = figures("before", size, what)
+            if before:
+                print(f"  {'':22} before     {spread(before)} | after / before "
+                      f"{statistics.median(ours) / statistics.median(before):.2f}x")
     print("targets: start -> request <= 130 ms and <= floor + ~10 ms; overhead and CPU "
           "<= 0.5x the peer's")
 
