@@ -162,10 +162,11 @@ class ModelClient:
 
     def warm_http(self) -> None:
         """Build the HTTP client in a thread of its own (httpx's import, the TLS context's CA
-        load, the HTTP/1.1 parser's import: tens of ms) while the run gets ready (its git
-        calls, the context, the request); the first request takes it. Nothing for the
-        WebSocket transport."""
-        if self.transport == Transport.WS or self._http is not None or self._warming:
+        load, the HTTP/1.1 parser's import: tens of ms) while the run gets ready (git, the
+        context, the request); the first request takes it. WebSocket: only its TLS context."""
+        if self.transport == Transport.WS:
+            return self._ws.warm_tls()
+        if self._http is not None or self._warming:
             return
         import threading
 

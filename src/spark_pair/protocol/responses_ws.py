@@ -106,6 +106,22 @@ class WsSocket:
         self.warm_misses = 0
         self.warm_used: str | None = None  # "hit" / "prefix" / "miss" of the last request
         self.steering = False  # a correction waits for the server's answer
+        self._tls: tuple[Any, list[Any]] | None = None  # (its thread, [the context]): warm_tls
+
+    def warm_tls(self) -> None:
+        """For a wss:// URL, make the TLS context in a thread now (its CA load takes tens of ms
+        and lets other threads run), so that opening the socket does not make it on the event
+        loop: the context websockets makes itself (ssl.create_default_context())."""
+        if self._tls is not None or not self.url.startswith("wss://"):
+            return
+        import ssl
+        import threading
+
+        made: list[ssl.SSLContext] = []
+        thread = threading.Thread(target=lambda: made.append(ssl.create_default_context()),
+                                  name="ws-tls", daemon=True)
+        thread.start()
+        self._tls = (thread, made)
 
     async def open(self) -> None:
         from websockets.exceptions import InvalidHandshake, InvalidStatus
@@ -113,8 +129,12 @@ class WsSocket:
         headers = [BETA_HEADER]
         if self.api_key:
             headers.append(("Authorization", f"Bearer {self.api_key}"))
+        tls: dict[str, Any] = {}
+        if self._tls is not None:  # (made by now, or its thread is near its end)
+            self._tls[0].join()
+            tls = {"ssl": self._tls[1][0]} if self._tls[1] else {}
         try:
-            self.ws = await connect(self.url, additional_headers=headers,
+            self.ws = await connect(self.url, additional_headers=headers, **tls,
                                     max_size=MAX_MESSAGE_BYTES,
                                     compression=None, open_timeout=self.connect_timeout_s,
                                     proxy=None, user_agent_header=user_agent(),
