@@ -3,7 +3,8 @@
 Events are frozen snapshots: nothing in one changes after it is yielded (a Proposal, carried by
 OperationProposed, is the one live object: see approval.py). Most are NamedTuples (as immutable
 as a frozen dataclass, at a fifth of the cost to define: a cold `run` defines them before its
-request goes out); those with an `index` field stay frozen dataclasses (a tuple's index()).
+request goes out); those with an `index` field (a tuple has index()) or an `Any` field (the
+app's type check allows no Any) stay frozen dataclasses.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ class TurnStarted(NamedTuple):
 
 
 
-class ContextChosen(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ContextChosen:
     """What the request shows besides the instruction, right after `TurnStarted`: each file
     with the reason it is there and how it was shown (`workspace.context.ContextFile`), the
     files withheld (path, why, whether the instruction named it) and the repository map's
@@ -130,7 +132,8 @@ class RepairStarted(NamedTuple):
     model: str
 
 
-class RepairFinished(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class RepairFinished:
     """The repair round is over: `outcome` (session.repair.RepairOutcome) says which hunks now fit
     and why the others do not; the operations it mended are proposed again."""
 
