@@ -185,6 +185,25 @@ def test_the_changelog_comes_along_when_a_fifth_of_changes_add_to_it(tmp_path: P
         assert 1 in got["CHANGES.md"].lines  # its head: where an entry goes
 
 
+def test_the_changelog_keeps_a_place_when_more_files_than_the_cap_are_found(
+        tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {f"src/m{i}.py": f"def go{i}():\n    return render_page()\n"
+                                     for i in range(6)}
+    files["src/page.py"] = "def render_page():\n    return 1\n"
+    files["CHANGES.md"] = "# Changes\n"
+    files["notes.txt"] = "0\n"
+    root = make_repo(tmp_path / "r", files)
+    for i in range(12):  # changes elsewhere that add to the changelog
+        (root / "notes.txt").write_text(f"{i}\n")
+        with (root / "CHANGES.md").open("a") as fh:
+            fh.write(f"- change {i}\n")
+        commit_all(root, f"change {i}")
+    got = found(root, "make `render_page` return two", max_files=3)
+    assert len(got) == 3 and got["src/page.py"] == "defines render_page"
+    assert got["CHANGES.md"].startswith("changelog")  # below six users, it keeps the last place
+    assert len(found(root, "make `render_page` return two", max_files=8)) == 8
+
+
 # --- packages and flags -------------------------------------------------------------------
 def test_a_named_package_leads_to_the_manifest_that_declares_it(tmp_path: Path) -> None:
     files: dict[str, str | bytes] = {

@@ -130,7 +130,7 @@ LEXICAL = 16.0  # the score of the best file by the lexical ranking (the others:
 LEXICAL_FILES = 3  # files chosen by the lexical ranking, at most
 LEXICAL_LINES = 6  # its best lines added to those of a file's other reasons, at most
 BODY_LINES = 200  # lines of a named definition's body shown when its file is cut, at most
-LIKE = 16.0  # the score of the best file by the past commits like the instruction
+LIKE = 30.0  # the score of the best file by the past commits like the instruction
 LIKE_FILES = 3  # files chosen by the past commits, at most
 LEADERS = 3  # the best-ranked files, whose companions (tests, history) come along
 COMPANION = 22.0  # the score of a leading file's test (a little over a file using a name)
@@ -227,11 +227,14 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
                                 0 if info is None else info.size // 4))
     ranked.sort(key=lambda c: (-c.score, c.path))
     named_set = {rel for rel, _, _ in named}
+    # the changelog most changes add to keeps a place (its head is small, often changed)
+    room = max_files - any(c.why == Why.LOG and c.score >= MIN_SCORE for c in ranked[max_files:])
     for c in ranked:
         reason = withheld_reason(c.path, listed, never)
         if reason is not None:
             found.withheld.append(Withheld(c.path, reason, c.path in named_set))
-        elif c.score >= MIN_SCORE and len(found.files) < max_files:
+        elif c.score >= MIN_SCORE and (len(found.files) < room
+                                       or (c.why == Why.LOG and len(found.files) < max_files)):
             found.files.append(c)
     found.files = _with_bodies(index, found.files,
                                {(rel, line) for _, rel, line, score in defined if score >= 40})

@@ -99,7 +99,8 @@ def _hits(rel: str, text: str, lines: list[str], words: set[str],
           focus: Iterable[int]) -> tuple[list[int], list[int]]:
     """Relevant line numbers: (first) the AI comments, the file's head (where imports go), the
     end of a test file (where a new test goes), then the focus lines in the order given (the
-    most relevant first); (then) the other lines naming a word of the instruction."""
+    most relevant first); (then) the other lines naming words of the instruction, those naming
+the most of them first."""
     from .aicomments import find_ai_comments
     from .layout import is_test
 
@@ -112,11 +113,9 @@ def _hits(rel: str, text: str, lines: list[str], words: set[str],
     then: list[int] = []
     if words:
         pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
-        for n, line in enumerate(lines, 1):
-            if len(then) >= MAX_HITS:
-                break
-            if n not in first and pattern.search(line):
-                then.append(n)
+        held = [(-len(set(pattern.findall(line))), n) for n, line in enumerate(lines, 1)
+                if n not in first]
+        then = [n for k, n in sorted(held) if k][:MAX_HITS]  # the most of the words first
     return list(first)[:MAX_HITS], then
 
 
