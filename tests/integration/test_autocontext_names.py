@@ -14,6 +14,7 @@ from spark_pair.workspace.autocontext import AutoContext
 from spark_pair.workspace.candidates import suggest
 from spark_pair.workspace.context import Workspace
 from spark_pair.workspace.index import RepoIndex
+from spark_pair.workspace.layout import changelog_lines
 from spark_pair.workspace.symbols import _patterns, definitions
 
 SESSIONS = ("class Session:\n    def get(self, url):\n        return url\n\n"
@@ -183,6 +184,15 @@ def test_the_changelog_comes_along_when_a_fifth_of_changes_add_to_it(tmp_path: P
     if share:
         assert got["CHANGES.md"].label == f"changelog (in {share} of recent commits)"
         assert 1 in got["CHANGES.md"].lines  # its head: where an entry goes
+
+
+def test_a_changelog_is_shown_where_an_entry_goes() -> None:
+    parts = "# unreleased\n\n## Features\n\n- a\n- b\n\n## Bugfixes\n- c\n\n# v0.26.1\n\n- old\n"
+    assert changelog_lines(parts)[:4] == (1, 2, 6, 4)  # each part's end, then its top
+    underlined = ("Version 8.5.0\n-------------\n\nUnreleased\n\n- one\n- two\n\n"
+                  "Version 8.4.1\n-------------\n\n- old\n")
+    assert changelog_lines(underlined)[0] == 7  # the end of the newest release's entries
+    assert changelog_lines("# Changes\n\n- a\n")[0] == 1  # no release named: the head
 
 
 def test_the_changelog_keeps_a_place_when_more_files_than_the_cap_are_found(

@@ -35,7 +35,7 @@ from .finders import (
     users,
 )
 from .history import changed_with, recent_log
-from .layout import changelogs, path_words
+from .layout import changelog_lines, changelogs, path_words
 from .lexical import lexical, terms
 from .naming import COMMIT_PREFIX, PATHISH, URL, identifiers, literals, named_paths, path_token
 from .pastcommits import like_commits
@@ -196,7 +196,7 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
             add(Candidate(rel, Why.LIKE, _short(subject), LIKE * share))
     for rel, share in changelogs(listed, commits):
         add(Candidate(rel, Why.LOG, f"in {share:.0%} of recent commits", 14.0,
-                      tuple(range(1, 60, 8))))
+                      changelog_lines(_head(root / rel))))
     skip = set(pinned) | set(dropped)
     totals = {rel: _total(reasons) for rel, reasons in scores.items() if rel not in skip}
     leaders = [rel for rel in sorted(totals, key=lambda r: (-totals[r], r))[:LEADERS]
@@ -240,6 +240,15 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
                                {(rel, line) for _, rel, line, score in defined if score >= 40})
     found.withheld.extend(_named_but_unlisted(root, instruction, listed, skip))
     return found
+
+
+def _head(path: Path, size: int = 65_536) -> str:
+    """The first `size` bytes of a file as text ('' when it cannot be read)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(size).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _short(text: str, width: int = 48) -> str:
