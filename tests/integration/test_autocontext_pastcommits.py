@@ -4,11 +4,13 @@ history."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from support.context import commit_all, found, make_repo
 
-from spark_pair.workspace.history import recent_log
+from spark_pair.workspace.autocontext import AutoContext
+from spark_pair.workspace.history import LOG_FORMAT, recent_log
 from spark_pair.workspace.index import RepoIndex
 from spark_pair.workspace.pastcommits import like_commits
 
@@ -45,3 +47,16 @@ def test_one_shared_word_of_several_is_not_enough(tmp_path: Path) -> None:
     ranked = like_commits(log, "fix the startup", index.files)
     assert [rel for rel, *_ in ranked] == ["src/mod1.py"]  # its only word is enough
     index.close()
+
+
+def test_warming_reads_the_history_into_the_index_cache_before_any_plan(tmp_path: Path) -> None:
+    root = past_repo(tmp_path / "r")
+    cache = tmp_path / "index.sqlite3"
+    auto = AutoContext(root, index=RepoIndex(root, cache))
+    auto.warm()  # what the app runs in the background at start
+    assert auto.ready
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    kept = auto.index.history(f"{head}:{LOG_FORMAT}")
+    assert kept is not None and "Keep the terminal pager open" in kept
+    auto.index.close()
