@@ -113,9 +113,12 @@ the most of them first."""
     then: list[int] = []
     if words:
         pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
-        held = [(-len(set(pattern.findall(line))), n) for n, line in enumerate(lines, 1)
-                if n not in first]
-        then = [n for k, n in sorted(held) if k][:MAX_HITS]  # the most of the words first
+        held = []
+        for n, line in enumerate(lines, 1):
+            found = pattern.findall(line) if n not in first else None
+            if found:
+                held.append((-len(set(found)), n))
+        then = [n for _, n in sorted(held)[:MAX_HITS]]  # the most of the words first
     return list(first)[:MAX_HITS], then
 
 
