@@ -24,7 +24,7 @@ from .wordcount import PART
 
 TOP_COMMITS = 8  # the best commits whose files count
 K1, B = 1.2, 0.75  # BM25's term-frequency saturation and length normalisation
-_words: tuple[int, list[frozenset[str]], float] | None = None  # id of the log, its words
+_words: tuple[Sequence[Commit], list[frozenset[str]], float] | None = None  # a log, its words
 
 
 def _subject_words(log: Sequence[Commit]) -> tuple[list[frozenset[str]], float]:
@@ -32,14 +32,14 @@ def _subject_words(log: Sequence[Commit]) -> tuple[list[frozenset[str]], float]:
     per log (a log is replaced, never changed in place)."""
     global _words
     last = _words
-    if last is not None and last[0] == id(log) and len(last[1]) == len(log):
+    if last is not None and last[0] is log:
         return last[1], last[2]
     out = []
     for c in log:
         found = {w.lower() for w in PART.findall(c.subject) if len(w) >= 4}
         out.append(frozenset(found | {b for w in found for b in bases(w)}))
     mean = max(sum(len(w) for w in out) / max(len(out), 1), 1.0)
-    _words = (id(log), out, mean)
+    _words = (log, out, mean)
     return out, mean
 
 
