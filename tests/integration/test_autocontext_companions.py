@@ -8,7 +8,7 @@ from pathlib import Path
 
 from support.context import commit_all, found, git, make_repo
 
-from spark_pair.workspace.gitlog import recent_commits
+from spark_pair.workspace.gitlog import LOG_FORMAT, recent_commits
 from spark_pair.workspace.index import RepoIndex
 
 TERMUI = "def style(text, fg=None):\n    return text\n\n\ndef echo(text):\n    print(text)\n"
@@ -66,7 +66,7 @@ def test_the_history_is_kept_in_the_index_cache_per_head(tmp_path: Path) -> None
                           text=True, check=True).stdout.strip()
     index = RepoIndex(root, cache)  # a new process: the history is read back from the cache
     index.refresh()
-    kept = index.history(head)
+    kept = index.history(f"{head}:{LOG_FORMAT}")
     assert kept is not None and "docs/api.md" in kept
     assert recent_commits(root, index)[0] == frozenset({"src/app.py", "Cargo.lock", "docs/api.md"})
     (root / "src" / "other.py").write_text("Y = 1\n")

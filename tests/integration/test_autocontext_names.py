@@ -14,6 +14,7 @@ from spark_pair.workspace.autocontext import AutoContext
 from spark_pair.workspace.candidates import suggest
 from spark_pair.workspace.context import Workspace
 from spark_pair.workspace.index import RepoIndex
+from spark_pair.workspace.layout import changelog_lines
 from spark_pair.workspace.symbols import _patterns, definitions
 
 SESSIONS = ("class Session:\n    def get(self, url):\n        return url\n\n"
@@ -183,6 +184,34 @@ def test_the_changelog_comes_along_when_a_fifth_of_changes_add_to_it(tmp_path: P
     if share:
         assert got["CHANGES.md"].label == f"changelog (in {share} of recent commits)"
         assert 1 in got["CHANGES.md"].lines  # its head: where an entry goes
+
+
+def test_a_changelog_is_shown_where_an_entry_goes() -> None:
+    parts = "# unreleased\n\n## Features\n\n- a\n- b\n\n## Bugfixes\n- c\n\n# v0.26.1\n\n- old\n"
+    assert changelog_lines(parts)[:4] == (1, 2, 6, 4)  # each part's end, then its top
+    underlined = ("Version 8.5.0\n-------------\n\nUnreleased\n\n- one\n- two\n\n"
+                  "Version 8.4.1\n-------------\n\n- old\n")
+    assert changelog_lines(underlined)[0] == 7  # the end of the newest release's entries
+    assert changelog_lines("# Changes\n\n- a\n")[0] == 1  # no release named: the head
+
+
+def test_the_changelog_keeps_a_place_when_more_files_than_the_cap_are_found(
+        tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {f"src/m{i}.py": f"def go{i}():\n    return render_page()\n"
+                                     for i in range(6)}
+    files["src/page.py"] = "def render_page():\n    return 1\n"
+    files["CHANGES.md"] = "# Changes\n"
+    files["notes.txt"] = "0\n"
+    root = make_repo(tmp_path / "r", files)
+    for i in range(12):  # changes elsewhere that add to the changelog
+        (root / "notes.txt").write_text(f"{i}\n")
+        with (root / "CHANGES.md").open("a") as fh:
+            fh.write(f"- change {i}\n")
+        commit_all(root, f"change {i}")
+    got = found(root, "make `render_page` return two", max_files=3)
+    assert len(got) == 3 and got["src/page.py"] == "defines render_page"
+    assert got["CHANGES.md"].startswith("changelog")  # below six users, it keeps the last place
+    assert len(found(root, "make `render_page` return two", max_files=8)) == 8
 
 
 # --- packages and flags -------------------------------------------------------------------

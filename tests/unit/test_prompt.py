@@ -153,3 +153,15 @@ def test_files_are_fitted_in_the_order_given_so_the_first_goes_in_whole(tmp_path
     assert ctx.whole == ["first.py", "second.py"]
     assert list(ctx.partial) == ["third.py"]
     assert ctx.tokens <= budget
+
+
+def test_a_cut_file_shows_the_lines_naming_the_most_words_of_the_instruction(tmp_path: Path
+                                                                             ) -> None:
+    lines = [f"value_{i} = {i}" for i in range(1, 1201)]
+    for n in range(100, 160, 6):
+        lines[n] = f"pager_{n} = None  # the pager"  # one word of the instruction each
+    lines[899] = "def close_pager(stdin):  # the pager closes stdin early"
+    (tmp_path / "big.py").write_text("\n".join(lines) + "\n")
+    ctx = build_context(tmp_path, ["big.py"], 300, query="pager closes stdin early")
+    assert "big.py" in ctx.partial
+    assert any(a <= 900 <= b for a, b in ctx.partial["big.py"])  # not only the first hits

@@ -423,8 +423,9 @@ def _auto_context(root: Path, settings: Settings) -> AutoContext | None:
 
 
 def _keep_index(workspace: Workspace, watcher: Watcher | None) -> asyncio.Task[None] | None:
-    """With a watcher (a front end that waits for prompts): build the index in the background
-    now, and read again each file the watcher reports. Returns the first build's task."""
+    """With a watcher (a front end that waits for prompts): build the index (and read the
+    recent history) in the background now, and read again each file the watcher reports.
+    Returns the first build's task."""
     auto = workspace.auto
     if auto is None or watcher is None:
         return None
@@ -433,7 +434,7 @@ def _keep_index(workspace: Workspace, watcher: Watcher | None) -> asyncio.Task[N
         asyncio.get_running_loop().run_in_executor(None, auto.changed, rels)
 
     watcher.subscribe(changed)
-    return asyncio.create_task(asyncio.to_thread(auto.index.refresh))
+    return asyncio.create_task(asyncio.to_thread(auto.warm))
 
 
 async def _prewarm(rt: Runtime) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .candidates import MAX_FILES, Found, suggest
+from .gitlog import recent_log
 from .index import RepoIndex
 from .repomap import repo_map
 
@@ -62,6 +63,12 @@ class AutoContext:
         text = repo_map(self.index, instruction, shown, self.map_tokens) if (
             self.map_tokens > 0) else ""
         return Plan(instruction, tuple(pinned), found, text)
+
+    def warm(self) -> None:
+        """Build the index and read the recent history (blocking: in the background, before
+        the first plan needs them)."""
+        self.index.refresh()
+        recent_log(self.root, self.index)
 
     def changed(self, paths: Iterable[str]) -> None:
         """Files changed on disk (the watcher): read again for the index."""

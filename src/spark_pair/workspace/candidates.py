@@ -34,10 +34,11 @@ from .finders import (
     tests_of,
     users,
 )
-from .gitlog import changed_with, recent_commits
-from .layout import changelogs, path_words
+from .gitlog import changed_with, recent_log
+from .layout import changelog_lines, changelogs, path_words
 from .lexical import lexical, terms
 from .naming import COMMIT_PREFIX, PATHISH, URL, identifiers, literals, named_paths, path_token
+from .pastcommits import like_commits
 
 if TYPE_CHECKING:
     from .index import RepoIndex
@@ -51,6 +52,7 @@ class Why(StrEnum):
     USES = "uses"  # it uses an identifier the instruction names
     PATH = "path"  # its path holds words of the instruction
     WORDS = "words"  # its text holds the instruction's rarer words (a lexical ranking)
+    LIKE = "like commit"  # past commits whose subjects resemble the instruction changed it
     LOG = "changelog"  # the changelog, when most changes add to it
     TEST = "test of"  # a test of a chosen file (by its name: test_x.py for x.py)
     CHANGES = "changes with"  # recent commits that changed a chosen file mostly changed it too
@@ -85,6 +87,8 @@ class Candidate:
                 return f"path: {self.detail}"
             case Why.WORDS:
                 return f"words: {self.detail}"
+            case Why.LIKE:
+                return f"like commit: {self.detail}"
             case Why.LOG:
                 return f"changelog ({self.detail})"
             case Why.TEST:
@@ -125,6 +129,8 @@ LEXICAL = 16.0  # the score of the best file by the lexical ranking (the others:
 LEXICAL_FILES = 3  # files chosen by the lexical ranking, at most
 LEXICAL_LINES = 6  # its best lines added to those of a file's other reasons, at most
 BODY_LINES = 200  # lines of a named definition's body shown when its file is cut, at most
+LIKE = 30.0  # the score of the best file by the past commits like the instruction
+LIKE_FILES = 3  # files chosen by the past commits, at most
 LEADERS = 3  # the best-ranked files, whose companions (tests, history) come along
 COMPANION = 22.0  # the score of a leading file's test (a little over a file using a name)
 def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[str] = (),
@@ -180,10 +186,16 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
             share = score / ranked_words[0][1]
             if (i == 0 or share >= 0.5) and len(hits) >= least:
                 add(Candidate(rel, Why.WORDS, " ".join(hits), LEXICAL * share, lines))
-    commits = recent_commits(root, index)
+    log = recent_log(root, index)
+    commits = [c.files for c in log]
+    liked = like_commits(log, instruction, listed)
+    for rel, score, subject in liked[:LIKE_FILES]:
+        share = score / liked[0][1]
+        if share >= 0.5:
+            add(Candidate(rel, Why.LIKE, _short(subject), LIKE * share))
     for rel, share in changelogs(listed, commits):
         add(Candidate(rel, Why.LOG, f"in {share:.0%} of recent commits", 14.0,
-                      tuple(range(1, 60, 8))))
+                      changelog_lines(_head(root / rel))))
     skip = set(pinned) | set(dropped)
     totals = {rel: _total(reasons) for rel, reasons in scores.items() if rel not in skip}
     leaders = [rel for rel in sorted(totals, key=lambda r: (-totals[r], r))[:LEADERS]
@@ -216,16 +228,32 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
                                 0 if info is None else info.size // 4))
     ranked.sort(key=lambda c: (-c.score, c.path))
     named_set = {rel for rel, _, _ in named}
+    # the changelog most changes add to keeps a place (its head is small, often changed)
+    room = max_files - any(c.why == Why.LOG and c.score >= MIN_SCORE for c in ranked[max_files:])
     for c in ranked:
         reason = withheld_reason(c.path, listed, never)
         if reason is not None:
             found.withheld.append(Withheld(c.path, reason, c.path in named_set))
-        elif c.score >= MIN_SCORE and len(found.files) < max_files:
+        elif c.score >= MIN_SCORE and (len(found.files) < room
+                                       or (c.why == Why.LOG and len(found.files) < max_files)):
             found.files.append(c)
     found.files = _with_bodies(index, found.files,
                                {(rel, line) for _, rel, line, score in defined if score >= 40})
     found.withheld.extend(_named_but_unlisted(root, instruction, listed, skip))
     return found
+
+
+def _head(path: Path, size: int = 65_536) -> str:
+    """The first `size` bytes of a file as text ('' when it cannot be read)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(size).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _short(text: str, width: int = 48) -> str:
+    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
 
 
 def _total(reasons: list[Candidate]) -> float:

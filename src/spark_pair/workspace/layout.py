@@ -115,3 +115,35 @@ def changelogs(listed: dict, commits: Sequence[frozenset[str]]) -> list[tuple[st
         if share >= LOG_SHARE:
             found.append((rel, share))
     return found
+
+
+_RELEASE = re.compile(r"\d+\.\d+|unreleased|upcoming|in development", re.I)
+_RULE = frozenset("-=~^*")
+
+
+def changelog_lines(text: str, limit: int = 800) -> tuple[int, ...]:
+    """Where an entry goes in a changelog, most likely first: the end and the top of each part
+    of its newest release's section (`## Unreleased`, `Version 8.5.0` underlined, and their
+    `### Fixes`), then that section's heading and the file's head; the first lines spread out
+    when no heading names a release."""
+    lines = text.splitlines()[:limit]
+    heads = []
+    for i, line in enumerate(lines):
+        s = line.strip()
+        under = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if s.startswith("#") or (s and not set(s) <= _RULE and len(under) >= 3
+                                 and set(under) <= _RULE):
+            heads.append(i + 1)
+    releases = [n for n in heads if _RELEASE.search(lines[n - 1])]
+    if not releases:
+        return tuple(range(1, 60, 8))
+    start = releases[0]
+    end = releases[1] - 1 if len(releases) > 1 else len(lines)
+    inner = [n for n in heads if start <= n <= end]
+    out = []
+    for j, head in enumerate(inner):
+        last = inner[j + 1] - 1 if j + 1 < len(inner) else end
+        while last > head and not lines[last - 1].strip():
+            last -= 1
+        out += [last, head + 1]  # an entry goes at a part's end, or at its top
+    return tuple(dict.fromkeys([*out, start, 1]))

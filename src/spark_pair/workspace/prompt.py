@@ -105,7 +105,8 @@ def _hits(rel: str, text: str, lines: list[str], words: set[str],
           focus: Iterable[int]) -> tuple[list[int], list[int]]:
     """Relevant line numbers: (first) the AI comments, the file's head (where imports go), the
     end of a test file (where a new test goes), then the focus lines in the order given (the
-    most relevant first); (then) the other lines naming a word of the instruction."""
+    most relevant first); (then) the other lines naming words of the instruction, those naming
+the most of them first."""
     from .aicomments import find_ai_comments
     from .layout import is_test
 
@@ -118,11 +119,12 @@ def _hits(rel: str, text: str, lines: list[str], words: set[str],
     then: list[int] = []
     if words:
         pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+        held = []
         for n, line in enumerate(lines, 1):
-            if len(then) >= MAX_HITS:
-                break
-            if n not in first and pattern.search(line):
-                then.append(n)
+            found = pattern.findall(line) if n not in first else None
+            if found:
+                held.append((-len(set(found)), n))
+        then = [n for _, n in sorted(held)[:MAX_HITS]]  # the most of the words first
     return list(first)[:MAX_HITS], then
 
 
