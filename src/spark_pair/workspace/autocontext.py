@@ -65,7 +65,7 @@ class AutoContext:
         return Plan(instruction, tuple(pinned), found, text)
 
     def warm(self) -> None:
-        """Build the index and read the recent history (blocking: in the background, before
+        """Build the index and read the git log (blocking: in the background, before
         the first plan needs them)."""
         self.index.refresh()
         recent_log(self.root, self.index)

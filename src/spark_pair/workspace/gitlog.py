@@ -8,7 +8,7 @@ what each commit was about (its subject).
 
 A change to a file usually comes with a change to its test, its changelog, the file that
 registers it: the commits that changed the file say which. One `git log` per HEAD (at most
-HISTORY_COMMITS commits, GIT_SECONDS), kept in the index's cache file (a new process reads it
+LOG_COMMITS commits, GIT_SECONDS), kept in the index's cache file (a new process reads it
 back instead of asking git again).
 """
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:
     from .index import RepoIndex
 
-HISTORY_COMMITS = 1000  # recent commits read (merges left out)
+LOG_COMMITS = 1000  # recent commits read (merges left out)
 GIT_SECONDS = 10  # the git log's time, at most (a slower one: no history)
 LOG_FORMAT = "v2"  # the kept log's format (subjects and paths), part of its key in the cache
 MAX_COMMIT_FILES = 12  # a commit changing more files (a sweep) says little about what goes together
@@ -42,13 +42,13 @@ _last: tuple[dict, str, str, list[Commit]] | None = None  # listed, root, head, 
 
 
 def recent_commits(root: Path, index: RepoIndex) -> list[frozenset[str]]:
-    """The paths each of the last HISTORY_COMMITS commits changed, newest first ([] without a
+    """The paths each of the last LOG_COMMITS commits changed, newest first ([] without a
     commit)."""
     return [c.files for c in recent_log(root, index)]
 
 
 def recent_log(root: Path, index: RepoIndex) -> list[Commit]:
-    """The last HISTORY_COMMITS commits, newest first ([] without a commit). Asks git for HEAD
+    """The last LOG_COMMITS commits, newest first ([] without a commit). Asks git for HEAD
     once per snapshot of the index, and for the log once per HEAD."""
     global _last
     listed, last = index.files, _last
@@ -64,13 +64,13 @@ def recent_log(root: Path, index: RepoIndex) -> list[Commit]:
         commits = last[3]
     else:
         key = f"{head}:{LOG_FORMAT}"
-        log = index.history(key)
+        log = index.commit_log(key)
         if log is None:
-            raw = git_ok(root, "log", f"-n{HISTORY_COMMITS}", "--no-merges", "--format=%x01%s",
+            raw = git_ok(root, "log", f"-n{LOG_COMMITS}", "--no-merges", "--format=%x01%s",
                          "--name-only", "--no-renames", "HEAD", timeout=GIT_SECONDS)
             log = raw.decode("utf-8", "replace") if raw is not None else ""
             if raw is not None:
-                index.keep_history(key, log)
+                index.keep_commit_log(key, log)
         commits = []
         for chunk in log.split("\x01")[1:]:
             subject, _, paths = chunk.partition("\n")

@@ -137,15 +137,15 @@ class RepoIndex:
                 f"SELECT p.path, w.word, w.n FROM words w JOIN paths p ON p.id = w.id "
                 f"WHERE w.word IN ({marks})", wanted).fetchall()
 
-    def history(self, head: str) -> str | None:
-        """The recent history kept for commit `head` (see `gitlog.recent_commits`), or None."""
+    def commit_log(self, head: str) -> str | None:
+        """The git log kept for commit `head` (see `gitlog.recent_commits`), or None."""
         with self._lock:
             row = self._db.execute("SELECT log FROM history WHERE head = ?", (head,)).fetchone()
         return None if row is None else row[0]
 
     # --- writing ---------------------------------------------------------------------------
-    def keep_history(self, head: str, log: str) -> None:
-        """Keep the recent history of commit `head` (only the last one is kept)."""
+    def keep_commit_log(self, head: str, log: str) -> None:
+        """Keep the git log of commit `head` (only the last one is kept)."""
         with self._lock:
             try:
                 self._db.execute("BEGIN")
