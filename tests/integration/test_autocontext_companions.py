@@ -66,7 +66,7 @@ def test_the_history_is_kept_in_the_index_cache_per_head(tmp_path: Path) -> None
                           text=True, check=True).stdout.strip()
     index = RepoIndex(root, cache)  # a new process: the history is read back from the cache
     index.refresh()
-    kept = index.history(f"{head}:{LOG_FORMAT}")
+    kept = index.commit_log(f"{head}:{LOG_FORMAT}")
     assert kept is not None and "docs/api.md" in kept
     assert recent_commits(root, index)[0] == frozenset({"src/app.py", "Cargo.lock", "docs/api.md"})
     (root / "src" / "other.py").write_text("Y = 1\n")

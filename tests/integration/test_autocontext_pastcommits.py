@@ -57,6 +57,6 @@ def test_warming_reads_the_history_into_the_index_cache_before_any_plan(tmp_path
     assert auto.ready
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                           check=True).stdout.strip()
-    kept = auto.index.history(f"{head}:{LOG_FORMAT}")
+    kept = auto.index.commit_log(f"{head}:{LOG_FORMAT}")
     assert kept is not None and "Keep the terminal pager open" in kept
     auto.index.close()
