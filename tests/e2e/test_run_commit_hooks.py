@@ -46,10 +46,18 @@ def commit_run(repo: Path, home: Path, sim: SimProcess, *more: str,
 
 def test_timeout_passing_during_a_slow_hook_reports_the_turn_and_its_commit(
         sim: SimProcess, repo: Path, home: Path) -> None:
+    """The hook outlasts the run's deadline however long the run took to reach it (on a busy
+    machine, longer than a fixed sleep allows for): it waits until a second past the deadline."""
     sim.configure(replies=replies())
-    hook(repo, "pre-commit", "sleep 6\n")
+    hook(repo, "pre-commit", 'left=$(awk -v u="$HOOK_UNTIL" -v n="$(date +%s.%N)" '
+                             "'BEGIN { d = u - n; print (d > 0 ? d : 0) }')\n"
+                             'sleep "$left"\n')
+    timeout = 6  # time enough to reach the commit on a busy machine
+    start = time.time()
 
-    proc, lines = commit_run(repo, home, sim, "--timeout", "2")
+    proc, lines = commit_run(repo, home, sim, "--timeout", str(timeout),
+                             env={"HOOK_UNTIL": f"{start + timeout + 1:.3f}"})
+    assert time.time() - start > timeout + 1  # the hook was still running at the deadline
 
     end = lines[-1]
     assert (repo / "a.py").read_text() == A_NEW

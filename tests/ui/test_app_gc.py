@@ -7,10 +7,13 @@ import gc
 import weakref
 from pathlib import Path
 
+import pytest
 from support.apps import all_proposed, make_app, turn_over, until
 
 from spark_pair.base import gcpolicy
 from spark_pair.sim.process import SimProcess
+
+pytestmark = pytest.mark.whole_heap  # the app's own settle (tests/ui/conftest.py)
 
 
 class Node:
