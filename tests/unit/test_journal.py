@@ -465,3 +465,28 @@ def test_a_crash_during_recovery_leaves_no_temp_file_for_good(repo, journal, tmp
     [rec] = journal.recover()
     assert rec.restored == ["d.txt"] and d.read_bytes() == old
     assert not list(repo.glob(".*.sp-tmp-*"))
+
+
+def test_a_same_size_edit_and_its_undo_are_seen_by_pythons_bytecode_cache(tmp_path):
+    """`a - b` -> `a * b` keeps the file's size; written in the second its bytecode was made,
+    Python's cache (size + whole-second time) would run the old code. Each write moves the
+    time on, so a check run right after the turn, and after its undo, runs what is on disk."""
+    import subprocess
+    import sys
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "calc.py").write_text("def f(a, b):\n    return a - b\n")
+    journal = Journal(root, tmp_path / "data")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+    def run() -> str:
+        return subprocess.run([sys.executable, "-c", "import calc; print(calc.f(6, 3))"],
+                              cwd=root, env=env, capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+
+    assert run() == "3" and any((root / "__pycache__").iterdir())
+    apply_turn(root, [Modify("calc.py", [hunk([" def f(a, b):", "-    return a - b",
+                                               "+    return a * b"])])], journal=journal)
+    assert run() == "18"
+    journal.undo()
+    assert run() == "3"

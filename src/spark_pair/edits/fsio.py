@@ -156,6 +156,26 @@ def sync_dirs(dirs: list[Path]) -> None:
         fsync_dir(d)
 
 
+def replace_file(tmp: Path, target: Path) -> None:
+    """os.replace(tmp, target), and when the new file has the old one's size and modification
+    time in the same whole second, that time moves on a second: tools that judge a file by its
+    size and whole-second time (Python's bytecode cache, make) would otherwise keep what they
+    built from the old content (a check running the code before the edit)."""
+    try:
+        old = os.stat(target)
+    except OSError:
+        old = None
+    os.replace(tmp, target)
+    if old is None:
+        return
+    try:
+        new = os.stat(target)
+        if new.st_size == old.st_size and int(new.st_mtime) == int(old.st_mtime):
+            os.utime(target, ns=(new.st_atime_ns, (int(old.st_mtime) + 1) * 1_000_000_000))
+    except OSError:
+        pass  # (the content is written; only the time could not move)
+
+
 def atomic_write(target: Path, data: bytes, mode: int | None = None, *,
                  tmp: Path | None = None) -> None:
     """Write `data` to `target` so that a crash leaves either the old or the new file, whole.
@@ -168,7 +188,7 @@ def atomic_write(target: Path, data: bytes, mode: int | None = None, *,
     fd = create_file(tmp, data, mode)
     try:
         sync_files([fd])
-        os.replace(tmp, target)
+        replace_file(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -86,7 +86,7 @@ def write_changes(journal: Recovering, turn_id: str, changes: list[FileChange], 
                                key=lambda c: c[0].after is None):
             current = ch.path
             if ch.after is not None:
-                os.replace(full.with_name(_tmp_of(ch)), full)
+                fsio.replace_file(full.with_name(_tmp_of(ch)), full)
             else:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(full)
