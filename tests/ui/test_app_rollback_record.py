@@ -10,7 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 from support.apps import edit_bodies, notice, turn_over, type_line, until
-from test_app_fix import REPLIES, STRONG, app_for, calc, calc_repo, proposed, read_and_send
+from test_app_fix import REPLIES, STRONG, app_for, calc, calc_repo, proposed, to_the_last_check
 
 from spark_pair.cli.main import main as cli
 from spark_pair.session.pick import Pick
@@ -102,14 +102,7 @@ async def test_a_round_rolled_back_with_its_task_is_recorded_for_each_turn(
     """A fix round whose check fails, alt+n: the tried turn and the round both go back."""
     app = app_for(calc_repo, sim, REPLIES, **{"review.fix_rounds": "1"})
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: proposed(app), "the first proposal")
-        await pilot.press("alt+t")
-        await read_and_send(pilot, app)
-        await until(pilot, lambda: proposed(app) and "fix round 1 of 1" in notice(app),
-                    "the round")
-        await pilot.press("alt+t")
-        await until(pilot, lambda: isinstance(app.screen, CheckScreen) and
-                    app.screen.result is not None, "the round's check")
+        await to_the_last_check(pilot, app)
         await pilot.press("alt+n")
         await until(pilot, lambda: "rolled back the whole task" in notice(app), "the roll back")
         assert calc(calc_repo) == "return 0"
