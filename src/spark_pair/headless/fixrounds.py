@@ -52,12 +52,22 @@ class RoundStop(Protocol):
     signal: int | None
 
 
+class Checked(Protocol):
+    """Where a check's result is kept with its turn (the run's stored session)."""
+
+    def checked(self, turn_id: str, command: str, ok: bool, tail: str) -> None: ...
+
+
 class RunFixRounds:
     """A headless run's check and fix rounds (the app's are ui.fixrounds.AppFixRounds)."""
 
     def __init__(self, rt: Runtime, opts: RunOptions, jl: JsonLines | None, diag: Diagnostics,
-                 report: RoundReport, stop: RoundStop) -> None:
+                 report: RoundReport, stop: RoundStop, stored: Checked | None = None
+                 ) -> None:
+        """`stored`: the run's stored session (each check's result is kept with its turn, so
+        a continued session tells the model, as the app's does)."""
         self.rt, self.opts, self.jl, self.diag = rt, opts, jl, diag
+        self.stored = stored
         self.report, self.stop = report, stop
         self.task_id = fixloop.Loop(opts.fix).task_id
         self.model = rt.client.model
@@ -98,6 +108,8 @@ class RunFixRounds:
             if check is None:
                 return  # stopped
             self._record(index, result, check.passed, escalated)
+            if self.stored is not None and result.turn_id and result.changed:
+                self.stored.checked(result.turn_id, check.command, check.passed, check.output)
             if check.passed:
                 await self._passed(index)
                 return

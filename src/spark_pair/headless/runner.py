@@ -228,7 +228,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
             if opts.check:
                 from .fixrounds import RunFixRounds
 
-                rounds = RunFixRounds(rt, opts, jl, diag, report, stop)
+                rounds = RunFixRounds(rt, opts, jl, diag, report, stop, stored)
                 await rounds.run(lambda prompt, more: _drive(
                     rt.session, opts, [*files, *more], jl, diag, report, workspace=rt.workspace,
                     prompt=prompt))

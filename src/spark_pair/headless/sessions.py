@@ -112,6 +112,18 @@ class RunStoredSession:
         assert self._pool is not None
         self._pool.submit(write)
 
+    def checked(self, turn_id: str, command: str, ok: bool, tail: str) -> None:
+        """The check's result for the run's applied turn (after that turn's write)."""
+        def write() -> None:
+            if self.current is not None:
+                self.current.checked(turn_id, command, ok, tail)
+                self.current.flush()
+
+        if self._pool is not None:
+            self._pool.submit(write)
+        else:
+            write()
+
     def flush(self) -> None:
         """Wait for the turn's write (it is committed once this returns)."""
         if self._pool is not None:

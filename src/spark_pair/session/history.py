@@ -21,11 +21,11 @@ from typing import Any
 
 from ..protocol.metrics import estimate_tokens
 from ..protocol.request import Message
-from ..store.sessions import StoredTurn
+from ..store.sessions import ROLLED_BACK, StoredTurn
 from ..workspace.prompt import History
 
 DROPPED = frozenset({"failed", "cancelled"})  # failed attempts: never resent
-STOOD_IN = frozenset({"rejected", "refused", "conflict"})  # their text is not resent
+STOOD_IN = frozenset({"rejected", "refused", "conflict", ROLLED_BACK})  # their text is not resent
 STAND_IN = "(my proposed edit was not applied; the note that follows says why)"
 CUT = "\n[... earlier part of this reply left out]"
 UNFIT_WHY = "its lines are not in the file as it is"
@@ -38,6 +38,7 @@ class HistoryTurn:
     reply: str
     status: str = "answered"  # a TurnStatus value once the turn is over
     outcome: str = ""  # the note the next user message begins with
+    turn_id: str = ""  # the applied turn's (its outcome may change: a roll back)
 
 
 class SessionHistory(History):
@@ -58,17 +59,24 @@ class SessionHistory(History):
         if len(self.entries) > cap:
             del self.entries[: len(self.entries) - cap]
 
-    def mark_last(self, status: str, outcome: str) -> None:
+    def mark_last(self, status: str, outcome: str, turn_id: str = "") -> None:
         """How the newest turn ended (after the workspace added it)."""
         if self.entries:
             self.entries[-1].status = status
             self.entries[-1].outcome = outcome
+            self.entries[-1].turn_id = turn_id or self.entries[-1].turn_id
+
+    def mark(self, turn_id: str, status: str, outcome: str) -> None:
+        """A kept turn's outcome changed (applied, then rolled back)."""
+        for t in self.entries:
+            if turn_id and t.turn_id == turn_id:
+                t.status, t.outcome = status, outcome
 
     def restore(self, turns: Iterable[StoredTurn]) -> str:
         """Take a stored session's turns; returns the outcome of the newest resendable one
         (for the next request's first line)."""
         self.entries = [HistoryTurn(t.instruction, t.instruction, t.reply, t.status,
-                                    outcome_note(t)) for t in turns]
+                                    outcome_note(t), t.turn_id) for t in turns]
         kept = self.kept()
         return kept[-1].outcome if kept else ""
 
@@ -140,6 +148,9 @@ def outcome_note(t: StoredTurn | Any) -> str:
     files = ", ".join(t.changed[:8]) + (" ..." if len(t.changed) > 8 else "")
     if status == "applied":
         text = f"Outcome of your previous reply: applied to {files or 'the files'}."
+    elif status == ROLLED_BACK:  # applied, then taken back: the files are as before it
+        text = (f"Outcome of your previous reply: applied to {files or 'the files'}, then "
+                "rolled back (the user did not keep it; the files are as before it).")
     elif status == "dry_run":
         text = "Outcome of your previous reply: checked but not applied (a dry run)."
     elif status == "no_changes":

@@ -188,6 +188,10 @@ class StoreWriter:
         """Keep a task's round (store.rounds.Round) for `spark-pair stats`."""
         self._pool.submit(self._keep, lambda store: store.record_round(rnd))
 
+    def record_rollback(self, turn_id: str) -> None:
+        """A turn applied, then rolled back after its check (stats: not an applied turn)."""
+        self._pool.submit(self._keep, lambda store: store.record_rollback(turn_id))
+
     def _ensure_open(self) -> None:
         if self._store is None and not self._failed:
             self._store = self._open()

@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import UsageError
-from ..store.sessions import SessionInfo, SessionStore, StoredTurn, is_fix_round, this_owner
+from ..store.sessions import (
+    ROLLED_BACK,
+    SessionInfo,
+    SessionStore,
+    StoredTurn,
+    is_fix_round,
+    this_owner,
+)
 from .history import DROPPED, SessionHistory, outcome_note
 from .pick import Pick
 
@@ -113,7 +120,7 @@ class StoredSession:
             input_tokens=result.usage.input_tokens if result.usage is not None else 0,
             ts=time.time())
         if remembered and self.history is not None:
-            self.history.mark_last(turn.status, outcome_note(turn))
+            self.history.mark_last(turn.status, outcome_note(turn), turn.turn_id)
         self.context = list(files if self.pinned is None else self.pinned())
         self.turns.append(turn)
         release = self._owner if self.one_shot else None
@@ -126,9 +133,27 @@ class StoredSession:
         for t in self.turns:
             if t.turn_id == turn_id:
                 t.check = check
-        if self.history is not None and self.turns and self.turns[-1].turn_id == turn_id:
-            self.history.mark_last(self.turns[-1].status, outcome_note(self.turns[-1]))
+        self._marked(turn_id)
         self._submit(lambda: self.store.set_check(self.info.id, turn_id, check))
+
+    def rolled_back(self, turn_id: str) -> str:
+        """An applied turn was rolled back (its check failed): kept so; returns the note the
+        next request tells the model (with the check's output, when it ran)."""
+        for t in self.turns:
+            if t.turn_id == turn_id:
+                t.status = ROLLED_BACK
+        self._submit(lambda: self.store.set_status(self.info.id, turn_id, ROLLED_BACK))
+        return self._marked(turn_id)
+
+    def _marked(self, turn_id: str) -> str:
+        """The history's entry of a turn takes its stored outcome again (returned)."""
+        turn = next((t for t in self.turns if turn_id and t.turn_id == turn_id), None)
+        if turn is None:
+            return ""
+        note = outcome_note(turn)
+        if self.history is not None:
+            self.history.mark(turn_id, turn.status, note)
+        return note
 
     def rename(self, name: str) -> Future[None]:
         """Rename the session (UsageError from the future when the name is taken)."""

@@ -27,7 +27,9 @@ class Round:
 SQL_CREATE = (
     "CREATE TABLE IF NOT EXISTS rounds (id INTEGER PRIMARY KEY, ts REAL, task_id TEXT,"
     " round INTEGER, model TEXT, turn_id TEXT, passed INTEGER, escalated INTEGER);"
-    "CREATE INDEX IF NOT EXISTS rounds_ts ON rounds(ts);")
+    "CREATE INDEX IF NOT EXISTS rounds_ts ON rounds(ts);"
+    # turns applied, then rolled back after their check failed (stats leaves them out)
+    "CREATE TABLE IF NOT EXISTS rollbacks (id INTEGER PRIMARY KEY, ts REAL, turn_id TEXT);")
 
 
 def create(db: sqlite3.Connection) -> None:
@@ -39,6 +41,15 @@ def add(db: sqlite3.Connection, rnd: Round) -> None:
                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                (rnd.ts or time.time(), rnd.task_id, rnd.index, rnd.model, rnd.turn_id,
                 None if rnd.passed is None else int(rnd.passed), int(rnd.escalated)))
+
+
+def add_rollback(db: sqlite3.Connection, turn_id: str) -> None:
+    db.execute("INSERT INTO rollbacks (ts, turn_id) VALUES (?, ?)", (time.time(), turn_id))
+
+
+def rollbacks(db: sqlite3.Connection, since: float | None = None) -> set[str]:
+    out = db.execute("SELECT turn_id FROM rollbacks WHERE ts >= ?", (since or 0.0,))
+    return {turn_id for (turn_id,) in out}
 
 
 def rows(db: sqlite3.Connection, since: float | None = None) -> list[Round]:

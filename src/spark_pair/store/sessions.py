@@ -29,6 +29,7 @@ from .names import new_name
 
 SCHEMA_VERSION = 1
 FILE_NAME = "sessions.sqlite3"
+ROLLED_BACK = "rolled_back"  # a stored turn's status: applied, then rolled back (its check)
 FIX_ROUND = "After your change the check `"  # how a fix round's instruction starts
 
 @dataclass(slots=True)
@@ -265,6 +266,11 @@ class SessionStore:
         """The configured check's result for an applied turn (it runs after the turn)."""
         self._db.execute("UPDATE turns SET checked = ? WHERE session = ? AND turn_id = ?",
                          (json.dumps(check), session, turn_id))
+
+    def set_status(self, session: int, turn_id: str, status: str) -> None:
+        """A turn's outcome changed after it was stored (applied, then rolled back)."""
+        self._db.execute("UPDATE turns SET status = ? WHERE session = ? AND turn_id = ?",
+                         (status, session, turn_id))
 
     def turns(self, session: int) -> list[StoredTurn]:
         rows = self._db.execute(

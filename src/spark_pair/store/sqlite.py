@@ -128,6 +128,17 @@ class RequestStore:
 
         return rounds.rows(self._db, since)
 
+    def record_rollback(self, turn_id: str) -> None:
+        """A turn applied, then rolled back (its check failed): not an applied turn."""
+        from . import rounds
+
+        rounds.add_rollback(self._db, turn_id)
+
+    def rollbacks(self, since: float | None = None) -> set[str]:
+        from . import rounds
+
+        return rounds.rollbacks(self._db, since)
+
     def record_form(self, turn_id: str, model: str, form: Form) -> None:
         """Keep how well-formed a reply's diff was (stats: the per-model shares)."""
         from . import forms

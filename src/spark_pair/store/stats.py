@@ -16,6 +16,7 @@ Prices = Mapping[str, tuple[float, float]]  # model -> (USD per million input, p
 # replies shorter than this have no steady rate (TTFT and start-up dominate): they are left out
 # of the tok/s percentiles
 TPS_MIN_OUTPUT_TOKENS = 50
+PREWARM = ("hit", "prefix", "miss")
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -168,6 +169,9 @@ class TurnCost:
     tokens: int = 0
     unpriced: int = 0
     prewarm_tokens: int = 0  # input the drafts' pre-warms sent before the edit requests
+    # requests that met a draft's pre-warm: "hit" / "prefix" / "miss" (protocol.client)
+    prewarm: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PREWARM, 0))
+    rolled_back: int = 0  # turns applied, then rolled back (a failing check): not counted
 
     @property
     def prewarm_per_turn(self) -> float | None:
@@ -188,14 +192,21 @@ class TurnCost:
                 "cost_per_turn_usd": None if per is None else round(per, 6),
                 "tokens_per_turn": self.tokens_per_turn, "unpriced_requests": self.unpriced,
                 "prewarm_tokens": self.prewarm_tokens,
-                "prewarm_tokens_per_turn": self.prewarm_per_turn}
+                "prewarm_tokens_per_turn": self.prewarm_per_turn,
+                "prewarm": dict(self.prewarm), "rolled_back_turns": self.rolled_back}
 
 
-def turn_cost(records: Sequence[RequestRecord], prices: Prices) -> TurnCost:
+def turn_cost(records: Sequence[RequestRecord], prices: Prices,
+              rolled_back: Iterable[str] = ()) -> TurnCost:
+    """`rolled_back`: turn ids taken back after their check failed (not applied turns)."""
     out = TurnCost()
     turns = {r.turn_id for r in records if r.turn_id}
-    out.applied_turns = len(turns)
+    out.rolled_back = len(turns & set(rolled_back))
+    out.applied_turns = len(turns) - out.rolled_back
     for rec in records:
+        met = rec.extra.get("prewarm")
+        if met in out.prewarm:
+            out.prewarm[met] += 1
         if rec.task not in ("edit", "repair") and not rec.turn_id:
             continue
         out.edit_requests += 1
@@ -229,7 +240,7 @@ class StatsReport:
 
 def build_report(records: Sequence[RequestRecord], prices: Prices,
                  by: Sequence[str] = ("model", "transport", "day"),
-                 since: float | None = None) -> StatsReport:
+                 since: float | None = None, rolled_back: Iterable[str] = ()) -> StatsReport:
     """Everything `spark-pair stats` shows, from the records (already filtered by time)."""
     unknown = [name for name in by if name not in KEYS]
     if unknown:
@@ -238,7 +249,7 @@ def build_report(records: Sequence[RequestRecord], prices: Prices,
     return StatsReport(
         total=summarize_group("all", records, prices),
         groups={name: group_by(records, name, prices) for name in by},
-        turns=turn_cost(records, prices),
+        turns=turn_cost(records, prices, rolled_back),
         since=since,
         missing_prices=missing,
     )

@@ -164,6 +164,7 @@ class AppFixRounds:
         and all of it goes back (said when done); False: the caller rolls back this turn."""
         if self.loop is None or self.ended:
             return False
+        self._record(turn_id or None, False)  # (its check failed: the task counts in stats)
         whole = len(self.turns) > 1 and any(t == turn_id for _, t in self.turns)
         if whole:
             self._hold()
@@ -336,6 +337,7 @@ class AppFixRounds:
 
         screen, driver = self.screen, self.screen.driver
         done: list[str] = []
+        back: list[str] = []  # the turn ids rolled back, newest first
         files: list[str] = []
         lead = f"{text}; " if text else ""
         for i in range(len(self.turns) - 1, -1, -1):
@@ -345,6 +347,7 @@ class AppFixRounds:
                     continue
                 restored = await driver.undo(turn_id)
             except SparkPairError as exc:
+                record_rollback(driver, back)
                 stays = _labels(self.turns[i::-1])
                 return (lead + (f"rolled back {', '.join(done)}; " if done else "") +
                         f"{label} could not be rolled back ({exc.message}): {stays} "
@@ -352,8 +355,10 @@ class AppFixRounds:
                         f"{'it' if i == 0 else 'each'} back once the file is as the turn "
                         "left it")
             done.append(label)
+            back.append(turn_id)
             files.extend(p for p in restored if p not in files)
             screen.query_one(ReviewPane).set_undone(turn_id, Undone.ROLLED_BACK)
+        record_rollback(driver, back)
         await screen.commits.after_undo()
         return (lead + f"rolled back the whole task: {len(done)} turn(s), newest first "
                 f"({', '.join(done)}), byte for byte: "
@@ -401,6 +406,24 @@ class AppFixRounds:
             loop.task_id, loop.round, model or runtime.client.model, turn_id,
             passed, loop.escalated and loop.round > 0 and runtime.client.model == loop.stronger,
             time.time()))
+
+
+def record_rollback(driver: Driver, turn_ids: Sequence[str]) -> None:
+    """Turns rolled back after their check (newest first) are kept as rolled back: the stored
+    session, the stats (not applied turns) and the next request, which tells the model."""
+    runtime = driver.runtime
+    notes = [driver.stored.rolled_back(t) if driver.stored is not None else ""
+             for t in turn_ids]
+    if runtime is None or not turn_ids:
+        return
+    for turn_id in turn_ids:
+        runtime.store.record_rollback(turn_id)
+    note = notes[0] or ("Outcome of your previous reply: applied, then rolled back (the user "
+                        "did not keep it; the files are as before it).")
+    if len(turn_ids) > 1:
+        note += (f"\nYour {len(turn_ids) - 1} earlier change(s) for this task were rolled "
+                 "back too: the files are as before the task.")
+    runtime.workspace.tell(note)
 
 
 def _unfit_why(verdict: Verdict) -> str:

@@ -25,7 +25,7 @@ from textual.widgets.option_list import Option
 
 from ..base.errors import SparkPairError, UsageError
 from ..session.pick import Pick
-from ..store.sessions import is_fix_round
+from ..store.sessions import ROLLED_BACK, is_fix_round
 from .host import ScreenParts
 from .typed import typed_text
 
@@ -123,6 +123,10 @@ class AppStoredSession:
         if self.current is not None:
             self.current.checked(turn_id, command, ok, tail)
 
+    def rolled_back(self, turn_id: str) -> str:
+        """The turn was rolled back; returns what the model is told of it ("" when unknown)."""
+        return "" if self.current is None else self.current.rolled_back(turn_id)
+
     async def close(self) -> None:
         stored, self.current = self.current, None
         if stored is not None:
@@ -144,6 +148,7 @@ def earlier_lines(turns: list[StoredTurn], name: str, model: str) -> list[str]:
         what = {"applied": "applied " + ", ".join(t.changed[:3]), "dry_run": "not applied",
                 "rejected": "rejected", "failed": "failed", "cancelled": "stopped",
                 "refused": "refused", "conflict": "did not apply",
+                ROLLED_BACK: "rolled back " + ", ".join(t.changed[:3]),
                 "no_changes": "no change"}.get(t.status, t.status)
         unfit = sum(d.get("fate") == "unfit" for d in t.decisions)
         if unfit and t.status in ("rejected", "conflict"):  # the tool's refusal, not a person's

@@ -28,6 +28,7 @@ from ..session.events import (
     TurnStatus,
 )
 from . import commands, fit, repair_rows
+from .fixrounds import record_rollback
 from .host import ScreenParts
 from .notices import STREAMING, Notice, first_line, op_label
 from .review_state import Mark, Undone
@@ -336,6 +337,7 @@ class TurnReview:
             screen.show_error(exc)
             return
         screen.query_one(ReviewPane).set_undone(turn_id, Undone.ROLLED_BACK)
+        record_rollback(screen.driver, [turn_id])
         await screen.commits.after_undo()
         screen.say(f"not kept: rolled back {len(restored)} file(s) byte for byte "
                    f"({', '.join(map(shown, restored))}); /redo applies it again")

@@ -261,6 +261,10 @@ class Workspace:
         # The watcher will also report these writes; their diff against the snapshot is empty,
         # so the next follow-up leaves them out.
 
+    def tell(self, note: str) -> None:
+        """A note the next request begins with: what became of a turn after it ended."""
+        self._review = "\n".join(p for p in (self._review, note) if p)
+
     def restore(self, history: History, review: str = "") -> None:
         """Continue a stored conversation: `history` replaces this one's and the next request
         sends it afresh (no chain), led by `review` (what became of the last reply)."""

@@ -113,10 +113,12 @@ def render(report, console) -> None:
         say(console, f"Applied turns: {turns.applied_turns}; per turn "
                       f"{_fmt_num(turns.tokens_per_turn)} tokens, {priced} "
                       f"({turns.edit_requests} edit requests)"
-                      + (f"; pre-warms sent ~{_fmt_num(turns.prewarm_per_turn)} input tokens "
-                         f"a turn" if turns.prewarm_tokens else ""))
+                      + (f"; {turns.rolled_back} more rolled back (not counted)"
+                         if turns.rolled_back else ""))
     else:
-        say(console, "Applied turns: none recorded yet (cost per turn needs applied edits)")
+        say(console, "Applied turns: none recorded yet (cost per turn needs applied edits)"
+                     + (f"; {turns.rolled_back} rolled back" if turns.rolled_back else ""))
+    _prewarm_line(turns, console)
     for name, groups in report.groups.items():
         if groups:
             console.print()
@@ -127,6 +129,18 @@ def render(report, console) -> None:
         say(console, "  add to config (USD per million tokens), e.g.:", style="dim")
         for line in (f'[prices."{first}"]', "input_per_m = ...", "output_per_m = ..."):
             console.print(Text("    " + line, style="dim"), soft_wrap=True)  # copyable TOML
+
+
+def _prewarm_line(turns: stats.TurnCost, console) -> None:
+    """Whenever pre-warms were sent or met: their input tokens and what the turns made of them."""
+    met = turns.prewarm
+    if not turns.prewarm_tokens and not any(met.values()):
+        return
+    per = turns.prewarm_per_turn
+    say(console, f"Pre-warms: sent ~{_fmt_tokens(turns.prewarm_tokens)} input tokens"
+                 + (f" (~{_fmt_num(per)} a turn)" if per is not None else "")
+                 + f"; requests that met one: {met['hit']} hit, {met['prefix']} prefix "
+                   f"(sent whole, the prompt cache holds the rest), {met['miss']} miss")
 
 
 @click.command("stats")
@@ -170,12 +184,13 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
         records = store.records(since=since)
         review = shares(store.verdict_rows(since=since))
         tasks = task_stats(store.round_rows(since=since))
+        rolled_back = store.rollbacks(since=since)
         forms = form_shares(store.form_rows(since=since))
     finally:
         store.close()
     if task:
         records = [r for r in records if r.task == task]
-    report = stats.build_report(records, prices, by=by, since=since)
+    report = stats.build_report(records, prices, by=by, since=since, rolled_back=rolled_back)
     if as_json:
         click.echo(json.dumps({**report.as_dict(), "review": [s.as_dict() for s in review],
                                "tasks": [t.as_dict() for t in tasks],
@@ -219,7 +234,7 @@ def render_tasks(tasks: list, console) -> None:
 
     console.print()
     if not tasks:
-        say(console, "Check and fix: no checked tasks yet (run --check, or t / keep in the app "
+        say(console, "Check and fix: no checked tasks yet (run --check, or alt+t in the app "
                      "with [review] check)")
         return
     table = _per_model("Check and fix by model (tasks it drafted)",
