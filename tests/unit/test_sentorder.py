@@ -54,10 +54,21 @@ def test_a_cut_file_repeats_its_first_regions_from_the_start(repo: Path) -> None
     narrow = build_context(repo, ["big.py"], 300, focus={"big.py": [10]})
     wider = build_context(repo, ["big.py"], 600, focus={"big.py": [10, 2000]})
     assert narrow.partial["big.py"] != wider.partial["big.py"]
-    assert wider.text.startswith("### big.py (parts of its 3000 lines, numbered; other lines "
-                                 "omitted)\n```\n   1| v0 = 0\n")
+    assert wider.text.startswith("### big.py (parts, numbered; other lines omitted)\n```\n"
+                                 "   1| v0 = 0\n")
+    assert wider.text.endswith("```\n(3000 lines in all)\n")  # the length after the block
     common = len(os.path.commonprefix([narrow.text, wider.text]))
     assert "  10| v9 = 9\n" in wider.text[:common]  # the spans differ, the first region repeats
+
+
+def test_a_line_added_below_keeps_a_cut_file_s_block_from_its_start(repo: Path) -> None:
+    before = build_context(repo, ["big.py"], 300, focus={"big.py": [10]})
+    with (repo / "big.py").open("a") as f:
+        f.write("v3000 = 3000\n")  # one more line, far below the regions sent
+    after = build_context(repo, ["big.py"], 300, focus={"big.py": [10]})
+    assert after.partial["big.py"] == before.partial["big.py"]
+    common = len(os.path.commonprefix([before.text, after.text]))
+    assert before.text[:common].endswith("```\n(300")  # only the length after it differs
 
 
 def test_the_map_goes_after_the_files_and_before_the_instruction(repo: Path) -> None:
