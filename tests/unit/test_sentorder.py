@@ -1,5 +1,5 @@
 """The request's layout keeps its start from one request to the next (workspace.sentorder):
-files in the order they were first sent, the map after them, the instruction last, a cut
+files in the last request's order, the map after them, the instruction last, a cut
 file's head without its spans; a draft's pre-warm and its turn laid out alike."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def sent(request) -> str:
     return request.new_input[-1].content
 
 
-def test_files_keep_the_order_they_were_first_sent(repo: Path) -> None:
+def test_files_keep_the_last_request_s_order(repo: Path) -> None:
     ws = Workspace(repo)
     first = sent(ws.build("rename a", ["a.py", "b.py"], followup=False)[0])
     # the next draft ranks a new file first and drops none: the earlier ones keep their places
@@ -48,6 +48,7 @@ def test_the_order_is_the_order_given_for_new_files() -> None:
     assert order.arrange({"x": "X", "y": "Y"}) == "XY"
     assert order.arrange({"z": "Z", "y": "Y2", "x": "X"}) == "XY2Z"
     assert order.arrange({"w": "W", "z": "Z"}) == "ZW"  # x and y went: z keeps the lead
+    assert order.arrange({"x": "X", "w": "W", "z": "Z"}) == "ZWX"  # x comes back: at the end
 
 
 def test_a_cut_file_repeats_its_first_regions_from_the_start(repo: Path) -> None:
