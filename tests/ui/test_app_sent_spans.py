@@ -4,6 +4,7 @@ the repository the demo's, with a large module in the context and a small budget
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -102,8 +103,8 @@ async def test_a_draft_shows_what_it_sends_of_a_large_file(repo: Path, sim: SimP
         text = screen_text(app)
         from spark_pair.ui.widgets.files import tokens_label
 
-        assert f"{tokens_label(chosen.sends)} of {tokens_label(chosen.tokens)}" in text
-        assert "sends lines 1-" in text
+        assert re.search(rf"○ helpers\.py {tokens_label(chosen.sends)} *│", text)  # what goes
+        assert "sends lines 1-" in text and f"({tokens_label(chosen.tokens)} whole)" in text
         assert pane.border_subtitle.endswith(f"{tokens_label(chosen.sends)} tok")
 
 
@@ -121,5 +122,5 @@ def test_a_chosen_file_keeps_what_the_last_request_sent_until_the_draft_s_own_sp
     assert "○ pkg/pricing.py 11.2k" in before
     assert "last sent lines 1-41, 1564-1647 (named)" in before
     after = rows(Chosen("pkg/pricing.py", "earlier turn", 11200, 720, ((1, 41), (1600, 1612))))
-    assert "○ pkg/pricing.py 720 of 11.2k" in after
-    assert "sends lines 1-41, 1600-1612" in after and "last sent" not in after
+    assert "○ pkg/pricing.py 720\n" in after
+    assert "sends lines 1-41, 1600-1612 (11.2k whole)" in after and "last sent" not in after

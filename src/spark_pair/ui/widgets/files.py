@@ -124,14 +124,12 @@ def file_rows(context: dict[str, int | None], chosen: Sequence[Chosen], dropped:
             gone = path in dropped
             text.append("× " if gone else "○ ")
             text.append(shown(path), style="strike" if gone else "")
-            size = tokens_label(c.tokens)
-            if c.sends is not None and c.sends < c.tokens:  # cut: what goes, of the whole
-                size = f"{tokens_label(c.sends)} of {size}"
-            text.append(f" {size}", style="dim")
+            text.append(f" {tokens_label(c.sent_tokens)}", style="dim")  # what goes
             reason = short_reason(("dropped: " if gone else "") + c.reason, width - 4)
             text.append("\n    " + reason, style="dim italic")
-            if c.regions and not gone:  # the draft's own spans
-                for row in cut_rows(c.regions, "", width - 4, "sends "):
+            if c.regions and not gone:  # the draft's own spans, and the whole file's size
+                whole = f"{tokens_label(c.tokens)} whole"
+                for row in cut_rows(c.regions, whole, width - 4, "sends "):
                     text.append("\n    " + row, style="dim italic")
             elif cut and path in cut:  # what the last request sent of it
                 why, regions = cut[path]
