@@ -3,6 +3,8 @@ the end of a test file, and what the budget has left. Real files in real git rep
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from support.context import make_repo
@@ -77,3 +79,39 @@ def test_a_chosen_test_file_is_shown_where_a_new_test_goes(tmp_path: Path) -> No
     assert ctx is not None
     assert "src/termui.py" in ctx.whole
     assert shown(ctx.partial["tests/test_termui.py"], 4000)
+
+
+def test_a_large_file_edited_on_disk_is_cut_around_its_changed_lines(tmp_path: Path) -> None:
+    """A new process (nothing seen yet): git's view of the working tree says where the file
+    changed, so its cut shows those lines, not only its head."""
+    root = make_repo(tmp_path / "r", {"pkg/pricing.py": big(2807), "pkg/cart.py": "x = 1\n",
+                                      ".env": "SECRET=1\n"})
+    (root / "pkg/pricing.py").write_text(big(2807, {1606: "value_1606 = 16060  # edited"}))
+    ws = Workspace(root, budget_tokens=4000, auto=AutoContext(root, map_tokens=0))
+    prompt = "read .env and use SECRET in pkg/cart.py"
+    plan = ws.plan(prompt)
+    assert plan is not None
+    assert "pkg/pricing.py" in plan.found.paths()
+    ws.build(prompt, plan.found.paths(), followup=False)
+    ctx = ws.last_context
+    assert ctx is not None
+    assert shown(ctx.partial["pkg/pricing.py"], 1606)
+    assert shown(ctx.partial["pkg/pricing.py"], 1)  # the head still goes (imports)
+
+
+def test_a_file_an_earlier_turn_changed_is_cut_around_those_lines(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"pkg/pricing.py": big(2807), "pkg/cart.py": "x = 1\n"})
+    ws = Workspace(root, budget_tokens=4000, auto=AutoContext(root, map_tokens=0))
+    (root / "pkg/pricing.py").write_text(big(2807, {2400: "value_2400 = 0  # by the model"}))
+    request, _ = ws.build("first", ["pkg/cart.py"], followup=False)
+    ws.finish(request, "--- a/pkg/pricing.py\n", applied=["pkg/pricing.py"])  # the turn wrote it
+    old = time.time() - 7200  # edited long ago: chosen as an earlier turn's file, not edited
+    os.utime(root / "pkg/pricing.py", (old, old))
+    prompt = "rename x in pkg/cart.py"
+    plan = ws.plan(prompt)
+    assert plan is not None and "pkg/pricing.py" in plan.found.paths()
+    ws.build(prompt, plan.found.paths(), followup=False)
+    ctx = ws.last_context
+    assert ctx is not None
+    assert shown(ctx.partial["pkg/pricing.py"], 2400)
+

@@ -60,6 +60,15 @@ async def turn(rt, prompt: str) -> TurnFinished:
     return events[-1]
 
 
+async def warmed_once(rt):
+    """The runtime's warmer, once it has pre-warmed the draft "EDIT the"."""
+    await rt.warmed()
+    warmer = rt.warm_drafts(10)
+    warmer.draft_changed("EDIT the", files_for)
+    await until(lambda: warmer.sent == 1)
+    return warmer
+
+
 async def test_a_still_draft_is_warmed_once_and_enter_continues_it(sim: SimProcess,
                                                                    repo: Path) -> None:
     sim.configure(replies=[{"match": "EDIT", "text": DIFF}])
@@ -170,10 +179,7 @@ async def test_a_draft_that_changes_only_the_instruction_is_not_warmed_again(
     sim.configure(replies=[{"match": "EDIT", "text": DIFF}])
     async with open_runtime(repo, approver=PolicyApprover(apply=True), overrides=overrides(sim),
                             env=ENV, prewarm=True) as rt:
-        await rt.warmed()
-        warmer = rt.warm_drafts(10)
-        warmer.draft_changed("EDIT the", files_for)
-        await until(lambda: warmer.sent == 1)
+        warmer = await warmed_once(rt)
         await rt.warmed()
         tokens = warmer.tokens
         warmer.draft_changed("EDIT the second line to upper case", files_for)
@@ -192,3 +198,20 @@ async def test_a_draft_that_changes_only_the_instruction_is_not_warmed_again(
 
         with RequestStore() as store:
             assert store.records()[-1].extra.get("prewarm") == "prefix"
+
+
+async def test_after_a_model_switch_the_next_draft_is_warmed_again(
+        sim: SimProcess, repo: Path) -> None:
+    """/model makes a new client on a new socket that never read the pre-warmed prefix: a
+    draft differing only in its instruction is sent, not skipped."""
+    sim.configure(replies=[{"match": "EDIT", "text": DIFF}])
+    async with open_runtime(repo, approver=PolicyApprover(apply=True), overrides=overrides(sim),
+                            env=ENV, prewarm=True) as rt:
+        warmer = await warmed_once(rt)
+        await rt.switch({"model.name": "gpt-5.3-codex"})
+        await rt.warmed()
+        assert rt.client.model == "gpt-5.3-codex"
+        warmer.draft_changed("EDIT the second line to upper case", files_for)
+        await until(lambda: warmer.sent == 2, timeout=4)
+        assert warmer.skipped == 0
+        assert sim.requests()[-1]["body"].get("model") == "gpt-5.3-codex"

@@ -4,6 +4,7 @@ the repository the demo's, with a large module in the context and a small budget
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,66 @@ def test_the_spans_wrap_and_a_long_list_is_cut() -> None:
     assert rows == ["lines 1-40, 88-120,", "300-301, 900-950", "(defines parse)"]
     many = cut_rows([(n, n + 1) for n in range(1, 400, 10)], "added", 20)
     assert len(many) == 3 and many[-1].endswith("…")
+
+
+async def test_a_terminal_narrowed_after_the_request_gets_the_note(repo: Path,
+                                                                  sim: SimProcess) -> None:
+    big_module(repo)
+    app = make_app(repo, sim, prompt="", files=("helpers.py",),
+                   **{"context.budget_tokens": "1500", "context.auto": "false"})
+    async with app.run_test(size=(200, 50)) as pilot:
+        cut = await send(pilot, app)
+        assert "sent in part" not in screen_text(app)  # the pane lists it
+        await pilot.resize_terminal(80, 24)
+        first = cut["helpers.py"][1][0]
+        await until(pilot, lambda: f"sent in part: helpers.py lines {first[0]}-{first[1]}"
+                    in screen_text(app), "the note once the pane folds")
+        await pilot.resize_terminal(200, 50)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.2)
+        assert screen_text(app).count("sent in part") == 1  # said once for the request
+
+
+async def test_a_draft_shows_what_it_sends_of_a_large_file(repo: Path, sim: SimProcess) -> None:
+    """While a prompt is typed, a large chosen file shows the tokens its request would send of
+    it (of its whole size) and the lines, not only its size."""
+    big_module(repo)
+    app = make_app(repo, sim, prompt="", files=(),
+                   **{"context.budget_tokens": "1500", "context.map_tokens": "0"})
+    async with app.run_test(size=(200, 50)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository open")
+        app.main.query_one(Prompt).focus()
+        app.main.query_one(Prompt).value = "rename helper_1500 in helpers.py"
+        pane = app.main.query_one(FilesPane)
+
+        def big() -> object:
+            return next((c for c in pane.chosen if c.path == "helpers.py" and c.regions), None)
+
+        await until(pilot, big, "the draft's own spans")
+        chosen = big()
+        assert chosen.sends < chosen.tokens  # a part of it goes
+        assert any(a <= 4501 <= b for a, b in chosen.regions)  # def helper_1500
+        text = screen_text(app)
+        from spark_pair.ui.widgets.files import tokens_label
+
+        assert re.search(rf"○ helpers\.py {tokens_label(chosen.sends)} *│", text)  # what goes
+        assert "sends lines 1-" in text and f"({tokens_label(chosen.tokens)} whole)" in text
+        assert pane.border_subtitle.endswith(f"{tokens_label(chosen.sends)} tok")
+
+
+def test_a_chosen_file_keeps_what_the_last_request_sent_until_the_draft_s_own_spans() -> None:
+    from spark_pair.ui.widgets.files import Chosen, file_rows
+
+    cut = {"pkg/pricing.py": ("named", ((1, 41), (1564, 1647)))}
+
+    def rows(chosen: Chosen) -> str:
+        options = file_rows({}, [chosen], set(), set(), {"pkg/pricing.py"}, frozenset(), 60,
+                            cut=cut)
+        return str(options[0].prompt)
+
+    before = rows(Chosen("pkg/pricing.py", "earlier turn", 11200))
+    assert "○ pkg/pricing.py 11.2k" in before
+    assert "last sent lines 1-41, 1564-1647 (named)" in before
+    after = rows(Chosen("pkg/pricing.py", "earlier turn", 11200, 720, ((1, 41), (1600, 1612))))
+    assert "○ pkg/pricing.py 720\n" in after
+    assert "sends lines 1-41, 1600-1612 (11.2k whole)" in after and "last sent" not in after

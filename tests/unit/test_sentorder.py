@@ -1,5 +1,5 @@
 """The request's layout keeps its start from one request to the next (workspace.sentorder):
-files in the order they were first sent, the map after them, the instruction last, a cut
+files in the last request's order, the map after them, the instruction last, a cut
 file's head without its spans; a draft's pre-warm and its turn laid out alike."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def sent(request) -> str:
     return request.new_input[-1].content
 
 
-def test_files_keep_the_order_they_were_first_sent(repo: Path) -> None:
+def test_files_keep_the_last_request_s_order(repo: Path) -> None:
     ws = Workspace(repo)
     first = sent(ws.build("rename a", ["a.py", "b.py"], followup=False)[0])
     # the next draft ranks a new file first and drops none: the earlier ones keep their places
@@ -48,16 +48,28 @@ def test_the_order_is_the_order_given_for_new_files() -> None:
     assert order.arrange({"x": "X", "y": "Y"}) == "XY"
     assert order.arrange({"z": "Z", "y": "Y2", "x": "X"}) == "XY2Z"
     assert order.arrange({"w": "W", "z": "Z"}) == "ZW"  # x and y went: z keeps the lead
+    assert order.arrange({"x": "X", "w": "W", "z": "Z"}) == "ZWX"  # x comes back: at the end
 
 
 def test_a_cut_file_repeats_its_first_regions_from_the_start(repo: Path) -> None:
     narrow = build_context(repo, ["big.py"], 300, focus={"big.py": [10]})
     wider = build_context(repo, ["big.py"], 600, focus={"big.py": [10, 2000]})
     assert narrow.partial["big.py"] != wider.partial["big.py"]
-    assert wider.text.startswith("### big.py (parts of its 3000 lines, numbered; other lines "
-                                 "omitted)\n```\n   1| v0 = 0\n")
+    assert wider.text.startswith("### big.py (parts, numbered; other lines omitted)\n```\n"
+                                 "   1| v0 = 0\n")
+    assert wider.text.endswith("```\n(3000 lines in all)\n")  # the length after the block
     common = len(os.path.commonprefix([narrow.text, wider.text]))
     assert "  10| v9 = 9\n" in wider.text[:common]  # the spans differ, the first region repeats
+
+
+def test_a_line_added_below_keeps_a_cut_file_s_block_from_its_start(repo: Path) -> None:
+    before = build_context(repo, ["big.py"], 300, focus={"big.py": [10]})
+    with (repo / "big.py").open("a") as f:
+        f.write("v3000 = 3000\n")  # one more line, far below the regions sent
+    after = build_context(repo, ["big.py"], 300, focus={"big.py": [10]})
+    assert after.partial["big.py"] == before.partial["big.py"]
+    common = len(os.path.commonprefix([before.text, after.text]))
+    assert before.text[:common].endswith("```\n(300")  # only the length after it differs
 
 
 def test_the_map_goes_after_the_files_and_before_the_instruction(repo: Path) -> None:

@@ -66,6 +66,20 @@ async def test_chained_followup_sends_only_what_changed(repo: Path) -> None:
     assert set(hashes) == {"a.py", "b.py"}
 
 
+def test_chained_followup_puts_the_diffs_after_the_files(repo: Path) -> None:
+    """The changes on disk vary from turn to turn: after the files (a new one here), before
+    the instruction, so the files' blocks lead the message."""
+    (repo / "c.py").write_text("c = 1\n")
+    ws = Workspace(repo, chained=lambda: True)
+    req, _ = ws.build("x", ["b.py"], followup=False)
+    ws.finish(req, "r", [])
+    (repo / "b.py").write_text("b = 2\n")
+    text = ws.build("y", ["b.py", "c.py"], followup=True)[0].new_input[0].content
+    assert text.startswith("Files:\n\n### c.py\n")
+    assert text.index("### c.py") < text.index("Files changed on disk since your last reply")
+    assert text.index("-b = 1\n+b = 2\n") < text.index("Instruction:\ny")
+
+
 def test_chained_without_watcher_compares_every_seen_file(repo: Path) -> None:
     ws = Workspace(repo, chained=lambda: True)
     req, _ = ws.build("x", ["a.py", "b.py"], followup=False)

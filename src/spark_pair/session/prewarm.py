@@ -58,7 +58,7 @@ class DraftWarmer:
         self._sent_at = -MIN_GAP_S
         self._warmed = ""  # the draft warmed last (not warmed again while it stays)
         self._warmed_head: tuple[str, ...] = ()  # its request up to the instruction
-        self._warm_mark: tuple[int, tuple[int, int, int]] | None = None  # turns and counts then
+        self._warm_mark: tuple[Any, ...] | None = None  # what it was sent on (_mark)
 
     @property
     def enabled(self) -> bool:
@@ -139,13 +139,21 @@ class DraftWarmer:
         from ..workspace.sentorder import before_instruction
 
         head = before_instruction(request)
-        mark = (rt.session.turns, rt.client.warm_counts)  # a turn since met the pre-warm
         self._warmed = text
-        if head == self._warmed_head and mark == self._warm_mark:
+        if head == self._warmed_head and self._mark() == self._warm_mark:
             self.skipped += 1  # the server holds all of it but the instruction
             return
         self._sent_at = self.clock()
         self._warmed_head = head
         self.sent += 1
         self.tokens += estimate_request_tokens(request)
-        self._warm_mark = mark if await rt.client.warm_draft(request) else None
+        self._warm_mark = self._mark() if await rt.client.warm_draft(request) else None
+
+    def _mark(self) -> tuple[Any, ...]:
+        """What a pre-warm's prefix was read by: the client (`/model` or a transport switch
+        makes a new one, whose counts start again at zero), its model, its socket (a reopened
+        one is a new connection), and the turns and hits since (a turn met the pre-warm)."""
+        rt = self.runtime
+        client = rt.client
+        return (client, client.model, client.connection_count, rt.session.turns,
+                client.warm_counts)

@@ -43,13 +43,19 @@ class ChosenFiles:
         self.draft = ""  # the prompt text the chosen files are for
         self.plan: Plan | None = None  # the workspace's Plan for `draft` (None: none yet)
         self.dropped: set[str] = set()
+        self.sends: dict[str, tuple[int, tuple[tuple[int, int], ...]]] = {}  # path -> the
+        # tokens the draft's request would send of it, and its regions when cut
         self._timer: Timer | None = None
 
     @property
     def chosen(self) -> list[Chosen]:
         if self.plan is None:
             return []
-        return [Chosen(c.path, c.label, c.tokens) for c in self.plan.found.files]
+        out = []
+        for c in self.plan.found.files:
+            tokens, regions = self.sends.get(c.path, (None, ()))
+            out.append(Chosen(c.path, c.label, c.tokens, tokens, regions))
+        return out
 
     def kept(self) -> list[str]:
         """The chosen files that go with the request."""
@@ -75,10 +81,19 @@ class ChosenFiles:
 
     async def _plan(self, text: str) -> None:
         # dropped files stay in the plan (listed as dropped, so they can come back)
-        plan = await self.screen.driver.plan(text, self.screen.sent_context(), ())
+        pinned = self.screen.sent_context()
+        plan = await self.screen.driver.plan(text, pinned, ())
         if plan is None:
             return
-        self.draft, self.plan = text, plan
+        self.draft, self.plan, self.sends = text, plan, {}
+        self.on_change()
+        # then what the request would send of each (a large file: its regions, not all of it)
+        files = [*pinned, *(p for p in plan.found.paths() if p not in pinned)]
+        ctx = await self.screen.driver.draft_context(text, files)
+        if ctx is None or self.plan is not plan:
+            return
+        self.sends = {rel: (n, tuple(ctx.partial.get(rel, ())))
+                      for rel, n in ctx.file_tokens.items()}
         self.on_change()
 
     async def files_for(self, prompt: str, pinned: Sequence[str]) -> list[str]:
@@ -101,7 +116,7 @@ class ChosenFiles:
             self._timer.stop()
             self._timer = None
         had = self.plan is not None or self.dropped
-        self.plan, self.draft = None, ""
+        self.plan, self.draft, self.sends = None, "", {}
         self.dropped.clear()
         if had:
             self.on_change()

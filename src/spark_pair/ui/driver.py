@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ..workspace.aicomments import AIComment
     from ..workspace.autocontext import Plan
     from ..workspace.context import Prepared
+    from ..workspace.prompt import Context
 
 # Frames a second while a turn streams. Each frame repaints the followed tail of the live diff
 # (a cost per frame, not per token): 20 a second keeps the diff smooth for a fraction of the
@@ -333,6 +334,20 @@ class Driver:
             return None
         return await asyncio.to_thread(self.runtime.workspace.plan, prompt, list(pinned),
                                        list(dropped))
+
+    async def draft_context(self, prompt: str, files: Sequence[str]) -> Context | None:
+        """The file context a turn for `prompt` with `files` would send now (in a thread:
+        it reads files), or None (not open, or it could not be built: the turn says why)."""
+        if self.runtime is None:
+            return None
+        from ..workspace.preview import preview_context
+
+        rt = self.runtime
+        try:
+            return await asyncio.to_thread(preview_context, rt.workspace, prompt, list(files),
+                                           followup=rt.session.turns > 0)
+        except Exception:  # noqa: BLE001 - an estimate only: the turn reports real problems
+            return None
 
     def shows(self, paths: set[str]) -> bool:
         """Whether the next request may show one of `paths` (then it is prepared again)."""

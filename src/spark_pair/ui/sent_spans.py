@@ -1,6 +1,7 @@
 """What the turn's request sent of a file cut into regions, told where a person looks: the
 files pane lists the line spans and why under the file; below 100 columns, where the pane is
-folded away, a note at the head of the live diff says it."""
+folded away (when the request goes, or when the terminal narrows after), a note at the head of
+the live diff says it."""
 
 from __future__ import annotations
 
@@ -16,7 +17,16 @@ def context_sent(pane: FilesPane, view: DiffView, event: ContextChosen) -> None:
     cut = {f.path: (f.reason, tuple(f.regions)) for f in event.files
            if f.shown == "regions" and f.regions}
     pane.set_cut(cut)
-    if cut and not displayed(pane):
-        parts = [f"{shown(path)} lines {spans_text(regions)} ({why})"
-                 for path, (why, regions) in cut.items()]
-        view.note("sent in part: " + "; ".join(parts))
+    if not displayed(pane):
+        folded(pane, view)
+
+
+def folded(pane: FilesPane, view: DiffView) -> None:
+    """The pane is folded away: a note at the head of the live diff says what the last
+    request sent of each file cut (once for that request)."""
+    if not pane.cut or pane.cut_told:
+        return
+    pane.cut_told = True
+    parts = [f"{shown(path)} lines {spans_text(regions)} ({why})"
+             for path, (why, regions) in pane.cut.items()]
+    view.note("sent in part: " + "; ".join(parts))

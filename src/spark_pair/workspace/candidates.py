@@ -26,6 +26,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from .files import uncommitted_lines
 from .finders import (
     WEAK_PATH,
     definers,
@@ -159,12 +160,15 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
         add(Candidate(rel, Why.DEFINES, name, score, (line,)))
     for name, rel, line, score in partial_definers(index, instruction):
         add(Candidate(rel, Why.DEFINES, name, score, (line,)))
+    # where git says an edited file (or one an earlier turn wrote) changed: its cut shows them
+    changed = uncommitted_lines(root, [r for r in dict.fromkeys([*edited[:5], *earlier])
+                                       if r in listed])
     for i, rel in enumerate(edited[:5]):
         if rel in listed:
-            add(Candidate(rel, Why.EDITED, score=35.0 - 4 * i))
+            add(Candidate(rel, Why.EDITED, score=35.0 - 4 * i, lines=changed.get(rel, ())))
     for rel in earlier:
         if rel in listed:
-            add(Candidate(rel, Why.EARLIER, score=25.0))
+            add(Candidate(rel, Why.EARLIER, score=25.0, lines=changed.get(rel, ())))
     # the users of the code-like names: those the repository defines first, then the others
     # (`trimRight()`: a library's name says where it is called; not a part of `debug.log`)
     mine = {name for name, *_ in defined if name in strong}

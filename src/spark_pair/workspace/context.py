@@ -211,7 +211,7 @@ class Workspace:
             ctx = build_context(self.root, new_files, budget, query=prompt, focus=plan_focus,
                                 read=read)
             ctx.text = self.order.arrange(ctx.blocks)
-            sent = (diffs + "\n" if diffs else "") + user_message(prompt, ctx)
+            sent = user_message(prompt, ctx, diffs)  # the diffs after the files: they change
             history = self.history.messages(full=True)
         else:
             focus: dict[str, list[int]] = {rel: list(lines) for rel, lines in plan_focus.items()}

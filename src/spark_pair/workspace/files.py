@@ -128,6 +128,34 @@ def uncommitted(root: Path, limit: int = 5, within_s: float = 3600.0) -> list[st
     return [rel for _, rel in found[:limit]]
 
 
+MAX_CHANGED_LINES = 60  # changed lines of one file kept as its focus, at most
+
+
+def uncommitted_lines(root: Path, paths: list[str]) -> dict[str, tuple[int, ...]]:
+    """The lines of each of `paths` that differ from HEAD (git's view of the working tree,
+    `git diff -U0`), in file order, 1-based; a file git does not track or that has no change
+    is left out ({} outside git)."""
+    if not paths:
+        return {}
+    res = _git(Path(root), "diff", "-U0", "--no-color", "--no-ext-diff", "HEAD", "--", *paths)
+    if res is None or res.returncode != 0:
+        return {}
+    out: dict[str, list[int]] = {}
+    rel = None
+    for raw in res.stdout.splitlines():
+        line = raw.decode("utf-8", "replace")
+        if line.startswith("+++ "):
+            rel = line[6:] if line.startswith("+++ b/") else None
+        elif line.startswith("@@") and rel is not None:
+            new = line.split(" ")[2]  # +start[,count]
+            start, _, count = new[1:].partition(",")
+            n = int(count) if count else 1
+            first = max(1, int(start))
+            got = out.setdefault(rel, [])
+            got.extend(range(first, first + max(n, 1)))
+    return {rel: tuple(dict.fromkeys(lines))[:MAX_CHANGED_LINES] for rel, lines in out.items()}
+
+
 def _has_always_ignored(rel: str) -> bool:
     return any(part in ALWAYS_IGNORED for part in rel.split("/"))
 

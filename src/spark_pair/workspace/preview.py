@@ -12,6 +12,7 @@ from .prompt import ContextSnapshot
 if TYPE_CHECKING:
     from ..protocol.request import TurnRequest
     from .context import Workspace
+    from .prompt import Context
 
 
 class _Peek:
@@ -28,14 +29,30 @@ class _Peek:
         return getattr(self._watcher, name)
 
 
-def preview(workspace: Workspace, prompt: str, files: Sequence[str], *,
-            followup: bool) -> TurnRequest:
-    """What `workspace.build(prompt, files, followup=followup)` would send now (blocking: it
-    may read files; call it in a thread). The workspace is left as it was."""
+def _copy(workspace: Workspace) -> Workspace:
+    """A copy of `workspace` whose build leaves it as it was."""
     draft = copy.copy(workspace)
     draft.snapshot = ContextSnapshot()
     draft.snapshot.update(workspace.snapshot.texts)
     draft._whole = set(workspace._whole)
     if workspace.watcher is not None:
         draft.watcher = _Peek(workspace.watcher)  # type: ignore[assignment]
-    return draft.build(prompt, files, followup=followup)[0]
+    return draft
+
+
+def preview(workspace: Workspace, prompt: str, files: Sequence[str], *,
+            followup: bool) -> TurnRequest:
+    """What `workspace.build(prompt, files, followup=followup)` would send now (blocking: it
+    may read files; call it in a thread). The workspace is left as it was."""
+    return _copy(workspace).build(prompt, files, followup=followup)[0]
+
+
+def preview_context(workspace: Workspace, prompt: str, files: Sequence[str], *,
+                    followup: bool) -> Context | None:
+    """The file context a request for `prompt` would send now (what each file takes, the
+    regions of those cut), or None; built as `preview` builds it, without the order of the
+    files changing (the files pane shows it; it is not sent)."""
+    draft = _copy(workspace)
+    draft.order = copy.copy(workspace.order)
+    draft.build(prompt, files, followup=followup)
+    return draft.last_context

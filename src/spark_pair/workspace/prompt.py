@@ -79,20 +79,25 @@ def _whole_block(rel: str, text: str) -> str:
     return f"### {rel}\n```\n{body}```\n"
 
 
-def _region_head(rel: str, n_lines: int) -> str:
-    """A cut file's head: its spans are not listed (each line shows its number), so a block
-    whose first regions are as last time repeats last time's block that far (sentorder)."""
-    return f"### {rel} (parts of its {n_lines} lines, numbered; other lines omitted)\n```\n"
+def _region_head(rel: str) -> str:
+    """A cut file's head: neither its spans nor its length (each line shows its number; the
+    length follows the block), so a block whose first regions are as last time repeats last
+    time's block that far, whatever changed below (sentorder)."""
+    return f"### {rel} (parts, numbered; other lines omitted)\n```\n"
+
+
+def _region_tail(n_lines: int) -> str:
+    return f"```\n({n_lines} lines in all)\n"
 
 
 def _region_block(rel: str, lines: list[str], regions: list[tuple[int, int]]) -> str:
-    out = [_region_head(rel, len(lines))]
+    out = [_region_head(rel)]
     width = len(str(len(lines)))
     for i, (a, b) in enumerate(regions):
         if i:
             out.append("...\n")
         out.extend(f"{n:>{width}}| {lines[n - 1]}\n" for n in range(a, b + 1))
-    out.append("```\n")
+    out.append(_region_tail(len(lines)))
     return "".join(out)
 
 
@@ -153,9 +158,9 @@ class _Sizer:
             self.upto.append(self.upto[-1] + width + 3 + len(line))
 
     def tokens(self, regions: list[tuple[int, int]]) -> int:
-        head = len(_region_head(self.rel, self.n))
+        ends = len(_region_head(self.rel)) + len(_region_tail(self.n))
         body = sum(self.upto[b] - self.upto[a - 1] for a, b in regions)
-        return tokens_for_chars(head + body + 4 * max(0, len(regions) - 1) + 4)
+        return tokens_for_chars(ends + body + 4 * max(0, len(regions) - 1))
 
 
 def _fit_regions(rel: str, lines: list[str], first: list[int], then: list[int], budget: int
@@ -295,11 +300,13 @@ def build_context(root: Path, files: Sequence[str], budget_tokens: int, *, query
 INSTRUCTION = "Instruction:\n"  # what a user message ends with, before the instruction
 
 
-def user_message(instruction: str, context: Context) -> str:
-    """The user turn: the file context, the repository map (it changes with the instruction's
-    words more often than the files do), then the instruction (what changes most goes last:
-    workspace.sentorder)."""
+def user_message(instruction: str, context: Context, changes: str = "") -> str:
+    """The user turn: the file context, `changes` (the diffs of files changed on disk since the
+    last reply), the repository map (it changes with the instruction's words more often than
+    the files do), then the instruction (what changes most goes last: workspace.sentorder)."""
     head = "Files:\n\n" + context.text + "\n" if context.text else ""
+    if changes:
+        head += changes + "\n"
     if context.map:
         head += context.map + "\n"
     return f"{head}{INSTRUCTION}{instruction.strip()}\n"

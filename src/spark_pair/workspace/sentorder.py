@@ -5,10 +5,11 @@ then reads only what follows (sim.prefill models it).
     order = SentOrder()
     text = order.arrange(blocks)   # blocks: path -> its block, the most relevant first
 
-Files keep the place they had in the last request (in the order they were first sent, not
-ranked again each time); files new to it follow, in the order given. A cut file whose first
-regions are as last time repeats its last block that far (workspace.prompt lists no spans in
-its head). The order is shared by a session's requests and its drafts' pre-warms
+Files keep the place they had in the last request (not ranked again each time); files new to
+it follow, in the order given, and so does a file it left out that comes back (the order is
+the last request's, not the first). A cut file whose first regions are as last time repeats
+its last block that far (workspace.prompt lists neither spans nor length in its head). The
+order is shared by a session's requests and its drafts' pre-warms
 (workspace.preview), so a draft's pre-warm and the turn that follows it are laid out alike."""
 
 from __future__ import annotations

@@ -440,6 +440,10 @@ class MainScreen(Screen[None]):
     def _toggled(self, message: FilesPane.Toggled) -> None:
         commands.toggled(self, message.path)
 
+    @on(FilesPane.Folded)
+    def _pane_folded(self) -> None:
+        sent_spans.folded(self.query_one(FilesPane), self.query_one(DiffView))
+
     @on(FilesPane.Pinned)
     def _pinned(self, message: FilesPane.Pinned) -> None:
         commands.pinned(self, message.path)

@@ -33,18 +33,31 @@ def tokens_label(n: int | None) -> str:
 
 
 class Chosen:
-    """A file the automatic context chose, as the pane shows it."""
+    """A file the automatic context chose, as the pane shows it: its whole size (`tokens`),
+    what the draft's request would send of it (`sends`, None: not known yet) and, when that
+    is cut, the regions."""
 
-    __slots__ = ("path", "reason", "tokens")
+    __slots__ = ("path", "reason", "tokens", "sends", "regions")
 
-    def __init__(self, path: str, reason: str, tokens: int) -> None:
+    def __init__(self, path: str, reason: str, tokens: int, sends: int | None = None,
+                 regions: Sequence[tuple[int, int]] = ()) -> None:
         self.path = path
         self.reason = reason
         self.tokens = tokens
+        self.sends = sends
+        self.regions = tuple(regions)
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        return (self.path, self.reason, self.tokens, self.sends, self.regions)
+
+    @property
+    def sent_tokens(self) -> int:
+        """What goes with the request: what the draft would send, else the whole file."""
+        return self.tokens if self.sends is None else self.sends
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Chosen) and (self.path, self.reason, self.tokens) == (
-            other.path, other.reason, other.tokens)
+        return isinstance(other, Chosen) and self.key == other.key
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -71,11 +84,13 @@ def spans_text(regions: Sequence[tuple[int, int]]) -> str:
     return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in regions)
 
 
-def cut_rows(regions: Sequence[tuple[int, int]], reason: str, room: int) -> list[str]:
+def cut_rows(regions: Sequence[tuple[int, int]], reason: str, room: int, lead: str = ""
+             ) -> list[str]:
     """A file sent cut: the line spans sent and why, in rows of `room` columns."""
     import textwrap
 
-    rows = textwrap.wrap(f"lines {spans_text(regions)} ({reason})", max(8, room))
+    why = f" ({reason})" if reason else ""
+    rows = textwrap.wrap(f"{lead}lines {spans_text(regions)}{why}", max(8, room))
     if len(rows) > CUT_ROWS:
         rows = [*rows[:CUT_ROWS - 1], rows[CUT_ROWS - 1][:max(1, room - 1)] + "…"]
     return rows
@@ -109,9 +124,17 @@ def file_rows(context: dict[str, int | None], chosen: Sequence[Chosen], dropped:
             gone = path in dropped
             text.append("× " if gone else "○ ")
             text.append(shown(path), style="strike" if gone else "")
-            text.append(f" {tokens_label(c.tokens)}", style="dim")
+            text.append(f" {tokens_label(c.sent_tokens)}", style="dim")  # what goes
             reason = short_reason(("dropped: " if gone else "") + c.reason, width - 4)
             text.append("\n    " + reason, style="dim italic")
+            if c.regions and not gone:  # the draft's own spans, and the whole file's size
+                whole = f"{tokens_label(c.tokens)} whole"
+                for row in cut_rows(c.regions, whole, width - 4, "sends "):
+                    text.append("\n    " + row, style="dim italic")
+            elif cut and path in cut:  # what the last request sent of it
+                why, regions = cut[path]
+                for row in cut_rows(regions, why, width - 4, "last sent "):
+                    text.append("\n    " + row, style="dim italic")
         elif path in went:
             text.append("↑ ")
             text.append(shown(path))
@@ -148,6 +171,10 @@ class FilesPane(OptionList):
             super().__init__()
             self.path = path
 
+    class Folded(Message):
+        """The pane was folded away (the terminal narrowed) while it listed a file sent cut
+        that nothing else has said: the live diff says it (ui.sent_spans)."""
+
     class Pinned(Message):
         def __init__(self, path: str) -> None:
             super().__init__()
@@ -163,6 +190,7 @@ class FilesPane(OptionList):
         self.missing: frozenset[str] = frozenset()  # context files gone from disk: not listed
         self.sent: list[str] = []  # the files the last request sent (listed through review)
         self.cut: Cut = {}  # the files the last request sent cut: why, and the spans sent
+        self.cut_told = False  # the live diff's note says the cut (the pane is folded away)
         self.border_title = "Files"
         self._listed: tuple[object, ...] | None = None  # what the list shows
 
@@ -188,6 +216,7 @@ class FilesPane(OptionList):
     def set_cut(self, cut: Cut) -> None:
         """The files the turn's request sent cut (workspace.context.ContextFile regions)."""
         self.cut = dict(cut)
+        self.cut_told = False
         self.refresh_items()
 
     def add_changed(self, paths: set[str]) -> None:
@@ -215,14 +244,14 @@ class FilesPane(OptionList):
     @property
     def sent_tokens(self) -> int:
         """The context's tokens and those of the chosen files not dropped."""
-        return self.context_tokens + sum(c.tokens for c in self.chosen
+        return self.context_tokens + sum(c.sent_tokens for c in self.chosen
                                          if c.path not in self.dropped
                                          and c.path not in self.context)
 
     def refresh_items(self) -> None:
         self.known |= self.context.keys() | self.changed
         listed = (frozenset(self.known), frozenset(self.changed), tuple(self.context.items()),
-                  self.missing, tuple((c.path, c.reason, c.tokens) for c in self.chosen),
+                  self.missing, tuple(c.key for c in self.chosen),
                   frozenset(self.dropped), tuple(self.sent), tuple(self.cut.items()))
         if listed == self._listed:
             return  # a rebuilt list lays out the whole screen again
@@ -243,6 +272,10 @@ class FilesPane(OptionList):
                 pass
         self.border_subtitle = context_summary(self.context, self.missing, self.chosen,
                                                self.dropped)
+
+    def on_hide(self, event: events.Hide) -> None:
+        if self.cut and not self.cut_told:
+            self.post_message(self.Folded())
 
     def on_focus(self, event: events.Focus) -> None:
         """A row is highlighted once the pane has the focus (the last one, else the first),
@@ -281,7 +314,7 @@ def context_summary(context: dict[str, int | None], missing: frozenset[str],
     n = len(context.keys() - missing)
     auto = [c for c in chosen if c.path not in dropped and c.path not in context]
     tokens = sum(v or 0 for k, v in context.items() if k not in missing) + sum(
-        c.tokens for c in auto)
+        c.sent_tokens for c in auto)
     if not n and not auto:
         return ""
     if not auto:
