@@ -219,8 +219,8 @@ def render_tasks(tasks: list, console) -> None:
 
     console.print()
     if not tasks:
-        say(console, "Check and fix: no checked tasks yet (run --check, or t / keep in the app "
-                     "with [review] check)")
+        say(console, "Check and fix: no checked tasks yet (run --check, or alt+t then alt+y "
+                     "keep in the app, with [review] check)")
         return
     table = _per_model("Check and fix by model (tasks it drafted)",
                        ("tasks", "green", "rounds50", "escal%", "1st%"))

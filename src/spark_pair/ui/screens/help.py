@@ -82,7 +82,7 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "keep the turn (in a fix loop: and send the output on) / roll it back (at a fix loop's "
      "end: the whole task) / send output that points at the environment (a module or command "
      "not found) to the model anyway"),
-    (("help.close", "help.close_f1"), "this screen",
+    (("help.close", "app.help"), "this screen",
      "close it (letters typed here go to the prompt)"),
 ]
 COMMANDS = [(s.usage, s.help) for s in SLASH]  # the one table of slash commands
@@ -141,9 +141,10 @@ _SHORT = {"pagedown": "pgdn", "pageup": "pgup"}  # the key column stays narrow
 
 
 def closing(keys: Mapping[str, str] | None) -> str:
-    """The keys in effect that close this screen: `escape or f1`."""
+    """The keys in effect that close this screen: `escape or f1` (the key that opens it closes
+    it: remapped, it is named)."""
     keys = keys or bindings.default_keys()
-    return " or ".join(dict.fromkeys(_key(keys[i]) for i in ("help.close", "help.close_f1")))
+    return " or ".join(dict.fromkeys(_key(keys[i]) for i in ("help.close", "app.help")))
 
 
 class HelpScreen(ModalScreen[None]):
