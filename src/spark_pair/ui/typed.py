@@ -36,6 +36,14 @@ def main_screen(app: App[object]) -> Screen[object] | None:
     return next((s for s in app.screen_stack if not isinstance(s, ModalScreen)), None)
 
 
+def repaint_over(screen: Screen[object]) -> None:
+    """The screens stacked over `screen` repaint what shows of it through them (Textual
+    repaints the top one only: a prompt under two questions kept its old text on screen)."""
+    for above in screen.app.screen_stack:
+        if above is not screen and isinstance(above, ModalScreen):
+            above.refresh()
+
+
 def pass_typed(node: Widget | Screen[object], event: events.Key | events.Paste) -> None:
     """A pane or a question got a key or a paste: text goes on to the prompt (on the main
     screen, however many questions are stacked over it), so a sentence typed or pasted at any

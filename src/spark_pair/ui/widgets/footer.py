@@ -77,6 +77,9 @@ class AppFooter(Widget, can_focus=False):
             return  # (the terminal lost focus: the keys stay as they are)
         app = self.app
         active = screen.active_bindings
+        if screen is not self.screen:  # a question's own keys, and the app's that act over it
+            active.update((k, a) for k, a in self.screen.active_bindings.items()
+                          if a.node is app and a.binding.priority and k not in active)
         palette = active.get(app.COMMAND_PALETTE_BINDING) if app.ENABLE_COMMAND_PALETTE else None
         keys, pinned = keys_shown(((b, enabled, tooltip) for _, b, enabled, tooltip
                                    in active.values()), app.get_key_display,
