@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 from ..footer_keys import Shown, fit, keys_shown
+from ..typed import repaint_over
 
 _DIM = Style(dim=True)
 
@@ -87,6 +88,8 @@ class AppFooter(Widget, can_focus=False):
         if (tuple(keys), tuple(pinned)) != (self.keys, self.pinned):
             self.keys, self.pinned = tuple(keys), tuple(pinned)
             self.refresh()
+            if screen is not self.screen:
+                self.call_after_refresh(repaint_over, self.screen)  # (seen through questions)
 
     # ---- painting ------------------------------------------------------------------------
 
