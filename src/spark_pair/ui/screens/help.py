@@ -82,7 +82,7 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
      "keep the turn (in a fix loop: and send the output on) / roll it back (at a fix loop's "
      "end: the whole task) / send output that points at the environment (a module or command "
      "not found) to the model anyway"),
-    (("help.close", "app.help"), "this screen",
+    (("help.close", "app.help", "help.close_f1"), "this screen",
      "close it (letters typed here go to the prompt)"),
 ]
 COMMANDS = [(s.usage, s.help) for s in SLASH]  # the one table of slash commands
@@ -98,7 +98,8 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
     table.add_column(style="dim", no_wrap=True)
     table.add_column(ratio=1)
     for k, where, what in KEYS:
-        shown = k if isinstance(k, str) else " / ".join(_key(keys.get(i, i)) for i in k)
+        shown = k if isinstance(k, str) else " / ".join(dict.fromkeys(
+            _key(keys.get(i, i)) for i in k))  # (escape / f1, f1 twice shown once)
         row = Text(what)  # literal: [review] is not markup
         if not isinstance(k, str):  # the ids a [keys] table remaps, after the action
             row.append("  " + " ".join(k), style="dim italic")
