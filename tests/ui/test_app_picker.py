@@ -13,6 +13,16 @@ from spark_pair.ui.sessions import SessionsScreen
 from spark_pair.ui.widgets.prompt import Prompt
 
 
+async def open_picker(pilot, app, shown: str) -> SessionsScreen:
+    """/sessions once the app's own session is open; the picker once it lists `shown`."""
+    await until(pilot, lambda: opened(app) and app.main.driver.stored.current,
+                "the new session")
+    await type_line(pilot, app, "/sessions")
+    await until(pilot, lambda: isinstance(app.screen, SessionsScreen)
+                and shown in screen_text(app), "the picker")
+    return app.screen
+
+
 async def test_letters_typed_in_the_picker_filter_it_in_view(repo: Path,
                                                              demo_sim: SimProcess) -> None:
     with SessionStore() as store:
@@ -23,12 +33,7 @@ async def test_letters_typed_in_the_picker_filter_it_in_view(repo: Path,
             store.add_turn(info.id, StoredTurn(instruction, status="rejected"))
     app = make_app(repo, demo_sim, prompt="", **{"context.auto": "false"})
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: opened(app) and app.main.driver.stored.current,
-                    "the new session")
-        await type_line(pilot, app, "/sessions")
-        await until(pilot, lambda: isinstance(app.screen, SessionsScreen)
-                    and "brisk-otter" in screen_text(app), "the picker")
-        picker = app.screen
+        picker = await open_picker(pilot, app, "brisk-otter")
         assert isinstance(picker, SessionsScreen)
         assert "type to filter" in screen_text(app)
         await pilot.press(*"add ")
@@ -67,12 +72,7 @@ async def test_the_filter_reads_every_instruction_and_enter_on_no_match_says_so(
         store.add_turn(other.id, StoredTurn("type hints for the parser", status="rejected"))
     app = make_app(repo, demo_sim, prompt="", **{"context.auto": "false"})
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: opened(app) and app.main.driver.stored.current,
-                    "the new session")
-        await type_line(pilot, app, "/sessions")
-        await until(pilot, lambda: isinstance(app.screen, SessionsScreen)
-                    and "quiet-lark" in screen_text(app), "the picker")
-        picker = app.screen
+        picker = await open_picker(pilot, app, "quiet-lark")
         await pilot.press(*"disc")
         await pilot.pause()
         shown = screen_text(app)
