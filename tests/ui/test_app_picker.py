@@ -13,6 +13,16 @@ from spark_pair.ui.sessions import SessionsScreen
 from spark_pair.ui.widgets.prompt import Prompt
 
 
+async def open_picker(pilot, app, shown: str) -> SessionsScreen:
+    """/sessions once the app's own session is open; the picker once it lists `shown`."""
+    await until(pilot, lambda: opened(app) and app.main.driver.stored.current,
+                "the new session")
+    await type_line(pilot, app, "/sessions")
+    await until(pilot, lambda: isinstance(app.screen, SessionsScreen)
+                and shown in screen_text(app), "the picker")
+    return app.screen
+
+
 async def test_letters_typed_in_the_picker_filter_it_in_view(repo: Path,
                                                              demo_sim: SimProcess) -> None:
     with SessionStore() as store:
@@ -23,12 +33,7 @@ async def test_letters_typed_in_the_picker_filter_it_in_view(repo: Path,
             store.add_turn(info.id, StoredTurn(instruction, status="rejected"))
     app = make_app(repo, demo_sim, prompt="", **{"context.auto": "false"})
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: opened(app) and app.main.driver.stored.current,
-                    "the new session")
-        await type_line(pilot, app, "/sessions")
-        await until(pilot, lambda: isinstance(app.screen, SessionsScreen)
-                    and "brisk-otter" in screen_text(app), "the picker")
-        picker = app.screen
+        picker = await open_picker(pilot, app, "brisk-otter")
         assert isinstance(picker, SessionsScreen)
         assert "type to filter" in screen_text(app)
         await pilot.press(*"add ")
@@ -53,3 +58,28 @@ async def test_letters_typed_in_the_picker_filter_it_in_view(repo: Path,
         await until(pilot, lambda: "carrying on" in notice(app), "the switch")
         assert app.main.driver.stored.current.info.name == "brisk-otter"
         assert app.main.query_one(Prompt).value == ""  # nothing typed went anywhere else
+
+
+async def test_the_filter_reads_every_instruction_and_enter_on_no_match_says_so(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """`disc` finds a session whose first turn spoke of a discount though its last did not;
+    enter with nothing matching says so and the picker stays."""
+    with SessionStore() as store:
+        info = store.create(repo, name="quiet-lark")
+        store.add_turn(info.id, StoredTurn("Add a discount test to the order", status="applied"))
+        store.add_turn(info.id, StoredTurn("rename the helper", status="applied"))
+        other = store.create(repo, name="bold-crane")
+        store.add_turn(other.id, StoredTurn("type hints for the parser", status="rejected"))
+    app = make_app(repo, demo_sim, prompt="", **{"context.auto": "false"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        picker = await open_picker(pilot, app, "quiet-lark")
+        await pilot.press(*"disc")
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "quiet-lark" in shown and "bold-crane" not in shown, shown
+        await pilot.press(*"zz", "enter")
+        await pilot.pause()
+        assert "no session matches" in screen_text(app)
+        toasts = "\n".join(str(n.message) for n in app._notifications)
+        assert "no session matches 'disczz'" in toasts, toasts
+        assert app.screen is picker

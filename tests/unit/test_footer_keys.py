@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from spark_pair.ui.bindings import REVIEW, key_label
+from spark_pair.ui.bindings import APP, REVIEW, key_label
 from spark_pair.ui.footer_keys import Shown, fit, grouped, keys_shown
 from spark_pair.ui.screens.main import MainScreen
 from spark_pair.ui.widgets.prompt import Prompt
@@ -20,7 +20,7 @@ NO_REVIEW = tuple(b.id for b in REVIEW if isinstance(b, Binding) and b.id)  # no
 
 
 PALETTE = Binding("ctrl+p", "command_palette", "palette")
-QUIT = Binding("ctrl+q", "quit", "quit", id="app.quit")
+QUIT, HELP = APP  # the app's keys: quit, and f1 for the keys screen (it works anywhere)
 
 
 def active(*owners: list[Binding], hidden: tuple[str, ...] = ()
@@ -34,7 +34,7 @@ def labels(keys: list[Shown]) -> list[str]:
 
 
 def test_the_review_pane_keys_come_first_in_the_order_that_matters() -> None:
-    left, right = keys_shown(active(ReviewPane.BINDINGS, MainScreen.BINDINGS, [QUIT],
+    left, right = keys_shown(active(ReviewPane.BINDINGS, MainScreen.BINDINGS, [QUIT, HELP],
                                     hidden=("app.stop", "prompt.send")),
                              display, PALETTE)
     assert labels(left)[:10] == ["alt+a accept", "alt+r reject", "alt+A all", "alt+R reject rest",
@@ -54,7 +54,7 @@ def test_while_streaming_escape_comes_first_and_f1_opens_the_help(
         ) -> None:
     # (the prompt's tab queues only while a turn runs, its escape clears a queue only while
     # nothing streams: here neither)
-    left, right = keys_shown(active(Prompt.BINDINGS, MainScreen.BINDINGS, [QUIT],
+    left, right = keys_shown(active(Prompt.BINDINGS, MainScreen.BINDINGS, [QUIT, HELP],
                                     hidden=("prompt.queue", "prompt.clear_queue",
                                             *NO_REVIEW)),
                              display, PALETTE)
@@ -63,7 +63,7 @@ def test_while_streaming_escape_comes_first_and_f1_opens_the_help(
 
 
 def test_with_text_typed_while_a_turn_runs_tab_queues_instead_of_moving_on() -> None:
-    left, _ = keys_shown(active(Prompt.BINDINGS, MainScreen.BINDINGS, [QUIT],
+    left, _ = keys_shown(active(Prompt.BINDINGS, MainScreen.BINDINGS, [QUIT, HELP],
                                 hidden=("prompt.clear_queue", *NO_REVIEW)), display,
                          PALETTE)
     assert labels(left).index("tab queue") == labels(left).index("⏎ send") + 1

@@ -11,6 +11,7 @@ from textual.screen import Screen
 
 from ..base.transport import TRANSPORT_CHOICES
 from . import bindings, commands
+from .screens.help import HelpScreen
 from .screens.main import Launch, MainScreen
 from .slash import SLASH
 from .themes import diff_variable_defaults, install_themes
@@ -43,6 +44,13 @@ class SparkPairApp(App[None]):
 
     def on_mount(self) -> None:
         install_themes(self)
+
+    def action_help(self) -> None:
+        """f1 anywhere (app.help): the keys screen over whatever is up; on it, it closes it."""
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss(None)
+        else:
+            self.main.action_help()
 
     async def action_quit(self) -> None:
         self.main.confirm_quit()  # (asks when something would be lost or left half done)

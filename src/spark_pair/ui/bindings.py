@@ -14,6 +14,10 @@ from textual.binding import Binding, BindingType
 APP: list[BindingType] = [
     Binding("ctrl+q", "quit", "quit", id="app.quit", priority=True,
             tooltip="Quit (asks when work would be lost or left half done)"),
+    # f1 (or the palette, or /help), on every screen, over a question or the check too (there
+    # and on the keys screen itself it opens or closes them): ? is text, typed into the prompt
+    Binding("f1", "help", "keys", id="app.help", priority=True,
+            tooltip="Every key and slash command (the same key closes them)"),
 ]
 
 # the main screen
@@ -29,9 +33,6 @@ MAIN: list[BindingType] = [
             tooltip="Run this turn again"),
     Binding("ctrl+e", "escalate", "stronger", id="app.escalate", show=False, priority=True,
             tooltip="Run this turn again on the stronger model"),  # the prompt's too
-    # f1 (or the palette, or /help): ? is text, typed into the prompt like any letter
-    Binding("f1", "help", "keys", id="app.help", priority=True,
-            tooltip="Every key and slash command"),
 ]
 
 # the review's decisions and moves: on the main screen, on chords that are never text, so they

@@ -43,7 +43,7 @@ class Commits:
 
     def turn_applied(self, turn_id: str, *, offer: bool = True) -> None:
         """A turn was applied: remembered for /commit; with `offer`, committed now under
-        [git] commit = ask or auto (a turn being tried with `t` waits for /commit)."""
+        [git] commit = ask or auto (a turn being tried with alt+t waits for /commit)."""
         self.applied.append(turn_id)
         self.revert = None
         if offer:

@@ -65,6 +65,8 @@ SLOTS: tuple[tuple[tuple[str, ...], str | None, str | None], ...] = (
     (("review.confirm",), None, "del/ren"),
     (("prompt.clear_queue",), None, "unqueue"),  # escape, on an empty prompt with a queue
     (("app.stop",), None, None),  # escape, while a turn runs
+    # enter, named for what it does now (send once decided, steer): among the last to go
+    (("prompt.send",), None, None),
     # the review's own keys before moving (the arrows move too): they fit at 80 columns
     (("review.reason",), None, "why"),
     (("review.amend",), None, None),
@@ -73,7 +75,6 @@ SLOTS: tuple[tuple[tuple[str, ...], str | None, str | None], ...] = (
     (("review.next_file", "review.previous_file"), "file", None),
     (("review.pager",), None, None),
     (("files.toggle",), None, None),
-    (("prompt.send",), None, None),
     (("prompt.queue",), None, None),  # tab, while a turn runs and the prompt holds text
     (("app.next_pane",), None, None),
     (("app.regenerate",), None, None),

@@ -28,7 +28,7 @@ class Mark(StrEnum):
 class Undone(StrEnum):
     """Why the files an applied turn wrote are back as they were."""
 
-    ROLLED_BACK = "not kept: rolled back"  # t, a check, then n
+    ROLLED_BACK = "not kept: rolled back"  # alt+t, a check, then alt+n
     UNDONE = "undone"  # /undo (/redo writes it again)
 
 
@@ -424,7 +424,7 @@ class Review:
         return self._set(item, Mark.ACCEPTED)
 
     def confirm(self) -> tuple[list[tuple[int, Decision]], Refusal | None]:
-        """`d` then `y`: accept the focused delete or rename."""
+        """alt+d then alt+y: accept the focused delete or rename."""
         item = self.cursor
         refusal = self.why_not(item)
         if refusal is not None or item is None:

@@ -39,10 +39,12 @@ def chord_enabled(screen: ChordHost, name: str) -> bool:
     """A review chord (alt+a, ...) acts while the review pane shows a turn, whatever has the
     focus; one that decides only while something is undecided (once all is decided, written or
     stopped, the footer no longer offers it); alt+p stays the files pane's pin while that pane
-    has the focus."""
+    has the focus; alt+d only while a delete or rename is undecided."""
     pane = screen.query_one(ReviewPane)
     if pane.has_class("-empty") or (name in DECIDING and not pane.has_undecided):
         return False
+    if name == "confirm":  # alt+d: only while a delete or rename waits for its decision
+        return any(e.needs_confirm for e in pane.review.undecided())
     return not (name == "previous_file" and isinstance(screen.focused, FilesPane))
 
 

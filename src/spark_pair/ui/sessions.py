@@ -9,6 +9,7 @@ does the store's work in threads (never on the event loop).
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,6 +120,16 @@ class AppStoredSession:
             return await asyncio.wrap_future(self.current.listing())
         return await asyncio.to_thread(_list, self.root)
 
+    async def instructions(self, found: list[SessionInfo]) -> dict[int, str]:
+        """Every instruction the person gave in each of `found` (the picker's filter reads
+        them all, not the last alone); fix rounds' output left out."""
+        current = self.current
+        path = current.store.path if current is not None else None
+        words = await asyncio.to_thread(_instructions, path, [s.id for s in found])
+        if current is not None:  # (its last turns may not be stored yet)
+            words[current.info.id] = _joined(current.turns)
+        return words
+
     def checked(self, turn_id: str, command: str, ok: bool, tail: str) -> None:
         if self.current is not None:
             self.current.checked(turn_id, command, ok, tail)
@@ -138,6 +149,20 @@ def _list(root: Path) -> list[SessionInfo]:
 
     with SessionStore() as store:
         return store.listed(str(root))
+
+
+def _instructions(path: Path | None, ids: list[int]) -> dict[int, str]:
+    from ..store.sessions import SessionStore
+
+    try:
+        with SessionStore(path) as store:
+            return {i: _joined(store.turns(i)) for i in ids}
+    except (SparkPairError, sqlite3.Error):  # the filter reads the last instructions then
+        return {}
+
+
+def _joined(turns: list[StoredTurn]) -> str:
+    return " ".join(t.instruction for t in turns if not is_fix_round(t.instruction))
 
 
 def earlier_lines(turns: list[StoredTurn], name: str, model: str) -> list[str]:
@@ -162,9 +187,9 @@ def earlier_lines(turns: list[StoredTurn], name: str, model: str) -> list[str]:
 
 
 class SessionsScreen(ModalScreen[str | None]):
-    """The sessions of the repository, newest first: what is typed filters them (by name or
-    last instruction, shown above the list), enter picks one, escape clears the filter, then
-    keeps on."""
+    """The sessions of the repository, newest first: what is typed filters them (by name or any
+    of their instructions, shown above the list), enter picks one (with none shown it says so),
+    escape clears the filter, then keeps on."""
 
     BINDINGS = [Binding("escape", "escape", "cancel", show=False)]
 
@@ -190,10 +215,12 @@ class SessionsScreen(ModalScreen[str | None]):
     }
     """
 
-    def __init__(self, sessions: list[SessionInfo], current: str = "") -> None:
+    def __init__(self, sessions: list[SessionInfo], current: str = "",
+                 instructions: dict[int, str] | None = None) -> None:
         super().__init__()
         self.sessions = sessions
         self.current = current
+        self.instructions = instructions or {}  # session id -> every instruction of it
         self.filter = ""  # what was typed here: the sessions shown hold every word of it
 
     def compose(self) -> ComposeResult:
@@ -211,7 +238,8 @@ class SessionsScreen(ModalScreen[str | None]):
     def matching(self) -> list[SessionInfo]:
         words = self.filter.lower().split()
         return [s for s in self.sessions
-                if all(w in f"{s.name} {s.last_instruction}".lower() for w in words)]
+                if all(w in f"{s.name} {self.instructions.get(s.id, s.last_instruction)}"
+                       .lower() for w in words)]
 
     def _options(self) -> list[Option]:
         from ..store.sessions import row
@@ -223,7 +251,7 @@ class SessionsScreen(ModalScreen[str | None]):
     def _show_filter(self) -> None:
         label = self.query_one("#sessions-filter", Label)
         if not self.filter:
-            label.update("type to filter by name or instruction")
+            label.update("type to filter by name or any instruction")
             return
         n = len(self.matching())
         label.update(f"filter: {self.filter}▏  {n} of {len(self.sessions)} "
@@ -242,7 +270,10 @@ class SessionsScreen(ModalScreen[str | None]):
     def on_key(self, event: events.Key) -> None:
         """Letters (and space) filter; backspace takes the last one back."""
         text = typed_text(event)
-        if event.key == "backspace" and self.filter:
+        if event.key == "enter" and not self.matching():
+            self.notify(f"no session matches {self.filter!r}: backspace deletes, escape clears "
+                        "the filter", severity="warning", timeout=4, markup=False)
+        elif event.key == "backspace" and self.filter:
             self._refilter(self.filter[:-1])
         elif text and text != "\n":
             self._refilter(self.filter + text)
@@ -332,7 +363,8 @@ async def pick_first(screen: SessionHost) -> None:
     except SparkPairError as exc:
         screen.show_error(exc)
         found = []
-    chosen = await screen.app.push_screen_wait(SessionsScreen(found)) if found else None
+    chosen = await screen.app.push_screen_wait(SessionsScreen(
+        found, instructions=await app_stored.instructions(found))) if found else None
     if not found:
         screen.say("no earlier session in this repository: this is a new one")
     app_stored.choice = Choice(Pick(name=chosen) if chosen else Pick())
@@ -390,7 +422,8 @@ async def _pick(screen: SessionHost, app_stored: AppStoredSession) -> None:
         screen.show_error(exc)
         return
     current = app_stored.current.info.name if app_stored.current is not None else ""
-    chosen = await screen.app.push_screen_wait(SessionsScreen(found, current))
+    chosen = await screen.app.push_screen_wait(SessionsScreen(
+        found, current, await app_stored.instructions(found)))
     if not chosen or chosen == current:
         return
     if driver.runtime is None:

@@ -1,6 +1,6 @@
 """The turn and its review on the main screen: the review pane follows the turn's events,
 operations that can not apply are left out at once, a refused one dooms the turn, the end of
-the turn is said, and `t` runs the check on an applied turn before it is kept."""
+the turn is said, and alt+t runs the check on an applied turn before it is kept."""
 
 from __future__ import annotations
 
@@ -324,10 +324,17 @@ class TurnReview:
             screen.say("alt+t tries a turn under review: start one, then press alt+t before "
                        "deciding")
             return
+        pane = screen.query_one(ReviewPane)
+        waiting = pane.review.undecided()
+        accepting = sum(1 for e in waiting if not (e.needs_confirm or e.blocked))
+        confirms = sum(1 for e in waiting if e.needs_confirm)
         screen.trying = True
-        screen.query_one(ReviewPane).action_accept_all()
-        screen.say(f"accepted like alt+A; once the turn is applied, {check!r} runs before you "
-                   "keep it")
+        pane.action_accept_all()
+        done = (f"accepted {accepting} operation(s) like alt+A" if accepting else
+                "nothing to accept like alt+A")
+        left = (f"; decide the {confirms} delete/rename(s) first (alt+d accepts, alt+r rejects)"
+                if confirms else "")
+        screen.say(f"{done}{left}; once the turn is applied, {check!r} runs before you keep it")
 
     async def _rolled_back(self, turn_id: str) -> None:
         screen = self.screen

@@ -4,8 +4,9 @@ to the prompt; only chords (alt, ctrl) and keys that are never text decide."""
 from __future__ import annotations
 
 from textual import events
+from textual.app import App
 from textual.message import Message
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 
 NEW_LINE = ("ctrl+j", "shift+enter")  # the prompt's new line (a key the prompt types)
@@ -29,17 +30,30 @@ class Typed(Message):
         self.text = text
 
 
+def main_screen(app: App[object]) -> Screen[object] | None:
+    """The screen the prompt is on: the first that is not a question or a pane over it (the
+    default screen), whatever is stacked above it."""
+    return next((s for s in app.screen_stack if not isinstance(s, ModalScreen)), None)
+
+
+def repaint_over(screen: Screen[object]) -> None:
+    """The screens stacked over `screen` repaint what shows of it through them (Textual
+    repaints the top one only: a prompt under two questions kept its old text on screen)."""
+    for above in screen.app.screen_stack:
+        if above is not screen and isinstance(above, ModalScreen):
+            above.refresh()
+
+
 def pass_typed(node: Widget | Screen[object], event: events.Key | events.Paste) -> None:
-    """A pane or a question got a key or a paste: text goes on to the prompt (the screen below
-    a question), so a sentence typed or pasted at any moment lands there, whole, and decides
-    nothing."""
+    """A pane or a question got a key or a paste: text goes on to the prompt (on the main
+    screen, however many questions are stacked over it), so a sentence typed or pasted at any
+    moment lands there, whole, and decides nothing."""
     text = event.text if isinstance(event, events.Paste) else typed_text(event)
     if not text:
         return
     event.stop()
     event.prevent_default()
-    stack = node.app.screen_stack
-    target = node if not isinstance(node, Screen) else stack[-2] if len(stack) > 1 else None
+    target = node if not isinstance(node, Screen) else main_screen(node.app)
     if target is not None:
         target.post_message(Typed(text))
 

@@ -28,7 +28,7 @@ from ...session.fixloop import environment_cause
 from ...workspace.checkrun import CheckResult, run_check
 from .. import bindings
 from ..fixrounds import SENDS
-from ..typed import NEW_LINE, enter_hint, pass_typed
+from ..typed import NEW_LINE, enter_hint, main_screen, pass_typed
 from ..widgets.diff_rows import mark_edges
 from ..widgets.prompt import MAX_ROWS, Prompt
 
@@ -99,7 +99,7 @@ class CheckScreen(ModalScreen[bool]):
             yield Label(f"check: {self.command}  (the turn is applied; running…)",
                         id="check-status", markup=False)  # a command and its result: literal
             yield CheckLog(id="check-output", max_lines=5000)
-            yield Label(self.keys, id="check-keys")  # y keeps once there is a result
+            yield Label(self.keys, id="check-keys")  # alt+y keeps once there is a result
 
     def on_mount(self) -> None:
         self.worker = self._run()
@@ -112,7 +112,7 @@ class CheckScreen(ModalScreen[bool]):
         """The pane ends above the prompt (and a row it may wrap to; its full height once it
         holds several lines: `lines`), the footer and the meter: letters typed here go to the
         prompt, and there they show."""
-        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
+        below = main_screen(self.app)
         prompt = next(iter(below.query(Prompt)), None) if below is not None else None
         if prompt is None or not prompt.region:
             return

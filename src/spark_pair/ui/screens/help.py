@@ -40,13 +40,15 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("review.reject_all",), "review",
      "reject everything still undecided; accepted hunks stay accepted"),
     (("review.confirm",), "review",
-     "then alt+y: accept the focused delete or rename (alt+r rejects it)"),
+     "then alt+y: accept the focused delete or rename (alt+r rejects it; offered while one "
+     "is undecided)"),
     (("review.reason",), "review",
      "reject the focused hunk or operation with a reason the model hears"),
     (("review.amend",), "review",
      "edit the focused hunk's result (or a created file) in $VISUAL/$EDITOR"),
     (("review.try",), "review",
-     "accept like alt+A, apply, run [review] check; then keep (alt+y) or roll back (alt+n); a "
+     "accept like alt+A (a delete or rename still waits for alt+d / alt+r), apply, run "
+     "[review] check; then keep (alt+y) or roll back (alt+n); a "
      "failing check stays on screen and alt+y sends its output as a fix round "
      "([review] fix_rounds)"),
     (("review.pager",), "review", "open the turn's diff in [review] pager ($PAGER, less -R)"),
@@ -67,22 +69,23 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("app.escalate",), "anywhere", "resend this turn to the stronger model"),
     ("ctrl+p", "anywhere", "command palette: model, transport, theme, context files"),
     (("app.quit",), "anywhere",
-     "quit (asks when operations are undecided or accepted and not yet written, or a tried "
-     "turn waits for keep / roll back)"),
+     "quit (asks when operations are undecided or accepted and not yet written, a tried "
+     "turn waits for keep / roll back, or the prompt holds unsent text: quitting prints it)"),
     (("prompt.newline",), "prompt",
      "a new line (a paste keeps its lines; enter sends them all)"),
     (("prompt.clear",), "prompt", "clear the whole prompt (every line)"),
     (("prompt.history_back", "prompt.history_forward"), "prompt",
      "earlier / later prompts (from the first / last line)"),
     (("app.help",), "anywhere",
-     "this screen (? is text: it is typed into the prompt like any letter)"),
+     "this screen, over a question or the check too (? is text: it is typed into the prompt "
+     "like any letter)"),
     (("confirm.yes", "confirm.no", "confirm.cancel"), "a question",
      "yes / no / no (enter answers nothing: it says which keys do)"),
     ("alt+y / alt+n / alt+f", "the check",
      "keep the turn (in a fix loop: and send the output on) / roll it back (at a fix loop's "
      "end: the whole task) / send output that points at the environment (a module or command "
      "not found) to the model anyway"),
-    (("help.close", "help.close_f1"), "this screen",
+    (("help.close", "app.help", "help.close_f1"), "this screen",
      "close it (letters typed here go to the prompt)"),
 ]
 COMMANDS = [(s.usage, s.help) for s in SLASH]  # the one table of slash commands
@@ -98,7 +101,8 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
     table.add_column(style="dim", no_wrap=True)
     table.add_column(ratio=1)
     for k, where, what in KEYS:
-        shown = k if isinstance(k, str) else " / ".join(_key(keys.get(i, i)) for i in k)
+        shown = k if isinstance(k, str) else " / ".join(dict.fromkeys(
+            _key(keys.get(i, i)) for i in k))  # (escape / f1, f1 twice shown once)
         row = Text(what)  # literal: [review] is not markup
         if not isinstance(k, str):  # the ids a [keys] table remaps, after the action
             row.append("  " + " ".join(k), style="dim italic")
@@ -117,7 +121,8 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
                  Text("\nTyping never decides: letters always go to the prompt, whatever has "
                       "the focus and whatever the turn is doing. Decisions, questions and the "
                       "review's moves are alt chords (alt+A is alt+shift+a; on macOS let the "
-                      "Option key send Esc+/Meta), or a click on the footer.\n"
+                      "Option key send Esc+/Meta), or a click on the footer. Under questions "
+                      "stacked on questions too; the footer shows the keys of the one on top.\n"
                       "\nAn AI! comment saved in a file starts a turn about it.\n"
                       "A hunk whose lines match nowhere in its file goes back to the model "
                       "once, with the file's real lines; the live diff shows what comes back "
@@ -141,9 +146,10 @@ _SHORT = {"pagedown": "pgdn", "pageup": "pgup"}  # the key column stays narrow
 
 
 def closing(keys: Mapping[str, str] | None) -> str:
-    """The keys in effect that close this screen: `escape or f1`."""
+    """The keys in effect that close this screen: `escape or f1` (the key that opens it closes
+    it: remapped, it is named)."""
     keys = keys or bindings.default_keys()
-    return " or ".join(dict.fromkeys(_key(keys[i]) for i in ("help.close", "help.close_f1")))
+    return " or ".join(dict.fromkeys(_key(keys[i]) for i in ("help.close", "app.help")))
 
 
 class HelpScreen(ModalScreen[None]):

@@ -37,7 +37,7 @@ from ..notices import STREAMING, Notice, displayed
 from ..sessions import Choice
 from ..steering import Steering, steer, steered
 from ..turn_review import TurnReview
-from ..typed import Typed
+from ..typed import Typed, repaint_over
 from ..widgets.diff_view import DiffView
 from ..widgets.files import FilesPane
 from ..widgets.footer import AppFooter
@@ -355,6 +355,7 @@ class MainScreen(Screen[None]):
         prompt = self.query_one(Prompt)
         prompt.insert_typed(message.text)
         prompt.focus()
+        self.call_after_refresh(repaint_over, self)  # (under questions too)
 
     async def _draft_files(self, text: str) -> list[str]:
         """The files a turn for the draft `text` would send (for its pre-warm)."""

@@ -1,15 +1,20 @@
 """ctrl+q (and /quit): quits at once when nothing would be lost or left half done; else asks
 first: operations undecided, operations accepted but not yet written (mid-stream: the turn is
-applied when the stream ends), a tried turn written whose check has no keep / roll back yet. A
-second ctrl+q on the question quits."""
+applied when the stream ends), a tried turn written whose check has no keep / roll back yet,
+text in the prompt not sent (the question names it; quitting prints it). A second ctrl+q on the
+question quits."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from rich.text import Text
+from textual.app import App
+
 from ..dialogs.confirm import ConfirmScreen
 from ..host import Panes
 from ..review_state import Mark
+from ..widgets.prompt import Prompt
 from ..widgets.review import ReviewPane
 from .check import CheckScreen
 
@@ -20,7 +25,11 @@ UNDO_HINT = "`spark-pair undo` (or /undo in the app) restores its files"
 
 
 class QuitQuestion(ConfirmScreen):
-    """The question ctrl+q asks (a second ctrl+q on it quits)."""
+    """The question ctrl+q asks (a second ctrl+q on it quits, saying `farewell` too)."""
+
+    def __init__(self, question: str, farewell: str | None = None) -> None:
+        super().__init__(question)
+        self.farewell = farewell
 
 
 class QuitHost(Panes, Protocol):
@@ -40,11 +49,24 @@ def accepted_unwritten(screen: Panes) -> int:
         e.mark is Mark.ACCEPTED or Mark.ACCEPTED in e.hunks))
 
 
+def leave(app: App[object], farewell: str | None) -> None:
+    """Exit, printing `farewell` literally (a draft may hold [brackets])."""
+    app.exit(message=Text(farewell) if farewell else None)
+
+
+def draft_note(draft: str) -> str:
+    """The prompt's unsent text as the quit question names it: its first words, its lines."""
+    words = " ".join(draft.split())
+    lines = draft.count("\n") + 1
+    shown = words if len(words) <= 40 else words[:40].rsplit(" ", 1)[0] + "…"
+    return f"the prompt holds unsent text (\"{shown}\", {lines} line{'s' if lines > 1 else ''})"
+
+
 def ask_quit(screen: QuitHost) -> None:
     """`screen`: the main screen."""
     app = screen.app
     if isinstance(app.screen, QuitQuestion):
-        app.exit()
+        leave(app, app.screen.farewell)
         return
     said = []
     undecided = screen.undecided
@@ -54,21 +76,30 @@ def ask_quit(screen: QuitHost) -> None:
     if accepted:
         said.append(f"{accepted} accepted operation(s) are not written yet (the turn is "
                     "applied when the stream ends)")
+    draft = screen.query_one(Prompt).text.strip()
     trying = any(isinstance(s, CheckScreen) for s in app.screen_stack)
     if trying:
-        question = ("the tried turn is written and keep or roll back is not answered: quit "
-                    f"and leave it written? (no: back to the check; {UNDO_HINT})")
-        farewell = f"spark-pair: the tried turn stays written; {UNDO_HINT}."
-    elif said:
-        question = f"{'; '.join(said)}: quit without writing them?"
-        farewell = None
-    else:
+        said = ["the tried turn is written and keep or roll back is not answered"]
+    if draft:
+        said.append(draft_note(draft))
+    if not said:
         app.exit()
         return
+    farewell = f"spark-pair: the tried turn stays written; {UNDO_HINT}." if trying else None
+    if draft:  # printed as the app leaves: nothing typed is lost
+        farewell = "\n".join(filter(None, (farewell, "spark-pair: your unsent prompt:", draft)))
+    printed = " (the unsent text is printed as you leave)" if draft else ""
+    if trying:
+        question = (f"{'; '.join(said)}: quit and leave it written?{printed} (no: back to the "
+                    f"check; {UNDO_HINT})")
+    elif len(said) > 1 or not draft:
+        question = f"{'; '.join(said)}: quit without writing them?{printed}"
+    else:
+        question = f"{said[0]}: quit anyway?{printed}"
 
     def answered(yes: bool | None) -> None:
         if yes:
             screen.driver.cancel()
-            app.exit(message=farewell)
+            leave(app, farewell)
 
-    app.push_screen(QuitQuestion(question), answered)
+    app.push_screen(QuitQuestion(question, farewell), answered)

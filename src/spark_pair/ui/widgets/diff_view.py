@@ -413,7 +413,7 @@ class DiffView(FramedRows, can_focus=True):
 
     def mark_hunks(self, states: dict[tuple[int, int], HunkMark | None]) -> None:
         """Show decisions (or none) on many hunks' headers, (op, hunk) -> state, with one
-        repaint (`A` decides thousands of hunks at once)."""
+        repaint (alt+A decides thousands of hunks at once)."""
         changed = [key for key, state in states.items() if self.marks.get(key) is not state]
         if len(changed) <= 8:
             for key in changed:

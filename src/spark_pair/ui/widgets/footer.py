@@ -6,7 +6,8 @@ screen, tens of milliseconds each, in the middle of a stream. This one is a sing
 repainted only when what it shows (key, label, enabled, tooltip) changes. Which keys, in which
 order, and how many fit: `ui.footer_keys` (the focused pane's most important keys first; the
 help and palette keys always, at the right). A click presses the key under the pointer;
-hovering shows the key's tooltip.
+hovering shows the key's tooltip. Under a question or a pane (the check, the keys screen) it
+shows the keys of the screen on top: only those act there.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 from ..footer_keys import Shown, fit, keys_shown
+from ..typed import repaint_over
 
 _DIM = Style(dim=True)
 
@@ -53,16 +55,32 @@ class AppFooter(Widget, can_focus=False):
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+        self.app.screen_change_signal.subscribe(self, self._screen_changed)
         self.bindings_changed(self.screen)
 
     def on_unmount(self) -> None:
         self.screen.bindings_updated_signal.unsubscribe(self)
+        self.app.screen_change_signal.unsubscribe(self)
+
+    def _screen_changed(self, screen: Screen[object]) -> None:
+        """A question or a pane opened over this screen (or closed): the footer shows the keys
+        of the screen on top (the keys in effect), once it is mounted."""
+        self.call_after_refresh(self._follow)
+
+    def _follow(self) -> None:
+        top = self.app.screen
+        if top is not self.screen and top.is_running:
+            top.bindings_updated_signal.subscribe(self, self.bindings_changed)
+        self.bindings_changed(top)
 
     def bindings_changed(self, screen: Screen[object]) -> None:
-        if not screen.app.app_focus or screen is not self.screen:
+        if not screen.app.app_focus or screen is not self.app.screen:
             return  # (the terminal lost focus: the keys stay as they are)
         app = self.app
-        active = self.screen.active_bindings
+        active = screen.active_bindings
+        if screen is not self.screen:  # a question's own keys, and the app's that act over it
+            active.update((k, a) for k, a in self.screen.active_bindings.items()
+                          if a.node is app and a.binding.priority and k not in active)
         palette = active.get(app.COMMAND_PALETTE_BINDING) if app.ENABLE_COMMAND_PALETTE else None
         keys, pinned = keys_shown(((b, enabled, tooltip) for _, b, enabled, tooltip
                                    in active.values()), app.get_key_display,
@@ -70,6 +88,8 @@ class AppFooter(Widget, can_focus=False):
         if (tuple(keys), tuple(pinned)) != (self.keys, self.pinned):
             self.keys, self.pinned = tuple(keys), tuple(pinned)
             self.refresh()
+            if screen is not self.screen:
+                self.call_after_refresh(repaint_over, self.screen)  # (seen through questions)
 
     # ---- painting ------------------------------------------------------------------------
 
