@@ -32,12 +32,14 @@ def _bundle(tmp_path: Path, which: str) -> Path:
     return path
 
 
+@pytest.mark.parametrize("transport", ["chat", "ws"])
 @pytest.mark.parametrize("which", list(BUNDLES))
 def test_a_ca_bundle_that_cannot_load_is_a_config_error_not_a_traceback(
-        sim: SimProcess, repo: Path, home: Path, tmp_path: Path, which: str) -> None:
+        sim: SimProcess, repo: Path, home: Path, tmp_path: Path, which: str,
+        transport: str) -> None:
     bundle = _bundle(tmp_path, which)
     env = {"SSL_CERT_FILE": str(bundle), "SPARK_PAIR_BASE_URL": "https://localhost:9"}
-    done = run(repo, home, sim, "x", "--transport", "chat", "--json", env=env)
+    done = run(repo, home, sim, "x", "--transport", transport, "--json", env=env)
     assert "Traceback" not in done.stderr and "Exception in thread" not in done.stderr
     assert done.returncode == ExitCode.CONFIG, done.stderr
     assert f"SSL_CERT_FILE={bundle}" in done.stderr and BUNDLES[which][1] in done.stderr

@@ -253,7 +253,7 @@ class ModelClient:
         except WsRefused:
             if self._auto and len(self._candidates) > 1:
                 self._candidates.pop(0)
-        except ModelError:
+        except (ModelError, ConfigError):
             pass  # prewarm is best effort; the turn reports real problems
 
     async def warm_draft(self, request: TurnRequest) -> bool:
@@ -269,7 +269,7 @@ class ModelClient:
             async for _ in self._ws.run(request, self.model, self.options.max_tokens,
                                         self._temperature(request), generate=False, warm=True):
                 pass
-        except ModelError:
+        except (ModelError, ConfigError):
             return False
         return self._ws.warm is not None
 

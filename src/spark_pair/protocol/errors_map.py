@@ -320,15 +320,15 @@ def _cert_refused(exc: BaseException | None) -> str | None:
     it came from: httpx wraps it), or None for any other failure."""
     import ssl
 
-    for _ in range(4):  # (a chain of causes, bounded)
-        if exc is None:
-            return None
-        if isinstance(exc, ssl.SSLCertVerificationError):
-            return exc.verify_message or exc.reason or "certificate verify failed"
-        if "CERTIFICATE_VERIFY_FAILED" in str(exc):
-            return str(exc).split("certificate verify failed:", 1)[-1].strip(" ()") or \
-                "certificate verify failed"
+    chain: list[BaseException] = []
+    while exc is not None and len(chain) < 6:  # (a chain of causes, bounded)
+        chain.append(exc)
         exc = exc.__cause__ or exc.__context__
+    for each in chain:
+        if isinstance(each, ssl.SSLCertVerificationError):
+            return each.verify_message or each.reason or "certificate verify failed"
+    if any("CERTIFICATE_VERIFY_FAILED" in str(each) for each in chain):
+        return "certificate verify failed"
     return None
 
 
@@ -359,6 +359,22 @@ def ca_bundle_failed(exc: BaseException) -> ConfigError:
     return ConfigError(f"the TLS CA certificates cannot be loaded from {where}: {what}",
                        hint=f"{fix} a PEM file of CA certificates (your CA bundle), or unset "
                             f"{name or 'SSL_CERT_FILE'} to use the built-in ones")
+
+
+def tls_context() -> Any:
+    """The TLS context a wss:// socket uses (the one websockets would make itself:
+    ssl.create_default_context()), or the ConfigError of an SSL_CERT_FILE it loaded nothing
+    from (OpenSSL skips a missing or broken one without a word, and the handshake fails)."""
+    import ssl
+
+    ctx = ssl.create_default_context()
+    cafile = os.environ.get("SSL_CERT_FILE")
+    if cafile and not ctx.cert_store_stats()["x509_ca"]:  # nothing loaded: load it to say why
+        try:
+            ctx.load_verify_locations(cafile)
+        except (OSError, ValueError) as exc:
+            return ca_bundle_failed(exc)
+    return ctx
 
 
 def connect_timeout(url: str, seconds: float) -> StreamTimeout:
