@@ -181,4 +181,7 @@ def test_a_hunk_or_file_the_repair_was_not_asked_about_is_never_written(
     assert repair["ignored"] == ["util.py: not asked about, not written",
                                  "r.txt answer hunk 2 (at line 1) replaces no hunk that was "
                                  "asked about: not written"]
-    assert "util.py: not asked about, not written" in done.stderr
+    said = done.stderr.splitlines()
+    assert "spark-pair: repair: util.py: not asked about, not written" in said
+    # every line says whose it is, or goes on the one before (indented)
+    assert all(line.startswith(("spark-pair: ", " ")) for line in said), said

@@ -6,34 +6,17 @@ from __future__ import annotations
 
 import shutil
 import ssl
-import subprocess
 import threading
 from pathlib import Path
 
 import pytest
+from support.tlsca import make_ca
 from websockets.asyncio.server import ServerConnection, serve
 
 from spark_pair.protocol.client import ClientOptions, ModelClient
 from spark_pair.protocol.responses_ws import WsSocket
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
-
-
-def make_ca(folder: Path) -> tuple[Path, Path, Path]:
-    """A CA and a certificate for localhost it signs: (CA, leaf, key)."""
-    ca, ca_key = folder / "ca.pem", folder / "ca-key.pem"
-    leaf, key, csr, ext = (folder / n for n in ("leaf.pem", "key.pem", "leaf.csr", "ext.cnf"))
-    ext.write_text("subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n"
-                   "extendedKeyUsage=serverAuth\n")
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
-    for step in (["req", "-x509", *ec, "-days", "1", "-subj", "/CN=test CA", "-addext",
-                  "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign",
-                  "-keyout", str(ca_key), "-out", str(ca)],
-                 ["req", *ec, "-subj", "/CN=localhost", "-keyout", str(key), "-out", str(csr)],
-                 ["x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key),
-                  "-CAcreateserial", "-days", "1", "-extfile", str(ext), "-out", str(leaf)]):
-        subprocess.run(["openssl", *step], check=True, capture_output=True, timeout=30)
-    return ca, leaf, key
 
 
 async def test_the_wss_context_is_made_in_a_thread_and_the_socket_uses_it(

@@ -3,6 +3,7 @@ applied, and the meter line at its end (never on stdout)."""
 
 from __future__ import annotations
 
+import re
 from typing import TextIO
 
 from ..base.termwrap import say
@@ -20,6 +21,7 @@ from ..session.events import (
     RefusalKind,
     Refused,
     RepairFinished,
+    RepairRetrying,
     RepairStarted,
     SessionEvent,
     Stale,
@@ -40,7 +42,9 @@ class Diagnostics:
     def event(self, event: SessionEvent) -> None:
         match event:
             case Retrying():
-                self.say(f"retry {event.attempt} in {event.delay_s:.1f} s ({event.reason})")
+                self.say(retry_text(event))
+            case RepairRetrying(retry=retry):
+                self.say("repair: " + retry_text(retry))
             case Rewound():
                 self.say(f"the retried reply differs after {event.keep} chars; "
                          "re-reading it from there")
@@ -58,8 +62,9 @@ class Diagnostics:
                 self.say(f"refused {event.op.summary()}: {event.reason}")
             case Refused():  # the error that follows says why (once)
                 self.say(f"refused {event.op.summary()} ({event.kind})")
-            case RepairStarted() | RepairFinished():
-                self.say(repair_text(event))
+            case RepairStarted() | RepairFinished():  # each line of its own, prefixed (the
+                for said in re.split(r"\n(?! )", repair_text(event)):  # wrapped ones indented)
+                    self.say(said)
             case Applied() if not event.changed:
                 self.say("the turn changed no file (nothing written, nothing to undo)")
             case Applied():
@@ -85,6 +90,10 @@ class Diagnostics:
             if named:
                 self.say(f"note: {shown(path)} is not sent ({why}); to send it anyway, add "
                          f"it by hand: -f {shown(path)}")
+
+
+def retry_text(event: Retrying) -> str:
+    return f"retry {event.attempt} in {event.delay_s:.1f} s ({event.reason})"
 
 
 def meter_line(result: TurnResult) -> str:

@@ -28,6 +28,7 @@ from ..session.events import (
     Decided,
     Refused,
     RepairFinished,
+    RepairRetrying,
     SessionEvent,
     Stale,
     TurnResult,
@@ -91,6 +92,8 @@ def event_to_dict(event: SessionEvent, *, deltas: bool = False) -> dict[str, Any
         case Retrying():
             return {"type": "retry", "attempt": event.attempt,
                     "delay_s": round(event.delay_s, 3), "reason": event.reason}
+        case RepairRetrying(retry=retry):  # (the line of a retry, after `metrics`)
+            return event_to_dict(retry)
         case Rewound():
             return {"type": "rewind", "keep": event.keep, "reason": event.reason}
         case TransportChanged():

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from ..base.errors import (
     AuthError,
+    ConfigError,
     EndpointError,
     ModelError,
     ModelNotFound,
@@ -155,7 +156,7 @@ class ModelClient:
     async def aclose(self) -> None:
         await self._ws.close()
         if self._warming is not None:  # (the client it builds is closed just below)
-            self._client()
+            self._warming.join()
         if self._http is not None:
             await self._http.aclose()
             self._http = None
@@ -175,10 +176,10 @@ class ModelClient:
         self._warming.start()
 
     def _build_http(self) -> None:
-        self._new_client()
         try:
+            self._new_client()
             import h11  # noqa: F401 - the first connection's parser (httpcore loads it then)
-        except ImportError:
+        except (ImportError, ConfigError):  # (a broken CA bundle: the request says it)
             pass
 
     def _client(self) -> httpx.AsyncClient:
@@ -194,14 +195,16 @@ class ModelClient:
             o = self.options
             timeout = httpx.Timeout(connect=o.connect_timeout_s, read=o.timeout_s,
                                     write=o.timeout_s, pool=o.connect_timeout_s)
-            # a plain-http base URL never does TLS: skip loading the CA bundle (~60 ms)
+            # plain http never does TLS: no CA bundle load (~60 ms). A reply is read as it
+            # comes: asked uncompressed (one compressed anyway is decoded: protocol.limits)
             plain = urlsplit(self.base_url).scheme == "http"
-            # a reply is read as it comes: asked uncompressed (a server that compresses anyway
-            # is decoded, within limits: protocol.limits)
-            self._http = httpx.AsyncClient(timeout=timeout, verify=not plain,
-                                           headers={"User-Agent": user_agent(),
-                                                    "Accept-Encoding": "identity"},
-                                           transport=self._http_transport)
+            try:
+                self._http = httpx.AsyncClient(timeout=timeout, verify=not plain,
+                                               headers={"User-Agent": user_agent(),
+                                                        "Accept-Encoding": "identity"},
+                                               transport=self._http_transport)
+            except (OSError, ValueError) as exc:  # the CA bundle (SSL_CERT_FILE) is unusable
+                raise errors_map.ca_bundle_failed(exc) from None
         return self._http
 
     # ---- requests --------------------------------------------------------------------
@@ -250,7 +253,7 @@ class ModelClient:
         except WsRefused:
             if self._auto and len(self._candidates) > 1:
                 self._candidates.pop(0)
-        except ModelError:
+        except (ModelError, ConfigError):
             pass  # prewarm is best effort; the turn reports real problems
 
     async def warm_draft(self, request: TurnRequest) -> bool:
@@ -266,7 +269,7 @@ class ModelClient:
             async for _ in self._ws.run(request, self.model, self.options.max_tokens,
                                         self._temperature(request), generate=False, warm=True):
                 pass
-        except ModelError:
+        except (ModelError, ConfigError):
             return False
         return self._ws.warm is not None
 
@@ -587,10 +590,7 @@ def _fill_stopped(rec: RequestRecord, watch: Stopwatch, chars: int,
 
 def _common_prefix(a: str, b: str) -> int:
     """Length of the common prefix of a and b."""
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n
+    lo, hi = 0, min(len(a), len(b))
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if a[:mid] == b[:mid]:

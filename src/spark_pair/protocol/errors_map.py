@@ -12,6 +12,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from ..base.errors import (
     AuthError,
     BadRequest,
+    ConfigError,
     ConnectionFailed,
     EndpointError,
     IncompleteReply,
@@ -293,8 +294,18 @@ LINK_HINT = ("is a configured proxy running (HTTP(S)_PROXY)? does the host resol
              "up on that port?")  # (the message says it is a link problem)
 
 
+CERT_HINT = "a TLS-intercepting proxy or a wrong certificate: set SSL_CERT_FILE to your CA bundle"
+CA_VARS = ("SSL_CERT_FILE", "SSL_CERT_DIR")  # where the CA certificates come from, when set
+
+
 def connection_failed(exc: BaseException, url: str) -> ConnectionFailed:
     """Refused, DNS, TLS or proxy failure: a link problem, reported at once (not retried)."""
+    untrusted = _cert_refused(exc)
+    if untrusted is not None:
+        err = ConnectionFailed(f"could not connect to {url}: its TLS certificate is not "
+                               f"trusted ({untrusted}){_ca_source()}", url=url, hint=CERT_HINT)
+        err.retryable = False
+        return err
     proxy = [n for n in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY")
              if os.environ.get(n)]
     note = f"; a proxy is set ({', '.join(proxy)}): is it running?" if proxy else ""
@@ -302,6 +313,68 @@ def connection_failed(exc: BaseException, url: str) -> ConnectionFailed:
                            f"problem, not the model{note}", url=url, hint=LINK_HINT)
     err.retryable = False  # nothing listens there: retrying only delays the answer
     return err
+
+
+def _cert_refused(exc: BaseException | None) -> str | None:
+    """What OpenSSL said when it did not trust the server's certificate (the error or one
+    it came from: httpx wraps it), or None for any other failure."""
+    import ssl
+
+    chain: list[BaseException] = []
+    while exc is not None and len(chain) < 6:  # (a chain of causes, bounded)
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    for each in chain:
+        if isinstance(each, ssl.SSLCertVerificationError):
+            return each.verify_message or each.reason or "certificate verify failed"
+    if any("CERTIFICATE_VERIFY_FAILED" in str(each) for each in chain):
+        return "certificate verify failed"
+    return None
+
+
+def _ca_source() -> str:
+    """Which variable gave the CA certificates, when one did (for a message)."""
+    set_ = [f"{n}={os.environ[n]}" for n in CA_VARS if os.environ.get(n)]
+    return f"; the CA certificates come from {' and '.join(set_)}" if set_ else ""
+
+
+def ca_bundle_failed(exc: BaseException) -> ConfigError:
+    """The CA certificates could not be loaded for TLS (a missing or unreadable SSL_CERT_FILE,
+    a file that holds no PEM certificate): a configuration error, before any request."""
+    import ssl
+
+    name = next((n for n in CA_VARS if os.environ.get(n)), None)
+    where = f"{name}={os.environ[name]}" if name else "the CA bundle"
+    if isinstance(exc, FileNotFoundError):
+        what = "no such file"
+    elif isinstance(exc, IsADirectoryError):
+        what = "a directory, not a file (a folder of certificates goes in SSL_CERT_DIR)"
+    elif isinstance(exc, ssl.SSLError):
+        what = f"it holds no PEM certificate ({exc.reason or exc})"
+    elif isinstance(exc, OSError):
+        what = f"it cannot be read ({exc.strerror or exc})"
+    else:
+        what = f"{type(exc).__name__}: {exc}"
+    fix = f"point {name} at" if name else "give"
+    return ConfigError(f"the TLS CA certificates cannot be loaded from {where}: {what}",
+                       hint=f"{fix} a PEM file of CA certificates (your CA bundle), or unset "
+                            f"{name or 'SSL_CERT_FILE'} to use the built-in ones")
+
+
+def tls_context() -> Any:
+    """The TLS context a wss:// socket uses (the one websockets would make itself:
+    ssl.create_default_context()), or the ConfigError of an SSL_CERT_FILE it loaded nothing
+    from (OpenSSL skips a missing or broken one without a word, and the handshake fails)."""
+    import ssl
+
+    ctx = ssl.create_default_context()
+    cafile = os.environ.get("SSL_CERT_FILE")
+    if cafile and not ctx.cert_store_stats()["x509_ca"]:  # nothing loaded: load it to say why
+        try:
+            ctx.load_verify_locations(cafile)
+        except (OSError, ValueError) as exc:
+            return ca_bundle_failed(exc)
+    return ctx
 
 
 def connect_timeout(url: str, seconds: float) -> StreamTimeout:

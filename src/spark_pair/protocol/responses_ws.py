@@ -8,7 +8,7 @@ from contextlib import aclosing
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from ..base.errors import EndpointError, ModelError
+from ..base.errors import ConfigError, EndpointError, ModelError
 from ..base.transport import Transport
 from . import errors_map
 from .batches import Pacer, ws_reader
@@ -114,11 +114,10 @@ class WsSocket:
         loop: the context websockets makes itself (ssl.create_default_context())."""
         if self._tls is not None or not self.url.startswith("wss://"):
             return
-        import ssl
         import threading
 
-        made: list[ssl.SSLContext] = []
-        thread = threading.Thread(target=lambda: made.append(ssl.create_default_context()),
+        made: list[Any] = []  # the context, or the error of a CA bundle that cannot load
+        thread = threading.Thread(target=lambda: made.append(errors_map.tls_context()),
                                   name="ws-tls", daemon=True)
         thread.start()
         self._tls = (thread, made)
@@ -133,6 +132,10 @@ class WsSocket:
         if self._tls is not None:  # (made by now, or its thread is near its end)
             self._tls[0].join()
             tls = {"ssl": self._tls[1][0]} if self._tls[1] else {}
+        elif self.url.startswith("wss://"):
+            tls = {"ssl": errors_map.tls_context()}
+        if isinstance(tls.get("ssl"), ConfigError):
+            raise tls["ssl"]
         try:
             self.ws = await connect(self.url, additional_headers=headers, **tls,
                                     max_size=MAX_MESSAGE_BYTES,

@@ -132,6 +132,12 @@ class RepairStarted(NamedTuple):
     model: str
 
 
+class RepairRetrying(NamedTuple):
+    """The repair request is retried (its `Retrying`: the main request's are yielded as is)."""
+
+    retry: Retrying
+
+
 @dataclass(frozen=True, slots=True)
 class RepairFinished:
     """The repair round is over: `outcome` (session.repair.RepairOutcome) says which hunks now fit
@@ -172,7 +178,8 @@ class TurnFinished(NamedTuple):
 SessionEvent = (TurnStarted | ContextChosen | Started | TextDelta | FirstToken | Usage | Retrying
                 | Rewound | TransportChanged | ModelChanged | Completed | Failed | FileStarted
                 | HunkStarted | LineAdded | FileFinished | OperationProposed | Stale | Decided
-                | Refused | Applied | TurnFinished | Steered | RepairStarted | RepairFinished)
+                | Refused | Applied | TurnFinished | Steered | RepairStarted | RepairRetrying
+                | RepairFinished)
 
 
 class Frame(NamedTuple):

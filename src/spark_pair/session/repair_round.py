@@ -11,14 +11,14 @@ from typing import Any, NamedTuple
 
 from ..base.errors import Cancelled, SparkPairError
 from ..edits.ops import Operation
-from ..protocol.events import Completed, Failed, TextDelta, TurnRequest
+from ..protocol.events import Completed, Failed, Retrying, TextDelta, TurnRequest
 from . import repair
-from .events import RepairStarted
+from .events import RepairRetrying, RepairStarted
 from .parts import Parts
 
 
 class News(NamedTuple):
-    event: RepairStarted  # the round began: the turn yields it
+    event: RepairStarted | RepairRetrying  # the round began, its request is retried: yielded
 
 
 class Done(NamedTuple):
@@ -79,7 +79,9 @@ class RepairRound:
                 continue
             if self.s.observe is not None:
                 self.s.observe(event)
-            if isinstance(event, Completed):
+            if isinstance(event, Retrying):  # said as the main request's retries are
+                self.put(News(RepairRetrying(event)))
+            elif isinstance(event, Completed):
                 done, error = event, event.shortfall()
             elif isinstance(event, Failed):
                 error = event.error

@@ -320,6 +320,8 @@ class TurnRun(ApplyStep):
                 r.transport = new
             case Usage():
                 r.usage = event
+            case Retrying(attempt=attempt):  # counted as they happen: a stopped run keeps them
+                r.retries = attempt
             case Completed():
                 r.metrics, r.retries, r.response_id = (event.metrics, event.retries,
                                                        event.response_id)

@@ -16,7 +16,7 @@ from ...base import errors as E
 from ...base.errors import SparkPairError
 from ...base.transport import Transport
 from ...base.urls import WHITESPACE_NOTE
-from ...protocol import offers
+from ...protocol import errors_map, offers
 from ...protocol.request import CONNECT_STAGGER_S
 from .probe import HttpProbe, auth_hint, key_notes
 from .results import DoctorConfig, Passed, Skip
@@ -58,6 +58,7 @@ class Checks:
         self.streaming = False  # the stream check saw tokens arriving: the server works
         self.ws_ok = False  # the WS check passed: the memory check uses a fresh socket
         self.stream_api: str | None = None  # the API the stream check streamed over
+        self.unusable_tls: SparkPairError | None = None  # the CA certificates cannot be loaded
         self.models_error: SparkPairError | None = None  # GET /v1/models failed, not the key
         self.request_api: str | None = None  # the API the plain request found working, when
         # the usual one redirects and the transport setting does not demand it
@@ -137,6 +138,8 @@ class Checks:
         if not host or parts.scheme not in ("http", "https"):
             raise E.ConnectionFailed(f"cannot tell the host from {self.cfg.base_url!r}",
                                      hint="fix the base URL first")
+        if parts.scheme == "https" and self.unusable_tls is not None:
+            raise self.unusable_tls
         port = parts.port or (443 if parts.scheme == "https" else 80)
         target, via = host, ""
         proxy = proxy_for(parts.scheme, host)
@@ -164,8 +167,7 @@ class Checks:
             plain = getattr(exc, "reason", "") in PLAIN_HTTP_REASONS
             hint = (f"the server speaks plain HTTP on port {port}, not TLS: use "
                     f"http://{parts.netloc} in base_url" if plain else
-                    "a TLS-intercepting proxy or a wrong certificate: set SSL_CERT_FILE to "
-                    "your CA bundle")
+                    errors_map.CERT_HINT)
             raise E.ConnectionFailed(f"TLS handshake with {host}:{port} failed: {exc}",
                                      hint=hint) from exc
         except ConnectionRefusedError as exc:

@@ -40,10 +40,17 @@ async def run_doctor(cfg: DoctorConfig,
     """Run every check in order; `on_result` sees each result as soon as it is known."""
     timeout = httpx.Timeout(cfg.check_timeout_s)
     # no compressed answers (as the client asks): a body is read within the wire's limits
-    async with httpx.AsyncClient(timeout=timeout, follow_redirects=False,
-                                 headers={"User-Agent": user_agent(),
-                                          "Accept-Encoding": "identity"}) as http:
+    kw: dict[str, Any] = dict(timeout=timeout, follow_redirects=False,
+                              headers={"User-Agent": user_agent(), "Accept-Encoding": "identity"})
+    unusable = None
+    try:
+        http = httpx.AsyncClient(**kw)
+    except (OSError, ValueError) as exc:  # the CA bundle (SSL_CERT_FILE): the connect check says
+        unusable = errors_map.ca_bundle_failed(exc)
+        http = httpx.AsyncClient(verify=False, **kw)  # no https request goes out (it fails)
+    async with http:
         checks = Checks(cfg, http)
+        checks.unusable_tls = unusable
         try:
             return await _Run(cfg, checks).run(on_result)
         finally:
