@@ -10,6 +10,7 @@ from pathlib import Path
 
 from support.runs import (  # noqa: F401 (fixtures)
     A_NEW,
+    VALIDATOR,
     check_schema,
     cli,
     env_for,
@@ -232,5 +233,18 @@ def test_the_name_said_is_the_name_stored_when_most_names_are_taken(
     with sqlite3.connect(home / "data" / "sessions.sqlite3") as db:
         kept = db.execute("SELECT s.name FROM sessions s JOIN turns t ON t.session = s.id"
                           " WHERE t.instruction = 'FSTRING in greet'").fetchall()
-    assert kept == [(said,)]
+    assert kept == [(said,)], done.stderr
     assert "taken meanwhile" not in done.stderr
+
+
+def test_continue_and_session_together_answer_in_json_too(sim: SimProcess, repo: Path,
+                                                          home: Path) -> None:
+    done = run(repo, home, sim, "FSTRING in greet", "--continue", "--session", "x", "--json")
+    assert done.returncode == ExitCode.USAGE
+    lines = lines_of(done.stdout)
+    for line in lines:
+        VALIDATOR.validate(line)
+    assert [line["type"] for line in lines] == ["error", "end"]
+    assert "--continue and --session" in lines[0]["message"]
+    assert lines[-1]["exit_code"] == ExitCode.USAGE
+    assert "--continue and --session" in done.stderr and not sim.requests()

@@ -65,17 +65,19 @@ class RunStoredSession:
             opts.overrides["model.name"] = stored.info.model
 
     def attach(self, rt: Runtime) -> None:
-        """Resend the earlier turns with this run's request; keep its turn."""
+        """Resend the earlier turns with this run's request; keep its turn. A new session is
+        waited for here, so the name said is the one stored (or none, said why)."""
+        if self._opening is not None:
+            self._opening.result()
+            if self.current is not None:
+                rt.session.keep = self._keep
+            return
         stored = self.current
         if stored is not None:
             session = rt.settings.session
             stored.attach(rt.session, rt.workspace, max_turns=int(session.history_turns),
                           budget_tokens=int(session.history_tokens))
             stored.one_shot = self.opts.leave is not None
-            return
-        if self._opening is not None:  # the name said is the one stored (or none)
-            self._opening.result()
-        rt.session.keep = self._keep
 
     def _open(self, model: str) -> None:
         """Open a new session: the store gives it a name free there (none when it fails)."""
