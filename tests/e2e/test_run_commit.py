@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -293,3 +294,34 @@ def test_with_check_the_rounds_are_committed_once_the_check_passes(
         assert end["commit"] is None and "nothing was committed" in end["commit_note"]
         assert git(repo, "rev-parse", "HEAD").strip() == base
         assert (repo / "a.py").read_text() == A_NEW  # the tree keeps the round
+
+
+def test_the_message_request_is_logged_under_the_turn_it_commits(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    sim.configure(replies=replies())
+    proc, lines = commit_run(repo, home, sim)
+    assert proc.returncode == 0, proc.stderr
+    turn = lines[-1]["turn_id"]
+    assert turn and lines[-1]["commit"]
+    with sqlite3.connect(home / "data" / "requests.sqlite3") as db:
+        rows = db.execute("SELECT task, turn_id, output_tokens FROM requests"
+                          " WHERE task != 'warmup' ORDER BY id").fetchall()
+    tasks = {task: (turn_id, out) for task, turn_id, out in rows}
+    assert set(tasks) == {"edit", "commit-message"}, rows
+    assert tasks["commit-message"][0] == turn == tasks["edit"][0]
+    assert tasks["commit-message"][1]  # its tokens are there for stats
+
+
+@pytest.mark.parametrize("answer", [
+    A_DIFF, A_DIFF.replace("```diff\n", "").replace("```", ""), "```\n\n```"],
+    ids=["fenced diff", "bare diff", "empty fence"])
+def test_a_diff_for_a_message_gives_way_to_the_template(
+        sim: SimProcess, repo: Path, home: Path, answer: str) -> None:
+    sim.configure(replies=replies(answer))
+    proc, lines = commit_run(repo, home, sim)
+    assert proc.returncode == 0, proc.stderr
+    assert lines[-1]["commit"]
+    message = git(repo, "log", "-1", "--format=%B").strip()
+    assert message == "Update a.py\n\nAsked: FSTRING please"
+    assert "--- a/" not in message and "@@" not in message
+    assert "plain template" in proc.stderr

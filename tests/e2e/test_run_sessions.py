@@ -10,6 +10,7 @@ from pathlib import Path
 
 from support.runs import (  # noqa: F401 (fixtures)
     A_NEW,
+    VALIDATOR,
     check_schema,
     cli,
     env_for,
@@ -210,3 +211,40 @@ def test_continue_says_how_many_earlier_turns_go(sim: SimProcess, repo: Path, ho
     done = run(repo, home, sim, "hello", "--continue")  # (the reply holds no diff: exit 4)
     assert ("session half-done: carrying on after 2 earlier turns; 1 goes with the next "
             "request") in " ".join(done.stderr.split())
+
+
+def test_the_name_said_is_the_name_stored_when_most_names_are_taken(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    """Every adjective-animal pair but two is taken in this repository: the `session` line
+    names the session the run's turn is stored in (not a taken name of another one)."""
+    from spark_pair.store import names
+    from spark_pair.store.sessions import SessionStore
+
+    free = {"tidy-yak", "wise-zebra"}
+    with SessionStore(home / "data" / "sessions.sqlite3") as store:
+        for adj in names._ADJECTIVES:
+            for noun in names._NOUNS:
+                if f"{adj}-{noun}" not in free:
+                    store.create(repo, name=f"{adj}-{noun}")
+    sim.configure(replies=[{"match": "FSTRING", "text": GREET_DIFF}])
+    done = run(repo, home, sim, "FSTRING in greet", "-f", "a.py", "--json")
+    assert done.returncode == 0, done.stderr
+    said = lines_of(done.stdout)[0]["session_name"]
+    with sqlite3.connect(home / "data" / "sessions.sqlite3") as db:
+        kept = db.execute("SELECT s.name FROM sessions s JOIN turns t ON t.session = s.id"
+                          " WHERE t.instruction = 'FSTRING in greet'").fetchall()
+    assert kept == [(said,)], done.stderr
+    assert "taken meanwhile" not in done.stderr
+
+
+def test_continue_and_session_together_answer_in_json_too(sim: SimProcess, repo: Path,
+                                                          home: Path) -> None:
+    done = run(repo, home, sim, "FSTRING in greet", "--continue", "--session", "x", "--json")
+    assert done.returncode == ExitCode.USAGE
+    lines = lines_of(done.stdout)
+    for line in lines:
+        VALIDATOR.validate(line)
+    assert [line["type"] for line in lines] == ["error", "end"]
+    assert "--continue and --session" in lines[0]["message"]
+    assert lines[-1]["exit_code"] == ExitCode.USAGE
+    assert "--continue and --session" in done.stderr and not sim.requests()

@@ -3,24 +3,24 @@
 next `run --continue` carries the conversation on.
 
 A continued or named session is opened before the runtime (its model is the run's). A new one
-costs the start nothing: it is named at once, its store opened in its own thread once the
-request is out, and its turn written when the turn is over (that write lets it go too).
+is opened in its own thread while the runtime starts, so its name is stored (free in the
+store) before the `session` line says it; its turn is written in that thread when the turn is
+over (that write lets it go too).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..base.errors import SparkPairError
-from ..protocol.events import Event, Started
 from .options import RunOptions
 
 if TYPE_CHECKING:
-    from ..session.events import TurnFinished, TurnResult
+    from ..session.events import TurnResult
     from ..session.runtime import Runtime
     from ..session.stored import StoredSession
     from ..store.verdicts import Verdict
@@ -35,6 +35,7 @@ class RunStoredSession:
         self.name: str | None = None
         self.earlier = 0  # turns before this run
         self._pool: ThreadPoolExecutor | None = None  # a new session's thread
+        self._opening: Future[None] | None = None  # a new session being opened
 
     @property
     def named(self) -> bool:
@@ -42,8 +43,12 @@ class RunStoredSession:
 
     async def before(self) -> None:
         """--continue / --session: open it now (UsageError when it can not be); its model is
-        the run's unless --model says otherwise."""
+        the run's unless --model says otherwise. A new one: opened meanwhile (`attach`)."""
         if not self.named:
+            self._pool = ThreadPoolExecutor(max_workers=1,
+                                            thread_name_prefix="spark-pair-sessions")
+            self._opening = self._pool.submit(self._open,
+                                              self.opts.overrides.get("model.name", ""))
             return
         opts = self.opts
 
@@ -60,51 +65,38 @@ class RunStoredSession:
             opts.overrides["model.name"] = stored.info.model
 
     def attach(self, rt: Runtime) -> None:
-        """Resend the earlier turns with this run's request; keep its turn."""
+        """Resend the earlier turns with this run's request; keep its turn. A new session is
+        waited for here, so the name said is the one stored (or none, said why)."""
+        if self._opening is not None:
+            self._opening.result()
+            if self.current is not None:
+                rt.session.keep = self._keep
+            return
         stored = self.current
         if stored is not None:
             session = rt.settings.session
             stored.attach(rt.session, rt.workspace, max_turns=int(session.history_turns),
                           budget_tokens=int(session.history_tokens))
             stored.one_shot = self.opts.leave is not None
-            return
-        from ..store.names import new_name
-
-        self.name = new_name()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-pair-sessions")
-        model = rt.client.model
-        observe = rt.session.observe
-
-        def watch(event: Event | TurnFinished) -> None:
-            if observe is not None:
-                observe(event)
-            if isinstance(event, Started) and self._pool is not None:
-                self._pool.submit(self._open, model)  # the request is out: open meanwhile
-
-        rt.session.observe = watch
-        rt.session.keep = self._keep
 
     def _open(self, model: str) -> None:
-        if self.current is not None or self.name is None:
+        """Open a new session: the store gives it a name free there (none when it fails)."""
+        if self.current is not None:
             return
         from ..session.stored import StoredSession
 
         try:
-            stored = StoredSession.open(self.root, model=model, warn=self.warn, name=self.name)
+            stored = StoredSession.open(self.root, model=model, warn=self.warn)
         except SparkPairError as exc:
             self.warn(f"the session is not stored: {exc.message}")
             self.name = None
             return
         stored.one_shot = True
-        if stored.info.name != self.name:
-            self.warn(f"the name {self.name} was taken meanwhile: the session is stored as "
-                      f"{stored.info.name}")
-        self.current = stored
+        self.name, self.current = stored.info.name, stored
 
     def _keep(self, prompt: str, files: Sequence[str], result: TurnResult,
               verdicts: list[Verdict], remembered: bool) -> None:
         def write() -> None:
-            self._open(result.model)
             if self.current is not None:
                 self.current.keep(prompt, files, result, verdicts, remembered)
                 self.current.flush()

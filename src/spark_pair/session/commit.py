@@ -37,6 +37,7 @@ from ..edits.journal import Journal
 from ..edits.journal.recovery import read_state
 from ..edits.paths import content_hash
 from ..protocol.request import Message, TurnRequest
+from .parts import TurnRecorder
 
 SUBJECT_MAX = 72
 BODY_WIDTH = 72  # git's convention for a message's body
@@ -52,6 +53,8 @@ INSTRUCTIONS = (
 _PREAMBLE = re.compile(r"^((sure|okay|ok|certainly)\b[^:]*[,.!]\s*)?((here|below)\b.*|"
                        r"(the\s+)?(suggested\s+|proposed\s+)?(git\s+)?commit message"
                        r"( for [^:]*)?|subject( line)?)\s*:$", re.I)
+_HUNK = re.compile(r"^@@ -\d+(,\d+)? \+\d+(,\d+)? @@")
+MESSAGE_TASK = "commit-message"  # the request log's task of a message request
 _TRAILER = re.compile(r"^(co-authored-by|signed-off-by|generated-by|assisted-by)\s*:", re.I)
 
 
@@ -247,7 +250,12 @@ async def write_message(client: Any, plan: CommitPlan, *, prompt: str = "",
     trailer = git.trailer if git is not None else ""
     if git is not None and git.message == "template":
         return with_trailer(template_message(plan), trailer), None
-    message, why = await _ask_model(client, plan, prompt, timeout)
+    try:
+        message, why = await _ask_model(client, plan, prompt, timeout)
+    finally:  # its request is logged under the (last) turn it commits, now
+        recorder = getattr(client, "recorder", None)
+        if isinstance(recorder, TurnRecorder) and plan.turn_ids:
+            recorder.file_now(MESSAGE_TASK, plan.turn_ids[-1])
     return with_trailer(message, trailer), why
 
 
@@ -258,7 +266,7 @@ async def _ask_model(client: Any, plan: CommitPlan, prompt: str, timeout: float
             + (f"What was asked: {asked}\n\n" if asked else "")
             + f"```diff\n{diff_text(plan)}```\n")
     request = TurnRequest(INSTRUCTIONS, [Message("user", user)], max_tokens=MESSAGE_TOKENS,
-                          task="commit-message")
+                          task=MESSAGE_TASK)
     aside = getattr(client, "complete_aside", None) or client.complete
     try:
         done = await asyncio.wait_for(aside(request), timeout)
@@ -266,10 +274,20 @@ async def _ask_model(client: Any, plan: CommitPlan, prompt: str, timeout: float
         return template_message(plan), f"the model did not answer within {timeout:.3g} s"
     except SparkPairError as exc:
         return template_message(plan), exc.message
+    if _is_diff(done.text):
+        return template_message(plan), "the model's answer was a diff, not a message"
     message = tidy_message(done.text)
     if not message:
         return template_message(plan), "the model's answer held no message"
     return message, None
+
+
+def _is_diff(text: str) -> bool:
+    """A diff or patch (fenced or not) where a message was asked for."""
+    lines = text.splitlines()
+    return any(_HUNK.match(ln) or ln.startswith(("diff --git ", "*** Begin Patch"))
+               or (ln.startswith("--- ") and nxt.startswith("+++ "))
+               for ln, nxt in zip(lines, [*lines[1:], ""], strict=True))
 
 
 def _same(root: Path, path: str, data: bytes | None, entry: TreeEntry | None,

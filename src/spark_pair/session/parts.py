@@ -73,6 +73,16 @@ class TurnRecorder:
                 self.store.record(rec)
         return records
 
+    def file_now(self, task: str, turn_id: str) -> None:
+        """Store at once, under `turn_id`, the held records of `task`: a request beside the
+        turns (a commit's message) that no later turn would file, or would file wrongly."""
+        now = [rec for rec in self.pending if rec.task == task]
+        self.pending = [rec for rec in self.pending if rec.task != task]
+        for rec in now:
+            rec.turn_id = turn_id
+            if self.store is not None:
+                self.store.record(rec)
+
     def form(self, turn_id: str, model: str, form: Form) -> None:
         """Keep how well-formed the turn's diff was (in a store that keeps it)."""
         if isinstance(self.store, FormStore):

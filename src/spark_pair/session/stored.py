@@ -64,16 +64,16 @@ class StoredSession:
 
     @classmethod
     def open(cls, root: Path, pick: Pick | None = None, *, model: str = "",
-             path: Path | None = None, warn: Callable[[str], None] | None = None,
-             name: str | None = None) -> StoredSession:
-        """The session `pick` names, claimed for this process (`name`: a new session's, when
-        it is free). Raises UsageError (none to continue, a name not found, a session open
+             path: Path | None = None, warn: Callable[[str], None] | None = None
+             ) -> StoredSession:
+        """The session `pick` names (a new one named free in the store), claimed for this
+        process. Raises UsageError (none to continue, a name not found, a session open
         elsewhere) and ConfigError (no store)."""
         say = warn or (lambda _text: None)
         pick = pick or Pick()
         store = SessionStore(path, warn=say)
         try:
-            info = _chosen(store, root, pick, model, name)
+            info = _chosen(store, root, pick, model)
             other = store.claim(info.id)
             if other:
                 raise UsageError(
@@ -209,8 +209,7 @@ class StoredSession:
         self._pool.shutdown(wait=True)
 
 
-def _chosen(store: SessionStore, root: Path, pick: Pick, model: str, name: str | None
-            ) -> SessionInfo:
+def _chosen(store: SessionStore, root: Path, pick: Pick, model: str) -> SessionInfo:
     repo = str(root)
     if pick.name is not None:
         found = store.named(repo, pick.name)
@@ -232,9 +231,4 @@ def _chosen(store: SessionStore, root: Path, pick: Pick, model: str, name: str |
             raise UsageError("there is no earlier session in this repository to continue",
                              hint="leave out --continue to begin one")
         return found
-    if name is not None:
-        try:
-            return store.create(repo, model=model, name=name)
-        except UsageError:  # taken meanwhile: another name
-            pass
     return store.create(repo, model=model)

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import keyword
 import re
 from pathlib import Path
 from typing import NamedTuple
@@ -42,6 +43,29 @@ STOP = frozenset(
     "docs doc readme changes changed error errors issue issues case cases it is in of to a an "
     "on at by be or as so if no do up we us".split())
 
+# the reserved words of the languages a repository holds: written in a quoted line of code
+# (`import calc; assert x`), never a name to look for
+KEYWORDS = frozenset({*keyword.kwlist, *"""abstract auto await break case catch char const
+    continue default defer delete do done elif else enum esac export extends extern fi final
+    fn for func function go goto if impl implements import in instanceof interface let local
+    loop mod mut namespace new nil null package private protected pub public readonly require
+    return select static struct switch then throw throws typedef typeof undefined unsafe use
+    var void volatile where while yield""".split()})
+# a fix round's instruction quotes its check command (store.sessions.FIX_ROUND): the programs
+# it runs and its flags are the check's, not names of the code
+CHECK_COMMAND = re.compile(r"^After your change the check `([^`\n]*)`")
+
+
+def check_words(instruction: str) -> tuple[set[str], tuple[int, int]]:
+    """The programs a fix round's check command runs (the first word of each of its shell
+    commands) and where the command is in `instruction` ((0, 0): no fix round)."""
+    m = CHECK_COMMAND.match(instruction)
+    if m is None:
+        return set(), (0, 0)
+    programs = {part.split()[0].rsplit("/", 1)[-1]
+                for part in re.split(r"[;&|]+", m.group(1)) if part.split()}
+    return programs, m.span(1)
+
 
 class Names(NamedTuple):
     strong: set[str]  # code-like identifiers
@@ -57,11 +81,12 @@ def identifiers(instruction: str) -> Names:
     dotted: set[str] = set()
     pairs: set[tuple[str, str]] = set()
     plain: list[str] = []
+    programs, _ = check_words(instruction)
     for m in _IDENT.finditer(instruction):
         quoted = m.group(1) or m.group(2)
         if quoted is not None:
             for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", quoted):
-                if len(word) >= 3:
+                if len(word) >= 3 and word not in KEYWORDS and word not in programs:
                     strong.add(word)
             pairs.update(_pairs(quoted))
             continue
@@ -72,7 +97,11 @@ def identifiers(instruction: str) -> Names:
         pairs.update(_pairs(token))
         called = instruction.startswith("(", m.end())
         for word in parts:
-            if len(word) < 3:
+            if len(word) < 3 or word in programs:
+                continue
+            if word in KEYWORDS:  # `import(`, `return(`: the language's, no name
+                if word.lower() not in STOP:
+                    plain.append(word)
                 continue
             if called or "_" in word.strip("_") or CAMEL.search(word) or any(
                     ch.isdigit() for ch in word):
@@ -106,10 +135,13 @@ def literals(instruction: str, listed: dict) -> list[str]:
     (`req.connection`, ``typing.NoReturn``). Their users are found as for identifiers, as
     written (a package's name leads to the manifest that declares it)."""
     out: dict[str, None] = {}
+    _, (start, end) = check_words(instruction)
     for m in _LITERAL.finditer(instruction):
         token = m.group(2).rstrip(".")
         quoted = m.group(0).startswith("`") and m.group(0).endswith("`")
         flag = m.group(1) is not None
+        if flag and start <= m.start() < end:
+            continue  # the check command's own flag
         module = "/" in token and "." in token.split("/", 1)[0]
         if (("-" not in token and "/" not in token and not flag) or token in listed
                 or len(token) < 4):

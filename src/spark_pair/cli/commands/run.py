@@ -56,7 +56,8 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
         raise UsageError("--deltas needs --json", hint="add --json, or leave out --deltas")
     from ...headless.commit import check_flags
 
-    wrong = _check_flags(check, fix, escalate, apply_) or check_flags(commit, apply_)
+    wrong = (_check_flags(check, fix, escalate, apply_) or check_flags(commit, apply_)
+             or _one_session(continue_, session))
     if wrong is not None:
         if as_json:
             usage_json(wrong)
@@ -64,9 +65,6 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     if (allow_delete or allow_rename) and not apply_:
         click.echo("spark-pair: --allow-delete/--allow-rename only matter with --apply "
                    "(this is a dry run)", err=True)
-    if continue_ and session:
-        raise UsageError("--continue and --session both name a session",
-                         hint="use one: --continue for the newest, --session NAME for another")
     opts = RunOptions(prompt=prompt, files=list(files), apply=apply_, allow_delete=allow_delete,
                       allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
                       overrides={**flag_overrides(base_url, model, transport),
@@ -83,6 +81,15 @@ def _started() -> float | None:
     command line was started some other way (the run's clock then starts with the run)."""
     obj = click.get_current_context().obj
     return obj.get("started") if isinstance(obj, dict) else None
+
+
+def _one_session(continue_: bool, session: str | None) -> Exception | None:
+    from ...base.errors import UsageError
+
+    if continue_ and session:
+        return UsageError("--continue and --session both name a session",
+                          hint="use one: --continue for the newest, --session NAME for another")
+    return None
 
 
 def _check_flags(check: str | None, fix: int, escalate: bool, apply_: bool) -> Exception | None:
