@@ -46,8 +46,11 @@ def test_demo_opens_the_app_and_a_turn_is_reviewed_with_keys(tmp_path: Path) -> 
             time.sleep(0.3)  # (an escape with no key after it for a moment: alt, not a prefix)
             app.send(chord)
         app.read_until("applied:")
-        app.send("\x11")  # ctrl+q: nothing undecided, so no question
+        app.send("\x11")  # ctrl+q: nothing undecided, but the prompt holds a draft: asked
+        app.read_until("printed as you leave")
+        app.send("\x11")  # a second ctrl+q quits
         assert app.wait() == 0
+        app.read_until("third line")  # the draft is printed: nothing typed is lost
         app.read_until("put it back exactly")  # the exit note says what happened
     finally:
         app.close()
@@ -55,6 +58,7 @@ def test_demo_opens_the_app_and_a_turn_is_reviewed_with_keys(tmp_path: Path) -> 
     assert root is not None
     note = app.text()
     assert "applied: 4 file(s) changed" in note and "nothing was written" not in note
+    assert "your unsent prompt:" in note and "Also add a test for the discount" in note
     assert f"{cli()[0]} undo" in note  # a command that runs where the README installs it
     after = final_files()
     for rel in ("inventory.py", "test_inventory.py", "README.md", "CHANGELOG.md"):
