@@ -66,7 +66,8 @@ class Session:
        `Refused(kind=STALE)` when the operation no longer fits the changed file.
     3. Right after the stream, when some hunk matches nowhere in its file (and `repair` is on):
        `RepairStarted`, the one repair request (its events are not yielded, but for a
-       `RepairRetrying` per retry of it), `RepairFinished` with what it came to, then a new `OperationProposed` for each operation it mended.
+       `RepairRetrying` per retry of it), `RepairFinished` with what it came to, then a new
+       `OperationProposed` for each operation it mended.
     4. After the stream and every decision: `Stale` for a change found at the last look
        before the write, followed (as in 2.) by a new `OperationProposed` and its `Decided`,
        or by a `Refused(kind=STALE)`; then `Refused` for each operation that stops the turn,
