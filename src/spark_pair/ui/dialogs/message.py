@@ -42,22 +42,24 @@ class MessageScreen(ModalScreen[str | None]):
     def __init__(self, title: str, message: str, hint: str = "") -> None:
         super().__init__()
         self.title_text, self.message, self.hint = title, message, hint
+        self.area = TextArea(message, id="message", soft_wrap=True, show_line_numbers=False)
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self.title_text, markup=False)  # it names paths: literal
             if self.hint:
                 yield Label(self.hint, id="message-hint", markup=False)
-            yield TextArea(self.message, id="message", soft_wrap=True, show_line_numbers=False)
+            yield self.area
             yield Label("[b]ctrl+s[/b] commit   [b]escape[/b] cancel (nothing is committed)")
 
     def on_mount(self) -> None:
-        area = self.query_one(TextArea)
-        area.focus()
-        area.move_cursor((0, len(self.message.splitlines()[0]) if self.message else 0))
+        if not self.area.is_attached:  # dismissed before it mounted: nothing to focus
+            return
+        self.area.focus()
+        self.area.move_cursor((0, len(self.message.splitlines()[0]) if self.message else 0))
 
     def action_commit(self) -> None:
-        text = self.query_one(TextArea).text
+        text = self.area.text
         self.dismiss(text if text.strip() else None)
 
     def action_cancel(self) -> None:
