@@ -3,6 +3,7 @@ and after. A file that did not compile before is not judged."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 from .placement import is_python
@@ -10,6 +11,7 @@ from .placement import is_python
 MAX_CHARS = 2_000_000  # a larger file is not compiled (the check must stay quick)
 
 
+@functools.lru_cache(maxsize=4)  # (one file's text is checked by each look at the turn)
 def _error(text: str, path: str) -> tuple[int, str] | None:
     """(line, message) of the first error compile() finds in `text`, else None."""
     try:

@@ -304,9 +304,7 @@ def merge(root: Path, ops: Sequence[Operation], misses: Sequence[Miss], answer: 
         elif not cause:
             cause = f"the answer has no hunk for {op.path}"
         out.mended += [Mended(index, m.hunk_index, m.path, index in out.ops,
-                              "" if index in out.ops else
-                              "the answer has no hunk in its place" if new and m in left
-                              else cause)
+                              "" if index in out.ops else cause)
                        for m in missed]
     return out
 

@@ -39,11 +39,20 @@ _VAGUE = frozenset("crash crashes fails failing failure broken wrong correct cor
                    "instead better should default".split())
 
 
+def plain_words(text: str) -> set[str]:
+    """The words of `text` that can be looked for: four letters or more, lower case."""
+    return {w.lower() for w in PART.findall(text) if len(w) >= 4}
+
+
+def idf(total: int, df: dict[str, int]) -> dict[str, float]:
+    """BM25's inverse document frequency of each word, among `total` documents."""
+    return {w: math.log(1 + (total - d + 0.5) / (d + 0.5)) for w, d in df.items()}
+
+
 def terms(instruction: str) -> dict[str, set[str]]:
     """The instruction's plain words, each with the forms looked for (itself and without an
     English ending): the longest MAX_TERMS."""
-    words = {w.lower() for w in PART.findall(instruction) if len(w) >= 4}
-    words -= STOP | _VAGUE
+    words = plain_words(instruction) - (STOP | _VAGUE)
     chosen = sorted(words, key=lambda w: (-len(w), w))[:MAX_TERMS]
     return {w: {w, *bases(w)} for w in chosen}
 
@@ -71,11 +80,11 @@ def lexical(root: Path, index: RepoIndex, instruction: str, *, limit: int = 20
     for counts in tf.values():
         for w in counts:
             df[w] = df.get(w, 0) + 1
-    idf = {w: math.log(1 + (total - d + 0.5) / (d + 0.5)) for w, d in df.items()}
+    weight = idf(total, df)
     scored = []
     for rel, counts in tf.items():
         norm = K1 * (1 - B + B * listed[rel].size / mean_size)
-        scored.append((rel, sum(idf[w] * c * (K1 + 1) / (c + norm) for w, c in counts.items()),
+        scored.append((rel, sum(weight[w] * c * (K1 + 1) / (c + norm) for w, c in counts.items()),
                        tuple(sorted(counts))))
     scored.sort(key=lambda t: (-t[1], t[0]))
     pattern = re.compile("|".join(map(re.escape, sorted(which, key=len, reverse=True))), re.I)

@@ -19,11 +19,9 @@ from collections.abc import Sequence
 
 from .finders import bases
 from .gitlog import LOCK_FILES, MAX_COMMIT_FILES, Commit
-from .lexical import terms
-from .wordcount import PART
+from .lexical import K1, B, idf, plain_words, terms
 
 TOP_COMMITS = 8  # the best commits whose files count
-K1, B = 1.2, 0.75  # BM25's term-frequency saturation and length normalisation
 _words: tuple[Sequence[Commit], list[frozenset[str]], float] | None = None  # a log, its words
 
 
@@ -36,7 +34,7 @@ def _subject_words(log: Sequence[Commit]) -> tuple[list[frozenset[str]], float]:
         return last[1], last[2]
     out = []
     for c in log:
-        found = {w.lower() for w in PART.findall(c.subject) if len(w) >= 4}
+        found = plain_words(c.subject)
         out.append(frozenset(found | {b for w in found for b in bases(w)}))
     mean = max(sum(len(w) for w in out) / max(len(out), 1), 1.0)
     _words = (log, out, mean)
@@ -63,7 +61,7 @@ def like_commits(log: Sequence[Commit], instruction: str, listed: dict
             if len(matched) >= least:
                 hits.append((i, matched))
     total = len(log)
-    idf = {w: math.log(1 + (total - d + 0.5) / (d + 0.5)) for w, d in df.items()}
+    weight = idf(total, df)
     scored = []
     for i, matched in hits:
         files = [rel for rel in log[i].files if rel in listed and not listed[rel].note
@@ -71,14 +69,14 @@ def like_commits(log: Sequence[Commit], instruction: str, listed: dict
         if not files or len(log[i].files) > MAX_COMMIT_FILES:
             continue
         norm = K1 * (1 - B + B * len(words[i]) / mean)
-        score = sum(idf[w] * (K1 + 1) / (1 + norm) for w in matched)
-        scored.append((score, -i, files))
-    scored.sort(reverse=True)
+        score = sum(weight[w] * (K1 + 1) / (1 + norm) for w in matched)
+        scored.append((score, i, files))
+    scored.sort(key=lambda t: (-t[0], t[1]))  # the newer commit (log is newest first) on a tie
     by_file: dict[str, tuple[float, str]] = {}
-    for score, neg_i, files in scored[:TOP_COMMITS]:
+    for score, i, files in scored[:TOP_COMMITS]:
         share = score / math.sqrt(len(files))
         for rel in files:
-            old, subject = by_file.get(rel, (0.0, log[-neg_i].subject))
+            old, subject = by_file.get(rel, (0.0, log[i].subject))
             by_file[rel] = (old + share, subject)
     ranked = sorted(by_file.items(), key=lambda kv: (-kv[1][0], kv[0]))
     return [(rel, score, subject) for rel, (score, subject) in ranked]
