@@ -99,7 +99,7 @@ class ConfigWatch:
             return
         self.busy = True
         try:
-            now = await asyncio.to_thread(stamps, self.paths())
+            now = await asyncio.to_thread(lambda: stamps(self.paths()))  # (paths() looks on disk)
             before, self.seen = self.seen, now
             if before is not None and now != before:
                 changed = [p for p in now if now[p] != before.get(p)]

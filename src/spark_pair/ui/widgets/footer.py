@@ -70,6 +70,7 @@ class AppFooter(Widget, can_focus=False):
     def _follow(self) -> None:
         top = self.app.screen
         if top is not self.screen and top.is_running:
+            top.bindings_updated_signal.unsubscribe(self)  # (a screen seen again: once)
             top.bindings_updated_signal.subscribe(self, self.bindings_changed)
         self.bindings_changed(top)
 
