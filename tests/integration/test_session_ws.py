@@ -146,4 +146,6 @@ async def test_a_stopped_turns_ttft_leaves_out_a_slow_connection_set_up(sim: Sim
                 result = event.result
     m = result.metrics
     assert result.status == "cancelled" and m is not None and m.partial
-    assert said is not None and 0.05 <= m.ttft_s < 0.3 and abs(m.ttft_s - said) < 0.01, m
+    # (the clock starts once the send returned, a little after the server's 50 ms began: a
+    # busy machine measures ~49.8 ms; the point is that the 0.6 s upgrade is no part of it)
+    assert said is not None and 0.045 <= m.ttft_s < 0.3 and abs(m.ttft_s - said) < 0.01, m
