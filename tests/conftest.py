@@ -26,6 +26,34 @@ def pytest_configure(config: pytest.Config) -> None:
 
     compileall.compile_dir(Path(spark_pair.__file__).parent, quiet=2,
                            invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    _rewrite_asserts_once(config)
+
+
+def _rewrite_asserts_once(config: pytest.Config) -> None:
+    """pytest rewrites the asserts of each test module, conftest and assert-rewritten plugin
+    (hypothesis, anyio, syrupy: 307 modules) in every worker, and caches the result only where
+    bytecode is written: about 6 s of CPU a worker. Written here once for all of them, with
+    pytest's own functions (private: if they change, the workers simply rewrite as before)."""
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash[rewrite.assertstate_key]
+        plugins = set(state.hook._rewritten_names.values())
+        tail, cache_dir = rewrite.PYC_TAIL, rewrite.get_cache_dir
+        read_pyc, rewrite_test, write_pyc = (rewrite._read_pyc, rewrite._rewrite_test,
+                                             rewrite._write_pyc)
+    except (AttributeError, ImportError, KeyError):
+        return
+    tests = Path(__file__).parent
+    for source in sorted(plugins | {*tests.rglob("test_*.py"), *tests.rglob("conftest.py")}):
+        pyc = cache_dir(source) / (source.name[:-3] + tail)
+        if read_pyc(source, pyc) is not None or not rewrite.try_makedirs(pyc.parent):
+            continue
+        try:
+            stat, code = rewrite_test(source, config)
+        except SyntaxError:
+            continue  # the worker that imports it reports it
+        write_pyc(state, code, stat, pyc)
 
 
 @pytest.fixture(scope="session")
