@@ -185,7 +185,8 @@ class WsSocket:
         Finished.
 
         `read_timeout_s` below the socket's own caps this turn's (a retry near the deadline).
-        `on_sent()` is called once this turn's request went out on an open socket.
+        `on_sent()` is called as this turn's request is written on an open socket (again if it is
+        written again on a new one).
         `warm`: a draft's pre-warm (generate: false, chained on the conversation, which it
         leaves as it was); the next request with the same body continues it instead.
         """
@@ -205,16 +206,17 @@ class WsSocket:
             else:
                 body = self._after_warm(body)
             assert self.ws is not None
+            message = ws_create(body)
+            if on_sent is not None:  # before the write: the server's clock never starts first
+                on_sent()
             try:
                 self.busy = True
-                await self.ws.send(ws_create(body))
+                await self.ws.send(message)
             except _closed_errors() as exc:
                 await self.close()
                 if closed_for_size(exc):  # a message over the limit came before the request went
                     raise too_large(self.url, "a WebSocket message", MAX_MESSAGE_BYTES) from None
                 continue
-            if on_sent is not None:
-                on_sent()
             yield Opened(self.url)
             outcome = None
             async with aclosing(self._receive(model, read_timeout_s)) as items:
