@@ -3,6 +3,7 @@ it and read its screen."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 import io
 import re
@@ -36,12 +37,19 @@ def make_app(root: Path, sim: SimProcess, *, prompt: str = PROMPT, transport: st
 
 
 async def until(pilot: Any, condition: Callable[[], Any], what: str) -> None:
-    """Let the app run until `condition()` holds (bounded)."""
+    """Let the app run until `condition()` holds (bounded). Looked at every 10 ms as the app
+    runs; once it holds, the pilot waits for every widget to take its messages and paints the
+    screen, and it is looked at again (the pilot's wait, a message to each widget, is CPU a
+    poll need not spend each time)."""
     deadline = time.monotonic() + WAIT_S
-    while not condition():
+    while True:
+        if condition():
+            await pilot.pause(0)
+            if condition():
+                return
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.01)
+        await asyncio.sleep(0.01)
 
 
 def review(app: SparkPairApp) -> ReviewPane:
