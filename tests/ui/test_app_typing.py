@@ -47,7 +47,14 @@ def prompt_of(app) -> Prompt:
 
 
 async def type_text(pilot, text: str) -> None:
-    await pilot.press(*text)
+    """`text` as a fast typist's (or a terminal write's) keys: one key event per character, in
+    order, each routed where the focus is when it comes, not one press every few frames (the
+    pilot's press waits for an idle loop twice a key: 0.1 s a key under load)."""
+    app = pilot.app
+    want = prompt_of(app).text + text  # (every test types at the prompt's end)
+    for char in text:
+        app.post_message(events.Key("space" if char == " " else char, char))
+    await until(pilot, lambda: prompt_of(app).text == want, f"{text!r} in the prompt")
 
 
 async def decides_nothing(pilot, app, repo: Path, before: dict[str, str], text: str,
@@ -109,7 +116,7 @@ async def test_typing_before_the_first_proposal_and_mid_stream_decides_nothing(
     typed while operations arrive land in the prompt; the turn still waits for decisions."""
     overrides, paged, checked = tools(tmp_path)
     before = tree(repo)
-    demo_sim.configure(tps=40, ttft_ms=600)
+    demo_sim.configure(tps=150, ttft_ms=600)
     app = make_app(repo, demo_sim, **overrides)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.main.streaming, "the request")
@@ -119,6 +126,7 @@ async def test_typing_before_the_first_proposal_and_mid_stream_decides_nothing(
         assert app.main.streaming and not all_proposed(app), (
             notice(app), app.main.turn_worker, len(review(app).review.entries))
         await decides_nothing(pilot, app, repo, before, LETTERS, (paged, checked))
+        assert not all_proposed(app)  # typed while operations arrive
         await until(pilot, lambda: all_proposed(app), "every proposal")
         assert len(review(app).review.undecided()) == 6
         await pilot.press("alt+shift+r")
