@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from textual import events
 
 from spark_pair.edits.ops import OpKind
 from spark_pair.sim.demo_project import PROMPT
@@ -100,6 +101,17 @@ def edit_bodies(sim: SimProcess) -> list[Any]:
                 body.get("input") or body.get("messages")):
             out.append(body)
     return out
+
+
+async def typed(pilot: Any, text: str) -> None:
+    """`text` as a fast typist's (or a terminal write's) keys: one key event per character, in
+    order, each routed where the focus is when it comes (the pilot's press waits for an idle
+    loop twice a key: 0.04-0.1 s each); back once the prompt shows them at its end."""
+    app = pilot.app
+    want = app.main.query_one(Prompt).text + text  # (typed at the prompt's end)
+    for char in text:
+        app.post_message(events.Key("space" if char == " " else char, char))
+    await until(pilot, lambda: app.main.query_one(Prompt).text == want, f"{text!r} typed")
 
 
 async def type_line(pilot: Any, app: Any, text: str) -> None:

@@ -11,7 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.apps import all_proposed, edit_bodies, make_app, notice, review, turn_over, until
+from support.apps import (
+    all_proposed,
+    edit_bodies,
+    make_app,
+    notice,
+    review,
+    turn_over,
+    typed,
+    until,
+)
 from support.runs import make_repo
 from textual import events
 
@@ -46,24 +55,13 @@ def prompt_of(app) -> Prompt:
     return app.main.query_one(Prompt)
 
 
-async def type_text(pilot, text: str) -> None:
-    """`text` as a fast typist's (or a terminal write's) keys: one key event per character, in
-    order, each routed where the focus is when it comes, not one press every few frames (the
-    pilot's press waits for an idle loop twice a key: 0.1 s a key under load)."""
-    app = pilot.app
-    want = prompt_of(app).text + text  # (every test types at the prompt's end)
-    for char in text:
-        app.post_message(events.Key("space" if char == " " else char, char))
-    await until(pilot, lambda: prompt_of(app).text == want, f"{text!r} in the prompt")
-
-
 async def decides_nothing(pilot, app, repo: Path, before: dict[str, str], text: str,
                           marks: tuple[Path, ...]) -> None:
     """Type `text` (the prompt emptied first): it is all in the prompt; nothing decided,
     written, opened or run."""
     undecided = len(review(app).review.undecided())
     prompt_of(app).value = ""
-    await type_text(pilot, text)
+    await typed(pilot, text)
     await pilot.pause(0.1)
     assert prompt_of(app).text == text
     assert prompt_of(app).has_focus
@@ -146,9 +144,9 @@ async def test_a_sentence_typed_while_the_check_runs_answers_nothing(
         await pilot.press("alt+t", "alt+shift+r")  # the delete and the rename are rejected
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
         check = app.screen
-        await type_text(pilot, "yes no " + SENTENCE)
+        await typed(pilot, "yes no " + SENTENCE)
         await until(pilot, lambda: check.result is not None, "the check's end")
-        await type_text(pilot, " y n")
+        await typed(pilot, " y n")
         await pilot.pause(0.1)
         assert app.screen is check  # not answered
         assert prompt_of(app).text == "yes no " + SENTENCE + " y n"
@@ -219,17 +217,17 @@ async def test_a_sentence_typed_during_a_fix_round_decides_nothing(
         await until(pilot, lambda: review(app).review.undecided(), "the first proposal")
         await pilot.press("alt+t")
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check")
-        await type_text(pilot, SENTENCE)
+        await typed(pilot, SENTENCE)
         await until(pilot, lambda: isinstance(app.screen, CheckScreen) and
                     app.screen.result is not None, "the failed check")
-        await type_text(pilot, " y")  # the failed check waits: a typed y sends nothing
+        await typed(pilot, " y")  # the failed check waits: a typed y sends nothing
         await pilot.pause(0.2)
         assert isinstance(app.screen, CheckScreen) and "fix round" not in notice(app)
         await pilot.press("alt+y")  # keep the turn and send the output
         await until(pilot, lambda: "fix round 1" in notice(app), "the round's start")
-        await type_text(pilot, " " + LETTERS)
+        await typed(pilot, " " + LETTERS)
         await until(pilot, lambda: review(app).review.undecided(), "the round's proposal")
-        await type_text(pilot, " y n")
+        await typed(pilot, " y n")
         await pilot.pause(0.2)
         assert prompt_of(app).text == f"{SENTENCE} y {LETTERS} y n"
         assert (repo / "calc.py").read_text().endswith("return a - b\n")  # the round: unwritten
