@@ -23,6 +23,9 @@ from spark_pair.ui.widgets.prompt import Prompt
 from spark_pair.ui.widgets.review import ReviewPane
 
 WAIT_S = 20.0
+# a short operation to open a paced reply with: its first proposal comes at once, not after the
+# demo's first operation (about 350 tokens: 6 s at 60 tok/s)
+QUICK_OP = "--- /dev/null\n+++ b/NOTES.md\n@@ -0,0 +1 @@\n+notes\n"
 
 
 def make_app(root: Path, sim: SimProcess, *, prompt: str = PROMPT, transport: str = "auto",
