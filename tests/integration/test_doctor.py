@@ -404,14 +404,14 @@ async def test_a_buffering_proxy_is_detected(sim):
 @pytest.mark.xdist_group("timing")  # times a pace: the timing tests run one at a time
 @pytest.mark.parametrize("transport", ["responses", "chat"])
 async def test_a_fast_stream_after_a_slow_first_token_passes(sim, transport):
-    """64 tokens at 1,200 tok/s take 53 ms after a 600 ms TTFT: a small part of the wait, yet
+    """64 tokens at 1,200 tok/s take 53 ms after a 300 ms TTFT: a small part of the wait, yet
     streamed (many reads), so not a buffer."""
-    sim.configure(tps=1200, ttft_ms=600, replies=[{"match": "What number", "text": "42"}])
+    sim.configure(tps=1200, ttft_ms=300, replies=[{"match": "What number", "text": "42"}])
     report = await run_doctor(config(sim, transport=transport))
     stream = by_id(report)["stream"]
     assert stream.status == "pass", (stream.detail, stream.hint)
     assert "too fast" not in stream.detail  # buffering was really judged
-    assert stream.data["ttft_ms"] >= 600 and stream.data["deltas"] >= 32
+    assert stream.data["ttft_ms"] >= 300 and stream.data["deltas"] >= 32
     assert report.ok and exit_code(report) == ExitCode.OK
 
 
@@ -428,7 +428,7 @@ async def test_a_fast_llama_cpp_server_passes_the_stream_check():
 async def test_a_buffering_server_fails_the_stream_check(sim):
     """The simulator's `buffer` fault holds each stream's body back until its end: it fails
     even for a fast model, and only after a second stream looked the same."""
-    sim.configure(tps=1200, ttft_ms=600, replies=[{"match": "What number", "text": "42"}])
+    sim.configure(tps=1200, ttft_ms=300, replies=[{"match": "What number", "text": "42"}])
     sim.set_faults([{"kind": "buffer", "times": -1}])
     report = await run_doctor(config(sim, transport="chat"))
     stream = by_id(report)["stream"]
