@@ -119,7 +119,8 @@ async def typed(pilot: Any, text: str) -> None:
 
 async def type_line(pilot: Any, app: Any, text: str) -> None:
     app.main.query_one(Prompt).focus()
-    await pilot.press(*text, "enter")
+    await typed(pilot, text)
+    await pilot.press("enter")
 
 
 def screen_rows(app: SparkPairApp) -> list[str]:
