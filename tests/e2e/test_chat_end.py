@@ -119,10 +119,11 @@ INTERRUPTED = [{"kind": "interrupt", "after_tokens": 12, "times": -1}]
 def test_a_reply_ended_by_done_without_a_finish_reason_is_dropped_not_applied(
         sim: SimProcess, repo: Path, home: Path) -> None:
     """llama.cpp's server ends a reply it gave up (a newer request took its slot) with
-    `data: [DONE]` alone: what came is part of a reply, never a finished one. (The retries'
-    back-off alone is about 18 s: the deadline leaves room for a busy machine.)"""
+    `data: [DONE]` alone: what came is part of a reply, never a finished one. (One retry, as
+    `[request] max_retries` sets: the default four wait about 18 s between them.)"""
     sim.configure(replies=[{"match": "MULTI", "text": MULTI_DIFF}])
     sim.set_faults(INTERRUPTED)
+    (repo / ".spark-pair.toml").write_text("[request]\nmax_retries = 1\n")
     before = {p.name: p.read_bytes() for p in repo.iterdir() if p.is_file()}
     res = run(repo, home, sim, "MULTI change", "--apply", "--allow-delete", "--allow-rename",
               "--json", "--timeout", "45", "--transport", "chat")
@@ -133,4 +134,5 @@ def test_a_reply_ended_by_done_without_a_finish_reason_is_dropped_not_applied(
     assert "no finish reason" in res.stderr
     assert not [ln for ln in lines if ln["type"] == "applied"]
     assert {p.name: p.read_bytes() for p in repo.iterdir() if p.is_file()} == before
-    assert len(sim.requests()) > 1  # a dropped stream is retried, as any drop is
+    assert len(sim.requests()) == 2  # a dropped stream is retried, as any drop is (once here)
+    assert "gave up after 1 retry" in res.stderr

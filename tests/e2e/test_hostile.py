@@ -35,7 +35,7 @@ def test_an_answer_over_a_size_limit_ends_the_run_naming_the_limit(
     assert "Traceback" not in err and "MemoryError" not in err
     assert len(wire.requests()) == 1, out  # not retried: the same answer would come again
     assert peak_mb < PEAK_MB, peak_mb
-    assert took < 30, took
+    assert took < 8, took  # at once, though the WebSocket server holds the socket for 10 s
 
 
 @pytest.mark.parametrize("wire", [("endless400", 0)], indirect=True)

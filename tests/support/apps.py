@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from textual import events
 
 from spark_pair.edits.ops import OpKind
 from spark_pair.sim.demo_project import PROMPT
@@ -23,6 +24,9 @@ from spark_pair.ui.widgets.prompt import Prompt
 from spark_pair.ui.widgets.review import ReviewPane
 
 WAIT_S = 20.0
+# a short operation to open a paced reply with: its first proposal comes at once, not after the
+# demo's first operation (about 350 tokens: 6 s at 60 tok/s)
+QUICK_OP = "--- /dev/null\n+++ b/NOTES.md\n@@ -0,0 +1 @@\n+notes\n"
 
 
 def make_app(root: Path, sim: SimProcess, *, prompt: str = PROMPT, transport: str = "auto",
@@ -110,9 +114,21 @@ def edit_bodies(sim: SimProcess) -> list[Any]:
     return out
 
 
+async def typed(pilot: Any, text: str) -> None:
+    """`text` as a fast typist's (or a terminal write's) keys: one key event per character, in
+    order, each routed where the focus is when it comes (the pilot's press waits for an idle
+    loop twice a key: 0.04-0.1 s each); back once the prompt shows them at its end."""
+    app = pilot.app
+    want = app.main.query_one(Prompt).text + text  # (typed at the prompt's end)
+    for char in text:
+        app.post_message(events.Key("space" if char == " " else char, char))
+    await until(pilot, lambda: app.main.query_one(Prompt).text == want, f"{text!r} typed")
+
+
 async def type_line(pilot: Any, app: Any, text: str) -> None:
     app.main.query_one(Prompt).focus()
-    await pilot.press(*text, "enter")
+    await typed(pilot, text)
+    await pilot.press("enter")
 
 
 def screen_rows(app: SparkPairApp) -> list[str]:

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support.apps import make_app, notice, review, turn_over, type_line, until
+from support.apps import make_app, notice, opened, review, turn_over, type_line, until
 from support.gitrepo import GIT_ENV, MESSAGE, OTHER, git, identity, replies
 from support.runs import A_NEW, A_PY, make_repo, run
 
@@ -152,8 +152,9 @@ async def test_commit_reaches_a_turn_applied_before_the_app_started(
                env=GIT_ENV)
     assert done.returncode == 0, done.stderr
     base = git(grepo, "rev-parse", "HEAD").strip()
-    app = make_app(grepo, sim)
+    app = make_app(grepo, sim, prompt="")  # (no turn of its own first)
     async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: opened(app), "the open repository")
         await type_line(pilot, app, "/commit")
         await until(pilot, lambda: message_shown(app), "the message")
         await pilot.press("ctrl+s")

@@ -7,7 +7,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.apps import all_proposed, make_app, notice, opened, review, screen_rows, until
+from support.apps import (
+    QUICK_OP,
+    all_proposed,
+    make_app,
+    notice,
+    opened,
+    review,
+    screen_rows,
+    typed,
+    until,
+)
 
 from spark_pair.sim.demo_project import MATCH, PROMPT, reply_text
 from spark_pair.sim.process import SimProcess
@@ -81,14 +91,15 @@ async def test_enter_is_named_for_what_it_does(repo: Path, demo_sim: SimProcess)
 
 
 async def test_while_the_reply_streams_enter_is_named_steer(repo: Path, sim: SimProcess) -> None:
-    sim.configure(tps=60, replies=[{"match": MATCH, "text": reply_text() + "\nmore\n" * 400}])
+    sim.configure(tps=60, replies=[{"match": MATCH,
+                                    "text": QUICK_OP + reply_text() + "\nmore\n" * 400}])
     app = make_app(repo, sim, prompt="")
     async with app.run_test(size=(200, 50)) as pilot:
         await until(pilot, lambda: opened(app), "the open repository")
         app.main.start_turn(PROMPT, list(app.main.context))
         await until(pilot, lambda: app.main.streaming and review(app).review.entries,
                     "the reply streaming")
-        await pilot.press(*"use a set")
+        await typed(pilot, "use a set")
         await pilot.pause()
         assert "⏎ steer" in footer(app) and "⏎ send" not in footer(app), footer(app)
         await pilot.press("escape")  # stopped: nothing of it is written

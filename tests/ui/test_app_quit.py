@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.apps import all_proposed, make_app, review, until
+from support.apps import QUICK_OP, all_proposed, make_app, review, until
 
-from spark_pair.sim.demo_project import FILES
+from spark_pair.sim.demo_project import FILES, MATCH, reply_text
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.screens.check import CheckScreen
 from spark_pair.ui.screens.quitting import QuitQuestion
@@ -52,7 +52,8 @@ async def test_ctrl_q_mid_stream_with_accepted_operations_asks_first(
         repo: Path, demo_sim: SimProcess) -> None:
     """A slow stream: alt+A on the first operations, ctrl+q while the rest streams: the question
     names the accepted operation not yet written; alt+n keeps the app running."""
-    demo_sim.configure(tps=30)
+    # a short operation first (proposed at once), then the demo's reply: 10 s more at this pace
+    demo_sim.configure(tps=60, replies=[{"match": MATCH, "text": QUICK_OP + reply_text()}])
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: review(app).review.entries, "the first proposal")

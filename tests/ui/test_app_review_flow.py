@@ -19,7 +19,7 @@ from support.apps import (
     until,
 )
 
-from spark_pair.sim.demo_project import CONTEXT_FILES, FILES
+from spark_pair.sim.demo_project import CONTEXT_FILES, FILES, MATCH, reply_text
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.dialogs.confirm import ConfirmScreen
 from spark_pair.ui.review_state import Item, Mark
@@ -130,7 +130,10 @@ async def test_a_file_edited_during_the_stream_stays_listed_as_stale(
     """README.md changes on disk before its operation arrives: the operation is listed, STALE,
     at once; the notice says the turn can not be written and which keys end or rerun it; after
     R nothing is written and no row says accepted."""
-    demo_sim.configure(tps=80)  # README.md's operation comes well after the change
+    # README.md's operation comes well after the change: prose before it (1.3 s at this pace)
+    held = reply_text().replace("--- a/README.md", "```\n\n" + "A note on the tests.\n" * 40
+                                + "\n```diff\n--- a/README.md", 1)
+    demo_sim.configure(tps=160, replies=[{"match": MATCH, "text": held}])
     app = make_app(repo, demo_sim, files=CONTEXT_FILES)  # as the demo: the model saw README.md
     mine = FILES["README.md"].replace("to print the order total", "to print the total")
     async with app.run_test(size=(120, 40)) as pilot:

@@ -11,7 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.apps import all_proposed, edit_bodies, make_app, notice, review, turn_over, until
+from support.apps import (
+    all_proposed,
+    edit_bodies,
+    make_app,
+    notice,
+    review,
+    turn_over,
+    typed,
+    until,
+)
 from support.runs import make_repo
 from textual import events
 
@@ -46,17 +55,13 @@ def prompt_of(app) -> Prompt:
     return app.main.query_one(Prompt)
 
 
-async def type_text(pilot, text: str) -> None:
-    await pilot.press(*text)
-
-
 async def decides_nothing(pilot, app, repo: Path, before: dict[str, str], text: str,
                           marks: tuple[Path, ...]) -> None:
     """Type `text` (the prompt emptied first): it is all in the prompt; nothing decided,
     written, opened or run."""
     undecided = len(review(app).review.undecided())
     prompt_of(app).value = ""
-    await type_text(pilot, text)
+    await typed(pilot, text)
     await pilot.pause(0.1)
     assert prompt_of(app).text == text
     assert prompt_of(app).has_focus
@@ -109,7 +114,7 @@ async def test_typing_before_the_first_proposal_and_mid_stream_decides_nothing(
     typed while operations arrive land in the prompt; the turn still waits for decisions."""
     overrides, paged, checked = tools(tmp_path)
     before = tree(repo)
-    demo_sim.configure(tps=40, ttft_ms=600)
+    demo_sim.configure(tps=150, ttft_ms=600)
     app = make_app(repo, demo_sim, **overrides)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.main.streaming, "the request")
@@ -119,6 +124,7 @@ async def test_typing_before_the_first_proposal_and_mid_stream_decides_nothing(
         assert app.main.streaming and not all_proposed(app), (
             notice(app), app.main.turn_worker, len(review(app).review.entries))
         await decides_nothing(pilot, app, repo, before, LETTERS, (paged, checked))
+        assert not all_proposed(app)  # typed while operations arrive
         await until(pilot, lambda: all_proposed(app), "every proposal")
         assert len(review(app).review.undecided()) == 6
         await pilot.press("alt+shift+r")
@@ -138,9 +144,9 @@ async def test_a_sentence_typed_while_the_check_runs_answers_nothing(
         await pilot.press("alt+t", "alt+shift+r")  # the delete and the rename are rejected
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check pane")
         check = app.screen
-        await type_text(pilot, "yes no " + SENTENCE)
+        await typed(pilot, "yes no " + SENTENCE)
         await until(pilot, lambda: check.result is not None, "the check's end")
-        await type_text(pilot, " y n")
+        await typed(pilot, " y n")
         await pilot.pause(0.1)
         assert app.screen is check  # not answered
         assert prompt_of(app).text == "yes no " + SENTENCE + " y n"
@@ -211,17 +217,17 @@ async def test_a_sentence_typed_during_a_fix_round_decides_nothing(
         await until(pilot, lambda: review(app).review.undecided(), "the first proposal")
         await pilot.press("alt+t")
         await until(pilot, lambda: isinstance(app.screen, CheckScreen), "the check")
-        await type_text(pilot, SENTENCE)
+        await typed(pilot, SENTENCE)
         await until(pilot, lambda: isinstance(app.screen, CheckScreen) and
                     app.screen.result is not None, "the failed check")
-        await type_text(pilot, " y")  # the failed check waits: a typed y sends nothing
+        await typed(pilot, " y")  # the failed check waits: a typed y sends nothing
         await pilot.pause(0.2)
         assert isinstance(app.screen, CheckScreen) and "fix round" not in notice(app)
         await pilot.press("alt+y")  # keep the turn and send the output
         await until(pilot, lambda: "fix round 1" in notice(app), "the round's start")
-        await type_text(pilot, " " + LETTERS)
+        await typed(pilot, " " + LETTERS)
         await until(pilot, lambda: review(app).review.undecided(), "the round's proposal")
-        await type_text(pilot, " y n")
+        await typed(pilot, " y n")
         await pilot.pause(0.2)
         assert prompt_of(app).text == f"{SENTENCE} y {LETTERS} y n"
         assert (repo / "calc.py").read_text().endswith("return a - b\n")  # the round: unwritten

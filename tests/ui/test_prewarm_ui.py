@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.apps import make_app, review, turn_over, until
+from support.apps import make_app, review, turn_over, typed, until
 
 from spark_pair.sim.demo_project import PROMPT
 from spark_pair.sim.process import SimProcess
@@ -27,7 +27,7 @@ async def test_a_still_draft_is_prewarmed_once_and_enter_chains_on_it(
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.main.driver.session is not None, "the open repository")
         await until(pilot, lambda: len(warms(demo_sim)) == 1, "the start-up pre-warm")
-        await pilot.press(*PROMPT)
+        await typed(pilot, PROMPT)
 
         def of_draft() -> list[dict]:
             return [w for w in warms(demo_sim) if PROMPT in texts(w["body"])]

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.apps import make_app, review, turn_over, until
+from support.apps import QUICK_OP, make_app, review, turn_over, typed, until
 
+from spark_pair.sim.demo_project import MATCH, reply_text
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.dialogs.confirm import ConfirmScreen
 from spark_pair.ui.widgets.prompt import Prompt
@@ -21,7 +22,8 @@ def footer_keys(app) -> dict[str, str]:
 
 async def test_tab_queues_while_a_turn_runs_and_the_queued_turn_runs_next(
         repo: Path, demo_sim: SimProcess) -> None:
-    demo_sim.configure(tps=150)
+    # the stream runs 2 s after its first proposal, the queue is made in well under one
+    demo_sim.configure(tps=300, replies=[{"match": MATCH, "text": QUICK_OP + reply_text()}])
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.main.streaming and review(app).review.entries,
@@ -30,7 +32,7 @@ async def test_tab_queues_while_a_turn_runs_and_the_queued_turn_runs_next(
         prompt.focus()
         await pilot.pause()
         assert footer_keys(app)["tab"] != "queue"  # empty prompt: tab moves on
-        await pilot.press(*"add a docstring")
+        await typed(pilot, "add a docstring")
         await pilot.pause()
         assert footer_keys(app)["tab"] == "queue"
         await pilot.press("tab")
@@ -82,18 +84,18 @@ async def test_under_review_tab_queues_and_escape_clears_the_queue_after_asking(
 
 async def test_while_the_reply_streams_escape_stops_it_and_the_queue_runs(
         repo: Path, demo_sim: SimProcess) -> None:
-    from spark_pair.sim.demo_project import MATCH, reply_text
-
-    # the demo's reply and a long tail of prose: it streams for a minute at 60 tok/s
-    demo_sim.configure(tps=60, replies=[{"match": MATCH, "text": reply_text() + "\nNotes:\n"
-                                         + "more words to read here\n" * 500}])
+    # a short operation, the demo's reply and a long tail of prose: it streams for a minute at
+    # 60 tok/s
+    demo_sim.configure(tps=60, replies=[{"match": MATCH, "text": QUICK_OP + reply_text()
+                                         + "\nNotes:\n" + "more words to read here\n" * 500}])
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.main.streaming and review(app).review.entries,
                     "the turn streaming, a first proposal in (it takes the focus)")
         prompt = app.main.query_one(Prompt)
         prompt.focus()
-        await pilot.press(*"next one", "tab")
+        await typed(pilot, "next one")
+        await pilot.press("tab")
         await until(pilot, lambda: app.main.queued, "the queued turn")
         assert footer_keys(app)["escape"] == "stop"
         first = len(demo_sim.requests())

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.apps import make_app, review, turn_over, until
+from support.apps import QUICK_OP, make_app, review, turn_over, typed, until
 
 from spark_pair.sim.demo_project import MATCH, reply_text
 from spark_pair.sim.process import SimProcess
@@ -16,9 +16,9 @@ from spark_pair.ui.widgets.diff_view import DiffView, Kind
 from spark_pair.ui.widgets.prompt import Prompt
 
 STEERED = "--- /dev/null\n+++ b/STEERED.md\n@@ -0,0 +1 @@\n+steered\n"
-# the demo's reply and a long tail of prose: at 60 tok/s it streams for a minute, so a busy
-# machine's slow keys still come while it runs
-LONG = reply_text() + "\nNotes:\n" + "more words to read here\n" * 500
+# a short first operation, the demo's reply and a long tail of prose: at 60 tok/s it streams
+# for a minute, so a busy machine's slow keys still come while it runs
+LONG = QUICK_OP + reply_text() + "\nNotes:\n" + "more words to read here\n" * 500
 
 
 def notes(app) -> str:
@@ -38,7 +38,8 @@ async def correct(pilot, app, text: str) -> None:
                 "the reply streaming, a first proposal in")
     prompt = app.main.query_one(Prompt)
     prompt.focus()
-    await pilot.press(*text, "enter")
+    await typed(pilot, text)
+    await pilot.press("enter")
 
 
 async def test_a_steer_the_server_accepts_changes_what_is_written(repo: Path,

@@ -88,6 +88,7 @@ def test_missing_interpolated_variable_names_file_line_and_variable(home, tmp_pa
         ('[request]\ntemperature = nan\n', "from 0 to 2"),
         ('[request]\ntemperature = 99\n', "from 0 to 2"),
         ('[session]\nreconnect_attempts = -2\n', "from 0 to 100"),
+        ('[request]\nmax_retries = -1\n', "from 0 to 20"),
         ('[review]\nescalate = "atuo"\n', "did you mean 'auto'"),
         ('[review]\nfix_rounds = 11\n', "from 0 to 10"),
     ],

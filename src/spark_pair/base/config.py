@@ -38,7 +38,8 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FIX_HINT = "fix the value where it is set (the file and line, variable or flag named)"
 RANGES: dict[str, tuple[float, float]] = {
     "request.timeout_ms": (1, math.inf), "request.max_tokens": (1, math.inf),
-    "request.temperature": (0, 2), "session.reconnect_attempts": (0, 100),
+    "request.temperature": (0, 2), "request.max_retries": (0, 20),
+    "session.reconnect_attempts": (0, 100),
     "session.history_turns": (0, 1000),
     "session.history_tokens": (0, math.inf), "context.budget_tokens": (100, math.inf),
     "context.map_tokens": (0, math.inf), "context.max_files": (0, 1000),
@@ -103,6 +104,9 @@ class RequestSettings(Table):
     """Output cap; small patches need hundreds, and a large cap can slow the first token."""
     temperature: float = 0.2
     """Sampling temperature."""
+    max_retries: int = 4
+    """Retries of a failed request (429, 5xx, timeouts, drops), each after a growing wait;
+    0 fails at the first error."""
 
 
 class SessionSettings(Table):
@@ -267,7 +271,7 @@ class Settings:
             timeout_s=timeout_s, max_tokens=self.request.max_tokens,
             temperature=self.request.temperature,
             reconnect_attempts=self.session.reconnect_attempts,
-            retry_deadline_s=max(timeout_s, 30.0),
+            retry_deadline_s=max(timeout_s, 30.0), max_retries=self.request.max_retries,
             persistent_ws=self.session.persistent_ws, task=task,
             key_source=f"${self.key_env}" + ("" if self.api_key else " (not set)"))
 

@@ -70,10 +70,11 @@ def _classes() -> tuple[type, type]:
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
             # the client failed the connection (RFC 6455, 7.1.7): a frame that breaks the
-            # protocol or text that is not UTF-8; its TCP connection ends now, so a reader
-            # hears it at once (not when a server that broke the protocol closes it)
+            # protocol, text that is not UTF-8, a message over max_size; its TCP connection
+            # ends now, so a reader hears it at once (not when a server that broke the
+            # protocol closes it)
             sent, protocol = self.protocol.close_sent, self.protocol
-            if sent is not None and sent.code in errors_map.WS_FAILED and \
+            if sent is not None and sent.code in (*errors_map.WS_FAILED, WS_TOO_BIG) and \
                     protocol.close_rcvd is None and self.transport is not None:
                 self.transport.abort()
 
@@ -395,10 +396,13 @@ def _same_but_last_item(warmed: dict[str, Any], body: dict[str, Any]) -> bool:
             and all(warmed.get(k) == body.get(k) for k in rest))
 
 
+WS_TOO_BIG = 1009  # the close code of a client that got a message over its max_size
+
+
 def closed_for_size(exc: BaseException) -> bool:
     """Whether the client closed the connection for a message over its max_size (1009)."""
     sent = getattr(exc, "sent", None)
-    return getattr(sent, "code", None) == 1009
+    return getattr(sent, "code", None) == WS_TOO_BIG
 
 
 def _closed_errors() -> tuple[type[BaseException], ...]:
