@@ -160,6 +160,13 @@ def ws_broken(exc: BaseException, url: str) -> ProtocolViolation | None:
     return ProtocolViolation(f"{url} sent {what} ({why})", url=url)
 
 
+def handshake_failed(exc: BaseException) -> str:
+    """websockets' words for a failed upgrade, with their cause (an answer whose body is over
+    its limit: 'did not receive a valid HTTP response (body too large: ...)')."""
+    cause = str(exc.__cause__ or "")
+    return f"{exc} ({excerpt(cause, 160)})" if cause else str(exc)
+
+
 ENDPOINTS = ("/v1/chat/completions", "/v1/responses", "/v1/models")
 MAX_LOCATION = 300  # a Location longer than this is cut in the message
 

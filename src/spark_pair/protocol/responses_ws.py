@@ -73,8 +73,13 @@ def _classes() -> tuple[type, type]:
             # protocol or text that is not UTF-8; its TCP connection ends now, so a reader
             # hears it at once (not when a server that broke the protocol closes it)
             sent, protocol = self.protocol.close_sent, self.protocol
-            if sent is not None and sent.code in errors_map.WS_FAILED and \
-                    protocol.close_rcvd is None and self.transport is not None:
+            failed = sent is not None and sent.code in errors_map.WS_FAILED and \
+                protocol.close_rcvd is None
+            # an upgrade answer that cannot be read (a body over websockets' limit): the
+            # handshake waits for the link's end, and the rest of the body is not read
+            # (the server may send it for as long as the open timeout)
+            unread = protocol.handshake_exc is not None and not self.response_rcvd.done()
+            if (failed or unread) and self.transport is not None:
                 self.transport.abort()
 
         def set_connection_exc(self, exc: BaseException | None) -> None:
@@ -148,7 +153,8 @@ class WsSocket:
             raise refused(self.url, resp.status_code, body, dict(resp.headers),
                           self.api_key) from None
         except InvalidHandshake as exc:
-            raise WsRefused(f"the WebSocket handshake with {self.url} failed: {exc}",
+            raise WsRefused(f"the WebSocket handshake with {self.url} failed: "
+                            f"{errors_map.handshake_failed(exc)}",
                             url=self.url) from None
         except TimeoutError:
             raise errors_map.connect_timeout(self.url, self.connect_timeout_s) from None

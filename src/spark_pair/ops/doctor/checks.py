@@ -308,8 +308,8 @@ class Checks:
                      "[session] transport = \"ws\" demands it: set transport = \"auto\" "
                      "(falls back to HTTP streaming) or \"chat\"") from exc
         except (InvalidHandshake, WebSocketException, OSError) as exc:
-            raise E.ConnectionFailed(f"WebSocket handshake with {url} failed: {exc}",
-                                     url=url) from exc
+            raise E.ConnectionFailed(f"WebSocket handshake with {url} failed: "
+                                     f"{errors_map.handshake_failed(exc)}", url=url) from exc
         handshake_ms = ms(t0)
         t1 = time.perf_counter()
         text, _, ttft = await self.ws.turn(
