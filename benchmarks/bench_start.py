@@ -11,6 +11,8 @@ waited for):
   scratch git repo reset between runs;
 - doctor: `spark-pair doctor --json` against the same simulator (every check, WebSocket and
   fallback included);
+- doctor-endless: the same against tests/support/endless_server.py (post-error: every POST and
+  the WebSocket upgrade answered HTTP 500 with a body that never ends), as the tests run it;
 - sim: `python -m spark_pair.sim --port 0`: spawn -> its listening line (ready), its CPU at
   that moment (/proc), and its whole CPU once stopped (SIGTERM) straight after;
 - version: `spark-pair --version` (the interpreter, click and the command table);
@@ -41,7 +43,9 @@ A_PY = "def greet(name):\n    return 'hello ' + name\n"
 REPLY = ("```diff\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
          "-    return 'hello ' + name\n+    return f'hello {name}'\n```\n")
 KEY = "bench-start-key"
-PROGRAMS = ("python", "version", "sim", "run-http", "run-ws", "doctor")
+MODEL = "gpt-5.3-codex-spark"
+PROGRAMS = ("python", "version", "sim", "run-http", "run-ws", "doctor", "doctor-endless")
+ENDLESS = Path(__file__).resolve().parents[1] / "tests" / "support" / "endless_server.py"
 TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 
 
@@ -50,15 +54,15 @@ def spark_pair() -> list[str]:
     return [sys.executable, "-c", "from spark_pair.entry import main; main()"]
 
 
-def waited(args: list[str], cwd: Path, env: dict[str, str]) -> dict[str, float]:
-    """Run one process to its end: wall and CPU (ms)."""
+def waited(args: list[str], cwd: Path, env: dict[str, str], code: int = 0) -> dict[str, float]:
+    """Run one process to its end (exit `code`): wall and CPU (ms)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         spawn = time.perf_counter()
         proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=out, stderr=err,
                                 stdin=subprocess.DEVNULL)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - spawn
-        if os.waitstatus_to_exitcode(status) != 0:
+        if os.waitstatus_to_exitcode(status) != code:
             err.seek(0)
             out.seek(0)
             raise SystemExit(f"{args[-6:]} failed: {out.read()[-1000:]!r} "
@@ -121,7 +125,24 @@ def programs(sim: SimProcess, repo: Path) -> dict[str, Callable[[dict[str, str]]
         "run-http": run("responses"),
         "run-ws": run("ws"),
         "doctor": lambda env: waited(spark_pair() + ["doctor", "--json"], repo, env),
+        "doctor-endless": lambda env: endless_doctor(repo, env),
     }
+
+
+def endless_doctor(repo: Path, env: dict[str, str]) -> dict[str, float]:
+    """doctor --json against a server whose answers never end (it fails: exit 1)."""
+    server = subprocess.Popen([sys.executable, str(ENDLESS), "post-error", MODEL],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        base = f"http://127.0.0.1:{int(server.stdout.readline())}"
+        return waited(spark_pair() + ["doctor", "--json", "--check-timeout", "5"], repo,
+                      {**env, "SPARK_PAIR_BASE_URL": base}, code=1)
+    finally:
+        server.kill()
+        server.wait(10)
+        if server.stdout is not None:
+            server.stdout.close()
 
 
 def spread(values: list[float]) -> str:
@@ -153,7 +174,7 @@ def main() -> None:
                                                 {"match": "What number", "text": "42"}])
             for tree in trees.values():
                 tree.update(SPARK_PAIR_HOME=str(home), SPARK_PAIR_BASE_URL=sim.base_url,
-                            SPARK_PAIR_API_KEY=KEY, SPARK_PAIR_MODEL="gpt-5.3-codex-spark")
+                            SPARK_PAIR_API_KEY=KEY, SPARK_PAIR_MODEL=MODEL)
             table = programs(sim, repo)
             results: dict[tuple[str, str], list[dict[str, float]]] = {}
             for name in args.only:
