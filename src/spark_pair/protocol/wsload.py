@@ -1,9 +1,11 @@
-"""Loading websockets for the WebSocket transport, without importlib.metadata.
+"""Loading websockets for the WebSocket transport, without the two modules it imports and never
+uses here: importlib.metadata (its version module imports it for code only an unreleased build
+runs) and urllib.request (for the system's proxies: spark-pair connects with proxy=None), with
+email, http.client, zipfile and more: about half of what importing websockets costs.
 
-websockets' version module imports importlib.metadata (with email, zipfile and more: about a
-sixth of a WebSocket run's imports) for code only an unreleased build runs. While websockets
-loads, a stand-in holds that name: on first use it loads the real module, so nothing breaks
-if it is used after all; taken out once websockets is in, so any later import is the real one.
+While websockets loads, a stand-in holds each name; on first use it loads the real module, so
+nothing breaks if one is used after all. Once websockets is in, the stand-ins leave
+sys.modules, so any later import is of the real module.
 """
 
 from __future__ import annotations
@@ -13,33 +15,35 @@ import sys
 import types
 from typing import Any
 
-METADATA = "importlib.metadata"
+UNUSED = ("importlib.metadata", "urllib.request")
 
 
 def load_websockets() -> None:
-    """Import websockets (the first WebSocket of the process calls this before any import of
-    it; a process that holds either module already imports as usual)."""
-    if "websockets" in sys.modules or METADATA in sys.modules:
-        import websockets  # noqa: F401
-        return
-    stand_in = types.ModuleType(METADATA)
-    parent = sys.modules["importlib"]
+    """Import websockets (call this before the process's first import of it)."""
+    if "websockets" not in sys.modules:
+        stand_ins = [_stand_in(name) for name in UNUSED if name not in sys.modules]
+        try:
+            import websockets.asyncio.client  # noqa: F401
+        finally:
+            for stand_in in stand_ins:
+                _take_out(stand_in)
 
-    def real(name: str) -> Any:
-        _take_out(stand_in, parent)
-        return getattr(importlib.import_module(METADATA), name)
+
+def _stand_in(name: str) -> types.ModuleType:
+    """A module under `name` that loads the real one on the first look at an attribute."""
+    stand_in = types.ModuleType(name)
+
+    def real(attr: str) -> Any:
+        _take_out(stand_in)
+        return getattr(importlib.import_module(name), attr)
 
     stand_in.__getattr__ = real  # type: ignore[method-assign]
-    sys.modules[METADATA] = stand_in
-    parent.metadata = stand_in  # type: ignore[attr-defined]
-    try:
-        import websockets.asyncio.client  # noqa: F401
-    finally:
-        _take_out(stand_in, parent)
+    sys.modules[name] = stand_in
+    parent, _, child = name.rpartition(".")
+    setattr(importlib.import_module(parent), child, stand_in)  # (till the real one is loaded)
+    return stand_in
 
 
-def _take_out(stand_in: types.ModuleType, parent: types.ModuleType) -> None:
-    if sys.modules.get(METADATA) is stand_in:
-        del sys.modules[METADATA]
-    if getattr(parent, "metadata", None) is stand_in:
-        del parent.metadata
+def _take_out(stand_in: types.ModuleType) -> None:
+    if sys.modules.get(stand_in.__name__) is stand_in:
+        del sys.modules[stand_in.__name__]
