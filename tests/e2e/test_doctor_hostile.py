@@ -76,6 +76,8 @@ def test_an_answer_that_never_ends_is_read_only_so_far(tmp_path, mode, said):
     for check, text in said.items():
         assert results[check]["status"] == "fail" and results[check]["hint"], results[check]
         assert text in results[check]["detail"], results[check]
+    if "ws" in said:  # not taken for a link problem
+        assert "no real reply is this large" in results["ws"]["hint"], results["ws"]
         assert len(results[check]["detail"]) < 1000  # an excerpt, not the body
     assert "Traceback" not in stderr
     assert rss_mib < MAX_RSS_MIB, f"doctor held {rss_mib:.0f} MiB"
