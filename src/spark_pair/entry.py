@@ -9,12 +9,14 @@ import time
 
 def main() -> None:
     started = time.monotonic()  # a run's clock (--timeout, JSON times) starts here
-    if sys.argv[1:2] == ["run"]:
+    if sys.argv[1:2] in (["run"], ["doctor"], ["sim"]):
         from .base import gcpolicy
+
+        gcpolicy.hold_for_start_up()  # the command turns it back on once it is set up
+    if sys.argv[1:2] == ["run"]:
         from .headless.stops import STOPS
 
         STOPS.hold()  # Ctrl-C and SIGTERM stop a run cleanly from here on (exit 130)
-        gcpolicy.hold_for_start_up()  # the run turns it back on once it is set up
     from .cli.main import main as cli
 
     cli(obj={"started": started})

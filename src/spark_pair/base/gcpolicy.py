@@ -15,13 +15,29 @@ import gc
 _held: tuple[int, int, int] | None = None  # the thresholds while a turn holds full collections
 
 
+_starting = False  # hold_for_start_up held collections, and nothing turned them on yet
+
+
 def hold_for_start_up() -> None:
     """No collection while the command starts (`collect_from_here` turns it back on)."""
+    global _starting
+    _starting = True
     gc.disable()
+
+
+def started() -> None:
+    """The command is set up: `collect_from_here`, if `hold_for_start_up` held collections (a
+    command run inside another program, as the tests do, leaves its collector alone)."""
+    global _starting
+    if _starting:
+        _starting = False
+        collect_from_here()
 
 
 def collect_from_here() -> None:
     """Collect garbage from here on, leaving out what start-up made (it stays for the run)."""
+    global _starting
+    _starting = False
     gc.freeze()
     gc.enable()
 

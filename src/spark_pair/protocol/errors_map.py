@@ -160,6 +160,13 @@ def ws_broken(exc: BaseException, url: str) -> ProtocolViolation | None:
     return ProtocolViolation(f"{url} sent {what} ({why})", url=url)
 
 
+def handshake_failed(exc: BaseException) -> str:
+    """websockets' words for a failed upgrade, with their cause (an answer whose body is over
+    its limit: 'did not receive a valid HTTP response (body too large: ...)')."""
+    cause = str(exc.__cause__ or "")
+    return f"{exc} ({excerpt(cause, 160)})" if cause else str(exc)
+
+
 ENDPOINTS = ("/v1/chat/completions", "/v1/responses", "/v1/models")
 MAX_LOCATION = 300  # a Location longer than this is cut in the message
 
@@ -375,6 +382,14 @@ def tls_context() -> Any:
         except (OSError, ValueError) as exc:
             return ca_bundle_failed(exc)
     return ctx
+
+
+def no_tls_context() -> Any:
+    """For a client that talks plain http only: a TLS context that trusts no CA, made without
+    the CA load (tens of ms of CPU); were TLS ever asked of it, it would refuse every peer."""
+    import ssl
+
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # (verifies certificates and host names)
 
 
 def connect_timeout(url: str, seconds: float) -> StreamTimeout:

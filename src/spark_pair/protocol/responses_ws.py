@@ -19,6 +19,7 @@ from .limits import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, too_large
 from .request import BETA_HEADER, CONNECT_STAGGER_S, endpoint_url, user_agent
 from .responses_sse import DELTA, delta_text, handle_event
 from .steer import Steered, SteerState, is_steered, steer_answer, steer_message
+from .wsload import load_websockets
 
 if TYPE_CHECKING:  # websockets loads when a socket opens (the HTTP transports never need it)
     from websockets.asyncio.client import ClientConnection
@@ -57,6 +58,7 @@ def connect(url: str, **kwargs: Any) -> Any:
 
 @cache
 def _classes() -> tuple[type, type]:
+    load_websockets()
     from websockets.asyncio.client import ClientConnection
     from websockets.asyncio.client import connect as ws_connect
 
@@ -74,8 +76,13 @@ def _classes() -> tuple[type, type]:
             # ends now, so a reader hears it at once (not when a server that broke the
             # protocol closes it)
             sent, protocol = self.protocol.close_sent, self.protocol
-            if sent is not None and sent.code in (*errors_map.WS_FAILED, WS_TOO_BIG) and \
-                    protocol.close_rcvd is None and self.transport is not None:
+            failed = sent is not None and sent.code in (*errors_map.WS_FAILED, WS_TOO_BIG) \
+                and protocol.close_rcvd is None
+            # an upgrade answer that cannot be read (a body over websockets' limit): the
+            # handshake waits for the link's end, and the rest of the body is not read
+            # (the server may send it for as long as the open timeout)
+            unread = protocol.handshake_exc is not None and not self.response_rcvd.done()
+            if (failed or unread) and self.transport is not None:
                 self.transport.abort()
 
         def set_connection_exc(self, exc: BaseException | None) -> None:
@@ -124,6 +131,7 @@ class WsSocket:
         self._tls = (thread, made)
 
     async def open(self) -> None:
+        load_websockets()
         from websockets.exceptions import InvalidHandshake, InvalidStatus
 
         headers = [BETA_HEADER]
@@ -149,7 +157,8 @@ class WsSocket:
             raise refused(self.url, resp.status_code, body, dict(resp.headers),
                           self.api_key) from None
         except InvalidHandshake as exc:
-            raise WsRefused(f"the WebSocket handshake with {self.url} failed: {exc}",
+            raise WsRefused(f"the WebSocket handshake with {self.url} failed: "
+                            f"{errors_map.handshake_failed(exc)}",
                             url=self.url) from None
         except TimeoutError:
             raise errors_map.connect_timeout(self.url, self.connect_timeout_s) from None

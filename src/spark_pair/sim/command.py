@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -55,7 +58,9 @@ def command(host: str, port: int, profile: str, tps: float | None, ttft_ms: floa
     mid-stream (fault stream_error) and its usual pacing."""
     from .faults import FaultSpecError, parse_fault_spec
     from .replies import SimConfig, load_script
-    from .server import serve
+
+    with _no_ca_load():
+        from .server import serve
 
     chosen = PROFILES[profile]
     config = SimConfig(tps=chosen.tps if tps is None else tps,
@@ -81,3 +86,23 @@ def command(host: str, port: int, profile: str, tps: float | None, ttft_ms: floa
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
                          hint="pick another --port, or 0 for a free one") from None
+
+
+CA_VARS = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+
+
+@contextmanager
+def _no_ca_load() -> Iterator[None]:
+    """aiohttp makes two TLS client contexts as it is imported, each loading the system's CA
+    certificates (about a fifth of the simulator's start); the simulator never uses its client
+    side, so they load none: OpenSSL's CA paths point nowhere while it imports."""
+    saved = {name: os.environ.get(name) for name in CA_VARS}
+    os.environ.update(dict.fromkeys(CA_VARS, os.path.join(os.devnull, "no-ca")))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -10,6 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ..base import gcpolicy
 from . import http_api, ws_api
 from .faults import Fault, FaultSpecError
 from .profiles import DEFAULT, PROFILES, Endpoint, Profile
@@ -110,13 +111,14 @@ async def serve(config: SimConfig, faults: list[Fault], host: str, port: int,
                 profile: Profile = PROFILES[DEFAULT]) -> None:
     """Run until SIGTERM/SIGINT. Prints the listening line first (flushed)."""
     runner = web.AppRunner(make_app(config, faults, profile), access_log=None,
-                           handle_signals=False,
+                           handle_signals=False, shutdown_timeout=0.5,
                            handler_cancellation=True)  # a client that leaves ends its stall
     await runner.setup()
-    site = web.TCPSite(runner, host, port, shutdown_timeout=0.5)
+    site = web.TCPSite(runner, host, port)
     await site.start()
     bound = runner.addresses[0]
     print(f"spark-pair sim listening on http://{host}:{bound[1]}", flush=True)
+    gcpolicy.started()  # set up: what start-up made is never walked again
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -82,8 +82,11 @@ def command(base_url: str | None, model: str | None, transport: str | None, as_j
 
     Exit code 0 only if nothing failed (notes included).
     """
+    from ...base import gcpolicy
     from ...base.config import load_settings
     from ...ops.doctor import DoctorConfig, config_from_settings, run_doctor
+
+    gcpolicy.started()
 
     try:
         settings = load_settings(overrides=flag_overrides(base_url, model, transport))

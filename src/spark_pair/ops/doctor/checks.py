@@ -285,7 +285,15 @@ class Checks:
     async def check_ws(self) -> Passed:
         if self.cfg.transport in (Transport.CHAT, Transport.RESPONSES):
             raise Skip(f"skipped: transport is {self.cfg.transport} (WebSocket mode not used)")
-        from websockets.exceptions import InvalidHandshake, InvalidStatus, WebSocketException
+        from ...protocol.wsload import load_websockets
+
+        load_websockets()
+        from websockets.exceptions import (
+            InvalidHandshake,
+            InvalidStatus,
+            SecurityError,
+            WebSocketException,
+        )
 
         url = self.ws.url
         t0 = time.perf_counter()
@@ -308,8 +316,10 @@ class Checks:
                      "[session] transport = \"ws\" demands it: set transport = \"auto\" "
                      "(falls back to HTTP streaming) or \"chat\"") from exc
         except (InvalidHandshake, WebSocketException, OSError) as exc:
-            raise E.ConnectionFailed(f"WebSocket handshake with {url} failed: {exc}",
-                                     url=url) from exc
+            over = isinstance(exc.__cause__, SecurityError)  # an answer over websockets' limits
+            raise E.ConnectionFailed(f"WebSocket handshake with {url} failed: "
+                                     f"{errors_map.handshake_failed(exc)}", url=url,
+                                     hint=E.TooLarge.default_hint if over else None) from exc
         handshake_ms = ms(t0)
         t1 = time.perf_counter()
         text, _, ttft = await self.ws.turn(

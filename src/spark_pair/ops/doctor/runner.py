@@ -7,6 +7,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -42,6 +43,8 @@ async def run_doctor(cfg: DoctorConfig,
     # no compressed answers (as the client asks): a body is read within the wire's limits
     kw: dict[str, Any] = dict(timeout=timeout, follow_redirects=False,
                               headers={"User-Agent": user_agent(), "Accept-Encoding": "identity"})
+    if _plain_http(cfg.base_url):  # no TLS to set up: no CA load
+        kw["verify"] = errors_map.no_tls_context()
     unusable = None
     try:
         http = httpx.AsyncClient(**kw)
@@ -55,6 +58,13 @@ async def run_doctor(cfg: DoctorConfig,
             return await _Run(cfg, checks).run(on_result)
         finally:
             await checks.ws.drop()
+
+
+def _plain_http(url: str | None) -> bool:
+    try:
+        return urlsplit((url or "").strip()).scheme.lower() == "http"
+    except ValueError:  # (the base_url check says what is wrong with it)
+        return False
 
 
 class _Run:
