@@ -1,7 +1,6 @@
 """What a process skips while it starts, and puts back once it is set up: the garbage collector
 held through start-up and on again after (never off for a server's life), no CA certificates
-loaded for TLS contexts the simulator never uses (the environment as it was after), and
-neither importlib.metadata nor urllib.request for websockets (the real modules on later use)."""
+loaded for TLS contexts the simulator never uses, and the environment as it was."""
 
 from __future__ import annotations
 
@@ -11,8 +10,6 @@ import gc
 import io
 import os
 import ssl
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import certifi
@@ -95,20 +92,3 @@ def test_no_ca_load_puts_the_environment_back_after_an_error(monkeypatch):
     with pytest.raises(ImportError), _no_ca_load():
         raise ImportError("aiohttp is missing")
     assert os.environ["SSL_CERT_FILE"] == "/a/bundle.pem" and "SSL_CERT_DIR" not in os.environ
-
-
-def test_websockets_loads_without_the_modules_it_does_not_use_which_still_work_after():
-    code = ("import sys\n"
-            "from spark_pair.protocol.responses_ws import connect\n"
-            "connect('ws://127.0.0.1:9/v1/responses', open_timeout=1).ws_uri\n"  # (no I/O)
-            "import websockets, websockets.proxy\n"
-            "print([n for n in ('importlib.metadata', 'urllib.request') if n in sys.modules])\n"
-            # websockets' own reference (its proxy look-up) loads the real module on use
-            "print(type(websockets.proxy.urllib.request.getproxies()).__name__)\n"
-            "print(type(sys.modules['urllib.request'].Request).__name__)\n"
-            "import importlib.metadata\n"
-            "print(importlib.metadata.version('websockets') == websockets.__version__)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["[]", "dict", "type", "True"]

@@ -19,7 +19,6 @@ from .limits import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, too_large
 from .request import BETA_HEADER, CONNECT_STAGGER_S, endpoint_url, user_agent
 from .responses_sse import DELTA, delta_text, handle_event
 from .steer import Steered, SteerState, is_steered, steer_answer, steer_message
-from .wsload import load_websockets
 
 if TYPE_CHECKING:  # websockets loads when a socket opens (the HTTP transports never need it)
     from websockets.asyncio.client import ClientConnection
@@ -58,7 +57,6 @@ def connect(url: str, **kwargs: Any) -> Any:
 
 @cache
 def _classes() -> tuple[type, type]:
-    load_websockets()
     from websockets.asyncio.client import ClientConnection
     from websockets.asyncio.client import connect as ws_connect
 
@@ -131,7 +129,6 @@ class WsSocket:
         self._tls = (thread, made)
 
     async def open(self) -> None:
-        load_websockets()
         from websockets.exceptions import InvalidHandshake, InvalidStatus
 
         headers = [BETA_HEADER]

@@ -285,9 +285,6 @@ class Checks:
     async def check_ws(self) -> Passed:
         if self.cfg.transport in (Transport.CHAT, Transport.RESPONSES):
             raise Skip(f"skipped: transport is {self.cfg.transport} (WebSocket mode not used)")
-        from ...protocol.wsload import load_websockets
-
-        load_websockets()
         from websockets.exceptions import (
             InvalidHandshake,
             InvalidStatus,
