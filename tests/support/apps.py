@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from textual import events
 
 from spark_pair.edits.ops import OpKind
 from spark_pair.sim.demo_project import PROMPT
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.app import SparkPairApp
 from spark_pair.ui.screens.main import Launch
+from spark_pair.ui.textual_private import ChordParser
 from spark_pair.ui.widgets.prompt import Prompt
 from spark_pair.ui.widgets.review import ReviewPane
 
@@ -115,13 +115,15 @@ def edit_bodies(sim: SimProcess) -> list[Any]:
 
 
 async def typed(pilot: Any, text: str) -> None:
-    """`text` as a fast typist's (or a terminal write's) keys: one key event per character, in
-    order, each routed where the focus is when it comes (the pilot's press waits for an idle
-    loop twice a key: 0.04-0.1 s each); back once the prompt shows them at its end."""
+    """`text` as a fast typist's (or a terminal write's) keys: read by the app's own parser of
+    a terminal's input (a key event a character, named as a person's key would be) and posted
+    in order, each routed where the focus is when it comes (the pilot's press waits for an
+    idle loop twice a key: 0.04-0.1 s each); back once the prompt shows them at its end."""
     app = pilot.app
     want = app.main.query_one(Prompt).text + text  # (typed at the prompt's end)
-    for char in text:
-        app.post_message(events.Key("space" if char == " " else char, char))
+    parser = ChordParser()  # the app's own reader of a terminal's input
+    for event in (*parser.feed(text), *parser.feed("")):
+        app.post_message(event)
     await until(pilot, lambda: app.main.query_one(Prompt).text == want, f"{text!r} typed")
 
 
