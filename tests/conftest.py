@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -102,16 +103,34 @@ def sim(sim_server: SimProcess) -> SimProcess:
     return sim_server
 
 
+@pytest.fixture(scope="session")
+def demo_repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's repository as `spark-pair demo` makes it, once a session: each test's `repo`
+    is a copy of its own."""
+    from spark_pair.cli.commands.demo import make_repo
+
+    return make_repo(tmp_path_factory.mktemp("demo-template"))
+
+
+@pytest.fixture(scope="session")
+def runs_repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The end-to-end tests' repository (support.runs), once a session, copied per test."""
+    from support.runs import make_runs_repo
+
+    return make_runs_repo(tmp_path_factory.mktemp("runs-template") / "repo")
+
+
 @pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_repo_template: Path) -> Path:
     """The demo's git repository in tmp_path, spark-pair's home beside it and no model settings
     from the environment (the app's tests; a test module with its own `repo` fixture wins)."""
-    from spark_pair.cli.commands.demo import make_repo
+    from support.runs import copy_repo
 
     monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
     for var in ("SPARK_PAIR_BASE_URL", "SPARK_PAIR_MODEL", "SPARK_PAIR_TRANSPORT"):
         monkeypatch.delenv(var, raising=False)
-    return make_repo(tmp_path)
+    return copy_repo(demo_repo_template,
+                     Path(tempfile.mkdtemp(prefix="spark-pair-demo-", dir=tmp_path)))
 
 
 @pytest.fixture
