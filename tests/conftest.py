@@ -22,14 +22,33 @@ def pytest_configure(config: pytest.Config) -> None:
     _collect_until_clean()
     if hasattr(config, "workerinput") or not sys.flags.dont_write_bytecode:
         return
-    import compileall
-    import py_compile
-
     import spark_pair
 
-    compileall.compile_dir(Path(spark_pair.__file__).parent, quiet=2,
-                           invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    _compile_stale(Path(spark_pair.__file__).parent)
     _rewrite_asserts_once(config)
+
+
+def _compile_stale(package: Path) -> None:
+    """Each module whose pyc is missing or not of its source's hash. (compileall took every
+    hash-checked pyc for stale, as it compares a timestamp header: all 231 again each run.)"""
+    import importlib.util
+    import py_compile
+
+    for source in sorted(package.rglob("*.py")):
+        pyc = importlib.util.cache_from_source(str(source))
+        try:
+            with open(pyc, "rb") as f:
+                head = f.read(16)
+        except OSError:
+            head = b""
+        if head[:4] == importlib.util.MAGIC_NUMBER and head[4:8] == b"\x03\x00\x00\x00" \
+                and head[8:] == importlib.util.source_hash(source.read_bytes()):
+            continue  # flags 3: checked against the source's hash, which it still is
+        try:
+            py_compile.compile(str(source), cfile=pyc, doraise=True,
+                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+        except (OSError, py_compile.PyCompileError):
+            continue  # the import that meets it reports it
 
 
 def _rewrite_asserts_once(config: pytest.Config) -> None:
