@@ -8,6 +8,7 @@ from importlib import resources
 
 import jsonschema
 import pytest
+from support.runs import BY_TYPE, check_line
 
 from spark_pair.base.errors import PolicyRefused, RateLimited
 from spark_pair.edits.ops import Create, Delete, Hunk, HunkHeader, Modify, OpKind
@@ -25,7 +26,6 @@ from spark_pair.session.events import (
     TurnStarted,
 )
 from spark_pair.session.repair import Mended, RepairOutcome
-from support.runs import BY_TYPE, check_line
 
 
 def schema() -> dict:
