@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,16 +19,36 @@ def pytest_configure(config: pytest.Config) -> None:
     modules again, about a third of a short run's CPU: they are compiled once here, before the
     xdist workers start, as pycs checked against their source's hash (never stale). What the
     tests run in their repositories (a check's python) still writes none."""
+    _collect_until_clean()
     if hasattr(config, "workerinput") or not sys.flags.dont_write_bytecode:
         return
-    import compileall
-    import py_compile
-
     import spark_pair
 
-    compileall.compile_dir(Path(spark_pair.__file__).parent, quiet=2,
-                           invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    _compile_stale(Path(spark_pair.__file__).parent)
     _rewrite_asserts_once(config)
+
+
+def _compile_stale(package: Path) -> None:
+    """Each module whose pyc is missing or not of its source's hash. (compileall took every
+    hash-checked pyc for stale, as it compares a timestamp header: all 231 again each run.)"""
+    import importlib.util
+    import py_compile
+
+    for source in sorted(package.rglob("*.py")):
+        pyc = importlib.util.cache_from_source(str(source))
+        try:
+            with open(pyc, "rb") as f:
+                head = f.read(16)
+        except OSError:
+            head = b""
+        if head[:4] == importlib.util.MAGIC_NUMBER and head[4:8] == b"\x03\x00\x00\x00" \
+                and head[8:] == importlib.util.source_hash(source.read_bytes()):
+            continue  # flags 3: checked against the source's hash, which it still is
+        try:
+            py_compile.compile(str(source), cfile=pyc, doraise=True,
+                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+        except (OSError, py_compile.PyCompileError):
+            continue  # the import that meets it reports it
 
 
 def _rewrite_asserts_once(config: pytest.Config) -> None:
@@ -56,6 +78,36 @@ def _rewrite_asserts_once(config: pytest.Config) -> None:
         write_pyc(state, code, stat, pyc)
 
 
+def _collect_until_clean() -> None:
+    """pytest ends each worker with five full collections, to meet every object whose
+    finalizer raises (its unraisable-exception check): they stop here once one finds nothing,
+    as the rest would find nothing either (nothing freed, no finalizer run). Each walked the
+    worker's whole heap: 0.2-0.6 s of CPU. (pytest's private name: if it changes, five again.)"""
+    try:
+        from _pytest import unraisableexception
+    except ImportError:
+        return
+
+    def collect(iterations: int) -> None:
+        for _ in range(iterations):
+            if not gc.collect():
+                break
+
+    if callable(getattr(unraisableexception, "gc_collect_harder", None)):
+        unraisableexception.gc_collect_harder = collect
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Textual memoizes a colour sum per StylesCache (an lru_cache on a method: 1024 keys
+    holding their instance), so each worker kept a thousand dead widgets' rendered lines, half
+    its heap, for every later collection to walk. Let go after each test."""
+    styles = sys.modules.get("textual._styles_cache")
+    cached = getattr(getattr(styles, "StylesCache", None), "get_inner_outer", None)
+    if callable(getattr(cached, "cache_clear", None)):
+        cached.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def sim_server() -> Iterator[SimProcess]:
     """One simulator for the whole test session: unthrottled, no TTFT."""
@@ -70,16 +122,34 @@ def sim(sim_server: SimProcess) -> SimProcess:
     return sim_server
 
 
+@pytest.fixture(scope="session")
+def demo_repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's repository as `spark-pair demo` makes it, once a session: each test's `repo`
+    is a copy of its own."""
+    from spark_pair.cli.commands.demo import make_repo
+
+    return make_repo(tmp_path_factory.mktemp("demo-template"))
+
+
+@pytest.fixture(scope="session")
+def runs_repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The end-to-end tests' repository (support.runs), once a session, copied per test."""
+    from support.runs import make_runs_repo
+
+    return make_runs_repo(tmp_path_factory.mktemp("runs-template") / "repo")
+
+
 @pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_repo_template: Path) -> Path:
     """The demo's git repository in tmp_path, spark-pair's home beside it and no model settings
     from the environment (the app's tests; a test module with its own `repo` fixture wins)."""
-    from spark_pair.cli.commands.demo import make_repo
+    from support.runs import copy_repo
 
     monkeypatch.setenv("SPARK_PAIR_HOME", str(tmp_path / "home"))
     for var in ("SPARK_PAIR_BASE_URL", "SPARK_PAIR_MODEL", "SPARK_PAIR_TRANSPORT"):
         monkeypatch.delenv(var, raising=False)
-    return make_repo(tmp_path)
+    return copy_repo(demo_repo_template,
+                     Path(tempfile.mkdtemp(prefix="spark-pair-demo-", dir=tmp_path)))
 
 
 @pytest.fixture

@@ -9,13 +9,15 @@ import time
 from collections.abc import Iterator
 
 import httpx
-import openai
 import pytest
 import websockets
+from support.lazy import Lazy
 
 from spark_pair.base.errors import ConnectionFailed
 from spark_pair.sim import faults, replies, schedule, turns
 from spark_pair.sim.process import SimProcess
+
+openai = Lazy("openai")  # imported by the tests that use it
 
 MODEL = "gpt-5.3-codex-spark"
 SCRIPTED = "Hello from the simulator: ünïcode ✓, \"quotes\", new\nlines.\n"
@@ -34,7 +36,8 @@ def _close_sdk_clients() -> Iterator[None]:
 
 def sdk(sim: SimProcess, key: str = "test-key", retries: int = 0) -> openai.OpenAI:
     client = openai.OpenAI(base_url=sim.base_url + "/v1", api_key=key, max_retries=retries,
-                           http_client=httpx.Client(trust_env=False, timeout=10))
+                           http_client=httpx.Client(trust_env=False, timeout=10,
+                                                    verify=False))  # plain http
     _OPEN.append(client)
     return client
 
@@ -325,7 +328,7 @@ RESP_BODY = {"model": MODEL, "stream": True, "input": "hi"}
 
 
 def http(sim: SimProcess, timeout: float = 5.0) -> httpx.Client:
-    return httpx.Client(base_url=sim.base_url, trust_env=False, timeout=timeout)
+    return httpx.Client(base_url=sim.base_url, trust_env=False, timeout=timeout, verify=False)
 
 
 def wait_until(condition, timeout: float = 5.0) -> None:

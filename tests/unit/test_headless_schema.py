@@ -8,6 +8,7 @@ from importlib import resources
 
 import jsonschema
 import pytest
+from support.runs import BY_TYPE, check_line
 
 from spark_pair.base.errors import PolicyRefused, RateLimited
 from spark_pair.edits.ops import Create, Delete, Hunk, HunkHeader, Modify, OpKind
@@ -100,6 +101,39 @@ def test_schema_rejects_unknown_fields_and_types() -> None:
     assert not v.is_valid({"type": "stale", "t": 0, "path": "a", "index": None, "extra": 1})
     assert not v.is_valid({"type": "nonsense", "t": 0})
     assert v.is_valid({"type": "stale", "t": 0, "path": "a", "index": None})
+
+
+def test_the_schema_is_one_branch_per_line_type() -> None:
+    """The end-to-end tests check a line against the branch its type names (support.runs):
+    the oneOf's verdict only while each branch is a type of its own that it requires."""
+    s = schema()
+    names = [ref["$ref"].removeprefix("#/$defs/") for ref in s["oneOf"]]
+    assert all(list(ref) == ["$ref"] for ref in s["oneOf"])
+    assert sorted(names) == sorted(s["$defs"]) and len(set(names)) == len(names)
+    for name in names:
+        branch = s["$defs"][name]
+        assert branch["properties"]["type"] == {"const": name}, name
+        assert "type" in branch["required"], name
+    assert sorted(BY_TYPE) == sorted(names)
+
+
+def test_a_line_checked_by_its_type_gets_the_whole_schemas_verdict() -> None:
+    lines = [{"t": 0.5, **obj} for obj in map(event_to_dict, EVENTS) if obj is not None]
+    stale = {"type": "stale", "t": 0, "path": "a", "index": None}
+    cases = [*lines, stale, {**stale, "extra": 1}, {**stale, "type": "hunk"}, {**stale, "t": -1},
+             {k: v for k, v in stale.items() if k != "type"}, {**stale, "type": "nonsense"},
+             {**stale, "type": None}, {**lines[0], "turn_id": 7}]
+    verdicts = []
+    for line in cases:
+        try:
+            check_line(line)
+        except (jsonschema.ValidationError, AssertionError):
+            verdicts.append(False)
+        else:
+            verdicts.append(True)
+    whole = validator()
+    assert verdicts == [whole.is_valid(line) for line in cases]
+    assert verdicts.count(True) == len(lines) + 1  # the events' lines and the plain stale
 
 
 def test_create_and_delete_count_the_hunk_lines_their_diff_had() -> None:
