@@ -67,7 +67,7 @@ async def test_the_followed_diff_keeps_its_last_rows_in_view_as_the_review_pane_
     """The review pane appears with the first operation and grows with each one after, taking
     rows from the live diff: every frame painted after such a layout shows the diff's last
     row while the diff follows the reply."""
-    demo_sim.configure(tps=1500)
+    demo_sim.configure(tps=600)
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
         diff = app.main.query_one(DiffView)
