@@ -105,7 +105,8 @@ class ChosenFiles:
             plan = await self.screen.driver.plan(text, list(pinned), (), wait=False)
             if plan is None:
                 return list(pinned)
-            self.draft, self.plan = text, plan
+            if self.plan is None or self.draft != text:  # (the settled draft's may have come)
+                self.draft, self.plan = text, plan
         extra = [p for p in self.kept() if p not in pinned]
         return [*pinned, *extra]
 
