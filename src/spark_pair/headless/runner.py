@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .. import __version__
 from ..base.errors import Cancelled, CommitError, SparkPairError, UsageError
 from ..base.exitcodes import ExitCode, exit_code_for
-from ..base.gcpolicy import collect_from_here as _collect_from_here
+from ..base.gcpolicy import started as _started
 from ..edits.parse_events import HunkStarted, LineAdded
 from ..protocol.events import (
     Completed,
@@ -218,7 +218,7 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
             stop.session = rt.session  # a stop from here on cancels the turn
             if opts.leave is not None and not opts.check:  # the command exits after this
                 rt.session.remember = False  # turn: nothing to keep
-                _collect_from_here()
+            _started()  # collections on again (with --check too: its rounds make garbage)
             report = _Reporter(opts, out, jl, diag, root, rt.settings, t0, dog)
             report.client = rt.client
             reports.append(report)
