@@ -96,6 +96,11 @@ def test_telemetry_off_sends_nothing_even_with_an_endpoint_in_the_environment(si
     assert receiver.bodies == []
 
 
+# what the note says when the 1 s exit budget ran out: before the answer was logged, or before
+# the SDK had loaded and sent at all (a loaded machine)
+OUT_OF_TIME = ("no answer", "did not finish within 1 s")
+
+
 def test_an_endpoint_that_is_down_refuses_or_hangs_costs_a_bounded_wait_and_one_note(sim, tmp_path):
     from support.promstack import free_port
 
@@ -109,9 +114,9 @@ def test_an_endpoint_that_is_down_refuses_or_hangs_costs_a_bounded_wait_and_one_
     assert proc.returncode == 0, proc.stderr  # the turn's own exit code: a dry run, ok
     notes = [line for line in proc.stderr.splitlines() if "telemetry" in line]
     assert len(notes) == 1 and down in notes[0] and "dropped" in notes[0], proc.stderr
-    # the cause in plain words (refused, or no answer in time when the budget ran out first),
-    # not the SDK's own log line
-    assert ("connection refused" in notes[0] or "no answer" in notes[0]) and \
+    # the cause in plain words (refused, or no answer in time when the budget ran out first,
+    # or the whole end past its budget on a busy machine), not the SDK's own log line
+    assert any(why in notes[0] for why in ("connection refused",) + OUT_OF_TIME) and \
         "HTTPConnectionPool" not in notes[0] and "Transient" not in notes[0], notes
     assert "Traceback" not in proc.stderr
     assert took < 8, took  # the start-up, the turn, and at most the 1 s exit budget
@@ -122,7 +127,7 @@ def test_an_endpoint_that_is_down_refuses_or_hangs_costs_a_bounded_wait_and_one_
     notes = [line for line in proc.stderr.splitlines() if "telemetry" in line]
     assert len(notes) == 1 and "dropped" in notes[0], proc.stderr  # ...and said once
     # its answer in plain words (or no answer, when the budget ran out before it was logged)
-    assert ("answered Service Unavailable" in notes[0] or "no answer" in notes[0]) and \
+    assert any(why in notes[0] for why in ("answered Service Unavailable",) + OUT_OF_TIME) and \
         "retrying" not in notes[0], notes
     with socket.socket() as silent:  # takes the connection and never answers
         silent.bind(("127.0.0.1", 0))
