@@ -18,11 +18,12 @@ if TYPE_CHECKING:  # httpx loads with the first HTTP client (never on the WS pat
 
 
 def sent_trace(call: Callable[[], None]) -> dict[str, Any]:
-    """httpx request extensions that call `call()` once the request is sent whole on an open
-    connection (after connecting and TLS; before any answer)."""
+    """httpx request extensions that call `call()` as the request starts going out on an open
+    connection (after connecting and TLS; before its first byte is written, so the server's
+    clock never starts before ours)."""
 
     async def trace(name: str, info: dict[str, Any]) -> None:
-        if name.endswith("send_request_body.complete"):  # http11. or http2.
+        if name.endswith("send_request_headers.started"):  # http11. or http2.
             call()
 
     return {"trace": trace}
@@ -61,8 +62,8 @@ async def post_sse(http: httpx.AsyncClient, url: str, body: dict[str, Any], *,
                    ) -> AsyncGenerator[list[str] | None, None]:
     """POST `body` as JSON and yield None once the server has taken the request (its answer's
     headers are in), then the SSE data payloads of each read (a batch: what arrived per
-    wake-up, protocol.batches); raise a ModelError on failure. `on_sent()` is called once the
-    request went out whole.
+    wake-up, protocol.batches); raise a ModelError on failure. `on_sent()` is called as the
+    request starts going out on an open connection.
 
     A `read_timeout_s` below the client's own read timeout caps this request's (a retry near
     the retry deadline)."""
