@@ -384,14 +384,6 @@ def tls_context() -> Any:
     return ctx
 
 
-def no_tls_context() -> Any:
-    """For a client that talks plain http only: a TLS context that trusts no CA, made without
-    the CA load (tens of ms of CPU); were TLS ever asked of it, it would refuse every peer."""
-    import ssl
-
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # (verifies certificates and host names)
-
-
 def connect_timeout(url: str, seconds: float) -> StreamTimeout:
     """Connecting took too long: a timeout, so it is retried."""
     return StreamTimeout(f"could not connect to {url} within {seconds:g} s (connect timeout)",
