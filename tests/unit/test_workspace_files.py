@@ -100,3 +100,42 @@ def test_read_text_refuses_paths_outside_the_repo_and_git(tmp_path):
     for bad in ("../secret.txt", str(tmp_path / "secret.txt"), "link.txt", ".git/config"):
         with pytest.raises(PathRefused):
             read_text(root, bad)
+
+
+def test_uncommitted_lines_asks_git_again_only_when_head_or_a_file_changed(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan of an edited file asks for its changed lines each time: git runs once per state
+    of HEAD and the files, and the answer follows a same-size edit, a commit and a reset."""
+    from spark_pair.base import git as base_git
+    from spark_pair.workspace.files import uncommitted_lines
+
+    me = ("-c", "user.name=Pat", "-c", "user.email=pat@example.invalid")
+    a = repo / "src" / "a.py"
+    a.write_text("a = 1\nb = 2\nc = 3\n")
+    git(repo, *me, "commit", "-qam", "start")
+    runs: list[tuple[str, ...]] = []
+    real = base_git.run_git
+
+    def counted(cwd: Path, *args: str, **kw):  # type: ignore[no-untyped-def]
+        runs.append(args)
+        return real(cwd, *args, **kw)
+
+    monkeypatch.setattr(base_git, "run_git", counted)
+    a.write_text("a = 1\nb = 9\nc = 3\n")
+    assert uncommitted_lines(repo, ["src/a.py"]) == {"src/a.py": (2,)}
+    assert uncommitted_lines(repo, ["src/a.py"]) == {"src/a.py": (2,)}
+    assert len(runs) == 1  # the same HEAD and content: no second git process
+    a.write_text("a = 1\nb = 2\nc = 9\n")  # same size, at once: the content says it changed
+    assert uncommitted_lines(repo, ["src/a.py"]) == {"src/a.py": (3,)}
+    git(repo, *me, "commit", "-qam", "edit")
+    assert uncommitted_lines(repo, ["src/a.py"]) == {}
+    assert len(runs) == 3
+    git(repo, "reset", "-q", "--soft", "HEAD~")  # HEAD moves back, the file stays
+    assert uncommitted_lines(repo, ["src/a.py"]) == {"src/a.py": (3,)}
+    assert len(runs) == 3  # the state of the same-size edit's answer, kept
+    git(repo, "pack-refs", "--all")  # the branch only in packed-refs
+    assert uncommitted_lines(repo, ["src/a.py"]) == {"src/a.py": (3,)}
+    git(repo, *me, "commit", "-qam", "again")
+    git(repo, "pack-refs", "--all")
+    assert uncommitted_lines(repo, ["src/a.py"]) == {}
+    assert len(runs) == 5
