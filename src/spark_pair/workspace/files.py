@@ -175,7 +175,7 @@ def _diff_key(root: Path, paths: list[str]) -> tuple | None:
                 ref = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
             except OSError:
                 ref = "none"
-    files = []
+    files: list[object] = []
     for rel in paths:
         digest = content_hash(read_regular(root, rel, MAX_FILE_BYTES))
         if digest is None:  # not a regular file in reach: what stat says of the path
