@@ -108,6 +108,37 @@ async def test_a_draft_shows_what_it_sends_of_a_large_file(repo: Path, sim: SimP
         assert pane.border_subtitle.endswith(f"{tokens_label(chosen.sends)} tok")
 
 
+async def test_a_chosen_file_changed_on_disk_shows_what_its_new_content_sends(
+        repo: Path, sim: SimProcess) -> None:
+    """The draft stays as it is and its large chosen file doubles on disk: the row's figures
+    follow the file (they once kept those of its first content: what went and its size)."""
+    from spark_pair.ui.widgets.files import tokens_label
+
+    big_module(repo)
+    app = make_app(repo, sim, prompt="", files=(),
+                   **{"context.budget_tokens": "1500", "context.map_tokens": "0"})
+    async with app.run_test(size=(200, 50)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository open")
+        app.main.query_one(Prompt).focus()
+        app.main.query_one(Prompt).value = "rename helper_1500 in helpers.py"
+        pane = app.main.query_one(FilesPane)
+
+        def big() -> object:
+            return next((c for c in pane.chosen if c.path == "helpers.py" and c.regions), None)
+
+        await until(pilot, big, "the draft's own spans")
+        first = big().tokens
+        (repo / "helpers.py").write_text("".join(
+            f"def helper_{n}(value):\n    return value * {n}\n\n" for n in range(6000)))
+        await until(pilot, lambda: big() is not None and big().tokens > first * 1.8,
+                    "the figures of the file as it is now")
+        now = big()
+        assert any(a <= 4501 <= b for a, b in now.regions)  # def helper_1500, still
+        await until(pilot, lambda: f"({tokens_label(now.tokens)} whole)" in screen_text(app),
+                    "the new size on screen")
+        assert f"({tokens_label(first)} whole)" not in screen_text(app)
+
+
 def test_a_chosen_file_keeps_what_the_last_request_sent_until_the_draft_s_own_spans() -> None:
     from spark_pair.ui.widgets.files import Chosen, file_rows
 
