@@ -37,6 +37,14 @@ async def tried_and_rolled_back(pilot, app) -> None:
     await until(pilot, lambda: "not kept: rolled back" in notice(app), "the roll back")
 
 
+def stored(repo: Path) -> tuple[list[str], list[str]]:
+    """Each stored turn's status, and `-c`'s lines of them."""
+    with SessionStore() as store:
+        (info,) = store.listed(str(repo))
+        turns = store.turns(info.id)
+    return [t.status for t in turns], earlier_lines(turns, info.name, "")
+
+
 def stats_json() -> dict:
     result = CliRunner().invoke(cli, ["stats", "--json", "--since", "all"])
     assert result.exit_code == 0, result.output
@@ -59,11 +67,8 @@ async def test_a_rolled_back_try_is_stored_told_and_counted_as_rolled_back(
     sent = json.dumps(edit_bodies(sim)[1])
     # the next request says the change was rolled back, and why (the check's failing line)
     assert "then rolled back" in sent and FAILS in sent
-    with SessionStore() as store:
-        (info,) = store.listed(str(calc_repo))
-        turns = store.turns(info.id)
-    assert [t.status for t in turns] == ["rolled_back", "applied"]
-    lines = earlier_lines(turns, info.name, "")
+    statuses, lines = stored(calc_repo)
+    assert statuses == ["rolled_back", "applied"]
     assert "→ rolled back calc.py" in lines[1] and "→ applied calc.py" in lines[2]
     report = stats_json()
     assert report["turns"]["applied_turns"] == 1  # the kept turn only
@@ -147,11 +152,8 @@ async def test_a_turn_undone_with_plain_undo_is_stored_told_and_counted_as_undon
     sent = json.dumps(edit_bodies(sim)[1])
     assert "then undone by the user" in sent
     assert "Outcome of your previous reply: applied to calc.py." not in sent
-    with SessionStore() as store:
-        (info,) = store.listed(str(calc_repo))
-        turns = store.turns(info.id)
-    assert [t.status for t in turns] == ["undone", "applied"]
-    lines = earlier_lines(turns, info.name, "")
+    statuses, lines = stored(calc_repo)
+    assert statuses == ["undone", "applied"]
     assert "→ undone calc.py" in lines[1] and "→ applied calc.py" in lines[2]
     report = stats_json()
     assert report["turns"]["applied_turns"] == 1  # the redone turn
