@@ -56,21 +56,3 @@ async def test_prewarm_ms_0_sends_no_draft(repo: Path, demo_sim: SimProcess) -> 
         await pilot.press(*"rename foo")
         await pilot.pause(0.6)
         assert len(warms(demo_sim)) == 1
-
-
-async def test_a_settled_draft_is_built_once_for_the_files_pane_and_its_pre_warm(
-        repo: Path, demo_sim: SimProcess) -> None:
-    """The pane's figures and the pre-warm's request of one still draft come from one build."""
-    from spark_pair.workspace.preview import builds_of
-
-    app = make_app(repo, demo_sim, prompt="", transport="ws", **{"context.auto": "true"})
-    async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.main.driver.session is not None, "the open repository")
-        await until(pilot, lambda: len(warms(demo_sim)) == 1, "the start-up pre-warm")
-        await typed(pilot, PROMPT)
-        chooser = app.main.chooser
-        await until(pilot, lambda: [w for w in warms(demo_sim) if PROMPT in texts(w["body"])]
-                    and chooser.sends, "the draft's pre-warm and the pane's figures")
-        builds = builds_of(app.main.driver.runtime.workspace)
-        assert (builds.built, builds.shared) == (1, 1)
-        assert "inventory.py" in chooser.sends  # what the pane shows came of that build

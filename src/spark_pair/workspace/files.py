@@ -131,79 +131,13 @@ def uncommitted(root: Path, limit: int = 5, within_s: float = 3600.0) -> list[st
 MAX_CHANGED_LINES = 60  # changed lines of one file kept as its focus, at most
 
 
-_KEPT_DIFFS = 8  # answers of `uncommitted_lines` kept, the newest
-_diffs: dict[tuple, dict[str, tuple[int, ...]]] = {}
-
-
 def uncommitted_lines(root: Path, paths: list[str]) -> dict[str, tuple[int, ...]]:
     """The lines of each of `paths` that differ from HEAD (git's view of the working tree,
     `git diff -U0`), in file order, 1-based; a file git does not track or that has no change
-    is left out ({} outside git). Git runs again only when HEAD or one of the files changed
-    (their contents are compared: a plan of a large edited file reads it, no git process)."""
+    is left out ({} outside git)."""
     if not paths:
         return {}
-    key = _diff_key(Path(root), paths)
-    if key is not None and key in _diffs:
-        return _diffs[key]
-    found = _changed_lines(Path(root), paths)
-    if key is not None:
-        _diffs[key] = found
-        while len(_diffs) > _KEPT_DIFFS:
-            del _diffs[next(iter(_diffs))]
-    return found
-
-
-def _diff_key(root: Path, paths: list[str]) -> tuple | None:
-    """What `git diff HEAD -- paths` depends on: the commit HEAD names (HEAD and its branch's
-    ref read, or the packed refs' stat with its inode: git replaces the file to change it) and
-    each file's content; None when that cannot be read plainly (a .git file, git's variables)."""
-    from ..edits.paths import content_hash, read_regular
-
-    if any(name in os.environ for name in _GIT_PLACES) or any(
-            name.startswith("GIT_CONFIG") for name in os.environ):
-        return None
-    git_dir = root / ".git"
-    head = _small(git_dir / "HEAD")
-    if head is None:
-        return None
-    ref: object = None
-    if head.startswith(b"ref: "):
-        ref = _small(git_dir / head[5:].strip().decode("utf-8", "replace"))
-        if ref is None:  # packed (or no commit yet)
-            try:
-                info = os.stat(git_dir / "packed-refs")
-                ref = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-            except OSError:
-                ref = "none"
-    files: list[object] = []
-    for rel in paths:
-        digest = content_hash(read_regular(root, rel, MAX_FILE_BYTES))
-        if digest is None:  # not a regular file in reach: what stat says of the path
-            try:
-                info = os.lstat(root / rel)
-                files.append((info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns,
-                              info.st_ctime_ns))
-            except OSError:
-                files.append(None)
-        else:
-            files.append(digest)
-    return (str(root), tuple(paths), head, ref, tuple(files))
-
-
-def _small(path: Path) -> bytes | None:
-    """The bytes of a small regular file of git's (a ref), else None (never a read that
-    blocks: a FIFO is not opened)."""
-    try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > 4096:
-            return None
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
-def _changed_lines(root: Path, paths: list[str]) -> dict[str, tuple[int, ...]]:
-    res = _git(root, "diff", "-U0", "--no-color", "--no-ext-diff", "HEAD", "--", *paths)
+    res = _git(Path(root), "diff", "-U0", "--no-color", "--no-ext-diff", "HEAD", "--", *paths)
     if res is None or res.returncode != 0:
         return {}
     out: dict[str, list[int]] = {}
