@@ -20,7 +20,7 @@ import httpx
 import websockets
 
 from spark_pair.protocol.chat import stream_chat
-from spark_pair.protocol.client import ClientOptions, ModelClient
+from spark_pair.protocol.client import ClientOptions, ModelClient, _common_prefix
 from spark_pair.protocol.events import Completed, Message, TextDelta, TurnRequest
 from spark_pair.protocol.http_common import post_sse
 from spark_pair.protocol.items import Deltas
@@ -163,6 +163,20 @@ async def turn_time(base: str, transport: str, runs: int, fresh: bool) -> float:
     return statistics.median(out)
 
 
+def replay_check(tokens: int) -> tuple[float, float]:
+    """Seconds the client spends checking a retry's replay against the text already shown:
+    a stream of `tokens` 4-character deltas, and the same text as one gathered read."""
+    text = "".join(chr(97 + (i * 7) % 26) for i in range(tokens * 4))
+    t0 = time.perf_counter()
+    for before in range(0, len(text), 4):
+        _common_prefix(text[before:before + 4], text[before:before + 4])
+    per_delta = time.perf_counter() - t0
+    again = text[:-1] + text[-1]  # the same text, another string (no identity shortcut)
+    t0 = time.perf_counter()
+    _common_prefix(again, text)
+    return per_delta, time.perf_counter() - t0
+
+
 async def main(args: argparse.Namespace) -> None:
     with SimProcess(tps=0, ttft_ms=0) as sim:
         base = sim.base_url
@@ -187,6 +201,9 @@ async def main(args: argparse.Namespace) -> None:
           "parse >= 20,000 tok/s)")
     print("turn ms = a 20-token turn on a kept client (warm WS socket / pooled HTTP); "
           "new conn = a new client and TCP connection per turn")
+    per_delta, gathered = replay_check(args.tokens)
+    print(f"a retry's replay of {args.tokens} tokens checked against the shown text: "
+          f"{per_delta * 1000:.2f} ms per delta, {gathered * 1e6:.1f} us as one read")
 
 
 if __name__ == "__main__":

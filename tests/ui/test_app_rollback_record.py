@@ -37,6 +37,14 @@ async def tried_and_rolled_back(pilot, app) -> None:
     await until(pilot, lambda: "not kept: rolled back" in notice(app), "the roll back")
 
 
+def stored(repo: Path) -> tuple[list[str], list[str]]:
+    """Each stored turn's status, and `-c`'s lines of them."""
+    with SessionStore() as store:
+        (info,) = store.listed(str(repo))
+        turns = store.turns(info.id)
+    return [t.status for t in turns], earlier_lines(turns, info.name, "")
+
+
 def stats_json() -> dict:
     result = CliRunner().invoke(cli, ["stats", "--json", "--since", "all"])
     assert result.exit_code == 0, result.output
@@ -59,11 +67,8 @@ async def test_a_rolled_back_try_is_stored_told_and_counted_as_rolled_back(
     sent = json.dumps(edit_bodies(sim)[1])
     # the next request says the change was rolled back, and why (the check's failing line)
     assert "then rolled back" in sent and FAILS in sent
-    with SessionStore() as store:
-        (info,) = store.listed(str(calc_repo))
-        turns = store.turns(info.id)
-    assert [t.status for t in turns] == ["rolled_back", "applied"]
-    lines = earlier_lines(turns, info.name, "")
+    statuses, lines = stored(calc_repo)
+    assert statuses == ["rolled_back", "applied"]
     assert "→ rolled back calc.py" in lines[1] and "→ applied calc.py" in lines[2]
     report = stats_json()
     assert report["turns"]["applied_turns"] == 1  # the kept turn only
@@ -116,3 +121,43 @@ async def test_a_round_rolled_back_with_its_task_is_recorded_for_each_turn(
     assert STRONG not in {t["model"] for t in report["tasks"]}
     (task,) = report["tasks"]
     assert task["tasks"] == 1 and task["green"] == 0
+
+
+async def kept(pilot, app, calc_repo: Path) -> None:
+    """alt+shift+a on the proposal: applied without a check."""
+    await until(pilot, lambda: proposed(app), "the proposal")
+    await pilot.press("alt+shift+a")
+    await until(pilot, lambda: turn_over(app) and calc(calc_repo) == "return a - b",
+                "the turn applied")
+
+
+async def test_a_turn_undone_with_plain_undo_is_stored_told_and_counted_as_undone(
+        calc_repo: Path, sim: SimProcess) -> None:
+    """/undo after a kept turn: the stored session, the next request and `stats` say undone;
+    a turn undone, then written again by /redo, is applied again."""
+    app = app_for(calc_repo, sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await kept(pilot, app, calc_repo)
+        await type_line(pilot, app, "/undo")
+        await until(pilot, lambda: "restored 1 file" in notice(app), "the undo")
+        assert calc(calc_repo) == "return 0"
+        await type_line(pilot, app, AGAIN)
+        await until(pilot, lambda: len(edit_bodies(sim)) == 2, "the next request")
+        await kept(pilot, app, calc_repo)
+        await type_line(pilot, app, "/undo")
+        await until(pilot, lambda: "restored 1 file" in notice(app), "the second undo")
+        await type_line(pilot, app, "/redo")
+        await until(pilot, lambda: "re-applied 1 file" in notice(app), "the redo")
+        assert calc(calc_repo) == "return a - b"
+    sent = json.dumps(edit_bodies(sim)[1])
+    assert "then undone by the user" in sent
+    assert "Outcome of your previous reply: applied to calc.py." not in sent
+    statuses, lines = stored(calc_repo)
+    assert statuses == ["undone", "applied"]
+    assert "→ undone calc.py" in lines[1] and "→ applied calc.py" in lines[2]
+    report = stats_json()
+    assert report["turns"]["applied_turns"] == 1  # the redone turn
+    assert report["turns"]["undone_turns"] == 1
+    assert report["turns"]["rolled_back_turns"] == 0
+    text = CliRunner().invoke(cli, ["stats", "--since", "all"]).output
+    assert "1 more undone (not counted)" in text

@@ -5,7 +5,9 @@ the repository the demo's, with a large module in the context and a small budget
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.apps import make_app, screen_text, until
@@ -17,9 +19,30 @@ from spark_pair.ui.widgets.prompt import Prompt
 PROMPT = "rename helper_1500 to helper_x"
 
 
-def big_module(root: Path) -> None:
+def big_module(root: Path, functions: int = 3000) -> None:
     (root / "helpers.py").write_text("".join(
-        f"def helper_{n}(value):\n    return value * {n}\n\n" for n in range(3000)))
+        f"def helper_{n}(value):\n    return value * {n}\n\n" for n in range(functions)))
+
+
+def drafting_app(repo: Path, sim: SimProcess):
+    big_module(repo)
+    return make_app(repo, sim, prompt="", files=(),
+                    **{"context.budget_tokens": "1500", "context.map_tokens": "0"})
+
+
+async def drafted(pilot, app) -> Callable[[], Any]:
+    """Type a draft naming helper_1500; returns the large file's row as the pane has it (its
+    own spans known)."""
+    await until(pilot, lambda: app.main.driver.session is not None, "the repository open")
+    app.main.query_one(Prompt).focus()
+    app.main.query_one(Prompt).value = "rename helper_1500 in helpers.py"
+    pane = app.main.query_one(FilesPane)
+
+    def big() -> Any:
+        return next((c for c in pane.chosen if c.path == "helpers.py" and c.regions), None)
+
+    await until(pilot, big, "the draft's own spans")
+    return big
 
 
 async def send(pilot, app) -> dict:
@@ -84,20 +107,10 @@ async def test_a_terminal_narrowed_after_the_request_gets_the_note(repo: Path,
 async def test_a_draft_shows_what_it_sends_of_a_large_file(repo: Path, sim: SimProcess) -> None:
     """While a prompt is typed, a large chosen file shows the tokens its request would send of
     it (of its whole size) and the lines, not only its size."""
-    big_module(repo)
-    app = make_app(repo, sim, prompt="", files=(),
-                   **{"context.budget_tokens": "1500", "context.map_tokens": "0"})
+    app = drafting_app(repo, sim)
     async with app.run_test(size=(200, 50)) as pilot:
-        await until(pilot, lambda: app.main.driver.session is not None, "the repository open")
-        app.main.query_one(Prompt).focus()
-        app.main.query_one(Prompt).value = "rename helper_1500 in helpers.py"
+        chosen = (await drafted(pilot, app))()
         pane = app.main.query_one(FilesPane)
-
-        def big() -> object:
-            return next((c for c in pane.chosen if c.path == "helpers.py" and c.regions), None)
-
-        await until(pilot, big, "the draft's own spans")
-        chosen = big()
         assert chosen.sends < chosen.tokens  # a part of it goes
         assert any(a <= 4501 <= b for a, b in chosen.regions)  # def helper_1500
         text = screen_text(app)
@@ -106,6 +119,26 @@ async def test_a_draft_shows_what_it_sends_of_a_large_file(repo: Path, sim: SimP
         assert re.search(rf"○ helpers\.py {tokens_label(chosen.sends)} *│", text)  # what goes
         assert "sends lines 1-" in text and f"({tokens_label(chosen.tokens)} whole)" in text
         assert pane.border_subtitle.endswith(f"{tokens_label(chosen.sends)} tok")
+
+
+async def test_a_chosen_file_changed_on_disk_shows_what_its_new_content_sends(
+        repo: Path, sim: SimProcess) -> None:
+    """The draft stays as it is and its large chosen file doubles on disk: the row's figures
+    follow the file (they once kept those of its first content: what went and its size)."""
+    from spark_pair.ui.widgets.files import tokens_label
+
+    app = drafting_app(repo, sim)
+    async with app.run_test(size=(200, 50)) as pilot:
+        big = await drafted(pilot, app)
+        first = big().tokens
+        big_module(repo, 6000)
+        await until(pilot, lambda: big() is not None and big().tokens > first * 1.8,
+                    "the figures of the file as it is now")
+        now = big()
+        assert any(a <= 4501 <= b for a, b in now.regions)  # def helper_1500, still
+        await until(pilot, lambda: f"({tokens_label(now.tokens)} whole)" in screen_text(app),
+                    "the new size on screen")
+        assert f"({tokens_label(first)} whole)" not in screen_text(app)
 
 
 def test_a_chosen_file_keeps_what_the_last_request_sent_until_the_draft_s_own_spans() -> None:

@@ -33,7 +33,8 @@ class Driver:
     async def draft_context(self, text: str, files: list[str]) -> Any:
         await self.context_gate.wait()
         return SimpleNamespace(partial={"helpers.py": [(1, 41), (4461, 4543)]},
-                               file_tokens={"helpers.py": 697})
+                               file_tokens={"helpers.py": 697},
+                               texts={"helpers.py": "x = 1\n" * 10000})
 
 
 async def test_a_pre_warm_planning_the_same_draft_meanwhile_leaves_its_spans_shown() -> None:
@@ -56,3 +57,20 @@ async def test_a_pre_warm_planning_the_same_draft_meanwhile_leaves_its_spans_sho
     [chosen] = chooser.chosen
     assert (chosen.path, chosen.sends, chosen.regions) == ("helpers.py", 697,
                                                            ((1, 41), (4461, 4543)))
+
+
+async def test_a_plan_for_another_draft_does_not_carry_the_last_draft_s_sizes() -> None:
+    """The pre-warm (or enter) plans a draft the pane has no plan for yet: the files it chose
+    show no figures of the draft before (they once kept its tokens and spans)."""
+    driver = Driver()
+    driver.context_gate.set()
+    driver.warm_gate.set()
+    chooser = ChosenFiles(SimpleNamespace(driver=driver, sent_context=lambda: []),
+                          on_change=lambda: None)
+    await asyncio.wait_for(chooser._plan(TEXT), 5)
+    assert chooser.chosen[0].sends == 697
+    assert await asyncio.wait_for(chooser.files_for("rename helper_9 in helpers.py", []),
+                                  5) == ["helpers.py"]
+    [chosen] = chooser.chosen
+    assert chosen.reason == "pre-warm"
+    assert (chosen.sends, chosen.regions) == (None, ())

@@ -573,3 +573,20 @@ def test_a_length_cut_says_whose_limit_ended_it(output, cap, counted, says, limi
     assert errors_map.output_limit_reached(err) is limit
     assert ("raising max_tokens will not help" in err.hint) is (not limit)
     assert "raise max_tokens" in first.hint  # before the count: the output limit, as sent
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab\u00e9\U0001f600", max_size=40),
+       st.text(alphabet="ab\u00e9\U0001f600", max_size=40), st.booleans())
+def test_common_prefix_is_the_length_of_the_shared_start(a: str, b: str, prefixed: bool) -> None:
+    """A retry's replay is checked against the text shown: equal texts, one a start of the
+    other (the fast path) and texts that part anywhere all give the shared start's length."""
+    from spark_pair.protocol.client import _common_prefix
+    if prefixed:
+        b = a + b  # a is a prefix of b
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    assert _common_prefix(a, b) == n
+    assert _common_prefix(b, a) == n
+    assert _common_prefix(a, a[:]) == len(a)

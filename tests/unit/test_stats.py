@@ -69,6 +69,15 @@ def test_cost_per_applied_turn_counts_all_edit_requests():
     assert turns.cost_per_turn == pytest.approx(0.0045)
 
 
+def test_undone_and_rolled_back_turns_are_counted_apart_from_the_applied_ones():
+    records = [rec(turn_id=t, task="edit") for t in ("t1", "t2", "t3", "t4")]
+    turns = build_report(records, PRICES, rolled_back={"t2", "t3"}, undone={"t3", "t4", "x"})
+    # t3 was rolled back (its undo is that roll back): counted once, as rolled back
+    got = turns.turns.as_dict()
+    assert (got["applied_turns"], got["rolled_back_turns"], got["undone_turns"]) == (1, 2, 1)
+    assert got["cost_per_turn_usd"] == pytest.approx(4 * 0.003)  # all four requests paid
+
+
 def test_no_turns_gives_no_cost_per_turn():
     report = build_report([rec()], PRICES)
     assert report.turns.applied_turns == 0 and report.turns.cost_per_turn is None

@@ -590,7 +590,10 @@ def _fill_stopped(rec: RequestRecord, watch: Stopwatch, chars: int,
 
 def _common_prefix(a: str, b: str) -> int:
     """Length of the common prefix of a and b."""
-    lo, hi = 0, min(len(a), len(b))
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:  # a retry's replay is most often the same text: one compare
+        return n
+    lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if a[:mid] == b[:mid]:

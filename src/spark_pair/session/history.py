@@ -21,11 +21,12 @@ from typing import Any
 
 from ..protocol.metrics import estimate_tokens
 from ..protocol.request import Message
-from ..store.sessions import ROLLED_BACK, StoredTurn
+from ..store.sessions import ROLLED_BACK, UNDONE, StoredTurn
 from ..workspace.prompt import History
 
 DROPPED = frozenset({"failed", "cancelled"})  # failed attempts: never resent
-STOOD_IN = frozenset({"rejected", "refused", "conflict", ROLLED_BACK})  # their text is not resent
+# their text is not resent
+STOOD_IN = frozenset({"rejected", "refused", "conflict", ROLLED_BACK, UNDONE})
 STAND_IN = "(my proposed edit was not applied; the note that follows says why)"
 CUT = "\n[... earlier part of this reply left out]"
 UNFIT_WHY = "its lines are not in the file as it is"
@@ -67,7 +68,7 @@ class SessionHistory(History):
             self.entries[-1].turn_id = turn_id or self.entries[-1].turn_id
 
     def mark(self, turn_id: str, status: str, outcome: str) -> None:
-        """A kept turn's outcome changed (applied, then rolled back)."""
+        """A kept turn's outcome changed (applied, then rolled back or undone)."""
         for t in self.entries:
             if turn_id and t.turn_id == turn_id:
                 t.status, t.outcome = status, outcome
@@ -151,6 +152,9 @@ def outcome_note(t: StoredTurn | Any) -> str:
     elif status == ROLLED_BACK:  # applied, then taken back: the files are as before it
         text = (f"Outcome of your previous reply: applied to {files or 'the files'}, then "
                 "rolled back (the user did not keep it; the files are as before it).")
+    elif status == UNDONE:  # applied, then /undo: the files are as before it
+        text = (f"Outcome of your previous reply: applied to {files or 'the files'}, then "
+                "undone by the user (the files are as before it).")
     elif status == "dry_run":
         text = "Outcome of your previous reply: checked but not applied (a dry run)."
     elif status == "no_changes":

@@ -192,6 +192,11 @@ class StoreWriter:
         """A turn applied, then rolled back after its check (stats: not an applied turn)."""
         self._pool.submit(self._keep, lambda store: store.record_rollback(turn_id))
 
+    def record_undo(self, turn_id: str, undone: bool = True) -> None:
+        """A turn applied, then undone by the user (stats: not an applied turn); `undone`
+        False: written again by /redo."""
+        self._pool.submit(self._keep, lambda store: store.record_undo(turn_id, undone))
+
     def _ensure_open(self) -> None:
         if self._store is None and not self._failed:
             self._store = self._open()

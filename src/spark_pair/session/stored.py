@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..base.errors import UsageError
 from ..store.sessions import (
     ROLLED_BACK,
+    UNDONE,
     SessionInfo,
     SessionStore,
     StoredTurn,
@@ -139,10 +140,25 @@ class StoredSession:
     def rolled_back(self, turn_id: str) -> str:
         """An applied turn was rolled back (its check failed): kept so; returns the note the
         next request tells the model (with the check's output, when it ran)."""
+        return self._status(turn_id, ROLLED_BACK)
+
+    def undone(self, turn_id: str, undone: bool = True) -> str:
+        """An applied turn of this session was undone by the user (/undo), or written again
+        (/redo: `undone` False); returns the note the next request tells the model ("" when
+        the turn is not one of this session's)."""
+        turn = next((t for t in self.turns if turn_id and t.turn_id == turn_id), None)
+        if turn is None:
+            return ""
+        if undone:
+            return self._status(turn_id, UNDONE) if turn.status == "applied" else ""
+        return self._status(turn_id, "applied") if turn.status in (UNDONE, ROLLED_BACK) else ""
+
+    def _status(self, turn_id: str, status: str) -> str:
+        """A kept turn's outcome changed: stored so; returns the model's note of it."""
         for t in self.turns:
             if t.turn_id == turn_id:
-                t.status = ROLLED_BACK
-        self._submit(lambda: self.store.set_status(self.info.id, turn_id, ROLLED_BACK))
+                t.status = status
+        self._submit(lambda: self.store.set_status(self.info.id, turn_id, status))
         return self._marked(turn_id)
 
     def _marked(self, turn_id: str) -> str:

@@ -29,7 +29,9 @@ SQL_CREATE = (
     " round INTEGER, model TEXT, turn_id TEXT, passed INTEGER, escalated INTEGER);"
     "CREATE INDEX IF NOT EXISTS rounds_ts ON rounds(ts);"
     # turns applied, then rolled back after their check failed (stats leaves them out)
-    "CREATE TABLE IF NOT EXISTS rollbacks (id INTEGER PRIMARY KEY, ts REAL, turn_id TEXT);")
+    "CREATE TABLE IF NOT EXISTS rollbacks (id INTEGER PRIMARY KEY, ts REAL, turn_id TEXT);"
+    # turns applied, then undone by the user (/undo; a /redo takes the row away)
+    "CREATE TABLE IF NOT EXISTS undos (id INTEGER PRIMARY KEY, ts REAL, turn_id TEXT);")
 
 
 def create(db: sqlite3.Connection) -> None:
@@ -49,6 +51,21 @@ def add_rollback(db: sqlite3.Connection, turn_id: str) -> None:
 
 def rollbacks(db: sqlite3.Connection, since: float | None = None) -> set[str]:
     out = db.execute("SELECT turn_id FROM rollbacks WHERE ts >= ?", (since or 0.0,))
+    return {turn_id for (turn_id,) in out}
+
+
+def add_undo(db: sqlite3.Connection, turn_id: str, undone: bool = True) -> None:
+    """A turn was undone (/undo), or written again (/redo, `undone` False: neither undone nor
+    rolled back any more)."""
+    if undone:
+        db.execute("INSERT INTO undos (ts, turn_id) VALUES (?, ?)", (time.time(), turn_id))
+    else:
+        db.execute("DELETE FROM undos WHERE turn_id = ?", (turn_id,))
+        db.execute("DELETE FROM rollbacks WHERE turn_id = ?", (turn_id,))
+
+
+def undos(db: sqlite3.Connection, since: float | None = None) -> set[str]:
+    out = db.execute("SELECT turn_id FROM undos WHERE ts >= ?", (since or 0.0,))
     return {turn_id for (turn_id,) in out}
 
 

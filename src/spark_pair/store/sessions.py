@@ -30,6 +30,7 @@ from .names import new_name
 SCHEMA_VERSION = 1
 FILE_NAME = "sessions.sqlite3"
 ROLLED_BACK = "rolled_back"  # a stored turn's status: applied, then rolled back (its check)
+UNDONE = "undone"  # a stored turn's status: applied, then undone by the user (/undo)
 FIX_ROUND = "After your change the check `"  # how a fix round's instruction starts
 
 @dataclass(slots=True)
@@ -268,7 +269,8 @@ class SessionStore:
                          (json.dumps(check), session, turn_id))
 
     def set_status(self, session: int, turn_id: str, status: str) -> None:
-        """A turn's outcome changed after it was stored (applied, then rolled back)."""
+        """A turn's outcome changed after it was stored (applied, then rolled back or undone,
+        or applied again by /redo)."""
         self._db.execute("UPDATE turns SET status = ? WHERE session = ? AND turn_id = ?",
                          (status, session, turn_id))
 

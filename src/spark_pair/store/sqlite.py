@@ -139,6 +139,18 @@ class RequestStore:
 
         return rounds.rollbacks(self._db, since)
 
+    def record_undo(self, turn_id: str, undone: bool = True) -> None:
+        """A turn applied, then undone by the user (/undo): not an applied turn; `undone`
+        False: written again (/redo), applied once more."""
+        from . import rounds
+
+        rounds.add_undo(self._db, turn_id, undone)
+
+    def undos(self, since: float | None = None) -> set[str]:
+        from . import rounds
+
+        return rounds.undos(self._db, since)
+
     def record_form(self, turn_id: str, model: str, form: Form) -> None:
         """Keep how well-formed a reply's diff was (stats: the per-model shares)."""
         from . import forms

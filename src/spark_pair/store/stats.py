@@ -172,6 +172,7 @@ class TurnCost:
     # requests that met a draft's pre-warm: "hit" / "prefix" / "miss" (protocol.client)
     prewarm: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PREWARM, 0))
     rolled_back: int = 0  # turns applied, then rolled back (a failing check): not counted
+    undone: int = 0  # turns applied, then undone by the user (/undo): not counted
 
     @property
     def prewarm_per_turn(self) -> float | None:
@@ -193,16 +194,20 @@ class TurnCost:
                 "tokens_per_turn": self.tokens_per_turn, "unpriced_requests": self.unpriced,
                 "prewarm_tokens": self.prewarm_tokens,
                 "prewarm_tokens_per_turn": self.prewarm_per_turn,
-                "prewarm": dict(self.prewarm), "rolled_back_turns": self.rolled_back}
+                "prewarm": dict(self.prewarm), "rolled_back_turns": self.rolled_back,
+                "undone_turns": self.undone}
 
 
 def turn_cost(records: Sequence[RequestRecord], prices: Prices,
-              rolled_back: Iterable[str] = ()) -> TurnCost:
-    """`rolled_back`: turn ids taken back after their check failed (not applied turns)."""
+              rolled_back: Iterable[str] = (), undone: Iterable[str] = ()) -> TurnCost:
+    """`rolled_back`: turn ids taken back after their check failed; `undone`: turn ids the
+    user undid (/undo). Neither is an applied turn (a turn in both counts as rolled back)."""
     out = TurnCost()
     turns = {r.turn_id for r in records if r.turn_id}
-    out.rolled_back = len(turns & set(rolled_back))
-    out.applied_turns = len(turns) - out.rolled_back
+    back = turns & set(rolled_back)
+    out.rolled_back = len(back)
+    out.undone = len((turns & set(undone)) - back)
+    out.applied_turns = len(turns) - out.rolled_back - out.undone
     for rec in records:
         met = rec.extra.get("prewarm")
         if met in out.prewarm:
@@ -240,7 +245,8 @@ class StatsReport:
 
 def build_report(records: Sequence[RequestRecord], prices: Prices,
                  by: Sequence[str] = ("model", "transport", "day"),
-                 since: float | None = None, rolled_back: Iterable[str] = ()) -> StatsReport:
+                 since: float | None = None, rolled_back: Iterable[str] = (),
+                 undone: Iterable[str] = ()) -> StatsReport:
     """Everything `spark-pair stats` shows, from the records (already filtered by time)."""
     unknown = [name for name in by if name not in KEYS]
     if unknown:
@@ -249,7 +255,7 @@ def build_report(records: Sequence[RequestRecord], prices: Prices,
     return StatsReport(
         total=summarize_group("all", records, prices),
         groups={name: group_by(records, name, prices) for name in by},
-        turns=turn_cost(records, prices, rolled_back),
+        turns=turn_cost(records, prices, rolled_back, undone),
         since=since,
         missing_prices=missing,
     )

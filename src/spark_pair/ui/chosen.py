@@ -10,9 +10,10 @@ before its plan came (an AI! comment, a quick enter) is planned first, in the tu
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..base.printable import shown
+from ..protocol.metrics import estimate_tokens
 from .host import Panes
 from .widgets.files import Chosen
 
@@ -23,6 +24,15 @@ if TYPE_CHECKING:
     from .driver import Driver
 
 SETTLE_S = 0.25  # the draft is planned once it has been still this long
+
+
+class Sends(NamedTuple):
+    """What a draft's request would send of a chosen file: its tokens, its regions when cut,
+    and the whole file's tokens (as it was when the request was built)."""
+
+    tokens: int
+    regions: tuple[tuple[int, int], ...]
+    whole: int
 
 
 class ChosenHost(Panes, Protocol):
@@ -43,8 +53,8 @@ class ChosenFiles:
         self.draft = ""  # the prompt text the chosen files are for
         self.plan: Plan | None = None  # the workspace's Plan for `draft` (None: none yet)
         self.dropped: set[str] = set()
-        self.sends: dict[str, tuple[int, tuple[tuple[int, int], ...]]] = {}  # path -> the
-        # tokens the draft's request would send of it, and its regions when cut
+        self.sends: dict[str, Sends] = {}  # path -> what the draft's request would send of it
+        # (of `plan`, as the file was when it was built)
         self._timer: Timer | None = None
 
     @property
@@ -53,8 +63,11 @@ class ChosenFiles:
             return []
         out = []
         for c in self.plan.found.files:
-            tokens, regions = self.sends.get(c.path, (None, ()))
-            out.append(Chosen(c.path, c.label, c.tokens, tokens, regions))
+            sends = self.sends.get(c.path)
+            if sends is None:
+                out.append(Chosen(c.path, c.label, c.tokens))
+            else:  # its whole size as the file was when what it sends was counted
+                out.append(Chosen(c.path, c.label, sends.whole, sends.tokens, sends.regions))
         return out
 
     def kept(self) -> list[str]:
@@ -92,9 +105,20 @@ class ChosenFiles:
         ctx = await self.screen.driver.draft_context(text, files)
         if ctx is None or self.plan is not plan:
             return
-        self.sends = {rel: (n, tuple(ctx.partial.get(rel, ())))
+        self.sends = {rel: Sends(n, tuple(ctx.partial.get(rel, ())),
+                                 estimate_tokens(ctx.texts.get(rel) or ""))
                       for rel, n in ctx.file_tokens.items()}
         self.on_change()
+
+    def files_changed(self, paths: set[str]) -> None:
+        """Files changed on disk: a chosen one's figures were counted from its old content,
+        so they go, and the draft is planned again (unless it is being typed: its plan comes)."""
+        if self.plan is None or paths.isdisjoint(self.plan.found.paths()):
+            return
+        self.sends = {rel: s for rel, s in self.sends.items() if rel not in paths}
+        self.on_change()
+        if self._timer is None and self.draft:
+            self._start(self.draft)
 
     async def files_for(self, prompt: str, pinned: Sequence[str]) -> list[str]:
         """What a turn for `prompt` sends: `pinned` and the chosen files not dropped (planned
@@ -106,7 +130,7 @@ class ChosenFiles:
             if plan is None:
                 return list(pinned)
             if self.plan is None or self.draft != text:  # (the settled draft's may have come)
-                self.draft, self.plan = text, plan
+                self.draft, self.plan, self.sends = text, plan, {}  # (another draft's sizes)
         extra = [p for p in self.kept() if p not in pinned]
         return [*pinned, *extra]
 

@@ -78,11 +78,13 @@ async def _undo(screen: CommandHost) -> None:
         screen.say(screen.busy("/undo"))
         return
     try:
-        restored = await screen.driver.undo()
+        undid = await screen.driver.undo()
     except SparkPairError as exc:
         screen.show_error(exc)
         return
+    _record_undo(screen.driver, undid.turn_id, True)
     note = await screen.commits.after_undo()
+    restored = undid.paths
     screen.say(f"restored {len(restored)} file(s): {', '.join(map(shown, restored))}"
                "; /redo writes them again" + (f"\n{note}" if note else ""))
     await _undone_shown(screen)
@@ -93,12 +95,27 @@ async def _redo(screen: CommandHost) -> None:
         screen.say(screen.busy("/redo"))
         return
     try:
-        written = await screen.driver.redo()
+        undid = await screen.driver.redo()
     except SparkPairError as exc:
         screen.show_error(exc)
         return
+    _record_undo(screen.driver, undid.turn_id, False)
+    written = undid.paths
     screen.say(f"re-applied {len(written)} file(s): {', '.join(map(shown, written))}")
     await _undone_shown(screen)
+
+
+def _record_undo(driver: Driver, turn_id: str, undone: bool) -> None:
+    """A turn undone by /undo (or written again by /redo, `undone` False) is kept so: in the
+    stored session, in the stats (not an applied turn) and, for a turn of this session, in
+    what the next request tells the model."""
+    runtime = driver.runtime
+    if not turn_id or runtime is None:
+        return
+    runtime.store.record_undo(turn_id, undone)
+    note = driver.stored.undone(turn_id, undone) if driver.stored is not None else ""
+    if note:
+        runtime.workspace.tell(note)
 
 
 async def _undone_shown(screen: CommandHost) -> None:

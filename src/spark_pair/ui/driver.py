@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from textual.message import Message
 from textual.message_pump import MessagePump
@@ -31,6 +31,7 @@ from .widgets.header import Connection
 
 if TYPE_CHECKING:
     from ..base.config import Settings
+    from ..edits.journal import Journal, TurnKind
     from ..protocol.client import ModelClient
     from ..session.events import SessionEvent
     from ..session.prewarm import FilesFor
@@ -355,22 +356,32 @@ class Driver:
             return False
         return not paths.isdisjoint(self.runtime.workspace.snapshot.paths())
 
-    async def undo(self, turn_id: str | None = None) -> list[str]:
+    async def undo(self, turn_id: str | None = None) -> Undid:
         """Restore the last applied turn's files, or `turn_id`'s (in a thread: journal lock,
-        fsync)."""
-        from ..edits.journal import Journal
+        fsync); with the turn it undid."""
+        from ..edits.journal import Journal, TurnKind
 
-        restored = await asyncio.to_thread(lambda: Journal(self.root).undo(turn_id))
-        await self.wrote(restored)
-        return restored
+        def run() -> Undid:
+            journal = Journal(self.root)
+            paths = journal.undo(turn_id)
+            return Undid(turn_id or _undone_by(journal, TurnKind.UNDO), paths)
 
-    async def redo(self) -> list[str]:
-        """Re-apply what the last undo restored (in a thread)."""
-        from ..edits.journal import Journal
+        undid = await asyncio.to_thread(run)
+        await self.wrote(undid.paths)
+        return undid
 
-        written = await asyncio.to_thread(lambda: Journal(self.root).redo())
-        await self.wrote(written)
-        return written
+    async def redo(self) -> Undid:
+        """Re-apply what the last undo restored (in a thread); with the turn written again."""
+        from ..edits.journal import Journal, TurnKind
+
+        def run() -> Undid:
+            journal = Journal(self.root)
+            paths = journal.redo()
+            return Undid(_undone_by(journal, TurnKind.REDO), paths)
+
+        undid = await asyncio.to_thread(run)
+        await self.wrote(undid.paths)
+        return undid
 
     async def wrote(self, paths: Sequence[str]) -> None:
         """spark-pair itself wrote these files: not a person's edit (`M`, "edited on disk")."""
@@ -392,6 +403,26 @@ class Driver:
 
         return await asyncio.to_thread(lambda: any(
             t.turn_id == turn_id and t.undone for t in Journal(self.root).list_turns()))
+
+
+class Undid(NamedTuple):
+    """What an undo or redo did: the applied turn it took back or wrote again ("" when the
+    journal cannot say) and the files it wrote."""
+
+    turn_id: str
+    paths: list[str]
+
+
+def _undone_by(journal: Journal, kind: TurnKind) -> str:
+    """The applied turn the journal's newest undo (`kind` UNDO) took back, or its newest redo
+    (REDO) wrote again: a redo undoes an undo, which undid the turn."""
+    turns = journal.list_turns()  # newest first
+    by_id = {t.turn_id: t for t in turns}
+    newest = next((t for t in turns if t.kind == kind), None)
+    undone = by_id.get(newest.undoes or "") if newest is not None else None
+    if kind == kind.REDO and undone is not None:
+        undone = by_id.get(undone.undoes or "")
+    return undone.turn_id if undone is not None else ""
 
 
 def describe(error: BaseException) -> str:

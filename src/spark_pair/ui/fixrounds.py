@@ -345,7 +345,7 @@ class AppFixRounds:
             try:
                 if await driver.undone(turn_id):
                     continue
-                restored = await driver.undo(turn_id)
+                restored = (await driver.undo(turn_id)).paths
             except SparkPairError as exc:
                 record_rollback(driver, back)
                 stays = _labels(self.turns[i::-1])

@@ -26,7 +26,7 @@ from textual.widgets.option_list import Option
 
 from ..base.errors import SparkPairError, UsageError
 from ..session.pick import Pick
-from ..store.sessions import ROLLED_BACK, is_fix_round
+from ..store.sessions import ROLLED_BACK, UNDONE, is_fix_round
 from .host import ScreenParts
 from .typed import typed_text
 
@@ -138,6 +138,11 @@ class AppStoredSession:
         """The turn was rolled back; returns what the model is told of it ("" when unknown)."""
         return "" if self.current is None else self.current.rolled_back(turn_id)
 
+    def undone(self, turn_id: str, undone: bool = True) -> str:
+        """The turn was undone by /undo (or written again by /redo, `undone` False); returns
+        what the model is told of it ("" when it is not one of this session's turns)."""
+        return "" if self.current is None else self.current.undone(turn_id, undone)
+
     async def close(self) -> None:
         stored, self.current = self.current, None
         if stored is not None:
@@ -174,6 +179,7 @@ def earlier_lines(turns: list[StoredTurn], name: str, model: str) -> list[str]:
                 "rejected": "rejected", "failed": "failed", "cancelled": "stopped",
                 "refused": "refused", "conflict": "did not apply",
                 ROLLED_BACK: "rolled back " + ", ".join(t.changed[:3]),
+                UNDONE: "undone " + ", ".join(t.changed[:3]),
                 "no_changes": "no change"}.get(t.status, t.status)
         unfit = sum(d.get("fate") == "unfit" for d in t.decisions)
         if unfit and t.status in ("rejected", "conflict"):  # the tool's refusal, not a person's

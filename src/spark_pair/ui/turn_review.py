@@ -339,7 +339,7 @@ class TurnReview:
     async def _rolled_back(self, turn_id: str) -> None:
         screen = self.screen
         try:
-            restored = await screen.driver.undo(turn_id)
+            restored = (await screen.driver.undo(turn_id)).paths
         except SparkPairError as exc:
             screen.show_error(exc)
             return

@@ -113,11 +113,10 @@ def render(report, console) -> None:
         say(console, f"Applied turns: {turns.applied_turns}; per turn "
                       f"{_fmt_num(turns.tokens_per_turn)} tokens, {priced} "
                       f"({turns.edit_requests} edit requests)"
-                      + (f"; {turns.rolled_back} more rolled back (not counted)"
-                         if turns.rolled_back else ""))
+                      + _not_counted(turns, " more"))
     else:
         say(console, "Applied turns: none recorded yet (cost per turn needs applied edits)"
-                     + (f"; {turns.rolled_back} rolled back" if turns.rolled_back else ""))
+                     + _not_counted(turns, ""))
     _prewarm_line(turns, console)
     for name, groups in report.groups.items():
         if groups:
@@ -129,6 +128,13 @@ def render(report, console) -> None:
         say(console, "  add to config (USD per million tokens), e.g.:", style="dim")
         for line in (f'[prices."{first}"]', "input_per_m = ...", "output_per_m = ..."):
             console.print(Text("    " + line, style="dim"), soft_wrap=True)  # copyable TOML
+
+
+def _not_counted(turns: stats.TurnCost, more: str) -> str:
+    """The turns applied, then rolled back or undone, said after the applied ones."""
+    parts = [f"{n}{more} {what}" for n, what in ((turns.rolled_back, "rolled back"),
+                                                (turns.undone, "undone")) if n]
+    return "; " + ", ".join(parts) + (" (not counted)" if more else "") if parts else ""
 
 
 def _prewarm_line(turns: stats.TurnCost, console) -> None:
@@ -185,12 +191,14 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
         review = shares(store.verdict_rows(since=since))
         tasks = task_stats(store.round_rows(since=since))
         rolled_back = store.rollbacks(since=since)
+        undone = store.undos(since=since)
         forms = form_shares(store.form_rows(since=since))
     finally:
         store.close()
     if task:
         records = [r for r in records if r.task == task]
-    report = stats.build_report(records, prices, by=by, since=since, rolled_back=rolled_back)
+    report = stats.build_report(records, prices, by=by, since=since, rolled_back=rolled_back,
+                                undone=undone)
     if as_json:
         click.echo(json.dumps({**report.as_dict(), "review": [s.as_dict() for s in review],
                                "tasks": [t.as_dict() for t in tasks],

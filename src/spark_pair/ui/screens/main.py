@@ -199,6 +199,7 @@ class MainScreen(Screen[None]):
     @on(Driver.FilesChanged)
     def _files_changed(self, message: Driver.FilesChanged) -> None:
         self.disk_marks.changed(message.paths)  # M: a person's change, as on disk now
+        self.chooser.files_changed(message.paths)  # a chosen file's figures follow its content
         if not message.paths.isdisjoint(self.context) or self.driver.shows(message.paths):
             self.prepare()
 
