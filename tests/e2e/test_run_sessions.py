@@ -248,3 +248,42 @@ def test_continue_and_session_together_answer_in_json_too(sim: SimProcess, repo:
     assert "--continue and --session" in lines[0]["message"]
     assert lines[-1]["exit_code"] == ExitCode.USAGE
     assert "--continue and --session" in done.stderr and not sim.requests()
+
+
+def test_a_turn_undone_with_spark_pair_undo_is_stored_told_and_counted_as_undone(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    """`spark-pair undo` outside the app, as the app's /undo: the stored session lists the turn
+    undone, `run -c` tells the model so, `stats` leaves it out of the applied turns; `redo`
+    makes it applied again."""
+    def cmd(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(cli() + list(args), cwd=repo, env=env_for(home, sim),
+                              capture_output=True, text=True, timeout=60)
+
+    def statuses() -> list[str]:
+        with sqlite3.connect(home / "data" / "sessions.sqlite3") as db:
+            return [s for (s,) in db.execute("SELECT status FROM turns ORDER BY seq")]
+
+    def turns() -> dict:
+        stats = cmd("stats", "--json")
+        assert stats.returncode == 0, stats.stderr
+        return __import__("json").loads(stats.stdout)["turns"]
+
+    sim.configure(replies=[{"match": "FSTRING", "text": GREET_DIFF}])
+    first = run(repo, home, sim, "FSTRING in greet", "-f", "a.py", "--apply", "--json")
+    assert first.returncode == 0, first.stderr
+    assert statuses() == ["applied"] and turns()["undone_turns"] == 0
+
+    undone = cmd("undo")
+    assert undone.returncode == 0, undone.stderr
+    assert "return 'hello ' + name" in (repo / "a.py").read_text()
+    assert statuses() == ["undone"]
+    assert turns()["undone_turns"] == 1 and turns()["applied_turns"] == 0
+    sim.clear_requests()
+    second = run(repo, home, sim, "now add a docstring", "-f", "a.py", "--continue", "--json")
+    assert second.returncode != ExitCode.USAGE, second.stderr
+    assert "then undone by the user" in _text(_inputs(sim)[-1])
+
+    redone = cmd("redo")
+    assert redone.returncode == 0, redone.stderr
+    assert statuses()[0] == "applied"
+    assert turns()["undone_turns"] == 0

@@ -274,6 +274,14 @@ class SessionStore:
         self._db.execute("UPDATE turns SET status = ? WHERE session = ? AND turn_id = ?",
                          (status, session, turn_id))
 
+    def mark_turn(self, turn_id: str, status: str, was: tuple[str, ...]) -> int:
+        """A turn's outcome changed, in whichever session holds it (`spark-pair undo` / `redo`
+        outside the app): only while its status is one of `was`; returns the rows changed."""
+        marks = ", ".join("?" * len(was))
+        cur = self._db.execute(f"UPDATE turns SET status = ? WHERE turn_id = ? AND status IN "
+                               f"({marks})", (status, turn_id, *was))
+        return cur.rowcount
+
     def turns(self, session: int) -> list[StoredTurn]:
         rows = self._db.execute(
             "SELECT seq, ts, turn_id, instruction, reply, model, status, decisions, changed,"

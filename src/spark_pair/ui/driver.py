@@ -31,7 +31,6 @@ from .widgets.header import Connection
 
 if TYPE_CHECKING:
     from ..base.config import Settings
-    from ..edits.journal import Journal, TurnKind
     from ..protocol.client import ModelClient
     from ..session.events import SessionEvent
     from ..session.prewarm import FilesFor
@@ -359,12 +358,12 @@ class Driver:
     async def undo(self, turn_id: str | None = None) -> Undid:
         """Restore the last applied turn's files, or `turn_id`'s (in a thread: journal lock,
         fsync); with the turn it undid."""
-        from ..edits.journal import Journal, TurnKind
+        from ..edits.journal import Journal
 
         def run() -> Undid:
             journal = Journal(self.root)
             paths = journal.undo(turn_id)
-            return Undid(turn_id or _undone_by(journal, TurnKind.UNDO), paths)
+            return Undid(turn_id or journal.last_undone(), paths)
 
         undid = await asyncio.to_thread(run)
         await self.wrote(undid.paths)
@@ -377,7 +376,7 @@ class Driver:
         def run() -> Undid:
             journal = Journal(self.root)
             paths = journal.redo()
-            return Undid(_undone_by(journal, TurnKind.REDO), paths)
+            return Undid(journal.last_undone(TurnKind.REDO), paths)
 
         undid = await asyncio.to_thread(run)
         await self.wrote(undid.paths)
@@ -413,16 +412,6 @@ class Undid(NamedTuple):
     paths: list[str]
 
 
-def _undone_by(journal: Journal, kind: TurnKind) -> str:
-    """The applied turn the journal's newest undo (`kind` UNDO) took back, or its newest redo
-    (REDO) wrote again: a redo undoes an undo, which undid the turn."""
-    turns = journal.list_turns()  # newest first
-    by_id = {t.turn_id: t for t in turns}
-    newest = next((t for t in turns if t.kind == kind), None)
-    undone = by_id.get(newest.undoes or "") if newest is not None else None
-    if kind == kind.REDO and undone is not None:
-        undone = by_id.get(undone.undoes or "")
-    return undone.turn_id if undone is not None else ""
 
 
 def describe(error: BaseException) -> str:

@@ -12,7 +12,7 @@ from ...base.exitcodes import report_errors
 from ...base.termwrap import say
 from ...headless.cliusage import JsonUsageCommand
 from ...headless.textfit import file_lines
-from .undo import _error_fields, _usage_json
+from .undo import _error_fields, _usage_json, record_undo
 
 
 @click.command("redo", cls=JsonUsageCommand, on_usage_error=_usage_json)
@@ -26,7 +26,7 @@ def command(force: bool, as_json: bool) -> None:
 
     Exit codes: 0 re-applied, 2 usage, 8 redo refused (nothing to redo, or a file changed since
     the undo: --force overwrites it)."""
-    from ...edits.journal import Journal
+    from ...edits.journal import Journal, TurnKind
     from ...workspace.files import find_root
 
     try:
@@ -36,6 +36,7 @@ def command(force: bool, as_json: bool) -> None:
         for rec in recovered:
             say(sys.stderr, rec.describe())
         written = journal.redo(force=force)
+        record_undo(journal.last_undone(TurnKind.REDO), False)
     except SparkPairError as exc:
         if as_json:
             click.echo(json.dumps({"error": _error_fields(exc)}))

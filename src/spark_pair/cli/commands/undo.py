@@ -93,6 +93,7 @@ def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool,
 
         check_state(journal.root)
     restored = journal.undo(turn_id, force=force)
+    record_undo(turn_id or journal.last_undone(), True)
     try:
         commit, reverted = _after_undo(journal, revert)
     except SparkPairError as exc:  # the files are restored all the same: said first
@@ -108,6 +109,32 @@ def _undo(list_: bool, turn_id: str | None, force: bool, as_json: bool,
                                "commit": commit, "revert": reverted}))
     else:
         click.echo("\n".join(file_lines(f"restored {len(restored)} file(s):", restored)))
+
+
+def record_undo(turn_id: str, undone: bool) -> None:
+    """The turn undone (`undone` False: written again by redo) said so where spark-pair keeps
+    turns, as the app's /undo does: its stored session lists it undone and `-c` tells the model,
+    `stats` leaves it out. Only stores that exist are touched; a store that cannot be written is
+    warned of (the files are restored all the same)."""
+    if not turn_id:
+        return
+    import sqlite3
+
+    from ...base import dirs
+    from ...store.sessions import FILE_NAME, ROLLED_BACK, UNDONE, SessionStore
+    from ...store.sqlite import RequestStore
+
+    try:
+        if (dirs.data_dir() / "requests.sqlite3").is_file():
+            with RequestStore() as requests:
+                requests.record_undo(turn_id, undone)
+        if (dirs.data_dir() / FILE_NAME).is_file():
+            with SessionStore() as sessions:
+                sessions.mark_turn(turn_id, *((UNDONE, ("applied",)) if undone
+                                              else ("applied", (UNDONE, ROLLED_BACK))))
+    except (SparkPairError, sqlite3.Error) as exc:
+        say(sys.stderr, f"the stored sessions and stats were not told of it: {exc}",
+            prefix="warning: ")
 
 
 def _after_undo(journal: Journal, revert: bool) -> tuple[str | None, str | None]:

@@ -78,6 +78,17 @@ class Journal(Recovering):
                                      "turn is applied; `spark-pair undo --list` shows the turns")
             return self._undo_turn(todo[0].turn_id, force, kind=TurnKind.REDO)
 
+    def last_undone(self, kind: TurnKind = TurnKind.UNDO) -> str:
+        """The applied turn the newest undo (`kind` UNDO) took back, or the newest redo (REDO)
+        wrote again: a redo undoes an undo, which undid the turn ("" when none is known)."""
+        turns = self.list_turns()  # newest first
+        by_id = {t.turn_id: t for t in turns}
+        newest = next((t for t in turns if t.kind == kind), None)
+        undone = by_id.get(newest.undoes or "") if newest is not None else None
+        if kind == TurnKind.REDO and undone is not None:
+            undone = by_id.get(undone.undoes or "")
+        return undone.turn_id if undone is not None else ""
+
     def files_of(self, turn_id: str) -> list[commits.TurnFile]:
         """The files a turn wrote, with their before-images (for a commit of the turn)."""
         return commits.turn_files(self.dir / turn_id)
