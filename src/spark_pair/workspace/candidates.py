@@ -39,7 +39,7 @@ from .gitlog import changed_with, recent_log
 from .layout import changelog_lines, changelogs, path_words
 from .lexical import lexical, terms
 from .naming import COMMIT_PREFIX, PATHISH, URL, identifiers, literals, named_paths, path_token
-from .pastcommits import like_commits
+from .pastcommits import like_commits, past_lines
 
 if TYPE_CHECKING:
     from .index import RepoIndex
@@ -193,10 +193,14 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
     log = recent_log(root, index)
     commits = [c.files for c in log]
     liked = like_commits(log, instruction, listed)
-    for rel, score, subject in liked[:LIKE_FILES]:
-        share = score / liked[0][1]
-        if share >= 0.5:
-            add(Candidate(rel, Why.LIKE, _short(subject), LIKE * share))
+    liked = [t for t in liked[:LIKE_FILES] if t[1] >= 0.5 * liked[0][1]]
+    # where those commits wrote in a file is where a like change goes (a changelog's entry
+    # goes at its top instead)
+    logs = path_words(listed).logs
+    where = past_lines(root, [(rel, shas) for rel, *_, shas in liked if rel not in logs])
+    for rel, score, subject, _ in liked:
+        add(Candidate(rel, Why.LIKE, _short(subject), LIKE * score / liked[0][1],
+                      where.get(rel, ())))
     for rel, share in changelogs(listed, commits):
         add(Candidate(rel, Why.LOG, f"in {share:.0%} of recent commits", 14.0,
                       changelog_lines(_head(root / rel))))
