@@ -99,3 +99,23 @@ def test_lines_found_all_over_a_file_say_nowhere(tmp_path: Path) -> None:
                          check=True).stdout.strip()
     assert past_lines(root, [("a.py", (sha,))]) == {"a.py": (7,)}
     assert past_lines(root, [("a.py", ("0" * 40,))]) == {}  # git fails: nothing, no error
+
+
+def test_a_test_that_comes_with_its_module_is_cut_where_recent_work_on_it_was(
+        tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    tests = "".join(f"def test_case{i}():\n    assert {i} == {i}\n\n\n" for i in range(300))
+    make_repo(root, {"src/termui.py": "def render_bar(width):\n    return '#' * width\n",
+                     "tests/test_termui.py": tests, "CHANGES.md": "# Changes\n"})
+    text = tests.replace("def test_case150():\n", "def test_bar_of_no_width():\n"
+                         "    assert termui.draw_empty() == ''\n\n\ndef test_case150():\n")
+    (root / "tests/test_termui.py").write_text(text)
+    commit_all(root, "Test an empty bar")
+    wrote = text.splitlines().index("def test_bar_of_no_width():") + 1
+    index = RepoIndex(root)
+    index.refresh()
+    got = {c.path: c for c in suggest(root, "make `render_bar` draw a frame", index).files}
+    index.close()
+    test = got["tests/test_termui.py"]
+    assert test.label == "test of src/termui.py"
+    assert wrote in test.lines  # neither its head nor its end: where it was last worked on

@@ -99,10 +99,10 @@ def past_lines(root: Path, picks: Sequence[tuple[str, tuple[str, ...]]]
         return {}
     from ..base.git import run_git
 
-    shas = list(dict.fromkeys(sha for sha, _ in sorted(wanted)))
+    ids = list(dict.fromkeys(sha for sha, _ in sorted(wanted)))
     paths = sorted({rel for _, rel in wanted})
     res = run_git(root, "show", "-U0", "--no-color", "--no-renames", "--no-ext-diff",
-                  "--format=%x01%H", *shas, "--", *paths, timeout=PAST_SECONDS)
+                  "--format=%x01%H", *ids, "--", *paths, timeout=PAST_SECONDS)
     if res is None or res.returncode != 0:
         return {}
     added: dict[tuple[str, str], list[str]] = {}
