@@ -35,11 +35,11 @@ from .finders import (
     tests_of,
     users,
 )
-from .gitlog import MAX_COMMIT_FILES, Commit, changed_with, recent_log
+from .gitlog import changed_with, recent_log
 from .layout import changelog_lines, changelogs, path_words
 from .lexical import lexical, terms
 from .naming import COMMIT_PREFIX, PATHISH, URL, identifiers, literals, named_paths, path_token
-from .pastcommits import PAST_COMMITS, like_commits, past_lines
+from .pastcommits import like_commits
 
 if TYPE_CHECKING:
     from .index import RepoIndex
@@ -193,14 +193,10 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
     log = recent_log(root, index)
     commits = [c.files for c in log]
     liked = like_commits(log, instruction, listed)
-    liked = [t for t in liked[:LIKE_FILES] if t[1] >= 0.5 * liked[0][1]]
-    # where those commits wrote in a file is where a like change goes (a changelog's entry
-    # goes at its top instead)
-    logs = path_words(listed).logs
-    where = past_lines(root, [(rel, shas) for rel, *_, shas in liked if rel not in logs])
-    for rel, score, subject, _ in liked:
-        add(Candidate(rel, Why.LIKE, _short(subject), LIKE * score / liked[0][1],
-                      where.get(rel, ())))
+    for rel, score, subject in liked[:LIKE_FILES]:
+        share = score / liked[0][1]
+        if share >= 0.5:
+            add(Candidate(rel, Why.LIKE, _short(subject), LIKE * share))
     for rel, share in changelogs(listed, commits):
         add(Candidate(rel, Why.LOG, f"in {share:.0%} of recent commits", 14.0,
                       changelog_lines(_head(root / rel))))
@@ -247,7 +243,6 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
             found.files.append(c)
     found.files = _with_bodies(index, found.files,
                                {(rel, line) for _, rel, line, score in defined if score >= 40})
-    found.files = _recent_lines(root, log, found.files, logs)
     found.withheld.extend(_named_but_unlisted(root, instruction, listed, skip))
     return found
 
@@ -328,21 +323,6 @@ def _with_bodies(index: RepoIndex, files: list[Candidate], defs: set[tuple[str, 
                 lines.update(dict.fromkeys([*range(n, end + 1, 8), end]))
         out.append(replace(c, lines=tuple(lines)) if len(lines) > len(c.lines) else c)
     return out
-
-
-def _recent_lines(root: Path, log: Sequence[Commit], files: list[Candidate],
-                  logs: Collection[str]) -> list[Candidate]:
-    """The candidates that no reason says where to look in (a test, a file changed with
-    another, a path) with the lines the latest commits that changed them wrote there: recent
-    work in a file is where the next often goes (a changelog: its top instead)."""
-    picks = []
-    for rel in [c.path for c in files if not c.lines and c.path not in logs]:
-        shas = tuple(c.sha for c in log if rel in c.files
-                     and len(c.files) <= MAX_COMMIT_FILES)[:PAST_COMMITS]
-        if shas:
-            picks.append((rel, shas))
-    where = past_lines(root, picks)
-    return [replace(c, lines=where[c.path]) if c.path in where else c for c in files]
 
 
 def _named_but_unlisted(root: Path, instruction: str, listed: dict,

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 LOG_COMMITS = 1000  # recent commits read (merges left out)
 GIT_SECONDS = 10  # the git log's time, at most (a slower one: no history)
-LOG_FORMAT = "v3"  # the kept log's format (ids, subjects, paths), part of its key in the cache
+LOG_FORMAT = "v2"  # the kept log's format (subjects and paths), part of its key in the cache
 MAX_COMMIT_FILES = 12  # a commit changing more files (a sweep) says little about what goes together
 MIN_TOGETHER = 2  # commits that changed both files, at least
 MIN_SHARE = 0.4  # the share of a file's commits that changed the other one too, at least
@@ -36,7 +36,6 @@ LOCK_FILES = frozenset({"cargo.lock", "package-lock.json", "yarn.lock", "pnpm-lo
 class Commit(NamedTuple):
     subject: str  # the first line of its message
     files: frozenset[str]  # the paths it changed
-    sha: str = ""  # its id
 
 
 _last: tuple[dict, str, str, list[Commit]] | None = None  # listed, root, head, commits
@@ -67,16 +66,15 @@ def recent_log(root: Path, index: RepoIndex) -> list[Commit]:
         key = f"{head}:{LOG_FORMAT}"
         log = index.commit_log(key)
         if log is None:
-            raw = git_ok(root, "log", f"-n{LOG_COMMITS}", "--no-merges", "--format=%x01%H %s",
+            raw = git_ok(root, "log", f"-n{LOG_COMMITS}", "--no-merges", "--format=%x01%s",
                          "--name-only", "--no-renames", "HEAD", timeout=GIT_SECONDS)
             log = raw.decode("utf-8", "replace") if raw is not None else ""
             if raw is not None:
                 index.keep_commit_log(key, log)
         commits = []
         for chunk in log.split("\x01")[1:]:
-            first, _, paths = chunk.partition("\n")
-            sha, _, subject = first.partition(" ")
-            commits.append(Commit(subject.strip(), frozenset(paths.split("\n")) - {""}, sha))
+            subject, _, paths = chunk.partition("\n")
+            commits.append(Commit(subject.strip(), frozenset(paths.split("\n")) - {""}))
     _last = (listed, str(root), head, commits)
     return commits
 
