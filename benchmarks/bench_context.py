@@ -21,6 +21,8 @@ turn), then:
   default budget is chosen from). `--budget N` sets the budget of the main figures, `--max-files
   N` the number of automatic files (`--budget 400000 --max-files 60 --budgets ''`: every file
   the rules find, sent whole, the ceiling of recall from choosing regions and budgets);
+- per kind of reason (`defines`, `like commit`, ...) and per rank: the files chosen, the share
+  the commit changed, and the changed files they brought (what a rule is worth);
 - with `--prefix`, the stable prefix: each subject typed in three steps in one workspace, the
   first two built as a draft's pre-warm builds them, the last as the turn: the share of the
   second pre-warm and of the turn that repeats the request before it from its start (what a
@@ -70,7 +72,7 @@ from spark_pair.workspace.prompt import Context
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # its siblings, when imported
-from context_report import LEGEND, regions_report, report  # noqa: E402
+from context_report import LEGEND, reasons_report, regions_report, report  # noqa: E402
 from context_select import RULE, git, instruction_of, select  # noqa: E402
 
 DATA = HERE / "context_commits.json"
@@ -506,6 +508,7 @@ def main() -> int:
         report(results, repos, f"Recall and precision ({load()})")
         print(LEGEND)
         regions_report(results, repos, data["repos"])
+        reasons_report(results)
         if args.json is not None:
             args.json.write_text(json.dumps([r.__dict__ | {"changed": sorted(r.changed)}
                                              for r in results], indent=1))
