@@ -18,7 +18,11 @@ turn), then:
   tokens (system prompt, map, files, instruction: what the server reads), median and largest;
   for naming and concept (the other) instructions, per set, and for the largest repository's
   naming ones; then region recall and the median request at each of `--budgets` (the curve the
-  default budget is chosen from). `--budget N` sets the budget of the main figures;
+  default budget is chosen from). `--budget N` sets the budget of the main figures, `--max-files
+  N` the number of automatic files (`--budget 400000 --max-files 60 --budgets ''`: every file
+  the rules find, sent whole, the ceiling of recall from choosing regions and budgets);
+- per kind of reason (`defines`, `like commit`, ...) and per rank: the files chosen, the share
+  the commit changed, and the changed files they brought (what a rule is worth);
 - with `--prefix`, the stable prefix: each subject typed in three steps in one workspace, the
   first two built as a draft's pre-warm builds them, the last as the turn: the share of the
   second pre-warm and of the turn that repeats the request before it from its start (what a
@@ -31,7 +35,8 @@ The repositories are read from git directories fetched beforehand (bare is fine)
 
     .venv/bin/python benchmarks/bench_context.py --mirror DIR [--work DIR]
         [--only requests,cobra] [--set tuning|held-out] [--commits N] [--langs] [--time]
-        [--time-only] [--rounds 5] [--budget N] [--budgets 2000,8000] [--json out.json] [-v]
+        [--time-only] [--rounds 5] [--budget N] [--max-files N] [--budgets 2000,8000]
+        [--json out.json] [-v]
     .venv/bin/python benchmarks/bench_context.py --select [--per-repo 20]   # rewrite the list
 
 `--langs` also runs the repositories in other languages than Python without tree-sitter (the
@@ -67,7 +72,7 @@ from spark_pair.workspace.prompt import Context
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # its siblings, when imported
-from context_report import LEGEND, regions_report, report  # noqa: E402
+from context_report import LEGEND, reasons_report, regions_report, report  # noqa: E402
 from context_select import RULE, git, instruction_of, select  # noqa: E402
 
 DATA = HERE / "context_commits.json"
@@ -460,6 +465,9 @@ def main() -> int:
                     help="also the share of a draft's request repeating the previous draft's")
     ap.add_argument("--budget", type=int, default=0,
                     help="the budget of the main figures (default: the [context] default)")
+    ap.add_argument("--max-files", type=int, default=0,
+                    help="automatic files at most (default: the [context] default); with a "
+                         "large --budget, what the rules find at all")
     ap.add_argument("--budgets", default="2000,4000,6000,8000,12000,16000,32000",
                     help="budgets of the recall/tokens curve (comma-separated; '' for none)")
     ap.add_argument("--json", type=Path, default=None, help="write every result here")
@@ -475,6 +483,8 @@ def main() -> int:
     ctx = settings.context
     if args.budget:
         ctx.budget_tokens = args.budget
+    if args.max_files:
+        ctx.max_files = args.max_files
     repos = [r for r in data["repos"]
              if (not args.only or any(o in r["name"] for o in args.only.split(",")))
              and (args.set is None or r["set"] == args.set)]
@@ -498,6 +508,7 @@ def main() -> int:
         report(results, repos, f"Recall and precision ({load()})")
         print(LEGEND)
         regions_report(results, repos, data["repos"])
+        reasons_report(results)
         if args.json is not None:
             args.json.write_text(json.dumps([r.__dict__ | {"changed": sorted(r.changed)}
                                              for r in results], indent=1))

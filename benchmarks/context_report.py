@@ -110,3 +110,35 @@ def regions_report(results: list[Result], repos: list[dict], every: list[dict]) 
             median = statistics.median([t for _, t in at])
             cells.append(f"{mean([a for a, _ in at]):>5.2f} / {median:>5.0f}")
         print(f"{label:<34} " + " ".join(f"{c:>13}" for c in cells))
+
+
+_KINDS = ("named", "defines", "uses", "edited", "earlier", "path", "words", "like commit",
+          "changelog", "test of", "changes with")
+
+
+def kind_of(reason: str) -> str:
+    """A reason's kind: its label without what it names (`defines parse_header`: defines)."""
+    return next((k for k in _KINDS if reason.startswith(k)), reason)
+
+
+def reasons_report(results: list[Result]) -> None:
+    """Per kind of reason and per rank: the files chosen, the share the commit changed, the
+    changed files (existing at the parent) they brought into the context, and of those the ones
+    with a line from inside the commit's hunks."""
+    print("\nWhat each reason brings (chosen files, the share the commit changed, changed files "
+          "sent)")
+    rows: dict[str, list[int]] = {}
+    for r in results:
+        for i, rel in enumerate(r.chosen):
+            first = 4 * (i // 4) + 1
+            for key in (kind_of(r.reasons.get(rel, "")), f"rank {first:>2}-{first + 3}"):
+                row = rows.setdefault(key, [0, 0, 0, 0])
+                row[0] += 1
+                row[1] += rel in r.changed
+                row[2] += rel in r.shown
+                row[3] += rel in r.regions
+    ranks = sorted(k for k in rows if k.startswith("rank"))
+    for key in [*(k for k in _KINDS if k in rows), *ranks]:
+        picked, changed, sent, hit = rows[key]
+        print(f"  {key:<12} {picked:>5} chosen  {changed / picked:>5.2f} changed  {sent:>4} "
+              f"changed files sent, {hit:>4} with a changed line")

@@ -256,3 +256,23 @@ def test_a_dotted_name_leads_to_the_files_that_write_it_so(tmp_path: Path) -> No
     got = found(root, "lib: use req.socket over deprecated req.connection")
     assert got["test/req.ip.js"] == "uses req.connection"
     assert not any(rel.startswith("lib/db") for rel in got)  # `connection` alone says little
+
+
+# --- module names --------------------------------------------------------------------------
+def test_a_module_named_as_code_leads_to_its_file(tmp_path: Path) -> None:
+    files = {f"lib/modules/{name}.py": f"def main():\n    return '{name}'\n"
+             for name in ("get_url", "apt", "copy", "uri")}
+    files["lib/utils/urls.py"] = "def fetch_url(url, timeout=10):\n    return url\n"
+    root = make_repo(tmp_path / "r", files)
+    got = found(root, "raise the default timeout of get_url's fetch_url call")
+    assert got["lib/modules/get_url.py"] == "path: get_url"  # neither defines nor holds a name
+    assert got["lib/utils/urls.py"] == "defines fetch_url"
+    assert "lib/modules/uri.py" not in got and "lib/modules/copy.py" not in got
+
+
+def test_a_module_name_many_files_share_leads_to_none(tmp_path: Path) -> None:
+    files = {f"pkg{i}/read_me.py": "x = 1\n" for i in range(5)}
+    root = make_repo(tmp_path / "r", files)
+    assert found(root, "clean up read_me in every package") == {}
+    one = make_repo(tmp_path / "s", {"src/read_me.py": "x = 1\n", "src/other.py": "y = 2\n"})
+    assert found(one, "clean up read_me") == {"src/read_me.py": "path: read_me"}

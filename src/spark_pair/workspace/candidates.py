@@ -30,6 +30,7 @@ from .files import uncommitted_lines
 from .finders import (
     WEAK_PATH,
     definers,
+    module_names,
     partial_definers,
     path_matches,
     tests_of,
@@ -130,6 +131,7 @@ LEXICAL = 16.0  # the score of the best file by the lexical ranking (the others:
 LEXICAL_FILES = 3  # files chosen by the lexical ranking, at most
 LEXICAL_LINES = 6  # its best lines added to those of a file's other reasons, at most
 BODY_LINES = 200  # lines of a named definition's body shown when its file is cut, at most
+MODULE = 40.0  # the score of a file whose name the instruction writes as code (`get_url`)
 LIKE = 30.0  # the score of the best file by the past commits like the instruction
 LIKE_FILES = 3  # files chosen by the past commits, at most
 LEADERS = 3  # the best-ranked files, whose companions (tests, history) come along
@@ -177,6 +179,8 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
     flags = literals(instruction, listed)
     for name, rel, lines in users(root, index, used, flags):
         add(Candidate(rel, Why.USES, name, 20.0, lines))
+    for rel, name in module_names(instruction, listed):
+        add(Candidate(rel, Why.PATH, name, MODULE))
     for rel, words, score in path_matches(instruction, listed):
         if score > WEAK_PATH or rel in scores:
             add(Candidate(rel, Why.PATH, " ".join(words), score))

@@ -176,6 +176,21 @@ def bases(word: str) -> set[str]:
     return out
 
 
+def module_names(instruction: str, listed: dict) -> list[tuple[str, str]]:
+    """(path, name) for files whose name without its suffix the instruction writes whole, a
+    name of several words (`get_url` for modules/get_url.py, `_termui_impl`): a module named
+    as code names its file, unless many files share the name."""
+    written = {w.lower().lstrip("_") for w in re.findall(r"[A-Za-z_][A-Za-z0-9_\-]*[A-Za-z0-9]",
+                                                       instruction)
+               if re.search(r"[A-Za-z0-9][_\-][A-Za-z0-9]", w)}
+    if not written:
+        return []
+    pw = path_words(listed)
+    out = [(rel, stem) for rel, stem in pw.stems.items()
+           if stem.lstrip("_") in written and pw.stem_count[stem] <= MAX_PATH_GROUP]
+    return sorted(out)
+
+
 def path_matches(instruction: str, listed: dict) -> list[tuple[str, list[str], float]]:
     """(path, matched words, score) for files whose path holds words of the instruction."""
     words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]{2,}", instruction)}
