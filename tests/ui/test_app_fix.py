@@ -358,3 +358,30 @@ async def test_a_reply_cut_by_the_context_window_is_offered_to_the_stronger_mode
         await until(pilot, lambda: proposed(app), "the stronger model's proposal")
         assert [b["model"] for b in edit_bodies(sim)] == ["gpt-5.3-codex-spark", STRONG]
         assert "context window" in notice(app)
+
+
+async def test_the_check_pane_and_the_stored_check_show_the_key_as_stars(
+        calc_repo: Path, sim: SimProcess, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A check that prints the key (whole lines, and a last line without its end, written in
+    pieces) shows *** in the pane, as `run --check` does, and the session stores ***."""
+    secret = "sk-app-check-secret-0123456789"
+    monkeypatch.setenv("SPARK_PAIR_API_KEY", secret)  # what the check's process inherits
+    script = ("import os, sys, time; k = os.environ['SPARK_PAIR_API_KEY']; print('key=' + k,"
+              " flush=True); sys.stdout.write('last ' + k[:6]); sys.stdout.flush();"
+              " time.sleep(0.2); sys.stdout.write(k[6:]); sys.exit(1)")
+    (calc_repo / "leak.py").write_text(script + "\n")
+    app = app_for(calc_repo, sim, **{"review.check": "python3 leak.py"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: proposed(app), "the first proposal")
+        await pilot.press("alt+t")
+        await until(pilot, lambda: isinstance(app.screen, CheckScreen) and
+                    app.screen.result is not None, "the failed check")
+        shown = "\n".join(app.screen.query_one("#check-output").lines)
+        assert "key=***" in shown and "last ***" in shown and secret[6:] not in shown
+        await pilot.press("alt+y")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    with SessionStore() as store:
+        (info,) = store.listed(str(calc_repo))
+        checks = [t.check for t in store.turns(info.id) if t.check]
+    assert checks and all(secret not in json.dumps(c) for c in checks)
+    assert "key=***" in checks[0]["tail"]

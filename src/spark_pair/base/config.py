@@ -498,6 +498,7 @@ def _interpolate(value: Any, env: Mapping[str, str], place: str, section: str, n
 def _check_literal_key(settings: Settings, path: Path, line: int, value: str) -> None:
     if _INTERP.fullmatch(value.strip()):
         return
+    add_secret(value)  # never shown, and scrubbed from what the model reads (the file may go)
     settings.model.api_key = ""
     _ignore_key_in_place(settings, f"{path}:{line}", f"{path}:{line}",
                          "api_key holds a literal key")

@@ -64,6 +64,20 @@ def redact(text: str, *secrets: str | None) -> str:
     return _KEYLIKE_RE.sub(r"\1\2***", text)
 
 
+MIN_SCRUBBED = 12  # a known key shorter than this is not scrubbed from what the model reads
+
+
+def scrub_keys(text: str) -> str:
+    """`text` for the model: every key this process knows (the environment's, the configured
+    one, a literal one a config file held) replaced by ***. Only those exact keys, and only
+    long ones: a placeholder key ("EMPTY") or a key-shaped word in code stays as it is."""
+    for secret in _known_keys():
+        secret = secret.strip()
+        if len(secret) >= MIN_SCRUBBED and secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
 MAX_EXCERPT_INPUT = 64 * 1024  # characters of a body an excerpt looks at: the rest is cut first
 
 

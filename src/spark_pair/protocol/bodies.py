@@ -5,14 +5,21 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .request import TurnRequest
+from ..base.errors import scrub_keys
+from .request import Message, TurnRequest
 
 if TYPE_CHECKING:
     from typing import Any
 
 
 def messages_of(request: TurnRequest) -> list[dict[str, str]]:
-    return [{"role": m.role, "content": m.content} for m in (*request.history, *request.new_input)]
+    return _items([*request.history, *request.new_input])
+
+
+def _items(messages: list[Message]) -> list[dict[str, str]]:
+    """The messages as sent: a known API key in any of them (a file, a check's output, an
+    instruction) goes as *** (base.errors.scrub_keys)."""
+    return [{"role": m.role, "content": scrub_keys(m.content)} for m in messages]
 
 
 def json_bytes(body: dict[str, Any]) -> bytes:
@@ -27,7 +34,8 @@ def json_bytes(body: dict[str, Any]) -> bytes:
 
 def chat_body(request: TurnRequest, model: str, max_tokens: int | None,
               temperature: float | None) -> dict[str, Any]:
-    messages = [{"role": "system", "content": request.instructions}] if request.instructions else []
+    messages = ([{"role": "system", "content": scrub_keys(request.instructions)}]
+                if request.instructions else [])
     body: dict[str, Any] = {"model": model, "messages": messages + messages_of(request),
                             "stream": True, "stream_options": {"include_usage": True}}
     if max_tokens is not None:
@@ -41,11 +49,10 @@ def responses_body(request: TurnRequest, model: str, max_tokens: int | None,
                    temperature: float | None, *, full: bool = True) -> dict[str, Any]:
     """The create body (without `stream`). full=False sends only the new input (for
     previous_response_id)."""
-    items = messages_of(request) if full else [
-        {"role": m.role, "content": m.content} for m in request.new_input]
+    items = messages_of(request) if full else _items(list(request.new_input))
     body: dict[str, Any] = {"model": model, "input": items}
     if request.instructions:
-        body["instructions"] = request.instructions
+        body["instructions"] = scrub_keys(request.instructions)
     if max_tokens is not None:
         body["max_output_tokens"] = max_tokens
     if temperature is not None:

@@ -26,6 +26,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..base.config import PROJECT_FILE
 from .files import uncommitted_lines
 from .finders import (
     WEAK_PATH,
@@ -204,7 +205,11 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
     for rel, share in changelogs(listed, commits):
         add(Candidate(rel, Why.LOG, f"in {share:.0%} of recent commits", 14.0,
                       changelog_lines(_head(root / rel))))
-    skip = set(pinned) | set(dropped)
+    # spark-pair's own config (the base URL, the key's variable) is no context of the task
+    # unless the instruction names it
+    config = {rel for rel in scores if rel.rsplit("/", 1)[-1].lower() == PROJECT_FILE
+              and all(c.why is not Why.NAMED for c in scores[rel])}
+    skip = set(pinned) | set(dropped) | config
     totals = {rel: _total(reasons) for rel, reasons in scores.items() if rel not in skip}
     leaders = [rel for rel in sorted(totals, key=lambda r: (-totals[r], r))[:LEADERS]
                if totals[rel] >= MIN_SCORE]

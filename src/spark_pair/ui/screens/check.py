@@ -24,6 +24,7 @@ from textual.strip import Strip
 from textual.widgets import Label, Log
 from textual.worker import WorkerCancelled, WorkerFailed
 
+from ...base.errors import redact
 from ...session.fixloop import environment_cause
 from ...workspace.checkrun import CheckResult, run_check
 from .. import bindings
@@ -46,6 +47,7 @@ class CheckLog(Log):
         return mark_edges(strip, cell_len(lines[scroll_y + y]), scroll_x, self.rich_style)
 
 
+HELD = 4096  # characters of a line without its end held back at most (then shown as it is)
 MIN_ROWS = 10  # the pane's height on a terminal too short to leave the prompt in view
 RUNNING_KEYS = "[b]alt+n[/b] stop the check and roll the turn back (byte for byte)"
 
@@ -124,12 +126,20 @@ class CheckScreen(ModalScreen[bool]):
     @work(group="check", exclusive=True, exit_on_error=False)
     async def _run(self) -> None:
         log = self.query_one(Log)
+        pending = ""  # the line being written: a key is redacted once its line is whole
 
         def show(text: str) -> None:
-            log.write(text)
+            nonlocal pending
+            pending += text
+            cut = pending.rfind("\n") + 1 or (len(pending) if len(pending) > HELD else 0)
+            if cut:
+                log.write(redact(pending[:cut]))
+                pending = pending[cut:]
 
         result = await run_check(self.command, self.cwd, timeout_s=self.timeout_s,
                                  on_output=show)
+        if pending:
+            log.write(redact(pending))
         self.result = result
         answer = None if self.settle is None else self.settle(result)
         if answer is True:
