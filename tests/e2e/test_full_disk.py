@@ -141,3 +141,24 @@ def test_a_failed_rollback_says_what_the_tree_holds_and_what_puts_it_back(
     assert undo.returncode == 0, undo.stderr
     assert tree(repo) == {"a.py": A_PY.encode(), "b.py": B_PY.encode()}
     assert Journal(repo, home / "data").list_turns() == []
+
+
+def test_a_spark_pair_home_that_is_a_file_is_a_config_error_everywhere(sim: SimProcess,
+                                                                        tmp_path: Path) -> None:
+    """SPARK_PAIR_HOME naming a file: run (text and JSON), stats and demo say so with a hint,
+    exit 3, no internal error; nothing is written into the repository."""
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    home = tmp_path / "home-file"
+    home.write_text("not a folder\n")
+    env = env_for(home, sim)
+    before = tree(repo)
+    for args in (["run", "hi", "-f", "a.py", "--apply"], ["run", "hi", "--json"], ["stats"],
+                 ["demo", "--headless", "--dir", str(tmp_path)]):
+        done = subprocess.run(cli() + args, cwd=repo, env=env, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == ExitCode.CONFIG, (args, done.stderr)
+        said = done.stdout + done.stderr
+        assert "which is a file, not a folder" in said and "hint:" in done.stderr
+        assert "internal error" not in said and "Traceback" not in said
+        assert done.stderr.count("which is a file") == 1  # said once
+    assert tree(repo) == before and home.read_text() == "not a folder\n"

@@ -8,7 +8,16 @@ from pathlib import Path
 
 def home_override() -> Path | None:
     value = os.environ.get("SPARK_PAIR_HOME", "").strip()
-    return Path(value).expanduser() if value else None
+    if not value:
+        return None
+    home = Path(value).expanduser()
+    if home.exists() and not home.is_dir():
+        from .errors import ConfigError
+
+        raise ConfigError(f"SPARK_PAIR_HOME is {home}, which is a file, not a folder",
+                          hint="point SPARK_PAIR_HOME at a folder (it is made when missing), "
+                               "or unset it for the default places")
+    return home
 
 
 def config_dir() -> Path:

@@ -187,10 +187,12 @@ def _end(code: int, status: str, turn_id: str | None, t0: float, message: str | 
 async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagnostics,
                t0: float, reports: list[_Reporter], stop: _Stop,
                dog: Watchdog | None = None) -> int:
+    from ..base.dirs import home_override
     from ..workspace.files import find_root_soon, plain_top
 
     if not opts.prompt.strip():
         raise UsageError("the prompt is empty", hint="spark-pair run 'what to change' [-f FILE]")
+    home_override()  # a SPARK_PAIR_HOME that is a file: said once, before anything opens
     cwd = opts.cwd or Path.cwd()
     top = plain_top(cwd)  # a plain look when it is certain, else git looks while the rest loads
     root_of = (lambda: top) if top is not None else find_root_soon(cwd)

@@ -19,7 +19,10 @@ def run_app(cwd: Path | None = None, *, overrides: dict[str, str] | None = None,
             prompt: str = "", files: list[str] | None = None, demo: DemoSimulator | None = None,
             root: Path | None = None, session: Choice | None = None) -> None:
     """Open the app in the repository of `cwd` (git top level; a plain folder works too)."""
+    from ..base.dirs import home_override
     from ..workspace.files import find_root
+
+    home_override()  # a SPARK_PAIR_HOME that is a file: said before the screen opens
     from .app import SparkPairApp
     from .screens.main import Launch
     from .textual_private import install_chord_parser

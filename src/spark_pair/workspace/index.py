@@ -18,6 +18,7 @@ over `MAX_INDEX_BYTES` are listed with a note saying why they are never sent on 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import stat
@@ -302,7 +303,8 @@ class RepoIndex:
                     pass
                 if attempt == 0:  # damaged or from another version: start it again
                     for suffix in ("", "-wal", "-shm"):
-                        Path(f"{self.cache}{suffix}").unlink(missing_ok=True)
+                        with contextlib.suppress(OSError):  # (no folder to hold it: memory)
+                            Path(f"{self.cache}{suffix}").unlink(missing_ok=True)
         db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self._ready_schema(db)
         return db

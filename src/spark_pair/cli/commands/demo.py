@@ -54,8 +54,10 @@ def command(tps: float, ttft_ms: float, transport: str, parent: Path | None,
     the scripted turn starts by itself; review it with the keys shown. Without a terminal (or
     with --headless / --json) one headless turn runs with the meter on stderr, shows the diff,
     applies it and prints where the repo is. Nothing outside the scratch repo is touched."""
+    from ...base.dirs import home_override
     from ...ui.launch import is_terminal
 
+    home_override()  # a SPARK_PAIR_HOME that is a file: said once, before anything starts
     if not (headless or as_json) and is_terminal():
         _app_demo(tps, ttft_ms, transport, parent)
         return
