@@ -107,3 +107,14 @@ def test_tiny_replies_are_left_out_of_the_tok_s_percentiles():
     assert (tps.count, tps.min, tps.p50) == (2, 1000.0, 1100.0)
     assert report.total.ok == 10 and report.total.ttft_ms.count == 10  # still counted there
     assert report.as_dict()["tps_min_output_tokens"] == 50
+
+
+def test_a_cost_nothing_priced_is_null_not_zero():
+    """Requests of a model without a price: the JSON cost is unknown (null), as the text's `-`;
+    one priced request makes it a number again."""
+    unpriced = [rec(turn_id="t1", task="edit", model="unknown")]
+    got = build_report(unpriced, PRICES).as_dict()
+    assert got["total"]["cost_usd"] is None and got["total"]["unpriced_requests"] == 1
+    assert got["turns"]["cost_usd"] is None and got["turns"]["cost_per_turn_usd"] is None
+    mixed = build_report([*unpriced, rec(turn_id="t1", task="edit")], PRICES).as_dict()
+    assert mixed["total"]["cost_usd"] == pytest.approx(0.003)

@@ -100,8 +100,14 @@ class Group:
             "error_classes": dict(self.error_classes), "retries": self.retries,
             "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
             "ttft_ms": self.ttft_ms.as_dict(), "tokens_per_s": self.tokens_per_s.as_dict(),
-            "cost_usd": round(self.cost, 6), "unpriced_requests": self.unpriced,
+            "cost_usd": _usd(self.cost, self.unpriced), "unpriced_requests": self.unpriced,
         }
+
+
+def _usd(cost: float, unpriced: int) -> float | None:
+    """A cost for JSON: null when nothing was priced (requests without a price and no cost:
+    unknown, not free), as the text report's `-`."""
+    return None if unpriced and not cost else round(cost, 6)
 
 
 def summarize_group(key: str, records: Sequence[RequestRecord], prices: Prices) -> Group:
@@ -189,8 +195,8 @@ class TurnCost:
     def as_dict(self) -> dict[str, object]:
         per = self.cost_per_turn
         return {"applied_turns": self.applied_turns, "edit_requests": self.edit_requests,
-                "cost_usd": round(self.cost, 6), "tokens": self.tokens,
-                "cost_per_turn_usd": None if per is None else round(per, 6),
+                "cost_usd": _usd(self.cost, self.unpriced), "tokens": self.tokens,
+                "cost_per_turn_usd": None if per is None else _usd(per, self.unpriced),
                 "tokens_per_turn": self.tokens_per_turn, "unpriced_requests": self.unpriced,
                 "prewarm_tokens": self.prewarm_tokens,
                 "prewarm_tokens_per_turn": self.prewarm_per_turn,
