@@ -97,3 +97,16 @@ async def test_the_demo_shows_the_instruction_it_sent(repo: Path, demo_sim: SimP
         assert "sent: " + PROMPT[:40] in screen_text(app)  # under the live diff
         await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_with_no_base_url_the_header_says_not_set_up_beside_the_notice(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runtime cannot open (no base URL): the header stops saying "opening"."""
+    monkeypatch.delenv("SPARK_PAIR_BASE_URL", raising=False)
+    app = SparkPairApp(Launch(root=repo, env={"SPARK_PAIR_API_KEY": "test-key"}))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.main.open_error is not None, "the open error")
+        await pilot.pause()
+        assert "no base URL is configured" in notice(app)
+        header = str(app.main.query_one(AppHeader).render())
+        assert "not set up" in header and "opening" not in header

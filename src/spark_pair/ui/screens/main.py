@@ -41,7 +41,7 @@ from ..typed import Typed, repaint_over
 from ..widgets.diff_view import DiffView
 from ..widgets.files import FilesPane
 from ..widgets.footer import AppFooter
-from ..widgets.header import AppHeader
+from ..widgets.header import AppHeader, Connection
 from ..widgets.meter import Meter
 from ..widgets.prompt import Prompt, SlashSuggester
 from ..widgets.review import ReviewPane
@@ -190,6 +190,8 @@ class MainScreen(Screen[None]):
     @on(Driver.OpenFailed)
     def _open_failed(self, message: Driver.OpenFailed) -> None:
         self.open_error = message.error
+        header = self.query_one(AppHeader)  # not "opening" for ever: the notice says why
+        header.connection = Connection(header.connection.transport, "not open")
         self.show_error(message.error)
 
     @on(Driver.ConnectionChanged)

@@ -21,6 +21,7 @@ STATES = {
     ConnectionStatus.FAILED: ("✗", "failed"),
     ConnectionStatus.ANSWERED_ERROR: ("✗", "error"),  # the words say which error
     "opening": ("◌", "opening"),
+    "not open": ("✗", "not set up"),  # the runtime could not open (the notice says why)
 }
 
 
@@ -29,7 +30,7 @@ class Connection:
     """A snapshot of the connection state, as the header shows it."""
 
     transport: str
-    state: ConnectionStatus | str  # a ConnectionStatus, or "opening" before the runtime
+    state: ConnectionStatus | str  # a ConnectionStatus, or "opening" / "not open" (no runtime)
     attempt: int = 0
     attempts: int = 0
     detail: str = ""
