@@ -96,3 +96,39 @@ def test_the_chord_parser_goes_where_the_linux_driver_builds_its_parser(
     monkeypatch.setattr(linux_driver, "XTermParser", linux_driver.XTermParser)
     install_chord_parser()
     assert linux_driver.XTermParser is ChordParser
+
+
+def parsed(parser: XTermParser, *reads: str) -> list[object]:
+    """Every token of `reads`, each one terminal read, then past the escape delay."""
+    tokens = [t for data in reads for t in parser.feed(data)]
+    time.sleep(constants.ESCAPE_DELAY + 0.05)
+    return tokens + list(parser.tick())
+
+
+PASTED = "first \x1b[31mred\x1b[0m word\rsecond line\r"  # (a terminal pastes a newline as \r)
+WRAPPED = f"\x1b[200~{PASTED}\x1b[201~"
+
+
+def test_textual_alone_reads_the_rest_of_a_paste_with_an_escape_as_keys() -> None:
+    """What the chord parser works around (when this fails, Textual keeps such a paste whole
+    itself and the filter can go)."""
+    keys = keys_of(parsed(XTermParser(), WRAPPED))
+    assert "enter" in keys and "s" in keys
+
+
+@pytest.mark.parametrize("cut", [None, 1, 3, 6, 9, 12, 30, len(WRAPPED) - 5, len(WRAPPED) - 3,
+                                 len(WRAPPED) - 1])
+def test_a_paste_with_escapes_arrives_as_one_paste_without_them(cut: int | None) -> None:
+    from textual import events
+
+    reads = [WRAPPED] if cut is None else [WRAPPED[:cut], WRAPPED[cut:]]
+    tokens = parsed(ChordParser(), "a", *reads, "b")
+    pastes = [t.text for t in tokens if isinstance(t, events.Paste)]
+    assert pastes == [PASTED.replace("\x1b", "")]
+    assert keys_of(tokens) == ["a", "b"]  # nothing of the paste went as a key
+
+
+def test_escapes_outside_a_paste_are_read_as_before() -> None:
+    """(a paste's start marker cut short is no paste: no text is held back or lost)"""
+    want = ["x", "circumflex_accent", "left_square_bracket", "2", "0", "0", "alt+p"]
+    assert parsed_keys(ChordParser(), "x\x1b[200", "\x1bp") == want

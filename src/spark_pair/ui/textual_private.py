@@ -10,6 +10,9 @@ tests/ui/test_textual_private.py fails when a Textual upgrade changes what is us
   `ESC` + one key, this parser ends the pending sequence as its escape delay would (the tick,
   through `_timeout_time`), so the first chord arrives as alt+a. `install_chord_parser` puts
   it into Textual's Linux driver (a module global it reads when its input thread starts).
+  It also takes the ESC bytes out of a bracketed paste (text copied with colours in it): at an
+  ESC inside a paste Textual's parser reads on as a key sequence and sends the rest of the
+  paste as keys (its newlines as enter, which sent a turn). Many terminals drop them too.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from textual.widget import Widget
 
 ESC = "\x1b"
 OPENERS = "[O"  # ESC [ and ESC O begin longer sequences, never an alt chord
+PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"  # what a terminal wraps a paste in
 
 
 def anchor_released(widget: Widget) -> bool:
@@ -36,11 +40,15 @@ class ChordParser(XTermParser):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._last2 = ""  # the last two characters fed
+        self._pasting = False  # inside a bracketed paste
+        self._seen = ""  # outside one: the last characters passed on (a start split in two)
+        self._held = ""  # inside one: a part of its end marker, until the next read
 
     def feed(self, data: str) -> Iterable[Message]:
         if not data:  # the end of input
-            yield from super().feed(data)
+            yield from super().feed(self._held + data)
             return
+        data = self._paste_without_escapes(data)
         start = 0
         for i, ch in enumerate(data):
             if ch != ESC or (self._last2 + data[:i])[-2:-1] != ESC:
@@ -55,6 +63,34 @@ class ChordParser(XTermParser):
         self._last2 = (self._last2 + data)[-2:]
         if start < len(data):
             yield from super().feed(data[start:])
+
+
+    def _paste_without_escapes(self, data: str) -> str:
+        """`data` with the ESCs inside a bracketed paste left out (its end marker kept)."""
+        text, self._held, out, i = self._held + data, "", [], 0
+        while i < len(text):
+            if not self._pasting:
+                seen = self._seen + text[i:]
+                at = seen.find(PASTE_START)
+                if at < 0:
+                    out.append(text[i:])
+                    self._seen = seen[-(len(PASTE_START) - 1):]
+                    break
+                end = at + len(PASTE_START) - len(self._seen) + i  # (in `text`)
+                out.append(text[i:end])
+                i, self._pasting, self._seen = end, True, ""
+                continue
+            at = text.find(PASTE_END, i)
+            if at < 0:  # the paste goes on; a part of its end marker waits for the rest
+                rest = text[i:]
+                keep = next((n for n in range(min(len(rest), len(PASTE_END) - 1), 0, -1)
+                             if PASTE_END.startswith(rest[-n:])), 0)
+                out.append(rest[:len(rest) - keep].replace(ESC, ""))
+                self._held = rest[len(rest) - keep:]
+                break
+            out.append(text[i:at].replace(ESC, "") + PASTE_END)
+            i, self._pasting = at + len(PASTE_END), False
+        return "".join(out)
 
 
 def install_chord_parser() -> None:
