@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import select
 import signal
 import subprocess
 import sys
@@ -64,12 +65,23 @@ def test_sigkill_at_every_kind_of_step_leaves_old_or_new_and_recovers(tmp_path, 
     rng = random.Random(3)
     points = sorted(set(rng.sample(range(2, steps), min(38, steps - 2))) | {1, steps, steps + 1})
     outcomes = []
-    for n, kill_at in enumerate(points):
-        base = tmp_path / f"t{n}"
-        setup(base / "repo")
-        done = run([str(base / "repo"), str(base / "data"), "kill", str(kill_at)])
-        assert done.returncode == (0 if kill_at > steps else -signal.SIGKILL), done.stderr
-        outcomes.append(check_and_restore(base, old, new))
+    with subprocess.Popen([sys.executable, WORKER, "serve"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as forks:
+        assert forks.stdin is not None and forks.stdout is not None
+        try:
+            for n, kill_at in enumerate(points):
+                base = tmp_path / f"t{n}"
+                setup(base / "repo")
+                forks.stdin.write(f"{base / 'repo'}\t{base / 'data'}\t{kill_at}\n")
+                forks.stdin.flush()
+                ready, _, _ = select.select([forks.stdout], [], [], 30)
+                assert ready, f"no word from the process killed at step {kill_at}"
+                code = int(forks.stdout.readline())
+                assert code == (0 if kill_at > steps else -signal.SIGKILL), kill_at
+                outcomes.append(check_and_restore(base, old, new))
+        finally:
+            forks.stdin.close()
+            forks.wait(timeout=30)
     assert "committed" in outcomes and "rolled back" in outcomes
     assert len(outcomes) >= 40
 
