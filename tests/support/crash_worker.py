@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import time
+import traceback
 from pathlib import Path
 
 from spark_pair.edits.apply import apply_turn
@@ -78,7 +79,10 @@ def serve() -> None:
             try:
                 apply_killed(Path(root), Path(data), int(value) if mode == "kill" else -1)
                 code = 0
+            except BaseException:
+                traceback.print_exc()  # (on stderr, which the test shows when it fails)
             finally:
+                sys.stderr.flush()
                 os._exit(code)
         if mode == "after":
             time.sleep(float(value))
