@@ -1,16 +1,22 @@
-"""`spark-pair undo` as a user runs it: a subprocess in a real git repo, SPARK_PAIR_HOME set."""
+"""`spark-pair undo` and `redo` as a user runs them, in a real git repo, SPARK_PAIR_HOME set: the
+first test runs each as a process of its own; the others run the same command lines in this
+process (click's runner: the same exit codes and output, without a new interpreter each)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
+from click.testing import CliRunner
 
 from spark_pair.base.exitcodes import ExitCode
+from spark_pair.cli.main import main
 from spark_pair.edits.apply import apply_turn
 from spark_pair.edits.journal import Journal
 from spark_pair.edits.ops import Create, Hunk, Modify
@@ -33,15 +39,34 @@ def repo(tmp_path, env) -> Path:
     return root
 
 
-def undo(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def process(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`spark-pair ARGS` as a process of its own."""
     return subprocess.run(
-        [sys.executable, "-c", "from spark_pair.cli.main import main; main()", "undo", *args],
+        [sys.executable, "-c", "from spark_pair.cli.main import main; main()", *args],
         cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+class Ran(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(cwd: Path, env: dict[str, str], *args: str) -> Ran:
+    """`spark-pair ARGS` run from `cwd` in this process."""
+    with contextlib.chdir(cwd):
+        result = CliRunner(env=env).invoke(main, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+def undo(cwd: Path, env: dict[str, str], *args: str) -> Ran:
+    return cli(cwd, env, "undo", *args)
 
 
 def apply(repo: Path, env: dict[str, str], ops) -> str:
@@ -58,19 +83,19 @@ def test_undo_from_a_subdirectory_restores_the_last_turn(repo, env):
             Create("src/new.py", "print('hi')\n"),
         ],
     )
-    listed = undo(repo / "src", env, "--list", "--json")
+    listed = process(repo / "src", env, "undo", "--list", "--json")
     assert listed.returncode == 0, listed.stderr
     turns = json.loads(listed.stdout)["turns"]
     assert [t["turn_id"] for t in turns] == [turn] and sorted(turns[0]["files"]) == [
         "src/app.py",
         "src/new.py",
     ]
-    done = undo(repo / "src", env, "--json")
+    done = process(repo / "src", env, "undo", "--json")
     assert done.returncode == 0, done.stderr
     assert sorted(json.loads(done.stdout)["restored"]) == ["src/app.py", "src/new.py"]
     assert (repo / "src" / "app.py").read_text() == "x = 1\ny = 2\n"
     assert not (repo / "src" / "new.py").exists()
-    again = undo(repo, env)
+    again = process(repo, env, "undo")
     assert again.returncode == ExitCode.UNDO and "nothing to undo" in again.stderr
     assert "Traceback" not in again.stderr
 
@@ -149,26 +174,12 @@ def test_redo_after_undo_reapplies_exactly_and_then_has_nothing_left(repo, env):
     apply(repo, env, [Modify("src/app.py", [Hunk(None, None, None, None, ["-x = 1", "+x = 10"])]),
                       Create("src/new.py", "print('hi')\n")])
     assert undo(repo, env).returncode == 0
-    redone = subprocess.run(
-        [sys.executable, "-c", "from spark_pair.cli.main import main; main()", "redo", "--json"],
-        cwd=repo / "src",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    redone = process(repo / "src", env, "redo", "--json")
     assert redone.returncode == 0, redone.stderr
     assert sorted(json.loads(redone.stdout)["reapplied"]) == ["src/app.py", "src/new.py"]
     assert (repo / "src" / "app.py").read_text() == "x = 10\ny = 2\n"
     assert (repo / "src" / "new.py").read_text() == "print('hi')\n"
-    again = subprocess.run(
-        [sys.executable, "-c", "from spark_pair.cli.main import main; main()", "redo"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    again = process(repo, env, "redo")
     assert again.returncode == ExitCode.UNDO and "nothing to redo" in again.stderr
     assert "Traceback" not in again.stderr
     listing = undo(repo, env, "--list").stdout
@@ -193,8 +204,7 @@ def test_undo_of_an_undo_or_a_redo_is_refused_with_the_command_that_does_it(repo
     assert "spark-pair redo" in refused.stderr
     assert (repo / "src" / "app.py").read_text() == "x = 1\ny = 2\n"
     assert listed()[turn]["undone"] and not listed()[undo_id]["undone"]
-    redo = subprocess.run([sys.executable, "-c", "from spark_pair.cli.main import main; main()",
-                           "redo"], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    redo = cli(repo, env, "redo")
     assert redo.returncode == 0, redo.stderr
     redo_id = next(t for t, info in listed().items() if info["kind"] == "redo")
     refused = undo(repo, env, "--turn", redo_id, "--json")

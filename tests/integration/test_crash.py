@@ -6,13 +6,15 @@ when the turn committed, undo) must bring the tree back to exactly its pre-turn 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
+import select
 import signal
 import subprocess
 import sys
-import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,28 @@ WORKER = str(Path(__file__).parents[1] / "support" / "crash_worker.py")
 def run(args: list[str], **kw) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, WORKER, *args], capture_output=True, text=True,
                           timeout=30, **kw)
+
+
+@contextlib.contextmanager
+def forks() -> Iterator[Callable[[str], str]]:
+    """crash_worker.py serve: `ask(line)` writes a line to it and returns its answer."""
+    with subprocess.Popen([sys.executable, WORKER, "serve"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as server:
+        assert server.stdin is not None and server.stdout is not None
+        stdin, stdout = server.stdin, server.stdout
+
+        def ask(line: str) -> str:
+            stdin.write(line + "\n")
+            stdin.flush()
+            ready, _, _ = select.select([stdout], [], [], 30)
+            assert ready, f"no answer to {line!r}"
+            return stdout.readline().strip()
+
+        try:
+            yield ask
+        finally:
+            stdin.close()
+            server.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
@@ -64,12 +88,13 @@ def test_sigkill_at_every_kind_of_step_leaves_old_or_new_and_recovers(tmp_path, 
     rng = random.Random(3)
     points = sorted(set(rng.sample(range(2, steps), min(38, steps - 2))) | {1, steps, steps + 1})
     outcomes = []
-    for n, kill_at in enumerate(points):
-        base = tmp_path / f"t{n}"
-        setup(base / "repo")
-        done = run([str(base / "repo"), str(base / "data"), "kill", str(kill_at)])
-        assert done.returncode == (0 if kill_at > steps else -signal.SIGKILL), done.stderr
-        outcomes.append(check_and_restore(base, old, new))
+    with forks() as ask:
+        for n, kill_at in enumerate(points):
+            base = tmp_path / f"t{n}"
+            setup(base / "repo")
+            code = int(ask(f"{base / 'repo'}\t{base / 'data'}\tkill {kill_at}"))
+            assert code == (0 if kill_at > steps else -signal.SIGKILL), kill_at
+            outcomes.append(check_and_restore(base, old, new))
     assert "committed" in outcomes and "rolled back" in outcomes
     assert len(outcomes) >= 40
 
@@ -77,28 +102,14 @@ def test_sigkill_at_every_kind_of_step_leaves_old_or_new_and_recovers(tmp_path, 
 def test_sigkill_from_outside_at_random_moments(tmp_path, reference):
     old, new, _, seconds = reference
     rng = random.Random(7)
-    for n in range(15):
-        base = tmp_path / f"t{n}"
-        setup(base / "repo")
-        proc = subprocess.Popen(
-            [sys.executable, WORKER, str(base / "repo"), str(base / "data"), "wait"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert proc.stdout.readline().strip() == "ready"
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-            time.sleep(rng.uniform(0, seconds * 1.2))  # the kill point itself is what is random
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
-        finally:
-            proc.kill()
-            proc.wait(timeout=30)
-            proc.stdin.close()
-            proc.stdout.close()
-        check_and_restore(base, old, new)
+    with forks() as ask:
+        for n in range(15):
+            base = tmp_path / f"t{n}"
+            setup(base / "repo")
+            after = rng.uniform(0, seconds * 1.2)  # the kill point itself is what is random
+            assert int(ask(f"{base / 'repo'}\t{base / 'data'}\tafter {after}")) in (
+                0, -signal.SIGKILL)
+            check_and_restore(base, old, new)
 
 
 # ---- power loss: what is synced before what depends on it ---------------------------------

@@ -2,7 +2,14 @@
 
     python crash_worker.py ROOT DATA_DIR count     apply fully; print the number of disk steps
     python crash_worker.py ROOT DATA_DIR kill N    SIGKILL this process just before disk step N
-    python crash_worker.py ROOT DATA_DIR wait      print "ready", apply when stdin gets a line
+    python crash_worker.py serve                   per stdin line "ROOT<TAB>DATA_DIR<TAB>kill N"
+                                                   a forked child runs `kill N`; for
+                                                   "...<TAB>after S" it applies and is SIGKILLed
+                                                   S seconds after it began; its exit status
+                                                   (-9: killed) is printed
+
+`serve` loads the modules once for many kill points: each child is a process of its own,
+SIGKILLed midway as a fresh one is (a fresh process spent about 60 ms of CPU importing them).
 
 A disk step is a call to os.write, os.fsync, os.replace, os.unlink, os.mkdir or os.rmdir.
 """
@@ -13,6 +20,7 @@ import os
 import signal
 import sys
 import time
+import traceback
 from pathlib import Path
 
 from spark_pair.edits.apply import apply_turn
@@ -52,10 +60,41 @@ def ops() -> list:
 
 
 def main() -> None:
-    root, data, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    if sys.argv[1:] == ["serve"]:
+        serve()
+        return
+    steps, seconds = apply_killed(Path(sys.argv[1]), Path(sys.argv[2]),
+                                  int(sys.argv[4]) if sys.argv[3] == "kill" else -1)
+    print(steps, seconds, flush=True)
+
+
+def serve() -> None:
+    """One forked child per kill point read from stdin, until stdin ends."""
+    for line in sys.stdin:
+        root, data, how = line.rstrip("\n").split("\t")
+        mode, _, value = how.partition(" ")
+        pid = os.fork()
+        if pid == 0:  # the child: this process's only thread, so the fork is clean
+            code = 1
+            try:
+                apply_killed(Path(root), Path(data), int(value) if mode == "kill" else -1)
+                code = 0
+            except BaseException:
+                traceback.print_exc()  # (on stderr, which the test shows when it fails)
+            finally:
+                sys.stderr.flush()
+                os._exit(code)
+        if mode == "after":
+            time.sleep(float(value))
+            os.kill(pid, signal.SIGKILL)  # (not waited for yet: still this process's child)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status), flush=True)
+
+
+def apply_killed(root: Path, data: Path, kill_at: int) -> tuple[int, float]:
+    """Apply the turn, SIGKILLed just before disk step `kill_at`: its steps and seconds."""
     journal = Journal(root, data)
     steps = [0]
-    kill_at = int(sys.argv[4]) if mode == "kill" else -1
 
     def counted(fn):
         def wrapper(*args, **kwargs):
@@ -67,12 +106,9 @@ def main() -> None:
 
     for name in ("write", "fsync", "replace", "unlink", "mkdir", "rmdir"):
         setattr(os, name, counted(getattr(os, name)))
-    if mode == "wait":
-        print("ready", flush=True)
-        sys.stdin.readline()
     start = time.perf_counter()
     apply_turn(root, ops(), journal=journal)
-    print(steps[0], time.perf_counter() - start, flush=True)
+    return steps[0], time.perf_counter() - start
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ import certifi
 import pytest
 
 from spark_pair.base import gcpolicy
-from spark_pair.sim import server
 from spark_pair.sim.command import CA_VARS, _no_ca_load
 from spark_pair.sim.replies import SimConfig
 
@@ -48,6 +47,8 @@ def test_started_turns_collection_back_on_only_after_a_hold(collector):
 
 
 async def test_the_simulator_collects_again_once_it_listens(collector):
+    from spark_pair.sim import server  # (aiohttp: loaded by the worker that runs this test)
+
     gcpolicy.hold_for_start_up()  # as `python -m spark_pair.sim` does
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
