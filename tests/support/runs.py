@@ -18,6 +18,8 @@ import pytest
 
 from spark_pair.sim.process import SimProcess
 
+from . import forkrun
+
 A_PY = "def greet(name):\n    return 'hello ' + name\n\n\ndef unused():\n    pass\n"
 A_NEW = "def greet(name):\n    return f'hello {name}'\n\n\ndef unused():\n    pass\n"
 # the reply that turns A_PY into A_NEW
@@ -62,11 +64,15 @@ rename to helpers.py
 """
 
 
-def cli() -> list[str]:
+def cli(cold: bool = False) -> list[str]:
+    """`spark-pair`: through the worker's fork server (support/forkrun: a process of its own,
+    the imports shared), or `cold`, a new interpreter that imports everything itself."""
     script = Path(sys.executable).parent / "spark-pair"
-    if script.exists():
+    if not script.exists():
+        return [sys.executable, "-c", "from spark_pair.entry import main; main()"]
+    if cold or os.environ.get("SPARK_PAIR_TESTS_COLD"):
         return [str(script)]
-    return [sys.executable, "-c", "from spark_pair.entry import main; main()"]
+    return forkrun.command(script)
 
 
 def make_repo(root: Path, files: dict[str, str]) -> Path:
