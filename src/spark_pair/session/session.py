@@ -190,8 +190,9 @@ class Session:
 
     def parts(self) -> Parts:
         """What a turn starting now works with."""
+        look = self.workspace.look if getattr(self.workspace, "second_look", False) else None
         return Parts(self.root, self.client, self.approver, self.journal, self.recorder,
-                     self.watch, self.observe, self.ready, self.repair)
+                     self.watch, self.observe, self.ready, self.repair, look)
 
     def _verdicts(self, result: TurnResult) -> list[Verdict]:
         """What a person made of the turn (none for a policy's decisions, or when nothing or
