@@ -133,3 +133,17 @@ async def stream(run: TurnRun) -> AsyncIterator[Any]:
             "one look; no diff came",
             hint="add the files it needs yourself (-f, or the files pane) and run the turn "
                  "again, or turn the look off: [context] second_look = false")
+
+
+def said(event: Looked) -> str:
+    """One line for a person: what the model asked for, what was sent and why not the rest."""
+    from ..base.printable import shown
+
+    sent = [f"{shown(f.path)} ({f.shown}"
+            + (", lines " + ", ".join(f"{a}-{b}" for a, b in f.regions)
+               if f.shown == "regions" else "") + f", ~{f.tokens} tok)" for f in event.files]
+    text = f"the model asked for {', '.join(shown(n) for n in event.asked)}: "
+    text += ("sent " + ", ".join(sent)) if sent else "sent nothing"
+    if event.refused:
+        text += "; not sent: " + "; ".join(f"{shown(n)} ({why})" for n, why in event.refused)
+    return text
