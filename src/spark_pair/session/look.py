@@ -118,21 +118,25 @@ async def stream(run: TurnRun) -> AsyncIterator[Any]:
                               Message("assistant", first.text.strip())],
         new_input=[Message("user", found.text)], task="look")
     second = _Held()
-    spent = first.done.usage
     async for event in second.events(s.client.stream(request, gather=gather)):
-        if type(event) is Completed and spent is not None and event.usage is not None:
-            u = event.usage  # the turn's tokens: both requests'
-            event = event._replace(usage=Usage(u.input_tokens + spent.input_tokens,
-                                               u.output_tokens + spent.output_tokens,
-                                               u.estimated or spent.estimated))
-        yield event
+        yield _both(event, first.done) if type(event) is Completed else event
     if second.names is not None and second.done is not None:
-        yield second.done
+        yield _both(second.done, first.done)
         yield ParseError(
             f"the model asked again for more context ({', '.join(second.names)}) after its "
             "one look; no diff came",
             hint="add the files it needs yourself (-f, or the files pane) and run the turn "
                  "again, or turn the look off: [context] second_look = false")
+
+
+def _both(last: Completed, first: Completed) -> Completed:
+    """The follow-up's end, with the turn's tokens: both requests'."""
+    u, spent = last.usage, first.usage
+    if u is None or spent is None:
+        return last
+    return last._replace(usage=Usage(u.input_tokens + spent.input_tokens,
+                                     u.output_tokens + spent.output_tokens,
+                                     u.estimated or spent.estimated))
 
 
 def said(event: Looked) -> str:
