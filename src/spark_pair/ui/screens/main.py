@@ -322,7 +322,7 @@ class MainScreen(Screen[None]):
                 steered(self, event)
             elif type(event) is ContextChosen:
                 sent_spans.context_sent(self.query_one(FilesPane), view, event)
-            elif type(event) is Looked:
+            elif type(event) is Looked:  # (a frame of its own: before the diff it brings)
                 sent_spans.looked(self.query_one(FilesPane), view, event)
         self.query_one(Meter).feed(message.events)
         if self.streaming and any(isinstance(e, (Completed, Failed)) for e in message.events):
