@@ -129,7 +129,7 @@ def test_a_second_need_ends_the_turn_with_an_error_and_a_hint(sim: SimProcess, r
                            {"match": "trim", "text": "NEED: pkg/util.py\n"}])
     res = spark_pair(repo, tmp_path / "home", sim, "run", PROMPT, "--json", "--apply",
                      "--transport", "chat")
-    assert res.returncode != 0
+    assert res.returncode == 4  # MODEL: the reply held no usable diff
     assert len(sim.requests()) == 2  # one look, never a third request
     lines = lines_of(res)
     error = next(ln for ln in lines if ln["type"] == "error")
