@@ -56,9 +56,9 @@ class Diagnostics:
             case ContextChosen():
                 self.context(event)
             case Looked():
-                from ..session.look import said
+                from ..session.look import said as look_said
 
-                self.say(said(event))
+                self.say(look_said(event))
             case Completed(notes=notes) if notes:
                 self.say("\n".join(f"note: {note}" for note in notes))
             case Stale():

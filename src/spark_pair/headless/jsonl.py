@@ -25,8 +25,8 @@ from ..protocol.events import (
 from ..session.events import (
     Applied,
     ContextChosen,
-    Looked,
     Decided,
+    Looked,
     Refused,
     RepairFinished,
     RepairRetrying,

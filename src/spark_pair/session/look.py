@@ -9,7 +9,7 @@ import asyncio
 import re
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.errors import ParseError, SparkPairError
 from ..protocol.events import Completed, Failed, FirstToken, Rewound, TextDelta, Usage
@@ -17,7 +17,10 @@ from ..protocol.request import Message
 from .events import Looked
 
 if TYPE_CHECKING:
-    from .turn import TurnRun
+    from ..protocol.request import TurnRequest
+    from .inbox import Inbox
+    from .parts import Parts
+    from .stale import StaleTracker
 
 NEED = "NEED:"
 MAX_NEED_CHARS = 1000  # a longer reply is never a NEED reply
@@ -48,6 +51,17 @@ def need_names(text: str) -> list[str] | None:
             return None
         names.extend(n for n in _SPLIT.split(found.group(1)) if n)
     return names or None
+
+
+class Run(Protocol):
+    """What of the running turn (session.turn.TurnRun) the look uses: it moves the request on
+    to the follow-up and adds the files it sent to the stale checks."""
+
+    s: Parts
+    request: TurnRequest
+    ask: bool
+    inbox: Inbox
+    stale: StaleTracker
 
 
 class _Held:
@@ -92,7 +106,7 @@ class _Held:
                 yield event
 
 
-async def stream(run: TurnRun) -> AsyncIterator[Any]:
+async def stream(run: Run) -> AsyncIterator[Any]:
     """The turn's request and, when its reply asks for more, the one follow-up request: their
     protocol events, a `Looked` between them, and a SparkPairError when it asks again."""
     s, gather = run.s, run.inbox.latency > 0

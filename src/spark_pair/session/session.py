@@ -190,7 +190,8 @@ class Session:
 
     def parts(self) -> Parts:
         """What a turn starting now works with."""
-        look = self.workspace.look if getattr(self.workspace, "second_look", False) else None
+        look = getattr(self.workspace, "look", None) if getattr(
+            self.workspace, "second_look", False) else None
         return Parts(self.root, self.client, self.approver, self.journal, self.recorder,
                      self.watch, self.observe, self.ready, self.repair, look)
 

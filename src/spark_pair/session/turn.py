@@ -33,6 +33,7 @@ from ..protocol.events import (
 )
 from ..protocol.metrics import Stopwatch
 from ..store.forms import Form
+from . import look
 from .apply_step import ApplyStep, has_effect, refusal_kind, to_the_end
 from .approval import Action, Ended, select_hunks
 from .events import (
@@ -45,7 +46,6 @@ from .events import (
     Stale,
     TurnResult,
 )
-from . import look
 from .inbox import END, GATHER_CHARS, WAKE, Answered, DiskChanged, Inbox, LoopShare, gathered
 from .parts import Parts
 from .proposals import Proposals

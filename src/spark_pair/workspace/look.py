@@ -123,7 +123,7 @@ def look_up(root: Path, index: RepoIndex, names: Sequence[str], *, cap: int, rea
         if not block or estimate_tokens(block) > left:  # a file, or a definition too large
             focus = {rel: [a for a, _ in regions]} if regions else None
             ctx = build_context(root, [rel], left, query=" ".join(asked), focus=focus,
-                                read=lambda r, t=text: t)
+                                read=_given(text))
             block = ctx.text
             regions = list(ctx.partial.get(rel, ()))
             if not block:
@@ -195,3 +195,7 @@ def _definition(lines: list[str], line: int) -> tuple[int, int]:
         last = i
     return first, last
 
+
+def _given(text: str) -> Reader:
+    """A reader that gives `text` (the file already read)."""
+    return lambda rel: text
