@@ -5,14 +5,12 @@ the follow-up request carries what it asked for and the diff it writes then is a
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from support.context import make_repo
-from support.runs import check_line
+from support.runs import check_schema, lines_of, run
 
 from spark_pair.sim.process import SimProcess
 
@@ -25,19 +23,9 @@ PROMPT = "trim the input before making the url part"
 FOLLOW = "You asked for: "  # what the follow-up message begins with
 
 
-def spark_pair(repo: Path, home: Path, sim: SimProcess, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_PAIR_", "OPENAI_"))}
-    env.update(SPARK_PAIR_HOME=str(home), SPARK_PAIR_BASE_URL=sim.base_url,
-               SPARK_PAIR_MODEL="gpt-5.3-codex-spark", SPARK_PAIR_API_KEY="sk-test-look-key")
-    script = Path(sys.executable).parent / "spark-pair"
-    return subprocess.run([str(script), *args], cwd=repo, env=env, capture_output=True,
-                          text=True, timeout=60)
-
-
-def lines_of(res: subprocess.CompletedProcess) -> list[dict]:
-    out = [json.loads(ln) for ln in res.stdout.splitlines()]
-    for line in out:
-        check_line(line)
+def lines_in(res: subprocess.CompletedProcess) -> list[dict]:
+    out = lines_of(res.stdout)
+    check_schema(out)
     return out
 
 
@@ -60,11 +48,11 @@ def test_the_model_asks_for_a_file_then_edits_it(sim: SimProcess, repo: Path, tm
                                                   transport: str) -> None:
     sim.configure(replies=[{"match": FOLLOW, "text": DIFF},
                            {"match": "trim", "text": "NEED: pkg/util.py\n"}])
-    res = spark_pair(repo, tmp_path / "home", sim, "run", PROMPT, "--json", "--apply",
+    res = run(repo, tmp_path / "home", sim, PROMPT, "--json", "--apply",
                      "--transport", transport)
     assert res.returncode == 0, res.stderr
     assert "text.strip().lower()" in (repo / "pkg" / "util.py").read_text()
-    lines = lines_of(res)
+    lines = lines_in(res)
     kinds = [ln["type"] for ln in lines]
     assert kinds.count("request") == 2
     look = lines[kinds.index("look")]
@@ -93,9 +81,9 @@ def test_a_symbol_is_sent_as_its_definition(sim: SimProcess, repo: Path, tmp_pat
                                             ) -> None:
     sim.configure(replies=[{"match": FOLLOW, "text": DIFF},
                            {"match": "trim", "text": "NEED: shout\n"}])
-    res = spark_pair(repo, tmp_path / "home", sim, "run", PROMPT, "--json",
+    res = run(repo, tmp_path / "home", sim, PROMPT, "--json",
                      "--transport", "chat")
-    look = next(ln for ln in lines_of(res) if ln["type"] == "look")
+    look = next(ln for ln in lines_in(res) if ln["type"] == "look")
     assert [(f["path"], f["reason"], f["shown"], f["lines"]) for f in look["files"]] == [
         ("pkg/util.py", "asked by the model: defines shout", "regions", [[5, 6]])]
     follow = last_user_text(sim.requests()[-1]["body"])
@@ -109,10 +97,10 @@ def test_unknown_names_outside_paths_and_withheld_files_are_said_not_sent(
                            {"match": "trim",
                             "text": "NEED: ../outside.py\nNEED: no_such_thing\n"
                                     "NEED: secrets/.env\n"}])
-    res = spark_pair(repo, tmp_path / "home", sim, "run", PROMPT, "--json",
+    res = run(repo, tmp_path / "home", sim, PROMPT, "--json",
                      "--transport", "ws")
     assert res.returncode == 0, res.stderr
-    look = next(ln for ln in lines_of(res) if ln["type"] == "look")
+    look = next(ln for ln in lines_in(res) if ln["type"] == "look")
     assert look["files"] == [] and look["tokens"] == 0
     why = {n["name"]: n["reason"] for n in look["not_sent"]}
     assert why["../outside.py"] == "'..' leaves the repository"
@@ -127,11 +115,11 @@ def test_a_second_need_ends_the_turn_with_an_error_and_a_hint(sim: SimProcess, r
                                                               tmp_path: Path) -> None:
     sim.configure(replies=[{"match": FOLLOW, "text": "NEED: main.py\n"},
                            {"match": "trim", "text": "NEED: pkg/util.py\n"}])
-    res = spark_pair(repo, tmp_path / "home", sim, "run", PROMPT, "--json", "--apply",
+    res = run(repo, tmp_path / "home", sim, PROMPT, "--json", "--apply",
                      "--transport", "chat")
     assert res.returncode == 4  # MODEL: the reply held no usable diff
     assert len(sim.requests()) == 2  # one look, never a third request
-    lines = lines_of(res)
+    lines = lines_in(res)
     error = next(ln for ln in lines if ln["type"] == "error")
     assert "asked again for more context (main.py)" in error["message"]
     assert "second_look" in error["hint"]
@@ -144,19 +132,19 @@ def test_the_setting_off_sends_the_old_prompt_and_a_need_reply_is_no_diff(
     (repo / ".spark-pair.toml").write_text("[context]\nsecond_look = false\n")
     sim.configure(replies=[{"match": FOLLOW, "text": DIFF},
                            {"match": "trim", "text": "NEED: pkg/util.py\n"}])
-    res = spark_pair(repo, tmp_path / "home", sim, "run", PROMPT, "--json",
+    res = run(repo, tmp_path / "home", sim, PROMPT, "--json",
                      "--transport", "chat")
     assert len(sim.requests()) == 1
     system = sim.requests()[0]["body"]["messages"][0]["content"]
     assert "NEED" not in system
-    assert all(ln["type"] != "look" for ln in lines_of(res))
+    assert all(ln["type"] != "look" for ln in lines_in(res))
     assert res.returncode != 0 and "no unified diff" in res.stderr
 
 
 def test_the_prompt_offers_the_look_by_default(sim: SimProcess, repo: Path, tmp_path: Path
                                                ) -> None:
     sim.configure(replies=[{"match": "trim", "text": DIFF}])
-    res = spark_pair(repo, tmp_path / "home", sim, "run", PROMPT, "--json",
+    res = run(repo, tmp_path / "home", sim, PROMPT, "--json",
                      "--transport", "chat")
     assert res.returncode == 0, res.stderr
     assert "NEED: path/to/file.py" in sim.requests()[0]["body"]["messages"][0]["content"]

@@ -68,6 +68,20 @@ def look_up(root: Path, index: RepoIndex, names: Sequence[str], *, cap: int, rea
         index.refresh()
     wanted: dict[str, tuple[str, list[tuple[int, int]]]] = {}  # path -> (reason, regions)
     refused: list[tuple[str, str]] = []
+    read_once: dict[str, str | None] = {}
+
+    def take(rel: str) -> str | None:
+        """The file's text, read once (None: it cannot be sent, said in `refused`)."""
+        if rel not in read_once:
+            try:
+                read_once[rel] = read(rel)
+            except SparkPairError as exc:
+                read_once[rel] = None
+                refused.append((rel, exc.message))
+            else:
+                if read_once[rel] is None:
+                    refused.append((rel, "not found"))
+        return read_once[rel]
     for name in asked:
         if _PATHLIKE.search(name):
             rel, why = _path_of(root, index, name, never)
@@ -89,13 +103,7 @@ def look_up(root: Path, index: RepoIndex, names: Sequence[str], *, cap: int, rea
                                   "repository"))
             continue
         for path, d in defs[:2]:  # the first two definitions of a common name, at most
-            if path in shown_whole:
-                continue
-            try:
-                text = read(path)
-            except SparkPairError as exc:
-                refused.append((name, exc.message))
-                continue
+            text = None if path in shown_whole else take(path)
             if text is None:
                 continue
             span = _definition(text.splitlines(), d.line)
@@ -108,13 +116,8 @@ def look_up(root: Path, index: RepoIndex, names: Sequence[str], *, cap: int, rea
     blocks: list[str] = []
     left = cap
     for rel, (reason, spans) in wanted.items():
-        try:
-            text = read(rel)
-        except SparkPairError as exc:
-            refused.append((rel, exc.message))
-            continue
+        text = take(rel)
         if text is None:
-            refused.append((rel, "not found"))
             continue
         lines = text.splitlines()
         block, regions = "", list(_merge(spans))
