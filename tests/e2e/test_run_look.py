@@ -149,3 +149,11 @@ def test_the_prompt_offers_the_look_by_default(sim: SimProcess, repo: Path, tmp_
     assert res.returncode == 0, res.stderr
     assert "NEED: path/to/file.py" in sim.requests()[0]["body"]["messages"][0]["content"]
     assert len(sim.requests()) == 1
+
+
+def test_no_auto_context_offers_no_look(sim: SimProcess, repo: Path, tmp_path: Path) -> None:
+    sim.configure(replies=[{"match": "trim", "text": DIFF}])
+    res = run(repo, tmp_path / "home", sim, PROMPT, "--json", "--transport", "chat",
+              "--no-auto-context", "-f", "pkg/util.py")
+    assert res.returncode == 0, res.stderr
+    assert "NEED" not in sim.requests()[0]["body"]["messages"][0]["content"]
