@@ -88,6 +88,8 @@ def test_a_symbol_is_sent_as_its_definition(sim: SimProcess, repo: Path, tmp_pat
         ("pkg/util.py", "asked by the model: defines shout", "regions", [[5, 6]])]
     follow = last_user_text(sim.requests()[-1]["body"])
     assert "def shout(text):" in follow and "def slugify" not in follow
+    assert "the model asked for shout: sent pkg/util.py (defines shout: lines 5-6, ~" \
+        in res.stderr
 
 
 def test_unknown_names_outside_paths_and_withheld_files_are_said_not_sent(

@@ -157,9 +157,12 @@ def said(event: Looked) -> str:
     """One line for a person: what the model asked for, what was sent and why not the rest."""
     from ..base.printable import shown
 
-    sent = [f"{shown(f.path)} ({f.shown}"
-            + (", lines " + ", ".join(f"{a}-{b}" for a, b in f.regions)
-               if f.shown == "regions" else "") + f", ~{f.tokens} tok)" for f in event.files]
+    sent = []
+    for f in event.files:
+        why = f.reason.partition(": ")[2]  # "defines NAME" for a definition
+        how = "whole" if f.shown == "whole" else "lines " + ", ".join(
+            f"{a}-{b}" for a, b in f.regions)
+        sent.append(f"{shown(f.path)} ({why + ': ' if why else ''}{how}, ~{f.tokens} tok)")
     text = f"the model asked for {', '.join(shown(n) for n in event.asked)}: "
     text += ("sent " + ", ".join(sent)) if sent else "sent nothing"
     if event.refused:
