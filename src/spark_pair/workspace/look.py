@@ -14,11 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..base.errors import SparkPairError
 from ..protocol.metrics import estimate_tokens
-from .index import RepoIndex
+
+if TYPE_CHECKING:  # (the prompt's rule is read at start-up: the index loads with a look)
+    from .index import RepoIndex
 
 MAX_NAMES = 3  # NEED lines looked up per turn, at most
 MAX_DEF_LINES = 300  # a definition's region, at most
