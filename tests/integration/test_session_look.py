@@ -94,3 +94,22 @@ async def test_a_file_the_look_sent_that_changes_on_disk_is_stale(sim: SimProces
     # asked again against the file as it is now: the person's line stays, the edit goes on it
     assert (repo / "pkg" / "util.py").read_text() == "# mine\n" + UTIL.replace(
         "text.lower()", "text.strip().lower()")
+
+
+def test_what_the_look_sends_stays_within_its_cap(tmp_path: Path) -> None:
+    from spark_pair.workspace.files import read_text
+    from spark_pair.workspace.index import RepoIndex
+    from spark_pair.workspace.look import look_up
+
+    big = "".join(f"def helper_{n}(value):\n    return value * {n}\n\n" for n in range(2000))
+    repo = make_repo(tmp_path / "repo", {"big.py": big, "pkg/util.py": UTIL})
+    index = RepoIndex(repo)
+    found = look_up(repo, index, ["big.py", "helper_1500", "pkg/util.py"], cap=500,
+                    read=lambda rel: read_text(repo, rel))
+    assert found.tokens <= 500
+    sent = {f.path: f for f in found.files}
+    assert sent["big.py"].shown == "regions"  # cut, around the definition it asked for
+    assert any(a <= 4501 <= b for a, b in sent["big.py"].regions)  # def helper_1500
+    # what did not fit is said, never dropped in silence
+    assert "pkg/util.py" in sent or any(n == "pkg/util.py" for n, _ in found.refused)
+    assert "def helper_1500(value):" in found.text
