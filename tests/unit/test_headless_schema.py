@@ -19,6 +19,7 @@ from spark_pair.session.approval import Decision
 from spark_pair.session.events import (
     Applied,
     Decided,
+    Looked,
     Refused,
     RepairFinished,
     Stale,
@@ -26,6 +27,7 @@ from spark_pair.session.events import (
     TurnStarted,
 )
 from spark_pair.session.repair import Mended, RepairOutcome
+from spark_pair.workspace.look import Sent
 
 
 def schema() -> dict:
@@ -56,6 +58,10 @@ EVENTS = [
     Refused(1, Delete("b.py"), "delete needs --allow-delete", "policy"),
     RepairFinished(RepairOutcome(mended=[Mended(0, 1, "a.py", False, "still does not apply")])),
     Applied("t1", ["a.py"], []),
+    Looked(("b.py", "parse", "../x"), (Sent("b.py", "asked by the model", 40, "whole", ((1, 9),)),
+                                       Sent("c.py", "asked by the model: defines parse", 12,
+                                            "regions", ((3, 7),))),
+           (("../x", "'..' leaves the repository"),), 52, 180),
 ]
 
 

@@ -142,6 +142,10 @@ class ContextSettings(Table):
     """The part of the budget for the repository map (0: no map)."""
     max_files: int = 12
     """Files chosen by itself per request, at most."""
+    second_look: bool = True
+    """The model may answer `NEED: path` or `NEED: name` (up to 3 lines, once per turn) when
+    the context lacks what the edit needs: those files or definitions go in one follow-up
+    request (a quarter of budget_tokens at most), whose reply is the turn's. Needs `auto`."""
     never: list[str] = []
     """Glob patterns of files never sent unless a person adds them (beside the built-in ones:
     .env*, *.pem, *.key, id_*, credentials*, ...)."""

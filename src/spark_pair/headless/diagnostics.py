@@ -18,6 +18,7 @@ from ..protocol.metrics import attempt_note
 from ..session.events import (
     Applied,
     ContextChosen,
+    Looked,
     RefusalKind,
     Refused,
     RepairFinished,
@@ -54,6 +55,10 @@ class Diagnostics:
                 self.say(f"model {event.old} not available; using {event.new} ({event.reason})")
             case ContextChosen():
                 self.context(event)
+            case Looked():
+                from ..session.look import said as look_said
+
+                self.say(look_said(event))
             case Completed(notes=notes) if notes:
                 self.say("\n".join(f"note: {note}" for note in notes))
             case Stale():

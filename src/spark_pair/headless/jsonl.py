@@ -26,6 +26,7 @@ from ..session.events import (
     Applied,
     ContextChosen,
     Decided,
+    Looked,
     Refused,
     RepairFinished,
     RepairRetrying,
@@ -68,6 +69,12 @@ def error_fields(error: BaseException) -> dict[str, Any]:
     return {"class": type(error).__name__, "kind": "internal", "message": redact(str(error))}
 
 
+def _context_file(f: Any) -> dict[str, Any]:
+    """A file a request sent (workspace.context.ContextFile, workspace.look.Sent)."""
+    return {"path": f.path, "reason": f.reason, "tokens": f.tokens, "shown": f.shown} | (
+        {"lines": [list(r) for r in f.regions]} if f.regions else {})
+
+
 def event_to_dict(event: SessionEvent, *, deltas: bool = False) -> dict[str, Any] | None:
     """One JSON object for a session event, or None when that event is not reported."""
     match event:
@@ -76,13 +83,15 @@ def event_to_dict(event: SessionEvent, *, deltas: bool = False) -> dict[str, Any
                     "context_tokens": event.context_tokens, "followup": event.followup}
         case ContextChosen():
             return {"type": "context",
-                    "files": [{"path": f.path, "reason": f.reason, "tokens": f.tokens,
-                               "shown": f.shown}
-                              | ({"lines": [list(r) for r in f.regions]} if f.regions else {})
-                              for f in event.files],
+                    "files": [_context_file(f) for f in event.files],
                     "withheld": [{"path": p, "reason": why, "named": named}
                                  for p, why, named in event.withheld],
                     "map_tokens": event.map_tokens}
+        case Looked():
+            return {"type": "look", "asked": list(event.asked),
+                    "files": [_context_file(f) for f in event.files],
+                    "not_sent": [{"name": n, "reason": why} for n, why in event.refused],
+                    "tokens": event.tokens, "first_ms": event.first_ms}
         case Started():
             return {"type": "request", "request_id": event.request_id,
                     "transport": event.transport, "model": event.model,

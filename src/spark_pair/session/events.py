@@ -132,6 +132,20 @@ class RepairStarted(NamedTuple):
     model: str
 
 
+@dataclass(frozen=True, slots=True)
+class Looked:
+    """The model asked for more before its diff (`NEED:` lines, once per turn): the names it
+    asked for, each file the one follow-up request sends (`workspace.look.Sent`: path, reason,
+    tokens, shown, regions), each name not sent with why, and the tokens added. The follow-up's
+    reply is the turn's. `first_ms`: how long the request that asked took."""
+
+    asked: tuple[str, ...]
+    files: tuple[Any, ...]
+    refused: tuple[tuple[str, str], ...]
+    tokens: int
+    first_ms: int = 0
+
+
 class RepairRetrying(NamedTuple):
     """The repair request is retried (its `Retrying`: the main request's are yielded as is)."""
 
@@ -179,7 +193,7 @@ SessionEvent = (TurnStarted | ContextChosen | Started | TextDelta | FirstToken |
                 | Rewound | TransportChanged | ModelChanged | Completed | Failed | FileStarted
                 | HunkStarted | LineAdded | FileFinished | OperationProposed | Stale | Decided
                 | Refused | Applied | TurnFinished | Steered | RepairStarted | RepairRetrying
-                | RepairFinished)
+                | RepairFinished | Looked)
 
 
 class Frame(NamedTuple):

@@ -7,9 +7,10 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 
 from ..protocol.events import Failed, TextDelta
-from .events import Frame, OperationProposed, SessionEvent, Stale, TurnFinished
+from .events import Frame, Looked, OperationProposed, SessionEvent, Stale, TurnFinished
 
-URGENT = (OperationProposed, Stale, Failed, TurnFinished)  # a frame holding one goes at once
+URGENT = (OperationProposed, Stale, Failed, TurnFinished, Looked)  # a frame holding one goes
+# at once
 
 
 async def frames_of(partial_line: Callable[[], str], events: AsyncIterator[SessionEvent],

@@ -121,3 +121,4 @@ class Parts:
     observe: Callable[[Event], None] | None  # sees every protocol event but text
     ready: Callable[[], Awaitable[None]] | None  # awaited before the request goes out
     repair: bool = True  # hunks that match nowhere go back to the model once ([review] repair)
+    look: Callable[[Sequence[str]], Any] | None = None  # the workspace's second look (None: off)

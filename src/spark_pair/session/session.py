@@ -64,6 +64,10 @@ class Session:
        changes on disk (at once, once per change; `index` None while its file is still being
        written), followed by a new `OperationProposed` for that index (asked again) or by a
        `Refused(kind=STALE)` when the operation no longer fits the changed file.
+       A reply of only `NEED: NAME` lines (the second look, once per turn) is neither parsed
+       nor yielded as text: `Looked` says what it asked for and what went, then the one
+       follow-up request's events come as above (a second such reply ends the turn: its
+       result's error says so).
     3. Right after the stream, when some hunk matches nowhere in its file (and `repair` is on):
        `RepairStarted`, the one repair request (its events are not yielded, but for a
        `RepairRetrying` per retry of it), `RepairFinished` with what it came to, then a new
@@ -190,8 +194,10 @@ class Session:
 
     def parts(self) -> Parts:
         """What a turn starting now works with."""
+        look = getattr(self.workspace, "look", None) if getattr(
+            self.workspace, "second_look", False) else None
         return Parts(self.root, self.client, self.approver, self.journal, self.recorder,
-                     self.watch, self.observe, self.ready, self.repair)
+                     self.watch, self.observe, self.ready, self.repair, look)
 
     def _verdicts(self, result: TurnResult) -> list[Verdict]:
         """What a person made of the turn (none for a policy's decisions, or when nothing or

@@ -22,6 +22,12 @@ class StaleTracker:
         self.existed: dict[str, bool] = {}  # a create's target was there when it was parsed
         self.writing: str | None = None  # path of the file being parsed now
 
+    def add(self, hashes: dict[str, str | None]) -> None:
+        """Files shown later in the turn (the second look): their hashes as the model saw them."""
+        for table in (self.base, self.disk, self.shown):
+            for path, digest in hashes.items():
+                table.setdefault(path, digest)
+
     def is_stale(self, path: str) -> bool:
         return path in self.base and self.disk.get(path) != self.base[path]
 

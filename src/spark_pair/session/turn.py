@@ -33,9 +33,11 @@ from ..protocol.events import (
 )
 from ..protocol.metrics import Stopwatch
 from ..store.forms import Form
+from . import look
 from .apply_step import ApplyStep, has_effect, refusal_kind, to_the_end
 from .approval import Action, Ended, select_hunks
 from .events import (
+    Looked,
     OperationProposed,
     RefusalKind,
     Refused,
@@ -343,11 +345,12 @@ class TurnRun(ApplyStep):
             if self.s.ready is not None:
                 await self.s.ready()
             # text that may wait anyway may come a read at a time (one TextDelta per read)
-            async for event in self.s.client.stream(self.request,
-                                                    gather=self.inbox.latency > 0):
+            async for event in look.stream(self):  # (and the second look's request)
                 if type(event) is TextDelta:  # the hot path: one per server message
                     arrived(len(event.text))
                     put_text(event)
+                elif isinstance(event, (SparkPairError, Looked)):
+                    put(event)
                 else:
                     match event:  # the next attempt is timed afresh (as the client does)
                         case Retrying(delay_s=delay):

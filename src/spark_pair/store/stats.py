@@ -218,7 +218,7 @@ def turn_cost(records: Sequence[RequestRecord], prices: Prices,
         met = rec.extra.get("prewarm")
         if met in out.prewarm:
             out.prewarm[met] += 1
-        if rec.task not in ("edit", "repair") and not rec.turn_id:
+        if rec.task not in ("edit", "repair", "look") and not rec.turn_id:
             continue
         out.edit_requests += 1
         out.tokens += (rec.input_tokens or 0) + (rec.output_tokens or 0)

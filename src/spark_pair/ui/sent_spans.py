@@ -6,7 +6,7 @@ the live diff says it."""
 from __future__ import annotations
 
 from ..base.printable import shown
-from ..session.events import ContextChosen
+from ..session.events import ContextChosen, Looked
 from .notices import displayed
 from .widgets.diff_view import DiffView
 from .widgets.files import FilesPane, spans_text
@@ -30,3 +30,16 @@ def folded(pane: FilesPane, view: DiffView) -> None:
     parts = [f"{shown(path)} lines {spans_text(regions)} ({why})"
              for path, (why, regions) in pane.cut.items()]
     view.note("sent in part: " + "; ".join(parts))
+
+
+def looked(pane: FilesPane, view: DiffView, event: Looked) -> None:
+    """The model asked for more before its diff: the live diff says what it asked for and what
+    went; the pane lists each file sent with its spans and why ("asked by the model")."""
+    from ..session.look import said
+
+    view.note(said(event))
+    if event.files:
+        pane.set_sent([*pane.sent, *(f.path for f in event.files)])
+        pane.set_cut({**pane.cut, **{f.path: (f.reason, tuple(f.regions))
+                                     for f in event.files}})
+        pane.cut_told = True  # the note above said it

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the watcher needs asyncio
     from typing import Any
 
     from .autocontext import AutoContext, Plan
+    from .look import Found
     from .watcher import Watcher
 
 
@@ -47,6 +48,10 @@ def limits_of(settings: Any) -> dict[str, Any]:
     context = getattr(settings, "context", None)
     if getattr(context, "budget_tokens", None):
         out["budget_tokens"] = int(context.budget_tokens)  # type: ignore[union-attr]
+    if getattr(context, "second_look", False) and getattr(context, "auto", False):
+        from .look import LOOK_RULE
+
+        out["system_prompt"] = SYSTEM_PROMPT + LOOK_RULE  # the model may ask once (NEED:)
     session = getattr(settings, "session", None)
     if getattr(session, "history_turns", None):
         out["history_turns"] = int(session.history_turns)  # type: ignore[union-attr]
@@ -260,6 +265,37 @@ class Workspace:
             self.snapshot.update({rel: text})
         # The watcher will also report these writes; their diff against the snapshot is empty,
         # so the next follow-up leaves them out.
+
+    @property
+    def second_look(self) -> bool:
+        """Whether the model may ask for more (its prompt says so, and files are indexed)."""
+        from .look import LOOK_RULE
+
+        return self.auto is not None and LOOK_RULE in self.system_prompt
+
+    def look(self, names: Sequence[str]) -> tuple[Found, dict[str, str | None]]:
+        """What the model asked for (`NEED:` lines), found within a quarter of the budget,
+        and the content hash of each file sent; the model counts as having seen them.
+        Blocking: call it in a thread."""
+        from .look import look_up
+
+        assert self.auto is not None
+
+        def read(rel: str) -> str | None:
+            entry = self.files.refresh([rel])[rel]
+            if entry.error is not None:
+                raise entry.error
+            return entry.text
+
+        ctx = self.last_context
+        found = look_up(self.root, self.auto.index, names, cap=self.budget_tokens // 4,
+                        read=read, shown_whole=ctx.whole if ctx is not None else (),
+                        never=self.auto.never)
+        self.snapshot.update(found.texts)
+        self._whole.update(f.path for f in found.files if f.shown == "whole")
+        if self._pending is not None:  # the history keeps what was sent, as one message
+            self._pending = (self._pending[0], self._pending[1] + "\n" + found.text)
+        return found, {rel: self.files.refresh([rel])[rel].digest for rel in found.texts}
 
     def tell(self, note: str) -> None:
         """A note the next request begins with: what became of a turn after it ended."""

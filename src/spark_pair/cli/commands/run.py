@@ -68,7 +68,10 @@ def command(prompt: str, files: tuple[str, ...], apply_: bool, allow_delete: boo
     opts = RunOptions(prompt=prompt, files=list(files), apply=apply_, allow_delete=allow_delete,
                       allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
                       overrides={**flag_overrides(base_url, model, transport),
-                                 **({"review.repair": "false"} if no_repair else {})},
+                                 **({"review.repair": "false"} if no_repair else {}),
+                                 # only the -f files: the model is not offered a second look
+                                 **({"context.second_look": "false"} if no_auto_context
+                                    else {})},
                       meter=not no_meter,
                       leave=leave, started=_started(), auto_context=not no_auto_context,
                       check=(check or "").strip(), fix=fix, escalate=escalate,

@@ -154,8 +154,8 @@ def _prewarm_line(turns: stats.TurnCost, console) -> None:
               help="Only requests newer than this: 7d, 12h, 30m, a date YYYY-MM-DD, or 'all'.")
 @click.option("--by", "by_text", default="model,transport,day", show_default=True,
               help="Groupings to show: any of model, transport, day, task.")
-@click.option("--task", help="Only requests of this task label: edit (turns of run and the TUI) "
-                             "or bench.")
+@click.option("--task", help="Only requests of this task label: edit (turns of run and the TUI), "
+                             "look (a turn's second look) or bench.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Request store file (default: the user data folder).")

@@ -41,7 +41,9 @@ def command(apply_: bool, allow_delete: bool, allow_rename: bool, commit: bool, 
                    "(this is a dry run)", err=True)
     opts = RunOptions(prompt="", apply=apply_, allow_delete=allow_delete,
                       allow_rename=allow_rename, json=as_json, deltas=deltas, timeout=timeout,
-                      overrides=flag_overrides(base_url, model, transport), meter=not no_meter,
+                      overrides={**flag_overrides(base_url, model, transport),  # only -f
+                                 **({"context.second_look": "false"} if no_auto_context
+                                    else {})}, meter=not no_meter,
                       prewarm=True, auto_context=not no_auto_context, commit=commit)
     code = main(opts)
     if code:

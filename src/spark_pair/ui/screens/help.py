@@ -126,7 +126,10 @@ def help_text(keys: Mapping[str, str] | None = None) -> Group:
                       "\nAn AI! comment saved in a file starts a turn about it.\n"
                       "A hunk whose lines match nowhere in its file goes back to the model "
                       "once, with the file's real lines; the live diff shows what comes back "
-                      "([review] repair).\n\n"
+                      "([review] repair).\n"
+                      "The model may ask once for a file or a definition it lacks (NEED:) "
+                      "before its diff; the live diff says what went, the files pane lists it "
+                      "'asked by the model' ([context] second_look).\n\n"
                       f"{closing(keys)} closes this screen; what you type goes to the prompt"))
 
 
