@@ -6,7 +6,8 @@ imported spark-pair once; that child runs `spark-pair ARGS` on those descriptors
 stays the one the test sees: a signal sent to it goes to the child, and it ends as the child
 ended (its exit code, or killed by the same signal). Where a fork would not be the same as a
 new process (a terminal, a process group of its own, an interpreter variable of its own, no
-server), it becomes the real `spark-pair` (exec). Only the standard library: it starts in a few milliseconds.
+server), it becomes the real `spark-pair` (exec). Only the standard library: it starts in a
+few milliseconds.
 """
 
 import json
