@@ -14,19 +14,19 @@ from spark_pair.ui.widgets.prompt import Prompt
 TIDY = "--- /dev/null\n+++ b/TIDY.md\n@@ -0,0 +1 @@\n+tidy\n"
 
 
-async def test_a_config_file_edited_on_disk_is_not_called_an_earlier_turns(
+async def test_a_file_edited_on_disk_is_not_called_an_earlier_turns(
         repo: Path, demo_sim: SimProcess) -> None:
     demo_sim.configure(replies=[{"match": "tidy", "text": TIDY}])
     app = make_app(repo, demo_sim, prompt="", files=())
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: opened(app), "the open repository")
         prompt = app.main.query_one(Prompt)
-        (repo / ".spark-pair.toml").write_text('[review]\ncheck = "python -m pytest -q"\n')
+        (repo / "setup.cfg").write_text("[tool:pytest]\naddopts = -q\n")
         await until(pilot, lambda: app.main.driver.runtime.workspace.watcher.recent(),
                     "the watcher's report")
         await pilot.press(*"tidy it up")
-        await until(pilot, lambda: ".spark-pair.toml" in app.main.chooser.kept(),
-                    "the config chosen (edited on disk)")
+        await until(pilot, lambda: "setup.cfg" in app.main.chooser.kept(),
+                    "the file chosen (edited on disk)")
         await pilot.press("enter")  # the turn shows it to the model
         await until(pilot, lambda: app.main.query_one("#review").has_undecided, "the reply")
         await pilot.press("alt+shift+r")
@@ -39,4 +39,4 @@ async def test_a_config_file_edited_on_disk_is_not_called_an_earlier_turns(
         await until(pilot, lambda: app.main.chooser.draft == "go on", "the draft's files")
         await pilot.pause()
         chip = str(prompt.border_subtitle)
-        assert ".spark-pair.toml (edited on disk)" in chip, chip
+        assert "setup.cfg (edited on disk)" in chip, chip

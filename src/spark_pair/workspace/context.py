@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the watcher needs asyncio
     from typing import Any
 
     from .autocontext import AutoContext, Plan
-    from .look import Found
+    from .look import LookedUp
     from .watcher import Watcher
 
 
@@ -273,7 +273,7 @@ class Workspace:
 
         return self.auto is not None and LOOK_RULE in self.system_prompt
 
-    def look(self, names: Sequence[str]) -> tuple[Found, dict[str, str | None]]:
+    def look(self, names: Sequence[str]) -> tuple[LookedUp, dict[str, str | None]]:
         """What the model asked for (`NEED:` lines), found within a quarter of the budget,
         and the content hash of each file sent; the model counts as having seen them.
         Blocking: call it in a thread."""

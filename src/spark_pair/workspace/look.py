@@ -49,7 +49,9 @@ class Sent(NamedTuple):
     regions: tuple[tuple[int, int], ...]
 
 
-class Found(NamedTuple):
+class LookedUp(NamedTuple):
+    """What a look found for the names the model asked for, and the follow-up that sends it."""
+
     asked: tuple[str, ...]
     files: tuple[Sent, ...]
     refused: tuple[tuple[str, str], ...]  # (name, why it was not sent)
@@ -59,7 +61,7 @@ class Found(NamedTuple):
 
 
 def look_up(root: Path, index: RepoIndex, names: Sequence[str], *, cap: int, read: Reader,
-            shown_whole: Sequence[str] = (), never: Sequence[str] = ()) -> Found:
+            shown_whole: Sequence[str] = (), never: Sequence[str] = ()) -> LookedUp:
     """Find each of `names` (a path, else a symbol's definition) and fit them in `cap` tokens.
     `shown_whole`: files the request already showed whole (named, not sent again)."""
     from .prompt import _merge, _region_block, build_context
@@ -141,7 +143,7 @@ def look_up(root: Path, index: RepoIndex, names: Sequence[str], *, cap: int, rea
                           ((1, max(1, len(lines))),) if whole else tuple(regions)))
         texts[rel] = text
         blocks.append(block)
-    return Found(asked, tuple(files), tuple(refused), follow_up_text(asked, blocks, refused),
+    return LookedUp(asked, tuple(files), tuple(refused), follow_up_text(asked, blocks, refused),
                  cap - left, texts)
 
 
