@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.apps import edit_bodies, notice, review, turn_over, until
+from support.apps import edit_bodies, notice, review, turn_over, type_line, until
 from test_app_fix import (
+    PROMPT,
     REPLIES,
     STRONG,
     answer,
@@ -62,6 +63,26 @@ async def test_a_failed_check_stays_on_screen_until_the_person_sends_it(
         await pilot.press("alt+y")
         await until(pilot, lambda: "fix round 1 of 2" in notice(app), "the round")
         assert len(edit_bodies(sim)) == 2
+
+
+async def test_the_same_instruction_sent_after_a_rolled_back_task_is_a_new_task(
+        calc_repo: Path, sim: SimProcess) -> None:
+    """alt+t, the failed check offers fix round 1 of 2, alt+n rolls it back; the same
+    instruction sent again (as ↑ recalls it) is a new task: its failed check offers round 1
+    again (before: the ended loop was reused and only keep or roll back was asked)."""
+    app = app_for(calc_repo, sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for attempt in (1, 2):
+            await until(pilot, lambda: proposed(app), f"proposal {attempt}")
+            await pilot.press("alt+t")
+            screen = await failed_check(pilot, app)
+            assert "fix round 1 of 2" in status(screen), (attempt, status(screen))
+            await pilot.press("alt+n")
+            await until(pilot, lambda: calc(calc_repo) == "return 0", "rolled back")
+            await until(pilot, lambda: turn_over(app), "the end of the turn")
+            if attempt == 1:
+                await type_line(pilot, app, PROMPT)
+        assert len(edit_bodies(sim)) == 2  # no round went: only the two sends
 
 
 async def test_an_environment_failure_is_asked_about_and_not_sent(
