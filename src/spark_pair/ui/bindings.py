@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from textual.binding import Binding, BindingType
+from textual.keys import key_to_character
 
 # the app (SparkPairApp)
 APP: list[BindingType] = [
@@ -189,13 +190,20 @@ def unknown_ids(keymap: Mapping[str, str]) -> list[str]:
     return sorted(k for k in keymap if k not in known)
 
 
+def types_text(key: str) -> bool:
+    """`key` (a Textual key name) types a printable character: a letter, a digit, space,
+    punctuation by its name (full_stop, comma, question_mark), with or without shift."""
+    char = key_to_character(key.strip().removeprefix("shift+"))
+    return char is not None and char.isprintable()
+
+
 def text_keys(keymap: Mapping[str, str]) -> list[str]:
     """The ids in `keymap` of a decision, a question's answer or a files pane key mapped to a
-    key that types text (a letter, a digit, space): refused, as typing never decides."""
+    key that types text: refused, as typing never decides."""
     deciding = {b.id for owner in (REVIEW, FILES, CONFIRM) for b in owner
                 if isinstance(b, Binding) and b.id}
     return sorted(i for i, keys in keymap.items() if i in deciding and any(
-        len(k.strip()) == 1 or k.strip() == "space" for k in keys.split(",")))
+        types_text(k) for k in keys.split(",")))
 
 
 def keys_in_effect(keymap: Mapping[str, str]) -> dict[str, str]:
