@@ -353,13 +353,18 @@ async def test_a_decision_remapped_to_a_punctuation_key_is_refused(
     """A key named for the character it types (full_stop, question_mark) is text as a letter
     is: refused with its hint; a sentence with a full stop typed under review is text whole and
     decides nothing (before: `.` accepted every modify and was swallowed)."""
-    (repo / ".spark-pair.toml").write_text(
-        '[keys]\n"review.accept_all" = "full_stop"\n"review.reject" = "f7, question_mark"\n')
+    (repo / ".spark-pair.toml").write_text('[keys]\n"review.accept_all" = "full_stop"\n')
     app = make_app(repo, demo_sim, prompt="")
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: "never decides" in notice(app), "the report")
-        assert "review.accept_all" in notice(app) and "review.reject" in notice(app)
-        assert "hint:" in notice(app)
+        assert "review.accept_all" in notice(app) and "hint:" in notice(app)
+        # saved while the app runs: refused too, and said under the reload's own line
+        await until(pilot, lambda: app.main.config_watch.seen is not None,
+                    "the first look at the config files")
+        (repo / ".spark-pair.toml").write_text(
+            '[keys]\n"review.accept_all" = "full_stop"\n"review.reject" = "f7, question_mark"\n')
+        await until(pilot, lambda: "config saved" in notice(app), "the reload")
+        assert "review.reject" in notice(app) and "never decides" in notice(app), notice(app)
         app.main.start_turn(PROMPT, list(app.main.context))
         await until(pilot, lambda: all_proposed(app), "every proposal")
         await typed(pilot, "Looks good. And Also? ")
