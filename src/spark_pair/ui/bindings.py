@@ -103,9 +103,10 @@ PROMPT: list[BindingType] = [
     Binding("enter", "submit('run')", "run", id="prompt.send", tooltip="Run the slash command"),
     Binding("enter", "submit('steer')", "steer", id="prompt.send",
             tooltip="Send it to the running turn as a correction (nothing is written by it)"),
-    Binding("enter", "submit('later')", "send once decided", id="prompt.send",
-            tooltip="A turn is under review: decide it first (alt+R rejects what is left); "
-                    "tab queues the prompt to run after it"),
+    Binding("enter", "submit('later')", "decide first", id="prompt.send",
+            tooltip="A turn is under review: enter says so and the text stays; decide the turn "
+                    "(alt+R rejects what is left), then enter sends it; tab queues it to start "
+                    "by itself once the turn ends"),
     # a line break by hand: ctrl+j is what terminals send for it; shift+enter where the
     # terminal reports it (kitty's keyboard protocol); a paste keeps its lines by itself.
     # Priority: taken in turn with the keys of the same terminal write (a binding found on the
