@@ -46,6 +46,10 @@ async def failed_check(pilot, app) -> CheckScreen:
     return screen
 
 
+def toasts(app) -> str:
+    return "\n".join(str(n.message) for n in app._notifications)
+
+
 def output(screen: CheckScreen) -> str:
     return "\n".join(screen.query_one("#check-output").lines)
 
@@ -200,9 +204,19 @@ async def test_while_the_check_runs_the_keys_offer_only_what_works(
         assert "keep" not in keys and "stop the check" in keys and "roll" in keys
         assert screen.check_action("answer", (True,)) is False  # y does nothing yet
         assert screen.check_action("answer", (False,)) is True
+        await pilot.press("enter")  # it says which keys answer: alt+n stops the check
+        await until(pilot, lambda: "answers nothing here: alt+n stop the check" in
+                    toasts(app), "enter's hint")
         await until(pilot, lambda: screen.result is not None, "the check's end")
         assert "keep" in str(screen.query_one("#check-keys").content)
         assert screen.check_action("answer", (True,)) is True
+        # alt+n rolls back now: the hint that said it stops the check goes with the result
+        # (before: it stayed its 4 s)
+        await pilot.pause()
+        assert "stop the check" not in toasts(app), toasts(app)
+        await pilot.press("enter")
+        await until(pilot, lambda: "answers nothing here: alt+y keep" in toasts(app),
+                    "enter's hint for the result")
 
 
 async def test_the_checks_cut_lines_are_marked_as_in_the_live_diff(

@@ -10,6 +10,8 @@ tests/ui/test_textual_private.py fails when a Textual upgrade changes what is us
   `ESC` + one key, this parser ends the pending sequence as its escape delay would (the tick,
   through `_timeout_time`), so the first chord arrives as alt+a. `install_chord_parser` puts
   it into Textual's Linux driver (a module global it reads when its input thread starts).
+- `withdraw`: Textual's notify() gives no handle to take a toast back before its timeout; the
+  app's `_unnotify` does (a hint that has become untrue goes at once).
 """
 
 from __future__ import annotations
@@ -18,11 +20,18 @@ from collections.abc import Iterable
 
 from textual import events
 from textual._xterm_parser import XTermParser
+from textual.app import App
 from textual.message import Message
+from textual.notifications import Notification
 from textual.widget import Widget
 
 ESC = "\x1b"
 OPENERS = "[O"  # ESC [ and ESC O begin longer sequences, never an alt chord
+
+
+def withdraw(app: App[object], notification: Notification) -> None:
+    """Take a toast off the screen before its timeout (a no-op once it is gone)."""
+    app._unnotify(notification)
 
 
 def anchor_released(widget: Widget) -> bool:
