@@ -13,6 +13,7 @@ from spark_pair.sim.demo_project import FILES, MATCH, reply_text
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.screens.check import CheckScreen
 from spark_pair.ui.screens.quitting import QuitQuestion
+from spark_pair.ui.widgets.prompt import Prompt
 
 
 def question(app) -> str:
@@ -106,3 +107,19 @@ async def test_text_typed_before_and_on_the_quit_question_is_printed_whole(
     async with app.run_test(size=(80, 24)) as pilot:
         note = await quit_saying(app, pilot, "first half", " and the second half")
     assert "first half and the second half" in note, note
+
+
+async def test_the_quit_question_counts_a_drafts_lines_as_the_prompts_border_does(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """Three lines and a line break after them: the border and the question both say 3 lines
+    (before: the border said 4, counting the empty row after the break)."""
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(80, 24)) as pilot:
+        prompt = app.main.query_one(Prompt)
+        prompt.value = "first line\nsecond line\nthird line\n"
+        await pilot.pause()
+        assert "3 lines" in str(prompt.border_subtitle), prompt.border_subtitle
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: isinstance(app.screen, QuitQuestion), "the quit question")
+        assert "3 lines" in question(app), question(app)
+        await pilot.press("alt+n")

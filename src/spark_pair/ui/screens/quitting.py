@@ -15,7 +15,7 @@ from textual.app import App
 from ..dialogs.confirm import ConfirmScreen
 from ..host import Panes
 from ..review_state import Mark
-from ..widgets.prompt import Prompt
+from ..widgets.prompt import Prompt, lines_held
 from ..widgets.review import ReviewPane
 from .check import CheckScreen
 
@@ -60,10 +60,11 @@ def leave(screen: QuitHost, trying: bool) -> None:
     screen.app.exit(message=Text(farewell) if farewell else None)
 
 
-def draft_note(draft: str) -> str:
-    """The prompt's unsent text as the quit question names it: its first words, its lines."""
-    words = " ".join(draft.split())
-    lines = draft.count("\n") + 1
+def draft_note(text: str) -> str:
+    """The prompt's unsent text as the quit question names it: its first words, its lines (as
+    the prompt's border counts them)."""
+    words = " ".join(text.split())
+    lines = lines_held(text)
     shown = words if len(words) <= 40 else words[:40].rsplit(" ", 1)[0] + "…"
     return f"the prompt holds unsent text (\"{shown}\", {lines} line{'s' if lines > 1 else ''})"
 
@@ -87,7 +88,7 @@ def ask_quit(screen: QuitHost) -> None:
     if trying:
         said = ["the tried turn is written and keep or roll back is not answered"]
     if draft:
-        said.append(draft_note(draft))
+        said.append(draft_note(screen.query_one(Prompt).text))
     if not said:
         app.exit()
         return
