@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
-from textual.app import App
 
 from ..dialogs.confirm import ConfirmScreen
 from ..host import Panes
