@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.apps import edit_bodies, notice, review, turn_over, until
+from support.apps import edit_bodies, notice, review, turn_over, type_line, until
 from test_app_fix import (
+    PROMPT,
     REPLIES,
     STRONG,
     answer,
@@ -45,6 +46,10 @@ async def failed_check(pilot, app) -> CheckScreen:
     return screen
 
 
+def toasts(app) -> str:
+    return "\n".join(str(n.message) for n in app._notifications)
+
+
 def output(screen: CheckScreen) -> str:
     return "\n".join(screen.query_one("#check-output").lines)
 
@@ -62,6 +67,26 @@ async def test_a_failed_check_stays_on_screen_until_the_person_sends_it(
         await pilot.press("alt+y")
         await until(pilot, lambda: "fix round 1 of 2" in notice(app), "the round")
         assert len(edit_bodies(sim)) == 2
+
+
+async def test_the_same_instruction_sent_after_a_rolled_back_task_is_a_new_task(
+        calc_repo: Path, sim: SimProcess) -> None:
+    """alt+t, the failed check offers fix round 1 of 2, alt+n rolls it back; the same
+    instruction sent again (as ↑ recalls it) is a new task: its failed check offers round 1
+    again (before: the ended loop was reused and only keep or roll back was asked)."""
+    app = app_for(calc_repo, sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for attempt in (1, 2):
+            await until(pilot, lambda: proposed(app), f"proposal {attempt}")
+            await pilot.press("alt+t")
+            screen = await failed_check(pilot, app)
+            assert "fix round 1 of 2" in status(screen), (attempt, status(screen))
+            await pilot.press("alt+n")
+            await until(pilot, lambda: calc(calc_repo) == "return 0", "rolled back")
+            await until(pilot, lambda: turn_over(app), "the end of the turn")
+            if attempt == 1:
+                await type_line(pilot, app, PROMPT)
+        assert len(edit_bodies(sim)) == 2  # no round went: only the two sends
 
 
 async def test_an_environment_failure_is_asked_about_and_not_sent(
@@ -179,9 +204,19 @@ async def test_while_the_check_runs_the_keys_offer_only_what_works(
         assert "keep" not in keys and "stop the check" in keys and "roll" in keys
         assert screen.check_action("answer", (True,)) is False  # y does nothing yet
         assert screen.check_action("answer", (False,)) is True
+        await pilot.press("enter")  # it says which keys answer: alt+n stops the check
+        await until(pilot, lambda: "answers nothing here: alt+n stop the check" in
+                    toasts(app), "enter's hint")
         await until(pilot, lambda: screen.result is not None, "the check's end")
         assert "keep" in str(screen.query_one("#check-keys").content)
         assert screen.check_action("answer", (True,)) is True
+        # alt+n rolls back now: the hint that said it stops the check goes with the result
+        # (before: it stayed its 4 s)
+        await pilot.pause()
+        assert "stop the check" not in toasts(app), toasts(app)
+        await pilot.press("enter")
+        await until(pilot, lambda: "answers nothing here: alt+y keep" in toasts(app),
+                    "enter's hint for the result")
 
 
 async def test_the_checks_cut_lines_are_marked_as_in_the_live_diff(

@@ -10,6 +10,7 @@ from pathlib import Path
 from support.apps import (
     QUICK_OP,
     all_proposed,
+    edit_bodies,
     make_app,
     notice,
     opened,
@@ -75,7 +76,7 @@ async def test_enter_is_named_for_what_it_does(repo: Path, demo_sim: SimProcess)
         await pilot.press(*"and a test")  # under review, text in the prompt
         await pilot.pause()
         line = footer(app)
-        assert "⏎ send once decided" in line and "⏎ send  " not in line, line
+        assert "⏎ decide first" in line and "⏎ send" not in line, line
         await pilot.press("enter")  # what it says: nothing is sent, the reason is said
         await pilot.pause()
         assert prompt.value == "and a test" and "decide it" in notice(app)
@@ -87,7 +88,11 @@ async def test_enter_is_named_for_what_it_does(repo: Path, demo_sim: SimProcess)
         await until(pilot, lambda: app.main.turn_worker is None, "the turn over")
         await pilot.pause()
         line = footer(app)
-        assert "⏎ send" in line and "once decided" not in line, line
+        assert "⏎ send" in line and "decide first" not in line, line
+        assert prompt.value == "and a test" and len(edit_bodies(demo_sim)) == 1  # as said:
+        # deciding sent nothing by itself; enter now sends it
+        await pilot.press("enter")
+        await until(pilot, lambda: len(edit_bodies(demo_sim)) == 2, "the send")
 
 
 async def test_while_the_reply_streams_enter_is_named_steer(repo: Path, sim: SimProcess) -> None:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.apps import QUICK_OP, all_proposed, make_app, review, until
+from support.apps import QUICK_OP, all_proposed, make_app, review, typed, until
 
 from spark_pair.sim.demo_project import FILES, MATCH, reply_text
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.screens.check import CheckScreen
 from spark_pair.ui.screens.quitting import QuitQuestion
+from spark_pair.ui.widgets.prompt import Prompt
 
 
 def question(app) -> str:
@@ -68,3 +69,57 @@ async def test_ctrl_q_mid_stream_with_accepted_operations_asks_first(
         await pilot.pause(0.1)
         assert app.is_running and app.screen is app.main
         await pilot.press("escape")  # stop the stream
+
+
+async def quit_saying(app, pilot, before: str, during: str) -> str:
+    """A turn under review, `before` typed, ctrl+q, `during` typed on the question, alt+y:
+    what the app printed as it left."""
+    said: list[object] = []
+    exit_app = app.exit
+    app.exit = lambda *a, **kw: (said.append(kw.get("message")), exit_app(*a, **kw))[1]
+    await until(pilot, lambda: all_proposed(app), "every proposal")
+    if before:
+        await typed(pilot, before)
+    await pilot.press("ctrl+q")
+    await until(pilot, lambda: isinstance(app.screen, QuitQuestion), "the quit question")
+    await typed(pilot, during)
+    await pilot.press("alt+y")
+    await until(pilot, lambda: not app.is_running, "the exit")
+    return str(said[-1]) if said and said[-1] is not None else ""
+
+
+async def test_text_typed_while_the_quit_question_is_open_is_printed_as_the_app_leaves(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """An empty prompt when ctrl+q asks, the next instruction typed on the question (it goes
+    to the prompt), alt+y: the app prints it as it leaves (before: the draft was read as the
+    question opened, so nothing was printed)."""
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        note = await quit_saying(app, pilot, "", "my long careful next instruction")
+    assert "your unsent prompt:" in note and "my long careful next instruction" in note, note
+
+
+async def test_text_typed_before_and_on_the_quit_question_is_printed_whole(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """Half typed before ctrl+q, the rest on the question: both halves are printed (before:
+    only the first)."""
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        note = await quit_saying(app, pilot, "first half", " and the second half")
+    assert "first half and the second half" in note, note
+
+
+async def test_the_quit_question_counts_a_drafts_lines_as_the_prompts_border_does(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """Three lines and a line break after them: the border and the question both say 3 lines
+    (before: the border said 4, counting the empty row after the break)."""
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(80, 24)) as pilot:
+        prompt = app.main.query_one(Prompt)
+        prompt.value = "first line\nsecond line\nthird line\n"
+        await pilot.pause()
+        assert "3 lines" in str(prompt.border_subtitle), prompt.border_subtitle
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: isinstance(app.screen, QuitQuestion), "the quit question")
+        assert "3 lines" in question(app), question(app)
+        await pilot.press("alt+n")

@@ -79,7 +79,7 @@ async def test_a_paste_over_the_quit_question_over_the_delete_question_is_kept(
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: all_proposed(app), "every proposal")
         assert "alt+d" in offered(app)
-        await until(pilot, lambda: "⏎ send once decided" in screen_rows(app)[-1],
+        await until(pilot, lambda: "⏎ decide first" in screen_rows(app)[-1],
                     "enter's label at 80 columns")
         await go_to(pilot, app, entries_of(app, OpKind.DELETE)[0].index)
         await pilot.press("alt+d")

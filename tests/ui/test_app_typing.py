@@ -28,6 +28,7 @@ from spark_pair.sim.demo_project import FILES
 from spark_pair.sim.process import SimProcess
 from spark_pair.ui.review_state import Mark
 from spark_pair.ui.screens.check import CheckScreen
+from spark_pair.ui.textual_private import ChordParser
 from spark_pair.ui.widgets.diff_view import DiffView
 from spark_pair.ui.widgets.files import FilesPane
 from spark_pair.ui.widgets.prompt import Prompt
@@ -254,3 +255,25 @@ async def test_keys_of_one_terminal_write_keep_their_order(repo: Path,
         assert len(review(app).review.undecided()) == 6
         await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+
+async def test_text_typed_right_after_enter_stays_and_the_sent_text_goes(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """An instruction, enter and more words in one burst (the terminal's one read): the turn
+    is sent with the instruction; once its first frame comes the prompt holds only what was
+    typed after enter (before: the prompt had changed, so the sent text stayed in front)."""
+    demo_sim.configure(ttft_ms=300)  # the words come before the turn's first frame
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository")
+        parser = ChordParser()  # the app's own reader of a terminal's input
+        for event in (*parser.feed("rename total to order_total everywhere\rand keep a"),
+                      *parser.feed("")):
+            app.post_message(event)
+        await until(pilot, lambda: app.main.last_prompt, "the turn")
+        assert app.main.last_prompt == "rename total to order_total everywhere"
+        await until(pilot, lambda: not app.main._clear_pending, "the turn's first frame")
+        assert prompt_of(app).text == "and keep a"
+        assert "and keep a" not in str(edit_bodies(demo_sim)[-1])
+        await pilot.press("escape")

@@ -18,6 +18,7 @@ from support.apps import (
     screen_text,
     turn_over,
     type_line,
+    typed,
     until,
 )
 
@@ -343,6 +344,32 @@ async def test_a_decision_remapped_to_a_letter_is_refused(repo: Path,
         assert len(app.main.query_one("#review").review.undecided()) == 6
         await pilot.press("alt+a")
         assert app.main.query_one("#review").review.entries[0].hunks[0] is Mark.ACCEPTED
+        await pilot.press("alt+shift+r")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_a_decision_remapped_to_a_punctuation_key_is_refused(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """A key named for the character it types (full_stop, question_mark) is text as a letter
+    is: refused with its hint; a sentence with a full stop typed under review is text whole and
+    decides nothing (before: `.` accepted every modify and was swallowed)."""
+    (repo / ".spark-pair.toml").write_text('[keys]\n"review.accept_all" = "full_stop"\n')
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: "never decides" in notice(app), "the report")
+        assert "review.accept_all" in notice(app) and "hint:" in notice(app)
+        # saved while the app runs: refused too, and said under the reload's own line
+        await until(pilot, lambda: app.main.config_watch.seen is not None,
+                    "the first look at the config files")
+        (repo / ".spark-pair.toml").write_text(
+            '[keys]\n"review.accept_all" = "full_stop"\n"review.reject" = "f7, question_mark"\n')
+        await until(pilot, lambda: "config saved" in notice(app), "the reload")
+        assert "review.reject" in notice(app) and "never decides" in notice(app), notice(app)
+        app.main.start_turn(PROMPT, list(app.main.context))
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await typed(pilot, "Looks good. And Also? ")
+        assert app.main.query_one(Prompt).text == "Looks good. And Also? "
+        assert len(app.main.query_one("#review").review.undecided()) == 6
         await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
 

@@ -69,6 +69,31 @@ async def test_prose_wraps_at_the_views_width() -> None:
         assert not any(MORE in line for line in painted(app.view))
 
 
+async def test_prose_streamed_narrow_wraps_again_when_the_view_widens() -> None:
+    """A reply of prose alone, streamed at 40 columns, then the terminal widened to 160: its
+    lines are wrapped again at the new width, the line still being written too (before: they
+    stayed cut at 40 columns)."""
+    app = DiffApp()
+    async with app.run_test(size=(40, 24)) as pilot:
+        words = " ".join(f"word{i}" for i in range(40))
+        app.view.feed([TextDelta(f"{words}\n\nsecond paragraph\nstill ")], "still ")
+        await pilot.pause()
+        narrow = [r.text for r in app.view.rows if r.kind == Kind.PROSE]
+        assert len(narrow) > 8
+        await pilot.resize_terminal(160, 24)
+        await pilot.pause()
+        wide = [r.text for r in app.view.rows]
+        assert len(wide) == 4 and " ".join(wide[:2]).split() == words.split(), wide
+        assert wide[2:] == ["", "second paragraph"] and app.view.partial == "still "
+        assert all(len(t) < app.view.size.width for t in wide)
+        app.view.feed([TextDelta("going\n")])  # the stream goes on as before
+        await pilot.pause()
+        assert [r.text for r in app.view.rows][-1] == "still going"
+        await pilot.resize_terminal(60, 24)
+        await pilot.pause()
+        assert len(app.view.rows) > 6 and all(len(r.text) < 60 for r in app.view.rows)
+
+
 STREAMED = (f"--- a/s.py\n+++ b/s.py\n@@ -1,2 +1,2 @@\n def f():\n"
             f"-    items = sorted(things, key=lambda t: t.name, {PAD}reverse=True)\n"
             f"+    items = sorted(things, key=lambda t: t.name, {PAD}reverse=False)\n"

@@ -35,9 +35,38 @@ def proposed(pane: ReviewPane) -> None:
     pane.propose(FILES, Delete("gone.py"))
 
 
-def visible(pane: ReviewPane) -> list[str]:
-    """The pane's painted rows, as text."""
+def painted(pane: ReviewPane) -> list[str]:
+    """The pane's painted rows, as text, the gutter (the cursor's column) first."""
     return [pane.render_line(y).text.rstrip() for y in range(pane.scrollable_content_region.height)]
+
+
+def visible(pane: ReviewPane) -> list[str]:
+    """The pane's painted rows after the gutter."""
+    return [row[1:] for row in painted(pane)]
+
+
+async def test_the_cursor_row_starts_with_a_glyph_focused_or_not() -> None:
+    """The cursor reads without colour: its row starts with ▶ (the live diff's mark), every
+    other row with a blank, whether the pane has the focus or the prompt has it (the review is
+    decided with chords from there); the glyph follows the cursor. Before: only a background
+    shade, grey on grey under NO_COLOR."""
+    app = PaneApp()
+    async with app.run_test(size=(80, 14)) as pilot:
+        pane = app.query_one(ReviewPane)
+        proposed(pane)
+        app.set_focus(None)  # (as when the prompt has it)
+        await pilot.pause()
+        assert not pane.has_focus and pane.review.cursor == Item(0, 0)
+        rows = painted(pane)
+        marked = [row for row in rows if row.startswith("▶")]
+        assert len(marked) == 1 and "@@ -1,1 +1,1 @@" in marked[0], rows
+        assert all(not row or row[0] in "▶ " for row in rows), rows
+        pane.focus()
+        await pilot.press("home")
+        rows = painted(pane)
+        assert pane.review.cursor == Item(FILES)
+        assert rows[0].startswith("▶[D] DELETE gone.py"), rows
+        assert all(not row or row[0] == " " for row in rows[1:]), rows
 
 
 async def test_the_cursor_stays_in_view_as_it_walks_a_long_turn() -> None:

@@ -11,6 +11,7 @@ from textual import constants
 from textual._xterm_parser import XTermParser
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
+from textual.notifications import Notification, Notify
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -19,6 +20,7 @@ from spark_pair.ui.textual_private import (
     anchor_released,
     install_chord_parser,
     keys_of,
+    withdraw,
 )
 
 
@@ -27,6 +29,19 @@ class Tail(App[None]):
         with VerticalScroll():
             for n in range(40):
                 yield Static(f"line {n}")
+
+
+async def test_a_toast_withdrawn_goes_before_its_timeout_and_twice_is_harmless() -> None:
+    app = Tail()
+    async with app.run_test(size=(40, 10)) as pilot:
+        hint = Notification("enter answers nothing here", timeout=30)
+        app.post_message(Notify(hint))
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == [hint.message]
+        withdraw(app, hint)
+        withdraw(app, hint)
+        await pilot.pause()
+        assert not list(app._notifications)
 
 
 def test_a_new_widget_has_the_flag_unset() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from textual.binding import Binding, BindingType
+from textual.keys import key_to_character
 
 # the app (SparkPairApp)
 APP: list[BindingType] = [
@@ -102,9 +103,10 @@ PROMPT: list[BindingType] = [
     Binding("enter", "submit('run')", "run", id="prompt.send", tooltip="Run the slash command"),
     Binding("enter", "submit('steer')", "steer", id="prompt.send",
             tooltip="Send it to the running turn as a correction (nothing is written by it)"),
-    Binding("enter", "submit('later')", "send once decided", id="prompt.send",
-            tooltip="A turn is under review: decide it first (alt+R rejects what is left); "
-                    "tab queues the prompt to run after it"),
+    Binding("enter", "submit('later')", "decide first", id="prompt.send",
+            tooltip="A turn is under review: enter says so and the text stays; decide the turn "
+                    "(alt+R rejects what is left), then enter sends it; tab queues it to start "
+                    "by itself once the turn ends"),
     # a line break by hand: ctrl+j is what terminals send for it; shift+enter where the
     # terminal reports it (kitty's keyboard protocol); a paste keeps its lines by itself.
     # Priority: taken in turn with the keys of the same terminal write (a binding found on the
@@ -189,13 +191,20 @@ def unknown_ids(keymap: Mapping[str, str]) -> list[str]:
     return sorted(k for k in keymap if k not in known)
 
 
+def types_text(key: str) -> bool:
+    """`key` (a Textual key name) types a printable character: a letter, a digit, space,
+    punctuation by its name (full_stop, comma, question_mark), with or without shift."""
+    char = key_to_character(key.strip().removeprefix("shift+"))
+    return char is not None and char.isprintable()
+
+
 def text_keys(keymap: Mapping[str, str]) -> list[str]:
     """The ids in `keymap` of a decision, a question's answer or a files pane key mapped to a
-    key that types text (a letter, a digit, space): refused, as typing never decides."""
+    key that types text: refused, as typing never decides."""
     deciding = {b.id for owner in (REVIEW, FILES, CONFIRM) for b in owner
                 if isinstance(b, Binding) and b.id}
     return sorted(i for i, keys in keymap.items() if i in deciding and any(
-        len(k.strip()) == 1 or k.strip() == "space" for k in keys.split(",")))
+        types_text(k) for k in keys.split(",")))
 
 
 def keys_in_effect(keymap: Mapping[str, str]) -> dict[str, str]:

@@ -59,21 +59,25 @@ class ConfigHost(Panes, Says, Protocol):
                timeout: float | None = ..., markup: bool = ...) -> None: ...
 
 
-def apply_keymap(screen: ConfigHost, keymap: dict[str, str]) -> None:
+def apply_keymap(screen: ConfigHost, keymap: dict[str, str]) -> str:
     """`[keys]` on the app; an id that names no binding, or a decision mapped to a key that
-    types text, is said and left at its default."""
+    types text, is said (returned too: '' when none) and left at its default."""
     unknown = bindings.unknown_ids(keymap)
+    typed = bindings.text_keys(keymap)
+    refused = []
     if unknown:
-        screen.show_error(UsageError(
+        refused.append(UsageError(
             f"[keys] names no binding {', '.join(map(repr, unknown))}",
             hint="f1 shows every key with its id (dim, after the action), e.g. "
-                 "review.accept, app.stop, files.toggle"))
-    typed = bindings.text_keys(keymap)
+                 "review.accept, app.stop, files.toggle").describe())
     if typed:
-        screen.show_error(UsageError(
+        refused.append(UsageError(
             f"[keys] {', '.join(map(repr, typed))}: a key that types text never decides",
-            hint="use a chord (alt+y, ctrl+y) or a key that is not text (f5, delete)"))
+            hint="use a chord (alt+y, ctrl+y) or a key that is not text (f5, delete)").describe())
+    if refused:
+        screen.alert("\n".join(refused))
     screen.app.set_keymap({k: v for k, v in keymap.items() if k not in {*unknown, *typed}})
+    return "\n".join(refused)
 
 
 class ConfigWatch:
@@ -122,13 +126,13 @@ class ConfigWatch:
                          "use stay (fix the file and save it again)")
             return
         old = runtime.settings
-        taken = []
+        taken, refused = [], ""
         if new.review != old.review:
             old.review = new.review
             taken.append("[review]")
         if new.keys != old.keys:
             old.keys = new.keys
-            apply_keymap(screen, new.keys)
+            refused = apply_keymap(screen, new.keys)
             taken.append("[keys]")
         if new.prices != old.prices:
             old.prices = new.prices
@@ -145,4 +149,8 @@ class ConfigWatch:
         said = [f"now in use: {', '.join(taken)}"] if taken else []
         if later:
             said.append(f"{', '.join(later)} take effect when spark-pair starts again")
-        screen.say(f"config saved ({names}): " + ("; ".join(said) or "nothing in effect changed"))
+        text = f"config saved ({names}): " + ("; ".join(said) or "nothing in effect changed")
+        if refused:  # (the refusal stays on screen, under the line)
+            screen.alert(f"{text}\n{refused}")
+        else:
+            screen.say(text)

@@ -78,9 +78,10 @@ class AppFixRounds:
     # ---- the task ---------------------------------------------------------------------------
 
     def turn_started(self, prompt: str, *, resent: bool) -> None:
-        """A turn starts: a new instruction (not a round, regenerate or escalate) is a new task."""
+        """A turn starts: a new instruction (not a round, regenerate or escalate) is a new task;
+        so is the same instruction sent again once its task ended (passed, kept, rolled back)."""
         self.instruction = prompt
-        if self.in_round or (resent and self.loop is not None):
+        if self.in_round or (resent and self.loop is not None and not self.ended):
             return
         settings = self.screen.driver.opened.settings
         review = settings.review

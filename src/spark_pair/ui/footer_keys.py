@@ -65,7 +65,7 @@ SLOTS: tuple[tuple[tuple[str, ...], str | None, str | None], ...] = (
     (("review.confirm",), None, "del/ren"),
     (("prompt.clear_queue",), None, "unqueue"),  # escape, on an empty prompt with a queue
     (("app.stop",), None, None),  # escape, while a turn runs
-    # enter, named for what it does now (send once decided, steer): among the last to go
+    # enter, named for what it does now (decide first, steer): among the last to go
     (("prompt.send",), None, None),
     # the review's own keys before moving (the arrows move too): they fit at 80 columns
     (("review.reason",), None, "why"),

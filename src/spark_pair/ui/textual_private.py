@@ -13,6 +13,8 @@ tests/ui/test_textual_private.py fails when a Textual upgrade changes what is us
   It also takes the ESC bytes out of a bracketed paste (text copied with colours in it): at an
   ESC inside a paste Textual's parser reads on as a key sequence and sends the rest of the
   paste as keys (its newlines as enter, which sent a turn). Many terminals drop them too.
+- `withdraw`: Textual's notify() gives no handle to take a toast back before its timeout; the
+  app's `_unnotify` does (a hint that has become untrue goes at once).
 """
 
 from __future__ import annotations
@@ -21,12 +23,19 @@ from collections.abc import Iterable
 
 from textual import events
 from textual._xterm_parser import XTermParser
+from textual.app import App
 from textual.message import Message
+from textual.notifications import Notification
 from textual.widget import Widget
 
 ESC = "\x1b"
 OPENERS = "[O"  # ESC [ and ESC O begin longer sequences, never an alt chord
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"  # what a terminal wraps a paste in
+
+
+def withdraw(app: App[object], notification: Notification) -> None:
+    """Take a toast off the screen before its timeout (a no-op once it is gone)."""
+    app._unnotify(notification)
 
 
 def anchor_released(widget: Widget) -> bool:

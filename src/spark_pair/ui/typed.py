@@ -6,6 +6,7 @@ from __future__ import annotations
 from textual import events
 from textual.app import App
 from textual.message import Message
+from textual.notifications import Notification, Notify
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 
@@ -58,12 +59,15 @@ def pass_typed(node: Widget | Screen[object], event: events.Key | events.Paste) 
         target.post_message(Typed(text))
 
 
-def enter_hint(node: Widget | Screen[object], event: events.Key, keys: str) -> bool:
-    """enter in a question that enter does not answer: say which keys do (True: it was enter)."""
+def enter_hint(node: Widget | Screen[object], event: events.Key,
+               keys: str) -> Notification | None:
+    """enter in a question that enter does not answer: say which keys do (the toast that says
+    it, to withdraw once those keys change; None: it was not enter)."""
     if event.key != "enter":
-        return False
+        return None
     event.stop()
     event.prevent_default()
-    node.notify(f"enter answers nothing here: {keys}", severity="warning", timeout=4,
-                markup=False)
-    return True
+    hint = Notification(f"enter answers nothing here: {keys}", severity="warning", timeout=4,
+                        markup=False)
+    node.app.post_message(Notify(hint))
+    return hint

@@ -19,6 +19,7 @@ from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.notifications import Notification
 from textual.screen import ModalScreen
 from textual.strip import Strip
 from textual.widgets import Label, Log
@@ -29,6 +30,7 @@ from ...session.fixloop import environment_cause
 from ...workspace.checkrun import CheckResult, run_check
 from .. import bindings
 from ..fixrounds import SENDS
+from ..textual_private import withdraw
 from ..typed import NEW_LINE, enter_hint, main_screen, pass_typed
 from ..widgets.diff_rows import mark_edges
 from ..widgets.prompt import MAX_ROWS, Prompt
@@ -95,6 +97,7 @@ class CheckScreen(ModalScreen[bool]):
         self.send = False  # the answer: keep, and send the output to the model
         self.cause = ""  # the output points at the environment, not the code
         self.keys = RUNNING_KEYS  # the keys that answer now (markup)
+        self.hints: list[Notification] = []  # enter's toasts naming those keys
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -141,6 +144,7 @@ class CheckScreen(ModalScreen[bool]):
         if pending:
             log.write(redact(pending))
         self.result = result
+        self.withdraw_hints()  # they named the running check's keys (alt+n stops it)
         answer = None if self.settle is None else self.settle(result)
         if answer is True:
             self.dismiss(True)
@@ -169,6 +173,15 @@ class CheckScreen(ModalScreen[bool]):
         self.query_one("#check-keys", Label).update(keys)
         self.refresh_bindings()
 
+    def withdraw_hints(self) -> None:
+        """enter's toasts go once the keys they name change (or the pane closes)."""
+        for hint in self.hints:
+            withdraw(self.app, hint)
+        self.hints.clear()
+
+    def on_unmount(self) -> None:
+        self.withdraw_hints()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "send":
             return self.sends and bool(self.cause)
@@ -189,7 +202,10 @@ class CheckScreen(ModalScreen[bool]):
 
     def on_key(self, event: events.Key) -> None:
         keys = Text.from_markup(self.keys).plain  # (enter answers nothing: it says which do)
-        if not enter_hint(self, event, " · ".join(k.strip() for k in keys.split("   ") if k)):
+        hint = enter_hint(self, event, " · ".join(k.strip() for k in keys.split("   ") if k))
+        if hint is not None:
+            self.hints.append(hint)
+        else:
             pass_typed(self, event)  # a sentence typed now goes to the prompt: it answers nothing
             if event.key in NEW_LINE:
                 self._above_prompt(lines=True)

@@ -25,7 +25,8 @@ KEYS: list[tuple[tuple[str, ...] | str, str, str]] = [
     (("prompt.send",), "while streaming",
      "steer: the prompt goes to the running turn as a correction (nothing is written by it)"),
     (("prompt.send",), "under review",
-     "the prompt waits: enter sends it once the turn is decided (it says so; tab queues it)"),
+     "the prompt waits: enter says so and the text stays; once the turn is decided enter "
+     "sends it (tab queues it instead: it starts by itself once the turn ends)"),
     (("prompt.queue",), "while a turn runs",
      "queue the prompt as the next turn (it starts when this one ends; elsewhere tab moves "
      "to the next pane)"),

@@ -252,8 +252,8 @@ class MainScreen(Screen[None]):
         self._clear_pending = False
         sent, self._sent = self._sent, None
         prompt = self.query_one(Prompt)
-        if sent is not None and prompt.value == sent:  # not if something new was typed since
-            prompt.value = ""
+        if sent is not None and prompt.value.startswith(sent):  # what was typed since stays
+            prompt.value = prompt.value[len(sent):]
         self.query_one(DiffView).reset()
         note = self.steering.note_for_new_turn()
         if note:

@@ -1,20 +1,20 @@
 """ctrl+q (and /quit): quits at once when nothing would be lost or left half done; else asks
 first: operations undecided, operations accepted but not yet written (mid-stream: the turn is
 applied when the stream ends), a tried turn written whose check has no keep / roll back yet,
-text in the prompt not sent (the question names it; quitting prints it). A second ctrl+q on the
-question quits."""
+text in the prompt not sent (the question names it; quitting prints what the prompt holds as
+the app leaves, text typed while the question is open too). A second ctrl+q on the question
+quits."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
-from textual.app import App
 
 from ..dialogs.confirm import ConfirmScreen
 from ..host import Panes
 from ..review_state import Mark
-from ..widgets.prompt import Prompt
+from ..widgets.prompt import Prompt, lines_held
 from ..widgets.review import ReviewPane
 from .check import CheckScreen
 
@@ -25,11 +25,11 @@ UNDO_HINT = "`spark-pair undo` (or /undo in the app) restores its files"
 
 
 class QuitQuestion(ConfirmScreen):
-    """The question ctrl+q asks (a second ctrl+q on it quits, saying `farewell` too)."""
+    """The question ctrl+q asks (a second ctrl+q on it quits as alt+y does)."""
 
-    def __init__(self, question: str, farewell: str | None = None) -> None:
+    def __init__(self, question: str, trying: bool = False) -> None:
         super().__init__(question)
-        self.farewell = farewell
+        self.trying = trying  # a tried turn stays written: said as the app leaves
 
 
 class QuitHost(Panes, Protocol):
@@ -49,15 +49,21 @@ def accepted_unwritten(screen: Panes) -> int:
         e.mark is Mark.ACCEPTED or Mark.ACCEPTED in e.hunks))
 
 
-def leave(app: App[object], farewell: str | None) -> None:
-    """Exit, printing `farewell` literally (a draft may hold [brackets])."""
-    app.exit(message=Text(farewell) if farewell else None)
+def leave(screen: QuitHost, trying: bool) -> None:
+    """Exit, printing what stays written and what the prompt holds now (text typed while the
+    question was open too), literally: a draft may hold [brackets]."""
+    draft = screen.query_one(Prompt).text.strip()
+    farewell = f"spark-pair: the tried turn stays written; {UNDO_HINT}." if trying else None
+    if draft:  # nothing typed is lost
+        farewell = "\n".join(filter(None, (farewell, "spark-pair: your unsent prompt:", draft)))
+    screen.app.exit(message=Text(farewell) if farewell else None)
 
 
-def draft_note(draft: str) -> str:
-    """The prompt's unsent text as the quit question names it: its first words, its lines."""
-    words = " ".join(draft.split())
-    lines = draft.count("\n") + 1
+def draft_note(text: str) -> str:
+    """The prompt's unsent text as the quit question names it: its first words, its lines (as
+    the prompt's border counts them)."""
+    words = " ".join(text.split())
+    lines = lines_held(text)
     shown = words if len(words) <= 40 else words[:40].rsplit(" ", 1)[0] + "…"
     return f"the prompt holds unsent text (\"{shown}\", {lines} line{'s' if lines > 1 else ''})"
 
@@ -66,7 +72,7 @@ def ask_quit(screen: QuitHost) -> None:
     """`screen`: the main screen."""
     app = screen.app
     if isinstance(app.screen, QuitQuestion):
-        leave(app, app.screen.farewell)
+        leave(screen, app.screen.trying)
         return
     said = []
     undecided = screen.undecided
@@ -81,13 +87,10 @@ def ask_quit(screen: QuitHost) -> None:
     if trying:
         said = ["the tried turn is written and keep or roll back is not answered"]
     if draft:
-        said.append(draft_note(draft))
+        said.append(draft_note(screen.query_one(Prompt).text))
     if not said:
         app.exit()
         return
-    farewell = f"spark-pair: the tried turn stays written; {UNDO_HINT}." if trying else None
-    if draft:  # printed as the app leaves: nothing typed is lost
-        farewell = "\n".join(filter(None, (farewell, "spark-pair: your unsent prompt:", draft)))
     printed = " (the unsent text is printed as you leave)" if draft else ""
     if trying:
         question = (f"{'; '.join(said)}: quit and leave it written?{printed} (no: back to the "
@@ -100,6 +103,6 @@ def ask_quit(screen: QuitHost) -> None:
     def answered(yes: bool | None) -> None:
         if yes:
             screen.driver.cancel()
-            leave(app, farewell)
+            leave(screen, trying)
 
-    app.push_screen(QuitQuestion(question, farewell), answered)
+    app.push_screen(QuitQuestion(question, trying), answered)

@@ -165,3 +165,14 @@ def op_detail(op: Operation) -> str:
     return ""
 
 
+def elide(strip: Strip, spans: Sequence[tuple[int, int]] | None, width: int,
+          style: Style) -> Strip:
+    """A removed or added row whose changed words (`spans`) all lie past the right edge (a
+    `-`/`+` pair that looks the same in view): its middle is left out (`…`) so that the first
+    change is in view; scrolling sideways shows the whole row."""
+    if not spans or spans[0][0] < width - 2:
+        return strip
+    keep = min(ELIDE_KEEP, width // 4)  # the marker and the indentation
+    start = max(keep + 1, spans[0][0] - width // 3)
+    return Strip.join([strip.crop(0, keep), Strip([Segment("…", style + _MARK)]),
+                       strip.crop(start, strip.cell_length)])

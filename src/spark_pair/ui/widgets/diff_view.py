@@ -62,12 +62,13 @@ from .diff_rows import (  # noqa: F401 - re-exported: the view's rows and helper
     _bar,
     _cut,
     content_text,
+    elide,
     file_header_text,
     hunk_header_text,
     op_detail,
 )
 from .framed import FramedRows
-from .scrollbars import tell_scrollbars
+from .scrollbars import bars_for, tell_scrollbars
 
 
 class DiffView(FramedRows, can_focus=True):
@@ -133,6 +134,7 @@ class DiffView(FramedRows, can_focus=True):
         self.marks: dict[tuple[int, int], HunkMark] = {}
         self.focused: tuple[int, int] | None = None
         self.model = ""  # the model writing the reply: each hunk's header names it
+        self._wrap_at = 0  # the width the reply's prose was wrapped at (-1: shown lines)
         self._marks.clear()
         self._width = 0
         self._forget_all()
@@ -146,6 +148,19 @@ class DiffView(FramedRows, can_focus=True):
 
     def on_unmount(self) -> None:
         self._marks.close()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A reply of prose alone (no diff, no note) wraps again at a new width."""
+        width = self.scrollable_content_region.width - 1
+        if self._wrap_at in (-1, 0, width) or any(r.kind is not Kind.PROSE for r in self.rows):
+            return
+        text, model, ended, partial = "".join(self._all), self.model, self._ended, self.partial
+        self.reset()
+        self.model = model
+        self._take_text(text)
+        if ended:
+            self._end_text()
+        self.feed((), partial)
 
     def on_paste(self, event: events.Paste) -> None:
         pass_typed(self, event)  # a paste goes to the prompt whole
@@ -190,6 +205,7 @@ class DiffView(FramedRows, can_focus=True):
         """Plain lines (the earlier turns of a resumed session) until the next turn resets."""
         for line in lines:
             self._add(Row(Kind.PROSE, content_text(line)))
+        self._wrap_at = -1  # (not the reply's text: never wrapped again)
         self._grow(Size(self._width, len(self.rows)))
         if self.is_attached:
             self.refresh()
@@ -208,7 +224,7 @@ class DiffView(FramedRows, can_focus=True):
         lays out the whole screen again. While the scrollbars stay as they are only this view
         changes: the size is set quietly and the tail followed here, and the scrollbars are
         told at most BARS_S apart (a repaint of the scrollbar costs as much as the rows)."""
-        if not (self.is_attached and self._bars_for(size) == (self.show_horizontal_scrollbar,
+        if not (self.is_attached and bars_for(self, size) == (self.show_horizontal_scrollbar,
                                                               self.show_vertical_scrollbar)):
             self.virtual_size = size
             return
@@ -222,18 +238,6 @@ class DiffView(FramedRows, can_focus=True):
             self._sync_bars()
         elif self._bars_timer is None:
             self._bars_timer = self.set_timer(wait, self._sync_bars, name="diff scrollbars")
-
-    def _bars_for(self, size: Size) -> tuple[bool, bool]:
-        """The scrollbars (horizontal, vertical) a virtual size gets (as Textual decides)."""
-        styles = self.styles
-        width, height = self.container_size
-        horizontal = _bar(styles.overflow_x, size.width > width)
-        vertical = _bar(styles.overflow_y, size.height > height)
-        if styles.overflow_x == "auto" and vertical and not horizontal:
-            horizontal = size.width > width - styles.scrollbar_size_vertical
-        if styles.overflow_y == "auto" and horizontal and not vertical:
-            vertical = size.height > height - styles.scrollbar_size_horizontal
-        return horizontal, vertical
 
     def _sync_bars(self) -> None:
         """The scrollbars catch up with the virtual size and the scroll position."""
@@ -370,6 +374,7 @@ class DiffView(FramedRows, can_focus=True):
         """A line as rows no wider than the view (less a scrollbar); as it is while the view
         is too narrow to wrap (then its last column marks the cut)."""
         width = self.scrollable_content_region.width - 1 if self.is_attached else 0
+        self._wrap_at = width if self._wrap_at >= 0 else -1
         if width <= 20 or cell_len(line) <= width:
             return [line]
         return textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False,
@@ -581,19 +586,7 @@ class DiffView(FramedRows, can_focus=True):
             strip = Strip(self._segments(row, style, index))
             if scroll_x == 0 and row.kind in (Kind.ADDED, Kind.REMOVED) and \
                     strip.cell_length > width:
-                strip = self._elide(strip, index, width, style)
+                strip = elide(strip, self._word_spans(index), width, style)
             cached = _cut(strip, scroll_x, width, self._fill(style), style)
             self._cache.set(key, cached)
         return cached
-
-    def _elide(self, strip: Strip, index: int, width: int, style: Style) -> Strip:
-        """A removed or added row whose changed words all lie past the right edge (a `-`/`+`
-        pair that looks the same in view): its middle is left out (`…`) so that the first
-        change is in view; scrolling sideways shows the whole row."""
-        spans = self._word_spans(index)
-        if not spans or spans[0][0] < width - 2:
-            return strip
-        keep = min(ELIDE_KEEP, width // 4)  # the marker and the indentation
-        start = max(keep + 1, spans[0][0] - width // 3)
-        return Strip.join([strip.crop(0, keep), Strip([Segment("…", style + _MARK)]),
-                           strip.crop(start, strip.cell_length)])

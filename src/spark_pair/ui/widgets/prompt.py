@@ -22,6 +22,12 @@ SLASH_COMMANDS = completions()  # from the one table of slash commands
 MAX_ROWS = 4  # lines shown before the prompt scrolls
 
 
+def lines_held(text: str) -> int:
+    """The lines of a draft, as the prompt's border and the quit question count them: a line
+    break at the end (or blank lines) starts no line."""
+    return text.rstrip().count("\n") + 1
+
+
 class SlashSuggester:
     """Completes slash commands and their argument (model, transport, file path)."""
 
@@ -143,7 +149,9 @@ class Prompt(TextArea):
         self._subtitle()
 
     def _subtitle(self) -> None:
-        lines = self.document.line_count
+        lines = self.document.line_count  # lines_held, without reading the whole text
+        while lines > 1 and not self.document.get_line(lines - 1).strip():
+            lines -= 1
         self.border_subtitle = " · ".join(filter(None, (
             f"{lines} lines (^j: new line)" if lines > 1 else "", self._files_note)))
 

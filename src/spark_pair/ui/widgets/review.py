@@ -45,6 +45,8 @@ from .review_rows import (
 from .scrollbars import tell_scrollbars
 
 CACHE_ROWS = 256
+CURSOR = "▶"  # at the start of the cursor's row: the cursor reads without colour
+GUTTER = " "  # (as wide as CURSOR) at the start of every other row
 
 
 
@@ -66,7 +68,7 @@ class ReviewPane(ScrollView, can_focus=True):
         scrollbar-size-vertical: 1;
         border: round $secondary;
         border-title-align: left;
-        padding: 0 1;
+        padding: 0 1 0 0;  /* the left column holds the cursor's glyph */
         & > .review-pane--header { color: $text-disabled; }
         & > .review-pane--cursor {
             color: $foreground;
@@ -329,7 +331,7 @@ class ReviewPane(ScrollView, can_focus=True):
                            immediate=True)
 
     def on_resize(self, event: events.Resize) -> None:
-        wrap = self.content_region.width - 1  # (less a scrollbar, shown or not)
+        wrap = self.content_region.width - 1 - len(GUTTER)  # (less a scrollbar, shown or not)
         if wrap != self._wrap:
             self._wrap = wrap
             if self._rows:  # parts wrap at the new width
@@ -386,9 +388,13 @@ class ReviewPane(ScrollView, can_focus=True):
         return strip
 
     def _paint(self, index: int, width: int, style: Style) -> Strip:
+        """A row, after its gutter: the cursor's glyph on the cursor's first row (it reads
+        without colour), else blank."""
         op, part, line = self._rows[index]
         lines = self._lines(self.review.entries[op], part)
         text = lines[line] if line < len(lines) else Text()
+        gutter = CURSOR if self._cursor_rows and index == self._cursor_rows.start else GUTTER
+        text = Text.assemble((gutter, "bold"), text)
         text.truncate(width, overflow="ellipsis")
         strip = Strip(list(text.render(self.app.console))).apply_style(style)
         return strip.extend_cell_length(width, style).apply_meta({"row": index})

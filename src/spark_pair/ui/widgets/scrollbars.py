@@ -5,6 +5,21 @@ from __future__ import annotations
 from textual.geometry import Size
 from textual.widget import Widget
 
+from .diff_rows import _bar
+
+
+def bars_for(view: Widget, size: Size) -> tuple[bool, bool]:
+    """The scrollbars (horizontal, vertical) a virtual size gets (as Textual decides)."""
+    styles = view.styles
+    width, height = view.container_size
+    horizontal = _bar(styles.overflow_x, size.width > width)
+    vertical = _bar(styles.overflow_y, size.height > height)
+    if styles.overflow_x == "auto" and vertical and not horizontal:
+        horizontal = size.width > width - styles.scrollbar_size_vertical
+    if styles.overflow_y == "auto" and horizontal and not vertical:
+        vertical = size.height > height - styles.scrollbar_size_horizontal
+    return horizontal, vertical
+
 
 def tell_scrollbars(view: Widget, size: Size) -> None:
     """The scrollbars the view shows take its new virtual size, and its scroll place is kept
