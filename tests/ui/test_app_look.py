@@ -46,3 +46,37 @@ async def test_the_model_asks_for_a_file_and_the_app_says_why_it_went(
             assert "↑ pkg/util.py sent" in text and "(asked by the" in text
         asked = [r for r in sim.requests() if r["body"].get("generate") is not False]
         assert len(asked) == 2  # the turn's request and the look's (pre-warms aside)
+
+
+async def test_the_look_note_stands_before_its_diff_when_one_frame_holds_both() -> None:
+    """A busy loop batches: the look and the first lines of its diff in one frame still show
+    the note first."""
+    from textual.app import ComposeResult
+
+    from spark_pair.edits.ops import OpKind
+    from spark_pair.edits.parse_events import FileStarted, LineAdded
+    from spark_pair.session.events import Looked
+    from spark_pair.ui import sent_spans
+    from spark_pair.ui.widgets.diff_view import DiffView
+    from spark_pair.workspace.look import Sent
+
+    from support.uiapps import DiffApp
+
+    class Both(DiffApp):
+        def compose(self) -> ComposeResult:
+            yield FilesPane()
+            yield DiffView()
+
+    app = Both()
+    async with app.run_test(size=(120, 30)) as pilot:
+        view = app.query_one(DiffView)
+        looked = Looked(("pkg/util.py",), (Sent("pkg/util.py", "asked by the model", 30,
+                                                "whole", ((1, 2),)),), (), 30)
+        frame = [looked, FileStarted(0, OpKind.MODIFY, "pkg/util.py"),
+                 LineAdded(0, 0, "+x")]
+        sent_spans.feed(app.query_one(FilesPane), view, frame, None)
+        await pilot.pause()
+        texts = [r.text for r in view.rows]
+        said = next(i for i, t in enumerate(texts) if "the model asked for pkg/util.py" in t)
+        header = next(i for i, t in enumerate(texts) if t.startswith("modify"))
+        assert said < header, texts

@@ -5,8 +5,10 @@ the live diff says it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..base.printable import shown
-from ..session.events import ContextChosen, Looked
+from ..session.events import ContextChosen, Looked, SessionEvent
 from .notices import displayed
 from .widgets.diff_view import DiffView
 from .widgets.files import FilesPane, spans_text
@@ -30,6 +32,23 @@ def folded(pane: FilesPane, view: DiffView) -> None:
     parts = [f"{shown(path)} lines {spans_text(regions)} ({why})"
              for path, (why, regions) in pane.cut.items()]
     view.note("sent in part: " + "; ".join(parts))
+
+
+def feed(pane: FilesPane, view: DiffView, events: Sequence[SessionEvent],
+         partial_line: str | None) -> None:
+    """A frame into the live diff, with the note of what was sent where its event stands: the
+    look's before the diff it brings, however the frames were cut (a busy loop batches)."""
+    done = 0
+    for i, event in enumerate(events):
+        if type(event) is ContextChosen:
+            view.feed(events[done:i])
+            context_sent(pane, view, event)
+            done = i + 1
+        elif type(event) is Looked:
+            view.feed(events[done:i])
+            looked(pane, view, event)
+            done = i + 1
+    view.feed(events[done:], partial_line)
 
 
 def looked(pane: FilesPane, view: DiffView, event: Looked) -> None:

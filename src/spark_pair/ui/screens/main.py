@@ -25,7 +25,6 @@ from ...base import gcpolicy
 from ...base.errors import SparkPairError, UsageError
 from ...protocol.events import Completed, Failed
 from ...protocol.steer import Steered
-from ...session.events import ContextChosen, Looked
 from .. import bindings, commands, review_tools, sent_spans, sessions, turn_queue
 from ..chosen import ChosenFiles
 from ..commits import Commits
@@ -318,14 +317,10 @@ class MainScreen(Screen[None]):
         if self._clear_pending:
             self._clear_for_turn()
         view = self.query_one(DiffView)
-        view.feed(message.events, message.partial_line)
+        sent_spans.feed(self.query_one(FilesPane), view, message.events, message.partial_line)
         for event in message.events:
             if type(event) is Steered:
                 steered(self, event)
-            elif type(event) is ContextChosen:
-                sent_spans.context_sent(self.query_one(FilesPane), view, event)
-            elif type(event) is Looked:  # (a frame of its own: before the diff it brings)
-                sent_spans.looked(self.query_one(FilesPane), view, event)
         self.query_one(Meter).feed(message.events)
         if self.streaming and any(isinstance(e, (Completed, Failed)) for e in message.events):
             self.streaming = False  # the reply is in: escape no longer stops the turn
