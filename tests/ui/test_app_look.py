@@ -51,6 +51,7 @@ async def test_the_model_asks_for_a_file_and_the_app_says_why_it_went(
 async def test_the_look_note_stands_before_its_diff_when_one_frame_holds_both() -> None:
     """A busy loop batches: the look and the first lines of its diff in one frame still show
     the note first."""
+    from support.uiapps import DiffApp
     from textual.app import ComposeResult
 
     from spark_pair.edits.ops import OpKind
@@ -59,8 +60,6 @@ async def test_the_look_note_stands_before_its_diff_when_one_frame_holds_both() 
     from spark_pair.ui import sent_spans
     from spark_pair.ui.widgets.diff_view import DiffView
     from spark_pair.workspace.look import Sent
-
-    from support.uiapps import DiffApp
 
     class Both(DiffApp):
         def compose(self) -> ComposeResult:
