@@ -172,3 +172,18 @@ async def test_a_refusal_wraps_at_the_pane_width_and_rejoins_when_it_widens() ->
         rows = visible(pane)
         assert rows[0] == "[D] DELETE some/folder/gone.py  ! refused"
         assert rows[1].strip() == f"! {reason}" and "other.py" in rows[2], rows
+
+
+async def test_a_refusal_for_a_file_changed_on_disk_is_the_row_after_a_fit_check() -> None:
+    """The fit check read the file as it changed (it judged the hunk unfit), then the session
+    refused the operation as stale: the row says stale, as when the two come the other way."""
+    app = PaneApp()
+    async with app.run_test(size=(100, 14)) as pilot:
+        pane = app.query_one(ReviewPane)
+        op = Modify("README.md", [Hunk(1, 1, 1, 1, ["-a", "+b"])])
+        pane.propose(0, op)
+        pane.mark_unfit(0, op, {None: "its lines are not in the file"})
+        pane.refuse(0, "refused (stale): README.md changed on disk", op, stale=True)
+        await pilot.pause()
+        row = next(r for r in visible(pane) if "README.md" in r)
+        assert "can't apply" not in row and "STALE" in row, row

@@ -177,8 +177,9 @@ class Review:
         if entry is None and op is not None:
             entry = self.propose(index, op, stale=stale)
         if entry is not None:
-            if stale:
+            if stale:  # its file changed on disk: that, not how it fit before, is its row
                 entry.stale = entry.blocked = True
+                entry.unfit = {}
             entry.problem = text
             self._sent(entry)
             if self.cursor is not None and self.cursor.op == index:

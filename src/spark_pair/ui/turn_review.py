@@ -139,6 +139,8 @@ class TurnReview:
                     stale = kind is RefusalKind.STALE
                     review.refuse(index, f"refused ({kind}): {first_line(reason)}", op,
                                   stale=stale)
+                    if stale:  # (not left out for how it fit the file before it changed)
+                        self.left_out.pop(index, None)
                     screen.notice.give_way(index)
                     if not review.review.closed:
                         self._doomed(op, reason, stale)
