@@ -45,7 +45,7 @@ from .events import (
 from .http_common import error_body, post_sse, raw_chunks
 from .items import Deltas, Finished, Item, Note, Opened, Steer
 from .limits import MAX_BODY_BYTES, MAX_ERROR_BODY_BYTES, Inflater, read_body
-from .metrics import Stopwatch, estimate_request_tokens, estimate_tokens, tokens_for_chars
+from .metrics import Stopwatch, estimate_tokens, fill_stopped
 from .records import Recorder, RequestRecord, RequestStatus
 from .request import CONNECT_TIMEOUT_S, endpoint_url, user_agent
 from .responses_sse import stream_responses
@@ -451,7 +451,7 @@ class ModelClient:
         finally:
             if rec.status == RequestStatus.CANCELLED:  # stopped mid-request: keep what was measured
                 rec.model, rec.transport = self.model, self.transport  # the attempt stopped
-                _fill_stopped(rec, watch, emitted, request)
+                fill_stopped(rec, watch, emitted, request)
             if self._ws.warm_used is not None:  # the request met a draft's pre-warm
                 rec.extra["prewarm"], self._ws.warm_used = self._ws.warm_used, None
             if self._warm_tokens:  # what the drafts' pre-warms sent before this request
@@ -572,20 +572,6 @@ class ModelClient:
         if self.transport_cache is not None and transport == self._recalled:
             offers.forget(self.transport_cache, self.base_url)
             self._recalled = None
-
-
-def _fill_stopped(rec: RequestRecord, watch: Stopwatch, chars: int,
-                  request: TurnRequest) -> None:
-    """A request stopped by a timeout, Ctrl-C or a cancel: the timing, the (estimated) tokens
-    that arrived before it stopped and the (estimated) tokens that were sent."""
-    rec.input_tokens = estimate_request_tokens(request)
-    tokens = tokens_for_chars(chars)
-    m = watch.stopped(tokens, chars)
-    rec.ttft_ms = None if m.ttft_s is None else m.ttft_s * 1000
-    rec.duration_ms = m.duration_s * 1000
-    rec.tokens_per_s = m.tokens_per_s
-    rec.output_tokens = tokens
-    rec.usage_estimated = True
 
 
 def _common_prefix(a: str, b: str) -> int:

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection
 
     from .events import Metrics, TurnRequest
+    from .records import RequestRecord
 
 
 SAME_ARRIVAL_S = 0.0002  # texts timed closer than this came in one read: one arrival
@@ -222,3 +223,17 @@ def estimate_request_tokens(request: TurnRequest) -> int:
 def tokens_for_chars(chars: int) -> int:
     """estimate_tokens for a text of `chars` characters."""
     return (chars + 3) // 4
+
+
+def fill_stopped(rec: RequestRecord, watch: Stopwatch, chars: int,
+                 request: TurnRequest) -> None:
+    """A request stopped by a timeout, Ctrl-C or a cancel: the timing, the (estimated) tokens
+    that arrived before it stopped and the (estimated) tokens that were sent."""
+    rec.input_tokens = estimate_request_tokens(request)
+    tokens = tokens_for_chars(chars)
+    m = watch.stopped(tokens, chars)
+    rec.ttft_ms = None if m.ttft_s is None else m.ttft_s * 1000
+    rec.duration_ms = m.duration_s * 1000
+    rec.tokens_per_s = m.tokens_per_s
+    rec.output_tokens = tokens
+    rec.usage_estimated = True
