@@ -48,6 +48,6 @@ async def test_the_footer_shows_what_matters_at_80_columns(repo: Path,
         # the review's chords, from the prompt (it keeps the focus), most important first;
         # enter's label among the last to go (the review's c, e, t give way to it at 80)
         assert in_order(line, ["alt+ayes", "rno", "Aall", "Rrest", "ddel/ren",
-                               "⏎sendoncedecided", "f1keys", "^ppalette"]), line
+                               "⏎decidefirst", "f1keys", "^ppalette"]), line
         assert line.endswith("palette")
         await pilot.press("alt+shift+r")

@@ -54,7 +54,7 @@ async def test_deletes_and_renames_are_listed_first_and_in_view_at_80x24(
         # the deciding chords, their alt+ said once at 80 columns, then enter's label (it goes
         # among the last: the review's c, e, t give way to it; f1 lists them)
         assert in_order(footer, ["alt+ayes", "rno", "Aall", "Rrest", "ddel/ren",
-                                 "⏎sendoncedecided", "f1keys"]), footer
+                                 "⏎decidefirst", "f1keys"]), footer
 
 
 
