@@ -439,3 +439,19 @@ async def test_a_diff_ending_without_a_newline_is_shown_once_and_written(
         await until(pilot, lambda: turn_over(app), "the end of the turn")
     assert (repo / "TODO.txt").read_text() == ("- validate the input lines\n"
                                               "- add a discount to the order total (done)")
+
+
+async def test_the_demo_model_says_what_it_is_to_an_instruction_it_has_no_turn_for(
+        repo: Path, sim: SimProcess) -> None:
+    """In the demo, an instruction other than its scripted one gets a sentence saying so (and
+    the screen says no diff came), not filler words."""
+    from spark_pair.sim.demo_project import script
+
+    sim.configure(**script())
+    app = make_app(repo, sim, prompt="rename total to order_total")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: turn_over(app) and "no unified diff" in notice(app),
+                    "the turn's end")
+        text = screen_text(app)
+        assert "offline demo" in text and "w00" not in text, text
+    assert {rel: (repo / rel).read_text() for rel in FILES} == FILES  # nothing written

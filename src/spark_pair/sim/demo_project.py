@@ -192,6 +192,17 @@ def reply_text() -> str:
             + "".join(parts) + "```\n")
 
 
+# What the demo's model answers to any other instruction (before: filler words, read as a reply
+# with no diff and nothing to say why)
+OTHER_REPLY = (
+    "This is spark-pair's offline demo: its simulated model knows one scripted turn, the one it "
+    "made at the start (an instruction that mentions a discount gets it again), and writes no "
+    "diff for any other. Try /undo and /redo on that "
+    "turn, f1 for every key; to edit with a real model, quit (ctrl+q) and run spark-pair in "
+    "your repository with a base URL, key and model set (README: Set-up).\n")
+
+
 def script() -> dict[str, object]:
-    """The simulator script whose reply edits the demo project."""
-    return {"replies": [{"match": MATCH, "text": reply_text()}]}
+    """The simulator script whose reply edits the demo project; any other instruction gets
+    OTHER_REPLY."""
+    return {"replies": [{"match": MATCH, "text": reply_text()}], "default": OTHER_REPLY}
