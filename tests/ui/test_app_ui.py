@@ -50,11 +50,39 @@ async def test_slash_commands_complete_and_bad_ones_explain(repo: Path,
         assert "unknown transport 'bogus'" in notice(app) and "hint:" in notice(app)
         await type_line(pilot, app, "/frobnicate")
         assert "unknown command" in notice(app) and "/undo" in notice(app)
+        assert prompt.value == "/frobnicate"  # a refused command stays, to mend
+        await pilot.press("ctrl+u")
         await type_line(pilot, app, "/add no/such/file.py")
         assert "no such file" in notice(app)
         await type_line(pilot, app, "/add ../outside.py")
         assert "refused path" in notice(app)
         assert app.is_running  # every error is shown; the app keeps running
+
+
+async def test_a_command_that_takes_no_argument_refuses_one_and_keeps_the_text(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """'/undo 3' (the CLI's undo takes a turn) must not undo the last turn instead; '/quit now'
+    does not quit; a command refused while a turn waits for review stays in the prompt."""
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        prompt = app.main.query_one(Prompt)
+        await type_line(pilot, app, "/redo")
+        assert "under review" in notice(app) and prompt.value == "/redo"
+        await pilot.press("ctrl+u", "alt+shift+a", "alt+shift+r")  # the modifies written
+        await until(pilot, lambda: turn_over(app), "the applied turn")
+        applied = {rel: (repo / rel).read_text() for rel in FILES if (repo / rel).exists()}
+        assert applied != FILES
+        for text in ("/undo please", "/quit now"):
+            await type_line(pilot, app, text)
+            await pilot.pause()
+            assert f"{text.split()[0]} takes no argument" in notice(app), notice(app)
+            assert prompt.value == text and app.is_running
+            await pilot.press("ctrl+u")
+        assert {rel: (repo / rel).read_text() for rel in applied} == applied  # not undone
+        await type_line(pilot, app, "/undo")
+        await until(pilot, lambda: "restored" in notice(app), "the undo")
+        assert prompt.value == ""
 
 
 async def test_prompt_history_walks_back_and_forth(repo: Path, demo_sim: SimProcess) -> None:

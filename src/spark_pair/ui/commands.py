@@ -52,8 +52,10 @@ def reopen(screen: CommandHost, overrides: dict[str, str], what: str) -> None:
     start(screen, _reopen(screen, overrides, what))
 
 
-def run(screen: CommandHost, text: str) -> None:
-    """Run a slash command: `text` is the prompt (the command, then its argument)."""
+def run(screen: CommandHost, text: str) -> bool:
+    """Run a slash command: `text` is the prompt (the command, then its argument). False: it
+    was refused (unknown, its argument missing or one too many, or a turn is in flight), and
+    the notice says why."""
     command, _, arg = text.partition(" ")
     arg = arg.strip()
     found = slash.BY_NAME.get(command)
@@ -61,8 +63,16 @@ def run(screen: CommandHost, text: str) -> None:
         screen.show_error(UsageError(
             f"unknown command {text!r}" if found is None else f"{command} needs an argument",
             hint=slash.hint()))
-        return
+        return False
+    if arg and not found.arg:  # '/undo 3' must not undo the last turn instead
+        screen.show_error(UsageError(f"{command} takes no argument",
+                                     hint=f"{command}: {found.help}"))
+        return False
+    if found.waits and screen.turn_worker is not None:
+        screen.say(screen.busy(command))
+        return False
     HANDLERS[command](screen, arg)
+    return True
 
 
 def _transport(screen: CommandHost, arg: str) -> None:

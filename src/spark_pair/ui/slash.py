@@ -12,7 +12,8 @@ class Slash:
     name: str  # "/model"
     arg: str  # what it takes ("NAME", "PATH"), "" for nothing
     help: str
-    needs_arg: bool = False  # refused without one (the others take an optional one, or none)
+    needs_arg: bool = False  # refused without one; one that takes none is refused with one
+    waits: bool = False  # refused while a turn streams or waits for its review
 
     @property
     def usage(self) -> str:
@@ -20,20 +21,23 @@ class Slash:
 
 
 SLASH: tuple[Slash, ...] = (
-    Slash("/undo", "", "restore the files of the last applied turn"),
-    Slash("/redo", "", "re-apply exactly what the last /undo restored"),
+    Slash("/undo", "", "restore the files of the last applied turn", waits=True),
+    Slash("/redo", "", "re-apply exactly what the last /undo restored", waits=True),
     Slash("/commit", "", "commit this session's accepted turns not yet committed (none: those "
                          "applied since the last commit; the message is shown to edit; ctrl+s "
-                         "commits); after /undo of a committed turn: record its revert"),
-    Slash("/model", "NAME", "talk to another model", needs_arg=True),
-    Slash("/transport", "NAME", "auto, ws, responses or chat", needs_arg=True),
+                         "commits); after /undo of a committed turn: record its revert",
+          waits=True),
+    Slash("/model", "NAME", "talk to another model", needs_arg=True, waits=True),
+    Slash("/transport", "NAME", "auto, ws, responses or chat", needs_arg=True, waits=True),
     Slash("/add", "PATH", "put a file into the context", needs_arg=True),
     Slash("/drop", "PATH", "take a file out of the context (or drop one chosen for the prompt)",
           needs_arg=True),
-    Slash("/clear", "", "clear the screen and the context set"),
-    Slash("/sessions", "", "the stored sessions of this repository (type to filter): carry one on"),
+    Slash("/clear", "", "clear the screen and the context set", waits=True),
+    Slash("/sessions", "", "the stored sessions of this repository (type to filter): carry one on",
+          waits=True),
     Slash("/rename", "NAME", "give this session a name", needs_arg=True),
-    Slash("/fork", "", "go on in a copy of this session (the original stays as it was)"),
+    Slash("/fork", "", "go on in a copy of this session (the original stays as it was)",
+          waits=True),
     Slash("/help", "", "this screen"),
     Slash("/quit", "", "quit"),
 )

@@ -371,7 +371,8 @@ class MainScreen(Screen[None]):
         prompt.remember(text)
         if text.startswith("/") and "\n" not in text:  # a command is the prompt's only line
             prompt.value = ""
-            self.run_command(text)
+            if not self.run_command(text) and not prompt.value:
+                prompt.value = value  # refused: it stays, to mend or to send again
         elif self.streaming and self.turn_worker is not None:
             prompt.value = ""
             # a correction for the running turn
@@ -382,8 +383,8 @@ class MainScreen(Screen[None]):
             prompt.value = ""
         # else: a turn is in flight; the text stays for enter once it is over
 
-    def run_command(self, text: str) -> None:
-        commands.run(self, text)
+    def run_command(self, text: str) -> bool:
+        return commands.run(self, text)
 
     # ---- review tools: edit a hunk, try before keep, the pager ------------------------------
 
