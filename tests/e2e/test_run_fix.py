@@ -51,13 +51,16 @@ def test_a_round_that_fixes_the_check_ends_green(sim: SimProcess, tmp_path: Path
         {"match": "ADD", "text": diff("0", "a - b")}])
     before = tree(repo)
     res = run(repo, home, sim, "ADD numbers in calc.py", "-f", "calc.py", "--apply",
-              "--check", "python3 check.py", "--fix", "2", "--json")
+              "--check", f"python3 check.py {KEY}", "--fix", "2", "--json")
     assert res.returncode == 0, res.stderr
     lines = lines_of(res.stdout)
     check_schema(lines)
     checks = [ln for ln in lines if ln["type"] == "check"]
     assert [(c["round"], c["passed"]) for c in checks] == [(0, False), (1, True)]
     assert "add(2, 3) is -1" in checks[0]["output"] and KEY not in res.stdout + res.stderr
+    assert checks[0]["command"] == "python3 check.py ***"  # a key written in the command too
+    stored = [p.read_bytes() for p in home.rglob("*") if p.is_file()]
+    assert stored and not any(KEY.encode() in data for data in stored)
     rounds = [ln for ln in lines if ln["type"] == "round"]
     assert [(r["round"], r["of"], r["escalated"]) for r in rounds] == [(1, 2, False)]
     end = lines[-1]

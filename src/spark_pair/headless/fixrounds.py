@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..base.errors import Cancelled, ConfigError, SparkPairError
+from ..base.errors import Cancelled, ConfigError, SparkPairError, redact
 from ..base.exitcodes import ExitCode
 from ..session import fixloop
 from ..store.rounds import Round
@@ -171,7 +171,7 @@ class RunFixRounds:
         timeout = settings.review.check_timeout_s
         if opts.timeout is not None:
             timeout = min(timeout, max(0.1, opts.timeout - (time.monotonic() - self.report.t0)))
-        self.diag.say(f"check: {opts.check}")
+        self.diag.say(f"check: {redact(opts.check)}")
         task = asyncio.ensure_future(run_check(opts.check, self.rt.root, timeout_s=timeout))
         self.stop.between = task
         try:
@@ -195,7 +195,7 @@ class RunFixRounds:
         if self.jl is not None:
             shown, _ = fixloop.tail_within(fixloop.clean_output(result.output))
             self.jl.write({"type": "check", "round": index, "turn_id": self.last_turn,
-                           "command": result.command, "passed": result.passed,
+                           "command": result.shown, "passed": result.passed,
                            "exit_code": result.exit_code, "timed_out": result.timed_out,
                            "duration_ms": round(result.duration_s * 1000, 1),
                            "output": shown, "error": result.error or None})

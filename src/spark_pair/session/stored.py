@@ -130,7 +130,7 @@ class StoredSession:
 
     def checked(self, turn_id: str, command: str, ok: bool, tail: str) -> None:
         """The configured check's result for an applied turn."""
-        check = {"command": command, "ok": ok, "tail": redact(tail)[-2000:]}
+        check = {"command": redact(command), "ok": ok, "tail": redact(tail)[-2000:]}
         for t in self.turns:
             if t.turn_id == turn_id:
                 t.check = check

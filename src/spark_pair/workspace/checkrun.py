@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..base.errors import redact
+
 CHUNK = 8192
 MAX_OUTPUT = 256 * 1024  # bytes of output kept (the tail)
 GRACE_S = 2.0  # between SIGTERM and SIGKILL
@@ -37,17 +39,22 @@ class CheckResult:
     def passed(self) -> bool:
         return self.exit_code == 0
 
+    @property
+    def shown(self) -> str:
+        """The command as it may be shown or stored: a key written in it is ***."""
+        return redact(self.command)
+
     def describe(self) -> str:
         took = f"{self.duration_s:.1f} s"
         if self.error:
             return f"check could not start: {self.error}"
         if self.timed_out:
-            return f"check timed out after {took} and was stopped: {self.command}"
+            return f"check timed out after {took} and was stopped: {self.shown}"
         if self.passed:
-            return f"check passed in {took}: {self.command}"
+            return f"check passed in {took}: {self.shown}"
         if self.exit_code is not None and self.exit_code < 0:
-            return f"check killed by signal {-self.exit_code} after {took}: {self.command}"
-        return f"check failed (exit {self.exit_code}) in {took}: {self.command}"
+            return f"check killed by signal {-self.exit_code} after {took}: {self.shown}"
+        return f"check failed (exit {self.exit_code}) in {took}: {self.shown}"
 
 
 class _Tail:

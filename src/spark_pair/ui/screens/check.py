@@ -101,7 +101,7 @@ class CheckScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"check: {self.command}  (the turn is applied; running…)",
+            yield Label(f"check: {redact(self.command)}  (the turn is applied; running…)",
                         id="check-status", markup=False)  # a command and its result: literal
             yield CheckLog(id="check-output", max_lines=5000)
             yield Label(self.keys, id="check-keys")  # alt+y keeps once there is a result
