@@ -55,7 +55,8 @@ async def test_slash_commands_complete_and_bad_ones_explain(repo: Path,
         await type_line(pilot, app, "/add no/such/file.py")
         assert "no such file" in notice(app)
         await type_line(pilot, app, "/add ../outside.py")
-        assert "refused path" in notice(app)
+        assert "refused path" in notice(app) and "go into the context" in notice(app)
+        assert "writes" not in notice(app)  # (the hint of a refused write)
         assert app.is_running  # every error is shown; the app keeps running
 
 

@@ -158,8 +158,10 @@ def add_context(screen: CommandHost, arg: str) -> None:
 
     try:
         rel = clean_rel_path(arg)
-    except SparkPairError as exc:
-        screen.show_error(exc)
+    except SparkPairError as exc:  # (its default hint is about writing)
+        hint = "only files inside the repository go into the context (relative to its root)"
+        screen.show_error(UsageError(exc.message, hint=hint if exc.hint == exc.default_hint
+                                     else exc.hint))
         return
     if not (screen.launch.root / rel).is_file():
         screen.show_error(UsageError(f"/add {arg}: no such file in the repository",
