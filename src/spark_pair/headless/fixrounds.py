@@ -218,8 +218,12 @@ class RunFixRounds:
             self.jl.write(self.report.end)
 
     def _undo_hint(self) -> str:
-        return ("spark-pair undo takes back the last round; run it again for each earlier one"
-                if self.last_turn else "nothing was written")
+        if not self.last_turn:
+            return "nothing was written"
+        if len(self.turns) <= 1:
+            return "the turn stays applied: spark-pair undo takes it back"
+        return (f"the {len(self.turns)} applied turns stay: spark-pair undo takes back the "
+                "last; run it again for each earlier one")
 
     def _say_error(self, error: SparkPairError) -> None:
         if self.jl is not None:
@@ -229,7 +233,7 @@ class RunFixRounds:
 
     def _end(self, code: int, status: str, message: str, hint: str = "",
              commit: dict[str, Any] | None = None) -> None:
-        self.diag.say(message + (f" ({hint})" if hint else ""))
+        self.diag.say(message + (f"\n  hint: {hint}" if hint else ""))
         if commit is None and self.opts.commit:
             commit = {"commit": None, "commit_note": "the check did not pass: nothing was "
                                                      "committed"}
