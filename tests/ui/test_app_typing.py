@@ -192,6 +192,25 @@ async def test_a_pasted_three_line_instruction_is_sent_whole(repo: Path,
         await until(pilot, lambda: turn_over(app), "the end of the turn")
 
 
+async def test_a_paste_ending_in_a_line_break_starts_no_empty_line(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """Text copied with its last line's end: the prompt holds its lines and no empty one after
+    them (before: an empty row, and a border that said one line fewer than it showed)."""
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository")
+        prompt = prompt_of(app)
+        height = prompt.outer_size.height
+        app.post_message(events.Paste("Line one\nLine two?\n"))
+        await pilot.pause(0.1)
+        assert prompt.text == "Line one\nLine two?"
+        assert prompt.outer_size.height == height + 1 and "2 lines" in str(prompt.border_subtitle)
+        assert prompt.cursor_location == prompt.document.end
+        app.post_message(events.Paste("\n"))  # a paste of a line break alone stays one
+        await pilot.pause(0.1)
+        assert prompt.text == "Line one\nLine two?\n"
+
+
 async def test_a_sentence_typed_during_a_fix_round_decides_nothing(
         tmp_path: Path, sim: SimProcess, monkeypatch: pytest.MonkeyPatch) -> None:
     """alt+t on a turn whose check fails, then alt+y on the failed check, starts a fix round: a

@@ -49,7 +49,8 @@ def pass_typed(node: Widget | Screen[object], event: events.Key | events.Paste) 
     """A pane or a question got a key or a paste: text goes on to the prompt (on the main
     screen, however many questions are stacked over it), so a sentence typed or pasted at any
     moment lands there, whole, and decides nothing."""
-    text = event.text if isinstance(event, events.Paste) else typed_text(event)
+    text = (without_last_break(event.text) if isinstance(event, events.Paste)
+            else typed_text(event))
     if not text:
         return
     event.stop()
@@ -71,3 +72,11 @@ def enter_hint(node: Widget | Screen[object], event: events.Key,
                         markup=False)
     node.app.post_message(Notify(hint))
     return hint
+
+
+def without_last_break(text: str) -> str:
+    """A pasted text without the line break it ends in (one; a paste of only breaks stays)."""
+    for end in ("\r\n", "\n", "\r"):
+        if text.endswith(end) and text[: -len(end)].strip():
+            return text[: -len(end)]
+    return text

@@ -17,6 +17,7 @@ from textual.widgets import TextArea
 from ...base.transport import TRANSPORT_CHOICES
 from .. import bindings
 from ..slash import completions
+from ..typed import without_last_break
 
 SLASH_COMMANDS = completions()  # from the one table of slash commands
 MAX_ROWS = 4  # lines shown before the prompt scrolls
@@ -112,6 +113,16 @@ class Prompt(TextArea):
     def value(self, text: str) -> None:
         self.load_text(text)
         self.move_cursor(self.document.end)
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A paste that ends in a line break (text copied with its last line's end) goes in
+        without it: it starts no empty line for enter to send."""
+        text = without_last_break(event.text)
+        if text == event.text or self.read_only:
+            return  # (the text area's own paste)
+        event.prevent_default()
+        self.move_cursor(self.replace(text, *self.selection).end_location)
+        self.focus()
 
     def insert_typed(self, text: str) -> None:
         """Text typed elsewhere (a pane that had the focus): at the end, as if typed here."""
@@ -225,3 +236,4 @@ class Prompt(TextArea):
             return
         self._pos = pos
         self.value = self.sent[pos] if pos < len(self.sent) else self._draft
+
