@@ -73,7 +73,8 @@ def test_prompt_from_stdin_and_empty_prompt(sim: SimProcess, repo: Path, home: P
     assert "+++ b/main.py" in res.stdout
     empty = run(repo, home, sim, "-", stdin="  \n")
     assert empty.returncode == ExitCode.USAGE
-    assert "prompt is empty" in empty.stderr and empty.stdout == ""
+    assert "prompt read from stdin is empty" in empty.stderr and empty.stdout == ""
+    assert "| spark-pair run -" in empty.stderr  # the hint fits the stdin form
 
 
 @pytest.mark.parametrize("transport", ["responses", "ws"])

@@ -17,6 +17,7 @@ class RunOptions:
     """What a headless run was asked to do (flags and the prompt)."""
 
     prompt: str
+    stdin: bool = False  # the prompt was read from stdin (`run -`)
     files: list[str] = field(default_factory=list)
     apply: bool = False
     allow_delete: bool = False

@@ -191,7 +191,10 @@ async def _run(opts: RunOptions, out: TextIO, jl: JsonLines | None, diag: Diagno
     from ..workspace.files import find_root_soon, plain_top
 
     if not opts.prompt.strip():
-        raise UsageError("the prompt is empty", hint="spark-pair run 'what to change' [-f FILE]")
+        raise UsageError("the prompt read from stdin is empty" if opts.stdin else
+                         "the prompt is empty",
+                         hint="echo 'what to change' | spark-pair run - [-f FILE]" if opts.stdin
+                         else "spark-pair run 'what to change' [-f FILE]")
     home_override()  # a SPARK_PAIR_HOME that is a file: said once, before anything opens
     cwd = opts.cwd or Path.cwd()
     top = plain_top(cwd)  # a plain look when it is certain, else git looks while the rest loads

@@ -27,7 +27,7 @@ def run(opts: RunOptions) -> int:
     try:
         STOPS.arm()
         if opts.prompt == "-":
-            opts.prompt = sys.stdin.read()
+            opts.prompt, opts.stdin = sys.stdin.read(), True
         return main(opts)
     except KeyboardInterrupt as stop:
         sig = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
