@@ -81,3 +81,19 @@ async def test_two_remaps_onto_one_key_are_both_refused_when_saved(
         await until(pilot, lambda: len(review(app).review.undecided()) == 2, "accept all")
         await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_a_refusal_at_start_stays_said_when_the_launch_prompt_starts_a_turn(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """`spark-pair demo` (a launch prompt): the turn it starts clears the notice line, so the
+    refusals are in a toast too, as the config's other warnings are (before: never seen)."""
+    (repo / ".spark-pair.toml").write_text('[keys]\n"review.accept" = "ctrl+q"\n'
+                                           '"review.reject" = "n"\n')
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        toasts = "\n".join(str(n.message) for n in app._notifications)
+        assert "'ctrl+q' is the key of 'app.quit' (quit)" in toasts, toasts
+        assert "'review.reject': a key that types text never decides" in toasts, toasts
+        await pilot.press("alt+shift+r")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")

@@ -59,10 +59,11 @@ class ConfigHost(Panes, Says, Protocol):
                timeout: float | None = ..., markup: bool = ...) -> None: ...
 
 
-def apply_keymap(screen: ConfigHost, keymap: dict[str, str]) -> str:
+def apply_keymap(screen: ConfigHost, keymap: dict[str, str], *, toast: bool = False) -> str:
     """`[keys]` on the app; an id that names no binding, a decision mapped to a key that types
     text, or a key another binding acting with it already has, is said (returned too: '' when
-    none) and left at its default."""
+    none) and left at its default. `toast`: said in a toast as well, as the config's other
+    warnings are when the app starts (a turn the launch prompt starts clears the notice)."""
     check = bindings.check_keymap(keymap)
     refused = []
     if check.unknown:
@@ -82,6 +83,9 @@ def apply_keymap(screen: ConfigHost, keymap: dict[str, str]) -> str:
                  "binding too").describe())
     if refused:
         screen.alert("\n".join(refused))
+    if refused and toast:
+        screen.notify("\n".join(refused), title="config", severity="warning", timeout=8,
+                      markup=False)
     screen.app.set_keymap(check.accepted)
     return "\n".join(refused)
 
