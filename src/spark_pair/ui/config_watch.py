@@ -77,8 +77,8 @@ def apply_keymap(screen: ConfigHost, keymap: dict[str, str], *, toast: bool = Fa
             hint="use a chord (alt+y, ctrl+y) or a key that is not text (f5, delete)").describe())
     if check.clashes:
         refused.append(UsageError(
-            f"[keys] {bindings.clash_text(check.clashes, keymap)}: a key does one thing, so "
-            "these keep their default keys",
+            f"[keys] {bindings.clash_text(check.clashes, keymap)}: refused (a key does one "
+            "thing); the default key stays",
             hint="pick a key f1 does not list (f5 to f12 are free), or remap the other "
                  "binding too").describe())
     if refused:
