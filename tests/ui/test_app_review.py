@@ -91,6 +91,32 @@ async def test_e_lands_exactly_the_line_the_editor_changed(repo: Path, demo_sim:
             assert (repo / rel).read_text() == text, rel
 
 
+async def test_an_edited_hunk_s_row_shows_its_own_header_and_counts(
+        repo: Path, demo_sim: SimProcess, tmp_path: Path, monkeypatch) -> None:
+    """alt+e adding two lines: the row says `edited` with the edited hunk's header and +/-
+    counts (before: the model's, `@@ -1,2 +1,5 @@ +4 -1` after lines were added)."""
+    monkeypatch.setenv("VISUAL", str(script(
+        tmp_path, "add.py", "p = sys.argv[1]\nlines = open(p).read().split('\\n')\n"
+        "lines[-1:-1] = ['# one by hand', '# two by hand']\n"
+        "open(p, 'w').write('\\n'.join(lines))\n")))
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        first = review(app).review.entries[0]
+        hunk = first.op.hunks[0]
+        await pilot.press("alt+e")
+        await until(pilot, lambda: first.hunks[0] is Mark.ACCEPTED, "the edited hunk")
+        mine = first.amended[0]
+        assert (mine.added, mine.removed) == (hunk.added + 2, hunk.removed)
+        row = review(app).text_of(Item(0, 0))
+        head = (f"@@ -{hunk.old_start},{hunk.old_len} +{hunk.new_start},"
+                f"{len(hunk.new_lines) + 2} @@ +{hunk.added + 2} -{hunk.removed}")
+        assert "edited" in row and head in row, row
+        await pilot.press("alt+shift+r")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    assert "# two by hand\n" in (repo / "inventory.py").read_text()
+
+
 async def test_a_file_changed_after_e_says_the_edit_was_dropped(
         repo: Path, demo_sim: SimProcess, tmp_path: Path, monkeypatch) -> None:
     hand_editor(tmp_path, monkeypatch)

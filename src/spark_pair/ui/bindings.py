@@ -7,9 +7,10 @@ Nothing here imports the app, a screen or a widget: they all read this module.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from textual.binding import Binding, BindingType
-from textual.keys import key_to_character
+from textual.keys import KEY_ALIASES, key_to_character
 
 # the app (SparkPairApp)
 APP: list[BindingType] = [
@@ -167,6 +168,23 @@ MESSAGE: list[BindingType] = [
 REMAPPABLE = (APP, MAIN, REVIEW, REVIEW_PANE, FILES, PROMPT, CONFIRM, HELP)
 
 
+# the bindings that act at the same time: the app's, with the main screen's and its focused
+# pane's, or with a modal screen's (under a question, the keys screen or the check the main
+# screen's keys rest). A [keys] remap onto a key another of them already has is refused.
+TOGETHER = (
+    (APP, MAIN, REVIEW, PROMPT),
+    (APP, MAIN, REVIEW, REVIEW_PANE),
+    (APP, MAIN, REVIEW, FILES),
+    (APP, CONFIRM),
+    (APP, HELP),
+    (APP, CHECK),
+    (APP, REASON),
+    (APP, MESSAGE),
+)
+# keys of the app that no binding id names (Textual's palette key, on every screen)
+UNNAMED = {"ctrl+p": "the command palette"}
+
+
 def key_label(key: str) -> str:
     """A chord as the footer and the help show it: alt+shift+a is alt+A."""
     mods, _, last = key.rpartition("+")
@@ -207,5 +225,95 @@ def text_keys(keymap: Mapping[str, str]) -> list[str]:
         types_text(k) for k in keys.split(",")))
 
 
+def _keys(keys: str) -> set[str]:
+    """The keys of a binding, each by its one name (ctrl+i is tab: a terminal sends the same)."""
+    alias = {a: name for name, aliases in KEY_ALIASES.items() for a in aliases}
+    return {alias.get(k.strip(), k.strip()) for k in keys.split(",") if k.strip()}
+
+
+@dataclass(frozen=True)
+class Clash:
+    """`binding` (remapped by [keys]) was given `key`, which `other` (an id, or a key of the app
+    no id names) has: both would act on it, the footer naming one that does not run."""
+
+    binding: str
+    key: str
+    other: str
+
+
+def clashes(keymap: Mapping[str, str]) -> list[Clash]:
+    """The remaps in `keymap` (known ids) onto a key another binding acting at the same time
+    has, by default or by `keymap`: refused, each binding keeps its default key. Two bindings
+    that share a key by default (tab: the next pane or queue the prompt) may share another."""
+    defaults = {b.id: _keys(b.key) for g in TOGETHER for owner in g for b in owner
+                if isinstance(b, Binding) and b.id}
+    groups = [list(dict.fromkeys(b.id for owner in g for b in owner
+                                 if isinstance(b, Binding) and b.id)) for g in TOGETHER]
+    refused: dict[str, Clash] = {}
+    while True:  # a refused remap's default key may clash with another remap: until none does
+        keys = {i: _keys(keymap[i]) if i in keymap and i not in refused else d
+                for i, d in defaults.items()}
+        found: dict[str, Clash] = {}
+        for ids in groups:
+            for i in (i for i in ids if i in keymap and i not in refused):
+                for key in sorted(keys[i]):
+                    others = [UNNAMED[key]] if key in UNNAMED else []
+                    others += [j for j in ids if j != i and key in keys[j]
+                               and not defaults[i] & defaults[j]]
+                    if others and i not in found:
+                        found[i] = Clash(i, key, others[0])
+        if not found:
+            return [refused[i] for i in sorted(refused)]
+        refused.update(found)
+
+
+def describe(binding_id: str) -> str:
+    """'app.quit' (quit): an id with what its binding does."""
+    b = next((b for g in TOGETHER for o in g for b in o
+              if isinstance(b, Binding) and b.id == binding_id), None)
+    return f"{binding_id!r} ({b.description})" if b is not None else binding_id
+
+
+@dataclass
+class KeymapCheck:
+    """A `[keys]` table checked: what is taken, and what is refused and why."""
+
+    accepted: dict[str, str] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)
+    typed: list[str] = field(default_factory=list)
+    clashes: list[Clash] = field(default_factory=list)
+
+
+def check_keymap(keymap: Mapping[str, str]) -> KeymapCheck:
+    """`keymap` checked: an id that names no binding, a decision on a key that types text and a
+    key another binding has are refused (in that order); the rest is taken."""
+    unknown, typed = unknown_ids(keymap), text_keys(keymap)
+    rest = {k: v for k, v in keymap.items() if k not in {*unknown, *typed}}
+    found = clashes(rest)
+    accepted = {k: v for k, v in rest.items() if k not in {c.binding for c in found}}
+    return KeymapCheck(accepted, unknown, typed, found)
+
+
+def clash_text(found: list[Clash], keymap: Mapping[str, str]) -> str:
+    """The refused remaps, each once: two [keys] entries given one key are said together."""
+    parts: list[str] = []
+    for c in found:
+        mutual = any(o.binding == c.other and o.key == c.key for o in found)
+        if mutual and c.other < c.binding:
+            continue  # (said with the other)
+        if mutual:
+            parts.append(f"{describe(c.binding)} and {describe(c.other)} are both given "
+                         f"{c.key!r}")
+        else:
+            other = c.other if c.other in UNNAMED.values() else describe(c.other)
+            given = next((k.strip() for k in keymap[c.binding].split(",")
+                          if _keys(k) == {c.key}), c.key)
+            key = repr(given) if given == c.key else f"{given!r} (the terminal's {c.key})"
+            parts.append(f"{describe(c.binding)} = {keymap[c.binding]!r}: {key} is the key of "
+                         f"{other}")
+    return "; ".join(parts)
+
+
 def keys_in_effect(keymap: Mapping[str, str]) -> dict[str, str]:
-    return {**default_keys(), **{k: v for k, v in keymap.items()}}
+    """binding id -> its key, after the remaps of `keymap` that are taken."""
+    return {**default_keys(), **check_keymap(keymap).accepted}

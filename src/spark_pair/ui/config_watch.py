@@ -59,24 +59,34 @@ class ConfigHost(Panes, Says, Protocol):
                timeout: float | None = ..., markup: bool = ...) -> None: ...
 
 
-def apply_keymap(screen: ConfigHost, keymap: dict[str, str]) -> str:
-    """`[keys]` on the app; an id that names no binding, or a decision mapped to a key that
-    types text, is said (returned too: '' when none) and left at its default."""
-    unknown = bindings.unknown_ids(keymap)
-    typed = bindings.text_keys(keymap)
+def apply_keymap(screen: ConfigHost, keymap: dict[str, str], *, toast: bool = False) -> str:
+    """`[keys]` on the app; an id that names no binding, a decision mapped to a key that types
+    text, or a key another binding acting with it already has, is said (returned too: '' when
+    none) and left at its default. `toast`: said in a toast as well, as the config's other
+    warnings are when the app starts (a turn the launch prompt starts clears the notice)."""
+    check = bindings.check_keymap(keymap)
     refused = []
-    if unknown:
+    if check.unknown:
         refused.append(UsageError(
-            f"[keys] names no binding {', '.join(map(repr, unknown))}",
+            f"[keys] names no binding {', '.join(map(repr, check.unknown))}",
             hint="f1 shows every key with its id (dim, after the action), e.g. "
                  "review.accept, app.stop, files.toggle").describe())
-    if typed:
+    if check.typed:
         refused.append(UsageError(
-            f"[keys] {', '.join(map(repr, typed))}: a key that types text never decides",
+            f"[keys] {', '.join(map(repr, check.typed))}: a key that types text never decides",
             hint="use a chord (alt+y, ctrl+y) or a key that is not text (f5, delete)").describe())
+    if check.clashes:
+        refused.append(UsageError(
+            f"[keys] {bindings.clash_text(check.clashes, keymap)}: refused (a key does one "
+            "thing); the default key stays",
+            hint="pick a key f1 does not list (f5 to f12 are free), or remap the other "
+                 "binding too").describe())
     if refused:
         screen.alert("\n".join(refused))
-    screen.app.set_keymap({k: v for k, v in keymap.items() if k not in {*unknown, *typed}})
+    if refused and toast:
+        screen.notify("\n".join(refused), title="config", severity="warning", timeout=8,
+                      markup=False)
+    screen.app.set_keymap(check.accepted)
     return "\n".join(refused)
 
 

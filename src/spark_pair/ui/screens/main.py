@@ -161,7 +161,7 @@ class MainScreen(Screen[None]):
         self.query_one(Meter).prices = dict(settings.prices)
         for warning in settings.warnings:
             self.notify(warning, title="config", severity="warning", timeout=8, markup=False)
-        apply_keymap(self, settings.keys)
+        apply_keymap(self, settings.keys, toast=True)
         self.call_after_refresh(gcpolicy.settle)
         self.prepare()
         self.config_watch.start()

@@ -104,7 +104,7 @@ def row_text(entry: Entry, part: int, closed: bool = False) -> Text:
     mark = entry.hunks[part]
     refused = bool(entry.problem) and entry.sent and mark is Mark.UNDECIDED
     return hunk_line(entry.op.hunks[part], mark, entry.reasons.get(part, ""),
-                      part in entry.amended, unfit=unfit, closed=closed and not entry.applied,
+                      entry.amended.get(part), unfit=unfit, closed=closed and not entry.applied,
                       refused=refused)
 
 
@@ -166,14 +166,16 @@ def entry_line(entry: Entry, undone: Undone | None = None, closed: bool = False)
     return text
 
 
-def hunk_line(hunk: Hunk, mark: Mark, reason: str = "", amended: bool = False, *,
+def hunk_line(hunk: Hunk, mark: Mark, reason: str = "", edited: Hunk | None = None, *,
                unfit: str = "", closed: bool = False, refused: bool = False) -> Text:
-    """`unfit`: why the hunk can not apply (" ": its operation's row says why); `closed`: the
-    turn ended without writing it; `refused`: the session refused its operation (the row
-    under it says why)."""
+    """`edited`: the person's version of the hunk (alt+e), whose header and counts are shown
+    (where the model's was placed stays said: its old side is the same); `unfit`: why the
+    hunk can not apply (" ": its operation's row says why); `closed`: the turn ended without
+    writing it; `refused`: the session refused its operation (the row under it says why)."""
     marker, words = MARKS[mark]
-    if amended:
-        words = "edited"
+    placement = hunk.placement
+    if edited is not None:
+        words, hunk = "edited", edited
     if unfit:
         marker, words = UNFIT
         reason = unfit.strip()
@@ -189,8 +191,8 @@ def hunk_line(hunk: Hunk, mark: Mark, reason: str = "", amended: bool = False, *
     text.append(f"{head} +{hunk.added} -{hunk.removed}")
     if hunk.section:
         text.append(f"  {shown_text(hunk.section)}", style="italic")
-    if hunk.placement is not None and hunk.placement.loose:
-        text.append(f"  ~ {hunk.placement.describe()}", style="bold")
+    if placement is not None and placement.loose:
+        text.append(f"  ~ {placement.describe()}", style="bold")
     if reason:
         text.append(f"  why: {shown_text(reason)}", style="italic")
     return text
