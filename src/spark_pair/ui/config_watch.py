@@ -1,8 +1,9 @@
-"""A config file saved while the app runs (the project's .spark-pair.toml or the user's
-config.toml, which may be outside the repository the watcher sees): what the app reads when it
-uses it ([review], [keys], [prices], [git]) is taken at once; a change to the connection or the
-context ([model], [request], [session], [context], [telemetry]) is announced: it takes effect
-when spark-pair starts again. A file that no longer loads is said, and the settings in use stay.
+"""A config file saved or removed while the app runs (the project's .spark-pair.toml or the
+user's config.toml, which may be outside the repository the watcher sees): what the app reads
+when it uses it ([review], [keys], [prices], [git]) is taken at once; a change to the connection
+or the context ([model], [request], [session], [context], [telemetry]) is announced: it takes
+effect when spark-pair starts again. A file that no longer loads is said, and the settings in
+use stay.
 """
 
 from __future__ import annotations
@@ -105,25 +106,30 @@ class ConfigWatch:
         try:
             now = await asyncio.to_thread(lambda: stamps(self.paths()))  # (paths() looks on disk)
             before, self.seen = self.seen, now
-            if before is not None and now != before:
-                changed = [p for p in now if now[p] != before.get(p)]
-                await self.reload(changed)
+            if before is not None and now != before:  # (a file no longer found is removed)
+                changed = {p: now.get(p) for p in {**before, **now} if now.get(p) != before.get(p)}
+                if changed:
+                    await self.reload(changed)
         finally:
             self.busy = False
 
-    async def reload(self, changed: list[Path]) -> None:
+    async def reload(self, changed: dict[Path, Stamp]) -> None:
+        """`changed`: the files changed, each with its stamp now (None: removed)."""
         screen = self.screen
+        saved = ", ".join(shown(str(p)) for p, stamp in changed.items() if stamp is not None)
+        gone = ", ".join(shown(str(p)) for p, stamp in changed.items() if stamp is None)
+        head = "config " + " and ".join([*([f"saved ({saved})"] if saved else []),
+                                         *([f"removed ({gone})"] if gone else [])])
         runtime = screen.driver.runtime
         lookup = runtime.lookup if runtime is not None else None
         if runtime is None or lookup is None:  # (an open runtime has its lookup)
             return
-        names = ", ".join(shown(str(p)) for p in changed)
         try:
             new = await asyncio.to_thread(load_settings, lookup.cwd, lookup.env,
                                           dict(lookup.overrides))
         except SparkPairError as exc:
-            screen.alert(f"{names} changed and does not load: {exc.message}; the settings in "
-                         "use stay (fix the file and save it again)")
+            screen.alert(f"{head}, and the config does not load: {exc.message}; the settings "
+                         "in use stay (fix the file and save it again)")
             return
         old = runtime.settings
         taken, refused = [], ""
@@ -146,10 +152,14 @@ class ConfigWatch:
             if warning not in old.warnings:
                 screen.notify(warning, title="config", severity="warning", timeout=8,
                               markup=False)
-        said = [f"now in use: {', '.join(taken)}"] if taken else []
+        if gone:  # where the settings come from now (env and flags still win over them)
+            layers = " and ".join([*(shown(str(p)) for p in new.files), "the defaults"])
+            said = [f"{layers} in use now" + (f" for {', '.join(taken)}" if taken else "")]
+        else:
+            said = [f"now in use: {', '.join(taken)}"] if taken else []
         if later:
             said.append(f"{', '.join(later)} take effect when spark-pair starts again")
-        text = f"config saved ({names}): " + ("; ".join(said) or "nothing in effect changed")
+        text = f"{head}: " + ("; ".join(said) or "nothing in effect changed")
         if refused:  # (the refusal stays on screen, under the line)
             screen.alert(f"{text}\n{refused}")
         else:
