@@ -439,7 +439,8 @@ async def test_a_broken_config_is_shown_and_the_app_keeps_running(
         assert "hint:" in notice(app) and ".spark-pair.toml" in notice(app)
         await type_line(pilot, app, "add a discount")
         assert "pigeon" in notice(app) and "/transport auto" in notice(app)
-        (repo / ".spark-pair.toml").write_text("[session]\ntransport = \"chat\"\n")
-        await type_line(pilot, app, "/transport auto")
+        assert app.main.query_one(Prompt).text == "add a discount"  # kept for enter, later
+        await pilot.press("ctrl+u")
+        await type_line(pilot, app, "/transport auto")  # (the flag wins over the file)
         await until(pilot, lambda: "now using transport auto" in notice(app), "the reopening")
         assert app.main.driver.session is not None and app.is_running

@@ -1,8 +1,10 @@
-"""A config file saved while the app runs (the project's .spark-pair.toml or the user's
-config.toml, which may be outside the repository the watcher sees): what the app reads when it
-uses it ([review], [keys], [prices], [git]) is taken at once; a change to the connection or the
-context ([model], [request], [session], [context], [telemetry]) is announced: it takes effect
-when spark-pair starts again. A file that no longer loads is said, and the settings in use stay.
+"""A config file saved or removed while the app runs (the project's .spark-pair.toml or the
+user's config.toml, which may be outside the repository the watcher sees): what the app reads
+when it uses it ([review], [keys], [prices], [git]) is taken at once; a change to the connection
+or the context ([model], [request], [session], [context], [telemetry]) is announced: it takes
+effect when spark-pair starts again. A file that no longer loads is said, and the settings in
+use stay. The files are watched from the app's start: when the repository could not open (a
+file that does not load, no base URL), a config file saved that loads opens it.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from ..base.config import PROJECT_FILE, find_project_file, load_settings
 from ..base.errors import SparkPairError, UsageError
 from ..base.printable import shown
 from . import bindings
+from .driver import describe
 from .host import Panes, Rooted, Says
 from .widgets.meter import Meter
+from .widgets.prompt import Prompt
 
 if TYPE_CHECKING:
     from textual.timer import Timer
@@ -30,6 +34,8 @@ if TYPE_CHECKING:
 POLL_S = 1.0  # how often the files' stat is read (in a thread)
 NOW = ("review", "keys", "prices", "git")  # read where they are used: taken at once
 LATER = ("model", "request", "session", "context", "telemetry")  # read at start: announced
+
+AGAIN = "save the fixed config and spark-pair opens (or use /transport auto)"
 
 Stamp = tuple[int, int] | None  # (mtime_ns, size); None: no such file
 
@@ -49,6 +55,7 @@ class ConfigHost(Panes, Says, Protocol):
     """What the config watch uses of the main screen: its driver, notice, key map, meter."""
 
     driver: Driver
+    open_error: SparkPairError | None  # why the repository could not open (None: it did)
 
     @property
     def launch(self) -> Rooted: ...
@@ -99,41 +106,90 @@ class ConfigWatch:
         self.started = False
 
     def start(self) -> None:
-        """The repository is open: from now on a saved config file is noticed."""
+        """From the app's start on, a saved config file is noticed (read once the repository is
+        open, or once it could not open)."""
         if not self.started:
             self.started = True
             self.screen.set_interval(POLL_S, self.poll)
+
+    async def look(self) -> None:
+        """The files as the repository opens (before it reads them): a change from then on is
+        read once the opening is over, whatever its outcome."""
+        self.seen = await asyncio.to_thread(lambda: stamps(self.paths()))
 
     def paths(self) -> list[Path]:
         root = self.screen.launch.root
         return [dirs.user_config_file(), find_project_file(root) or root / PROJECT_FILE]
 
+    def waiting(self) -> bool:
+        """The repository is opening (or has not begun to): a change waits for its outcome."""
+        driver = self.screen.driver
+        return driver.runtime is None and (self.screen.open_error is None or driver.opening)
+
     async def poll(self) -> None:
-        if self.busy:
+        if self.busy or self.waiting():
             return
         self.busy = True
         try:
             now = await asyncio.to_thread(lambda: stamps(self.paths()))  # (paths() looks on disk)
             before, self.seen = self.seen, now
-            if before is not None and now != before:
-                changed = [p for p in now if now[p] != before.get(p)]
-                await self.reload(changed)
+            if before is not None and now != before:  # (a file no longer found is removed)
+                changed = {p: now.get(p) for p in {**before, **now} if now.get(p) != before.get(p)}
+                if changed:
+                    await self.reload(changed)
         finally:
             self.busy = False
 
-    async def reload(self, changed: list[Path]) -> None:
+    def not_open(self) -> None:
+        """Why a turn cannot start now: the repository is opening, or it could not open (the
+        error in force, and what opens it); a config file saved since is read at once."""
         screen = self.screen
-        runtime = screen.driver.runtime
-        lookup = runtime.lookup if runtime is not None else None
-        if runtime is None or lookup is None:  # (an open runtime has its lookup)
+        if screen.open_error is None:
+            screen.say("not ready yet: the repository is still opening")
             return
-        names = ", ".join(shown(str(p)) for p in changed)
+        screen.alert(f"{describe(screen.open_error)}\n  {AGAIN}")
+        screen.run_worker(self.poll(), group="config", exit_on_error=False)
+
+    async def open_again(self, head: str, brief: str) -> None:
+        """The repository could not open: now that a config file changed, it opens (as
+        /transport auto would) if the settings load; if not, their error is the one in force.
+        `brief`: `head` without the paths (said before an error, which names its file)."""
+        screen, driver = self.screen, self.screen.driver
+        try:
+            await asyncio.to_thread(load_settings, driver.root, driver.env,
+                                    dict(driver.overrides))
+        except SparkPairError as exc:
+            screen.open_error = exc  # (what enter says from now on)
+            screen.alert(f"{brief}, still not open: {describe(exc)}\n  {AGAIN}")
+            return
+        screen.say(f"{head}: the config loads; opening…")
+        await driver.open()  # (an error is said as at the start: the screen's OpenFailed)
+        runtime = driver.runtime
+        if runtime is not None:
+            typed = "; enter sends the prompt" if screen.query_one(Prompt).text.strip() else ""
+            screen.say(f"{head}: spark-pair is open now ({runtime.client.model}){typed}")
+
+    async def reload(self, changed: dict[Path, Stamp]) -> None:
+        """`changed`: the files changed, each with its stamp now (None: removed)."""
+        screen = self.screen
+        saved = ", ".join(shown(str(p)) for p, stamp in changed.items() if stamp is not None)
+        gone = ", ".join(shown(str(p)) for p, stamp in changed.items() if stamp is None)
+        head = "config " + " and ".join([*([f"saved ({saved})"] if saved else []),
+                                         *([f"removed ({gone})"] if gone else [])])
+        runtime = screen.driver.runtime
+        if runtime is None:
+            await self.open_again(head, "config " + " and ".join(
+                [*(["saved"] if saved else []), *(["removed"] if gone else [])]))
+            return
+        lookup = runtime.lookup
+        if lookup is None:  # (an open runtime has its lookup)
+            return
         try:
             new = await asyncio.to_thread(load_settings, lookup.cwd, lookup.env,
                                           dict(lookup.overrides))
         except SparkPairError as exc:
-            screen.alert(f"{names} changed and does not load: {exc.message}; the settings in "
-                         "use stay (fix the file and save it again)")
+            screen.alert(f"{head}, and the config does not load: {exc.message}; the settings "
+                         "in use stay (fix the file and save it again)")
             return
         old = runtime.settings
         taken, refused = [], ""
@@ -156,10 +212,14 @@ class ConfigWatch:
             if warning not in old.warnings:
                 screen.notify(warning, title="config", severity="warning", timeout=8,
                               markup=False)
-        said = [f"now in use: {', '.join(taken)}"] if taken else []
+        if gone:  # where the settings come from now (env and flags still win over them)
+            layers = " and ".join([*(shown(str(p)) for p in new.files), "the defaults"])
+            said = [f"{layers} are in use now" + (f" for {', '.join(taken)}" if taken else "")]
+        else:
+            said = [f"now in use: {', '.join(taken)}"] if taken else []
         if later:
             said.append(f"{', '.join(later)} take effect when spark-pair starts again")
-        text = f"config saved ({names}): " + ("; ".join(said) or "nothing in effect changed")
+        text = f"{head}: " + ("; ".join(said) or "nothing in effect changed")
         if refused:  # (the refusal stays on screen, under the line)
             screen.alert(f"{text}\n{refused}")
         else:

@@ -174,6 +174,7 @@ class Driver:
         self.approver = UIApprover()
         self.runtime: Runtime | None = None
         self.running = False
+        self._opening: asyncio.Future[None] | None = None  # the open() under way
         self._stack: contextlib.AsyncExitStack | None = None
 
     @property
@@ -200,7 +201,24 @@ class Driver:
 
     async def open(self) -> None:
         """Open the repository (settings, store, client, watcher, session) and keep it open;
-        errors are posted, never raised. The WebSocket pre-warms in the background."""
+        errors are posted, never raised. The WebSocket pre-warms in the background. One at a
+        time: called while one is under way (a config file fixed, and /transport auto), it
+        waits for that one's outcome."""
+        if self._opening is not None:
+            await asyncio.shield(self._opening)
+            return
+        self._opening = asyncio.ensure_future(self._open())
+        try:
+            await self._opening
+        finally:
+            self._opening = None
+
+    @property
+    def opening(self) -> bool:
+        """open() runs (the config watch waits for its outcome)."""
+        return self._opening is not None
+
+    async def _open(self) -> None:
         from ..session.runtime import open_runtime
 
         stack = contextlib.AsyncExitStack()
@@ -262,6 +280,8 @@ class Driver:
         """Changed settings (model, transport): a new connection; the session and its history
         stay. Raises SparkPairError (a bad setting) and keeps the connection it had. Opens the
         repository when it is not open yet (an earlier error)."""
+        if self.opening:  # its outcome first: open, these settings are switched to
+            await self.open()
         if self.runtime is None:
             self.overrides.update(overrides)
             await self.open()

@@ -98,7 +98,7 @@ class MainScreen(Screen[None]):
         self.steering = Steering()  # corrections sent while a turn streams
         self.checking = False  # the check of a tried turn runs
         self.turn_review = TurnReview(self)  # the review pane follows the turn
-        self.config_watch = ConfigWatch(self)  # a config file saved while the app runs
+        self.config_watch = ConfigWatch(self)  # a config file saved (or removed) from the start
         self.disk_marks = DiskMarks(self)  # the files pane's M marks
         self.commits = Commits(self)  # /commit and [git] commit
 
@@ -126,6 +126,7 @@ class MainScreen(Screen[None]):
         if not self.launch.prompt:
             self.say("type what should change and press enter · the files it needs are "
                      "chosen as you type · f1 lists every key")
+        self.config_watch.start()  # (a file fixed opens a repository that could not open)
         self._open()
 
     @work(group="open", exit_on_error=False)
@@ -142,6 +143,7 @@ class MainScreen(Screen[None]):
             self.driver.env = demo.env
             self.query_one(AppHeader).note = "demo"
         await sessions.pick_first(self)
+        await self.config_watch.look()
         await self.driver.open()
 
     async def on_unmount(self) -> None:
@@ -164,7 +166,6 @@ class MainScreen(Screen[None]):
         apply_keymap(self, settings.keys, toast=True)
         self.call_after_refresh(gcpolicy.settle)
         self.prepare()
-        self.config_watch.start()
         if self.launch.prompt:
             prompt, self.launch.prompt = self.launch.prompt, ""
             if self.start_turn(prompt, self.sent_context()):  # (never typed: in view, below)
@@ -191,7 +192,7 @@ class MainScreen(Screen[None]):
         self.open_error = message.error
         header = self.query_one(AppHeader)  # not "opening" for ever: the notice says why
         header.connection = Connection(header.connection.transport, "not open")
-        self.show_error(message.error)
+        self.config_watch.not_open()
 
     @on(Driver.ConnectionChanged)
     def _connection(self, message: Driver.ConnectionChanged) -> None:
@@ -222,12 +223,7 @@ class MainScreen(Screen[None]):
     def start_turn(self, prompt: str, files: Sequence[str]) -> bool:
         """Start a turn (False: it cannot start now; the notice says why)."""
         if self.driver.session is None:
-            if self.open_error is not None:
-                self.show_error(self.open_error)
-                self.query_one("#notice", Static).update(
-                    describe(self.open_error) + "\n  fix it, then /transport auto opens again")
-            else:
-                self.say("not ready yet: the repository is still opening")
+            self.config_watch.not_open()  # why: the error in force (or still opening)
             return False
         if self.turn_worker is not None:
             self.say(self.busy("enter sends this (tab queues it to run after)"))
@@ -379,9 +375,8 @@ class MainScreen(Screen[None]):
             self.run_worker(steer(self, text), group="steer", exit_on_error=False)
         elif self.start_turn(text, self.sent_context()):
             self._sent = value  # cleared from the prompt once the request is out
-        elif self.turn_worker is None:
-            prompt.value = ""
-        # else: a turn is in flight; the text stays for enter once it is over
+        # else: the text stays for enter once the turn in flight is over, or once the
+        # repository is open
 
     def run_command(self, text: str) -> bool:
         return commands.run(self, text)
