@@ -91,6 +91,7 @@ def test_missing_interpolated_variable_names_file_line_and_variable(home, tmp_pa
         ('[request]\nmax_retries = -1\n', "from 0 to 20"),
         ('[review]\nescalate = "atuo"\n', "did you mean 'auto'"),
         ('[review]\nfix_rounds = 11\n', "from 0 to 10"),
+        ('[model]\nname = ""\n', ".spark-pair.toml:2: model.name is empty"),
     ],
 )
 def test_bad_files_name_the_problem(home, tmp_path, text, needle):

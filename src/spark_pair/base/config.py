@@ -559,7 +559,10 @@ def _check(settings: Settings) -> None:
                           hint="use http/protobuf or grpc (or leave it empty)")
     settings.telemetry.otlp_protocol = protocol
     if not settings.model.name.strip():
-        raise ConfigError("no model is configured", hint="set [model] name or SPARK_PAIR_MODEL")
+        source = settings.sources.get("model.name", "default")
+        raise ConfigError("no model is configured" if source == "default"
+                          else f"{source}: model.name is empty",
+                          hint="set [model] name or SPARK_PAIR_MODEL")
     if settings.model.base_url.strip():
         settings.model.base_url, notes = normalize_base_url(settings.model.base_url)
         settings.warnings.extend(notes)
