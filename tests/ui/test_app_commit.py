@@ -38,8 +38,10 @@ async def apply_turn(pilot, app) -> None:
 
 def message_shown(app) -> bool:
     """The message dialog is up and its text has the keys (typing goes into it)."""
-    return isinstance(app.screen, MessageScreen) and app.focused is app.screen.query_one(
-        "#message")
+    if not isinstance(app.screen, MessageScreen):
+        return False
+    found = app.screen.query("#message")  # (none yet: the screen is pushed, not yet composed)
+    return bool(found) and app.focused is found.first()
 
 
 def committed(app) -> bool:
