@@ -48,12 +48,15 @@ async def test_slash_commands_complete_and_bad_ones_explain(repo: Path,
         assert prompt.value == "/transport"
         await pilot.press(*" bogus", "enter")
         assert "unknown transport 'bogus'" in notice(app) and "hint:" in notice(app)
+        assert prompt.value == "/transport bogus"  # a refused command stays, to mend
+        await pilot.press("ctrl+u")
         await type_line(pilot, app, "/frobnicate")
         assert "unknown command" in notice(app) and "/undo" in notice(app)
-        assert prompt.value == "/frobnicate"  # a refused command stays, to mend
+        assert prompt.value == "/frobnicate"
         await pilot.press("ctrl+u")
         await type_line(pilot, app, "/add no/such/file.py")
-        assert "no such file" in notice(app)
+        assert "no such file" in notice(app) and prompt.value == "/add no/such/file.py"
+        await pilot.press("ctrl+u")
         await type_line(pilot, app, "/add ../outside.py")
         assert "refused path" in notice(app) and "go into the context" in notice(app)
         assert "writes" not in notice(app)  # (the hint of a refused write)

@@ -71,16 +71,16 @@ def run(screen: CommandHost, text: str) -> bool:
     if found.waits and screen.turn_worker is not None:
         screen.say(screen.busy(command))
         return False
-    HANDLERS[command](screen, arg)
-    return True
+    return HANDLERS[command](screen, arg) is not False
 
 
-def _transport(screen: CommandHost, arg: str) -> None:
-    if arg in TRANSPORT_CHOICES:
-        reopen(screen, {"session.transport": arg}, f"transport {arg}")
-    else:
+def _transport(screen: CommandHost, arg: str) -> bool:
+    if arg not in TRANSPORT_CHOICES:
         screen.show_error(UsageError(f"unknown transport {arg!r}",
                                      hint=f"use one of: {', '.join(TRANSPORT_CHOICES)}"))
+        return False
+    reopen(screen, {"session.transport": arg}, f"transport {arg}")
+    return True
 
 
 async def _undo(screen: CommandHost) -> None:
@@ -153,7 +153,7 @@ async def _reopen(screen: CommandHost, overrides: dict[str, str], what: str) -> 
         screen.say(f"now using {what}")
 
 
-def add_context(screen: CommandHost, arg: str) -> None:
+def add_context(screen: CommandHost, arg: str) -> bool:
     from ..edits.paths import clean_rel_path
 
     try:
@@ -162,21 +162,22 @@ def add_context(screen: CommandHost, arg: str) -> None:
         hint = "only files inside the repository go into the context (relative to its root)"
         screen.show_error(UsageError(exc.message, hint=hint if exc.hint == exc.default_hint
                                      else exc.hint))
-        return
+        return False
     if not (screen.launch.root / rel).is_file():
         screen.show_error(UsageError(f"/add {arg}: no such file in the repository",
                                      hint="paths are relative to the repository root"))
-        return
+        return False
     if rel in screen.context:
         screen.say(f"{shown(rel)} is already in the context")
-        return
+        return True
     screen.context[rel] = None
     screen.query_one(FilesPane).set_context(screen.context)
     screen.prepare()
     _context_said(screen, f"added {shown(rel)} to the context")
+    return True
 
 
-def drop_context(screen: CommandHost, arg: str) -> None:
+def drop_context(screen: CommandHost, arg: str) -> bool:
     from ..edits.paths import clean_rel_path
 
     try:
@@ -186,13 +187,14 @@ def drop_context(screen: CommandHost, arg: str) -> None:
     if rel not in screen.context:
         if rel in screen.chooser.kept():
             screen.toggle_chosen(rel)
-        else:
-            screen.say(f"{shown(rel)} is not in the context")
-        return
+            return True
+        screen.say(f"{shown(rel)} is not in the context")
+        return False
     del screen.context[rel]
     screen.query_one(FilesPane).set_context(screen.context)
     screen.prepare()
     _context_said(screen, f"dropped {shown(rel)} from the context")
+    return True
 
 
 def _context_said(screen: CommandHost, what: str) -> None:
@@ -245,7 +247,8 @@ def chosen_changed(screen: CommandHost) -> None:
     screen.prepare()
 
 
-Handler = Callable[[CommandHost, str], object]  # (the main screen, the argument)
+# (the main screen, the argument) -> False: refused (the notice says why; the text stays)
+Handler = Callable[[CommandHost, str], object]
 HANDLERS: dict[str, Handler] = {
     "/undo": lambda screen, arg: start(screen, _undo(screen)),
     "/redo": lambda screen, arg: start(screen, _redo(screen)),
