@@ -450,3 +450,22 @@ def test_a_turn_that_changes_no_byte_reports_no_changes_and_no_turn_to_undo(
     (end,) = [ln for ln in lines if ln["type"] == "end"]
     assert (end["status"], end["turn_id"]) == ("no_changes", None)
     assert tree(repo) == before
+
+
+def test_an_empty_reply_is_a_failure_said_as_such_and_a_reply_of_prose_is_quoted(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    """A model that wrote nothing (a local server's chat template can do that) did not propose
+    'no change': `run --apply` fails and says so (it exited 0, silent). A reply with no diff
+    says how it began: a script sees nothing else of it."""
+    sim.configure(replies=[{"match": "EMPTY", "text": "\n\n"},
+                           {"match": "PROSE", "text": "Instruction: do it.\nSure, I will."}])
+    before = tree(repo)
+    empty = run(repo, home, sim, "EMPTY please", "--apply", "--json")
+    assert empty.returncode == ExitCode.MODEL, empty.stderr
+    assert "the reply is empty: the model wrote only blank lines" in empty.stderr
+    end = lines_of(empty.stdout)[-1]
+    assert end["status"] == "failed" and end["exit_code"] == ExitCode.MODEL
+    prose = run(repo, home, sim, "PROSE please", "--apply")
+    assert prose.returncode == ExitCode.MODEL
+    assert "no unified diff; it begins: 'Instruction: do it. Sure, I will.'" in prose.stderr
+    assert tree(repo) == before

@@ -185,7 +185,8 @@ async def test_follow_up_turn_sends_only_changes(repo: Path, tmp_path: Path) -> 
     second = client.requests[1]
     assert "+five" in second.new_input[-1].content and "alpha" not in second.new_input[-1].content
     assert len(second.history) == 2 and second.history[1].content == DIFF
-    assert events[-1].result.status == "no_changes"
+    result = events[-1].result  # a reply of nothing: not 'no change proposed', said so
+    assert result.status == "failed" and "the reply is empty" in str(result.error)
 
 
 async def test_a_session_that_remembers_nothing_keeps_no_history(repo: Path,

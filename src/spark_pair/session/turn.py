@@ -15,6 +15,7 @@ from ..base.errors import (
     ParseError,
     SparkPairError,
     StaleError,
+    excerpt,
 )
 from ..edits.ops import Create, Delete, op_paths
 from ..protocol.events import (
@@ -194,9 +195,8 @@ class TurnRun(ApplyStep):
                         except SparkPairError as exc:
                             error = self._unreadable(exc)
                             break
-                        if (not self.proposals.ops and self.result.text.strip()
-                                and not self.ask):
-                            error = ParseError("the reply holds no unified diff")
+                        if not self.proposals.ops and not self.ask:
+                            error = _no_diff(self.result.text)
                             break
                         if self.proposals.ops and not self.ask:
                             from .repair_round import RepairRound
@@ -507,3 +507,12 @@ def _load_apply() -> None:
     import spark_pair.session.repair_round  # noqa: F401 - and of the look after the stream
 
 
+def _no_diff(text: str) -> ParseError:
+    """A reply with no operation in it: what it began with (a script sees nothing else of it),
+    or that it was empty (a model that wrote nothing is not one that proposed no change)."""
+    if not text.strip():
+        return ParseError("the reply is empty: the model wrote nothing" if not text else
+                          "the reply is empty: the model wrote only blank lines",
+                          hint="nothing was written; regenerate or rephrase (a local server: "
+                          "its chat template may drop the instructions or never end a reply)")
+    return ParseError(f"the reply holds no unified diff; it begins: {excerpt(text, 120)!r}")
