@@ -217,3 +217,24 @@ def test_demanding_a_mode_the_server_lacks_says_so_not_fix_the_url(form, tmp_pat
         res = run(repo, home, sim, "hello", "-f", "a.py", "--transport", "responses",
                   "--no-meter")
         assert res.returncode == 4 and "/v1 doubled or missing" in res.stderr, res.stderr
+
+
+def test_a_refused_key_keeps_the_transport_the_server_was_found_to_offer(tmp_path):
+    """A 401 (or a model not found) is the server answering on the remembered transport: the
+    next run does not probe WebSocket and Responses again (two requests and two stderr lines
+    each time, seen against a real llama.cpp server)."""
+    repo = make_repo(tmp_path / "repo", {"a.py": A_PY})
+    home = tmp_path / "home"
+    with SimProcess(tps=0, ttft_ms=0, profile="llama.cpp") as sim:
+        sim.configure(replies=REPLIES)
+        assert run(repo, home, sim, "GREET please", "-f", "a.py").returncode == 0
+        sim.configure(api_key="another-key-entirely")
+        refused = run(repo, home, sim, "GREET please", "-f", "a.py", "--json")
+        assert refused.returncode == 4 and "key" in refused.stderr
+        assert "transport" not in refused.stderr  # no probe: chat was remembered
+        remembered = json.loads((home / "data" / "transports.json").read_text())
+        assert [e["transport"] for e in remembered.values()] == ["chat"]
+        sim.configure(api_key=None)
+        again = run(repo, home, sim, "GREET please", "-f", "a.py", "--json")
+        assert again.returncode == 0, again.stderr
+        assert not [ln for ln in lines_of(again.stdout) if ln["type"] == "transport_changed"]

@@ -419,7 +419,8 @@ class ModelClient:
                                                     o.retry_deadline_s, previous)
                         rec.model, rec.transport = model, transport
                         self._fill_record(rec, watch, None, None, retries - 1, err)
-                        self._forget(transport)
+                        if not isinstance(err, AuthError | ModelNotFound):  # (answered here)
+                            self._forget(transport)
                         if isinstance(err, StreamDropped):
                             err.hint = err.drop_hint(self._untried(used))
                         if isinstance(err, AuthError) and o.key_source:
