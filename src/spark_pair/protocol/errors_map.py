@@ -207,7 +207,9 @@ def moved_base(url: str, target: str) -> str | None:
     return None
 
 
-MODE_HINT = "set transport = auto (uses what the server offers) or chat"  # (the message says why)
+# (the message says why)
+MODE_HINT = ("set transport = auto (--transport auto, or [session] transport in the config: it "
+             "uses what the server offers) or chat")
 
 
 def mode_not_offered(err: ModelError, mode: str) -> EndpointError:
@@ -404,7 +406,7 @@ LIMIT_REASONS = ("length", "max_output_tokens", "max_tokens")  # "the output lim
 SERVER_LIMIT_HINT = (
     "nothing was written; raising max_tokens will not help: send less context (fewer or "
     "smaller files, a shorter conversation), split the request into smaller steps, or use a "
-    "server with a larger context window (llama.cpp: --ctx-size)")
+    "server with a larger context window (llama.cpp: --ctx-size; llama-cpp-python: --n_ctx)")
 
 
 def incomplete(url: str, reason: object, max_tokens: object = None,
@@ -447,7 +449,7 @@ def _limit_cut(cap: int | None, output_tokens: int | None,
                     "max_tokens: raise it ([request] max_tokens); well short of it: the "
                     "server's context window ended the reply, so send less context (fewer or "
                     "smaller files) or use a server with a larger window (llama.cpp: "
-                    "--ctx-size)", True)
+                    "--ctx-size; llama-cpp-python: --n_ctx)", True)
     about = "" if counted else "about "
     below = f"below the max_tokens of {cap:,}" if cap else "no max_tokens was sent"
     return (f"the server stopped it after {about}{output_tokens:,} output tokens ({below}): "

@@ -93,7 +93,8 @@ def render(report, console) -> None:
                  f"cost {_fmt_cost(total.cost, total.unpriced)}")
     say(console, "ttft = TTFT ms, tps = tok/s per request (p50 / p95), from replies of "
                  f"{stats.TPS_MIN_OUTPUT_TOKENS}+ output tokens (shorter ones have no steady "
-                 "rate); stopped requests (--timeout, Ctrl-C, cancel) count their tokens "
+                 "rate); stopped requests (--timeout, Ctrl-C, a cancel, a reply refused while "
+                 "it streamed) count their tokens "
                  "but not in TTFT or tok/s; cut = replies the server ended early or without "
                  "any output (not whole answers); * = some requests unpriced", style="dim")
     if total.ttft_ms.count:
@@ -170,7 +171,7 @@ def command(since_text: str, by_text: str, task: str | None, as_json: bool,
 
     A request is ok (a whole reply), cut (the server ended the reply early, at the output limit
     or for a reason of its own, or without any output: err% leaves it out, cut% counts it),
-    failed, or stopped (--timeout, Ctrl-C, cancel)."""
+    failed, or stopped (--timeout, Ctrl-C, a cancel, a reply refused while it streamed)."""
     from ...base.config import load_settings
     from ...store import RequestStore
 

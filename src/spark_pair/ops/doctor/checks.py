@@ -232,7 +232,8 @@ class Checks:
                       if near else "") + MODEL_HINT)
         missing = [f for f in self.cfg.fallbacks if f not in self.available]
         extra = f"; fallbacks missing: {', '.join(missing)}" if missing else ""
-        return Passed(f"{model} is listed ({len(self.available)} models){extra}",
+        n = len(self.available)
+        return Passed(f"{model} is listed ({n} model{'' if n == 1 else 's'}){extra}",
                       {"available": self.available, "missing_fallbacks": missing})
 
     async def check_request(self) -> Passed:
