@@ -52,7 +52,7 @@ async def until(pilot: Any, condition: Callable[[], Any], what: str) -> None:
             if condition():
                 return
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what} ({_state(pilot.app)})")
         await asyncio.sleep(0.01)
 
 
@@ -78,6 +78,17 @@ def entries_of(app: SparkPairApp, kind: OpKind) -> list[Any]:
 
 def all_proposed(app: SparkPairApp) -> bool:
     return len(review(app).review.entries) == 6  # 3 modifies, a create, a delete, a rename
+
+
+def _state(app: Any) -> str:
+    """What the app showed when a wait ran out: its screen, notice and turn (to tell a slow
+    machine from a stuck app)."""
+    try:
+        main = app.main
+        return (f"screen {type(app.screen).__name__}, notice {notice(app)!r}, turn worker "
+                f"{main.turn_worker is not None}, driver running {main.driver.running}")
+    except Exception as exc:  # (an app not running, or not this app)
+        return f"state unknown: {exc!r}"
 
 
 def turn_over(app: SparkPairApp) -> bool:
