@@ -174,12 +174,11 @@ class ConfigWatch:
         screen = self.screen
         saved = ", ".join(shown(str(p)) for p, stamp in changed.items() if stamp is not None)
         gone = ", ".join(shown(str(p)) for p, stamp in changed.items() if stamp is None)
-        head = "config " + " and ".join([*([f"saved ({saved})"] if saved else []),
-                                         *([f"removed ({gone})"] if gone else [])])
+        done = [(word, paths) for word, paths in (("saved", saved), ("removed", gone)) if paths]
+        head = "config " + " and ".join(f"{word} ({paths})" for word, paths in done)
         runtime = screen.driver.runtime
         if runtime is None:
-            await self.open_again(head, "config " + " and ".join(
-                [*(["saved"] if saved else []), *(["removed"] if gone else [])]))
+            await self.open_again(head, "config " + " and ".join(word for word, _ in done))
             return
         lookup = runtime.lookup
         if lookup is None:  # (an open runtime has its lookup)

@@ -236,4 +236,3 @@ class Prompt(TextArea):
             return
         self._pos = pos
         self.value = self.sent[pos] if pos < len(self.sent) else self._draft
-
