@@ -8,6 +8,7 @@ import json
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 from support.apps import all_proposed, make_app, notice, review, turn_over, until
 
@@ -68,16 +69,23 @@ def hand_editor(tmp_path: Path, monkeypatch) -> None:
                     "open(p, 'w').write('\\n'.join(lines))\n")
     monkeypatch.setenv("VISUAL", str(editor))
 
+async def edit_the_first_hunk(pilot, app) -> tuple[Any, Any]:
+    """Once every operation is proposed, alt+e on the first hunk (its editor set by the test):
+    the first entry and its hunk as the model wrote it, once the edited hunk is accepted."""
+    await until(pilot, lambda: all_proposed(app), "every proposal")
+    first = review(app).review.entries[0]
+    hunk = first.op.hunks[0]
+    await pilot.press("alt+e")
+    await until(pilot, lambda: first.hunks[0] is Mark.ACCEPTED, "the edited hunk")
+    return first, hunk
+
+
 async def test_e_lands_exactly_the_line_the_editor_changed(repo: Path, demo_sim: SimProcess,
                                                            tmp_path: Path, monkeypatch) -> None:
     hand_editor(tmp_path, monkeypatch)
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: all_proposed(app), "every proposal")
-        first = review(app).review.entries[0]
-        hunk = first.op.hunks[0]
-        await pilot.press("alt+e")
-        await until(pilot, lambda: first.hunks[0] is Mark.ACCEPTED, "the edited hunk")
+        first, hunk = await edit_the_first_hunk(pilot, app)
         assert "your version is accepted" in notice(app)
         await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
@@ -101,11 +109,7 @@ async def test_an_edited_hunk_s_row_shows_its_own_header_and_counts(
         "open(p, 'w').write('\\n'.join(lines))\n")))
     app = make_app(repo, demo_sim)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: all_proposed(app), "every proposal")
-        first = review(app).review.entries[0]
-        hunk = first.op.hunks[0]
-        await pilot.press("alt+e")
-        await until(pilot, lambda: first.hunks[0] is Mark.ACCEPTED, "the edited hunk")
+        first, hunk = await edit_the_first_hunk(pilot, app)
         mine = first.amended[0]
         assert (mine.added, mine.removed) == (hunk.added + 2, hunk.removed)
         row = review(app).text_of(Item(0, 0))
