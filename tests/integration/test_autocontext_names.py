@@ -195,6 +195,21 @@ def test_a_changelog_is_shown_where_an_entry_goes() -> None:
     assert changelog_lines("# Changes\n\n- a\n")[0] == 1  # no release named: the head
 
 
+def test_a_changelog_chosen_for_another_reason_shows_where_an_entry_goes(
+        tmp_path: Path) -> None:
+    old = "".join(f"- `fresh` was changed in release {i}\n" for i in range(200, 0, -1))
+    log = f"unreleased\n==========\n\n- a new entry\n\n1.0.0\n=====\n\n{old}"
+    root = make_repo(tmp_path / "r", {"History.md": log,
+                                      "lib/request.js": "function fresh() {}\n"})
+    index = RepoIndex(root)
+    index.refresh()
+    got = {c.path: c for c in suggest(root, "Make `fresh` revalidate QUERY requests",
+                                      index).files}
+    assert got["History.md"].label == "uses fresh"  # no commit says most changes add to it
+    assert got["History.md"].lines[0] == 4  # the end of the newest entries, before old uses
+    assert 10 in got["History.md"].lines  # ... which still come after
+
+
 def test_the_changelog_keeps_a_place_when_more_files_than_the_cap_are_found(
         tmp_path: Path) -> None:
     files: dict[str, str | bytes] = {f"src/m{i}.py": f"def go{i}():\n    return render_page()\n"

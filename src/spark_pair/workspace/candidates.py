@@ -218,6 +218,7 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
         add(c)
 
     ranked: list[Candidate] = []
+    logs = set(path_words(listed).logs)
     for rel, reasons in scores.items():
         if rel in skip:
             continue
@@ -236,6 +237,10 @@ def suggest(root: Path, instruction: str, index: RepoIndex, *, pinned: Iterable[
                                     if c.why != Why.WORDS for n in c.lines))
         lexical_lines = next((c.lines for c in reasons if c.why == Why.WORDS), ())
         lines = tuple(dict.fromkeys([*lines, *lexical_lines[:LEXICAL_LINES if lines else None]]))
+        if rel in logs and all(c.why != Why.LOG for c in reasons):
+            # a changelog chosen for another reason (named, using a name): an entry goes at
+            # its newest section, whatever brought it
+            lines = tuple(dict.fromkeys([*changelog_lines(_head(root / rel)), *lines]))
         info = listed.get(rel)
         ranked.append(Candidate(rel, best.why, best.detail, score, lines, best.missing,
                                 0 if info is None else info.size // 4))
