@@ -168,6 +168,10 @@ class Result:
     # recall, request tokens)
     prefix: list[tuple[float, int]] = field(default_factory=list)  # the second pre-warm, then
     # the turn: (the share of its request that repeats the previous one's start, tokens after)
+    cuts: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # answer files sent
+    # as regions: the regions sent
+    spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # answer files: the
+    # lines the commit changed (relevant_lines)
 
     @property
     def region_recall(self) -> float:
@@ -356,7 +360,8 @@ def measure(repo: str, tree: Path, index: RepoIndex, commit: dict,
     return Result(repo, sha, instruction, answer, chosen, plan.found.reasons(), recalled, shown,
                   names_something(tree, instruction, set(index.files)), ms, code, changed,
                   regions, tokens, curve,
-                  drafts_prefix(tree, index, settings, instruction) if prefix else [])
+                  drafts_prefix(tree, index, settings, instruction) if prefix else [],
+                  {rel: list(ctx.partial[rel]) for rel in answer if rel in ctx.partial}, spans)
 
 
 def load() -> str:
