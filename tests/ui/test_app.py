@@ -454,4 +454,5 @@ async def test_the_demo_model_says_what_it_is_to_an_instruction_it_has_no_turn_f
                     "the turn's end")
         text = screen_text(app)
         assert "offline demo" in text and "w00" not in text, text
+        assert "it begins" not in notice(app)  # the reply's text is on the screen already
     assert {rel: (repo / rel).read_text() for rel in FILES} == FILES  # nothing written

@@ -508,11 +508,12 @@ def _load_apply() -> None:
 
 
 def _no_diff(text: str) -> ParseError:
-    """A reply with no operation in it: what it began with (a script sees nothing else of it),
-    or that it was empty (a model that wrote nothing is not one that proposed no change)."""
+    """A reply with no operation in it: what it began with (a script sees nothing else of it;
+    a screen showing the reply says less, `on_screen`), or that it was empty (a model that wrote nothing is not one that proposed no change)."""
     if not text.strip():
         return ParseError("the reply is empty: the model wrote nothing" if not text else
                           "the reply is empty: the model wrote only blank lines",
                           hint="nothing was written; regenerate or rephrase (a local server: "
                           "its chat template may drop the instructions or never end a reply)")
-    return ParseError(f"the reply holds no unified diff; it begins: {excerpt(text, 120)!r}")
+    return ParseError(f"the reply holds no unified diff; it begins: {excerpt(text, 120)!r}",
+                      on_screen="the reply holds no unified diff (its text is above)")

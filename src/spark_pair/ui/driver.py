@@ -437,10 +437,12 @@ class Undid(NamedTuple):
 def describe(error: BaseException) -> str:
     """What the app shows for an error: its own message and hint. The hint goes under the
     message's first line: the notice has room for a few lines, and what follows (a conflict's
-    lines of the hunk) may be cut."""
+    lines of the hunk) may be cut. An error whose message repeats what the screen shows
+    (the start of a reply with no diff) has a shorter one for the screen."""
     if isinstance(error, SparkPairError):
-        first, more, rest = error.message.partition("\n")
+        message = str(error.details.get("on_screen") or error.message)
+        first, more, rest = message.partition("\n")
         if more and error.hint:
             return f"{first}\n  hint: {error.hint}\n{rest}"
-        return error.describe()
+        return f"{message}\n  hint: {error.hint}" if error.hint else message
     return f"internal error: {type(error).__name__}: {error}\n  hint: please report it"
