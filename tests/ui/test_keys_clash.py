@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.apps import all_proposed, make_app, notice, review, screen_text, turn_over, until
+from support.apps import (
+    all_proposed,
+    make_app,
+    notice,
+    opened,
+    review,
+    screen_text,
+    turn_over,
+    until,
+)
 
 from spark_pair.sim.demo_project import PROMPT
 from spark_pair.sim.process import SimProcess
@@ -95,5 +104,22 @@ async def test_a_refusal_at_start_stays_said_when_the_launch_prompt_starts_a_tur
         toasts = "\n".join(str(n.message) for n in app._notifications)
         assert "'ctrl+q' is the key of 'app.quit' (quit)" in toasts, toasts
         assert "'review.reject': a key that types text never decides" in toasts, toasts
+        await pilot.press("alt+shift+r")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_a_chord_spelled_another_way_runs_its_binding(repo: Path,
+                                                            demo_sim: SimProcess) -> None:
+    """`review.accept_all = "shift+alt+x"`: the terminal's alt+shift+x accepts every modify
+    and create (before: the binding was kept under a name no key has, and never ran)."""
+    (repo / ".spark-pair.toml").write_text('[keys]\n"review.accept_all" = "shift+alt+x"\n')
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: opened(app), "the app open")
+        app.main.start_turn(PROMPT, list(app.main.context))
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("alt+shift+x")
+        await until(pilot, lambda: len(review(app).review.undecided()) == 2, "accept all")
+        assert "[keys]" not in notice(app)
         await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")

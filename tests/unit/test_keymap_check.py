@@ -63,3 +63,19 @@ def test_the_earlier_refusals_stay_and_come_first() -> None:
     check = check_keymap({"review.acept": "f5", "review.accept": "y", "review.reject": "f5"})
     assert check.unknown == ["review.acept"] and check.typed == ["review.accept"]
     assert check.clashes == [] and check.accepted == {"review.reject": "f5"}
+
+
+def test_a_key_is_taken_as_the_terminal_names_it_however_it_is_spelled() -> None:
+    """Textual names a chord one way (alt+shift+a); a binding spelled another way never ran."""
+    check = check_keymap({"review.accept_all": "shift+alt+x", "review.reject_all": "Alt+Z",
+                          "review.pager": "Ctrl+F7", "review.amend": "control+f8"})
+    assert check.clashes == [] and check.accepted == {
+        "review.accept_all": "alt+shift+x", "review.reject_all": "alt+shift+z",
+        "review.pager": "ctrl+f7", "review.amend": "ctrl+f8"}
+
+
+def test_a_key_spelled_another_way_still_meets_the_binding_that_has_it() -> None:
+    keymap = {"review.accept": "shift+alt+a"}  # accept all's alt+shift+a
+    check = check_keymap(keymap)
+    assert check.clashes == [Clash("review.accept", "alt+shift+a", "review.accept_all")]
+    assert "'shift+alt+a' (the terminal's alt+shift+a)" in clash_text(check.clashes, keymap)

@@ -509,7 +509,8 @@ def _load_apply() -> None:
 
 def _no_diff(text: str) -> ParseError:
     """A reply with no operation in it: what it began with (a script sees nothing else of it;
-    a screen showing the reply says less, `on_screen`), or that it was empty (a model that wrote nothing is not one that proposed no change)."""
+    a screen showing the reply says less, `on_screen`), or that it was empty (a model that
+    wrote nothing is not one that proposed no change)."""
     if not text.strip():
         return ParseError("the reply is empty: the model wrote nothing" if not text else
                           "the reply is empty: the model wrote only blank lines",

@@ -225,10 +225,35 @@ def text_keys(keymap: Mapping[str, str]) -> list[str]:
         types_text(k) for k in keys.split(",")))
 
 
+_MODIFIER_NAMES = {"control": "ctrl", "option": "alt", "cmd": "super", "command": "super"}
+
+
+def normal_key(key: str) -> str:
+    """A key as Textual names what the terminal sends (one spelling, or the binding never
+    runs): modifiers in lower case and in its order (alphabetical: alt, ctrl, shift), a capital
+    letter with a modifier as shift and the letter, a named key in lower case: `shift+alt+a`
+    and `alt+A` are alt+shift+a, `Ctrl+F5` is ctrl+f5."""
+    parts = [p.strip() for p in key.strip().split("+")]
+    if len(parts) < 2 or not all(parts):
+        return key.strip()  # a plain key (its case is the character it types)
+    *mods, name = parts
+    held = {_MODIFIER_NAMES.get(m.lower(), m.lower()) for m in mods}
+    if len(name) == 1 and name.isalpha() and name.isupper():
+        held.add("shift")
+    if len(name) == 1 and name.isalpha() or len(name) > 1:
+        name = name.lower()
+    return "+".join([*sorted(held), name])
+
+
+def normal_keys(keys: str) -> str:
+    """Each of a binding's comma-separated keys as `normal_key` spells it."""
+    return ",".join(normal_key(k) for k in keys.split(",") if k.strip())
+
+
 def _keys(keys: str) -> set[str]:
     """The keys of a binding, each by its one name (ctrl+i is tab: a terminal sends the same)."""
     alias = {a: name for name, aliases in KEY_ALIASES.items() for a in aliases}
-    return {alias.get(k.strip(), k.strip()) for k in keys.split(",") if k.strip()}
+    return {alias.get(normal_key(k), normal_key(k)) for k in keys.split(",") if k.strip()}
 
 
 @dataclass(frozen=True)
@@ -287,6 +312,7 @@ class KeymapCheck:
 def check_keymap(keymap: Mapping[str, str]) -> KeymapCheck:
     """`keymap` checked: an id that names no binding, a decision on a key that types text and a
     key another binding has are refused (in that order); the rest is taken."""
+    keymap = {k: normal_keys(v) for k, v in keymap.items()}
     unknown, typed = unknown_ids(keymap), text_keys(keymap)
     rest = {k: v for k, v in keymap.items() if k not in {*unknown, *typed}}
     found = clashes(rest)
