@@ -172,6 +172,8 @@ class Result:
     # as regions: the regions sent
     spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # answer files: the
     # lines the commit changed (relevant_lines)
+    points: bool = False  # the issue's split: the message names a changed file or an
+    # identifier found in one
 
     @property
     def region_recall(self) -> float:
@@ -235,20 +237,19 @@ def touched(spans: list[tuple[int, int]], regions: list[tuple[int, int]]) -> boo
     return any(x <= b and a <= y for a, b in spans for x, y in regions)
 
 
-def names_something(tree: Path, instruction: str, files: set[str]) -> bool:
-    """Whether the message names a file of the repository (its path or file name) or an
-    identifier the repository defines. Judged here with git grep, not by the code under test
-    (so the subset stays the same whatever the index finds): an identifier is a word written as
-    code (in backticks, with `()`, a dot, an underscore or a capital inside) or capitalised
-    inside a sentence; it is defined where a source file has a keyword and the name
-    (`def name`, `func (r T) name`, `const name`), an assignment to it or to an attribute of
-    that name (`name =`, `x.name =`, `name: T =`), or a field or key declared with it at the
-    start of a line (`name: T`)."""
+def _names_a_file(instruction: str, files: set[str]) -> bool:
+    """Whether the message names one of `files` (its path or file name)."""
     bases = {p.rsplit("/", 1)[-1] for p in files}
     for m in _NAMEISH.finditer(instruction):
         token = m.group(0).strip("./")
         if token in files or token in bases or any(p.endswith("/" + token) for p in files):
             return True
+    return False
+
+
+def _code_words(instruction: str) -> set[str]:
+    """The words of the message written as code: in backticks, with `()`, a dot, an underscore
+    or a capital inside, or capitalised inside a sentence."""
     words: set[str] = set()
     for m in _CODEISH.finditer(instruction):
         if m.group(1) is not None:
@@ -263,6 +264,20 @@ def names_something(tree: Path, instruction: str, files: set[str]) -> bool:
             mid_cap = word[0].isupper() and m.start() > 0 and before not in ("", ".", ":")
             if call or "." in token or "_" in word.strip("_") or inner_cap or mid_cap:
                 words.add(word)
+    return words
+
+
+def names_something(tree: Path, instruction: str, files: set[str]) -> bool:
+    """Whether the message names a file of the repository (its path or file name) or an
+    identifier the repository defines. Judged here with git grep, not by the code under test
+    (so the subset stays the same whatever the index finds): an identifier is a word written as
+    code (`_code_words`); it is defined where a source file has a keyword and the name
+    (`def name`, `func (r T) name`, `const name`), an assignment to it or to an attribute of
+    that name (`name =`, `x.name =`, `name: T =`), or a field or key declared with it at the
+    start of a line (`name: T`)."""
+    if _names_a_file(instruction, files):
+        return True
+    words = _code_words(instruction)
     if not words:
         return False
     alt = "|".join(sorted(words))
@@ -274,6 +289,24 @@ def names_something(tree: Path, instruction: str, files: set[str]) -> bool:
     for pattern in patterns:
         args += ["-e", pattern]
     done = subprocess.run(["git", *args, "--", *specs], cwd=tree, capture_output=True)
+    return done.returncode == 0
+
+
+def names_the_answer(tree: Path, instruction: str, answer: Sequence[str]) -> bool:
+    """The issue's split: whether the message names a file the commit changed, or an
+    identifier (a word written as code, `_code_words`) found in one of them at the parent
+    (git grep, whole words)."""
+    if not answer:
+        return False
+    if _names_a_file(instruction, set(answer)):
+        return True
+    words = _code_words(instruction)
+    if not words:
+        return False
+    args = ["grep", "-q", "-w", "-F", "-I"]
+    for word in sorted(words):
+        args += ["-e", word]
+    done = subprocess.run(["git", *args, "--", *answer], cwd=tree, capture_output=True)
     return done.returncode == 0
 
 
@@ -361,7 +394,8 @@ def measure(repo: str, tree: Path, index: RepoIndex, commit: dict,
                   names_something(tree, instruction, set(index.files)), ms, code, changed,
                   regions, tokens, curve,
                   drafts_prefix(tree, index, settings, instruction) if prefix else [],
-                  {rel: list(ctx.partial[rel]) for rel in answer if rel in ctx.partial}, spans)
+                  {rel: list(ctx.partial[rel]) for rel in answer if rel in ctx.partial}, spans,
+                  names_the_answer(tree, instruction, answer))
 
 
 def load() -> str:

@@ -85,8 +85,13 @@ def regions_report(results: list[Result], repos: list[dict], every: list[dict]) 
         big = [r for r in mine if r.names and r.repo == largest]
         if big:
             groups.append((f"[{part}] naming, {largest.split('/')[1]} only", big))
+        groups.append((f"[{part}] names the answer", [r for r in mine if r.points]))
+        groups.append((f"[{part}] names no answer", [r for r in mine if not r.points]))
     for label, mine in groups:
         print(figures(label, mine))
+    print("naming / concept: the message names a file or an identifier the repository defines, "
+          "or not;\nnames the answer / no answer (the issue's split): it names a file the "
+          "commit changed,\nor an identifier found in one at the parent, or not")
     for step, label in enumerate(("pre-warm -> next pre-warm", "pre-warm -> its turn")):
         pairs = [r.prefix[step] for r in results if len(r.prefix) > step]
         if pairs:
