@@ -10,7 +10,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from support.apps import all_proposed, make_app, notice, review, turn_over, until
+from support.apps import (
+    all_proposed,
+    entries_of,
+    go_to,
+    make_app,
+    notice,
+    review,
+    turn_over,
+    until,
+)
 
 from spark_pair.edits.ops import OpKind
 from spark_pair.sim.demo_project import FILES
@@ -347,3 +356,25 @@ async def test_a_delete_showing_part_of_the_file_is_refused_at_once_and_never_as
         assert "TODO.txt" in notice(app) and "not the whole file" in notice(app)
         assert "nothing was written" in notice(app)
     assert snapshot(repo) == before
+
+
+async def test_a_toast_leaves_the_prompt_and_the_meter_in_view_at_80x24(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """alt+d on a modify's hunk says how to decide it in a toast: at the top right, over the
+    live diff, not over the prompt and the meter (where it sat at 80x24)."""
+    from textual.widgets._toast import Toast
+
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await go_to(pilot, app, entries_of(app, OpKind.MODIFY)[0].index)
+        await pilot.press("alt+d")
+        await until(pilot, lambda: app.screen.query(Toast), "the toast")
+        await pilot.pause()
+        toast = app.screen.query_one(Toast).region
+        assert toast.area, toast
+        for name in ("#prompt", "#meter", "#review"):
+            widget = app.screen.query_one(name).region
+            assert not toast.overlaps(widget), (name, toast, widget)
+        await pilot.press("alt+shift+r")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
