@@ -13,6 +13,7 @@ from support.runs import (  # noqa: F401 (fixtures)
     VALIDATOR,
     check_schema,
     cli,
+    copy_repo,
     env_for,
     home,
     lines_of,
@@ -147,9 +148,15 @@ def test_sessions_lists_and_prunes(sim: SimProcess, repo: Path, home: Path) -> N
     rows = listed.stdout.splitlines()
     assert len(rows) == 2 and rows[1].startswith("first") and "1 turn" in rows[1]
     assert "FSTRING one" in rows[1] and "FSTRING two" in rows[0]
+    other = copy_repo(repo, repo.parent / "other")  # another repository's session stays
+    assert run(other, home, sim, "FSTRING elsewhere").returncode == 0
     pruned = _cli(repo, home, sim, "sessions", "--prune", "0")
-    assert pruned.returncode == 0 and "2 sessions removed" in pruned.stderr
+    assert pruned.returncode == 0 and "2 sessions removed" in pruned.stderr, pruned.stderr
     assert _cli(repo, home, sim, "sessions", "--json").stdout == ""
+    assert "FSTRING elsewhere" in _cli(other, home, sim, "sessions").stdout
+    everywhere = _cli(repo, home, sim, "sessions", "--all", "--prune", "0")
+    assert "1 session removed" in everywhere.stderr and "other" in everywhere.stdout
+    assert _cli(other, home, sim, "sessions", "--json").stdout == ""
     bad = _cli(repo, home, sim, "sessions", "--prune", "-1")
     assert bad.returncode == ExitCode.USAGE and "Traceback" not in bad.stderr
 

@@ -311,10 +311,12 @@ class SessionStore:
         new.last_instruction = source.last_instruction
         return new
 
-    def prune(self, days: float, now: float | None = None) -> list[SessionInfo]:
-        """Remove the sessions not used for `days` (never one that is open); returns them."""
+    def prune(self, days: float, repo: str | None = None, now: float | None = None
+              ) -> list[SessionInfo]:
+        """Remove the sessions of `repo` (None: of every repository) not used for `days`
+        (never one that is open); returns them."""
         cutoff = (now or time.time()) - days * 86400
-        old = [s for s in self.listed() if s.updated < cutoff
+        old = [s for s in self.listed(repo) if s.updated < cutoff
                and not (s.owner and owner_alive(s.owner))]
         self._db.execute("BEGIN IMMEDIATE")
         try:

@@ -14,7 +14,8 @@ from ...base.exitcodes import report_errors
 @click.command("sessions")
 @click.option("--all", "all_", is_flag=True, help="The sessions of every repository.")
 @click.option("--prune", type=click.FloatRange(min=0), metavar="DAYS",
-              help="Remove the sessions not used for DAYS days (an open one stays).")
+              help="Remove this repository's sessions (every repository's with --all) not "
+                   "used for DAYS days (an open one stays).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per session on stdout.")
 @report_errors
 def command(all_: bool, prune: float | None, as_json: bool) -> None:
@@ -25,16 +26,17 @@ def command(all_: bool, prune: float | None, as_json: bool) -> None:
     from ...workspace.files import find_root
 
     warn = lambda text: click.echo(f"spark-pair: {text}", err=True)  # noqa: E731
+    root = None if all_ else find_root(Path.cwd())
     with SessionStore(warn=warn) as store:
         if prune is not None:
-            gone = store.prune(prune)
+            gone = store.prune(prune, None if root is None else str(root))
             for info in gone:
                 click.echo(f"removed {info.name} ({info.repo}, {info.turns} turn"
                            f"{'s' if info.turns != 1 else ''})")
             click.echo(f"{len(gone)} session{'s' if len(gone) != 1 else ''} removed "
-                       f"(not used for {prune:g} days)", err=True)
+                       f"(not used for {prune:g} days"
+                       f"{'' if all_ else ', this repository; --all: every one'})", err=True)
             return
-        root = None if all_ else find_root(Path.cwd())
         found = store.listed(None if root is None else str(root))
     if as_json:
         for s in found:
