@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support.apps import make_app, notice, review, until
+from support.apps import make_app, notice, opened, review, until
 from support.gitrepo import GIT_ENV, git, identity, replies
 from support.runs import A_PY, make_repo
 
@@ -41,8 +41,7 @@ async def test_git_commit_saved_while_the_app_runs_commits_the_next_turn(
     app = make_app(grepo, sim, prompt="FSTRING please", files=("a.py",))
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: len(review(app).review.entries) == 1, "the proposal")
-        await until(pilot, lambda: app.main.config_watch.seen is not None,
-                    "the first look at the config files")
+        await until(pilot, lambda: opened(app), "the app open (its config read)")
         assert app.main.commits.mode == "off"
         (grepo / ".spark-pair.toml").write_text('[git]\ncommit = "auto"\nmessage = "template"\n')
         await until(pilot, lambda: "config saved" in notice(app), "the notice")

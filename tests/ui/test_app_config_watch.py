@@ -70,8 +70,7 @@ async def test_a_config_file_removed_while_the_app_runs_says_what_is_in_use_now(
     app = make_app(repo, demo_sim, prompt="")
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: opened(app), "the repository")
-        await until(pilot, lambda: app.main.config_watch.seen is not None,
-                    "the first look at the config files")
+        await until(pilot, lambda: opened(app), "the app open (its config read)")
         assert app.main.driver.settings.keys == {"review.accept_all": "f6"}
         config.unlink()
         await until(pilot, lambda: "removed" in notice(app), "the notice")

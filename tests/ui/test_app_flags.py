@@ -68,8 +68,7 @@ async def test_a_config_file_saved_while_the_app_runs_is_read_again(
                               env={"SPARK_PAIR_API_KEY": "test-key"}))
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: opened(app), "the repository")
-        await until(pilot, lambda: app.main.config_watch.seen is not None,
-                    "the first look at the config files")
+        await until(pilot, lambda: opened(app), "the app open (its config read)")
         assert app.main.driver.settings.review.check == ""
         (repo / ".spark-pair.toml").write_text('[review]\ncheck = "python3 -c pass"\n')
         await until(pilot, lambda: "config saved" in notice(app), "the notice")

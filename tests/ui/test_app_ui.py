@@ -391,8 +391,7 @@ async def test_a_decision_remapped_to_a_punctuation_key_is_refused(
         await until(pilot, lambda: "never decides" in notice(app), "the report")
         assert "review.accept_all" in notice(app) and "hint:" in notice(app)
         # saved while the app runs: refused too, and said under the reload's own line
-        await until(pilot, lambda: app.main.config_watch.seen is not None,
-                    "the first look at the config files")
+        await until(pilot, lambda: opened(app), "the app open (its config read)")
         (repo / ".spark-pair.toml").write_text(
             '[keys]\n"review.accept_all" = "full_stop"\n"review.reject" = "f7, question_mark"\n')
         await until(pilot, lambda: "config saved" in notice(app), "the reload")

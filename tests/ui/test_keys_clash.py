@@ -69,8 +69,7 @@ async def test_two_remaps_onto_one_key_are_both_refused_when_saved(
     remap onto a key free where the binding acts is taken."""
     app = make_app(repo, demo_sim, prompt="")
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.main.config_watch.seen is not None,
-                    "the first look at the config files")
+        await until(pilot, lambda: opened(app), "the app open (its config read)")
         (repo / ".spark-pair.toml").write_text(
             '[keys]\n"review.accept" = "f5"\n"review.reject" = "f5"\n"app.help" = "alt+d"\n'
             '"review.accept_all" = "alt+y"\n')
