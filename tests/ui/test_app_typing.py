@@ -277,6 +277,25 @@ async def test_keys_of_one_terminal_write_keep_their_order(repo: Path,
 
 
 
+@pytest.mark.parametrize("burst", ["\t\x15add a docstring to add\x0aand mul\r",
+                                   "add a docstring to add\x0aand mul\r"])
+async def test_a_burst_of_keys_lands_in_the_order_typed(repo: Path, demo_sim: SimProcess,
+                                                        burst: str) -> None:
+    """Keys of one terminal write (tmux send-keys, a macro, ssh): tab to the live diff, ctrl+u,
+    a sentence with a new line (ctrl+j), enter; or the sentence typed into the prompt. The
+    turn is sent with the whole sentence (before: its first letters came after the rest, the
+    new line before the letters ahead of it, or the ctrl+u cleared letters typed after it)."""
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository")
+        parser = ChordParser()  # the app's own reader of a terminal's input
+        for event in (*parser.feed(burst), *parser.feed("")):
+            app.post_message(event)
+        await until(pilot, lambda: app.main.last_prompt, "the turn")
+        assert app.main.last_prompt == "add a docstring to add\nand mul"
+        await pilot.press("escape")
+
+
 async def test_text_typed_right_after_enter_stays_and_the_sent_text_goes(
         repo: Path, demo_sim: SimProcess) -> None:
     """An instruction, enter and more words in one burst (the terminal's one read): the turn

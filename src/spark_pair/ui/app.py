@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.markup import escape
@@ -15,6 +16,7 @@ from .screens.help import HelpScreen
 from .screens.main import Launch, MainScreen
 from .slash import SLASH
 from .themes import diff_variable_defaults, install_themes
+from .typed import prompt_first
 from .widgets.files import FilesPane
 
 
@@ -28,6 +30,11 @@ class SparkPairApp(App[None]):
         super().__init__()
         self.launch = launch
         self.main = MainScreen(launch)
+
+    async def on_event(self, event: events.Event) -> None:
+        if self.screen_stack:  # text typed in a pane: in the prompt, in the order typed
+            prompt_first(self.screen, event)
+        await super().on_event(event)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return diff_variable_defaults(self.current_theme)

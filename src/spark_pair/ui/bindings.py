@@ -110,10 +110,11 @@ PROMPT: list[BindingType] = [
                     "by itself once the turn ends"),
     # a line break by hand: ctrl+j is what terminals send for it; shift+enter where the
     # terminal reports it (kitty's keyboard protocol); a paste keeps its lines by itself.
-    # Priority: taken in turn with the keys of the same terminal write (a binding found on the
-    # way back up would come after the keys behind it)
+    # The prompt takes it as it takes a letter, in turn with the keys of the same terminal
+    # write (Prompt._on_key): a priority binding ran before the keys ahead of it were typed, a
+    # binding found on the way back up after the keys behind it
     Binding("ctrl+j,shift+enter", "newline", "new line", id="prompt.newline", show=False,
-            priority=True, tooltip="Start a new line in the prompt"),
+            tooltip="Start a new line in the prompt"),
     # while a turn runs (streams or waits for review) and the prompt holds text; elsewhere tab
     # moves to the next pane (the footer shows which)
     Binding("tab", "queue", "queue", id="prompt.queue",

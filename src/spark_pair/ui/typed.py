@@ -60,6 +60,25 @@ def pass_typed(node: Widget | Screen[object], event: events.Key | events.Paste) 
         target.post_message(Typed(text))
 
 
+def prompt_first(screen: Screen[object], event: events.Event) -> None:
+    """Before the app hands on a key that types text, or a paste, while a pane of the main
+    screen (`screen`, the one up) has the focus (`PASSES_TYPED`): the prompt takes the focus,
+    so this key and the next reach it in the order typed. (A pane hands text on to the prompt
+    as a message: keys typed fast after it went straight to the prompt once it had the focus
+    and could land first, or a ctrl+u after them clear them.)"""
+    if not isinstance(event, (events.Key, events.Paste)) or event.is_forwarded:
+        return
+    focused = screen.focused
+    if (focused is None or not getattr(focused, "PASSES_TYPED", False)
+            or isinstance(screen, ModalScreen)):
+        return
+    if isinstance(event, events.Key) and typed_text(event) is None:
+        return
+    prompt = next(iter(screen.query("#prompt")), None)
+    if prompt is not None and prompt.focusable:
+        screen.set_focus(prompt)
+
+
 def enter_hint(node: Widget | Screen[object], event: events.Key,
                keys: str) -> Notification | None:
     """enter in a question that enter does not answer: say which keys do (the toast that says

@@ -74,6 +74,8 @@ from .scrollbars import bars_for, tell_scrollbars
 class DiffView(FramedRows, can_focus=True):
     """The diff of the current turn as it streams, with the model's prose around it."""
 
+    PASSES_TYPED = True  # text typed here goes to the prompt (typed.prompt_first)
+
     COMPONENT_CLASSES = {
         "diff-view--prose", "diff-view--file", "diff-view--hunk", "diff-view--added",
         "diff-view--removed", "diff-view--context", "diff-view--note", "diff-view--partial",

@@ -151,6 +151,8 @@ def file_rows(context: dict[str, int | None], chosen: Sequence[Chosen], dropped:
 
 
 class FilesPane(OptionList):
+    PASSES_TYPED = True  # text typed here goes to the prompt (typed.prompt_first)
+
     BINDINGS = bindings.FILES
 
     DEFAULT_CSS = """

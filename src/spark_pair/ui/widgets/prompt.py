@@ -182,6 +182,15 @@ class Prompt(TextArea):
             event.stop()
             event.prevent_default()
             await self.action_submit()
+        elif self._bound_to(event.key, "newline"):
+            event.stop()
+            event.prevent_default()
+            self.action_newline()
+
+    def _bound_to(self, key: str, action: str) -> bool:
+        """Whether `key` is the key of `action` here, as [keys] may have remapped it."""
+        bound = self.screen.active_bindings.get(key)
+        return bound is not None and bound.binding.action == action
 
     # ---- keys ----------------------------------------------------------------------------
 

@@ -53,6 +53,8 @@ GUTTER = " "  # (as wide as CURSOR) at the start of every other row
 class ReviewPane(ScrollView, can_focus=True):
     """The operations of the current turn; keys decide on them."""
 
+    PASSES_TYPED = True  # text typed here goes to the prompt (typed.prompt_first)
+
     BINDINGS = bindings.REVIEW_PANE  # (the decisions are the screen's chords)
 
     COMPONENT_CLASSES = {"review-pane--cursor", "review-pane--header"}
