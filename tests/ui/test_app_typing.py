@@ -315,3 +315,24 @@ async def test_text_typed_right_after_enter_stays_and_the_sent_text_goes(
         assert prompt_of(app).text == "and keep a"
         assert "and keep a" not in str(edit_bodies(demo_sim)[-1])
         await pilot.press("escape")
+
+
+async def test_the_pane_with_the_focus_shows_it_by_its_border_not_only_its_colour(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """The focused pane's border is heavy, the others' round: the focus shows with NO_COLOR
+    or a monochrome theme too (before: only the border's colour changed)."""
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        panes = [app.main.query_one(f"#{name}") for name in ("prompt", "diff", "review")]
+
+        def borders() -> list[str]:
+            return [pane.styles.border.top[0] for pane in panes]
+
+        for focused in range(3):
+            panes[focused].focus()
+            await until(pilot, lambda: app.focused is panes[focused], f"pane {focused}")
+            await pilot.pause()
+            assert borders() == ["heavy" if i == focused else "round" for i in range(3)]
+        await pilot.press("alt+shift+r")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")

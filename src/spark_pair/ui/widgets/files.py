@@ -164,7 +164,7 @@ class FilesPane(OptionList):
         padding: 0 1;
     }
     FilesPane:focus {
-        border: round $accent;
+        border: heavy $accent;  /* (heavy: the focus shows without colour too) */
     }
     """
 

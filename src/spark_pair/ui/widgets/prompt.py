@@ -72,7 +72,7 @@ class Prompt(TextArea):
         & > .text-area--cursor-line {{ background: $surface; }}
     }}
     Prompt:focus {{
-        border: round $accent;
+        border: heavy $accent;  /* (heavy: the focus shows without colour too) */
         background-tint: $foreground 0%;
     }}
     """

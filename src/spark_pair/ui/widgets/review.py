@@ -79,7 +79,7 @@ class ReviewPane(ScrollView, can_focus=True):
         }
     }
     ReviewPane:focus {
-        border: round $accent;
+        border: heavy $accent;  /* (heavy: the focus shows without colour too) */
         background-tint: $foreground 5%;
         & > .review-pane--cursor {
             color: $block-cursor-foreground;
