@@ -331,7 +331,7 @@ async def test_the_pane_with_the_focus_shows_it_by_its_border_not_only_its_colou
 
         for focused in range(3):
             panes[focused].focus()
-            await until(pilot, lambda: app.focused is panes[focused], f"pane {focused}")
+            await until(pilot, lambda f=focused: app.focused is panes[f], f"pane {focused}")
             await pilot.pause()
             assert borders() == ["heavy" if i == focused else "round" for i in range(3)]
         await pilot.press("alt+shift+r")
