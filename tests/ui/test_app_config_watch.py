@@ -34,6 +34,10 @@ async def test_started_with_a_broken_config_the_app_opens_once_the_file_is_fixed
         await until(pilot, lambda: app.main.open_error is not None, "the open error")
         assert "not set up" in header(app)
         assert "Expected ']'" in notice(app), notice(app)
+        assert "/transport" not in notice(app)  # (a transport loads no config)
+        await type_line(pilot, app, "/transport auto")  # says so, not the same words again
+        await until(pilot, lambda: "transport auto, still not open" in notice(app), "the answer")
+        assert "Expected ']'" in notice(app) and "save the fixed config" in notice(app)
         await type_line(pilot, app, PROMPT)  # sent while it cannot open: it stays
         await until(pilot, lambda: "Expected ']'" in notice(app), "the error again")
         prompt = app.main.query_one(Prompt)

@@ -23,6 +23,7 @@ from .widgets.review import ReviewPane
 if TYPE_CHECKING:
     from .chosen import ChosenFiles
     from .commits import Commits
+    from .config_watch import ConfigWatch
     from .driver import Driver
 
 
@@ -31,6 +32,7 @@ class CommandHost(sessions.SessionHost, Protocol):
 
     driver: Driver
     commits: Commits
+    config_watch: ConfigWatch
     chooser: ChosenFiles
     context: dict[str, int | None]
 
@@ -143,9 +145,14 @@ async def _reopen(screen: CommandHost, overrides: dict[str, str], what: str) -> 
     if screen.turn_worker is not None:
         screen.say(screen.busy(f"switch to {what}"))
         return
+    driver = screen.driver
+    if driver.runtime is None and not driver.opening:  # it could not open: it tries again,
+        driver.overrides.update(overrides)  # with these settings, saying how it went
+        await screen.config_watch.open_again(what, what)
+        return
     screen.say(f"switching to {what}…")
     try:
-        await screen.driver.reopen(**overrides)
+        await driver.reopen(**overrides)
     except SparkPairError as exc:
         screen.show_error(exc)
         return

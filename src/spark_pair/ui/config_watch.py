@@ -18,7 +18,7 @@ from textual.notifications import SeverityLevel
 
 from ..base import dirs
 from ..base.config import PROJECT_FILE, find_project_file, load_settings
-from ..base.errors import SparkPairError, UsageError
+from ..base.errors import ConfigError, SparkPairError, UsageError
 from ..base.printable import shown
 from . import bindings
 from .driver import describe
@@ -35,7 +35,13 @@ POLL_S = 1.0  # how often the files' stat is read (in a thread)
 NOW = ("review", "keys", "prices", "git")  # read where they are used: taken at once
 LATER = ("model", "request", "session", "context", "telemetry")  # read at start: announced
 
-AGAIN = "save the fixed config and spark-pair opens (or use /transport auto)"
+def again(error: SparkPairError) -> str:
+    """What opens an app that could not open: a config that does not load opens once it is
+    fixed and saved; for anything else (a server that could not be reached), /transport
+    tries again too."""
+    if isinstance(error, ConfigError):
+        return "save the fixed config and spark-pair opens"
+    return "save a config change and spark-pair tries again, or /transport auto does"
 
 Stamp = tuple[int, int] | None  # (mtime_ns, size); None: no such file
 
@@ -147,7 +153,7 @@ class ConfigWatch:
         if screen.open_error is None:
             screen.say("not ready yet: the repository is still opening")
             return
-        screen.alert(f"{describe(screen.open_error)}\n  {AGAIN}")
+        screen.alert(f"{describe(screen.open_error)}\n  {again(screen.open_error)}")
         screen.run_worker(self.poll(), group="config", exit_on_error=False)
 
     async def open_again(self, head: str, brief: str) -> None:
@@ -160,7 +166,7 @@ class ConfigWatch:
                                     dict(driver.overrides))
         except SparkPairError as exc:
             screen.open_error = exc  # (what enter says from now on)
-            screen.alert(f"{brief}, still not open: {describe(exc)}\n  {AGAIN}")
+            screen.alert(f"{brief}, still not open: {describe(exc)}\n  {again(exc)}")
             return
         screen.say(f"{head}: the config loads; opening…")
         await driver.open()  # (an error is said as at the start: the screen's OpenFailed)
