@@ -94,3 +94,15 @@ def test_a_key_that_cannot_go_in_a_header_is_a_config_error(raw):
     with pytest.raises(ConfigError) as info:
         diagnose_key(raw, "MY_KEY")
     assert "MY_KEY" in info.value.message and "def" not in info.value.message
+
+
+@pytest.mark.parametrize("raw", ["htp:/127.0.0.1:8765", "htps:/gw.example/api", "hhtp:/x"])
+def test_a_mistyped_scheme_is_named_not_taken_for_a_host(raw):
+    """(before: 'base_url has no scheme; assuming https://', then a connection to https://htp)"""
+    with pytest.raises(ConfigError) as info:
+        normalize_base_url(raw)
+    assert f"begins with {raw.split('/')[0] + '/'!r}: a mistyped scheme" in info.value.message
+
+
+def test_a_host_and_port_without_a_scheme_is_still_a_host():
+    assert normalize_base_url("localhost:8080/v1")[0] == "http://localhost:8080"
