@@ -11,7 +11,8 @@ from ..base.printable import shown
 from ..edits.ops import Operation, Rename
 from .host import Panes
 
-STREAMING = "the reply is streaming: escape stops it; nothing is written until you decide"
+# (true before the first token too: while it connects, or reconnects)
+STREAMING = "the turn is under way: escape stops it; nothing is written until you decide"
 
 
 def op_label(op: Operation) -> str:
