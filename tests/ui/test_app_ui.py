@@ -142,6 +142,8 @@ async def test_at_80x24_a_refused_key_and_a_missing_model_are_read_whole(
         assert whole(errors[-1]), screen_text(app)
         header = str(app.main.query_one(AppHeader).render())
         assert "model not found" in header and "failed" not in header
+        # no frame came: the instruction stays in the prompt, to send again once mended
+        assert app.main.query_one("#prompt").text == "add a discount"
 
 
 async def test_at_80x24_the_meter_names_the_transport_while_it_retries(

@@ -66,6 +66,8 @@ class TurnHost(ScreenParts, Protocol):
 
     def check_applied(self, turn_id: str) -> None: ...
 
+    def give_back(self) -> None: ...
+
 
 class TurnReview:
     def __init__(self, screen: TurnHost) -> None:
@@ -257,6 +259,8 @@ class TurnReview:
                          "this turn is over and wrote nothing; ctrl+r runs it again")
         if result.error is not None:  # (a turn that proposed nothing: the error is all)
             screen.show_error(result.error, nothing_written=bool(review.review.entries))
+            if not result.text and not result.operations:  # nothing came
+                screen.give_back()
         elif applied:
             n = len(result.changed)
             screen.say(f"applied: {n} file(s) changed ({', '.join(map(shown, result.changed))})"

@@ -89,6 +89,7 @@ class MainScreen(Screen[None]):
         self._file_list: list[str] | None = None
         self._prepare_timer: Timer | None = None
         self._sent: str | None = None  # the prompt text of the turn starting now
+        self._taken: str | None = None  # ... once it was taken out of the prompt
         self.notice = Notice(self)  # the notice line
         self._prompt_has_text = False
         self.trying = False  # `t`: run the check once the turn is applied
@@ -245,10 +246,11 @@ class MainScreen(Screen[None]):
 
     def _clear_for_turn(self) -> None:
         self._clear_pending = False
-        sent, self._sent = self._sent, None
+        sent, self._sent, self._taken = self._sent, None, None
         prompt = self.query_one(Prompt)
         if sent is not None and prompt.value.startswith(sent):  # what was typed since stays
             prompt.value = prompt.value[len(sent):]
+            self._taken = sent
         self.query_one(DiffView).reset()
         note = self.steering.note_for_new_turn()
         if note:
@@ -272,6 +274,7 @@ class MainScreen(Screen[None]):
             await self.driver.run_turn(prompt, files)
         except SparkPairError as exc:
             self.show_error(exc)
+            self.give_back()
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
@@ -489,6 +492,16 @@ class MainScreen(Screen[None]):
         if self.streaming:
             return f"a turn is streaming: escape stops it, then {then}"
         return f"a turn is under review: decide it (alt+R rejects what is left), then {then}"
+
+    def give_back(self) -> None:
+        """The turn failed before anything came (a missing model, a refused connection): the
+        instruction it took out of the prompt goes back, to mend and send again (when nothing
+        was typed since)."""
+        taken, self._taken = self._taken, None
+        prompt = self.query_one(Prompt)
+        if taken and not prompt.value.strip():
+            prompt.value = taken
+            prompt.move_cursor(prompt.document.end)
 
     def say(self, text: str, op: int | None = None) -> None:
         """The notice line; `op`: the operation it is about (it gives way when that operation's
