@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.apps import QUICK_OP, all_proposed, make_app, review, typed, until
+from support.apps import QUICK_OP, all_proposed, make_app, review, turn_over, typed, until
+from textual import events
 
 from spark_pair.sim.demo_project import FILES, MATCH, reply_text
 from spark_pair.sim.process import SimProcess
@@ -123,3 +124,23 @@ async def test_the_quit_question_counts_a_drafts_lines_as_the_prompts_border_doe
         await until(pilot, lambda: isinstance(app.screen, QuitQuestion), "the quit question")
         assert "3 lines" in question(app), question(app)
         await pilot.press("alt+n")
+
+
+async def test_the_quit_question_names_the_text_as_it_is_once_more_is_typed(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """Text typed and pasted under the quit question goes to the prompt: the question names
+    the prompt as it is now (before: the words and the line count of when it was asked)."""
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await typed(pilot, "keep it short")
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: isinstance(app.screen, QuitQuestion), "the quit question")
+        assert '"keep it short", 1 line' in question(app), question(app)
+        app.screen.post_message(events.Paste("\nand add a test\nfor it"))
+        await until(pilot, lambda: "3 lines" in question(app), "the question renewed")
+        assert '"keep it short and add a test for it", 3 lines' in question(app), question(app)
+        await pilot.press("alt+n")
+        await until(pilot, lambda: app.screen is app.main, "back")
+        await pilot.press("alt+shift+r")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")

@@ -46,7 +46,7 @@ from ..widgets.prompt import Prompt, SlashSuggester
 from ..widgets.review import ReviewPane
 from .check import CheckScreen
 from .help import HelpScreen
-from .quitting import ask_quit
+from .quitting import ask_quit, renew_question
 
 if TYPE_CHECKING:
     from ..demo import DemoSimulator
@@ -347,6 +347,7 @@ class MainScreen(Screen[None]):
             self.refresh_bindings()
         self.chooser.draft_changed(value)
         self.driver.draft_changed(value, self._draft_files)
+        renew_question(self)  # (a quit question names the text as it is)
 
     @on(Typed)
     def _typed(self, message: Typed) -> None:
@@ -494,9 +495,7 @@ class MainScreen(Screen[None]):
         return f"a turn is under review: decide it (alt+R rejects what is left), then {then}"
 
     def give_back(self) -> None:
-        """The turn failed before anything came (a missing model, a refused connection): the
-        instruction it took out of the prompt goes back, to mend and send again (when nothing
-        was typed since)."""
+        """A turn failed before anything came: the instruction goes back to an empty prompt."""
         taken, self._taken = self._taken, None
         prompt = self.query_one(Prompt)
         if taken and not prompt.value.strip():

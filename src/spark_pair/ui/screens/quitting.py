@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
+from textual.widgets import Label
 
 from ..dialogs.confirm import ConfirmScreen
 from ..host import Panes
@@ -30,6 +31,12 @@ class QuitQuestion(ConfirmScreen):
     def __init__(self, question: str, trying: bool = False) -> None:
         super().__init__(question)
         self.trying = trying  # a tried turn stays written: said as the app leaves
+
+    def renew(self, question: str) -> None:
+        """The question as it stands now (text typed under it changed the prompt)."""
+        if question != self.question:
+            self.question = question
+            self.query_one(Label).update(question)
 
 
 class QuitHost(Panes, Protocol):
@@ -68,12 +75,10 @@ def draft_note(text: str) -> str:
     return f"the prompt holds unsent text (\"{shown}\", {lines} line{'s' if lines > 1 else ''})"
 
 
-def ask_quit(screen: QuitHost) -> None:
-    """`screen`: the main screen."""
+def quit_question(screen: QuitHost) -> tuple[str, bool] | None:
+    """What ctrl+q asks now, and whether a tried turn is written (None: nothing would be lost
+    or left half done)."""
     app = screen.app
-    if isinstance(app.screen, QuitQuestion):
-        leave(screen, app.screen.trying)
-        return
     said = []
     undecided = screen.undecided
     if undecided:
@@ -89,16 +94,35 @@ def ask_quit(screen: QuitHost) -> None:
     if draft:
         said.append(draft_note(screen.query_one(Prompt).text))
     if not said:
-        app.exit()
-        return
+        return None
     printed = " (the unsent text is printed as you leave)" if draft else ""
     if trying:
-        question = (f"{'; '.join(said)}: quit and leave it written?{printed} (no: back to the "
-                    f"check; {UNDO_HINT})")
-    elif len(said) > 1 or not draft:
-        question = f"{'; '.join(said)}: quit without writing them?{printed}"
-    else:
-        question = f"{said[0]}: quit anyway?{printed}"
+        return (f"{'; '.join(said)}: quit and leave it written?{printed} (no: back to the "
+                f"check; {UNDO_HINT})"), True
+    if len(said) > 1 or not draft:
+        return f"{'; '.join(said)}: quit without writing them?{printed}", False
+    return f"{said[0]}: quit anyway?{printed}", False
+
+
+def renew_question(screen: QuitHost) -> None:
+    """The prompt changed under the open quit question: it names the text as it is now."""
+    top = screen.app.screen
+    if isinstance(top, QuitQuestion):
+        asked = quit_question(screen)
+        top.renew(asked[0] if asked is not None else "nothing would be lost now: quit?")
+
+
+def ask_quit(screen: QuitHost) -> None:
+    """`screen`: the main screen."""
+    app = screen.app
+    if isinstance(app.screen, QuitQuestion):
+        leave(screen, app.screen.trying)
+        return
+    asked = quit_question(screen)
+    if asked is None:
+        app.exit()
+        return
+    question, trying = asked
 
     def answered(yes: bool | None) -> None:
         if yes:
