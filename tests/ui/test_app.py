@@ -262,7 +262,7 @@ async def test_a_shown_notice_keeps_its_row_while_the_reply_streams(repo: Path,
         await pilot.press("enter")
         await until(pilot, lambda: diff.rows, "the first rows")
         await pilot.pause()
-        assert "streaming" in notice(app) and "escape" in notice(app), notice(app)
+        assert "under way" in notice(app) and "escape" in notice(app), notice(app)
         assert diff.region == before  # the live diff kept its place: no new layout
         await until(pilot, lambda: review(app).review.entries, "the first proposal")
         await pilot.pause()

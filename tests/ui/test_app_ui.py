@@ -446,5 +446,6 @@ async def test_a_broken_config_is_shown_and_the_app_keeps_running(
         assert app.main.query_one(Prompt).text == "add a discount"  # kept for enter, later
         await pilot.press("ctrl+u")
         await type_line(pilot, app, "/transport auto")  # (the flag wins over the file)
-        await until(pilot, lambda: "now using transport auto" in notice(app), "the reopening")
+        await until(pilot, lambda: "transport auto: spark-pair is open now" in notice(app),
+                    "the reopening")
         assert app.main.driver.session is not None and app.is_running

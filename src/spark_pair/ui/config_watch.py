@@ -36,12 +36,12 @@ NOW = ("review", "keys", "prices", "git")  # read where they are used: taken at 
 LATER = ("model", "request", "session", "context", "telemetry")  # read at start: announced
 
 def again(error: SparkPairError) -> str:
-    """What opens an app that could not open: a config that does not load opens once it is
-    fixed and saved; for anything else (a server that could not be reached), /transport
-    tries again too."""
-    if isinstance(error, ConfigError):
+    """What opens an app that could not open: a saved fix of the config; /transport too when
+    a transport can mend it (a transport the config names wrong, a server that could not be
+    reached), not for a config that does not load for another reason."""
+    if isinstance(error, ConfigError) and "transport" not in error.message:
         return "save the fixed config and spark-pair opens"
-    return "save a config change and spark-pair tries again, or /transport auto does"
+    return "save the fixed config and spark-pair opens (or use /transport auto)"
 
 Stamp = tuple[int, int] | None  # (mtime_ns, size); None: no such file
 
