@@ -296,6 +296,29 @@ async def test_a_burst_of_keys_lands_in_the_order_typed(repo: Path, demo_sim: Si
         await pilot.press("escape")
 
 
+@pytest.mark.parametrize(("focus", "burst", "left"), [
+    ("prompt", "xyz\x15after", "after"),  # ctrl+u between the words: the first go
+    ("diff", "\x15add a docstring", "add a docstring"),  # on the live diff: nothing to clear
+    ("diff", "add\x15more", "more"),  # the first word took the focus to the prompt
+])
+async def test_a_key_with_a_binding_acts_where_it_was_typed_among_letters(
+        repo: Path, demo_sim: SimProcess, focus: str, burst: str, left: str) -> None:
+    """ctrl+u in one terminal write with letters: it clears what was typed before it, where
+    it was typed (before: it ran once it came back up to the app, after the letters behind
+    it, and on whatever had the focus then: the letters typed after it were cleared)."""
+    app = make_app(repo, demo_sim, prompt="")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.main.driver.session is not None, "the repository")
+        app.main.query_one(f"#{focus}").focus()
+        await pilot.pause()
+        parser = ChordParser()
+        for event in (*parser.feed(burst), *parser.feed("")):
+            app.post_message(event)
+        await until(pilot, lambda: prompt_of(app).text == left, "the prompt")
+        await pilot.pause(0.2)
+        assert prompt_of(app).text == left
+
+
 async def test_text_typed_right_after_enter_stays_and_the_sent_text_goes(
         repo: Path, demo_sim: SimProcess) -> None:
     """An instruction, enter and more words in one burst (the terminal's one read): the turn

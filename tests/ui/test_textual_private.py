@@ -10,6 +10,7 @@ import pytest
 from textual import constants
 from textual._xterm_parser import XTermParser
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.notifications import Notification, Notify
 from textual.widget import Widget
@@ -20,6 +21,7 @@ from spark_pair.ui.textual_private import (
     anchor_released,
     install_chord_parser,
     keys_of,
+    run_binding,
     withdraw,
 )
 
@@ -29,6 +31,28 @@ class Tail(App[None]):
         with VerticalScroll():
             for n in range(40):
                 yield Static(f"line {n}")
+
+
+class Counting(App[None]):
+    BINDINGS = [("ctrl+u", "count('app')"), Binding("ctrl+p", "count('first')", priority=True)]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counted: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("x")
+
+    def action_count(self, who: str) -> None:
+        self.counted.append(who)
+
+
+async def test_a_binding_runs_for_the_focus_as_it_is_now_and_none_is_said() -> None:
+    app = Counting()
+    async with app.run_test(size=(40, 10)):
+        assert await run_binding(app, "ctrl+u") and app.counted == ["app"]
+        assert await run_binding(app, "ctrl+p") and app.counted == ["app", "first"]
+        assert not await run_binding(app, "f9") and app.counted == ["app", "first"]
 
 
 async def test_a_toast_withdrawn_goes_before_its_timeout_and_twice_is_harmless() -> None:

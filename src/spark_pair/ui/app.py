@@ -15,8 +15,9 @@ from . import bindings, commands
 from .screens.help import HelpScreen
 from .screens.main import Launch, MainScreen
 from .slash import SLASH
+from .textual_private import run_binding
 from .themes import diff_variable_defaults, install_themes
-from .typed import prompt_first
+from .typed import pane_has_focus, prompt_first, typed_text
 from .widgets.files import FilesPane
 
 
@@ -32,7 +33,14 @@ class SparkPairApp(App[None]):
         self.main = MainScreen(launch)
 
     async def on_event(self, event: events.Event) -> None:
-        if self.screen_stack:  # text typed in a pane: in the prompt, in the order typed
+        """Keys read while a pane has the focus act in the order typed: text goes to the
+        prompt (which takes the focus first), another key's binding runs now, for that pane
+        (Textual would run it once the key came back up from the pane: later, for whatever
+        had the focus then)."""
+        if self.screen_stack and pane_has_focus(self.screen, event):
+            if isinstance(event, events.Key) and typed_text(event) is None:
+                await run_binding(self.screen.app, event.key)
+                return
             prompt_first(self.screen, event)
         await super().on_event(event)
 

@@ -15,6 +15,11 @@ tests/ui/test_textual_private.py fails when a Textual upgrade changes what is us
   paste as keys (its newlines as enter, which sent a turn). Many terminals drop them too.
 - `withdraw`: Textual's notify() gives no handle to take a toast back before its timeout; the
   app's `_unnotify` does (a hint that has become untrue goes at once).
+- `run_binding`: Textual runs a key's (not priority) binding once the key has gone back up
+  from the focused widget to the app, a message queue at each step: after the keys typed
+  behind it, on whatever has the focus by then (ctrl+u pressed on the live diff, then
+  letters that move the focus to the prompt, cleared those letters). The app's
+  `_check_bindings` runs the binding for the focus as it is now.
 """
 
 from __future__ import annotations
@@ -31,6 +36,11 @@ from textual.widget import Widget
 ESC = "\x1b"
 OPENERS = "[O"  # ESC [ and ESC O begin longer sequences, never an alt chord
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"  # what a terminal wraps a paste in
+
+
+async def run_binding(app: App[object], key: str) -> bool:
+    """Run the binding `key` has now, a priority one first (False: it has none)."""
+    return await app._check_bindings(key, priority=True) or await app._check_bindings(key)
 
 
 def withdraw(app: App[object], notification: Notification) -> None:

@@ -60,17 +60,21 @@ def pass_typed(node: Widget | Screen[object], event: events.Key | events.Paste) 
         target.post_message(Typed(text))
 
 
+def pane_has_focus(screen: Screen[object], event: events.Event) -> bool:
+    """A key or a paste just read, while a pane of the main screen (`PASSES_TYPED`) has the
+    focus."""
+    return (isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded
+            and not isinstance(screen, ModalScreen)
+            and getattr(screen.focused, "PASSES_TYPED", False))
+
+
 def prompt_first(screen: Screen[object], event: events.Event) -> None:
     """Before the app hands on a key that types text, or a paste, while a pane of the main
     screen (`screen`, the one up) has the focus (`PASSES_TYPED`): the prompt takes the focus,
     so this key and the next reach it in the order typed. (A pane hands text on to the prompt
     as a message: keys typed fast after it went straight to the prompt once it had the focus
     and could land first, or a ctrl+u after them clear them.)"""
-    if not isinstance(event, (events.Key, events.Paste)) or event.is_forwarded:
-        return
-    focused = screen.focused
-    if (focused is None or not getattr(focused, "PASSES_TYPED", False)
-            or isinstance(screen, ModalScreen)):
+    if not pane_has_focus(screen, event):
         return
     if isinstance(event, events.Key) and typed_text(event) is None:
         return

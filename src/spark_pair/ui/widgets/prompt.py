@@ -175,22 +175,25 @@ class Prompt(TextArea):
     async def _on_key(self, event: events.Key) -> None:
         """An alt chord never types its letter (alt+a with nothing to decide does nothing: the
         chords are priority bindings, taken before this); enter sends, here, in turn with the
-        keys typed before it (ctrl+j is the new line)."""
+        keys typed before it, and so do the prompt's other keys."""
         if event.key.startswith("alt+"):
             event.prevent_default()
         elif event.key == "enter":
             event.stop()
             event.prevent_default()
             await self.action_submit()
-        elif self._bound_to(event.key, "newline"):
-            event.stop()
-            event.prevent_default()
-            self.action_newline()
+        elif (action := self._own_action(event.key)) is not None:
+            event.stop()  # its own keys (new line, clear, recall, queue) in turn with the
+            event.prevent_default()  # letters: Textual runs a binding once the key has gone
+            await self.run_action(action)  # back up to the app, after the keys behind it
 
-    def _bound_to(self, key: str, action: str) -> bool:
-        """Whether `key` is the key of `action` here, as [keys] may have remapped it."""
+    def _own_action(self, key: str) -> str | None:
+        """The action of the prompt's own binding `key` has now (as [keys] may have remapped
+        it; None: none, or it is off now and the key goes on, e.g. tab to the next pane)."""
         bound = self.screen.active_bindings.get(key)
-        return bound is not None and bound.binding.action == action
+        if bound is None or bound.node is not self or not bound.enabled:
+            return None
+        return bound.binding.action if (bound.binding.id or "").startswith("prompt.") else None
 
     # ---- keys ----------------------------------------------------------------------------
 
