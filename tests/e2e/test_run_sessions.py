@@ -294,3 +294,19 @@ def test_a_turn_undone_with_spark_pair_undo_is_stored_told_and_counted_as_undone
     assert redone.returncode == 0, redone.stderr
     assert statuses()[0] == "applied"
     assert turns()["undone_turns"] == 0
+
+
+def test_a_turn_refused_for_its_model_leaves_the_sessions_model_as_it_was(
+        sim: SimProcess, repo: Path, home: Path) -> None:
+    """A model the server does not have: the turn is stored (its error too), and the session
+    keeps the model that answered, so carrying it on does not start from the missing one."""
+    import json
+
+    sim.configure(replies=[{"match": "FSTRING", "text": GREET_DIFF}])
+    assert run(repo, home, sim, "FSTRING one", "--session", "m1").returncode == 0
+    failed = run(repo, home, sim, "FSTRING two", "--session", "m1", "--model", "no-such-model")
+    assert failed.returncode != 0 and "no-such-model" in failed.stderr, failed.stderr
+    listed = [json.loads(line) for line in
+              _cli(repo, home, sim, "sessions", "--json").stdout.splitlines()]
+    (m1,) = [s for s in listed if s["name"] == "m1"]
+    assert m1["turns"] == 2 and m1["model"] != "no-such-model", m1

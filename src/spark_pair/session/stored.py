@@ -125,7 +125,10 @@ class StoredSession:
         self.context = list(files if self.pinned is None else self.pinned())
         self.turns.append(turn)
         release = self._owner if self.one_shot else None
-        self._submit(lambda: self.store.add_turn(self.info.id, turn, model=result.model or None,
+        # the session's model is one that answered: a turn that failed before any reply (a
+        # model not found) does not make `-c` carry on with its model
+        model = result.model if result.text or result.error is None else ""
+        self._submit(lambda: self.store.add_turn(self.info.id, turn, model=model or None,
                                                  context=self.context, release=release))
 
     def checked(self, turn_id: str, command: str, ok: bool, tail: str) -> None:
