@@ -67,11 +67,13 @@ def test_the_earlier_refusals_stay_and_come_first() -> None:
 
 def test_a_key_is_taken_as_the_terminal_names_it_however_it_is_spelled() -> None:
     """Textual names a chord one way (alt+shift+a); a binding spelled another way never ran."""
-    check = check_keymap({"review.accept_all": "shift+alt+x", "review.reject_all": "Alt+Z",
-                          "review.pager": "Ctrl+F7", "review.amend": "control+f8"})
+    check = check_keymap({"review.accept_all": "shift+alt+x", "review.reject_all": "alt+Z",
+                          "review.pager": "Ctrl+F7", "review.amend": "control+f8",
+                          "review.try": "Alt+Q", "review.next": "Alt+Shift+W"})
     assert check.clashes == [] and check.accepted == {
         "review.accept_all": "alt+shift+x", "review.reject_all": "alt+shift+z",
-        "review.pager": "ctrl+f7", "review.amend": "ctrl+f8"}
+        "review.pager": "ctrl+f7", "review.amend": "ctrl+f8",
+        "review.try": "alt+q", "review.next": "alt+shift+w"}  # title case: the style
 
 
 def test_a_key_spelled_another_way_still_meets_the_binding_that_has_it() -> None:
@@ -79,3 +81,10 @@ def test_a_key_spelled_another_way_still_meets_the_binding_that_has_it() -> None
     check = check_keymap(keymap)
     assert check.clashes == [Clash("review.accept", "alt+shift+a", "review.accept_all")]
     assert "'shift+alt+a' (the terminal's alt+shift+a)" in clash_text(check.clashes, keymap)
+
+
+def test_ctrl_with_a_capital_is_the_key_a_terminal_sends_for_it() -> None:
+    """A terminal sends ctrl+q for ctrl+Q: it is quit's key, refused (before: kept as a key
+    no terminal sends, so reject could no longer be pressed at all)."""
+    check = check_keymap({"review.reject": "ctrl+Q"})
+    assert check.clashes == [Clash("review.reject", "ctrl+q", "app.quit")]

@@ -231,15 +231,19 @@ _MODIFIER_NAMES = {"control": "ctrl", "option": "alt", "cmd": "super", "command"
 
 def normal_key(key: str) -> str:
     """A key as Textual names what the terminal sends (one spelling, or the binding never
-    runs): modifiers in lower case and in its order (alphabetical: alt, ctrl, shift), a capital
-    letter with a modifier as shift and the letter, a named key in lower case: `shift+alt+a`
-    and `alt+A` are alt+shift+a, `Ctrl+F5` is ctrl+f5."""
+    runs): modifiers in lower case and in its order (alphabetical: alt, ctrl, shift), a named
+    key in lower case, and a capital letter after lower-case modifiers as shift and the
+    letter (`alt+A` is alt+shift+a, as the footer writes it), except with ctrl, which a
+    terminal sends the same for either case; written in title case (`Alt+Q`, `Ctrl+F5`) the
+    letter's case is the style, not shift: alt+q, ctrl+f5. `shift+alt+a` is alt+shift+a."""
     parts = [p.strip() for p in key.strip().split("+")]
     if len(parts) < 2 or not all(parts):
         return key.strip()  # a plain key (its case is the character it types)
     *mods, name = parts
     held = {_MODIFIER_NAMES.get(m.lower(), m.lower()) for m in mods}
-    if len(name) == 1 and name.isalpha() and name.isupper():
+    titled = any(m[:1].isupper() for m in mods)
+    if len(name) == 1 and name.isalpha() and name.isupper() and not titled \
+            and "ctrl" not in held:
         held.add("shift")
     if len(name) == 1 and name.isalpha() or len(name) > 1:
         name = name.lower()
