@@ -105,3 +105,15 @@ async def test_the_repository_is_opened_once_when_two_ask_at_the_same_time(
     assert began == [1] and not driver.opening
     await driver.open()  # (over: the next call opens again)
     assert began == [1, 1]
+
+
+async def test_a_bad_base_url_from_the_command_line_says_to_start_again(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """--base-url wins over any config: a mistyped one is not mended by saving the config,
+    and the notice says to start again (before: "save the fixed config", a dead end)."""
+    app = make_app(repo, demo_sim, prompt="", **{"model.base_url": "htp:/127.0.0.1:9"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.main.open_error is not None, "the open error")
+        said = " ".join(notice(app).split())
+        assert "mistyped scheme" in said and "--base-url on the command line wins" in said, said
+        assert "save the fixed config" not in said, said

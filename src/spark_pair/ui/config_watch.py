@@ -10,7 +10,7 @@ file that does not load, no base URL), a config file saved that loads opens it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -35,10 +35,14 @@ POLL_S = 1.0  # how often the files' stat is read (in a thread)
 NOW = ("review", "keys", "prices", "git")  # read where they are used: taken at once
 LATER = ("model", "request", "session", "context", "telemetry")  # read at start: announced
 
-def again(error: SparkPairError) -> str:
+def again(error: SparkPairError, overrides: Mapping[str, str] | None = None) -> str:
     """What opens an app that could not open: a saved fix of the config; /transport too when
     a transport can mend it (a transport the config names wrong, a server that could not be
-    reached), not for a config that does not load for another reason."""
+    reached), not for a config that does not load for another reason; a restart when the
+    value at fault came from the command line (`overrides`), which wins over any config."""
+    if "model.base_url" in (overrides or {}) and "base_url" in error.message:
+        return ("--base-url on the command line wins over the config: quit (ctrl+q) and start "
+                "spark-pair again with it mended, or without it")
     if isinstance(error, ConfigError) and "transport" not in error.message:
         return "save the fixed config and spark-pair opens"
     return "save the fixed config and spark-pair opens (or use /transport auto)"
@@ -153,7 +157,8 @@ class ConfigWatch:
         if screen.open_error is None:
             screen.say("not ready yet: the repository is still opening")
             return
-        screen.alert(f"{describe(screen.open_error)}\n  {again(screen.open_error)}")
+        screen.alert(f"{describe(screen.open_error)}\n  "
+                     f"{again(screen.open_error, screen.driver.overrides)}")
         screen.run_worker(self.poll(), group="config", exit_on_error=False)
 
     async def open_again(self, head: str, brief: str) -> None:
@@ -166,7 +171,8 @@ class ConfigWatch:
                                     dict(driver.overrides))
         except SparkPairError as exc:
             screen.open_error = exc  # (what enter says from now on)
-            screen.alert(f"{brief}, still not open: {describe(exc)}\n  {again(exc)}")
+            screen.alert(f"{brief}, still not open: {describe(exc)}\n  "
+                         f"{again(exc, driver.overrides)}")
             return
         screen.say(f"{head}: the config loads; opening…")
         await driver.open()  # (an error is said as at the start: the screen's OpenFailed)
