@@ -96,12 +96,14 @@ def test_a_key_that_cannot_go_in_a_header_is_a_config_error(raw):
     assert "MY_KEY" in info.value.message and "def" not in info.value.message
 
 
-@pytest.mark.parametrize("raw", ["htp:/127.0.0.1:8765", "htps:/gw.example/api", "hhtp:/x"])
-def test_a_mistyped_scheme_is_named_not_taken_for_a_host(raw):
+@pytest.mark.parametrize(("raw", "begins"), [("htp:/127.0.0.1:8765", "htp:/"),
+                                             ("htps:/gw.example/api", "htps:/"),
+                                             ("hhtp:/x", "hhtp:/"), ("http//127.0.0.1", "http//")])
+def test_a_mistyped_scheme_is_named_not_taken_for_a_host(raw, begins):
     """(before: 'base_url has no scheme; assuming https://', then a connection to https://htp)"""
     with pytest.raises(ConfigError) as info:
         normalize_base_url(raw)
-    assert f"begins with {raw.split('/')[0] + '/'!r}: a mistyped scheme" in info.value.message
+    assert f"begins with {begins!r}: a mistyped scheme" in info.value.message
 
 
 def test_a_host_and_port_without_a_scheme_is_still_a_host():

@@ -33,8 +33,9 @@ def normalize_base_url(raw: str) -> tuple[str, list[str]]:
     if "://" not in url and re.match(r"(?i)(https?|wss?):/*(?!\d)", url):
         raise ConfigError("base_url's scheme is malformed (it needs '://', e.g. https://host)",
                           hint="the API root looks like https://host/api")
-    typo = re.match(r"([A-Za-z][\w+.-]*):/", url) if "://" not in url else None
-    if typo is not None:  # htp:/host, not host:port
+    typo = re.match(r"([A-Za-z][\w+.-]*):/|(?i:https?|wss?)//", url) if "://" not in url \
+        else None
+    if typo is not None:  # htp:/host or http//host, not host:port
         raise ConfigError(f"base_url begins with {typo.group(0)!r}: a mistyped scheme (it "
                           "needs http:// or https://)",
                           hint="the API root looks like https://host/api")
