@@ -144,3 +144,26 @@ async def test_the_quit_question_names_the_text_as_it_is_once_more_is_typed(
         await until(pilot, lambda: app.screen is app.main, "back")
         await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_backspace_and_ctrl_u_under_a_question_mend_the_prompt(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """Text typed under the quit question goes to the prompt; backspace and ctrl+u there mend
+    it too (before: they did nothing, so a typo could not be fixed until the question went)."""
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: isinstance(app.screen, QuitQuestion), "the quit question")
+        prompt = app.main.query_one(Prompt)
+        await typed(pilot, "cccxy")
+        await pilot.press("backspace", "backspace", "Z")
+        await until(pilot, lambda: prompt.text == "cccZ", "the mended text")
+        assert '"cccZ", 1 line' in question(app), question(app)
+        await pilot.press("ctrl+u")
+        await until(pilot, lambda: prompt.text == "", "the cleared prompt")
+        assert isinstance(app.screen, QuitQuestion)  # (the question stays: it answers nothing)
+        await pilot.press("alt+n")
+        await until(pilot, lambda: app.screen is app.main, "back")
+        await pilot.press("alt+shift+r")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")

@@ -24,11 +24,18 @@ def typed_text(event: events.Key) -> str | None:
 
 
 class Typed(Message):
-    """Text typed while a pane other than the prompt had the focus: it goes to the prompt."""
+    """Text typed while a pane other than the prompt had the focus: it goes to the prompt
+    (at its end); or `edit`, an editing key's prompt action (under a question)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, edit: str = "") -> None:
         super().__init__()
         self.text = text
+        self.edit = edit
+
+
+# the editing keys a question hands on to the prompt under it (text goes to its end: these
+# mend it there), when the question has no use for them
+EDITS = {"backspace": "delete_left", "ctrl+u": "clear_prompt"}
 
 
 def main_screen(app: App[object]) -> Screen[object] | None:
@@ -51,13 +58,16 @@ def pass_typed(node: Widget | Screen[object], event: events.Key | events.Paste) 
     moment lands there, whole, and decides nothing."""
     text = (without_last_break(event.text) if isinstance(event, events.Paste)
             else typed_text(event))
-    if not text:
+    edit = ""
+    if not text and isinstance(node, Screen) and isinstance(event, events.Key):
+        edit = EDITS.get(event.key, "") if event.key not in node.active_bindings else ""
+    if not text and not edit:
         return
     event.stop()
     event.prevent_default()
     target = node if not isinstance(node, Screen) else main_screen(node.app)
     if target is not None:
-        target.post_message(Typed(text))
+        target.post_message(Typed(text or "", edit))
 
 
 def pane_has_focus(screen: Screen[object], event: events.Event) -> bool:

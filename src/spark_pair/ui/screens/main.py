@@ -351,9 +351,10 @@ class MainScreen(Screen[None]):
 
     @on(Typed)
     def _typed(self, message: Typed) -> None:
-        """Text typed while another pane (or a question) had the focus goes to the prompt."""
+        """Text (and backspace, ctrl+u) typed where the prompt had no focus goes to it."""
         prompt = self.query_one(Prompt)
         prompt.insert_typed(message.text)
+        prompt.edit_typed(message.edit)
         prompt.focus()
         self.call_after_refresh(repaint_over, self)  # (under questions too)
 
@@ -497,10 +498,8 @@ class MainScreen(Screen[None]):
     def give_back(self) -> None:
         """A turn failed before anything came: the instruction goes back to an empty prompt."""
         taken, self._taken = self._taken, None
-        prompt = self.query_one(Prompt)
-        if taken and not prompt.value.strip():
-            prompt.value = taken
-            prompt.move_cursor(prompt.document.end)
+        if taken:
+            self.query_one(Prompt).give_back(taken)
 
     def say(self, text: str, op: int | None = None) -> None:
         """The notice line; `op`: the operation it is about (it gives way when that operation's

@@ -129,6 +129,20 @@ class Prompt(TextArea):
         self.move_cursor(self.document.end)
         self.move_cursor(self.insert(text).end_location)
 
+    def give_back(self, text: str) -> None:
+        """The instruction of a turn that failed before anything came, when nothing was typed
+        since."""
+        if not self.value.strip():
+            self.value = text
+            self.move_cursor(self.document.end)
+
+    def edit_typed(self, action: str) -> None:
+        """An editing key typed under a question (`typed.EDITS`: '' for none), at the end."""
+        if action == "delete_left":
+            self.action_delete_left()
+        elif action == "clear_prompt":
+            self.action_clear_prompt()
+
     def update_suggestion(self) -> None:
         full = self.suggester.suggest(self.text) if self.suggester is not None else None
         at_end = self.cursor_location == self.document.end
