@@ -14,6 +14,7 @@ import pytest
 from support.apps import (
     all_proposed,
     edit_bodies,
+    go_to,
     make_app,
     notice,
     review,
@@ -357,5 +358,28 @@ async def test_the_pane_with_the_focus_shows_it_by_its_border_not_only_its_colou
             await until(pilot, lambda f=focused: app.focused is panes[f], f"pane {focused}")
             await pilot.pause()
             assert borders() == ["heavy" if i == focused else "round" for i in range(3)]
+        await pilot.press("alt+shift+r")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_tab_tab_up_in_one_write_moves_twice_then_acts_on_the_review(
+        repo: Path, demo_sim: SimProcess) -> None:
+    """From the live diff, tab tab up in one terminal write: the focus goes to the prompt, then
+    to the review, and up moves the review's cursor (before: up could reach the prompt first
+    and bring back an earlier instruction, a tab acting after it)."""
+    app = make_app(repo, demo_sim)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: all_proposed(app), "every proposal")
+        pane = review(app)
+        await go_to(pilot, app, 1)
+        before = pane.review.cursor
+        app.main.query_one(DiffView).focus()
+        await pilot.pause()
+        parser = ChordParser()
+        for event in (*parser.feed("\t\t\x1b[A"), *parser.feed("")):
+            app.post_message(event)
+        await until(pilot, lambda: pane.review.cursor != before, "the cursor moved")
+        await pilot.pause(0.2)
+        assert app.focused is pane and prompt_of(app).text == ""
         await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")

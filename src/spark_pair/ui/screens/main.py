@@ -547,7 +547,7 @@ class MainScreen(Screen[None]):
             return
         current = self.focused
         pos = order.index(current) if current in order else -1
-        order[(pos + step) % len(order)].focus()
+        self.set_focus(order[(pos + step) % len(order)])  # now: the next key goes there
 
     def action_stop(self) -> None:
         if self.streaming or self.turn_review.repairing:  # (the repair round streams too)

@@ -17,7 +17,8 @@ from textual.widgets import TextArea
 from ...base.transport import TRANSPORT_CHOICES
 from .. import bindings
 from ..slash import completions
-from ..typed import without_last_break
+from ..textual_private import run_binding
+from ..typed import NEW_LINE, without_last_break
 
 SLASH_COMMANDS = completions()  # from the one table of slash commands
 MAX_ROWS = 4  # lines shown before the prompt scrolls
@@ -196,18 +197,18 @@ class Prompt(TextArea):
             event.stop()
             event.prevent_default()
             await self.action_submit()
-        elif (action := self._own_action(event.key)) is not None:
-            event.stop()  # its own keys (new line, clear, recall, queue) in turn with the
-            event.prevent_default()  # letters: Textual runs a binding once the key has gone
-            await self.run_action(action)  # back up to the app, after the keys behind it
-
-    def _own_action(self, key: str) -> str | None:
-        """The action of the prompt's own binding `key` has now (as [keys] may have remapped
-        it; None: none, or it is off now and the key goes on, e.g. tab to the next pane)."""
-        bound = self.screen.active_bindings.get(key)
-        if bound is None or bound.node is not self or not bound.enabled:
-            return None
-        return bound.binding.action if (bound.binding.id or "").startswith("prompt.") else None
+        elif (bound := self.screen.active_bindings.get(event.key)) is not None \
+                and bound.enabled:
+            # a key with a binding (new line, clear, recall, tab to the next pane) acts in
+            # turn with the letters, where the focus is at its turn (Textual ran it once the
+            # key had gone back up to the app, after the keys behind it)
+            event.stop()
+            event.prevent_default()
+            await run_binding(self.app, event.key)
+        elif event.key in NEW_LINE:  # typed before a key ahead of it moved the focus on:
+            event.stop()  # still text for the prompt
+            event.prevent_default()
+            self.action_newline()
 
     # ---- keys ----------------------------------------------------------------------------
 
