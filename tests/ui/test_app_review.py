@@ -378,3 +378,21 @@ async def test_a_toast_leaves_the_prompt_and_the_meter_in_view_at_80x24(
             assert not toast.overlaps(widget), (name, toast, widget)
         await pilot.press("alt+shift+r")
         await until(pilot, lambda: turn_over(app), "the end of the turn")
+
+
+async def test_the_pager_shows_the_persons_own_version_of_a_hunk(
+        repo: Path, demo_sim: SimProcess, tmp_path: Path, monkeypatch) -> None:
+    """alt+e, then alt+o: the pager shows the hunk as the person wrote it, which is what is
+    written (before: the model's)."""
+    hand_editor(tmp_path, monkeypatch)
+    copy = tmp_path / "paged.diff"
+    pager = script(tmp_path, "pager.py",
+                   f"open({str(copy)!r}, 'w').write(open(sys.argv[1]).read())\n")
+    app = make_app(repo, demo_sim, **{"review.pager": str(pager)})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await edit_the_first_hunk(pilot, app)
+        await pilot.press("alt+o")
+        await until(pilot, copy.exists, "the pager")
+        await pilot.press("alt+shift+r")
+        await until(pilot, lambda: turn_over(app), "the end of the turn")
+    assert "  # checked by hand" in copy.read_text()

@@ -6,6 +6,7 @@ applied with the turn, all-or-nothing and journaled)."""
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
@@ -14,7 +15,7 @@ from textual.widget import Widget
 
 from ..base.errors import SparkPairError, UsageError
 from ..edits.amend import amend_content, amend_hunk, hunk_result
-from ..edits.ops import Create, Modify
+from ..edits.ops import Create, Hunk, Modify, Operation
 from ..edits.render import render_ops
 from .external import NOT_FOUND, editor_argv, pager_argv, run_program
 from .host import Panes
@@ -99,12 +100,22 @@ def amend(app: App[object], pane: ReviewPane, item: Item, root: Path) -> str:
     return "your version is accepted: it is written with the turn (the model hears of it)"
 
 
+def as_decided(op: Operation, amended: dict[int, Hunk], content: str | None) -> Operation:
+    """The operation with the person's own versions (alt+e) in place of the model's."""
+    if isinstance(op, Modify) and amended:
+        return replace(op, hunks=[amended.get(i, h) for i, h in enumerate(op.hunks)])
+    if isinstance(op, Create) and content is not None:
+        return replace(op, content=content)
+    return op
+
+
 def page(app: App[object], pane: ReviewPane, root: Path, setting: str) -> str:
-    """Show the turn's diff (as proposed so far) in the pager; '' when all went well."""
+    """Show the turn's diff (as proposed so far, with the person's own versions of what they
+    edited) in the pager; '' when all went well."""
     entries = [pane.review.entries[i] for i in sorted(pane.review.entries)]
     if not entries:
         return "no diff yet: alt+o opens the turn's diff once the model proposes something"
-    text = render_ops([e.op for e in entries])
+    text = render_ops([as_decided(e.op, e.amended, e.content) for e in entries])
     with tempfile.TemporaryDirectory(prefix="spark-pair-diff-") as tmp:
         path = Path(tmp) / "turn.diff"
         path.write_text(text, encoding="utf-8")
