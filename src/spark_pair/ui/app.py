@@ -17,7 +17,7 @@ from .screens.main import Launch, MainScreen
 from .slash import SLASH
 from .textual_private import run_binding
 from .themes import diff_variable_defaults, install_themes
-from .typed import pane_has_focus, prompt_first, typed_text
+from .typed import focus_prompt, pane_has_focus, typed_text
 from .widgets.files import FilesPane
 
 
@@ -41,7 +41,7 @@ class SparkPairApp(App[None]):
             if isinstance(event, events.Key) and typed_text(event) is None:
                 await run_binding(self.screen.app, event.key)
                 return
-            prompt_first(self.screen, event)
+            focus_prompt(self.screen)
         await super().on_event(event)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:

@@ -78,16 +78,10 @@ def pane_has_focus(screen: Screen[object], event: events.Event) -> bool:
             and getattr(screen.focused, "PASSES_TYPED", False))
 
 
-def prompt_first(screen: Screen[object], event: events.Event) -> None:
-    """Before the app hands on a key that types text, or a paste, while a pane of the main
-    screen (`screen`, the one up) has the focus (`PASSES_TYPED`): the prompt takes the focus,
-    so this key and the next reach it in the order typed. (A pane hands text on to the prompt
-    as a message: keys typed fast after it went straight to the prompt once it had the focus
-    and could land first, or a ctrl+u after them clear them.)"""
-    if not pane_has_focus(screen, event):
-        return
-    if isinstance(event, events.Key) and typed_text(event) is None:
-        return
+def focus_prompt(screen: Screen[object]) -> None:
+    """The prompt takes the focus now, before the app hands on text typed on a pane, so this
+    key and the next reach it in the order typed (a pane hands text on as a message: keys
+    typed fast after it went straight to the prompt and could land first)."""
     prompt = next(iter(screen.query("#prompt")), None)
     if prompt is not None and prompt.focusable:
         screen.set_focus(prompt)

@@ -74,7 +74,7 @@ from .scrollbars import bars_for, tell_scrollbars
 class DiffView(FramedRows, can_focus=True):
     """The diff of the current turn as it streams, with the model's prose around it."""
 
-    PASSES_TYPED = True  # text typed here goes to the prompt (typed.prompt_first)
+    PASSES_TYPED = True  # text typed here goes to the prompt (SparkPairApp.on_event)
 
     COMPONENT_CLASSES = {
         "diff-view--prose", "diff-view--file", "diff-view--hunk", "diff-view--added",

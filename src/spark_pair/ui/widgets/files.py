@@ -151,7 +151,7 @@ def file_rows(context: dict[str, int | None], chosen: Sequence[Chosen], dropped:
 
 
 class FilesPane(OptionList):
-    PASSES_TYPED = True  # text typed here goes to the prompt (typed.prompt_first)
+    PASSES_TYPED = True  # text typed here goes to the prompt (SparkPairApp.on_event)
 
     BINDINGS = bindings.FILES
 

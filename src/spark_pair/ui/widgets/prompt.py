@@ -197,6 +197,8 @@ class Prompt(TextArea):
             event.stop()
             event.prevent_default()
             await self.action_submit()
+        elif event.is_printable:
+            pass  # a letter (the text area types it; a binding never takes what it types)
         elif (bound := self.screen.active_bindings.get(event.key)) is not None \
                 and bound.enabled:
             # a key with a binding (new line, clear, recall, tab to the next pane) acts in

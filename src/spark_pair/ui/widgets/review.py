@@ -53,7 +53,7 @@ GUTTER = " "  # (as wide as CURSOR) at the start of every other row
 class ReviewPane(ScrollView, can_focus=True):
     """The operations of the current turn; keys decide on them."""
 
-    PASSES_TYPED = True  # text typed here goes to the prompt (typed.prompt_first)
+    PASSES_TYPED = True  # text typed here goes to the prompt (SparkPairApp.on_event)
 
     BINDINGS = bindings.REVIEW_PANE  # (the decisions are the screen's chords)
 
